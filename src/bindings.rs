@@ -1,0 +1,131 @@
+//! The only Node-API code: `NativeWorkspace`, a thin JSON-in/JSON-out wrapper around
+//! [`Workspace`] that the TypeScript `Workspace` class wraps. Nothing is decided here.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi_derive::napi;
+use serde_json::Value;
+
+use crate::call::CallContext;
+use crate::cancel::CancelToken;
+use crate::confirm::{Answer, ConfirmRequest, Confirmer};
+use crate::workspace::Workspace;
+
+/// A JS confirm function: takes the request as JSON, returns a Promise of a boolean that never
+/// rejects (the JS wrapper maps throw, rejection and non-booleans to `false`).
+type ConfirmFn = ThreadsafeFunction<String, Promise<bool>, String, Status, false>;
+
+struct JsConfirmer(Arc<ConfirmFn>);
+
+impl Confirmer for JsConfirmer {
+    fn ask(&self, request: ConfirmRequest) -> Answer {
+        let function = self.0.clone();
+        Box::pin(async move {
+            let Ok(json) = serde_json::to_string(&request) else {
+                return false;
+            };
+            match function.call_async_catch(json).await {
+                Ok(promise) => promise.await.unwrap_or(false),
+                Err(_) => false,
+            }
+        })
+    }
+}
+
+fn parse_json(text: &str, what: &str) -> Result<Value> {
+    serde_json::from_str(text)
+        .map_err(|e| Error::new(Status::InvalidArg, format!("{what}: invalid JSON: {e}")))
+}
+
+/// The native workspace. Use the `Workspace` class of the package, not this.
+#[napi]
+pub struct NativeWorkspace {
+    inner: Arc<Workspace>,
+    aborts: Arc<Mutex<HashMap<u32, CancelToken>>>,
+}
+
+impl NativeWorkspace {
+    fn token(&self, call_id: u32) -> CancelToken {
+        let mut aborts = self.aborts.lock().unwrap_or_else(|e| e.into_inner());
+        aborts.entry(call_id).or_default().clone()
+    }
+}
+
+#[napi]
+impl NativeWorkspace {
+    /// Throws an `InvalidArg` error whose message names the bad option.
+    #[napi(constructor)]
+    pub fn new(options_json: String) -> Result<Self> {
+        let options = parse_json(&options_json, "options")?;
+        let inner = Workspace::new(&options).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
+        Ok(Self {
+            inner: Arc::new(inner),
+            aborts: Arc::default(),
+        })
+    }
+
+    /// JSON of the enabled tools' definitions.
+    #[napi]
+    pub fn definitions(&self) -> String {
+        self.inner.definitions().to_string()
+    }
+
+    /// Runs a tool call; resolves to the JSON of a ToolResult.
+    #[napi(
+        ts_args_type = "callId: number, name: string, argsJson: string, permissionsJson: string | null, confirm: ((requestJson: string) => Promise<boolean>) | null"
+    )]
+    pub async fn call(
+        &self,
+        call_id: u32,
+        name: String,
+        args_json: String,
+        permissions_json: Option<String>,
+        confirm: Option<ConfirmFn>,
+    ) -> Result<String> {
+        let cancel = self.token(call_id);
+        let args = parse_json(&args_json, "args")?;
+        let permissions = permissions_json
+            .as_deref()
+            .map(|p| parse_json(p, "permissions"))
+            .transpose()?;
+        let ctx = CallContext {
+            confirmer: confirm.map(|f| Arc::new(JsConfirmer(Arc::new(f))) as Arc<dyn Confirmer>),
+            permissions,
+            cancel,
+        };
+        let result = self.inner.call(&name, args, ctx).await;
+        self.aborts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&call_id);
+        serde_json::to_string(&result).map_err(|e| Error::from_reason(e.to_string()))
+    }
+
+    /// Aborts call `callId` (before, during or after it runs).
+    #[napi]
+    pub fn abort(&self, call_id: u32) {
+        self.token(call_id).abort();
+    }
+
+    /// The one-line header of a call.
+    #[napi]
+    pub fn format_call(&self, name: String, args_json: String) -> String {
+        let args = serde_json::from_str(&args_json).unwrap_or(Value::Null);
+        self.inner.format_call(&name, &args)
+    }
+
+    /// JSON `{ cwd, projectRoot, depth }`.
+    #[napi]
+    pub fn cwd(&self) -> String {
+        let info = self.inner.cwd_snapshot();
+        serde_json::json!({
+            "cwd": info.cwd.display().to_string(),
+            "projectRoot": info.project_root.display().to_string(),
+            "depth": info.depth,
+        })
+        .to_string()
+    }
+}

@@ -1,0 +1,249 @@
+//! The one flow every tool call goes through, and the primitives a tool composes:
+//! resolve → lock → plan (off the JS thread) → authorize (permissions, confirm, timeout, abort)
+//! → commit. Each tool file reads top to bottom as that story; this file holds the shared parts.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::cancel::CancelToken;
+use crate::confirm::{ConfirmRequest, Confirmer};
+use crate::error::{ErrorCode, ToolError};
+use crate::locks::PathGuard;
+use crate::options::Limits;
+use crate::paths::sandbox::FinalLink;
+use crate::paths::Target;
+use crate::permissions::{Operation, Permissions};
+use crate::workspace::Workspace;
+
+/// What the host passes with one call (SPEC §2 `CallContext`).
+#[derive(Clone, Default)]
+pub struct CallContext {
+    pub confirmer: Option<Arc<dyn Confirmer>>,
+    /// A partial permissions object overriding the workspace's for this call.
+    pub permissions: Option<Value>,
+    pub cancel: CancelToken,
+}
+
+/// A finished call as the host sees it (SPEC §2 `ToolResult`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ToolResult {
+    pub status: &'static str,
+    pub output: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<ErrorCode>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Map<String, Value>>,
+}
+
+impl ToolResult {
+    pub fn error(error: ToolError) -> Self {
+        Self {
+            status: "error",
+            output: error.message,
+            code: Some(error.code),
+            diff: None,
+            data: None,
+        }
+    }
+}
+
+/// What a successful tool run produced, plus the facts for the audit log.
+#[derive(Debug, Clone, Default)]
+pub struct Success {
+    pub output: String,
+    pub diff: Option<String>,
+    pub data: Map<String, Value>,
+    /// The absolute path acted on.
+    pub path: Option<PathBuf>,
+    pub trashed_to: Option<PathBuf>,
+    pub sha256_before: Option<String>,
+    pub sha256_after: Option<String>,
+}
+
+impl Success {
+    pub fn text(output: impl Into<String>) -> Self {
+        Self {
+            output: output.into(),
+            ..Self::default()
+        }
+    }
+
+    pub fn with_data(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.data.insert(key.to_owned(), value.into());
+        self
+    }
+}
+
+/// Why a call did not succeed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    Error(ToolError),
+    Denied(String),
+}
+
+impl From<ToolError> for Failure {
+    fn from(e: ToolError) -> Self {
+        Failure::Error(e)
+    }
+}
+
+pub type Outcome = Result<Success, Failure>;
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The permission question for one call.
+pub struct Authorization<'a> {
+    /// Every (operation, inside-root) pair the call needs; all must be granted to skip the prompt.
+    pub needs: Vec<(Operation, bool)>,
+    /// Ask whatever the permissions say (irreversible actions).
+    pub always_ask: bool,
+    pub label: &'static str,
+    pub path: &'a Path,
+    pub detail: String,
+    pub diff: Option<String>,
+    pub recursive: Option<bool>,
+    pub permanent: Option<bool>,
+    /// E.g. `The user denied this write.`
+    pub denial: &'static str,
+}
+
+/// One running call: the workspace, the exposed tool name, this call's permissions, its
+/// confirmer and its abort token.
+pub struct Call {
+    pub ws: Arc<Workspace>,
+    pub tool_name: String,
+    pub permissions: Permissions,
+    pub confirmer: Option<Arc<dyn Confirmer>>,
+    pub cancel: CancelToken,
+    cwd: PathBuf,
+}
+
+impl Call {
+    pub fn new(
+        ws: Arc<Workspace>,
+        tool_name: String,
+        permissions: Permissions,
+        ctx: CallContext,
+    ) -> Self {
+        let cwd = ws.cwd_snapshot().cwd;
+        Self {
+            ws,
+            tool_name,
+            permissions,
+            confirmer: ctx.confirmer,
+            cancel: ctx.cancel,
+            cwd,
+        }
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.ws.options().limits
+    }
+
+    /// The workspace cwd at the start of this call.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// Resolves and sandbox-checks the model's path argument `field`.
+    pub fn resolve(
+        &self,
+        raw: &str,
+        field: &str,
+        final_link: FinalLink,
+    ) -> Result<Target, ToolError> {
+        self.ws
+            .sandbox()
+            .resolve(raw, field, &self.cwd, self.ws.home(), final_link)
+    }
+
+    /// Serialises this call with every other call touching the same paths.
+    pub async fn lock(&self, paths: &[&Path]) -> PathGuard<'_> {
+        self.ws
+            .locks()
+            .lock(paths.iter().map(|p| p.to_path_buf()).collect())
+            .await
+    }
+
+    /// Runs blocking filesystem work on tokio's blocking pool, never on the JS thread.
+    pub async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+    ) -> Result<T, ToolError> {
+        tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+            Err(ToolError::new(
+                ErrorCode::IoError,
+                format!("internal error while working on the file system: {e}"),
+            ))
+        })
+    }
+
+    pub fn check_abort(&self) -> Result<(), ToolError> {
+        if self.cancel.is_aborted() {
+            Err(ToolError::aborted())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Grants or asks. Granted permissions skip the prompt unless `always_ask`; otherwise the
+    /// confirmer is asked once; no confirmer, a "no", or a timeout deny; an abort while waiting
+    /// is `ABORTED`.
+    pub async fn authorize(&self, auth: Authorization<'_>) -> Result<(), Failure> {
+        self.check_abort()?;
+        let granted = !auth.always_ask
+            && auth
+                .needs
+                .iter()
+                .all(|(op, inside)| self.permissions.grants(*op, *inside));
+        if granted {
+            return Ok(());
+        }
+        let Some(confirmer) = self.confirmer.clone() else {
+            return Err(Failure::Denied(format!(
+                "{} No confirmation handler is available to approve it.",
+                auth.denial
+            )));
+        };
+        let request = ConfirmRequest {
+            tool: self.tool_name.clone(),
+            label: auth.label.to_owned(),
+            path: auth.path.display().to_string(),
+            detail: auth.detail,
+            diff: auth.diff,
+            recursive: auth.recursive,
+            permanent: auth.permanent,
+        };
+        let timeout_ms = self.ws.options().confirm_timeout_ms;
+        let timeout = async {
+            if timeout_ms == 0 {
+                std::future::pending::<()>().await
+            } else {
+                tokio::time::sleep(Duration::from_millis(timeout_ms)).await
+            }
+        };
+        let answer = tokio::select! {
+            yes = confirmer.ask(request) => yes,
+            _ = self.cancel.aborted() => return Err(ToolError::aborted().into()),
+            _ = timeout => {
+                return Err(Failure::Denied(format!(
+                    "{} (No answer within {timeout_ms} ms.)",
+                    auth.denial
+                )))
+            }
+        };
+        self.check_abort()?;
+        if answer {
+            Ok(())
+        } else {
+            Err(Failure::Denied(auth.denial.to_owned()))
+        }
+    }
+}

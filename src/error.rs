@@ -1,0 +1,175 @@
+//! The error vocabulary of every tool: the SPEC's error codes and a coded, actionable message.
+
+use std::io;
+use std::path::Path;
+
+use serde::Serialize;
+
+/// The `ToolResult.code` values of SPEC §8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    InvalidArguments,
+    NotFound,
+    NotAFile,
+    NotADirectory,
+    NotARegularFile,
+    NotEmpty,
+    AlreadyExists,
+    PathNotAllowed,
+    ReadOnly,
+    ToolDisabled,
+    UnknownTool,
+    TooLarge,
+    NoMatch,
+    MultipleMatches,
+    IdenticalStrings,
+    BinaryFile,
+    Encoding,
+    Conflict,
+    DangerousPath,
+    StackOverflow,
+    TrashCorrupt,
+    Aborted,
+    OsPermission,
+    IoError,
+}
+
+/// A tool-level failure: the code a host can branch on and the message a model can act on
+/// (the fact first, then what to do next).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl ToolError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidArguments, message)
+    }
+
+    pub fn not_allowed(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::PathNotAllowed, message)
+    }
+
+    pub fn aborted() -> Self {
+        Self::new(
+            ErrorCode::Aborted,
+            "The call was aborted before any change was made.",
+        )
+    }
+
+    /// Maps an OS error met while acting on `path` to a code and a message naming the path.
+    /// `doing` is a short verb phrase such as "read" or "create directory".
+    pub fn io(err: &io::Error, doing: &str, path: &Path) -> Self {
+        let p = path.display();
+        match err.raw_os_error() {
+            Some(libc_codes::ENOENT) => Self::new(
+                ErrorCode::NotFound,
+                format!("cannot {doing} {p}: it (or a parent directory) does not exist"),
+            ),
+            Some(libc_codes::EACCES) | Some(libc_codes::EPERM) => Self::new(
+                ErrorCode::OsPermission,
+                format!("cannot {doing} {p}: the operating system denied permission"),
+            ),
+            Some(libc_codes::ENOTDIR) => Self::new(
+                ErrorCode::NotADirectory,
+                format!("cannot {doing} {p}: a component of the path is not a directory"),
+            ),
+            Some(libc_codes::EEXIST) => Self::new(
+                ErrorCode::AlreadyExists,
+                format!("cannot {doing} {p}: it already exists"),
+            ),
+            Some(libc_codes::ENOTEMPTY) => Self::new(
+                ErrorCode::NotEmpty,
+                format!("cannot {doing} {p}: the directory is not empty"),
+            ),
+            Some(libc_codes::ELOOP) | Some(libc_codes::EXDEV) => Self::new(
+                ErrorCode::PathNotAllowed,
+                format!(
+                    "cannot {doing} {p}: the path changed into a symbolic link or left the allowed directories while it was being used; nothing was done"
+                ),
+            ),
+            Some(libc_codes::EROFS) => Self::new(
+                ErrorCode::OsPermission,
+                format!("cannot {doing} {p}: the file system is read-only"),
+            ),
+            Some(libc_codes::ENOSPC) => Self::new(
+                ErrorCode::IoError,
+                format!("cannot {doing} {p}: no space left on the device"),
+            ),
+            _ => Self::new(ErrorCode::IoError, format!("cannot {doing} {p}: {err}")),
+        }
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// The few errno values we branch on, named (rustix exposes them as `Errno`, but
+/// `std::io::Error` carries the raw number).
+pub(crate) mod libc_codes {
+    pub const EPERM: i32 = 1;
+    pub const ENXIO: i32 = 6;
+    pub const ENOENT: i32 = 2;
+    pub const EACCES: i32 = 13;
+    pub const EEXIST: i32 = 17;
+    pub const EXDEV: i32 = 18;
+    pub const ENOTDIR: i32 = 20;
+    pub const ENOSPC: i32 = 28;
+    pub const EROFS: i32 = 30;
+    pub const ELOOP: i32 = 40;
+    pub const ENOTEMPTY: i32 = 39;
+    pub const ENOSYS: i32 = 38;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_serialise_as_the_spec_spells_them() {
+        let codes = [
+            (ErrorCode::NotAFile, "NOT_A_FILE"),
+            (ErrorCode::NotARegularFile, "NOT_A_REGULAR_FILE"),
+            (ErrorCode::IoError, "IO_ERROR"),
+            (ErrorCode::OsPermission, "OS_PERMISSION"),
+            (ErrorCode::PathNotAllowed, "PATH_NOT_ALLOWED"),
+            (ErrorCode::TrashCorrupt, "TRASH_CORRUPT"),
+        ];
+        for (code, text) in codes {
+            assert_eq!(serde_json::to_value(code).unwrap(), text);
+        }
+    }
+
+    #[test]
+    fn io_errors_map_to_codes() {
+        let e = io::Error::from_raw_os_error(libc_codes::ENOENT);
+        assert_eq!(
+            ToolError::io(&e, "read", Path::new("/x")).code,
+            ErrorCode::NotFound
+        );
+        let e = io::Error::from_raw_os_error(libc_codes::EACCES);
+        assert_eq!(
+            ToolError::io(&e, "read", Path::new("/x")).code,
+            ErrorCode::OsPermission
+        );
+        let e = io::Error::from_raw_os_error(libc_codes::ELOOP);
+        assert_eq!(
+            ToolError::io(&e, "read", Path::new("/x")).code,
+            ErrorCode::PathNotAllowed
+        );
+    }
+}

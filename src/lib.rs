@@ -1,0 +1,20 @@
+//! agent-fs-tools: a filesystem toolset for LLM agents that they can be trusted with.
+//!
+//! The core (everything but [`bindings`]) is plain Rust with no Node-API in it; `bindings` turns
+//! the [`workspace::Workspace`] into the JS class the npm package wraps.
+
+pub mod audit;
+pub mod call;
+pub mod cancel;
+pub mod confirm;
+pub mod error;
+pub mod hashing;
+pub mod locks;
+pub mod options;
+pub mod paths;
+pub mod permissions;
+pub mod text;
+pub mod tools;
+pub mod workspace;
+
+mod bindings;

@@ -1,0 +1,177 @@
+//! A userspace `realpath` that also works for paths that do not exist yet and for dangling
+//! symlinks: containment must be decided on where a write would really land (SPEC §3.2).
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::libc_codes;
+
+/// Linux's own limit on symlinks followed in one resolution.
+const MAX_SYMLINKS: usize = 40;
+
+/// A canonical absolute path: no `.`/`..`, no symlinks in the part that exists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Canonical {
+    pub path: PathBuf,
+    /// Whether the whole path exists (after following a final symlink).
+    pub exists: bool,
+}
+
+fn push_components(queue: &mut VecDeque<OsString>, path: &Path) {
+    let parts: Vec<OsString> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_owned()),
+            Component::ParentDir => Some(OsString::from("..")),
+            _ => None,
+        })
+        .collect();
+    for part in parts.into_iter().rev() {
+        queue.push_front(part);
+    }
+}
+
+/// Resolves every symlink in the absolute `path`, including a final one and one whose target is
+/// missing; the first missing component and everything after it are appended lexically.
+/// A non-directory in the middle gives `ENOTDIR`; a symlink loop gives `ELOOP`.
+pub fn canonicalize_lenient(path: &Path) -> io::Result<Canonical> {
+    debug_assert!(path.is_absolute());
+    let mut pending = VecDeque::new();
+    push_components(&mut pending, path);
+    let mut out = PathBuf::from("/");
+    let mut exists = true;
+    let mut links = 0;
+    while let Some(part) = pending.pop_front() {
+        if part == ".." {
+            out.pop();
+            continue;
+        }
+        let candidate = out.join(&part);
+        if !exists {
+            out = candidate;
+            continue;
+        }
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                links += 1;
+                if links > MAX_SYMLINKS {
+                    return Err(io::Error::from_raw_os_error(libc_codes::ELOOP));
+                }
+                let target = std::fs::read_link(&candidate)?;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                push_components(&mut pending, &target);
+            }
+            Ok(meta) => {
+                if !meta.is_dir() && pending.iter().any(|p| p != "..") {
+                    return Err(io::Error::from_raw_os_error(libc_codes::ENOTDIR));
+                }
+                out = candidate;
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                exists = false;
+                out = candidate;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Canonical { path: out, exists })
+}
+
+/// Like [`canonicalize_lenient`] but the final component is kept as it is (not followed), for
+/// tools that act on a symlink itself (delete, move, listing). `exists` is whether that final
+/// entry exists (as anything, including a dangling link).
+pub fn canonicalize_parent(path: &Path) -> io::Result<Canonical> {
+    let (Some(parent), Some(Component::Normal(name))) =
+        (path.parent(), path.components().next_back())
+    else {
+        return canonicalize_lenient(path);
+    };
+    let parent = canonicalize_lenient(parent)?;
+    let full = parent.path.join(name);
+    let exists = parent.exists && std::fs::symlink_metadata(&full).is_ok();
+    Ok(Canonical { path: full, exists })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn real(p: &Path) -> PathBuf {
+        std::fs::canonicalize(p).unwrap()
+    }
+
+    #[test]
+    fn existing_paths_match_the_kernels_realpath() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = real(dir.path());
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        symlink("a/b", root.join("l")).unwrap();
+        symlink(root.join("l"), root.join("chain")).unwrap();
+        for p in ["a/b", "l", "chain", "a/../l", "a/./b/.."] {
+            let c = canonicalize_lenient(&root.join(p)).unwrap();
+            assert_eq!(c.path, real(&root.join(p)), "{p}");
+            assert!(c.exists);
+        }
+    }
+
+    #[test]
+    fn missing_tails_and_dangling_links_resolve_to_where_a_write_would_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = real(dir.path());
+        std::fs::create_dir(root.join("d")).unwrap();
+        symlink(root.join("d/new.txt"), root.join("dangling")).unwrap();
+        symlink("/nonexistent-outside/x", root.join("out")).unwrap();
+        let c = canonicalize_lenient(&root.join("d/x/y")).unwrap();
+        assert_eq!((c.path, c.exists), (root.join("d/x/y"), false));
+        let c = canonicalize_lenient(&root.join("dangling")).unwrap();
+        assert_eq!((c.path, c.exists), (root.join("d/new.txt"), false));
+        let c = canonicalize_lenient(&root.join("out")).unwrap();
+        assert_eq!(c.path, Path::new("/nonexistent-outside/x"));
+    }
+
+    #[test]
+    fn dot_dot_climbs_from_the_resolved_directory_like_the_kernel() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = real(dir.path());
+        std::fs::create_dir_all(root.join("x/deep")).unwrap();
+        symlink(root.join("x/deep"), root.join("link")).unwrap();
+        // link/.. is x, not root.
+        let c = canonicalize_lenient(&root.join("link/../f")).unwrap();
+        assert_eq!(c.path, root.join("x/f"));
+    }
+
+    #[test]
+    fn loops_and_files_in_the_middle_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = real(dir.path());
+        symlink("b", root.join("a")).unwrap();
+        symlink("a", root.join("b")).unwrap();
+        assert_eq!(
+            canonicalize_lenient(&root.join("a"))
+                .unwrap_err()
+                .raw_os_error(),
+            Some(libc_codes::ELOOP)
+        );
+        std::fs::write(root.join("f"), "").unwrap();
+        assert_eq!(
+            canonicalize_lenient(&root.join("f/x"))
+                .unwrap_err()
+                .raw_os_error(),
+            Some(libc_codes::ENOTDIR)
+        );
+    }
+
+    #[test]
+    fn parent_mode_keeps_the_final_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = real(dir.path());
+        symlink("/etc/passwd", root.join("l")).unwrap();
+        let c = canonicalize_parent(&root.join("l")).unwrap();
+        assert_eq!((c.path, c.exists), (root.join("l"), true));
+    }
+}

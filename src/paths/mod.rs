@@ -1,0 +1,15 @@
+//! Paths: how a string the model gave becomes a checked location, and how that location is
+//! acted on without a window for a swapped symlink or directory (SPEC §3).
+//!
+//! The pipeline is: [`resolve`] (cwd, `~/`, literal bytes) → [`canonical`] (symlinks resolved,
+//! including dangling links and a not-yet-existing tail) → [`sandbox`] (containment by whole
+//! components, hidden trash) → [`fsops`] (every open, create, rename and unlink goes through a
+//! directory file descriptor opened beneath the allowed root with `RESOLVE_NO_SYMLINKS`, so the
+//! kernel refuses to follow anything that was swapped in after the check).
+
+pub mod canonical;
+pub mod fsops;
+pub mod resolve;
+pub mod sandbox;
+
+pub use sandbox::{Sandbox, Target};

@@ -1,0 +1,113 @@
+//! Turning the model's path string into an absolute path: relative to the workspace cwd (never
+//! `process.cwd()`), `~/` for the home directory, bytes taken literally (no trimming, unquoting,
+//! percent-decoding or Unicode normalisation).
+
+use std::path::{Path, PathBuf};
+
+use crate::error::ToolError;
+
+/// `~` and `~/rest` expand to the home directory; anything else is returned as it is.
+/// `None` when `~` is used and no home directory is known.
+pub fn expand_home(raw: &str, home: Option<&Path>) -> Option<PathBuf> {
+    if raw == "~" {
+        return home.map(Path::to_path_buf);
+    }
+    if let Some(rest) = raw.strip_prefix("~/") {
+        return home.map(|h| h.join(rest));
+    }
+    Some(PathBuf::from(raw))
+}
+
+/// The absolute (not yet canonical) path for `raw`, named `field` in errors.
+pub fn absolute_input(
+    raw: &str,
+    field: &str,
+    cwd: &Path,
+    home: Option<&Path>,
+) -> Result<PathBuf, ToolError> {
+    if raw.is_empty() {
+        return Err(ToolError::invalid(format!(
+            "{field}: must not be empty; give a file path"
+        )));
+    }
+    if raw.contains('\0') {
+        return Err(ToolError::invalid(format!(
+            "{field}: contains a NUL byte, which no file path can contain"
+        )));
+    }
+    let expanded = expand_home(raw, home).ok_or_else(|| {
+        ToolError::invalid(format!(
+            "{field}: `~` needs a home directory, and none is known; use an absolute path"
+        ))
+    })?;
+    Ok(if expanded.is_absolute() {
+        expanded
+    } else {
+        cwd.join(expanded)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_join_the_workspace_cwd_literally() {
+        let cwd = Path::new("/w/sub");
+        let home = Some(Path::new("/home/u"));
+        assert_eq!(
+            absolute_input("a.txt", "path", cwd, home).unwrap(),
+            Path::new("/w/sub/a.txt")
+        );
+        assert_eq!(
+            absolute_input(" a.txt ", "path", cwd, home).unwrap(),
+            Path::new("/w/sub/ a.txt ")
+        );
+        assert_eq!(
+            absolute_input("'a'", "path", cwd, home).unwrap(),
+            Path::new("/w/sub/'a'")
+        );
+        assert_eq!(
+            absolute_input("%41", "path", cwd, home).unwrap(),
+            Path::new("/w/sub/%41")
+        );
+        assert_eq!(
+            absolute_input("/etc/x", "path", cwd, home).unwrap(),
+            Path::new("/etc/x")
+        );
+    }
+
+    #[test]
+    fn tilde_means_home_only_at_the_start() {
+        let home = Some(Path::new("/home/u"));
+        assert_eq!(
+            absolute_input("~/a", "path", Path::new("/w"), home).unwrap(),
+            Path::new("/home/u/a")
+        );
+        assert_eq!(
+            absolute_input("~", "path", Path::new("/w"), home).unwrap(),
+            Path::new("/home/u")
+        );
+        assert_eq!(
+            absolute_input("a/~/b", "path", Path::new("/w"), home).unwrap(),
+            Path::new("/w/a/~/b")
+        );
+        assert_eq!(
+            absolute_input("~user", "path", Path::new("/w"), home).unwrap(),
+            Path::new("/w/~user")
+        );
+        assert!(absolute_input("~/a", "path", Path::new("/w"), None).is_err());
+    }
+
+    #[test]
+    fn nul_and_empty_are_invalid() {
+        assert!(absolute_input("a\0b", "path", Path::new("/w"), None)
+            .unwrap_err()
+            .message
+            .starts_with("path:"));
+        assert!(absolute_input("", "source", Path::new("/w"), None)
+            .unwrap_err()
+            .message
+            .starts_with("source:"));
+    }
+}

@@ -1,0 +1,237 @@
+//! The sandbox: which canonical paths the tools may reach (SPEC §3.2, §3.6).
+//! Deny-by-default when `allowedPaths` is set; the trash and audit directories are never
+//! reachable; containment is compared by whole path components, never by string prefix.
+
+use std::path::{Path, PathBuf};
+
+use super::canonical::{canonicalize_lenient, canonicalize_parent, Canonical};
+use super::resolve::absolute_input;
+use crate::error::ToolError;
+
+/// Whether a path's final symlink is followed (most tools) or is the entry acted on
+/// (`delete_file`, `move_file`, listing a link).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinalLink {
+    Follow,
+    Keep,
+}
+
+/// A checked location: canonical, inside an allowed tree, with the tree it is anchored in
+/// (every filesystem operation on it goes through a descriptor opened beneath `anchor`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The canonical absolute path; shown to the model as `<abs>`.
+    pub path: PathBuf,
+    /// The allowed tree containing `path` (`/` without a sandbox).
+    pub anchor: PathBuf,
+    /// Inside the workspace root: the `cwd*` permission scope.
+    pub inside_root: bool,
+    pub exists: bool,
+}
+
+impl Target {
+    /// The parent directory and the final name. Every target has both: the anchor itself is never
+    /// a target for an operation that needs a parent (see `fsops`).
+    pub fn split(&self) -> Option<(&Path, &std::ffi::OsStr)> {
+        Some((self.path.parent()?, self.path.file_name()?))
+    }
+}
+
+/// The set of reachable trees.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    root: PathBuf,
+    allowed: Option<Vec<PathBuf>>,
+    hidden: Vec<PathBuf>,
+}
+
+impl Sandbox {
+    /// `root` and `allowed` must be canonical; `hidden` are directories no tool may touch.
+    pub fn new(root: PathBuf, allowed: Option<Vec<PathBuf>>, hidden: Vec<PathBuf>) -> Self {
+        Self {
+            root,
+            allowed,
+            hidden,
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The allowed tree containing `path`, or `None` if it is outside them all.
+    pub fn anchor_of(&self, path: &Path) -> Option<PathBuf> {
+        match &self.allowed {
+            None => Some(PathBuf::from("/")),
+            Some(trees) => trees
+                .iter()
+                .filter(|t| path.starts_with(t))
+                .max_by_key(|t| t.as_os_str().len())
+                .cloned(),
+        }
+    }
+
+    /// Whether `path` is (inside) a directory the tools must not reach.
+    pub fn is_hidden(&self, path: &Path) -> bool {
+        self.hidden.iter().any(|h| path.starts_with(h))
+    }
+
+    /// Whether `path` contains a hidden directory (removing or moving it would take the trash).
+    pub fn contains_hidden(&self, path: &Path) -> bool {
+        self.hidden.iter().any(|h| h.starts_with(path))
+    }
+
+    /// Resolves the model's `raw` path (argument `field`) against `cwd` and checks it.
+    pub fn resolve(
+        &self,
+        raw: &str,
+        field: &str,
+        cwd: &Path,
+        home: Option<&Path>,
+        final_link: FinalLink,
+    ) -> Result<Target, ToolError> {
+        let absolute = absolute_input(raw, field, cwd, home)?;
+        let canonical = match final_link {
+            FinalLink::Follow => canonicalize_lenient(&absolute),
+            FinalLink::Keep => canonicalize_parent(&absolute),
+        }
+        .map_err(|e| ToolError::io(&e, "resolve", &absolute))?;
+        self.check(raw, canonical)
+    }
+
+    /// Checks an already canonical path (`raw` is only used in messages).
+    pub fn check(&self, raw: &str, canonical: Canonical) -> Result<Target, ToolError> {
+        let path = canonical.path;
+        if self.is_hidden(&path) {
+            return Err(ToolError::not_allowed(format!(
+                "{} is inside the trash data directory, which the file tools cannot reach; use trash_list and restore_file instead",
+                path.display()
+            )));
+        }
+        let Some(anchor) = self.anchor_of(&path) else {
+            let trees: Vec<String> = self
+                .allowed
+                .iter()
+                .flatten()
+                .map(|t| t.display().to_string())
+                .collect();
+            let via = if Path::new(raw) != path && !raw.is_empty() {
+                format!("{raw} resolves to {}, which", path.display())
+            } else {
+                path.display().to_string()
+            };
+            return Err(ToolError::not_allowed(format!(
+                "{via} is outside the allowed directories ({}); use a path inside them",
+                trees.join(", ")
+            )));
+        };
+        Ok(Target {
+            inside_root: path.starts_with(&self.root),
+            path,
+            anchor,
+            exists: canonical.exists,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+    use std::os::unix::fs::symlink;
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        base: PathBuf,
+        sandbox: Sandbox,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        for d in [
+            "R",
+            "R_evil",
+            "R-2",
+            "R'",
+            "R\"",
+            "R ",
+            "outside",
+            "R/.data/trash",
+        ] {
+            std::fs::create_dir_all(base.join(d)).unwrap();
+        }
+        let sandbox = Sandbox::new(
+            base.join("R"),
+            Some(vec![base.join("R")]),
+            vec![base.join("R/.data/trash")],
+        );
+        Fixture {
+            _dir: dir,
+            base,
+            sandbox,
+        }
+    }
+
+    fn resolve(f: &Fixture, raw: &str) -> Result<Target, ToolError> {
+        f.sandbox
+            .resolve(raw, "path", &f.base.join("R"), None, FinalLink::Follow)
+    }
+
+    #[test]
+    fn containment_is_by_whole_components() {
+        let f = fixture();
+        for raw in [
+            "../R_evil/x",
+            "../R-2/x",
+            "../R'/x",
+            "../R\"/x",
+            "../R /x",
+            "../R/../R_evil/x",
+        ] {
+            let e = resolve(&f, raw).unwrap_err();
+            assert_eq!(e.code, ErrorCode::PathNotAllowed, "{raw}");
+        }
+        let t = resolve(&f, "sub/../x").unwrap();
+        assert_eq!(t.path, f.base.join("R/x"));
+        assert!(t.inside_root && !t.exists);
+    }
+
+    #[test]
+    fn symlinks_are_judged_by_their_final_target() {
+        let f = fixture();
+        let r = f.base.join("R");
+        symlink(f.base.join("outside"), r.join("out_dir")).unwrap();
+        symlink(f.base.join("outside/missing.txt"), r.join("dangling_out")).unwrap();
+        symlink("inner", r.join("rel")).unwrap();
+        std::fs::create_dir(r.join("inner")).unwrap();
+        assert!(resolve(&f, "out_dir/file").is_err());
+        let e = resolve(&f, "dangling_out").unwrap_err();
+        assert!(e.message.contains("resolves to"), "{}", e.message);
+        assert_eq!(resolve(&f, "rel/a").unwrap().path, r.join("inner/a"));
+        // Kept as an entry of its own, the link itself is inside.
+        let t = f
+            .sandbox
+            .resolve("out_dir", "path", &r, None, FinalLink::Keep)
+            .unwrap();
+        assert_eq!(t.path, r.join("out_dir"));
+    }
+
+    #[test]
+    fn the_trash_is_hidden() {
+        let f = fixture();
+        let e = resolve(&f, ".data/trash/x.tar.gz").unwrap_err();
+        assert!(e.message.contains("trash"));
+        assert!(f.sandbox.contains_hidden(&f.base.join("R/.data")));
+    }
+
+    #[test]
+    fn without_allowed_paths_everything_is_reachable() {
+        let sandbox = Sandbox::new(PathBuf::from("/w"), None, vec![]);
+        let t = sandbox
+            .resolve("/etc", "path", Path::new("/w"), None, FinalLink::Follow)
+            .unwrap();
+        assert_eq!(t.anchor, Path::new("/"));
+        assert!(!t.inside_root);
+    }
+}

@@ -1,0 +1,204 @@
+//! Bytes ↔ text: binary detection, strict UTF-8 decoding for editing, and a
+//! lossy decoder for display.
+
+use std::fmt;
+
+use memchr::memmem;
+
+/// How many leading bytes are inspected when deciding whether a file is binary.
+pub const BINARY_SNIFF_BYTES: usize = 8192;
+
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// True when the first [`BINARY_SNIFF_BYTES`] of `prefix` contain a NUL byte.
+///
+/// `prefix` may be longer than the sniff window; only the window is checked.
+pub fn looks_binary(prefix: &[u8]) -> bool {
+    let window = &prefix[..prefix.len().min(BINARY_SNIFF_BYTES)];
+    memchr::memchr(0, window).is_some()
+}
+
+/// A text file decoded for editing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextFile {
+    /// Whether the file started with a UTF-8 byte order mark.
+    pub bom: bool,
+    /// The file's text, without the byte order mark.
+    pub text: String,
+}
+
+impl TextFile {
+    /// Encodes the text back to bytes, re-adding the byte order mark if the
+    /// file had one. `decode_for_edit(b)?.to_bytes() == b` for every accepted `b`.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(self.text.len() + UTF8_BOM.len());
+        if self.bom {
+            bytes.extend_from_slice(UTF8_BOM);
+        }
+        bytes.extend_from_slice(self.text.as_bytes());
+        bytes
+    }
+}
+
+/// Why a file cannot be edited as text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecodeError {
+    /// A NUL byte in the first [`BINARY_SNIFF_BYTES`] bytes.
+    Binary,
+    /// The bytes are not valid UTF-8; `byte_offset` is the offset (in the
+    /// whole file, BOM included) of the first invalid sequence.
+    Encoding { byte_offset: usize },
+}
+
+impl DecodeError {
+    /// The SPEC §8 error code for this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            DecodeError::Binary => "BINARY_FILE",
+            DecodeError::Encoding { .. } => "ENCODING",
+        }
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Binary => write!(f, "binary file (contains a NUL byte)"),
+            DecodeError::Encoding { byte_offset } => {
+                write!(
+                    f,
+                    "not valid UTF-8 (first invalid byte at offset {byte_offset})"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Decodes a whole file for editing: refuses binary files, then requires strict
+/// UTF-8 (never lossy), then strips a leading UTF-8 BOM.
+pub fn decode_for_edit(bytes: &[u8]) -> Result<TextFile, DecodeError> {
+    if looks_binary(bytes) {
+        return Err(DecodeError::Binary);
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| DecodeError::Encoding {
+        byte_offset: e.valid_up_to(),
+    })?;
+    let (bom, text) = split_bom(text);
+    Ok(TextFile {
+        bom,
+        text: text.to_owned(),
+    })
+}
+
+/// Decodes bytes for display, replacing invalid UTF-8 with U+FFFD. A leading
+/// BOM is dropped, as [`decode_for_edit`] does, so text copied from the display
+/// matches what `edit_file` searches. Returns the text and whether the bytes
+/// were valid UTF-8.
+pub fn decode_lossy(bytes: &[u8]) -> (String, bool) {
+    let (decoded, valid) = match std::str::from_utf8(bytes) {
+        Ok(text) => (std::borrow::Cow::Borrowed(text), true),
+        Err(_) => (String::from_utf8_lossy(bytes), false),
+    };
+    let (_, text) = split_bom(&decoded);
+    (text.to_owned(), valid)
+}
+
+/// True when the text contains at least one CRLF line ending.
+pub fn has_crlf(text: &str) -> bool {
+    memmem::find(text.as_bytes(), b"\r\n").is_some()
+}
+
+fn split_bom(text: &str) -> (bool, &str) {
+    match text.strip_prefix('\u{FEFF}') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nul_in_sniff_window_is_binary() {
+        assert!(looks_binary(b"abc\0def"));
+        assert!(!looks_binary(b"plain text\n"));
+        assert!(!looks_binary(b""));
+    }
+
+    #[test]
+    fn nul_after_sniff_window_is_not_binary() {
+        let mut bytes = vec![b'a'; BINARY_SNIFF_BYTES];
+        bytes.push(0);
+        assert!(!looks_binary(&bytes));
+        bytes[BINARY_SNIFF_BYTES - 1] = 0;
+        assert!(looks_binary(&bytes));
+    }
+
+    #[test]
+    fn decode_rejects_binary_before_encoding() {
+        assert_eq!(decode_for_edit(b"\xFF\0"), Err(DecodeError::Binary));
+    }
+
+    #[test]
+    fn decode_reports_first_invalid_byte_offset() {
+        let err = decode_for_edit(b"ok\n\xC3(").unwrap_err();
+        assert_eq!(err, DecodeError::Encoding { byte_offset: 3 });
+        assert_eq!(err.code(), "ENCODING");
+        assert!(err.to_string().contains("offset 3"));
+        // Offsets count the BOM: they are file offsets.
+        let err = decode_for_edit(b"\xEF\xBB\xBFab\xFF").unwrap_err();
+        assert_eq!(err, DecodeError::Encoding { byte_offset: 5 });
+    }
+
+    #[test]
+    fn bom_round_trip_is_byte_exact() {
+        let bytes = b"\xEF\xBB\xBFline 1\r\nline 2";
+        let file = decode_for_edit(bytes).unwrap();
+        assert!(file.bom);
+        assert_eq!(file.text, "line 1\r\nline 2");
+        assert_eq!(file.to_bytes(), bytes);
+    }
+
+    #[test]
+    fn no_bom_round_trip_is_byte_exact() {
+        for bytes in [
+            &b""[..],
+            b"a",
+            b"a\n",
+            b"a\r\nb\n\n",
+            "é\u{FEFF}".as_bytes(),
+        ] {
+            let file = decode_for_edit(bytes).unwrap();
+            assert!(!file.bom);
+            assert_eq!(file.to_bytes(), bytes);
+        }
+    }
+
+    #[test]
+    fn only_one_leading_bom_is_stripped() {
+        let file = decode_for_edit("\u{FEFF}\u{FEFF}x".as_bytes()).unwrap();
+        assert!(file.bom);
+        assert_eq!(file.text, "\u{FEFF}x");
+        assert_eq!(file.to_bytes(), "\u{FEFF}\u{FEFF}x".as_bytes());
+    }
+
+    #[test]
+    fn lossy_decoding_flags_invalid_utf8_and_drops_bom() {
+        assert_eq!(decode_lossy(b"ok"), ("ok".to_owned(), true));
+        assert_eq!(decode_lossy(b"a\xFFb"), ("a\u{FFFD}b".to_owned(), false));
+        assert_eq!(
+            decode_lossy(b"\xEF\xBB\xBFx\xFF"),
+            ("x\u{FFFD}".to_owned(), false)
+        );
+    }
+
+    #[test]
+    fn crlf_detection() {
+        assert!(has_crlf("a\r\nb"));
+        assert!(!has_crlf("a\nb\r"));
+        assert!(!has_crlf("a\r\rb\n"));
+    }
+}

@@ -1,0 +1,361 @@
+//! Unified diffs with a time bound.
+//!
+//! Lines are split on `\n` only, as `patch` and `git apply` do: a `\r` (of a
+//! CRLF ending or a stray one) is part of the line's content and is kept.
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use similar::udiff::UnifiedHunkHeader;
+use similar::{capture_diff_slices_deadline, group_diff_ops, Algorithm, ChangeTag, DiffOp};
+
+/// Lines of unchanged context around each change.
+const CONTEXT_LINES: usize = 3;
+
+/// A rendered unified diff and its line counts.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UnifiedDiff {
+    /// `--- old`, `+++ new`, then `@@` hunks; empty when nothing changed.
+    pub text: String,
+    /// Number of `+` lines.
+    pub added: usize,
+    /// Number of `-` lines.
+    pub removed: usize,
+}
+
+/// Diffs `old` against `new` line by line with 3 lines of context.
+///
+/// The line matching gives up refining after about `timeout` and falls back
+/// to a coarser (larger, still correct) diff, so pathological inputs never
+/// hang. Applying the hunks to `old` always yields `new`.
+pub fn unified_diff(
+    old: &str,
+    new: &str,
+    old_label: &str,
+    new_label: &str,
+    timeout: Duration,
+) -> UnifiedDiff {
+    if old == new {
+        return UnifiedDiff::default();
+    }
+    let deadline = Instant::now().checked_add(timeout);
+    let old_lines = split_lines(old);
+    let new_lines = split_lines(new);
+    let ops = capture_diff_slices_deadline(Algorithm::Myers, &old_lines, &new_lines, deadline);
+    let mut out = DiffWriter::new(old_label, new_label);
+    for hunk in group_diff_ops(ops, CONTEXT_LINES) {
+        if hunk.is_empty() {
+            continue;
+        }
+        out.hunk_header(&hunk);
+        for op in &hunk {
+            for (tag, lines) in op.iter_slices(&old_lines, &new_lines) {
+                out.lines(tag, lines);
+            }
+        }
+    }
+    out.finish()
+}
+
+/// The diff of a new file: every line of `new` added, against `/dev/null`.
+/// Empty when `new` is empty.
+pub fn all_added(new: &str, label: &str) -> UnifiedDiff {
+    if new.is_empty() {
+        return UnifiedDiff::default();
+    }
+    let lines = split_lines(new);
+    let mut out = DiffWriter::new("/dev/null", label);
+    let _ = writeln!(out.diff.text, "@@ -0,0 +{} @@", hunk_range(1, lines.len()));
+    out.lines(ChangeTag::Insert, &lines);
+    out.finish()
+}
+
+/// Splits after each `\n`; the last line may lack one.
+fn split_lines(text: &str) -> Vec<&str> {
+    text.split_inclusive('\n').collect()
+}
+
+/// Renders a hunk range as in `@@ -start,len`, where a single line omits `,1`.
+fn hunk_range(start: usize, len: usize) -> String {
+    if len == 1 {
+        start.to_string()
+    } else {
+        format!("{start},{len}")
+    }
+}
+
+struct DiffWriter {
+    diff: UnifiedDiff,
+}
+
+impl DiffWriter {
+    fn new(old_label: &str, new_label: &str) -> Self {
+        let mut text = String::new();
+        let _ = write!(text, "--- {old_label}\n+++ {new_label}\n");
+        DiffWriter {
+            diff: UnifiedDiff {
+                text,
+                added: 0,
+                removed: 0,
+            },
+        }
+    }
+
+    fn hunk_header(&mut self, ops: &[DiffOp]) {
+        let _ = writeln!(self.diff.text, "{}", UnifiedHunkHeader::new(ops));
+    }
+
+    fn lines(&mut self, tag: ChangeTag, lines: &[&str]) {
+        let marker = match tag {
+            ChangeTag::Equal => ' ',
+            ChangeTag::Delete => {
+                self.diff.removed += lines.len();
+                '-'
+            }
+            ChangeTag::Insert => {
+                self.diff.added += lines.len();
+                '+'
+            }
+        };
+        for line in lines {
+            self.diff.text.push(marker);
+            self.diff.text.push_str(line);
+            if !line.ends_with('\n') {
+                self.diff.text.push_str("\n\\ No newline at end of file\n");
+            }
+        }
+    }
+
+    fn finish(self) -> UnifiedDiff {
+        self.diff
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const TIMEOUT: Duration = Duration::from_secs(1);
+
+    /// Applies a unified diff produced by this module to `old`, checking that
+    /// every context and removed line matches and that headers agree with hunks.
+    fn apply_patch(old: &str, diff: &str) -> String {
+        let old_lines = split_lines(old);
+        let mut rows: Vec<&str> = diff.split_inclusive('\n').collect();
+        assert!(rows.len() >= 3, "diff too short: {diff:?}");
+        assert!(rows[0].starts_with("--- ") && rows[1].starts_with("+++ "));
+        rows.drain(..2);
+        let mut out = String::new();
+        let mut next_old = 0; // 0-based index of the next unconsumed old line
+        let mut i = 0;
+        while i < rows.len() {
+            let (old_start, old_len, new_len) = parse_hunk_header(rows[i]);
+            i += 1;
+            let hunk_old_start = if old_len == 0 {
+                old_start
+            } else {
+                old_start - 1
+            };
+            assert!(hunk_old_start >= next_old, "hunks overlap or go backwards");
+            for line in &old_lines[next_old..hunk_old_start] {
+                out.push_str(line);
+            }
+            next_old = hunk_old_start;
+            let (mut seen_old, mut seen_new) = (0, 0);
+            while i < rows.len() && !rows[i].starts_with("@@") {
+                let (marker, mut body) = rows[i].split_at(1);
+                i += 1;
+                let body_owned;
+                if rows.get(i).is_some_and(|r| r.starts_with('\\')) {
+                    i += 1;
+                    body_owned = body.strip_suffix('\n').unwrap().to_owned();
+                    body = &body_owned;
+                }
+                if marker != "+" {
+                    assert_eq!(old_lines[next_old], body, "context/removed line mismatch");
+                    next_old += 1;
+                    seen_old += 1;
+                }
+                if marker != "-" {
+                    out.push_str(body);
+                    seen_new += 1;
+                }
+            }
+            assert_eq!(
+                (seen_old, seen_new),
+                (old_len, new_len),
+                "hunk header counts"
+            );
+        }
+        for line in &old_lines[next_old..] {
+            out.push_str(line);
+        }
+        out
+    }
+
+    fn parse_hunk_header(row: &str) -> (usize, usize, usize) {
+        let inner = row
+            .strip_prefix("@@ -")
+            .and_then(|r| r.strip_suffix(" @@\n"))
+            .unwrap_or_else(|| panic!("bad hunk header {row:?}"));
+        let (old, new) = inner.split_once(" +").unwrap();
+        let range = |r: &str| match r.split_once(',') {
+            Some((s, l)) => (s.parse::<usize>().unwrap(), l.parse::<usize>().unwrap()),
+            None => (r.parse::<usize>().unwrap(), 1),
+        };
+        let ((old_start, old_len), (_, new_len)) = (range(old), range(new));
+        (old_start, old_len, new_len)
+    }
+
+    fn assert_round_trip(old: &str, new: &str) -> UnifiedDiff {
+        let diff = unified_diff(old, new, "a/f", "b/f", TIMEOUT);
+        if old == new {
+            assert_eq!(diff, UnifiedDiff::default());
+        } else {
+            assert_eq!(apply_patch(old, &diff.text), new, "diff:\n{}", diff.text);
+        }
+        diff
+    }
+
+    #[test]
+    fn identical_inputs_give_empty_diff() {
+        assert_eq!(
+            unified_diff("a\n", "a\n", "x", "y", TIMEOUT),
+            UnifiedDiff::default()
+        );
+    }
+
+    #[test]
+    fn simple_change_has_context_and_counts() {
+        let old = "1\n2\n3\n4\n5\n6\n7\n8\n9\n";
+        let new = "1\n2\n3\n4\nFIVE\n6\n7\n8\n9\n";
+        let diff = assert_round_trip(old, new);
+        assert_eq!(
+            diff.text,
+            "--- a/f\n+++ b/f\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+FIVE\n 6\n 7\n 8\n"
+        );
+        assert_eq!((diff.added, diff.removed), (1, 1));
+    }
+
+    #[test]
+    fn missing_final_newline_is_marked() {
+        let diff = assert_round_trip("a\nb", "a\nc");
+        assert_eq!(
+            diff.text,
+            "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"
+        );
+        let diff = assert_round_trip("a\n", "a");
+        assert_eq!(
+            diff.text,
+            "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+a\n\\ No newline at end of file\n"
+        );
+    }
+
+    #[test]
+    fn crlf_lines_keep_their_carriage_returns() {
+        let diff = assert_round_trip("a\r\nb\r\nc\r\n", "a\r\nB\r\nc\r\n");
+        assert!(diff.text.contains("-b\r\n+B\r\n"), "{:?}", diff.text);
+        // A line-ending-only change is a change.
+        let diff = assert_round_trip("a\r\nb\r\n", "a\r\nb\n");
+        assert_eq!((diff.added, diff.removed), (1, 1));
+        // A lone `\r` does not end a line.
+        let diff = assert_round_trip("a\rb\n", "a\rc\n");
+        assert_eq!(diff.text, "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\rb\n+a\rc\n");
+    }
+
+    #[test]
+    fn from_and_to_empty() {
+        let diff = assert_round_trip("", "x\ny\n");
+        assert!(diff.text.contains("@@ -0,0 +1,2 @@\n+x\n+y\n"));
+        let diff = assert_round_trip("x\ny\n", "");
+        assert!(diff.text.contains("@@ -1,2 +0,0 @@\n-x\n-y\n"));
+    }
+
+    #[test]
+    fn all_added_matches_a_diff_against_empty() {
+        let new = "one\ntwo\r\nthree";
+        let diff = all_added(new, "b/new.txt");
+        assert_eq!(
+            diff.text,
+            "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,3 @@\n+one\n+two\r\n+three\n\\ No newline at end of file\n"
+        );
+        assert_eq!((diff.added, diff.removed), (3, 0));
+        assert_eq!(
+            diff,
+            unified_diff("", new, "/dev/null", "b/new.txt", TIMEOUT)
+        );
+        assert_eq!(
+            all_added("x\n", "n").text,
+            "--- /dev/null\n+++ n\n@@ -0,0 +1 @@\n+x\n"
+        );
+        assert_eq!(all_added("", "n"), UnifiedDiff::default());
+    }
+
+    #[test]
+    fn separate_hunks_for_distant_changes() {
+        let old: String = (0..30).map(|i| format!("{i}\n")).collect();
+        let new = old
+            .replacen("\n3\n", "\nthree\n", 1)
+            .replacen("\n25\n", "\nx\n", 1);
+        let diff = assert_round_trip(&old, &new);
+        assert_eq!(diff.text.matches("\n@@ ").count(), 2);
+    }
+
+    #[test]
+    fn pathological_input_is_bounded_and_correct() {
+        // ~1 MB where every line changes but lines repeat a lot, which makes
+        // an exact edit script expensive.
+        let old: String = (0..60_000)
+            .map(|i| format!("line {}\n", (i * 7) % 101))
+            .collect();
+        let new: String = (0..60_000)
+            .map(|i| format!("line {}\n", (i * 13) % 97))
+            .collect();
+        let started = Instant::now();
+        let diff = unified_diff(&old, &new, "a", "b", Duration::from_millis(200));
+        eprintln!("pathological diff took {:?}", started.elapsed());
+        assert_eq!(apply_patch(&old, &diff.text), new);
+    }
+
+    #[test]
+    fn long_single_lines() {
+        let old = "x".repeat(1 << 20);
+        let new = format!("{}y", "x".repeat(1 << 20));
+        let diff = assert_round_trip(&old, &new);
+        assert_eq!((diff.added, diff.removed), (1, 1));
+    }
+
+    #[test]
+    fn zero_timeout_still_correct() {
+        let old: String = (0..2_000).map(|i| format!("{}\n", i % 17)).collect();
+        let new: String = (0..2_000).map(|i| format!("{}\n", i % 13)).collect();
+        let diff = unified_diff(&old, &new, "a", "b", Duration::ZERO);
+        assert_eq!(apply_patch(&old, &diff.text), new);
+    }
+
+    proptest! {
+        #[test]
+        fn patch_round_trip(old in "[ab\r\n]{0,40}", new in "[ab\r\n]{0,40}") {
+            assert_round_trip(&old, &new);
+        }
+
+        #[test]
+        fn patch_round_trip_line_edits(
+            base in proptest::collection::vec("[abc]{0,2}\r?\n", 0..30),
+            edits in proptest::collection::vec((0usize..30, "[abcd]{0,2}(\r?\n)?"), 0..6),
+        ) {
+            let old = base.concat();
+            let mut new_lines = base.clone();
+            for (at, line) in edits {
+                let at = at.min(new_lines.len());
+                if at < new_lines.len() && line.len() % 2 == 0 {
+                    new_lines.remove(at);
+                }
+                new_lines.insert(at, line);
+            }
+            let diff = assert_round_trip(&old, &new_lines.concat());
+            prop_assert!(diff.added + diff.removed > 0 || old == new_lines.concat());
+        }
+    }
+}

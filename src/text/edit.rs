@@ -1,0 +1,628 @@
+//! The `edit_file` engine: batched exact-string replacements, applied in order
+//! and all-or-nothing.
+
+use std::fmt;
+
+use super::closest::find_closest;
+pub use super::closest::ClosestMatch;
+use super::decode::has_crlf;
+use super::occurrences::{count_overlapping, has_bare_lf, lf_to_crlf, replace_all};
+
+/// One requested replacement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    /// Exact text to find; must not be empty.
+    pub old_string: String,
+    /// Literal replacement text (`$&`, `$1` are not special).
+    pub new_string: String,
+    /// Replace every non-overlapping occurrence instead of requiring exactly one.
+    pub replace_all: bool,
+}
+
+/// The result of a successful batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditOutcome {
+    /// The text after all edits.
+    pub text: String,
+    /// How many occurrences each edit replaced, in edit order.
+    pub replacements: Vec<usize>,
+}
+
+/// Why a batch failed. `edit` is the failing edit's 1-based number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditError {
+    /// `old_string` was empty.
+    EmptyOldString { edit: usize },
+    /// `old_string` and `new_string` were equal.
+    Identical { edit: usize },
+    /// `old_string` occurs nowhere in the text as it was when the edit ran;
+    /// `closest` is the most similar region, when there is a plausible one.
+    NotFound {
+        edit: usize,
+        closest: Option<ClosestMatch>,
+    },
+    /// `replace_all` was false and `old_string` occurs `count` times
+    /// (overlapping occurrences included).
+    MultipleMatches { edit: usize, count: usize },
+}
+
+/// Hint lines shown at most in a not-found message.
+const MAX_HINT_LINES: usize = 60;
+/// Characters shown at most per hint line.
+const MAX_HINT_LINE_CHARS: usize = 500;
+
+impl EditError {
+    /// The 1-based number of the edit that failed.
+    pub fn edit_number(&self) -> usize {
+        match self {
+            EditError::EmptyOldString { edit }
+            | EditError::Identical { edit }
+            | EditError::NotFound { edit, .. }
+            | EditError::MultipleMatches { edit, .. } => *edit,
+        }
+    }
+
+    /// The SPEC §8 error code for this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            EditError::EmptyOldString { .. } => "INVALID_ARGUMENTS",
+            EditError::Identical { .. } => "IDENTICAL_STRINGS",
+            EditError::NotFound { .. } => "NO_MATCH",
+            EditError::MultipleMatches { .. } => "MULTIPLE_MATCHES",
+        }
+    }
+
+    /// The message for the model. Its first line is the exact SPEC text; a
+    /// not-found error with a closest match continues with that region in
+    /// `read_file`'s line format.
+    pub fn message(&self) -> String {
+        match self {
+            EditError::EmptyOldString { edit } => format!("edit {edit}: oldString must not be empty"),
+            EditError::Identical { edit } => {
+                format!("edit {edit}: oldString and newString are identical")
+            }
+            EditError::NotFound { edit, closest } => {
+                let mut message = format!("edit {edit}: oldString not found in file");
+                if let Some(closest) = closest {
+                    message.push('\n');
+                    message.push_str(&closest_hint(closest));
+                }
+                message
+            }
+            EditError::MultipleMatches { edit, count } => format!(
+                "edit {edit}: oldString found {count} times — set replaceAll: true or add surrounding context to disambiguate"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for EditError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+impl std::error::Error for EditError {}
+
+/// Formats one line as `read_file` does: the 1-based number right-aligned to
+/// 4 columns, ` | `, then the line.
+pub fn numbered_line(n: usize, line: &str) -> String {
+    format!("{n:>4} | {line}")
+}
+
+fn closest_hint(closest: &ClosestMatch) -> String {
+    let (start, end) = (closest.start_line, closest.end_line());
+    let place = if start == end {
+        format!("line {start}")
+    } else {
+        format!("lines {start}-{end}")
+    };
+    let mut hint = if closest.whitespace_only {
+        format!("The closest match is at {place} (whitespace or indentation differs):")
+    } else {
+        format!("The closest match is at {place} (similar, not identical):")
+    };
+    for (n, line) in (start..).zip(closest.lines.iter().take(MAX_HINT_LINES)) {
+        hint.push('\n');
+        hint.push_str(&numbered_line(
+            n,
+            &truncate_chars(line, MAX_HINT_LINE_CHARS),
+        ));
+    }
+    if closest.lines.len() > MAX_HINT_LINES {
+        let more = closest.lines.len() - MAX_HINT_LINES;
+        hint.push_str(&format!("\n… ({more} more lines)"));
+    }
+    hint
+}
+
+fn truncate_chars(line: &str, max: usize) -> String {
+    match line.char_indices().nth(max) {
+        None => line.to_owned(),
+        Some((cut, _)) => {
+            let more = line[cut..].chars().count();
+            format!("{}… ({more} more characters)", &line[..cut])
+        }
+    }
+}
+
+/// Applies `edits` in order, each to the result of the previous one. Fails on
+/// the first edit that cannot be applied, leaving nothing half-done (the input
+/// is not modified).
+///
+/// If the text has CRLF line endings and an `old_string` with bare `\n`s has no
+/// match, it is retried with those converted to `\r\n`; when that matches, the
+/// `new_string`'s bare `\n`s are converted too.
+pub fn apply_edits(text: &str, edits: &[Edit]) -> Result<EditOutcome, EditError> {
+    let mut current = text.to_owned();
+    let mut replacements = Vec::with_capacity(edits.len());
+    for (index, edit) in edits.iter().enumerate() {
+        replacements.push(apply_one(&mut current, edit, index + 1)?);
+    }
+    Ok(EditOutcome {
+        text: current,
+        replacements,
+    })
+}
+
+fn apply_one(text: &mut String, edit: &Edit, number: usize) -> Result<usize, EditError> {
+    if edit.old_string.is_empty() {
+        return Err(EditError::EmptyOldString { edit: number });
+    }
+    if edit.old_string == edit.new_string {
+        return Err(EditError::Identical { edit: number });
+    }
+    let Some(target) = locate(text, edit) else {
+        return Err(EditError::NotFound {
+            edit: number,
+            closest: find_closest(text, &edit.old_string),
+        });
+    };
+    if edit.replace_all {
+        let (replaced, count) = replace_all(text, &target.old, &target.new);
+        *text = replaced;
+        return Ok(count);
+    }
+    match (target.occurrences, target.first) {
+        (1, Some(pos)) => {
+            text.replace_range(pos..pos + target.old.len(), &target.new);
+            Ok(1)
+        }
+        (count, _) => Err(EditError::MultipleMatches {
+            edit: number,
+            count,
+        }),
+    }
+}
+
+/// The strings an edit actually uses (possibly converted to CRLF) and where
+/// the old one occurs.
+struct Target<'e> {
+    old: std::borrow::Cow<'e, str>,
+    new: std::borrow::Cow<'e, str>,
+    occurrences: usize,
+    first: Option<usize>,
+}
+
+/// Finds the edit's `old_string` in `text`, retrying with CRLF line endings
+/// when the text uses them. `None` when neither form occurs.
+fn locate<'e>(text: &str, edit: &'e Edit) -> Option<Target<'e>> {
+    let found = count_overlapping(text.as_bytes(), edit.old_string.as_bytes());
+    if found.count > 0 {
+        return Some(Target {
+            old: edit.old_string.as_str().into(),
+            new: edit.new_string.as_str().into(),
+            occurrences: found.count,
+            first: found.first,
+        });
+    }
+    if !has_bare_lf(&edit.old_string) || !has_crlf(text) {
+        return None;
+    }
+    let old = lf_to_crlf(&edit.old_string);
+    let found = count_overlapping(text.as_bytes(), old.as_bytes());
+    (found.count > 0).then(|| Target {
+        old: old.into(),
+        new: lf_to_crlf(&edit.new_string).into(),
+        occurrences: found.count,
+        first: found.first,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::time::Instant;
+
+    fn edit(old: &str, new: &str) -> Edit {
+        Edit {
+            old_string: old.to_owned(),
+            new_string: new.to_owned(),
+            replace_all: false,
+        }
+    }
+
+    fn edit_all(old: &str, new: &str) -> Edit {
+        Edit {
+            replace_all: true,
+            ..edit(old, new)
+        }
+    }
+
+    fn apply(text: &str, edits: &[Edit]) -> Result<String, EditError> {
+        apply_edits(text, edits).map(|outcome| outcome.text)
+    }
+
+    #[test]
+    fn single_edit() {
+        let outcome = apply_edits("let a = 1;\nlet b = 2;\n", &[edit("b = 2", "b = 3")]).unwrap();
+        assert_eq!(outcome.text, "let a = 1;\nlet b = 3;\n");
+        assert_eq!(outcome.replacements, [1]);
+    }
+
+    #[test]
+    fn later_edit_sees_earlier_result() {
+        let edits = [edit("alpha", "beta gamma"), edit("gamma", "delta")];
+        assert_eq!(apply("x alpha y", &edits).unwrap(), "x beta delta y");
+    }
+
+    #[test]
+    fn replace_all_replaces_every_occurrence() {
+        let outcome = apply_edits("a.b.a.c.a", &[edit_all("a", "z")]).unwrap();
+        assert_eq!(outcome.text, "z.b.z.c.z");
+        assert_eq!(outcome.replacements, [3]);
+        // Non-overlapping, left to right.
+        assert_eq!(apply("aaaa a", &[edit_all("aa", "b")]).unwrap(), "bb a");
+        assert_eq!(apply("aaa", &[edit_all("aa", "b")]).unwrap(), "ba");
+    }
+
+    #[test]
+    fn replace_all_with_one_occurrence_is_fine() {
+        let outcome = apply_edits("one two", &[edit_all("two", "2")]).unwrap();
+        assert_eq!(
+            (outcome.text.as_str(), outcome.replacements),
+            ("one 2", vec![1])
+        );
+    }
+
+    #[test]
+    fn multiple_matches_without_replace_all() {
+        let err = apply("x = 1; x = 1;", &[edit("x = 1", "x = 2")]).unwrap_err();
+        assert_eq!(err, EditError::MultipleMatches { edit: 1, count: 2 });
+        assert_eq!(
+            err.message(),
+            "edit 1: oldString found 2 times — set replaceAll: true or add surrounding context to disambiguate"
+        );
+        assert_eq!(err.code(), "MULTIPLE_MATCHES");
+    }
+
+    #[test]
+    fn overlapping_occurrences_count() {
+        let err = apply("aaa", &[edit("aa", "b")]).unwrap_err();
+        assert_eq!(err, EditError::MultipleMatches { edit: 1, count: 2 });
+    }
+
+    #[test]
+    fn identical_is_checked_before_searching() {
+        let err = apply("abc", &[edit("zzz", "zzz")]).unwrap_err();
+        assert_eq!(err, EditError::Identical { edit: 1 });
+        assert_eq!(
+            err.message(),
+            "edit 1: oldString and newString are identical"
+        );
+        assert_eq!(err.code(), "IDENTICAL_STRINGS");
+    }
+
+    #[test]
+    fn empty_old_string() {
+        let err = apply("abc", &[edit("b", "c"), edit("", "x")]).unwrap_err();
+        assert_eq!(err, EditError::EmptyOldString { edit: 2 });
+        assert_eq!(err.message(), "edit 2: oldString must not be empty");
+        assert_eq!(err.code(), "INVALID_ARGUMENTS");
+    }
+
+    #[test]
+    fn not_found_names_the_edit() {
+        let err = apply("abc", &[edit("a", "x"), edit("b", "y"), edit("nope", "z")]).unwrap_err();
+        assert_eq!(err.edit_number(), 3);
+        assert_eq!(err.message(), "edit 3: oldString not found in file");
+        assert_eq!(err.code(), "NO_MATCH");
+    }
+
+    #[test]
+    fn not_found_after_an_earlier_edit_removed_the_text() {
+        let err = apply("abc", &[edit("abc", "xyz"), edit("abc", "q")]).unwrap_err();
+        assert_eq!(err.edit_number(), 2);
+    }
+
+    #[test]
+    fn replacement_is_literal() {
+        let text = apply("price: 5", &[edit("5", "$& $$ $1 \\0")]).unwrap();
+        assert_eq!(text, "price: $& $$ $1 \\0");
+        assert_eq!(apply("a a", &[edit_all("a", "$&$&")]).unwrap(), "$&$& $&$&");
+    }
+
+    #[test]
+    fn crlf_file_with_lf_old_string() {
+        let text = "fn a() {\r\n    one();\r\n    two();\r\n}\r\n";
+        let edits = [edit(
+            "    one();\n    two();\n",
+            "    one();\n    three();\n    two();\n",
+        )];
+        assert_eq!(
+            apply(text, &edits).unwrap(),
+            "fn a() {\r\n    one();\r\n    three();\r\n    two();\r\n}\r\n"
+        );
+    }
+
+    #[test]
+    fn crlf_file_with_crlf_old_string() {
+        let text = "a\r\nb\r\nc\r\n";
+        assert_eq!(
+            apply(text, &[edit("a\r\nb", "x\r\ny")]).unwrap(),
+            "x\r\ny\r\nc\r\n"
+        );
+    }
+
+    #[test]
+    fn crlf_conversion_counts_matches_of_the_converted_string() {
+        let err = apply("a\r\nb a\r\nb", &[edit("a\nb", "c")]).unwrap_err();
+        assert_eq!(err, EditError::MultipleMatches { edit: 1, count: 2 });
+        let text = apply("a\r\nb a\r\nb", &[edit_all("a\nb", "c\nd")]).unwrap();
+        assert_eq!(text, "c\r\nd c\r\nd");
+    }
+
+    #[test]
+    fn crlf_conversion_keeps_existing_crlf_in_new_string() {
+        let text = apply("a\r\nb\r\n", &[edit("a\nb", "x\r\ny\nz")]).unwrap();
+        assert_eq!(text, "x\r\ny\r\nz\r\n");
+    }
+
+    #[test]
+    fn literal_lf_match_wins_over_conversion() {
+        // Mixed file: the LF part matches literally, so no conversion happens.
+        let text = apply("a\r\nb\r\na\nb\n", &[edit("a\nb", "c\nd")]).unwrap();
+        assert_eq!(text, "a\r\nb\r\nc\nd\n");
+    }
+
+    #[test]
+    fn mixed_endings_untouched_outside_the_edit() {
+        let text = "one\r\ntwo\nthree\r\nfour\rfive\n";
+        assert_eq!(
+            apply(text, &[edit("three", "3")]).unwrap(),
+            "one\r\ntwo\n3\r\nfour\rfive\n"
+        );
+    }
+
+    #[test]
+    fn lf_file_is_not_converted() {
+        let err = apply("a\nb\n", &[edit("a\r\nb", "x")]).unwrap_err();
+        assert_eq!(err.edit_number(), 1);
+        assert!(matches!(err, EditError::NotFound { .. }));
+    }
+
+    #[test]
+    fn missing_final_newline_is_preserved() {
+        assert_eq!(apply("a\nb", &[edit("a", "c")]).unwrap(), "c\nb");
+        assert_eq!(apply("a\r\nb", &[edit("b", "d")]).unwrap(), "a\r\nd");
+    }
+
+    #[test]
+    fn bom_survives_an_edit() {
+        use crate::text::decode::decode_for_edit;
+        let mut file = decode_for_edit(b"\xEF\xBB\xBFhello\r\nworld").unwrap();
+        file.text = apply(&file.text, &[edit("hello", "goodbye")]).unwrap();
+        assert_eq!(file.to_bytes(), b"\xEF\xBB\xBFgoodbye\r\nworld");
+    }
+
+    #[test]
+    fn not_found_shows_closest_match_for_indentation_mismatch() {
+        let text = "def f():\n\tif x:\n\t\treturn 1\n\treturn 2\n";
+        let err = apply(text, &[edit("    if x:\n        return 1", "pass")]).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "edit 1: oldString not found in file\n\
+             The closest match is at lines 2-3 (whitespace or indentation differs):\n   \
+             2 | \tif x:\n   \
+             3 | \t\treturn 1"
+        );
+    }
+
+    #[test]
+    fn not_found_hint_for_a_single_similar_line() {
+        let text = "alpha\nlet total = compute(items);\nomega\n";
+        let err = apply(text, &[edit("let total = compute(item);", "x")]).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "edit 1: oldString not found in file\n\
+             The closest match is at line 2 (similar, not identical):\n   \
+             2 | let total = compute(items);"
+        );
+    }
+
+    #[test]
+    fn not_found_without_plausible_match_has_no_hint() {
+        let text = "def f():\n\tif x:\n\t\treturn 1\n";
+        let err = apply(text, &[edit("SELECT * FROM users WHERE id = 7", "x")]).unwrap_err();
+        assert_eq!(
+            err,
+            EditError::NotFound {
+                edit: 1,
+                closest: None
+            }
+        );
+        assert_eq!(err.message(), "edit 1: oldString not found in file");
+    }
+
+    #[test]
+    fn hint_truncates_long_lines_and_many_lines() {
+        let closest = ClosestMatch {
+            start_line: 9,
+            lines: vec!["é".repeat(MAX_HINT_LINE_CHARS + 3); MAX_HINT_LINES + 2],
+            whitespace_only: true,
+        };
+        let message = EditError::NotFound {
+            edit: 1,
+            closest: Some(closest),
+        }
+        .message();
+        let lines: Vec<&str> = message.lines().collect();
+        assert_eq!(lines.len(), 2 + MAX_HINT_LINES + 1);
+        assert!(lines[2].starts_with("   9 | éé"));
+        assert!(lines[2].ends_with("é… (3 more characters)"));
+        assert_eq!(lines.last().unwrap(), &"… (2 more lines)");
+    }
+
+    #[test]
+    fn numbered_line_matches_read_file_format() {
+        assert_eq!(numbered_line(7, "\tx"), "   7 | \tx");
+        assert_eq!(numbered_line(12345, ""), "12345 | ");
+    }
+
+    #[test]
+    fn large_text_many_edits_is_fast() {
+        let mut text = String::with_capacity(2 << 20);
+        let mut i = 0;
+        while text.len() < 2 << 20 {
+            text.push_str(&format!("line {i}: some ordinary source text here;\n"));
+            if i % 20 == 0 {
+                text.push_str("    REPEATED_TOKEN();\n");
+            }
+            i += 1;
+        }
+        let mut edits: Vec<Edit> = (0..50)
+            .map(|k| edit(&format!("line {}: ", k * 800 + 3), &format!("LINE {k}: ")))
+            .collect();
+        edits.push(edit_all("REPEATED_TOKEN", "renamed_token"));
+        let started = Instant::now();
+        let outcome = apply_edits(&text, &edits).unwrap();
+        eprintln!("2 MB, 51 edits: {:?}", started.elapsed());
+        assert_eq!(outcome.replacements[..50], [1; 50]);
+        assert!(outcome.replacements[50] >= 2_000);
+        assert!(!outcome.text.contains("REPEATED_TOKEN"));
+    }
+
+    /// The reference model: naive scanning, obviously following the rules.
+    mod model {
+        use super::*;
+
+        fn occurrences(text: &str, needle: &str) -> Vec<usize> {
+            (0..text.len())
+                .filter(|&i| text[i..].starts_with(needle))
+                .collect()
+        }
+
+        fn crlf(s: &str) -> String {
+            let mut out = String::new();
+            let mut prev = None;
+            for c in s.chars() {
+                if c == '\n' && prev != Some('\r') {
+                    out.push('\r');
+                }
+                out.push(c);
+                prev = Some(c);
+            }
+            out
+        }
+
+        fn replace_all_naive(text: &str, old: &str, new: &str) -> (String, usize) {
+            let mut out = String::new();
+            let (mut i, mut n) = (0, 0);
+            while i < text.len() {
+                if text[i..].starts_with(old) {
+                    out.push_str(new);
+                    i += old.len();
+                    n += 1;
+                } else {
+                    out.push_str(&text[i..i + 1]);
+                    i += 1;
+                }
+            }
+            (out, n)
+        }
+
+        /// Errors are compared without the closest-match hint.
+        pub fn apply(text: &str, edits: &[Edit]) -> Result<(String, Vec<usize>), EditError> {
+            let mut text = text.to_owned();
+            let mut counts = vec![];
+            for (i, e) in edits.iter().enumerate() {
+                let n = i + 1;
+                if e.old_string.is_empty() {
+                    return Err(EditError::EmptyOldString { edit: n });
+                }
+                if e.old_string == e.new_string {
+                    return Err(EditError::Identical { edit: n });
+                }
+                let (mut old, mut new) = (e.old_string.clone(), e.new_string.clone());
+                let mut found = occurrences(&text, &old);
+                let bare_lf = old != crlf(&old);
+                if found.is_empty() && text.contains("\r\n") && bare_lf {
+                    let converted = occurrences(&text, &crlf(&old));
+                    if !converted.is_empty() {
+                        (old, new, found) = (crlf(&old), crlf(&new), converted);
+                    }
+                }
+                if found.is_empty() {
+                    return Err(EditError::NotFound {
+                        edit: n,
+                        closest: None,
+                    });
+                }
+                if e.replace_all {
+                    let (out, k) = replace_all_naive(&text, &old, &new);
+                    text = out;
+                    counts.push(k);
+                } else if found.len() == 1 {
+                    text = format!(
+                        "{}{}{}",
+                        &text[..found[0]],
+                        new,
+                        &text[found[0] + old.len()..]
+                    );
+                    counts.push(1);
+                } else {
+                    return Err(EditError::MultipleMatches {
+                        edit: n,
+                        count: found.len(),
+                    });
+                }
+            }
+            Ok((text, counts))
+        }
+    }
+
+    fn without_hint(
+        result: Result<EditOutcome, EditError>,
+    ) -> Result<(String, Vec<usize>), EditError> {
+        match result {
+            Ok(outcome) => Ok((outcome.text, outcome.replacements)),
+            Err(EditError::NotFound { edit, .. }) => Err(EditError::NotFound {
+                edit,
+                closest: None,
+            }),
+            Err(other) => Err(other),
+        }
+    }
+
+    fn arb_edit() -> impl Strategy<Value = Edit> {
+        ("[ab\r\n]{0,4}", "[ab\r\n$&]{0,4}", any::<bool>()).prop_map(|(old, new, all)| Edit {
+            old_string: old,
+            new_string: new,
+            replace_all: all,
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn matches_reference_model(
+            text in "[ab\r\n]{0,24}",
+            edits in proptest::collection::vec(arb_edit(), 1..4),
+        ) {
+            let expected = model::apply(&text, &edits);
+            prop_assert_eq!(without_hint(apply_edits(&text, &edits)), expected);
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! The pure text engine behind the file tools: no filesystem access, only bytes
+//! and strings in and out.
+//!
+//! - [`decode`]: binary detection, strict UTF-8 decoding with BOM round trip
+//!   (for `edit_file`), lossy decoding (for `read_file`).
+//! - [`edit`]: `edit_file`'s batched exact-string replacement, its error
+//!   messages and the closest-match hint for an `oldString` that was not found.
+//! - [`diff`]: time-bounded unified diffs for write, edit and append.
+
+mod closest;
+pub mod decode;
+pub mod diff;
+pub mod edit;
+mod occurrences;

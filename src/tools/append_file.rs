@@ -1,0 +1,161 @@
+//! `append_file`: append text to a file in place (creating it, and its parents, if missing),
+//! bounded by `appendMaxTotalBytes`. In-place means other links to the same inode see the change,
+//! so inside a sandbox a file with several hard links is refused.
+
+use std::io::Write;
+use std::os::fd::AsFd;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::files::{self, Planned};
+use super::{object_schema, parse_args, ToolSpec};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::error::{ErrorCode, ToolError};
+use crate::paths::fsops;
+use crate::paths::sandbox::FinalLink;
+use crate::paths::Target;
+use crate::permissions::Operation;
+
+pub static SPEC: ToolSpec = ToolSpec {
+    name: "append_file",
+    description: "Append text to the end of a file, creating the file (and missing parent directories) if it does not exist. \
+Nothing is added between the existing content and `content`: include a leading newline if the file may not end with one. \
+Use it for logs and for writing a large file in parts; to change existing text use edit_file.",
+    schema,
+    mutates: true,
+    destructive: false,
+    format_call: super::format_path,
+    run,
+};
+
+fn schema() -> Value {
+    object_schema(
+        json!({
+            "path": { "type": "string", "minLength": 1, "description": "The file to append to, absolute or relative to the current working directory." },
+            "content": { "type": "string", "description": "The text to append, exactly as it should appear." },
+        }),
+        &["path", "content"],
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    content: String,
+}
+
+fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
+    Box::pin(async move {
+        let args: Args = parse_args("append_file", args)?;
+        let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
+        let _lock = call.lock(&[&target.path]).await;
+        let limits = call.limits().clone();
+        let sandboxed = call.ws.options().allowed_paths.is_some();
+        let label = files::diff_label(&target.path, call.ws.sandbox().root());
+        let content = std::sync::Arc::new(args.content);
+        let (planned, diff) = {
+            let (target, content) = (target.clone(), content.clone());
+            call.blocking(move || {
+                let max = limits.append_max_total_bytes;
+                let too_large = |current: u64| {
+                    ToolError::new(
+                        ErrorCode::TooLarge,
+                        format!(
+                            "appending {} bytes would make {} {} bytes, over the limit of {max} bytes (appendMaxTotalBytes); start a new file",
+                            content.len(),
+                            target.path.display(),
+                            current + content.len() as u64
+                        ),
+                    )
+                };
+                match files::open_existing(&target, "read")? {
+                    None => {
+                        if content.len() as u64 > max {
+                            return Err(too_large(0));
+                        }
+                        let diff = files::diff_bytes(None, content.as_bytes(), &label, limits.diff_timeout_ms);
+                        Ok((Planned::Absent, diff))
+                    }
+                    Some(mut opened) => {
+                        let size = opened.stat.st_size as u64;
+                        if size + content.len() as u64 > max {
+                            return Err(too_large(size));
+                        }
+                        if sandboxed && opened.stat.st_nlink > 1 {
+                            return Err(ToolError::not_allowed(format!(
+                                "{} has {} hard links; appending in place would also change the other links, which may be outside the allowed directories. Write a new file instead",
+                                target.path.display(),
+                                opened.stat.st_nlink
+                            )));
+                        }
+                        let old = files::read_at_most(&mut opened.file, max, "read", &target.path)?
+                            .ok_or_else(|| too_large(size))?;
+                        let mut new = old.clone();
+                        new.extend_from_slice(content.as_bytes());
+                        let diff = files::diff_bytes(Some(&old), &new, &label, limits.diff_timeout_ms);
+                        Ok((Planned::Present { stat: opened.stat, bytes: Some(old) }, diff))
+                    }
+                }
+            })
+            .await?
+        };
+        call.authorize(Authorization {
+            needs: vec![(Operation::Write, target.inside_root)],
+            always_ask: false,
+            label: "Append to file?",
+            path: &target.path,
+            detail: target.path.display().to_string(),
+            diff: Some(diff.clone()),
+            recursive: None,
+            permanent: None,
+            denial: "The user denied this write.",
+        })
+        .await?;
+        let created = matches!(planned, Planned::Absent);
+        {
+            let (target, content) = (target.clone(), content.clone());
+            call.blocking(move || commit(&target, &planned, content.as_bytes()))
+                .await?;
+        }
+        let summary = if created {
+            format!(
+                "Created {} with {} bytes",
+                target.path.display(),
+                content.len()
+            )
+        } else {
+            format!(
+                "Appended {} bytes to {}",
+                content.len(),
+                target.path.display()
+            )
+        };
+        let mut success = Success::text(files::with_diff(
+            summary,
+            &diff,
+            call.limits().read_max_bytes,
+        ))
+        .with_data("path", target.path.display().to_string())
+        .with_data("bytes", content.len())
+        .with_data("created", created);
+        success.diff = Some(diff);
+        success.path = Some(target.path);
+        Ok(success)
+    })
+}
+
+fn commit(target: &Target, planned: &Planned, content: &[u8]) -> Result<(), ToolError> {
+    let (parent_path, name) = target
+        .split()
+        .ok_or_else(|| files::is_a_directory(&target.path))?;
+    let (parent, _) = fsops::ensure_dir(&target.anchor, parent_path)
+        .map_err(|e| ToolError::io(&e, "create the parent directory of", &target.path))?;
+    planned.verify(&parent, name, &target.path)?;
+    let mut file = fsops::open_for_append(parent.as_fd(), name, matches!(planned, Planned::Absent))
+        .map_err(|e| ToolError::io(&e, "append to", &target.path))?;
+    file.write_all(content)
+        .and_then(|()| file.sync_data())
+        .map_err(|e| ToolError::io(&e, "append to", &target.path))
+}

@@ -1,0 +1,189 @@
+//! `cwd_get`, `cwd_push`, `cwd_pop`: a per-workspace working-directory stack (like `pushd` and
+//! `popd`) that relative paths of every tool follow. The process's own cwd is never changed, and
+//! these tools never ask for confirmation (they are still bounded by `allowedPaths`).
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{object_schema, parse_args, ToolSpec};
+use crate::call::{BoxFuture, Call, Outcome, Success};
+use crate::error::{ErrorCode, ToolError};
+use crate::paths::sandbox::FinalLink;
+use crate::workspace::{find_project_root, CwdFrame, CwdInfo};
+
+pub static GET: ToolSpec = ToolSpec {
+    name: "cwd_get",
+    description:
+        "Show the current working directory that relative paths resolve against, the project root \
+(the nearest directory holding .git), and the depth of the directory stack.",
+    schema: no_arguments,
+    mutates: false,
+    destructive: false,
+    format_call: no_header,
+    run: run_get,
+};
+
+pub static PUSH: ToolSpec = ToolSpec {
+    name: "cwd_push",
+    description: "Change the working directory for the following tool calls, remembering the current one so cwd_pop \
+can return to it (like pushd). Every push should be paired with a cwd_pop when the work there is done.",
+    schema: push_schema,
+    mutates: false,
+    destructive: false,
+    format_call: super::format_path,
+    run: run_push,
+};
+
+pub static POP: ToolSpec = ToolSpec {
+    name: "cwd_pop",
+    description: "Return to the working directory saved by the matching cwd_push (like popd), restoring its project root.",
+    schema: no_arguments,
+    mutates: false,
+    destructive: false,
+    format_call: no_header,
+    run: run_pop,
+};
+
+fn no_arguments() -> Value {
+    object_schema(json!({}), &[])
+}
+
+fn push_schema() -> Value {
+    object_schema(
+        json!({
+            "path": { "type": "string", "minLength": 1, "description": "The directory to change to, absolute or relative to the current working directory." },
+        }),
+        &["path"],
+    )
+}
+
+fn no_header(_: &Value) -> String {
+    String::new()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PushArgs {
+    path: String,
+}
+
+fn with_cwd_data(success: Success, info: &CwdInfo) -> Success {
+    success
+        .with_data("cwd", info.cwd.display().to_string())
+        .with_data("projectRoot", info.project_root.display().to_string())
+        .with_data("depth", info.depth)
+}
+
+fn run_get(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
+    Box::pin(async move {
+        let _: NoArgs = parse_args("cwd_get", args)?;
+        let info = call.ws.cwd_snapshot();
+        let text = format!(
+            "CWD: {}\nProjectRoot: {}\nStack depth: {}",
+            info.cwd.display(),
+            info.project_root.display(),
+            info.depth
+        );
+        Ok(with_cwd_data(Success::text(text), &info))
+    })
+}
+
+fn run_push(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
+    Box::pin(async move {
+        let args: PushArgs = parse_args("cwd_push", args)?;
+        let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
+        let dir = target.path.clone();
+        let project_root = call
+            .blocking(move || match std::fs::metadata(&dir) {
+                Ok(meta) if meta.is_dir() => Ok(find_project_root(&dir)),
+                Ok(_) => Err(ToolError::new(
+                    ErrorCode::NotADirectory,
+                    format!(
+                        "{} is not a directory; cwd_push needs a directory",
+                        dir.display()
+                    ),
+                )),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ToolError::new(
+                    ErrorCode::NotFound,
+                    format!("directory not found: {}", dir.display()),
+                )),
+                Err(e) => Err(ToolError::io(&e, "change to", &dir)),
+            })
+            .await?;
+        let max = call.limits().cwd_max_depth as usize;
+        let (depth, same) = {
+            let mut stack = call.ws.cwd_stack();
+            if stack.saved.len() >= max {
+                return Err(ToolError::new(
+                    ErrorCode::StackOverflow,
+                    format!("directory stack overflow (max {max})"),
+                )
+                .into());
+            }
+            let same = stack.current.cwd == target.path;
+            let frame = CwdFrame {
+                cwd: target.path.clone(),
+                project_root: project_root.clone().unwrap_or_else(|| target.path.clone()),
+            };
+            let previous = std::mem::replace(&mut stack.current, frame);
+            stack.saved.push(previous);
+            (stack.saved.len(), same)
+        };
+        let verb = if same { "Already in" } else { "Pushed to" };
+        let mut text = format!("{verb} {} (stack depth: {depth})", target.path.display());
+        if project_root.is_none() {
+            text.push_str("\nNote: not a git repository, using directory as project root");
+        }
+        Ok(with_cwd_data(Success::text(text), &call.ws.cwd_snapshot()))
+    })
+}
+
+fn run_pop(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
+    Box::pin(async move {
+        let _: NoArgs = parse_args("cwd_pop", args)?;
+        let saved = call.ws.cwd_stack().saved.last().cloned();
+        let Some(saved) = saved else {
+            let info = call.ws.cwd_snapshot();
+            let text = format!(
+                "Stack is empty, already at initial directory: {}",
+                info.cwd.display()
+            );
+            return Ok(with_cwd_data(Success::text(text), &info));
+        };
+        let dir = saved.cwd.clone();
+        let exists = call.blocking(move || Ok(dir.is_dir())).await?;
+        let mut stack = call.ws.cwd_stack();
+        if !exists {
+            return Err(ToolError::new(
+                ErrorCode::NotFound,
+                format!(
+                    "cannot pop to {}: the directory no longer exists; the stack is unchanged (depth {}). Use cwd_push to go elsewhere",
+                    saved.cwd.display(),
+                    stack.saved.len()
+                ),
+            )
+            .into());
+        }
+        // Pop only the frame we checked (a concurrent push/pop may have moved the stack).
+        if stack.saved.last() == Some(&saved) {
+            stack.current = stack.saved.pop().expect("checked above");
+        }
+        let info = CwdInfo {
+            cwd: stack.current.cwd.clone(),
+            project_root: stack.current.project_root.clone(),
+            depth: stack.saved.len(),
+        };
+        drop(stack);
+        let text = format!(
+            "Popped to {} (stack depth: {})\nProjectRoot: {}",
+            info.cwd.display(),
+            info.depth,
+            info.project_root.display()
+        );
+        Ok(with_cwd_data(Success::text(text), &info))
+    })
+}

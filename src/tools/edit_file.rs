@@ -1,0 +1,224 @@
+//! `edit_file`: a batch of exact-string edits applied in order, atomically, with one combined
+//! diff, one permission check and one confirmation. The edit engine (matching, `replaceAll`,
+//! CRLF, closest-match hints) is `crate::text::edit`; this file is the tool around it.
+
+use std::os::fd::AsFd;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::files::{self, file_not_found, Planned};
+use super::{object_schema, parse_args, ToolSpec};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::error::{ErrorCode, ToolError};
+use crate::hashing::sha256_hex;
+use crate::paths::fsops;
+use crate::paths::sandbox::FinalLink;
+use crate::permissions::Operation;
+use crate::text::decode::{decode_for_edit, DecodeError, TextFile};
+use crate::text::diff::unified_diff;
+use crate::text::edit::{apply_edits, Edit, EditError};
+
+pub static SPEC: ToolSpec = ToolSpec {
+    name: "edit_file",
+    description: "Edit a text file by exact string replacement. Pass every change to one file in a single call as the \
+`edits` array: edits apply in order, each to the result of the previous one, and either all succeed or the file is left \
+untouched. Each oldString must match the file exactly (copy it from read_file without the line-number prefix) and, \
+unless replaceAll is true, occur exactly once: include enough surrounding lines to make it unique. Use replaceAll: true \
+to change every occurrence (e.g. renaming an identifier). Line endings, a BOM and a missing final newline are preserved.",
+    schema,
+    mutates: true,
+    destructive: false,
+    format_call,
+    run,
+};
+
+fn schema() -> Value {
+    object_schema(
+        json!({
+            "path": { "type": "string", "minLength": 1, "description": "The file to edit, absolute or relative to the current working directory." },
+            "edits": {
+                "type": "array",
+                "minItems": 1,
+                "description": "The replacements, applied in order; each sees the result of the previous ones.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "oldString": { "type": "string", "minLength": 1, "description": "Exact text to find, including whitespace and indentation." },
+                        "newString": { "type": "string", "description": "Text to put in its place (literal; `$&` is not special)." },
+                        "replaceAll": { "type": "boolean", "description": "Replace every occurrence instead of requiring exactly one. Default false." },
+                    },
+                    "required": ["oldString", "newString"],
+                    "additionalProperties": false,
+                },
+            },
+        }),
+        &["path", "edits"],
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    edits: Vec<EditArg>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct EditArg {
+    old_string: String,
+    new_string: String,
+    #[serde(default)]
+    replace_all: bool,
+}
+
+fn format_call(args: &Value) -> String {
+    let path = super::format_path(args);
+    match args.get("edits").and_then(Value::as_array).map(Vec::len) {
+        Some(n) if n > 1 => format!("{path} ({n} edits)"),
+        _ => path,
+    }
+}
+
+/// The engine's failure as a coded tool error.
+fn edit_error(e: EditError) -> ToolError {
+    let code = match e {
+        EditError::EmptyOldString { .. } => ErrorCode::InvalidArguments,
+        EditError::Identical { .. } => ErrorCode::IdenticalStrings,
+        EditError::NotFound { .. } => ErrorCode::NoMatch,
+        EditError::MultipleMatches { .. } => ErrorCode::MultipleMatches,
+    };
+    ToolError::new(code, e.message())
+}
+
+struct PlannedEdit {
+    old: Vec<u8>,
+    new: Vec<u8>,
+    stat: rustix::fs::Stat,
+    diff: String,
+    replacements: usize,
+}
+
+fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
+    Box::pin(async move {
+        let args: Args = parse_args("edit_file", args)?;
+        if args.edits.is_empty() {
+            return Err(ToolError::invalid(
+                "edit_file: invalid arguments: edits: must contain at least one edit",
+            )
+            .into());
+        }
+        let edits: Vec<Edit> = args
+            .edits
+            .into_iter()
+            .map(|e| Edit {
+                old_string: e.old_string,
+                new_string: e.new_string,
+                replace_all: e.replace_all,
+            })
+            .collect();
+        let edit_count = edits.len();
+        let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
+        let _lock = call.lock(&[&target.path]).await;
+        let limits = call.limits().clone();
+        let label = files::diff_label(&target.path, call.ws.sandbox().root());
+        let planned_target = target.clone();
+        let plan = call
+            .blocking(move || {
+                let target = planned_target;
+                let mut opened = files::open_existing(&target, "read")?.ok_or_else(|| {
+                    let mut e = file_not_found(&target.path);
+                    e.message.push_str("; use write_file to create a new file");
+                    e
+                })?;
+                let old = files::read_at_most(&mut opened.file, limits.edit_max_file_bytes, "read", &target.path)?
+                    .ok_or_else(|| {
+                        ToolError::new(
+                            ErrorCode::TooLarge,
+                            format!(
+                                "{} is {} bytes, over the edit limit of {} bytes (editMaxFileBytes); it cannot be edited with edit_file",
+                                target.path.display(),
+                                opened.stat.st_size,
+                                limits.edit_max_file_bytes
+                            ),
+                        )
+                    })?;
+                let decoded = decode_for_edit(&old).map_err(|e| match e {
+                    DecodeError::Binary => ToolError::new(
+                        ErrorCode::BinaryFile,
+                        format!("{} is a binary file; edit_file edits text files only", target.path.display()),
+                    ),
+                    DecodeError::Encoding { byte_offset } => ToolError::new(
+                        ErrorCode::Encoding,
+                        format!(
+                            "{} is not valid UTF-8 (first invalid byte at offset {byte_offset}); edit_file refuses it so no bytes are lost. Use write_file to replace it entirely",
+                            target.path.display()
+                        ),
+                    ),
+                })?;
+                let outcome = apply_edits(&decoded.text, &edits).map_err(edit_error)?;
+                let diff = unified_diff(
+                    &decoded.text,
+                    &outcome.text,
+                    &label,
+                    &label,
+                    std::time::Duration::from_millis(limits.diff_timeout_ms),
+                )
+                .text;
+                let new = TextFile { bom: decoded.bom, text: outcome.text }.to_bytes();
+                Ok(PlannedEdit { old, new, stat: opened.stat, diff, replacements: outcome.replacements.iter().sum() })
+            })
+            .await?;
+        call.authorize(Authorization {
+            needs: vec![(Operation::Write, target.inside_root)],
+            always_ask: false,
+            label: "Edit file?",
+            path: &target.path,
+            detail: target.path.display().to_string(),
+            diff: Some(plan.diff.clone()),
+            recursive: None,
+            permanent: None,
+            denial: "The user denied this edit.",
+        })
+        .await?;
+        let sha_before = sha256_hex(&plan.old);
+        let sha_after = sha256_hex(&plan.new);
+        let (committed_target, old, new, stat) = (target.clone(), plan.old, plan.new, plan.stat);
+        call.blocking(move || {
+            let target = committed_target;
+            let (parent, name) = files::open_parent(&target, "edit")?;
+            Planned::Present {
+                stat,
+                bytes: Some(old),
+            }
+            .verify(&parent, &name, &target.path)?;
+            fsops::write_atomic(parent.as_fd(), &name, &new, Some(files::mode_bits(&stat)))
+                .map_err(|e| ToolError::io(&e, "write", &target.path))
+        })
+        .await?;
+        let plural = |n: usize, one: &str, many: &str| {
+            if n == 1 {
+                format!("1 {one}")
+            } else {
+                format!("{n} {many}")
+            }
+        };
+        let summary = format!(
+            "Edited {} ({}, {})",
+            target.path.display(),
+            plural(edit_count, "edit", "edits"),
+            plural(plan.replacements, "replacement", "replacements")
+        );
+        let mut success =
+            Success::text(files::with_diff(summary, &plan.diff, limits.read_max_bytes))
+                .with_data("path", target.path.display().to_string())
+                .with_data("edits", edit_count)
+                .with_data("replacements", plan.replacements);
+        success.diff = Some(plan.diff);
+        success.path = Some(target.path);
+        success.sha256_before = Some(sha_before);
+        success.sha256_after = Some(sha_after);
+        Ok(success)
+    })
+}

@@ -1,0 +1,234 @@
+//! Helpers the file tools share: opening an existing regular file through the race-free layer
+//! with the SPEC's messages, bounded reads, diff labels, and the diff part of an output.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+
+use rustix::fs::Stat;
+
+use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::paths::fsops::{self, EntryKind};
+use crate::paths::Target;
+
+/// An open regular file and the directory it was opened in.
+pub struct OpenedFile {
+    pub parent: OwnedFd,
+    pub name: OsString,
+    pub file: File,
+    pub stat: Stat,
+}
+
+pub fn file_not_found(path: &Path) -> ToolError {
+    ToolError::new(
+        ErrorCode::NotFound,
+        format!("file not found: {}", path.display()),
+    )
+}
+
+pub fn is_a_directory(path: &Path) -> ToolError {
+    ToolError::new(
+        ErrorCode::NotAFile,
+        format!("{} is a directory, not a file", path.display()),
+    )
+}
+
+pub fn not_regular(path: &Path) -> ToolError {
+    ToolError::new(
+        ErrorCode::NotARegularFile,
+        format!(
+            "{} is not a regular file (a FIFO, socket or device); only regular files can be read or changed",
+            path.display()
+        ),
+    )
+}
+
+/// Opens the parent directory of `target` beneath its anchor (`O_PATH`).
+pub fn open_parent(target: &Target, doing: &str) -> Result<(OwnedFd, OsString), ToolError> {
+    let (parent, name) = target.split().ok_or_else(|| is_a_directory(&target.path))?;
+    let fd = fsops::open_dir(&target.anchor, parent, false)
+        .map_err(|e| ToolError::io(&e, doing, &target.path))?;
+    Ok((fd, name.to_owned()))
+}
+
+/// Opens `target` for reading if it exists: `Ok(None)` when it does not; directories, FIFOs,
+/// sockets and devices are errors (and nothing blocks on a FIFO).
+pub fn open_existing(target: &Target, doing: &str) -> Result<Option<OpenedFile>, ToolError> {
+    if target.split().is_none() {
+        return Err(is_a_directory(&target.path));
+    }
+    let (parent, name) = match open_parent(target, doing) {
+        Ok(found) => found,
+        Err(e) if e.code == ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let file = match fsops::open_for_read(std::os::fd::AsFd::as_fd(&parent), &name) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc_codes::ENXIO) => {
+            return Err(not_regular(&target.path))
+        }
+        Err(e) => return Err(ToolError::io(&e, doing, &target.path)),
+    };
+    let stat = fsops::fstat(&file).map_err(|e| ToolError::io(&e, doing, &target.path))?;
+    match EntryKind::of(&stat) {
+        EntryKind::File => Ok(Some(OpenedFile {
+            parent,
+            name,
+            file,
+            stat,
+        })),
+        EntryKind::Directory => Err(is_a_directory(&target.path)),
+        _ => Err(not_regular(&target.path)),
+    }
+}
+
+/// Reads all of `file` if it has at most `max` bytes; `None` if it is larger.
+pub fn read_at_most(
+    file: &mut File,
+    max: u64,
+    doing: &str,
+    path: &Path,
+) -> Result<Option<Vec<u8>>, ToolError> {
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ToolError::io(&e, doing, path))?;
+    Ok((bytes.len() as u64 <= max).then_some(bytes))
+}
+
+/// The label of a file in diff headers: relative to the workspace root when inside it.
+pub fn diff_label(path: &Path, root: &Path) -> String {
+    path.strip_prefix(root)
+        .ok()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// `summary` followed by the diff for the model, cut at `max_bytes` with a note (the full diff
+/// still goes to `ToolResult.diff` for a UI).
+pub fn with_diff(summary: String, diff: &str, max_bytes: u64) -> String {
+    if diff.is_empty() {
+        return summary;
+    }
+    let max = max_bytes as usize;
+    if diff.len() <= max {
+        return format!("{summary}\n\n{diff}");
+    }
+    let mut cut = max;
+    while !diff.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let cut = diff[..cut].rfind('\n').map(|i| i + 1).unwrap_or(cut);
+    let hidden = diff[cut..].lines().count();
+    format!(
+        "{summary}\n\n{}[diff truncated: {hidden} more lines not shown]",
+        &diff[..cut]
+    )
+}
+
+/// Permission bits of a stat.
+pub fn mode_bits(stat: &Stat) -> u32 {
+    stat.st_mode & 0o7777
+}
+
+/// The same file, unchanged? (inode, size and modification times all equal).
+pub fn same_version(a: &Stat, b: &Stat) -> bool {
+    a.st_dev == b.st_dev
+        && a.st_ino == b.st_ino
+        && a.st_size == b.st_size
+        && a.st_mtime == b.st_mtime
+        && a.st_mtime_nsec == b.st_mtime_nsec
+        && a.st_ctime == b.st_ctime
+        && a.st_ctime_nsec == b.st_ctime_nsec
+}
+
+/// A "changed since it was diffed" conflict.
+pub fn changed_since_planned(path: &Path) -> ToolError {
+    ToolError::new(
+        ErrorCode::Conflict,
+        format!(
+            "{} changed while waiting for confirmation; nothing was written. Read the file again and redo the change",
+            path.display()
+        ),
+    )
+}
+
+/// The unified diff from `old` (`None`: the file does not exist yet) to `new`, for the
+/// confirmation prompt and the result. Content that is not UTF-8 text is summarised instead.
+pub fn diff_bytes(old: Option<&[u8]>, new: &[u8], label: &str, timeout_ms: u64) -> String {
+    use crate::text::decode::looks_binary;
+    use crate::text::diff::unified_diff;
+    let timeout = std::time::Duration::from_millis(timeout_ms);
+    fn as_text(b: &[u8]) -> Option<&str> {
+        if looks_binary(&b[..b.len().min(crate::text::decode::BINARY_SNIFF_BYTES)]) {
+            return None;
+        }
+        std::str::from_utf8(b).ok()
+    }
+    match (old.map(as_text), as_text(new)) {
+        (None, Some(new_text)) => unified_diff("", new_text, "/dev/null", label, timeout).text,
+        (Some(Some(old_text)), Some(new_text)) => {
+            unified_diff(old_text, new_text, label, label, timeout).text
+        }
+        _ => format!(
+            "Binary or non-UTF-8 content: {} bytes → {} bytes (no text diff)",
+            old.map_or(0, <[u8]>::len),
+            new.len()
+        ),
+    }
+}
+
+/// What a file was when a change was planned, to check before committing that it is still so.
+pub enum Planned {
+    /// It did not exist.
+    Absent,
+    /// It existed with this stat and (when small enough to keep) these bytes.
+    Present { stat: Stat, bytes: Option<Vec<u8>> },
+}
+
+impl Planned {
+    /// `CONFLICT` unless the file at `parent/name` is still what was planned on.
+    pub fn verify(
+        &self,
+        parent: &OwnedFd,
+        name: &std::ffi::OsStr,
+        path: &Path,
+    ) -> Result<(), ToolError> {
+        use std::os::fd::AsFd;
+        match self {
+            Planned::Absent => match fsops::lstat_at(parent.as_fd(), name) {
+                Ok(None) => Ok(()),
+                Ok(Some(_)) => Err(changed_since_planned(path)),
+                Err(e) => Err(ToolError::io(&e, "check", path)),
+            },
+            Planned::Present { stat, bytes } => {
+                let mut file = match fsops::open_for_read(parent.as_fd(), name) {
+                    Ok(f) => f,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        return Err(changed_since_planned(path))
+                    }
+                    Err(e) => return Err(ToolError::io(&e, "check", path)),
+                };
+                let now = fsops::fstat(&file).map_err(|e| ToolError::io(&e, "check", path))?;
+                let unchanged = match bytes {
+                    Some(expected) => {
+                        now.st_ino == stat.st_ino
+                            && read_at_most(&mut file, expected.len() as u64, "check", path)?
+                                .as_deref()
+                                == Some(expected.as_slice())
+                    }
+                    None => same_version(stat, &now),
+                };
+                if unchanged {
+                    Ok(())
+                } else {
+                    Err(changed_since_planned(path))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! The tools: one file each, holding its schema, its LLM-facing description, its `formatCall`
+//! and the whole story of what it does. This file is only the registry and the shared helpers.
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::call::{BoxFuture, Call, Outcome};
+use crate::error::ToolError;
+
+pub mod append_file;
+pub mod create_directory;
+pub mod cwd;
+pub mod edit_file;
+pub mod files;
+pub mod list_directory;
+pub mod read_file;
+pub mod write_file;
+
+/// Everything the workspace needs to know about a tool.
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub schema: fn() -> Value,
+    /// Changes the file system (absent under `readOnly`; audited).
+    pub mutates: bool,
+    /// May destroy data (an MCP `destructiveHint`).
+    pub destructive: bool,
+    pub format_call: fn(&Value) -> String,
+    pub run: for<'a> fn(&'a Call, Value) -> BoxFuture<'a, Outcome>,
+}
+
+/// Every tool, in the order `definitions()` lists them.
+pub static ALL: &[&ToolSpec] = &[
+    &read_file::SPEC,
+    &write_file::SPEC,
+    &edit_file::SPEC,
+    &append_file::SPEC,
+    &list_directory::SPEC,
+    &create_directory::SPEC,
+    &cwd::GET,
+    &cwd::PUSH,
+    &cwd::POP,
+];
+
+/// The original names of all tools.
+pub fn names() -> Vec<&'static str> {
+    ALL.iter().map(|t| t.name).collect()
+}
+
+/// Parses a call's arguments into the tool's typed struct. Unknown fields, wrong types and
+/// missing fields are `INVALID_ARGUMENTS` naming the field.
+pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
+    if !args.is_object() {
+        return Err(ToolError::invalid(format!(
+            "{tool}: arguments must be a JSON object, got {}",
+            json_kind(&args)
+        )));
+    }
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let field = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        let message = if let Some(rest) = inner.strip_prefix("missing field `") {
+            let name = rest.trim_end_matches('`');
+            let name = if field == "." {
+                name.to_owned()
+            } else {
+                format!("{field}.{name}")
+            };
+            format!("{name}: is required")
+        } else if let Some(rest) = inner.strip_prefix("unknown field `") {
+            let (name, expected) = rest.split_once('`').unwrap_or((rest, ""));
+            let name = if field == "." || field.is_empty() {
+                name.to_owned()
+            } else {
+                field.clone()
+            };
+            let expected = expected
+                .trim_start_matches(", expected ")
+                .replace("one of ", "");
+            format!("{name}: unknown argument; this tool takes {expected}")
+        } else {
+            format!("{field}: {inner}")
+        };
+        ToolError::invalid(format!("{tool}: invalid arguments: {message}"))
+    })
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `formatCall` for tools whose header is just their `path` argument as the model gave it.
+pub fn format_path(args: &Value) -> String {
+    args.get("path")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// The JSON Schema of a tool's arguments, in the shape every tool shares.
+pub fn object_schema(properties: Value, required: &[&str]) -> Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+/// A required check that the schema cannot express for serde: `minimum: 1` integers.
+pub fn at_least_one(tool: &str, field: &str, value: Option<u64>) -> Result<(), ToolError> {
+    match value {
+        Some(0) => Err(ToolError::invalid(format!(
+            "{tool}: invalid arguments: {field}: must be at least 1"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    #[allow(dead_code)]
+    struct Args {
+        path: String,
+        start_line: Option<u64>,
+    }
+
+    #[test]
+    fn argument_errors_name_the_field() {
+        let m = |v: Value| parse_args::<Args>("read_file", v).unwrap_err().message;
+        assert!(
+            m(json!({})).contains("path: is required"),
+            "{}",
+            m(json!({}))
+        );
+        assert!(
+            m(json!({ "path": 1 })).contains("path: invalid type"),
+            "{}",
+            m(json!({ "path": 1 }))
+        );
+        let e = m(json!({ "path": "a", "bogus": 1 }));
+        assert!(
+            e.contains("bogus: unknown argument; this tool takes `path` or `startLine`"),
+            "{e}"
+        );
+        assert!(m(json!({ "path": "a", "startLine": "3" })).contains("startLine: invalid type"));
+        assert!(m(json!([1])).contains("must be a JSON object"));
+    }
+
+    #[test]
+    fn every_schema_has_the_shared_shape() {
+        for tool in ALL {
+            let s = (tool.schema)();
+            assert_eq!(s["type"], "object", "{}", tool.name);
+            assert_eq!(s["additionalProperties"], false, "{}", tool.name);
+            assert!(
+                s["properties"].is_object() && s["required"].is_array(),
+                "{}",
+                tool.name
+            );
+            for (name, prop) in s["properties"].as_object().unwrap() {
+                assert!(
+                    prop["description"].as_str().is_some_and(|d| d.len() > 10),
+                    "{}.{name}",
+                    tool.name
+                );
+            }
+            assert!(tool.description.len() > 40, "{}", tool.name);
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! `write_file`: create or replace a file atomically (temp file in the same directory, fsync,
+//! rename; mode kept), creating parent directories. The diff against the old content is shown
+//! before asking, and the write happens only if the file is still what was diffed.
+
+use std::os::fd::AsFd;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::files::{self, Planned};
+use super::{object_schema, parse_args, ToolSpec};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::error::{ErrorCode, ToolError};
+use crate::hashing::sha256_hex;
+use crate::paths::fsops;
+use crate::paths::sandbox::FinalLink;
+use crate::permissions::Operation;
+
+pub static SPEC: ToolSpec = ToolSpec {
+    name: "write_file",
+    description: "Create a file or replace its whole content, atomically, creating missing parent directories. \
+Use it for new files or complete rewrites; to change part of an existing file prefer edit_file, which sends only the \
+changed text. The previous content of an overwritten file is kept in the recoverable trash. The result shows the diff.",
+    schema,
+    mutates: true,
+    destructive: true,
+    format_call: super::format_path,
+    run,
+};
+
+fn schema() -> Value {
+    object_schema(
+        json!({
+            "path": { "type": "string", "minLength": 1, "description": "The file to write, absolute or relative to the current working directory." },
+            "content": { "type": "string", "description": "The complete new content of the file." },
+        }),
+        &["path", "content"],
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    content: String,
+}
+
+fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
+    Box::pin(async move {
+        let args: Args = parse_args("write_file", args)?;
+        let limits = call.limits().clone();
+        if args.content.len() as u64 > limits.write_max_bytes {
+            return Err(ToolError::new(
+                ErrorCode::TooLarge,
+                format!(
+                    "content is {} bytes, over the write limit of {} bytes (writeMaxBytes); write a smaller file, or write it in parts with append_file",
+                    args.content.len(),
+                    limits.write_max_bytes
+                ),
+            )
+            .into());
+        }
+        let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
+        let _lock = call.lock(&[&target.path]).await;
+        let label = files::diff_label(&target.path, call.ws.sandbox().root());
+        let content = std::sync::Arc::new(args.content);
+        let (planned, diff) = {
+            let (target, content, limits) = (target.clone(), content.clone(), limits.clone());
+            call.blocking(move || {
+                let planned = match files::open_existing(&target, "read")? {
+                    None => Planned::Absent,
+                    Some(mut opened) => {
+                        let bytes = files::read_at_most(&mut opened.file, limits.edit_max_file_bytes, "read", &target.path)?;
+                        Planned::Present { stat: opened.stat, bytes }
+                    }
+                };
+                let diff = match &planned {
+                    Planned::Absent => files::diff_bytes(None, content.as_bytes(), &label, limits.diff_timeout_ms),
+                    Planned::Present { bytes: Some(old), .. } => {
+                        files::diff_bytes(Some(old), content.as_bytes(), &label, limits.diff_timeout_ms)
+                    }
+                    Planned::Present { stat, bytes: None } => format!(
+                        "Previous content ({} bytes) is too large to diff; it is replaced by {} bytes",
+                        stat.st_size,
+                        content.len()
+                    ),
+                };
+                Ok((planned, diff))
+            })
+            .await?
+        };
+        call.authorize(Authorization {
+            needs: vec![(Operation::Write, target.inside_root)],
+            always_ask: false,
+            label: "Write file?",
+            path: &target.path,
+            detail: target.path.display().to_string(),
+            diff: Some(diff.clone()),
+            recursive: None,
+            permanent: None,
+            denial: "The user denied this write.",
+        })
+        .await?;
+        let created = matches!(planned, Planned::Absent);
+        let sha_before = match &planned {
+            Planned::Present { bytes: Some(b), .. } => Some(sha256_hex(b)),
+            _ => None,
+        };
+        let committed_target = target.clone();
+        let new_content = content.clone();
+        call.blocking(move || commit(&committed_target, &planned, new_content.as_bytes()))
+            .await?;
+        let verb = if created { "Created" } else { "Wrote" };
+        let summary = format!("{verb} {} ({} bytes)", target.path.display(), content.len());
+        let mut success = Success::text(files::with_diff(summary, &diff, limits.read_max_bytes))
+            .with_data("path", target.path.display().to_string())
+            .with_data("bytes", content.len())
+            .with_data("created", created);
+        success.diff = Some(diff);
+        success.path = Some(target.path);
+        success.sha256_before = sha_before;
+        success.sha256_after = Some(sha256_hex(content.as_bytes()));
+        Ok(success)
+    })
+}
+
+/// Creates the parents, checks the file is still what was planned on, and replaces it.
+fn commit(
+    target: &crate::paths::Target,
+    planned: &Planned,
+    content: &[u8],
+) -> Result<(), ToolError> {
+    let (parent_path, name) = target
+        .split()
+        .ok_or_else(|| files::is_a_directory(&target.path))?;
+    let (parent, _) = fsops::ensure_dir(&target.anchor, parent_path)
+        .map_err(|e| ToolError::io(&e, "create the parent directory of", &target.path))?;
+    planned.verify(&parent, name, &target.path)?;
+    let mode = match planned {
+        Planned::Present { stat, .. } => Some(files::mode_bits(stat)),
+        Planned::Absent => None,
+    };
+    fsops::write_atomic(parent.as_fd(), name, content, mode)
+        .map_err(|e| ToolError::io(&e, "write", &target.path))
+}
