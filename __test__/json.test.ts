@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest'
+import { JsonValueError, toJson } from '../ts/internal/json.js'
+
+describe('toJson', () => {
+  it('serialises plain JSON like JSON.stringify', () => {
+    const value = { a: 1, b: [true, null, 'x', { c: 2.5 }], d: undefined }
+    expect(toJson(value)).toBe(JSON.stringify(value))
+    expect(toJson(undefined)).toBe('null')
+  })
+
+  it('honours toJSON (dates become strings)', () => {
+    expect(toJson({ when: new Date(0) })).toBe('{"when":"1970-01-01T00:00:00.000Z"}')
+  })
+
+  it('names the path of a BigInt, a function and a symbol', () => {
+    expect(() => toJson({ limits: { readMaxBytes: 1n } })).toThrow('limits.readMaxBytes: must be a JSON value, got a bigint')
+    expect(() => toJson({ edits: [{ oldString: 'a' }, { newString: () => 1 }] })).toThrow(
+      'edits[1].newString: must be a JSON value, got a function',
+    )
+    expect(() => toJson({ s: Symbol('x') })).toThrow('s: must be a JSON value, got a symbol')
+    expect(() => toJson(1n)).toThrow(JsonValueError)
+  })
+
+  it('rejects non-finite numbers instead of turning them into null', () => {
+    expect(() => toJson({ startLine: Number.NaN })).toThrow('startLine: must be a finite number, got NaN')
+    expect(() => toJson([Infinity])).toThrow('[0]: must be a finite number, got Infinity')
+  })
+
+  it('names the path of a cycle but accepts shared (acyclic) references', () => {
+    const shared = { x: 1 }
+    expect(toJson({ a: shared, b: shared })).toBe('{"a":{"x":1},"b":{"x":1}}')
+    const cyclic: Record<string, unknown> = { a: { b: {} } }
+    ;(cyclic.a as { b: Record<string, unknown> }).b.back = cyclic
+    expect(() => toJson(cyclic)).toThrow('a.b.back: must not contain a cycle')
+  })
+})

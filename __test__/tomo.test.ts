@@ -1,0 +1,159 @@
+/** `agent-fs-tools/tomo`: Tomo-shaped tools driven by a context stub of exactly Tomo's shape. */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { createTomoTools } from 'agent-fs-tools/tomo'
+import type { TomoTool } from '../examples/tomo/tomo-types.js'
+import { tempWorkspace } from './helpers/temp.js'
+import { TOMO_DEFAULT_PERMISSIONS, tomoContext } from './helpers/tomo-context.js'
+
+function tomoTools(options: Parameters<typeof tempWorkspace>[0] = {}) {
+  const made = tempWorkspace(options)
+  // Assignable to Tomo's own Tool type: this line is the compile-time check.
+  const tools: TomoTool[] = createTomoTools(made.ws)
+  const byName = (name: string): TomoTool => {
+    const found = tools.find((t) => t.name === name)
+    if (!found) throw new Error(`no tool ${name}`)
+    return found
+  }
+  return { ...made, tools, byName }
+}
+
+describe('createTomoTools shape', () => {
+  it('has one Tomo tool per definition', () => {
+    const { ws, tools } = tomoTools()
+    const defs = ws.definitions()
+    expect(tools.map((t) => t.name)).toEqual(defs.map((d) => d.name))
+    for (const [i, tool] of tools.entries()) {
+      expect(tool.description).toBe(defs[i]!.description)
+      expect(tool.parameters).toEqual(defs[i]!.inputSchema)
+      expect(typeof tool.argsSchema.safeParse).toBe('function')
+      expect(typeof tool.formatCall).toBe('function')
+      expect(typeof tool.execute).toBe('function')
+      expect(tool.displayName).toMatch(/^[A-Z]/)
+    }
+  })
+
+  it('uses the host names and display names', () => {
+    const { tools, byName } = tomoTools({ tools: { read_file: { name: 'view_file' } } })
+    expect(tools.some((t) => t.name === 'read_file')).toBe(false)
+    expect(byName('view_file').displayName).toBe('View File')
+    expect(byName('write_file').displayName).toBe('Write File')
+  })
+
+  it('argsSchema validates like the tool', () => {
+    const { byName } = tomoTools()
+    expect(byName('write_file').argsSchema.safeParse({ path: 'a', content: 'x' }).success).toBe(true)
+    expect(byName('write_file').argsSchema.safeParse({ path: 'a' }).success).toBe(false)
+  })
+
+  it('formatCall is the workspace header', () => {
+    const { byName } = tomoTools()
+    expect(byName('read_file').formatCall({ path: 'src/a.ts' })).toBe('src/a.ts')
+    expect(byName('edit_file').formatCall({ path: 'a.ts', edits: [{}, {}, {}] })).toBe('a.ts (3 edits)')
+  })
+})
+
+describe('execute', () => {
+  it('write: asks Tomo confirm(label, { label, detail, diff }) with hunks only and returns a diff result', async () => {
+    const { byName, root } = tomoTools()
+    const { context, confirm } = tomoContext()
+    const result = await byName('write_file').execute({ path: 'a.txt', content: 'one\ntwo\n' }, context)
+    const abs = join(root, 'a.txt')
+    expect(confirm).toHaveBeenCalledOnce()
+    const [message, options] = confirm.mock.calls[0]!
+    expect(message).toBe('Write file?')
+    expect(options).toEqual({ label: 'Write file?', detail: abs, diff: expect.stringMatching(/^@@ /) })
+    expect(options!.diff).not.toMatch(/^(---|\+\+\+) /m)
+    expect(result.status).toBe('ok')
+    expect(result.format).toBe('diff')
+    expect(result.output).toMatch(/^@@ /)
+    expect(result.output).toContain('+one\n+two')
+    expect(result.output).not.toMatch(/^(---|\+\+\+) /m)
+    expect(readFileSync(abs, 'utf8')).toBe('one\ntwo\n')
+  })
+
+  it('edit and append give diff results too', async () => {
+    const { byName, root } = tomoTools()
+    writeFileSync(join(root, 'a.txt'), 'one\ntwo\n')
+    const { context } = tomoContext()
+    const edit = await byName('edit_file').execute({ path: 'a.txt', edits: [{ oldString: 'two', newString: 'TWO' }] }, context)
+    expect(edit).toMatchObject({ status: 'ok', format: 'diff' })
+    expect(edit.output).toBe('@@ -1,2 +1,2 @@\n one\n-two\n+TWO')
+    const append = await byName('append_file').execute({ path: 'a.txt', content: 'three\n' }, context)
+    expect(append).toMatchObject({ status: 'ok', format: 'diff' })
+    expect(append.output).toMatch(/^@@ .*\n(.*\n)*\+three$/)
+  })
+
+  it('a "no" from Tomo is a plain denied result and nothing is written', async () => {
+    const { byName, root } = tomoTools()
+    const { context } = tomoContext({}, false)
+    const result = await byName('write_file').execute({ path: 'a.txt', content: 'x' }, context)
+    expect(result).toEqual({ status: 'denied', format: 'plain', output: expect.stringContaining('The user denied this write.') })
+    expect(existsSync(join(root, 'a.txt'))).toBe(false)
+  })
+
+  it('a throwing Tomo confirm is a denial', async () => {
+    const { byName } = tomoTools()
+    const { context } = tomoContext({
+      confirm: async () => {
+        throw new Error('ui gone')
+      },
+    })
+    const result = await byName('write_file').execute({ path: 'a.txt', content: 'x' }, context)
+    expect(result.status).toBe('denied')
+  })
+
+  it('permissions come from the Tomo context of each call', async () => {
+    const { byName } = tomoTools()
+    const granted = tomoContext({ permissions: { ...TOMO_DEFAULT_PERMISSIONS, cwdWriteFile: true } }, false)
+    const ok = await byName('write_file').execute({ path: 'a.txt', content: 'x' }, granted.context)
+    expect(ok.status).toBe('ok')
+    expect(granted.confirm).not.toHaveBeenCalled()
+    const noRead = tomoContext({ permissions: { ...TOMO_DEFAULT_PERMISSIONS, cwdReadFile: false } }, false)
+    const denied = await byName('read_file').execute({ path: 'a.txt' }, noRead.context)
+    expect(denied.status).toBe('denied')
+    expect(noRead.confirm).toHaveBeenCalledWith('Read file?', expect.objectContaining({ label: 'Read file?' }))
+  })
+
+  it('a relabelling sub-agent confirm still decides', async () => {
+    const { byName } = tomoTools()
+    const { context: parent, confirm } = tomoContext()
+    const child = { ...parent, confirm: (message: string, options?: { label?: string; detail?: string; diff?: string }) => parent.confirm(`[sub-agent] ${message}`, options) }
+    const result = await byName('write_file').execute({ path: 'a.txt', content: 'x' }, child)
+    expect(result.status).toBe('ok')
+    expect(confirm).toHaveBeenCalledWith('[sub-agent] Write file?', expect.objectContaining({ label: 'Write file?' }))
+  })
+
+  it('an aborted Tomo signal gives a plain error and changes nothing', async () => {
+    const { byName, root } = tomoTools()
+    const controller = new AbortController()
+    controller.abort()
+    const { context } = tomoContext({ signal: controller.signal })
+    const result = await byName('write_file').execute({ path: 'a.txt', content: 'x' }, context)
+    expect(result).toMatchObject({ status: 'error', format: 'plain' })
+    expect(existsSync(join(root, 'a.txt'))).toBe(false)
+  })
+
+  it('read and other tools give the SPEC output as plain text', async () => {
+    const { byName, root } = tomoTools()
+    writeFileSync(join(root, 'a.txt'), 'hello\n')
+    const { context, confirm } = tomoContext()
+    const read = await byName('read_file').execute({ path: 'a.txt' }, context)
+    expect(read).toEqual({ status: 'ok', format: 'plain', output: expect.stringContaining('   1 | hello') })
+    expect(confirm).not.toHaveBeenCalled()
+    const cwd = await byName('cwd_get').execute({}, context)
+    expect(cwd).toEqual({ status: 'ok', format: 'plain', output: expect.stringContaining(`CWD: ${root}`) })
+    const missing = await byName('read_file').execute({ path: 'nope.txt' }, context)
+    expect(missing).toEqual({ status: 'error', format: 'plain', output: expect.stringContaining('file not found') })
+  })
+
+  it('invalid arguments are a plain error result, not a throw', async () => {
+    const { byName } = tomoTools()
+    const { context } = tomoContext()
+    await expect(byName('write_file').execute({ path: 'a.txt' }, context)).resolves.toMatchObject({
+      status: 'error',
+      format: 'plain',
+    })
+  })
+})

@@ -1,0 +1,80 @@
+/**
+ * `agent-fs-tools/ai-sdk`: the workspace's tools as Vercel AI SDK 6 tools (`ai` is an optional
+ * peer dependency needed only by this entry).
+ *
+ * @packageDocumentation
+ */
+import { jsonSchema, tool, type JSONSchema7, type Tool } from 'ai'
+import type { ConfirmHandler, Permissions, ToolResult } from './types.js'
+import type { Workspace } from './workspace.js'
+
+/** Options of {@link createAiSdkTools}. */
+export interface AiSdkToolsOptions {
+  /** Confirmation handler for these tools' calls; defaults to the workspace's `confirm`. */
+  confirm?: ConfirmHandler
+  /** Permissions for these tools' calls, merged over the workspace's. */
+  permissions?: Permissions
+}
+
+/** The options the AI SDK passes to a tool's `execute` (its `ToolExecutionOptions`). */
+export type AiSdkExecuteOptions = Parameters<NonNullable<Tool<Record<string, unknown>, ToolResult>['execute']>>[1]
+
+/**
+ * An AI SDK tool of this package: input is the model's arguments, output the {@link ToolResult}.
+ * `execute` is always present and returns a promise, so a host may also call it directly.
+ */
+export type AiSdkTool = {
+  execute: (input: Record<string, unknown>, options: AiSdkExecuteOptions) => Promise<ToolResult>
+} & Tool<Record<string, unknown>, ToolResult>
+
+/** What `toModelOutput` gives the AI SDK (its `ToolResultOutput`, which `ai` does not re-export). */
+export type AiSdkModelOutput = Awaited<ReturnType<NonNullable<AiSdkTool['toModelOutput']>>>
+
+/** The tools of a workspace, keyed by the names the model sees; pass it as `tools` to `generateText`/`streamText`. */
+export type AiSdkTools = Record<string, AiSdkTool>
+
+/**
+ * What the model sees of a result: the output text; failures as error text and denials as an
+ * execution denial, so the model knows nothing changed.
+ */
+export function toModelOutput(result: ToolResult): AiSdkModelOutput {
+  switch (result.status) {
+    case 'ok':
+      return { type: 'text', value: result.output }
+    case 'denied':
+      return { type: 'execution-denied', reason: result.output }
+    default:
+      return { type: 'error-text', value: result.output }
+  }
+}
+
+/**
+ * Returns `{ [toolName]: tool(...) }` for every enabled tool of `ws`. Each `execute` runs the call
+ * through the workspace with the AI SDK's `abortSignal` wired to the call, and resolves to the
+ * {@link ToolResult} (its `diff` and `data` stay available to a UI).
+ *
+ * @example
+ * ```ts
+ * const result = await generateText({ model, tools: createAiSdkTools(ws, { confirm }), prompt })
+ * ```
+ */
+export function createAiSdkTools(ws: Workspace, options: AiSdkToolsOptions = {}): AiSdkTools {
+  const tools: AiSdkTools = {}
+  for (const definition of ws.definitions()) {
+    const name = definition.name
+    const execute = (input: Record<string, unknown>, { abortSignal }: AiSdkExecuteOptions): Promise<ToolResult> =>
+      ws.call(name, input, {
+        ...(options.confirm !== undefined && { confirm: options.confirm }),
+        ...(options.permissions !== undefined && { permissions: options.permissions }),
+        ...(abortSignal !== undefined && { signal: abortSignal }),
+      })
+    const made = tool<Record<string, unknown>, ToolResult>({
+      description: definition.description,
+      inputSchema: jsonSchema<Record<string, unknown>>(definition.inputSchema as JSONSchema7),
+      execute,
+      toModelOutput: ({ output }) => toModelOutput(output),
+    })
+    tools[name] = { ...made, execute }
+  }
+  return tools
+}

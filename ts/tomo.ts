@@ -1,0 +1,128 @@
+/**
+ * `agent-fs-tools/tomo`: the workspace's tools in the shape of Tomo's `Tool` (an Ink/React terminal
+ * agent), so registering them is a one-liner. Needs zod 4 (optional peer) for `argsSchema`.
+ *
+ * Permissions, the abort signal and confirmations come from each call's Tomo context, so
+ * sub-agents that relabel prompts or narrow permissions keep working.
+ *
+ * @packageDocumentation
+ */
+import type { z } from 'zod'
+import { hunksOnly } from './internal/hunks.js'
+import type { ConfirmHandler, Permissions, ToolResult } from './types.js'
+import type { Workspace } from './workspace.js'
+import { zodSchemaOf } from './zod.js'
+
+/** Options of Tomo's `ctx.confirm` (what its approval prompt shows). */
+export interface TomoConfirmOptions {
+  /** Short label of the action, e.g. `Write file?`. */
+  label?: string
+  /** Detail line, e.g. the absolute path. */
+  detail?: string
+  /** Hunks-only unified diff shown above the prompt. */
+  diff?: string
+}
+
+/**
+ * The part of Tomo's tool context these tools use. Tomo's own `ToolContext` (which has more
+ * fields) is assignable to it.
+ */
+export interface TomoToolContext {
+  /** Tomo's resolved file permissions (same keys as {@link Permissions}). */
+  permissions?: Permissions
+  /** Tomo's approval prompt. */
+  confirm?: (message: string, options?: TomoConfirmOptions) => boolean | Promise<boolean>
+  /** Abort signal of the conversation turn. */
+  signal?: AbortSignal
+}
+
+/** A Tomo tool result: `format: 'diff'` output is rendered by Tomo's DiffView. */
+export interface TomoToolResult {
+  /** Text for the model (and the UI). */
+  output: string
+  /** Outcome. */
+  status: 'ok' | 'error' | 'denied'
+  /** How Tomo renders `output`. */
+  format: 'plain' | 'diff'
+}
+
+/** A tool structurally assignable to Tomo's `Tool`. */
+export interface TomoTool {
+  /** Tool name as sent to the model (the host's rename, if any). */
+  name: string
+  /** Human-readable name for the UI, e.g. `Read File`. */
+  displayName: string
+  /** Description for the model. */
+  description: string
+  /** JSON Schema of the arguments (sent to the model). */
+  parameters: Record<string, unknown>
+  /** zod 4 schema of the arguments, built with `z.fromJSONSchema`. */
+  argsSchema: z.ZodType
+  /** Short summary shown next to the tool name, e.g. the path. */
+  formatCall: (args: Record<string, unknown>) => string
+  /** Runs the tool through the workspace. Never rejects for tool-level failures. */
+  execute: (args: unknown, context: TomoToolContext) => Promise<TomoToolResult>
+}
+
+/** `read_file` → `Read File`. */
+export function displayNameOf(toolName: string): string {
+  return toolName
+    .split(/[_\-\s]+/)
+    .filter((word) => word !== '')
+    .map((word) => word[0]!.toUpperCase() + word.slice(1))
+    .join(' ')
+}
+
+/** Bridges a workspace confirm request to Tomo's `confirm(message, { label, detail, diff })`. */
+function tomoConfirm(confirm: NonNullable<TomoToolContext['confirm']>): ConfirmHandler {
+  return (request) => {
+    const options: TomoConfirmOptions = { label: request.label, detail: request.detail }
+    const diff = request.diff === undefined ? undefined : hunksOnly(request.diff)
+    if (diff !== undefined) options.diff = diff
+    return confirm(request.label, options)
+  }
+}
+
+/**
+ * Maps a workspace result to Tomo's: a successful change that carries a diff (write, edit, append)
+ * becomes `format: 'diff'` with the hunks only; everything else is `plain` with the SPEC output.
+ */
+export function toTomoResult(result: ToolResult): TomoToolResult {
+  if (result.status === 'ok' && typeof result.diff === 'string') {
+    const hunks = hunksOnly(result.diff)
+    if (hunks !== undefined) return { output: hunks, status: 'ok', format: 'diff' }
+  }
+  return { output: result.output, status: result.status, format: 'plain' }
+}
+
+/**
+ * Returns the workspace's enabled tools as Tomo tools.
+ *
+ * @example
+ * ```ts
+ * // app.tsx
+ * const ws = new Workspace({ root: process.cwd(), permissions: config.permissions })
+ * for (const tool of createTomoTools(ws)) registerTool(tool)
+ * ```
+ */
+export function createTomoTools(ws: Workspace): TomoTool[] {
+  return ws.definitions().map((definition): TomoTool => {
+    const name = definition.name
+    return {
+      name,
+      displayName: displayNameOf(name),
+      description: definition.description,
+      parameters: definition.inputSchema,
+      argsSchema: zodSchemaOf(definition),
+      formatCall: (args) => ws.formatCall(name, args),
+      async execute(args, context) {
+        const result = await ws.call(name, args, {
+          ...(context.permissions !== undefined && { permissions: context.permissions }),
+          ...(context.signal !== undefined && { signal: context.signal }),
+          ...(typeof context.confirm === 'function' && { confirm: tomoConfirm(context.confirm.bind(context)) }),
+        })
+        return toTomoResult(result)
+      },
+    }
+  })
+}

@@ -1,0 +1,301 @@
+/**
+ * Public types of the `agent-fs-tools` JS surface (SPEC §2, §4, §6, §7, §8).
+ *
+ * Apart from {@link ERROR_CODES}, this module holds declarations only.
+ */
+
+/** The canonical (default) name of every tool. A host may rename tools with {@link WorkspaceOptions.tools}. */
+export type ToolName =
+  | 'read_file'
+  | 'write_file'
+  | 'append_file'
+  | 'edit_file'
+  | 'list_directory'
+  | 'create_directory'
+  | 'delete_file'
+  | 'remove_dir'
+  | 'move_file'
+  | 'restore_file'
+  | 'trash_list'
+  | 'cwd_get'
+  | 'cwd_push'
+  | 'cwd_pop'
+  | 'glob'
+  | 'grep'
+
+/**
+ * Which operations run without asking the confirm handler (SPEC §4). The keys are Tomo's.
+ *
+ * `cwd*` keys apply to canonical paths inside the workspace `root`; `global*` keys to every other
+ * path. A partial object merges with the defaults: only `cwdReadFile` defaults to `true`.
+ * Irreversible actions (`remove_dir` with `recursive: true`, any `permanent: true` delete) always ask.
+ */
+export interface Permissions {
+  /** Read files and list directories inside `root` without asking. Default `true`. */
+  cwdReadFile?: boolean
+  /** Read files and list directories outside `root` without asking. Default `false`. */
+  globalReadFile?: boolean
+  /** Write, append, edit, create directories, move destinations and restore targets inside `root`. Default `false`. */
+  cwdWriteFile?: boolean
+  /** The same as {@link Permissions.cwdWriteFile}, outside `root`. Default `false`. */
+  globalWriteFile?: boolean
+  /** Delete files (into the trash) and move sources inside `root`. Default `false`. */
+  cwdRemoveFile?: boolean
+  /** The same as {@link Permissions.cwdRemoveFile}, outside `root`. Default `false`. */
+  globalRemoveFile?: boolean
+  /** Remove empty directories inside `root`. Default `false`. */
+  cwdRemoveDir?: boolean
+  /** Remove empty directories outside `root`. Default `false`. */
+  globalRemoveDir?: boolean
+}
+
+/** Size and time bounds of the tools (SPEC §6). Every field is optional in {@link WorkspaceOptions.limits}. */
+export interface Limits {
+  /** Most bytes `read_file` returns without a range. Default 65536. */
+  readMaxBytes: number
+  /** Most lines `read_file` returns without a range. Default 500. */
+  readMaxLines: number
+  /** Largest `content` `write_file` accepts, in bytes. Default 1 MiB. */
+  writeMaxBytes: number
+  /** Largest size a file may reach through `append_file`, in bytes. Default 10 MiB. */
+  appendMaxTotalBytes: number
+  /** Largest file `edit_file` edits, in bytes. Default 10 MiB. */
+  editMaxFileBytes: number
+  /** Most entries `list_directory` returns. Default 500. */
+  listMaxEntries: number
+  /** Most frames on the cwd stack. Default 100. */
+  cwdMaxDepth: number
+  /** Time budget of one diff before a coarser diff is used, in milliseconds. Default 1000. */
+  diffTimeoutMs: number
+}
+
+/** How one tool is exposed to the model. */
+export interface ToolConfig {
+  /** `false` removes the tool from {@link Workspace.definitions} and refuses its calls (`TOOL_DISABLED`). */
+  enabled?: boolean
+  /** The name the model sees and calls, e.g. `remove_file` for `delete_file`. */
+  name?: string
+}
+
+/** Where trashed files go and who is recorded as trashing them (SPEC §7). */
+export interface TrashOptions {
+  /** Data directory; archives live in `<dataDir>/trash/<sha256(root)>/`. Default `~/.agent-fs-tools` (env `AGENT_FS_TOOLS_DATA_DIR`). */
+  dataDir?: string
+  /** Session identifier recorded in archives and the audit log. */
+  sessionId?: string
+  /** Run identifier recorded in archives and the audit log. */
+  runId?: string
+  /** Agent name recorded in archives and the audit log. */
+  agentName?: string
+  /** gzip level of the archives, 0–9. */
+  compressionLevel?: number
+  /** Keep the old bytes of a file overwritten by `write_file` in the trash. Default `true`. */
+  keepOverwrites?: boolean
+}
+
+/** Options of `new Workspace(options)` (SPEC §2). Invalid options throw a `TypeError` naming the option. */
+export interface WorkspaceOptions {
+  /** Workspace root (canonicalised). The initial cwd and the scope of the `cwd*` permissions. Required. */
+  root: string
+  /** When set, a deny-by-default sandbox: only these trees (canonicalised) are reachable. */
+  allowedPaths?: string[]
+  /** Remove the write tools from the definitions and refuse them with `READ_ONLY`. Default `false`. */
+  readOnly?: boolean
+  /** What runs without asking; merged over the defaults. */
+  permissions?: Permissions
+  /** Disable or rename tools, keyed by canonical tool name. An unknown key is a `TypeError`. */
+  tools?: Partial<Record<ToolName, ToolConfig>>
+  /** Overrides of the default limits. */
+  limits?: Partial<Limits>
+  /** Trash location and attribution. */
+  trash?: TrashOptions
+  /** Append a JSONL audit record for every mutating call. Default `true`. */
+  audit?: boolean
+  /** Default confirmation handler; a call's {@link CallContext.confirm} overrides it. Without one, actions that need confirmation are denied. */
+  confirm?: ConfirmHandler
+  /** How long to wait for a confirmation before denying, in milliseconds. `0` (default) waits forever. */
+  confirmTimeoutMs?: number
+}
+
+/** A JSON Schema fragment (draft 2020-12 subset accepted by zod's `z.fromJSONSchema`). */
+export type JsonSchema = { [keyword: string]: unknown }
+
+/** The input schema of a tool: always a closed object schema. */
+export interface ToolInputSchema {
+  type: 'object'
+  /** One schema per argument, each with an LLM-oriented `description`. */
+  properties: { [argument: string]: JsonSchema }
+  /** Required argument names. */
+  required: string[]
+  additionalProperties: false
+  /** Further JSON Schema keywords, if any. */
+  [keyword: string]: unknown
+}
+
+/** What a host registers with its model for one tool. */
+export interface ToolDefinition {
+  /** The name the model calls (the host's rename, if any). */
+  name: string
+  /** A description written for an LLM. */
+  description: string
+  /** JSON Schema of the arguments. */
+  inputSchema: ToolInputSchema
+  /** Hints for hosts (e.g. MCP `readOnlyHint` / `destructiveHint`). */
+  annotations: {
+    /** The tool never changes the filesystem. */
+    readOnly: boolean
+    /** The tool can remove or overwrite data. */
+    destructive: boolean
+  }
+}
+
+/** Error codes of {@link ToolResult.code} (SPEC §8). */
+export type ErrorCode =
+  | 'INVALID_ARGUMENTS'
+  | 'NOT_FOUND'
+  | 'NOT_A_FILE'
+  | 'NOT_A_DIRECTORY'
+  | 'NOT_A_REGULAR_FILE'
+  | 'NOT_EMPTY'
+  | 'ALREADY_EXISTS'
+  | 'PATH_NOT_ALLOWED'
+  | 'READ_ONLY'
+  | 'TOOL_DISABLED'
+  | 'UNKNOWN_TOOL'
+  | 'TOO_LARGE'
+  | 'NO_MATCH'
+  | 'MULTIPLE_MATCHES'
+  | 'IDENTICAL_STRINGS'
+  | 'BINARY_FILE'
+  | 'ENCODING'
+  | 'CONFLICT'
+  | 'DANGEROUS_PATH'
+  | 'STACK_OVERFLOW'
+  | 'TRASH_CORRUPT'
+  | 'ABORTED'
+  | 'OS_PERMISSION'
+  | 'IO_ERROR'
+
+/** Every error code, in SPEC §8 order. */
+export const ERROR_CODES: readonly ErrorCode[] = Object.freeze([
+  'INVALID_ARGUMENTS',
+  'NOT_FOUND',
+  'NOT_A_FILE',
+  'NOT_A_DIRECTORY',
+  'NOT_A_REGULAR_FILE',
+  'NOT_EMPTY',
+  'ALREADY_EXISTS',
+  'PATH_NOT_ALLOWED',
+  'READ_ONLY',
+  'TOOL_DISABLED',
+  'UNKNOWN_TOOL',
+  'TOO_LARGE',
+  'NO_MATCH',
+  'MULTIPLE_MATCHES',
+  'IDENTICAL_STRINGS',
+  'BINARY_FILE',
+  'ENCODING',
+  'CONFLICT',
+  'DANGEROUS_PATH',
+  'STACK_OVERFLOW',
+  'TRASH_CORRUPT',
+  'ABORTED',
+  'OS_PERMISSION',
+  'IO_ERROR',
+] as const)
+
+/** Outcome of a tool call. `ws.call` resolves to one for every tool-level failure instead of rejecting. */
+export interface ToolResult {
+  /** `ok`: done; `denied`: the user (or the missing handler) said no, nothing changed; `error`: see `code`. */
+  status: 'ok' | 'denied' | 'error'
+  /** Text for the model. For write/edit/append it contains the unified diff of the change. */
+  output: string
+  /** Set when `status` is `error`. */
+  code?: ErrorCode
+  /** The unified diff alone (write/edit/append), for a UI. */
+  diff?: string
+  /** Structured details, e.g. `trashedTo` for a delete. */
+  data?: Record<string, unknown>
+}
+
+/** What a confirm handler is asked (SPEC §4). */
+export interface ConfirmRequest {
+  /** The tool's name as the model called it. */
+  tool: string
+  /** A short question, e.g. `Write file?`. */
+  label: string
+  /** The absolute path acted on. */
+  path: string
+  /** The absolute path, plus ` (recursive)`, ` (permanent)` or ` → <destination>` where that applies. */
+  detail: string
+  /** The unified diff of the pending write/edit/append. */
+  diff?: string
+  /** Set for a recursive directory removal. */
+  recursive?: boolean
+  /** Set for a permanent (not trashed) removal. */
+  permanent?: boolean
+}
+
+/**
+ * Asks the user whether an action may proceed. Only `true` (or a promise of `true`) approves; a
+ * throw, a rejection, any other value or a timeout counts as "no".
+ */
+export type ConfirmHandler = (request: ConfirmRequest) => boolean | Promise<boolean>
+
+/** Per-call overrides for {@link Workspace.call}. */
+export interface CallContext {
+  /** Confirmation handler for this call, instead of the workspace's. */
+  confirm?: ConfirmHandler
+  /** Permissions for this call, merged over the workspace's. */
+  permissions?: Permissions
+  /** Aborting before the change is committed gives `ABORTED` with nothing changed. */
+  signal?: AbortSignal
+}
+
+/** The workspace's working directory (top of its cwd stack). */
+export interface CwdInfo {
+  /** Absolute current directory. */
+  cwd: string
+  /** Nearest ancestor holding `.git`, or the directory itself. */
+  projectRoot: string
+  /** Number of pushed frames. */
+  depth: number
+}
+
+/** One archive in this workspace's trash (SPEC §7). */
+export interface TrashEntry {
+  /** Absolute path of the `.tar.gz` archive; pass it to `restore_file` as `trashedPath`. */
+  archivePath: string
+  /** Absolute path the entry was trashed from. */
+  originalPath: string
+  /** Path relative to the workspace root (or `absolute/…` for paths outside it). */
+  relativePath: string
+  /** What was trashed. */
+  kind: 'file' | 'directory' | 'symlink'
+  /** Size in bytes of the content (a tree's total for a directory). */
+  size: number
+  /** When it was trashed (UTC timestamp). */
+  trashedAt: string
+  /** Session that trashed it. */
+  sessionId: string
+  /** Run that trashed it. */
+  runId: string
+  /** Agent that trashed it. */
+  agentName: string
+  /** Number of files in a trashed directory. */
+  fileCount?: number
+}
+
+/** Options of {@link Workspace.trashClear}. */
+export interface TrashClearOptions {
+  /** Only clear archives older than this many milliseconds. Omitted: clear all. */
+  olderThanMs?: number
+}
+
+/** Result of {@link Workspace.trashClear}. */
+export interface TrashClearResult {
+  /** Number of archives removed. */
+  cleared: number
+  /** Bytes freed. */
+  bytesFreed: number
+}

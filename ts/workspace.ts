@@ -1,0 +1,188 @@
+/**
+ * `Workspace`: the host-facing class (SPEC §2), a thin layer over the native core. It validates
+ * what only JS can see (functions, BigInts, cycles), keeps the confirm handlers on the JS side, and
+ * turns every tool-level failure into a {@link ToolResult}.
+ */
+import { toNativeConfirm } from './internal/confirm.js'
+import { callIdSequence } from './internal/ids.js'
+import { JsonValueError, toJson } from './internal/json.js'
+import { NativeWorkspace, type NativeWorkspaceContract } from './native.js'
+import type {
+  CallContext,
+  ConfirmHandler,
+  CwdInfo,
+  ToolDefinition,
+  ToolResult,
+  TrashClearOptions,
+  TrashClearResult,
+  TrashEntry,
+  WorkspaceOptions,
+} from './types.js'
+
+const nextCallId = callIdSequence()
+
+function isPlainObjectLike(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** The native constructor reports a bad option as an `Error` with `code === 'InvalidArg'`. */
+function isInvalidArg(error: unknown): error is Error {
+  return error instanceof Error && (error as { code?: unknown }).code === 'InvalidArg'
+}
+
+function invalidArguments(tool: string, error: JsonValueError): ToolResult {
+  return {
+    status: 'error',
+    code: 'INVALID_ARGUMENTS',
+    output:
+      `Invalid arguments for ${tool}: ${error.message}. ` +
+      'Pass only plain JSON values (strings, numbers, booleans, null, arrays and objects).',
+  }
+}
+
+/**
+ * A filesystem toolset bound to one workspace root: tool definitions for a model, and the calls
+ * that run them (sandbox, permissions, confirmations, trash and audit live in the native core).
+ *
+ * @example
+ * ```ts
+ * const ws = new Workspace({ root: process.cwd(), confirm: async (req) => askUser(req.label, req.detail) })
+ * const tools = ws.definitions()
+ * const result = await ws.call('read_file', { path: 'README.md' })
+ * ```
+ */
+export class Workspace {
+  readonly #native: NativeWorkspaceContract
+  readonly #confirm: ConfirmHandler | undefined
+  #definitions: ToolDefinition[] | undefined
+
+  /**
+   * Creates a workspace. Throws a `TypeError` naming the option for invalid options (a missing
+   * `root`, a wrong type, an unknown tool name in `tools`, …).
+   */
+  constructor(options: WorkspaceOptions) {
+    if (!isPlainObjectLike(options)) {
+      throw new TypeError('options: must be an object with at least `root`')
+    }
+    const { confirm, ...rest } = options
+    if (confirm !== undefined && typeof confirm !== 'function') {
+      throw new TypeError('confirm: must be a function')
+    }
+    let optionsJson: string
+    try {
+      optionsJson = toJson(rest)
+    } catch (error) {
+      if (error instanceof JsonValueError) throw new TypeError(error.message, { cause: error })
+      throw error
+    }
+    try {
+      this.#native = new NativeWorkspace(optionsJson)
+    } catch (error) {
+      if (isInvalidArg(error)) throw new TypeError(error.message, { cause: error })
+      throw error
+    }
+    this.#confirm = confirm
+  }
+
+  /**
+   * The enabled tools, with the host's names, LLM-oriented descriptions and JSON Schemas. Each call
+   * returns a fresh copy, so callers may modify it.
+   */
+  definitions(): ToolDefinition[] {
+    this.#definitions ??= JSON.parse(this.#native.definitions()) as ToolDefinition[]
+    return structuredClone(this.#definitions)
+  }
+
+  /**
+   * Runs one tool call. Resolves to a {@link ToolResult} for every tool-level failure (bad
+   * arguments, missing files, denials, aborts, OS errors); rejects only for host bugs such as a
+   * non-function `ctx.confirm`.
+   *
+   * @param name - the tool's name as the model called it.
+   * @param args - the model's arguments; `undefined` means `{}`.
+   * @param ctx - per-call confirm handler, permissions and abort signal.
+   */
+  async call(name: string, args: unknown, ctx?: CallContext): Promise<ToolResult> {
+    if (typeof name !== 'string') {
+      return { status: 'error', code: 'UNKNOWN_TOOL', output: 'The tool name must be a string.' }
+    }
+    if (ctx !== undefined && !isPlainObjectLike(ctx)) throw new TypeError('ctx: must be an object')
+    const confirm = ctx?.confirm ?? this.#confirm
+    if (confirm !== undefined && typeof confirm !== 'function') {
+      throw new TypeError('ctx.confirm: must be a function')
+    }
+    let permissionsJson: string | null = null
+    if (ctx?.permissions !== undefined) {
+      if (!isPlainObjectLike(ctx.permissions)) throw new TypeError('ctx.permissions: must be an object')
+      try {
+        permissionsJson = toJson(ctx.permissions)
+      } catch (error) {
+        if (error instanceof JsonValueError) throw new TypeError(`ctx.permissions.${error.message}`)
+        throw error
+      }
+    }
+
+    let argsJson: string
+    try {
+      argsJson = args === undefined ? '{}' : toJson(args)
+    } catch (error) {
+      if (error instanceof JsonValueError) return invalidArguments(name, error)
+      throw error
+    }
+
+    const id = nextCallId()
+    const signal = ctx?.signal
+    const onAbort = (): void => this.#native.abort(id)
+    if (signal?.aborted) onAbort()
+    else signal?.addEventListener('abort', onAbort, { once: true })
+    try {
+      const resultJson = await this.#native.call(
+        id,
+        name,
+        argsJson,
+        permissionsJson,
+        confirm === undefined ? null : toNativeConfirm(confirm),
+      )
+      return JSON.parse(resultJson) as ToolResult
+    } finally {
+      signal?.removeEventListener('abort', onAbort)
+    }
+  }
+
+  /**
+   * A one-line header for a UI, e.g. `src/a.ts (3 edits)` or `build (recursive)`; for a path tool
+   * without range or flag, the path exactly as the model gave it. `''` for arguments that are not JSON.
+   */
+  formatCall(name: string, args: unknown): string {
+    let argsJson: string
+    try {
+      argsJson = args === undefined ? '{}' : toJson(args)
+    } catch {
+      return ''
+    }
+    return this.#native.formatCall(name, argsJson)
+  }
+
+  /** The workspace's cwd stack top, for a host's own shell tool. The process's cwd is never changed. */
+  cwd(): CwdInfo {
+    return JSON.parse(this.#native.cwd()) as CwdInfo
+  }
+
+  /** This workspace's trash, newest first. */
+  async trashList(): Promise<TrashEntry[]> {
+    return JSON.parse(await this.#native.trashList()) as TrashEntry[]
+  }
+
+  /**
+   * Removes trash archives (all, or those older than `olderThanMs`). For the host only: no tool
+   * exposes it to the model.
+   */
+  async trashClear(options?: TrashClearOptions): Promise<TrashClearResult> {
+    if (options !== undefined && !isPlainObjectLike(options)) throw new TypeError('options: must be an object')
+    const olderThanMs = options?.olderThanMs
+    if (olderThanMs !== undefined && !(typeof olderThanMs === 'number' && Number.isFinite(olderThanMs) && olderThanMs >= 0)) {
+      throw new TypeError('olderThanMs: must be a non-negative number of milliseconds')
+    }
+    return JSON.parse(await this.#native.trashClear(olderThanMs ?? null)) as TrashClearResult
+  }
+}
