@@ -117,6 +117,31 @@ impl NativeWorkspace {
         self.inner.format_call(&name, &args)
     }
 
+    /// JSON of this workspace's trash entries, newest first.
+    #[napi]
+    pub async fn trash_list(&self) -> Result<String> {
+        let entries = self
+            .inner
+            .trash_list()
+            .await
+            .map_err(|e| Error::from_reason(e.message))?;
+        Ok(entries.to_string())
+    }
+
+    /// Removes archives older than `olderThanMs` (all when null); JSON `{ cleared, bytesFreed }`.
+    #[napi]
+    pub async fn trash_clear(&self, older_than_ms: Option<f64>) -> Result<String> {
+        let older = older_than_ms
+            .filter(|ms| ms.is_finite() && *ms >= 0.0)
+            .map(|ms| std::time::Duration::from_millis(ms as u64));
+        let stats = self
+            .inner
+            .trash_clear(older)
+            .await
+            .map_err(|e| Error::from_reason(e.message))?;
+        Ok(stats.to_string())
+    }
+
     /// JSON `{ cwd, projectRoot, depth }`.
     #[napi]
     pub fn cwd(&self) -> String {

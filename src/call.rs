@@ -16,6 +16,7 @@ use crate::confirm::{ConfirmRequest, Confirmer};
 use crate::error::{ErrorCode, ToolError};
 use crate::locks::PathGuard;
 use crate::options::Limits;
+use crate::paths::canonical::Canonical;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::Target;
 use crate::permissions::{Operation, Permissions};
@@ -162,6 +163,19 @@ impl Call {
         self.ws
             .sandbox()
             .resolve(raw, field, &self.cwd, self.ws.home(), final_link)
+    }
+
+    /// The canonical form of the model's path argument `field`, before the sandbox check (for
+    /// tools that must refuse some paths with their own code first).
+    pub fn canonical(
+        &self,
+        raw: &str,
+        field: &str,
+        final_link: FinalLink,
+    ) -> Result<Canonical, ToolError> {
+        self.ws
+            .sandbox()
+            .canonicalize(raw, field, &self.cwd, self.ws.home(), final_link)
     }
 
     /// Serialises this call with every other call touching the same paths.

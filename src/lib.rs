@@ -15,6 +15,7 @@ pub mod paths;
 pub mod permissions;
 pub mod text;
 pub mod tools;
+pub mod trash;
 pub mod workspace;
 
 mod bindings;

@@ -14,6 +14,7 @@ use crate::locks::PathLocks;
 use crate::options::{OptionError, WorkspaceOptions};
 use crate::paths::Sandbox;
 use crate::tools::{self, ToolSpec};
+use crate::trash::{Bucket, Identity};
 
 /// One frame of the working-directory stack.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +53,7 @@ pub struct Workspace {
     cwd: Mutex<CwdStack>,
     locks: PathLocks,
     audit: Option<AuditLog>,
-    trash_bucket: PathBuf,
+    bucket: Bucket,
     tools: Vec<Exposed>,
 }
 
@@ -101,7 +102,16 @@ impl Workspace {
             audit: options
                 .audit
                 .then(|| AuditLog::new(audit_dir.join(format!("{root_hash}.jsonl")))),
-            trash_bucket: trash_dir.join(root_hash),
+            bucket: Bucket::new(
+                &options.trash.data_dir,
+                &options.root,
+                Identity {
+                    session_id: options.trash.session_id.clone(),
+                    run_id: options.trash.run_id.clone(),
+                    agent_name: options.trash.agent_name.clone(),
+                },
+                options.trash.compression_level,
+            ),
             sandbox,
             home,
             locks: PathLocks::default(),
@@ -126,9 +136,9 @@ impl Workspace {
         &self.locks
     }
 
-    /// `<dataDir>/trash/<sha256(root)>`.
-    pub fn trash_bucket(&self) -> &Path {
-        &self.trash_bucket
+    /// This workspace's trash bucket, `<dataDir>/trash/<sha256(root)>`.
+    pub fn bucket(&self) -> &Bucket {
+        &self.bucket
     }
 
     /// The cwd stack, locked briefly.
@@ -232,6 +242,40 @@ impl Workspace {
             Some(tool) => (tool.spec.format_call)(args),
             None => tools::format_path(args),
         }
+    }
+
+    /// This workspace's trash entries, newest first, as JSON (`ws.trashList()`).
+    pub async fn trash_list(self: &Arc<Self>) -> Result<Value, ToolError> {
+        let ws = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let entries = ws
+                .bucket
+                .list()
+                .map_err(|e| ToolError::io(&e, "list the trash", ws.bucket.dir()))?;
+            Ok(Value::Array(
+                entries.iter().map(tools::trash_list::entry_json).collect(),
+            ))
+        })
+        .await
+        .unwrap_or_else(|e| Err(ToolError::new(ErrorCode::IoError, e.to_string())))
+    }
+
+    /// Removes archives (older than `older_than`, if given) from this workspace's trash
+    /// (`ws.trashClear()`); never temp files of trashes in flight.
+    pub async fn trash_clear(
+        self: &Arc<Self>,
+        older_than: Option<std::time::Duration>,
+    ) -> Result<Value, ToolError> {
+        let ws = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let stats = ws
+                .bucket
+                .clear(older_than)
+                .map_err(|e| ToolError::io(&e, "clear the trash", ws.bucket.dir()))?;
+            Ok(json!({ "cleared": stats.cleared, "bytesFreed": stats.bytes_freed }))
+        })
+        .await
+        .unwrap_or_else(|e| Err(ToolError::new(ErrorCode::IoError, e.to_string())))
     }
 
     /// Runs one tool call. Never fails: every problem is a `ToolResult`.

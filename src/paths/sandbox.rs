@@ -90,13 +90,25 @@ impl Sandbox {
         home: Option<&Path>,
         final_link: FinalLink,
     ) -> Result<Target, ToolError> {
+        let canonical = self.canonicalize(raw, field, cwd, home, final_link)?;
+        self.check(raw, canonical)
+    }
+
+    /// The canonical path of the model's `raw` path, not yet checked against the sandbox.
+    pub fn canonicalize(
+        &self,
+        raw: &str,
+        field: &str,
+        cwd: &Path,
+        home: Option<&Path>,
+        final_link: FinalLink,
+    ) -> Result<Canonical, ToolError> {
         let absolute = absolute_input(raw, field, cwd, home)?;
-        let canonical = match final_link {
+        match final_link {
             FinalLink::Follow => canonicalize_lenient(&absolute),
             FinalLink::Keep => canonicalize_parent(&absolute),
         }
-        .map_err(|e| ToolError::io(&e, "resolve", &absolute))?;
-        self.check(raw, canonical)
+        .map_err(|e| ToolError::io(&e, "resolve", &absolute))
     }
 
     /// Checks an already canonical path (`raw` is only used in messages).

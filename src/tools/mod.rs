@@ -10,10 +10,16 @@ use crate::error::ToolError;
 pub mod append_file;
 pub mod create_directory;
 pub mod cwd;
+pub mod delete_file;
 pub mod edit_file;
 pub mod files;
 pub mod list_directory;
+pub mod move_file;
 pub mod read_file;
+pub mod remove_dir;
+pub mod restore_file;
+pub mod trash_list;
+mod trashing;
 pub mod write_file;
 
 /// Everything the workspace needs to know about a tool.
@@ -37,6 +43,11 @@ pub static ALL: &[&ToolSpec] = &[
     &append_file::SPEC,
     &list_directory::SPEC,
     &create_directory::SPEC,
+    &delete_file::SPEC,
+    &remove_dir::SPEC,
+    &move_file::SPEC,
+    &restore_file::SPEC,
+    &trash_list::SPEC,
     &cwd::GET,
     &cwd::PUSH,
     &cwd::POP,

@@ -7,14 +7,19 @@ use std::os::fd::AsFd;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use std::path::PathBuf;
+
 use super::files::{self, Planned};
+use super::trashing::{put_in_trash, restore_hint};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
 use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
 use crate::permissions::Operation;
+use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "write_file",
@@ -106,16 +111,36 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             Planned::Present { bytes: Some(b), .. } => Some(sha256_hex(b)),
             _ => None,
         };
-        let committed_target = target.clone();
-        let new_content = content.clone();
-        call.blocking(move || commit(&committed_target, &planned, new_content.as_bytes()))
+        let keep_old = call.ws.options().trash.keep_overwrites && !created;
+        let (ws, committed_target, new_content, cancel) = (
+            call.ws.clone(),
+            target.clone(),
+            content.clone(),
+            call.cancel.clone(),
+        );
+        let trashed = call
+            .blocking(move || {
+                let keep = keep_old.then_some((ws.as_ref(), &cancel));
+                commit(&committed_target, &planned, new_content.as_bytes(), keep)
+            })
             .await?;
         let verb = if created { "Created" } else { "Wrote" };
-        let summary = format!("{verb} {} ({} bytes)", target.path.display(), content.len());
+        let mut summary = format!("{verb} {} ({} bytes)", target.path.display(), content.len());
+        if let Some(archive) = &trashed {
+            summary.push_str(&format!(
+                "\nThe previous content is in the trash at {}; {}.",
+                archive.display(),
+                restore_hint(&call.ws, archive)
+            ));
+        }
         let mut success = Success::text(files::with_diff(summary, &diff, limits.read_max_bytes))
             .with_data("path", target.path.display().to_string())
             .with_data("bytes", content.len())
             .with_data("created", created);
+        if let Some(archive) = trashed {
+            success = success.with_data("trashedTo", archive.display().to_string());
+            success.trashed_to = Some(archive);
+        }
         success.diff = Some(diff);
         success.path = Some(target.path);
         success.sha256_before = sha_before;
@@ -124,12 +149,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
     })
 }
 
-/// Creates the parents, checks the file is still what was planned on, and replaces it.
+/// Creates the parents, checks the file is still what was planned on, keeps the old content in
+/// the trash when asked (`keep`), and replaces the file. Returns the archive of the old content.
 fn commit(
     target: &crate::paths::Target,
     planned: &Planned,
     content: &[u8],
-) -> Result<(), ToolError> {
+    keep: Option<(&Workspace, &CancelToken)>,
+) -> Result<Option<PathBuf>, ToolError> {
     let (parent_path, name) = target
         .split()
         .ok_or_else(|| files::is_a_directory(&target.path))?;
@@ -140,6 +167,13 @@ fn commit(
         Planned::Present { stat, .. } => Some(files::mode_bits(stat)),
         Planned::Absent => None,
     };
+    let archived = match keep {
+        Some((ws, cancel)) => {
+            Some(put_in_trash(ws, parent.as_fd(), name, &target.path, false, cancel)?.archive_path)
+        }
+        None => None,
+    };
     fsops::write_atomic(parent.as_fd(), name, content, mode)
-        .map_err(|e| ToolError::io(&e, "write", &target.path))
+        .map_err(|e| ToolError::io(&e, "write", &target.path))?;
+    Ok(archived)
 }

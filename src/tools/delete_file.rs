@@ -1,0 +1,139 @@
+//! `delete_file`: remove a file or a symlink (the link itself, never its target) into the
+//! recoverable trash, or permanently when asked (which always asks the user).
+
+use std::os::fd::AsFd;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::files::{self, file_not_found};
+use super::trashing::{put_in_trash, restore_hint};
+use super::{object_schema, parse_args, ToolSpec};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::error::{ErrorCode, ToolError};
+use crate::paths::fsops::{self, EntryKind};
+use crate::paths::sandbox::FinalLink;
+use crate::permissions::Operation;
+
+pub static SPEC: ToolSpec = ToolSpec {
+    name: "delete_file",
+    description: "Delete a file or a symbolic link (the link itself, not what it points to). The file goes to the \
+recoverable trash and can be brought back with restore_file; the result names the archive. Use remove_dir for \
+directories. permanent: true deletes without keeping a copy and always asks the user.",
+    schema,
+    mutates: true,
+    destructive: true,
+    format_call,
+    run,
+};
+
+fn schema() -> Value {
+    object_schema(
+        json!({
+            "path": { "type": "string", "minLength": 1, "description": "The file or symbolic link to delete, absolute or relative to the current working directory." },
+            "permanent": { "type": "boolean", "description": "Delete without keeping a recoverable copy in the trash (the user is always asked). Default false." },
+        }),
+        &["path"],
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    #[serde(default)]
+    permanent: bool,
+}
+
+fn format_call(args: &Value) -> String {
+    let path = super::format_path(args);
+    if args.get("permanent").and_then(Value::as_bool) == Some(true) {
+        format!("{path} (permanent)")
+    } else {
+        path
+    }
+}
+
+fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
+    Box::pin(async move {
+        let args: Args = parse_args("delete_file", args)?;
+        let target = call.resolve(&args.path, "path", FinalLink::Keep)?;
+        let _lock = call.lock(&[&target.path]).await;
+        let remove_dir = call.ws.exposed_name("remove_dir");
+        let planned = target.clone();
+        let inode = call
+            .blocking(move || {
+                let (parent, name) = files::open_parent(&planned, "delete")?;
+                let stat = fsops::lstat_at(parent.as_fd(), &name)
+                    .map_err(|e| ToolError::io(&e, "delete", &planned.path))?
+                    .ok_or_else(|| file_not_found(&planned.path))?;
+                match EntryKind::of(&stat) {
+                    EntryKind::Directory => Err(ToolError::new(
+                        ErrorCode::NotAFile,
+                        format!(
+                            "{} is a directory, use {remove_dir} instead",
+                            planned.path.display()
+                        ),
+                    )),
+                    EntryKind::Special => Err(files::not_regular(&planned.path)),
+                    _ => Ok((stat.st_dev, stat.st_ino)),
+                }
+            })
+            .await?;
+        let detail = if args.permanent {
+            format!("{} (permanent)", target.path.display())
+        } else {
+            target.path.display().to_string()
+        };
+        call.authorize(Authorization {
+            needs: vec![(Operation::Remove, target.inside_root)],
+            always_ask: args.permanent,
+            label: "Remove file?",
+            path: &target.path,
+            detail,
+            diff: None,
+            recursive: None,
+            permanent: args.permanent.then_some(true),
+            denial: "The user denied this remove.",
+        })
+        .await?;
+        let (ws, committed, cancel, permanent) = (
+            call.ws.clone(),
+            target.clone(),
+            call.cancel.clone(),
+            args.permanent,
+        );
+        let archived = call
+            .blocking(move || {
+                let (parent, name) = files::open_parent(&committed, "delete")?;
+                if permanent {
+                    let now = fsops::lstat_at(parent.as_fd(), &name)
+                        .map_err(|e| ToolError::io(&e, "delete", &committed.path))?;
+                    if now.map(|s| (s.st_dev, s.st_ino)) != Some(inode) {
+                        return Err(files::changed_since_planned(&committed.path));
+                    }
+                    fsops::unlink_at(parent.as_fd(), &name)
+                        .map_err(|e| ToolError::io(&e, "delete", &committed.path))?;
+                    return Ok(None);
+                }
+                put_in_trash(&ws, parent.as_fd(), &name, &committed.path, true, &cancel).map(Some)
+            })
+            .await?;
+        let mut success = Success::text(format!("Removed {}", target.path.display()))
+            .with_data("path", target.path.display().to_string());
+        if let Some(archived) = archived {
+            success.output.push_str(&format!(
+                "\nIt is in the trash at {}; {}.",
+                archived.archive_path.display(),
+                restore_hint(&call.ws, &archived.archive_path)
+            ));
+            success = success.with_data("trashedTo", archived.archive_path.display().to_string());
+            success.sha256_before = Some(archived.metadata.original_sha256.clone());
+            success.trashed_to = Some(archived.archive_path);
+        } else {
+            success.output.push_str(" permanently (no copy was kept).");
+        }
+        success.path = Some(target.path);
+        Ok(success)
+    })
+}

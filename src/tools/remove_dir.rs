@@ -1,0 +1,209 @@
+//! `remove_dir`: remove an empty directory, or with `recursive: true` a whole tree into one trash
+//! archive (or permanently). Recursive removal always asks the user, whatever the permissions;
+//! the filesystem root, the home directory, the workspace root and its ancestors, and the trash
+//! are refused before any prompt.
+
+use std::os::fd::AsFd;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::files;
+use super::trashing::{put_in_trash, restore_hint};
+use super::{object_schema, parse_args, ToolSpec};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::paths::fsops::{self, EntryKind};
+use crate::paths::sandbox::FinalLink;
+use crate::permissions::Operation;
+use crate::workspace::Workspace;
+
+pub static SPEC: ToolSpec = ToolSpec {
+    name: "remove_dir",
+    description: "Remove a directory. By default only an empty directory is removed. With recursive: true the \
+directory and everything in it are moved into the recoverable trash as one archive (restore_file brings the whole \
+tree back); the user is always asked. permanent: true deletes without keeping a copy. Use delete_file for files.",
+    schema,
+    mutates: true,
+    destructive: true,
+    format_call,
+    run,
+};
+
+fn schema() -> Value {
+    object_schema(
+        json!({
+            "path": { "type": "string", "minLength": 1, "description": "The directory to remove, absolute or relative to the current working directory." },
+            "recursive": { "type": "boolean", "description": "Remove the directory with everything inside it (into the trash unless permanent). Default false: only an empty directory." },
+            "permanent": { "type": "boolean", "description": "Do not keep a recoverable copy in the trash (the user is always asked). Default false." },
+        }),
+        &["path"],
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    #[serde(default)]
+    recursive: bool,
+    #[serde(default)]
+    permanent: bool,
+}
+
+fn format_call(args: &Value) -> String {
+    let path = super::format_path(args);
+    if args.get("recursive").and_then(Value::as_bool) == Some(true) {
+        format!("{path} (recursive)")
+    } else {
+        path
+    }
+}
+
+/// Why `path` must never be removed, if it must not.
+fn danger(ws: &Workspace, path: &Path) -> Option<&'static str> {
+    let root = ws.sandbox().root();
+    if path == Path::new("/") {
+        Some("the filesystem root")
+    } else if ws
+        .home()
+        .and_then(|h| std::fs::canonicalize(h).ok())
+        .as_deref()
+        == Some(path)
+    {
+        Some("the home directory")
+    } else if path == root {
+        Some("the workspace root")
+    } else if root.starts_with(path) {
+        Some("an ancestor of the workspace root")
+    } else if ws.sandbox().is_hidden(path) || ws.sandbox().contains_hidden(path) {
+        Some("the trash directory (or contains it)")
+    } else {
+        None
+    }
+}
+
+fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
+    Box::pin(async move {
+        let args: Args = parse_args("remove_dir", args)?;
+        let canonical = call.canonical(&args.path, "path", FinalLink::Keep)?;
+        if let Some(why) = danger(&call.ws, &canonical.path) {
+            return Err(ToolError::new(
+                ErrorCode::DangerousPath,
+                format!("{} is {why}; remove_dir refuses to remove it. Remove specific entries inside it instead", canonical.path.display()),
+            )
+            .into());
+        }
+        let target = call.ws.sandbox().check(&args.path, canonical)?;
+        let _lock = call.lock(&[&target.path]).await;
+        let delete_file = call.ws.exposed_name("delete_file");
+        let (planned, recursive) = (target.clone(), args.recursive);
+        call.blocking(move || {
+            let (parent, name) = files::open_parent(&planned, "remove")?;
+            let p = planned.path.display();
+            let stat = fsops::lstat_at(parent.as_fd(), &name)
+                .map_err(|e| ToolError::io(&e, "remove", &planned.path))?
+                .ok_or_else(|| ToolError::new(ErrorCode::NotFound, format!("{p} does not exist")))?;
+            match EntryKind::of(&stat) {
+                EntryKind::Directory => {}
+                EntryKind::Symlink => {
+                    return Err(ToolError::new(
+                        ErrorCode::NotADirectory,
+                        format!("{p} is a symbolic link, use {delete_file} instead (it removes the link, not its target)"),
+                    ))
+                }
+                _ => return Err(ToolError::new(ErrorCode::NotADirectory, format!("{p} is a file, use {delete_file} instead"))),
+            }
+            if !recursive {
+                let dir = fsops::open_dir(&planned.anchor, &planned.path, false).map_err(|e| ToolError::io(&e, "remove", &planned.path))?;
+                if !fsops::list_names(dir.as_fd()).map_err(|e| ToolError::io(&e, "list", &planned.path))?.is_empty() {
+                    return Err(not_empty(&planned.path));
+                }
+            }
+            Ok(())
+        })
+        .await?;
+        let mut detail = target.path.display().to_string();
+        if args.recursive {
+            detail.push_str(" (recursive)");
+        }
+        if args.permanent {
+            detail.push_str(" (permanent)");
+        }
+        call.authorize(Authorization {
+            needs: vec![(Operation::RemoveDir, target.inside_root)],
+            always_ask: args.recursive || args.permanent,
+            label: if args.recursive {
+                "Remove directory recursively?"
+            } else {
+                "Remove directory?"
+            },
+            path: &target.path,
+            detail,
+            diff: None,
+            recursive: args.recursive.then_some(true),
+            permanent: args.permanent.then_some(true),
+            denial: "The user denied this remove.",
+        })
+        .await?;
+        let (ws, committed, cancel) = (call.ws.clone(), target.clone(), call.cancel.clone());
+        let (recursive, permanent) = (args.recursive, args.permanent);
+        let archived = call
+            .blocking(move || {
+                let (parent, name) = files::open_parent(&committed, "remove")?;
+                let removed = if !recursive {
+                    fsops::rmdir_at(parent.as_fd(), &name)
+                } else if permanent {
+                    fsops::remove_tree_at(parent.as_fd(), &name)
+                } else {
+                    return put_in_trash(
+                        &ws,
+                        parent.as_fd(),
+                        &name,
+                        &committed.path,
+                        true,
+                        &cancel,
+                    )
+                    .map(Some);
+                };
+                removed.map(|()| None).map_err(|e| match e.raw_os_error() {
+                    Some(libc_codes::ENOTEMPTY) => not_empty(&committed.path),
+                    _ => ToolError::io(&e, "remove", &committed.path),
+                })
+            })
+            .await?;
+        let how = if args.recursive { " recursively" } else { "" };
+        let mut success = Success::text(format!("Removed {}{how}", target.path.display()))
+            .with_data("path", target.path.display().to_string())
+            .with_data("recursive", args.recursive);
+        if let Some(archived) = archived {
+            let files = archived.metadata.file_count.unwrap_or(0);
+            success.output.push_str(&format!(
+                "\n{files} files ({} bytes) are in the trash at {}; {}.",
+                archived.metadata.size,
+                archived.archive_path.display(),
+                restore_hint(&call.ws, &archived.archive_path)
+            ));
+            success = success.with_data("trashedTo", archived.archive_path.display().to_string());
+            success.sha256_before = Some(archived.metadata.original_sha256.clone());
+            success.trashed_to = Some(archived.archive_path);
+        } else if args.recursive {
+            success
+                .output
+                .push_str(" and permanently (no copy was kept).");
+        }
+        success.path = Some(target.path);
+        Ok(success)
+    })
+}
+
+fn not_empty(path: &Path) -> ToolError {
+    ToolError::new(
+        ErrorCode::NotEmpty,
+        format!(
+            "{} is not empty, pass recursive: true to remove the entire tree",
+            path.display()
+        ),
+    )
+}

@@ -1,0 +1,205 @@
+//! `restore_file`: bring a trashed file, symlink or tree back from its archive, to where it was or
+//! to `targetPath`. Only archives of this workspace's bucket are accepted, the archive is treated
+//! as hostile (no entry can land outside the target), its content is verified against the
+//! recorded sha256 before anything appears at the target, and the archive is removed last.
+
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::files;
+use super::trashing::{put_in_trash, restore_hint, trash_error};
+use super::{object_schema, parse_args, ToolSpec};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::error::{ErrorCode, ToolError};
+use crate::paths::fsops;
+use crate::paths::resolve::absolute_input;
+use crate::paths::sandbox::FinalLink;
+use crate::permissions::Operation;
+
+pub static SPEC: ToolSpec = ToolSpec {
+    name: "restore_file",
+    description: "Restore a file, symbolic link or directory tree from the trash (see trash_list, or the archive path \
+printed by the tool that removed it) to where it was, or to targetPath. Fails if something exists there unless \
+overwrite is true, in which case the existing entry is put into the trash first.",
+    schema,
+    mutates: true,
+    destructive: false,
+    format_call,
+    run,
+};
+
+fn schema() -> Value {
+    object_schema(
+        json!({
+            "trashedPath": { "type": "string", "minLength": 1, "description": "The archive to restore: its full path as trash_list shows it, or just its file name." },
+            "targetPath": { "type": "string", "minLength": 1, "description": "Where to restore it. Default: the path it was removed from." },
+            "overwrite": { "type": "boolean", "description": "Replace an existing entry at the target (it goes to the trash first). Default false." },
+        }),
+        &["trashedPath"],
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Args {
+    trashed_path: String,
+    target_path: Option<String>,
+    #[serde(default)]
+    overwrite: bool,
+}
+
+fn format_call(args: &Value) -> String {
+    let get = |k: &str| args.get(k).and_then(Value::as_str);
+    let archive = get("trashedPath").unwrap_or("");
+    let name = archive.rsplit('/').next().unwrap_or(archive);
+    match get("targetPath") {
+        Some(target) => format!("{name} → {target}"),
+        None => name.to_owned(),
+    }
+}
+
+fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
+    Box::pin(async move {
+        let args: Args = parse_args("restore_file", args)?;
+        let archive: PathBuf = if args.trashed_path.contains('/') {
+            absolute_input(
+                &args.trashed_path,
+                "trashedPath",
+                call.cwd(),
+                call.ws.home(),
+            )?
+        } else {
+            absolute_input(
+                &args.trashed_path,
+                "trashedPath",
+                call.ws.bucket().dir(),
+                None,
+            )?
+        };
+        let (ws, inspected) = (call.ws.clone(), archive.clone());
+        let metadata = call
+            .blocking(move || {
+                ws.bucket()
+                    .inspect(&inspected)
+                    .map_err(|e| trash_error(e, "restore from", &inspected))
+            })
+            .await?;
+        let raw_target = args
+            .target_path
+            .clone()
+            .unwrap_or_else(|| metadata.original_path.clone());
+        let target = call.resolve(&raw_target, "targetPath", FinalLink::Keep)?;
+        let _lock = call.lock(&[&target.path, &archive]).await;
+        let planned = target.clone();
+        let exists = call
+            .blocking(move || match files::open_parent(&planned, "restore to") {
+                Ok((parent, name)) => Ok(fsops::lstat_at(parent.as_fd(), &name)
+                    .map_err(|e| ToolError::io(&e, "restore to", &planned.path))?
+                    .is_some()),
+                Err(e) if e.code == ErrorCode::NotFound => Ok(false),
+                Err(e) => Err(e),
+            })
+            .await?;
+        if exists && !args.overwrite {
+            return Err(ToolError::new(
+                ErrorCode::AlreadyExists,
+                format!(
+                    "{} already exists; pass overwrite: true to replace it (the existing one goes to the trash first), or give a targetPath",
+                    target.path.display()
+                ),
+            )
+            .into());
+        }
+        call.authorize(Authorization {
+            needs: vec![(Operation::Write, target.inside_root)],
+            always_ask: false,
+            label: "Restore file?",
+            path: &target.path,
+            detail: target.path.display().to_string(),
+            diff: None,
+            recursive: None,
+            permanent: None,
+            denial: "The user denied this restore.",
+        })
+        .await?;
+        let (ws, committed, cancel, from) = (
+            call.ws.clone(),
+            target.clone(),
+            call.cancel.clone(),
+            archive.clone(),
+        );
+        let replaced = call
+            .blocking(move || {
+                let (parent_path, name) = committed
+                    .split()
+                    .ok_or_else(|| files::is_a_directory(&committed.path))?;
+                let parent = fsops::ensure_dir(&committed.anchor, parent_path)
+                    .and_then(|(fd, _)| fsops::reopen_readable(fd.as_fd()))
+                    .map_err(|e| {
+                        ToolError::io(&e, "create the parent directory of", &committed.path)
+                    })?;
+                let present = fsops::lstat_at(parent.as_fd(), name)
+                    .map_err(|e| ToolError::io(&e, "restore to", &committed.path))?
+                    .is_some();
+                if present != exists {
+                    return Err(files::changed_since_planned(&committed.path));
+                }
+                let replaced = if present {
+                    Some(put_in_trash(
+                        &ws,
+                        parent.as_fd(),
+                        name,
+                        &committed.path,
+                        true,
+                        &cancel,
+                    )?)
+                } else {
+                    None
+                };
+                let aborted = || cancel.is_aborted();
+                if let Err(e) = ws.bucket().restore(&from, parent.as_fd(), name, &aborted) {
+                    let mut error = trash_error(e, "restore", &committed.path);
+                    if let Some(previous) = &replaced {
+                        if ws
+                            .bucket()
+                            .restore(&previous.archive_path, parent.as_fd(), name, &|| false)
+                            .is_ok()
+                        {
+                            error
+                                .message
+                                .push_str("; the entry that was there has been put back");
+                        }
+                    }
+                    return Err(error);
+                }
+                Ok(replaced)
+            })
+            .await?;
+        let mut success = Success::text(format!(
+            "Restored {} ({}, {} bytes) from {}",
+            target.path.display(),
+            metadata.kind.as_str(),
+            metadata.size,
+            archive.display()
+        ))
+        .with_data("path", target.path.display().to_string())
+        .with_data("kind", metadata.kind.as_str())
+        .with_data("restoredFrom", archive.display().to_string());
+        if let Some(previous) = replaced {
+            success.output.push_str(&format!(
+                "\nThe entry that was at {} is in the trash at {}; {}.",
+                target.path.display(),
+                previous.archive_path.display(),
+                restore_hint(&call.ws, &previous.archive_path)
+            ));
+            success = success.with_data("trashedTo", previous.archive_path.display().to_string());
+            success.trashed_to = Some(previous.archive_path);
+        }
+        success.sha256_after = Some(metadata.original_sha256.clone());
+        success.path = Some(target.path);
+        Ok(success)
+    })
+}

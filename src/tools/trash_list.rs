@@ -1,0 +1,91 @@
+//! `trash_list`: what this workspace's trash holds, newest first, with the archive path to pass
+//! to `restore_file`. Files in the bucket that are not readable archives are skipped.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{object_schema, parse_args, ToolSpec};
+use crate::call::{BoxFuture, Call, Outcome, Success};
+use crate::error::ToolError;
+use crate::trash::TrashEntry;
+
+pub static SPEC: ToolSpec = ToolSpec {
+    name: "trash_list",
+    description: "List the files and directories removed or overwritten in this workspace that can still be restored, \
+newest first: the archive path (pass it to restore_file), the original path, what it was, its size, when and by which \
+agent it was trashed.",
+    schema,
+    mutates: false,
+    destructive: false,
+    format_call: |_| String::new(),
+    run,
+};
+
+fn schema() -> Value {
+    object_schema(json!({}), &[])
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {}
+
+/// The JSON form of an entry, shared by the tool's `data` and the host's `ws.trashList()`.
+pub fn entry_json(entry: &TrashEntry) -> Value {
+    let m = &entry.metadata;
+    let mut v = json!({
+        "archivePath": entry.archive_path.display().to_string(),
+        "originalPath": m.original_path,
+        "relativePath": m.relative_path,
+        "kind": m.kind.as_str(),
+        "size": m.size,
+        "trashedAt": m.trashed_at,
+        "sessionId": m.session_id,
+        "runId": m.run_id,
+        "agentName": m.agent_name,
+        "originalSha256": m.original_sha256,
+        "archiveBytes": entry.archive_bytes,
+    });
+    if let Some(n) = m.file_count {
+        v["fileCount"] = json!(n);
+    }
+    v
+}
+
+fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
+    Box::pin(async move {
+        let _: Args = parse_args("trash_list", args)?;
+        let ws = call.ws.clone();
+        let entries = call
+            .blocking(move || {
+                ws.bucket()
+                    .list()
+                    .map_err(|e| ToolError::io(&e, "list the trash", ws.bucket().dir()))
+            })
+            .await?;
+        let mut text = if entries.is_empty() {
+            "The trash is empty.".to_owned()
+        } else {
+            format!("{} trashed entries, newest first:", entries.len())
+        };
+        for entry in &entries {
+            let m = &entry.metadata;
+            let files = m
+                .file_count
+                .map(|n| format!(", {n} files"))
+                .unwrap_or_default();
+            text.push_str(&format!(
+                "\n{}\n    was {} ({}{files}, {} bytes), trashed {} by {}",
+                entry.archive_path.display(),
+                m.original_path,
+                m.kind.as_str(),
+                m.size,
+                m.trashed_at,
+                m.agent_name
+            ));
+        }
+        Ok(Success::text(text).with_data(
+            "entries",
+            entries.iter().map(entry_json).collect::<Vec<_>>(),
+        ))
+    })
+}

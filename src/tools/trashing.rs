@@ -1,0 +1,70 @@
+//! What the destructive tools share: putting an entry into the workspace's trash bucket, the
+//! trash's errors as tool errors, and the text that tells the model how to get something back.
+
+use std::ffi::OsStr;
+use std::os::fd::BorrowedFd;
+use std::path::Path;
+
+use crate::cancel::CancelToken;
+use crate::error::{ErrorCode, ToolError};
+use crate::trash::{archive_relative_path, Archived, TrashError, TrashItem};
+use crate::workspace::Workspace;
+
+/// The trash's error as a tool error about `path`; `doing` is e.g. "trash".
+pub fn trash_error(e: TrashError, doing: &str, path: &Path) -> ToolError {
+    let p = path.display();
+    match e {
+        TrashError::NotFound => ToolError::new(ErrorCode::NotFound, format!("file not found: {p}")),
+        TrashError::Conflict(why) => ToolError::new(
+            ErrorCode::Conflict,
+            format!("cannot {doing} {p}: {why}. Nothing was lost; look at it again and retry"),
+        ),
+        TrashError::Corrupt(why) => ToolError::new(ErrorCode::TrashCorrupt, format!("cannot {doing} {p}: {why}")),
+        TrashError::AlreadyExists => ToolError::new(
+            ErrorCode::AlreadyExists,
+            format!("{p} already exists; pass overwrite: true to replace it (the current one goes to the trash first)"),
+        ),
+        TrashError::NotInBucket => ToolError::not_allowed(format!(
+            "{p} is not an archive in this workspace's trash; use trash_list to see what can be restored"
+        )),
+        TrashError::Aborted => ToolError::aborted(),
+        TrashError::Unsupported(what) => ToolError::new(
+            ErrorCode::NotARegularFile,
+            format!("cannot {doing} {p}: {what}; FIFOs, sockets and devices cannot be trashed"),
+        ),
+        TrashError::Io(io) => ToolError::io(&io, doing, path),
+    }
+}
+
+/// Archives the entry `name` in `parent` (canonical path `path`); with `remove`, the original is
+/// removed once the archive is safely in place.
+pub fn put_in_trash(
+    ws: &Workspace,
+    parent: BorrowedFd<'_>,
+    name: &OsStr,
+    path: &Path,
+    remove: bool,
+    cancel: &CancelToken,
+) -> Result<Archived, ToolError> {
+    let relative = archive_relative_path(ws.sandbox().root(), path);
+    let item = TrashItem {
+        parent,
+        name,
+        original_path: path,
+        relative_path: &relative,
+    };
+    let aborted = || cancel.is_aborted();
+    let result = if remove {
+        ws.bucket().trash(&item, &aborted)
+    } else {
+        ws.bucket().archive(&item, &aborted)
+    };
+    result.map_err(|e| trash_error(e, "trash", path))
+}
+
+/// "restore it with restore_file { "trashedPath": "…" }", with the host's name for restore_file.
+pub fn restore_hint(ws: &Workspace, archive: &Path) -> String {
+    let restore = ws.exposed_name("restore_file");
+    let quoted = serde_json::to_string(&archive.display().to_string()).unwrap_or_default();
+    format!("restore it with {restore} {{ \"trashedPath\": {quoted} }}")
+}

@@ -1,0 +1,329 @@
+//! A workspace's bucket: the one directory holding its archives, and what can be done with it.
+
+use std::ffi::OsStr;
+use std::fs::{self, File};
+use std::io;
+use std::os::fd::BorrowedFd;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::error::TrashError;
+use super::fsx;
+use super::item::{Identity, TrashItem};
+use super::metadata::Metadata;
+use super::naming;
+use super::read;
+use super::remove;
+use super::restore;
+use super::write::{self, Target, TempFile};
+
+/// A finished archive, as returned by [`Bucket::archive`] and [`Bucket::trash`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Archived {
+    /// Absolute path of the archive.
+    pub archive_path: PathBuf,
+    /// What it holds.
+    pub metadata: Metadata,
+}
+
+/// One archive in a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrashEntry {
+    /// Absolute path of the archive.
+    pub archive_path: PathBuf,
+    /// What it holds.
+    pub metadata: Metadata,
+    /// Size of the archive file itself (compressed).
+    pub archive_bytes: u64,
+}
+
+/// What [`Bucket::clear`] removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClearStats {
+    /// Archives removed.
+    pub cleared: u64,
+    /// Their total size on disk.
+    pub bytes_freed: u64,
+}
+
+/// The trash of one workspace: `<data_dir>/trash/<sha256 of the canonical root>/`.
+#[derive(Debug, Clone)]
+pub struct Bucket {
+    dir: PathBuf,
+    identity: Identity,
+    compression_level: u32,
+}
+
+impl Bucket {
+    /// The bucket of `canonical_root` under `data_dir`. No I/O: the directory is created (mode
+    /// 0700) by the first archive. `compression_level` is gzip's 0–9 (larger values mean 9).
+    pub fn new(
+        data_dir: &Path,
+        canonical_root: &Path,
+        identity: Identity,
+        compression_level: u32,
+    ) -> Self {
+        Bucket {
+            dir: naming::bucket_dir(data_dir, canonical_root),
+            identity,
+            compression_level,
+        }
+    }
+
+    /// The bucket directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Archive the entry and keep the original (used before an overwrite replaces a file).
+    /// A conflict (the entry changed while it was read) leaves no archive.
+    pub fn archive(
+        &self,
+        item: &TrashItem<'_>,
+        cancel: &dyn Fn() -> bool,
+    ) -> Result<Archived, TrashError> {
+        let written = write::write_archive(&self.target(), item, cancel, &|_| Ok(()))?;
+        Ok(Archived {
+            archive_path: written.path,
+            metadata: written.metadata,
+        })
+    }
+
+    /// Archive the entry, check that nothing changed while it was archived (else
+    /// [`TrashError::Conflict`], original kept, no archive), commit the archive, then remove the
+    /// original through `item.parent` — exactly the entries archived, children first, never
+    /// following a symlink. Should the removal stop (the tree gained an entry meanwhile, or the
+    /// OS refused an unlink) before anything was removed, the archive is dropped and the error
+    /// returned; after something was removed, the archive is kept and the error names it.
+    pub fn trash(
+        &self,
+        item: &TrashItem<'_>,
+        cancel: &dyn Fn() -> bool,
+    ) -> Result<Archived, TrashError> {
+        let base = item.display_dir();
+        let verify = |observed: &[_]| remove::verify_unchanged(item.parent, observed, base);
+        let written = write::write_archive(&self.target(), item, cancel, &verify)?;
+        if let Err(failure) = remove::remove_observed(item.parent, &written.observed, base) {
+            return Err(self.removal_failed(failure, &written.path));
+        }
+        Ok(Archived {
+            archive_path: written.path,
+            metadata: written.metadata,
+        })
+    }
+
+    /// The error for a removal that stopped: if nothing was removed, the archive duplicates the
+    /// untouched original and is dropped; otherwise it is kept and the text says where it is.
+    fn removal_failed(&self, failure: remove::RemovalFailure, archive: &Path) -> TrashError {
+        if !failure.removed_any {
+            if fs::remove_file(archive).is_ok() {
+                let _ = File::open(&self.dir).and_then(|d| fsx::sync_fd(d));
+            }
+            return failure.error;
+        }
+        match failure.error {
+            TrashError::Conflict(why) => TrashError::Conflict(format!(
+                "{why}; what was removed is in {}",
+                archive.display()
+            )),
+            TrashError::Io(e) => TrashError::Io(std::io::Error::new(
+                e.kind(),
+                format!(
+                    "{e} (part of the entry was removed; all of it is in {})",
+                    archive.display()
+                ),
+            )),
+            other => other,
+        }
+    }
+
+    /// The archives in this bucket, newest first. Files that are not readable archives of this
+    /// format (foreign, corrupt, temp files of trashes in flight) are skipped silently.
+    pub fn list(&self) -> io::Result<Vec<TrashEntry>> {
+        let mut found = Vec::new();
+        for (path, meta) in self.archive_files()? {
+            if let Ok(metadata) = read::read_metadata(&path) {
+                found.push(TrashEntry {
+                    archive_path: path,
+                    metadata,
+                    archive_bytes: meta.len(),
+                });
+            }
+        }
+        found.sort_by(|a, b| {
+            (&b.metadata.trashed_at, &b.archive_path)
+                .cmp(&(&a.metadata.trashed_at, &a.archive_path))
+        });
+        Ok(found)
+    }
+
+    /// Remove finished archives — never temp files of trashes in flight, never foreign files —
+    /// that were completed before this call began and, if `older_than` is given, were trashed
+    /// at least that long before it.
+    ///
+    /// "Completed before the call began" is decided on the filesystem's own clock: the call
+    /// first creates a probe file and reads its ctime; an archive qualifies only if its ctime
+    /// (set when it was renamed into place) is strictly earlier. Archives committed during the
+    /// call, or in the same clock tick as its start, are kept.
+    pub fn clear(&self, older_than: Option<Duration>) -> io::Result<ClearStats> {
+        self.clear_with_hook(older_than, &|| {})
+    }
+
+    /// [`Bucket::clear`], calling `after_start` once the start time is taken (tests use it to
+    /// trash concurrently).
+    pub(crate) fn clear_with_hook(
+        &self,
+        older_than: Option<Duration>,
+        after_start: &dyn Fn(),
+    ) -> io::Result<ClearStats> {
+        let started = SystemTime::now();
+        let (probe, probe_file) = match TempFile::create(&self.dir, "clear") {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(ClearStats::default()),
+            other => other?,
+        };
+        let fs_start = ctime(&probe_file.metadata()?);
+        after_start();
+        let mut stats = ClearStats::default();
+        for (path, meta) in self.archive_files()? {
+            if ctime(&meta) >= fs_start || !is_old_enough(&path, started, older_than) {
+                continue;
+            }
+            match fs::remove_file(&path) {
+                Ok(()) => {
+                    stats.cleared += 1;
+                    stats.bytes_freed += meta.len();
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        drop(probe);
+        fsx::sync_fd(File::open(&self.dir)?)?;
+        Ok(stats)
+    }
+
+    /// Remove temp files (names `.*.partial`) not modified for at least `min_age`: leftovers of
+    /// trashes interrupted by a crash. Pass a generous age (an hour): a temp file of a trash in
+    /// flight is rewritten continuously, but a slow fsync can pause it. Returns how many were
+    /// removed.
+    pub fn sweep_partials(&self, min_age: Duration) -> io::Result<u64> {
+        let now = SystemTime::now();
+        let mut removed = 0;
+        for entry in read_dir_or_empty(&self.dir)? {
+            let entry = entry?;
+            let meta = match entry.metadata() {
+                Ok(meta) if meta.is_file() && naming::is_temp_name(&entry.file_name()) => meta,
+                _ => continue,
+            };
+            let idle = meta
+                .modified()
+                .ok()
+                .and_then(|m| now.duration_since(m).ok());
+            if idle.is_some_and(|idle| idle >= min_age) && fs::remove_file(entry.path()).is_ok() {
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Read the metadata of an archive that must be directly inside this bucket.
+    pub fn inspect(&self, archive: &Path) -> Result<Metadata, TrashError> {
+        read::read_metadata(&self.locate(archive)?)
+    }
+
+    /// Recreate the archived entry as `target_name` inside `target_parent` (opened and checked
+    /// by the caller, who trashes an existing target first when asked to overwrite).
+    ///
+    /// Extracts beside the target under a temp name, verifies the content against the metadata
+    /// (mismatch → [`TrashError::Corrupt`], nothing left, archive kept), renames into place
+    /// without replacing (an existing target → [`TrashError::AlreadyExists`]), then deletes the
+    /// archive. Returns the archive's metadata.
+    pub fn restore(
+        &self,
+        archive: &Path,
+        target_parent: BorrowedFd<'_>,
+        target_name: &OsStr,
+        cancel: &dyn Fn() -> bool,
+    ) -> Result<Metadata, TrashError> {
+        let archive = self.locate(archive)?;
+        restore::restore_archive(&archive, target_parent, target_name, cancel)
+    }
+
+    /// The canonical path of `archive` if it is an archive directly inside this bucket.
+    fn locate(&self, archive: &Path) -> Result<PathBuf, TrashError> {
+        let bucket = fs::canonicalize(&self.dir).map_err(|_| TrashError::NotInBucket)?;
+        let canonical = match fs::canonicalize(archive) {
+            Ok(path) => path,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let parent = archive.parent().and_then(|p| fs::canonicalize(p).ok());
+                return Err(if parent.as_deref() == Some(bucket.as_path()) {
+                    TrashError::NotFound
+                } else {
+                    TrashError::NotInBucket
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let named_like_archive = canonical.file_name().is_some_and(naming::is_archive_name);
+        let inside = canonical.parent() == Some(bucket.as_path());
+        if !inside || !named_like_archive || !canonical.is_file() {
+            return Err(TrashError::NotInBucket);
+        }
+        Ok(canonical)
+    }
+
+    /// Regular files in the bucket named like finished archives, with their `lstat`.
+    fn archive_files(&self) -> io::Result<Vec<(PathBuf, fs::Metadata)>> {
+        let mut files = Vec::new();
+        for entry in read_dir_or_empty(&self.dir)? {
+            let entry = entry?;
+            if !naming::is_archive_name(&entry.file_name()) {
+                continue;
+            }
+            if let Ok(meta) = entry.metadata() {
+                if meta.is_file() {
+                    files.push((entry.path(), meta));
+                }
+            }
+        }
+        Ok(files)
+    }
+
+    /// Where and how [`write::write_archive`] writes.
+    fn target(&self) -> Target<'_> {
+        Target {
+            bucket_dir: &self.dir,
+            identity: &self.identity,
+            level: self.compression_level,
+        }
+    }
+}
+
+/// The entries of `dir`, or none if it does not exist yet.
+fn read_dir_or_empty(dir: &Path) -> io::Result<Box<dyn Iterator<Item = io::Result<fs::DirEntry>>>> {
+    match fs::read_dir(dir) {
+        Ok(entries) => Ok(Box::new(entries)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Box::new(std::iter::empty())),
+        Err(e) => Err(e),
+    }
+}
+
+/// A file's ctime as `(seconds, nanoseconds)`.
+fn ctime(meta: &fs::Metadata) -> (i64, i64) {
+    (meta.ctime(), meta.ctime_nsec())
+}
+
+/// Is the archive a readable archive of ours, trashed at least `older_than` before `started`?
+fn is_old_enough(path: &Path, started: SystemTime, older_than: Option<Duration>) -> bool {
+    let Ok(metadata) = read::read_metadata(path) else {
+        return false;
+    };
+    match older_than {
+        None => true,
+        Some(age) => metadata
+            .trashed_at_time()
+            .and_then(|t| started.duration_since(t).ok())
+            .is_some_and(|elapsed| elapsed >= age),
+    }
+}

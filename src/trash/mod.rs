@@ -1,0 +1,76 @@
+//! The recoverable trash: nothing an agent destroys is lost (SPEC §7).
+//!
+//! Every delete, recursive `remove_dir` and overwrite first puts the old entry — a file, a
+//! symlink (as a link) or a whole tree — into one gzip'd tar archive in the workspace's bucket,
+//! `<dataDir>/trash/<sha256 of the canonical root>/`, and only then removes it. `restore_file`
+//! puts it back. This module is the core of that; it decides no permissions and resolves no
+//! user paths. The caller hands it a directory fd it already opened race-free inside the
+//! sandbox plus an entry name ([`TrashItem`]), and everything done to the original goes through
+//! that fd with `*at` calls and `O_NOFOLLOW` ([`fsx`]), so a symlink swapped in meanwhile cannot
+//! redirect a read or a removal. The bucket is ours and is handled with plain `std::fs`.
+//!
+//! # Archive format
+//!
+//! An archive is one gzip stream made of **two gzip members** (RFC 1952 §2.2: a gzip file is a
+//! series of members; `gzip -d`, GNU `tar -z`, Node's `zlib.gunzip` and
+//! `flate2::read::MultiGzDecoder` all read them as one stream). Decompressed, it is one tar:
+//!
+//! 1. member 1: the `metadata.json` entry (no end-of-archive marker);
+//! 2. member 2: the content at `relativePath` — for a tree the directory entry, then everything
+//!    beneath it depth-first in bytewise name order — and the end-of-archive marker.
+//!
+//! Content entries are GNU headers preceded by a PAX header carrying the nanosecond `mtime`
+//! and, for symlinks, the exact `linkpath` ([`tarx`]). Modes and owners are recorded.
+//!
+//! **Why two members.** The metadata must come first (a listing reads only the first entry,
+//! i.e. the first few hundred bytes), yet it holds the SHA-256 of the content, which is known
+//! only after the content has been read. The options were: read the original twice (hash, then
+//! archive, then compare — twice the I/O on the user's disk, and the digest is over a different
+//! read than the archived bytes) or buffer. Instead the content is streamed once, hashing the
+//! very bytes handed to the tar writer ([`stream::SourceReader`]), into a gzip member in a temp
+//! file; the final archive is then a small metadata member followed by a copy of the already
+//! compressed content member (a kernel-side `copy_file_range` where available). The digest is
+//! therefore over exactly what was archived, the original is read once, and memory is a few
+//! fixed buffers whatever the size.
+//!
+//! **Digests.** A file: SHA-256 of its bytes. A symlink: SHA-256 of its target's bytes. A
+//! directory: the tree digest defined in [`digest`] (records of path, type, mode and content
+//! digest, sorted by path, length-prefixed). `size` is the bytes of file content (a symlink's
+//! target length); `fileCount` (directories only) counts regular files.
+//!
+//! # Order of operations (loses nothing)
+//!
+//! [`Bucket::trash`]: stream the content into a temp archive while checking that every entry
+//! keeps its inode, size, mtime and ctime while read (directories: from listing to last child)
+//! → write the final temp archive, `fsync` it → re-verify the whole original against what was
+//! archived → rename into place with `RENAME_NOREPLACE` and `fsync` the bucket → remove exactly
+//! the archived entries, children first, re-checking each. A change anywhere before the commit is
+//! a [`TrashError::Conflict`] with the original untouched and no archive; cancellation
+//! ([`TrashError::Aborted`]) likewise. Temp files are `.<what>-<unique>.partial` and are never
+//! listed or cleared ([`Bucket::sweep_partials`] removes stale ones left by a crash).
+//!
+//! [`Bucket::restore`] treats the archive as hostile; see [`restore`].
+
+mod bucket;
+mod digest;
+mod error;
+mod fsx;
+mod item;
+mod metadata;
+mod naming;
+mod read;
+mod remove;
+mod restore;
+mod stream;
+mod tarx;
+mod tree;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+pub use bucket::{Archived, Bucket, ClearStats, TrashEntry};
+pub use error::TrashError;
+pub use item::{Identity, TrashItem};
+pub use metadata::{Kind, Metadata};
+pub use naming::archive_relative_path;

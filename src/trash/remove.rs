@@ -1,0 +1,184 @@
+//! Removing the original after it is safely archived — exactly what was archived, nothing else.
+//!
+//! Two passes over the preorder list of [`Observed`] entries, both through directory fds:
+//! [`verify_unchanged`] (before the archive is committed) checks that every entry still has the
+//! inode, size, times and, for directories, the number of entries that were archived;
+//! [`remove_observed`] (after the commit) unlinks entries children-first, re-checking each one
+//! right before it goes. A directory that gained an entry in between is not empty, so `rmdir`
+//! refuses it: an entry the archive does not hold is never removed.
+
+use std::collections::HashSet;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::Path;
+
+use super::error::{changed, TrashError};
+use super::fsx;
+use super::tree::Observed;
+
+/// One step of a traversal.
+enum Step<'o, 'f> {
+    /// A file or symlink.
+    Leaf(&'o Observed),
+    /// A directory, just opened (and found unchanged); its fd.
+    Enter(&'o Observed, BorrowedFd<'f>),
+    /// A directory whose children were all visited.
+    Leave(&'o Observed),
+}
+
+/// Conflict unless every observed entry is still exactly as archived.
+pub(crate) fn verify_unchanged(
+    parent: BorrowedFd<'_>,
+    observed: &[Observed],
+    base: &Path,
+) -> Result<(), TrashError> {
+    traverse(parent, observed, base, &mut |dir, step| match step {
+        Step::Leaf(entry) => expect_unchanged(dir, entry, base),
+        Step::Enter(entry, fd) => {
+            if fsx::list_names(fd)?.len() == entry.children {
+                Ok(())
+            } else {
+                Err(conflict(base, entry, "changed while it was being archived"))
+            }
+        }
+        Step::Leave(_) => Ok(()),
+    })
+}
+
+/// Why a removal stopped, and whether anything had been removed by then.
+pub(crate) struct RemovalFailure {
+    pub error: TrashError,
+    pub removed_any: bool,
+}
+
+/// Remove the observed entries, children first. Stops at the first entry that is no longer as
+/// archived (what was removed before that is in the archive).
+///
+/// A file with several names in the tree is archived once per name; after its first name is
+/// unlinked, its ctime (link count) changes, so its other names are compared without the ctime.
+pub(crate) fn remove_observed(
+    parent: BorrowedFd<'_>,
+    observed: &[Observed],
+    base: &Path,
+) -> Result<(), RemovalFailure> {
+    let mut removed_any = false;
+    let mut unlinked: HashSet<(u64, u64)> = HashSet::new();
+    let result = traverse(parent, observed, base, &mut |dir, step| match step {
+        Step::Leaf(entry) => {
+            let inode = (entry.snapshot.dev, entry.snapshot.ino);
+            let relinked = unlinked.contains(&inode);
+            expect_unchanged_as(dir, entry, base, relinked)?;
+            ignore_missing(fsx::unlink_at(dir, entry.name()))?;
+            unlinked.insert(inode);
+            removed_any = true;
+            Ok(())
+        }
+        Step::Enter(..) => Ok(()),
+        Step::Leave(entry) => {
+            fsx::rmdir_at(dir, entry.name()).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::DirectoryNotEmpty {
+                    conflict(base, entry, "gained new entries while it was being removed")
+                } else {
+                    e.into()
+                }
+            })?;
+            removed_any = true;
+            Ok(())
+        }
+    });
+    result.map_err(|error| RemovalFailure { error, removed_any })
+}
+
+/// Walk `observed` (preorder) with a stack of open directory fds, calling `visit` with the fd
+/// of the directory that holds each entry.
+fn traverse(
+    parent: BorrowedFd<'_>,
+    observed: &[Observed],
+    base: &Path,
+    visit: &mut dyn FnMut(BorrowedFd<'_>, Step<'_, '_>) -> Result<(), TrashError>,
+) -> Result<(), TrashError> {
+    let mut open: Vec<(OwnedFd, &Observed)> = Vec::new();
+    for entry in observed {
+        close_down_to(&mut open, entry.depth(), parent, visit)?;
+        let holder = open.last().map_or(parent, |(fd, _)| fd.as_fd());
+        if !entry.is_dir() {
+            visit(holder, Step::Leaf(entry))?;
+            continue;
+        }
+        let fd = fsx::open_dir_at(holder, entry.name()).map_err(|e| gone(base, entry, e))?;
+        if fsx::stat_fd(&fd)? != entry.snapshot {
+            return Err(conflict(base, entry, "changed while it was being archived"));
+        }
+        visit(holder, Step::Enter(entry, fd.as_fd()))?;
+        open.push((fd, entry));
+    }
+    close_down_to(&mut open, 0, parent, visit)
+}
+
+/// Leave open directories until only `depth` remain.
+fn close_down_to(
+    open: &mut Vec<(OwnedFd, &Observed)>,
+    depth: usize,
+    parent: BorrowedFd<'_>,
+    visit: &mut dyn FnMut(BorrowedFd<'_>, Step<'_, '_>) -> Result<(), TrashError>,
+) -> Result<(), TrashError> {
+    while open.len() > depth {
+        let (fd, entry) = open.pop().expect("loop checked non-empty");
+        drop(fd);
+        let holder = open.last().map_or(parent, |(fd, _)| fd.as_fd());
+        visit(holder, Step::Leave(entry))?;
+    }
+    Ok(())
+}
+
+/// Conflict unless the non-directory `entry` inside `dir` is exactly as archived.
+fn expect_unchanged(dir: BorrowedFd<'_>, entry: &Observed, base: &Path) -> Result<(), TrashError> {
+    expect_unchanged_as(dir, entry, base, false)
+}
+
+/// [`expect_unchanged`], ignoring the ctime if another name of the same file was unlinked.
+fn expect_unchanged_as(
+    dir: BorrowedFd<'_>,
+    entry: &Observed,
+    base: &Path,
+    relinked: bool,
+) -> Result<(), TrashError> {
+    let now = fsx::stat_at(dir, entry.name()).map_err(|e| gone(base, entry, e))?;
+    let same = if relinked {
+        entry.snapshot.same_except_ctime(&now)
+    } else {
+        entry.snapshot == now
+    };
+    if same {
+        Ok(())
+    } else {
+        Err(conflict(base, entry, "changed while it was being archived"))
+    }
+}
+
+/// A missing or retyped entry is a conflict; other errors are I/O errors.
+fn gone(base: &Path, entry: &Observed, e: std::io::Error) -> TrashError {
+    let retyped = e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error())
+        || e.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error());
+    if e.kind() == std::io::ErrorKind::NotFound || retyped {
+        conflict(
+            base,
+            entry,
+            "was moved or removed while it was being trashed",
+        )
+    } else {
+        TrashError::Io(e)
+    }
+}
+
+/// `Ok` if the entry was already gone (someone else removed it; it is in the archive anyway).
+fn ignore_missing(result: std::io::Result<()>) -> Result<(), TrashError> {
+    match result {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// The conflict text for `entry`.
+fn conflict(base: &Path, entry: &Observed, what: &str) -> TrashError {
+    changed(&base.join(&entry.rel), what)
+}

@@ -1,0 +1,559 @@
+//! Restoring an archive: extract beside the target, verify, rename into place, drop the archive.
+//!
+//! The archive is untrusted input. Extraction never uses a path string: the root is created
+//! under a fresh temp name inside the caller's `target_parent` fd, and every other entry is
+//! created with `*at` calls relative to a directory fd reached from that root one component at
+//! a time with `O_NOFOLLOW`. An entry is accepted only if
+//!
+//! - its type is a regular file, a directory or a symlink (hard links, devices, FIFOs → corrupt);
+//! - its path is relative, made of plain components (no `..`, `.`, empty parts), and lies at or
+//!   under the archived `relativePath`;
+//! - its parent is a directory created earlier by this extraction — so an entry can never pass
+//!   through a symlink (or a file) that the archive planted, and duplicates fail their exclusive
+//!   creation.
+//!
+//! Files are written with `O_CREAT|O_EXCL|O_NOFOLLOW`, hashed as they are written, given their
+//! mode and mtime, and fsynced. When the stream ends, the digest, size and file count must match
+//! the metadata; only then do directories get their modes and mtimes (deepest first, after they
+//! were filled), and the temp root is renamed to the target with `RENAME_NOREPLACE`. Only after
+//! that (and an fsync of the target's directory) is the archive deleted. Any failure removes the
+//! temp root and keeps the archive. The archive is `flock`ed for the duration, so the same
+//! archive is never restored twice at once.
+
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+use tar::{Entries, Entry, EntryType};
+
+use super::digest::TreeDigest;
+use super::error::{Signal, TrashError};
+use super::fsx;
+use super::item::{invalid, is_single_component};
+use super::metadata::{Kind, Metadata};
+use super::naming;
+use super::read;
+use super::stream::{copy_chunks, CHUNK};
+use super::tarx;
+
+/// Restore the archive at `archive` as `target_name` inside `parent`; returns its metadata.
+pub(crate) fn restore_archive(
+    archive: &Path,
+    parent: BorrowedFd<'_>,
+    target_name: &OsStr,
+    cancel: &dyn Fn() -> bool,
+) -> Result<Metadata, TrashError> {
+    if !is_single_component(target_name) {
+        let why = format!("{target_name:?} is not a single file name");
+        return Err(invalid(why).into());
+    }
+    ensure_absent(parent, target_name)?;
+    let mut reader = read::from_file(claim(archive)?);
+    let mut entries = reader.entries().map_err(read::unreadable)?;
+    let metadata = read::read_metadata_entry(&mut entries)?;
+    let mut extraction = Extraction::new(parent, &metadata, cancel);
+    let outcome = extraction.run(&mut entries, target_name);
+    if outcome.is_err() {
+        extraction.discard();
+    }
+    outcome?;
+    // The entry is back in place: failing to delete the archive now must not turn the restore
+    // into an error (it would stay listed, and restoring it again would find the target taken).
+    let _ = remove_archive(archive);
+    Ok(metadata)
+}
+
+/// Open the archive and hold an exclusive `flock` on it for the whole restore, so two
+/// concurrent restores of one archive cannot both succeed; the lock dies with the process, so a
+/// crash leaves nothing to clean up. After waiting for nobody (`LOCK_NB`), the path must still
+/// name the locked file: if a restore that just finished deleted it, it is gone.
+fn claim(archive: &Path) -> Result<File, TrashError> {
+    let file = File::open(archive)?;
+    if let Err(e) = fsx::try_lock_exclusive(&file) {
+        if e.kind() == io::ErrorKind::WouldBlock {
+            return Err(TrashError::Conflict(format!(
+                "{} is being restored by another call",
+                archive.display()
+            )));
+        }
+        return Err(e.into());
+    }
+    let locked = fsx::stat_fd(&file)?;
+    let current = fs::symlink_metadata(archive)?;
+    if (current.dev(), current.ino()) != (locked.dev, locked.ino) {
+        return Err(TrashError::NotFound);
+    }
+    Ok(file)
+}
+
+/// `AlreadyExists` if `name` exists in `parent` (the rename checks again, atomically).
+fn ensure_absent(parent: BorrowedFd<'_>, name: &OsStr) -> Result<(), TrashError> {
+    match fsx::stat_at(parent, name) {
+        Ok(_) => Err(TrashError::AlreadyExists),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(TrashError::Io(e)),
+    }
+}
+
+/// Delete the restored archive and make that durable.
+fn remove_archive(archive: &Path) -> Result<(), TrashError> {
+    match fs::remove_file(archive) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e.into()),
+        _ => {}
+    }
+    if let Some(bucket) = archive.parent() {
+        fsx::sync_fd(File::open(bucket)?)?;
+    }
+    Ok(())
+}
+
+/// A directory whose mode and mtime are applied once it is filled.
+struct PendingDir {
+    sub: Vec<u8>,
+    mode: u32,
+    mtime: (i64, u32),
+}
+
+/// The directories this extraction created, reachable from its root fd.
+#[derive(Default)]
+struct Places {
+    root: Option<OwnedFd>,
+    dirs: HashSet<Vec<u8>>,
+}
+
+impl Places {
+    /// Open the created directory at `sub` (`""` = the root), walking down with `O_NOFOLLOW`.
+    fn open(&self, sub: &[u8]) -> io::Result<OwnedFd> {
+        let root = self
+            .root
+            .as_ref()
+            .expect("the root exists before anything under it");
+        let mut fd = root.try_clone()?;
+        for part in sub.split(|b| *b == b'/').filter(|p| !p.is_empty()) {
+            fd = fsx::open_dir_at(fd.as_fd(), OsStr::from_bytes(part))?;
+        }
+        Ok(fd)
+    }
+}
+
+/// What was extracted, for the final comparison with the metadata.
+#[derive(Default)]
+struct Tally {
+    tree: TreeDigest,
+    single: Option<[u8; 32]>,
+    size: u64,
+    files: u64,
+}
+
+/// One extraction in progress.
+struct Extraction<'a> {
+    parent: BorrowedFd<'a>,
+    meta: &'a Metadata,
+    cancel: &'a dyn Fn() -> bool,
+    prefix: Vec<&'a [u8]>,
+    temp: Option<OsString>,
+    committed: bool,
+    places: Places,
+    tally: Tally,
+    pending: Vec<PendingDir>,
+    buf: Vec<u8>,
+}
+
+/// An entry's facts, read from its headers.
+struct EntryInfo {
+    kind: Kind,
+    sub: Vec<u8>,
+    mode: u32,
+    mtime: (i64, u32),
+    link: Option<Vec<u8>>,
+}
+
+impl<'a> Extraction<'a> {
+    fn new(parent: BorrowedFd<'a>, meta: &'a Metadata, cancel: &'a dyn Fn() -> bool) -> Self {
+        Extraction {
+            parent,
+            meta,
+            cancel,
+            prefix: meta
+                .relative_path
+                .as_bytes()
+                .split(|b| *b == b'/')
+                .collect(),
+            temp: None,
+            committed: false,
+            places: Places::default(),
+            tally: Tally::default(),
+            pending: Vec::new(),
+            buf: vec![0; CHUNK],
+        }
+    }
+
+    /// Extract every entry, check the result, and put it in place.
+    fn run<R: Read>(
+        &mut self,
+        entries: &mut Entries<'_, R>,
+        target_name: &OsStr,
+    ) -> Result<(), TrashError> {
+        for entry in entries {
+            let mut entry = entry.map_err(read::unreadable)?;
+            self.extract(&mut entry)?;
+        }
+        if self.temp.is_none() {
+            return Err(TrashError::corrupt("it holds no content"));
+        }
+        self.verify()?;
+        self.finish_dirs()?;
+        self.commit(target_name)
+    }
+
+    /// Create one entry.
+    fn extract<R: Read>(&mut self, entry: &mut Entry<'_, R>) -> Result<(), TrashError> {
+        if (self.cancel)() {
+            return Err(TrashError::Aborted);
+        }
+        let info = self.entry_info(entry)?;
+        if info.sub.is_empty() {
+            self.create_root(&info, entry)
+        } else {
+            self.create_child(&info, entry)
+        }
+    }
+
+    /// Read and check an entry's type, path, mode, mtime and link target.
+    fn entry_info<R: Read>(&self, entry: &mut Entry<'_, R>) -> Result<EntryInfo, TrashError> {
+        let kind = entry_kind(entry.header().entry_type())?;
+        let sub = self.sub_path(&entry.path_bytes(), kind)?;
+        let mode = entry.header().mode().map_err(read::unreadable)? & 0o7777;
+        let link = match kind {
+            Kind::Symlink => Some(link_target(entry)?),
+            _ => None,
+        };
+        let mtime = entry_mtime(entry)?;
+        Ok(EntryInfo {
+            kind,
+            sub,
+            mode,
+            mtime,
+            link,
+        })
+    }
+
+    /// The entry's path below the archived root (`""` for the root itself), or corrupt.
+    fn sub_path(&self, path: &[u8], kind: Kind) -> Result<Vec<u8>, TrashError> {
+        let shown = String::from_utf8_lossy(path);
+        let trimmed = match kind {
+            Kind::Directory => path.strip_suffix(b"/").unwrap_or(path),
+            _ => path,
+        };
+        if trimmed.starts_with(b"/") {
+            return Err(TrashError::corrupt(format!(
+                "entry {shown:?} has an absolute path"
+            )));
+        }
+        let parts: Vec<&[u8]> = trimmed.split(|b| *b == b'/').collect();
+        let plain = |p: &&[u8]| !p.is_empty() && *p != b"." && *p != b"..";
+        if !parts.iter().all(plain) {
+            return Err(TrashError::corrupt(format!(
+                "entry {shown:?} is not a plain relative path"
+            )));
+        }
+        if parts.len() < self.prefix.len() || parts[..self.prefix.len()] != self.prefix[..] {
+            return Err(TrashError::corrupt(format!(
+                "entry {shown:?} is outside {:?}",
+                self.meta.relative_path
+            )));
+        }
+        Ok(parts[self.prefix.len()..].join(&b'/'))
+    }
+
+    /// Create the archived entry itself under a fresh temp name in the target's directory.
+    fn create_root<R: Read>(
+        &mut self,
+        info: &EntryInfo,
+        entry: &mut Entry<'_, R>,
+    ) -> Result<(), TrashError> {
+        if self.temp.is_some() {
+            return Err(TrashError::corrupt("it holds the archived entry twice"));
+        }
+        if info.kind != self.meta.kind || info.mode != self.meta.mode {
+            return Err(TrashError::corrupt(format!(
+                "its content is a {} with mode {:o}, but the metadata says a {} with mode {:o}",
+                info.kind.as_str(),
+                info.mode,
+                self.meta.kind.as_str(),
+                self.meta.mode
+            )));
+        }
+        let file = self.create_root_node(info)?;
+        match info.kind {
+            Kind::File => {
+                let file = file.expect("a file root was created");
+                let (sha, len) = self.fill_file(file, entry, info)?;
+                self.tally.single = Some(sha);
+                self.tally.size = len;
+            }
+            Kind::Symlink => {
+                let link = info.link.as_deref().expect("symlinks carry a target");
+                let name = self.temp.clone().expect("just created");
+                fsx::set_link_mtime_at(self.parent, &name, info.mtime)?;
+                self.tally.single = Some(Sha256::digest(link).into());
+                self.tally.size = link.len() as u64;
+            }
+            Kind::Directory => {
+                let name = self.temp.clone().expect("just created");
+                self.places.root = Some(fsx::open_dir_at(self.parent, &name)?);
+                self.add_dir(info);
+            }
+        }
+        Ok(())
+    }
+
+    /// Create the root node (file, directory or symlink) under a fresh temp name.
+    fn create_root_node(&mut self, info: &EntryInfo) -> Result<Option<File>, TrashError> {
+        loop {
+            let name = OsString::from(naming::temp_name("restore"));
+            let made = match (info.kind, info.link.as_deref()) {
+                (Kind::File, _) => fsx::create_file_at(self.parent, &name).map(Some),
+                (Kind::Directory, _) => fsx::mkdir_at(self.parent, &name).map(|()| None),
+                (Kind::Symlink, Some(link)) => {
+                    fsx::symlink_at(link, self.parent, &name).map(|()| None)
+                }
+                (Kind::Symlink, None) => unreachable!("symlink entries always carry a target"),
+            };
+            match made {
+                Ok(file) => {
+                    self.temp = Some(name);
+                    return Ok(file);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Create an entry beneath the root, inside a directory this extraction created.
+    fn create_child<R: Read>(
+        &mut self,
+        info: &EntryInfo,
+        entry: &mut Entry<'_, R>,
+    ) -> Result<(), TrashError> {
+        let shown = String::from_utf8_lossy(&info.sub).into_owned();
+        if self.meta.kind != Kind::Directory {
+            return Err(TrashError::corrupt(format!(
+                "entry {shown:?} lies beneath a {}",
+                self.meta.kind.as_str()
+            )));
+        }
+        let (parent_sub, name) = match info.sub.iter().rposition(|b| *b == b'/') {
+            Some(at) => (&info.sub[..at], &info.sub[at + 1..]),
+            None => (&info.sub[..0], &info.sub[..]),
+        };
+        if self.places.root.is_none() || !self.places.dirs.contains(parent_sub) {
+            return Err(TrashError::corrupt(format!(
+                "entry {shown:?} is not inside a directory of the archive \
+                 (it would pass through a symlink, a file, or a missing directory)"
+            )));
+        }
+        let dir = self.places.open(parent_sub)?;
+        let name = OsStr::from_bytes(name);
+        let duplicate = |e: io::Error| duplicate_or_io(e, &shown);
+        match info.kind {
+            Kind::File => {
+                let file = fsx::create_file_at(dir.as_fd(), name).map_err(duplicate)?;
+                let (sha, len) = self.fill_file(file, entry, info)?;
+                self.tally.tree.add(&info.sub, Kind::File, info.mode, sha);
+                self.tally.size += len;
+                self.tally.files += 1;
+            }
+            Kind::Directory => {
+                fsx::mkdir_at(dir.as_fd(), name).map_err(duplicate)?;
+                self.add_dir(info);
+            }
+            Kind::Symlink => {
+                let link = info.link.as_deref().expect("symlinks carry a target");
+                fsx::symlink_at(link, dir.as_fd(), name).map_err(duplicate)?;
+                fsx::set_link_mtime_at(dir.as_fd(), name, info.mtime)?;
+                let sha = Sha256::digest(link).into();
+                self.tally.tree.add(&info.sub, Kind::Symlink, 0, sha);
+            }
+        }
+        Ok(())
+    }
+
+    /// Record a created directory: reachable for children, finished later.
+    fn add_dir(&mut self, info: &EntryInfo) {
+        self.places.dirs.insert(info.sub.clone());
+        self.tally
+            .tree
+            .add(&info.sub, Kind::Directory, info.mode, [0; 32]);
+        self.pending.push(PendingDir {
+            sub: info.sub.clone(),
+            mode: info.mode,
+            mtime: info.mtime,
+        });
+    }
+
+    /// Stream an entry's bytes into a freshly created file; set its mode and mtime; fsync.
+    fn fill_file<R: Read>(
+        &mut self,
+        mut file: File,
+        entry: &mut Entry<'_, R>,
+        info: &EntryInfo,
+    ) -> Result<([u8; 32], u64), TrashError> {
+        let expected = entry.size();
+        let mut hasher = Sha256::new();
+        let mut source = Decoding(entry);
+        let copied = copy_chunks(
+            &mut source,
+            &mut file,
+            &mut self.buf,
+            &mut hasher,
+            self.cancel,
+        )?;
+        if copied != expected {
+            return Err(TrashError::corrupt("it is truncated"));
+        }
+        fsx::set_mode_fd(&file, info.mode)?;
+        fsx::set_mtime_fd(&file, info.mtime)?;
+        file.sync_all()?;
+        Ok((hasher.finalize().into(), copied))
+    }
+
+    /// The extracted content must be what the metadata promises.
+    fn verify(&mut self) -> Result<(), TrashError> {
+        let actual = match self.meta.kind {
+            Kind::Directory => std::mem::take(&mut self.tally.tree).finish(),
+            _ => self.tally.single.expect("root extracted"),
+        };
+        let actual = naming::hex(&actual);
+        if actual != self.meta.original_sha256 {
+            return Err(TrashError::corrupt(format!(
+                "its content does not match the recorded sha256 (recorded {}, found {actual})",
+                self.meta.original_sha256
+            )));
+        }
+        if self.tally.size != self.meta.size {
+            return Err(TrashError::corrupt(
+                "its content size differs from the metadata",
+            ));
+        }
+        if self.meta.kind == Kind::Directory && self.meta.file_count != Some(self.tally.files) {
+            return Err(TrashError::corrupt(
+                "its file count differs from the metadata",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Give directories their modes and mtimes, deepest first, and fsync them.
+    fn finish_dirs(&mut self) -> Result<(), TrashError> {
+        for dir in self.pending.iter().rev() {
+            let fd = self.places.open(&dir.sub)?;
+            fsx::sync_fd(&fd)?;
+            fsx::set_mode_fd(&fd, dir.mode)?;
+            fsx::set_mtime_fd(&fd, dir.mtime)?;
+        }
+        Ok(())
+    }
+
+    /// Rename the temp root to the target without replacing anything; make it durable.
+    fn commit(&mut self, target_name: &OsStr) -> Result<(), TrashError> {
+        let temp = self.temp.as_deref().expect("root extracted");
+        fsx::rename_noreplace(self.parent, temp, target_name).map_err(|e| {
+            if e.kind() == io::ErrorKind::AlreadyExists {
+                TrashError::AlreadyExists
+            } else {
+                e.into()
+            }
+        })?;
+        self.committed = true;
+        if let (Some(root), Some(first)) = (&self.places.root, self.pending.first()) {
+            fsx::set_mtime_fd(root, first.mtime)?;
+        }
+        fsx::sync_fd(self.parent)?;
+        Ok(())
+    }
+
+    /// Remove whatever this extraction created (it failed before the commit).
+    fn discard(&mut self) {
+        self.places.root = None;
+        if let (false, Some(temp)) = (self.committed, &self.temp) {
+            let _ = fsx::remove_all_at(self.parent, temp);
+        }
+    }
+}
+
+/// The kind of an entry, or corrupt for anything a restore refuses to create.
+fn entry_kind(entry_type: EntryType) -> Result<Kind, TrashError> {
+    match entry_type {
+        EntryType::Regular => Ok(Kind::File),
+        EntryType::Directory => Ok(Kind::Directory),
+        EntryType::Symlink => Ok(Kind::Symlink),
+        EntryType::Link => Err(TrashError::corrupt("it holds a hard-link entry")),
+        EntryType::Char | EntryType::Block | EntryType::Fifo => {
+            Err(TrashError::corrupt("it holds a device or FIFO entry"))
+        }
+        other => Err(TrashError::corrupt(format!(
+            "it holds an entry of unsupported type {:?}",
+            other.as_byte() as char
+        ))),
+    }
+}
+
+/// A symlink entry's target: present, non-empty, without NUL.
+fn link_target<R: Read>(entry: &Entry<'_, R>) -> Result<Vec<u8>, TrashError> {
+    match entry.link_name_bytes() {
+        Some(target) if !target.is_empty() && !target.contains(&0) => Ok(target.into_owned()),
+        _ => Err(TrashError::corrupt(
+            "it holds a symlink without a valid target",
+        )),
+    }
+}
+
+/// An entry's mtime: the PAX `mtime` (nanoseconds) if present, else the header's seconds.
+fn entry_mtime<R: Read>(entry: &mut Entry<'_, R>) -> Result<(i64, u32), TrashError> {
+    if let Some(extensions) = entry.pax_extensions().map_err(read::unreadable)? {
+        for extension in extensions {
+            let extension = extension.map_err(read::unreadable)?;
+            if extension.key_bytes() == b"mtime" {
+                let value = extension.value().unwrap_or("");
+                return tarx::parse_pax_time(value)
+                    .ok_or_else(|| TrashError::corrupt("it holds an invalid mtime"));
+            }
+        }
+    }
+    let secs = entry.header().mtime().map_err(read::unreadable)?;
+    let secs = i64::try_from(secs).map_err(|_| TrashError::corrupt("it holds an invalid mtime"))?;
+    Ok((secs, 0))
+}
+
+/// `EEXIST` while creating an entry means the archive names it twice.
+fn duplicate_or_io(e: io::Error, shown: &str) -> TrashError {
+    if e.kind() == io::ErrorKind::AlreadyExists {
+        TrashError::corrupt(format!("entry {shown:?} appears twice"))
+    } else {
+        e.into()
+    }
+}
+
+/// Reads an archive entry, turning decoding errors into corrupt-archive signals (so they are
+/// told apart from errors writing the restored file).
+struct Decoding<'e, 'r, R: Read>(&'e mut Entry<'r, R>);
+
+impl<R: Read> Read for Decoding<'_, '_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf).map_err(|e| {
+            if e.kind() == io::ErrorKind::Interrupted {
+                e
+            } else {
+                Signal::Corrupt(format!("it cannot be decoded ({e})")).into_io()
+            }
+        })
+    }
+}

@@ -1,0 +1,205 @@
+//! Trash → restore gives back exactly what was there.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+use super::support::*;
+use crate::trash::{Kind, TrashError};
+
+#[test]
+fn file_round_trip_keeps_bytes_mode_and_mtime() {
+    let env = Env::new();
+    let path = env.path("dir/notes.txt");
+    write_file(&path, b"line one\nline two\n", 0o640);
+    set_mtime(&path, 1_650_000_000, 987_654_321);
+    let before = snapshot(&path);
+
+    let archived = env.trash("dir/notes.txt").unwrap();
+    assert!(!path.exists(), "the original is removed");
+    assert!(looks_like_archive(
+        archived.archive_path.file_name().unwrap(),
+        "notes.txt"
+    ));
+    let meta = &archived.metadata;
+    assert_eq!(meta.kind, Kind::File);
+    assert_eq!(meta.relative_path, "dir/notes.txt");
+    assert_eq!(meta.original_path, path.to_str().unwrap());
+    assert_eq!(meta.original_sha256, sha_hex(b"line one\nline two\n"));
+    assert_eq!((meta.size, meta.mode, meta.file_count), (18, 0o640, None));
+
+    let restored = env.restore_to(&archived.archive_path, &path).unwrap();
+    assert_eq!(&restored, meta);
+    assert_eq!(snapshot(&path), before);
+    assert!(!archived.archive_path.exists(), "the archive is consumed");
+    assert!(env.bucket_names().is_empty());
+    assert!(restore_temps(&env.path("dir")).is_empty());
+}
+
+#[test]
+fn symlink_round_trip_keeps_the_link_not_its_target() {
+    let env = Env::new();
+    write_file(&env.path("target.txt"), b"target stays", 0o644);
+    let link = env.path("link");
+    std::os::unix::fs::symlink("target.txt", &link).unwrap();
+    set_mtime(&link, 1_600_000_001, 5);
+    let before = snapshot(&link);
+
+    let archived = env.trash("link").unwrap();
+    assert!(fs::symlink_metadata(&link).is_err());
+    assert_eq!(fs::read(env.path("target.txt")).unwrap(), b"target stays");
+    assert_eq!(archived.metadata.kind, Kind::Symlink);
+    assert_eq!(archived.metadata.original_sha256, sha_hex(b"target.txt"));
+    assert_eq!(archived.metadata.size, 10);
+
+    env.restore_to(&archived.archive_path, &link).unwrap();
+    assert_eq!(snapshot(&link), before);
+}
+
+#[test]
+fn tree_round_trip_is_identical() {
+    let env = Env::new();
+    let tree = env.path("project");
+    build_tree(&tree);
+    let before = snapshot(&tree);
+
+    let archived = env.trash("project").unwrap();
+    assert!(!tree.exists());
+    let meta = &archived.metadata;
+    assert_eq!(meta.kind, Kind::Directory);
+    assert_eq!(meta.file_count, Some(5));
+    assert_eq!(meta.size, 8 + 13 + 18 + 4 + 4);
+    assert_eq!(meta.mode, 0o755);
+
+    env.restore_to(&archived.archive_path, &tree).unwrap();
+    assert_eq!(snapshot(&tree), before);
+    assert!(restore_temps(&env.root).is_empty());
+}
+
+#[test]
+fn tree_restores_to_another_name_and_digest_is_stable() {
+    let env = Env::new();
+    build_tree(&env.path("a"));
+    let first = env.archive("a").unwrap();
+    assert!(env.path("a").exists(), "archive() keeps the original");
+    let second = env.archive("a").unwrap();
+    assert_ne!(first.archive_path, second.archive_path);
+    assert_eq!(
+        first.metadata.original_sha256,
+        second.metadata.original_sha256
+    );
+
+    env.restore_to(&first.archive_path, &env.path("b")).unwrap();
+    let mut a = snapshot(&env.path("a"));
+    let mut b = snapshot(&env.path("b"));
+    a.remove(std::path::Path::new(""));
+    b.remove(std::path::Path::new(""));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn entries_outside_the_root_round_trip_under_absolute() {
+    let env = Env::new();
+    let path = env.outside.join("far away.txt");
+    write_file(&path, b"far", 0o600);
+    let archived = env.trash_with(&path, &never).unwrap();
+    let expected = format!("absolute{}", path.display());
+    assert_eq!(archived.metadata.relative_path, expected);
+    env.restore_to(&archived.archive_path, &path).unwrap();
+    assert_eq!(fs::read(&path).unwrap(), b"far");
+    assert_eq!(
+        fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+}
+
+#[test]
+fn odd_names_and_long_paths_round_trip() {
+    let env = Env::new();
+    let long_dir = "d".repeat(120);
+    let tree = env.path("odd");
+    let deep = tree.join(&long_dir).join(&long_dir);
+    fs::create_dir_all(&deep).unwrap();
+    write_file(&deep.join("new\nline ünï ✓.txt"), b"x", 0o644);
+    let long_target = "t/".repeat(90) + "end";
+    std::os::unix::fs::symlink(&long_target, deep.join("long-link")).unwrap();
+    std::os::unix::fs::symlink("a//b/./c/", tree.join("unnormalised")).unwrap();
+    let before = snapshot(&tree);
+
+    let archived = env.trash("odd").unwrap();
+    env.restore_to(&archived.archive_path, &tree).unwrap();
+    assert_eq!(snapshot(&tree), before);
+    assert_eq!(
+        fs::read_link(tree.join("unnormalised"))
+            .unwrap()
+            .as_os_str(),
+        "a//b/./c/"
+    );
+}
+
+#[test]
+fn empty_file_and_empty_dir_round_trip() {
+    let env = Env::new();
+    write_file(&env.path("empty.txt"), b"", 0o644);
+    fs::create_dir(env.path("nothing")).unwrap();
+    for name in ["empty.txt", "nothing"] {
+        let before = snapshot(&env.path(name));
+        let archived = env.trash(name).unwrap();
+        env.restore_to(&archived.archive_path, &env.path(name))
+            .unwrap();
+        assert_eq!(snapshot(&env.path(name)), before, "{name}");
+    }
+}
+
+#[test]
+fn trashing_a_missing_entry_is_not_found() {
+    let env = Env::new();
+    assert!(matches!(env.trash("ghost"), Err(TrashError::NotFound)));
+    assert!(env.bucket_names().iter().all(|n| !n.ends_with(".tar.gz")));
+}
+
+#[test]
+fn hard_linked_names_in_a_tree_are_trashed_and_restored_as_files() {
+    let env = Env::new();
+    let tree = env.path("linked");
+    write_file(&tree.join("a/x"), b"shared", 0o644);
+    fs::create_dir(tree.join("b")).unwrap();
+    fs::hard_link(tree.join("a/x"), tree.join("b/y")).unwrap();
+    let archived = env.trash("linked").unwrap();
+    assert!(!tree.exists());
+    assert_eq!(archived.metadata.file_count, Some(2));
+    env.restore_to(&archived.archive_path, &tree).unwrap();
+    assert_eq!(fs::read(tree.join("a/x")).unwrap(), b"shared");
+    assert_eq!(fs::read(tree.join("b/y")).unwrap(), b"shared");
+}
+
+#[test]
+fn the_same_archive_is_never_restored_twice_at_once() {
+    let env = std::sync::Arc::new(Env::with_level(1));
+    write_file(&env.path("big.bin"), &vec![3u8; 8 << 20], 0o644);
+    let archive = env.trash("big.bin").unwrap().archive_path;
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let handles: Vec<_> = ["first", "second"]
+        .into_iter()
+        .map(|name| {
+            let (env, archive, barrier) = (env.clone(), archive.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                env.restore_to(&archive, &env.path(name))
+            })
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let ok = results.iter().filter(|r| r.is_ok()).count();
+    assert_eq!(ok, 1, "{results:?}");
+    for result in results.iter().filter(|r| r.is_err()) {
+        assert!(
+            matches!(
+                result,
+                Err(TrashError::Conflict(_)) | Err(TrashError::NotFound)
+            ),
+            "{result:?}"
+        );
+    }
+    assert!(!archive.exists());
+    assert!(restore_temps(&env.root).is_empty());
+}

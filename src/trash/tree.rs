@@ -1,0 +1,327 @@
+//! Reading the original (a file, a symlink or a whole tree) into the content tar stream.
+//!
+//! The walk goes through directory fds only (`openat`/`fstatat` with `O_NOFOLLOW`), depth first,
+//! children in bytewise name order, with an explicit stack (no recursion, so a deep tree cannot
+//! overflow a small thread stack). Every entry is `lstat`ed when listed and re-checked when opened
+//! and when done: a file must keep its inode, size, mtime and ctime while it is read; a directory
+//! must keep its mtime/ctime (any entry added, removed or renamed in it changes them) from the
+//! moment it is listed until its last child is archived. Any difference is a conflict.
+//!
+//! What was seen is returned as a preorder list of [`Observed`] entries, which is exactly what
+//! [`super::remove`] later verifies and removes — never anything else.
+
+use std::ffi::OsStr;
+use std::io::{self, Write};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use tar::{Builder, EntryType};
+
+use super::digest::{child_path, TreeDigest};
+use super::error::{changed, TrashError};
+use super::fsx::{self, EntryType as Fs, Snapshot};
+use super::item::TrashItem;
+use super::metadata::Kind;
+use super::stream::SourceReader;
+use super::tarx;
+
+/// An entry seen while archiving, in preorder.
+#[derive(Debug, Clone)]
+pub(crate) struct Observed {
+    /// Path from the item's parent directory: the item's name, then names beneath it.
+    pub rel: PathBuf,
+    /// What it looked like when it was archived.
+    pub snapshot: Snapshot,
+    /// For directories: how many entries it held.
+    pub children: usize,
+}
+
+impl Observed {
+    /// 0 for the item itself, 1 for its children, ...
+    pub(crate) fn depth(&self) -> usize {
+        self.rel.components().count() - 1
+    }
+
+    /// Its name inside its directory.
+    pub(crate) fn name(&self) -> &OsStr {
+        self.rel.file_name().expect("observed paths are non-empty")
+    }
+
+    /// Is it a directory?
+    pub(crate) fn is_dir(&self) -> bool {
+        self.snapshot.entry_type() == Fs::Dir
+    }
+}
+
+/// What archiving the original produced (everything the metadata needs, plus what was seen).
+pub(crate) struct Summary {
+    pub kind: Kind,
+    pub sha256: [u8; 32],
+    pub size: u64,
+    pub mode: u32,
+    pub file_count: Option<u64>,
+    pub observed: Vec<Observed>,
+}
+
+/// Append the item's content to `builder` at `item.relative_path`.
+pub(crate) fn archive_source<W: Write>(
+    builder: &mut Builder<W>,
+    item: &TrashItem<'_>,
+    cancel: &dyn Fn() -> bool,
+) -> Result<Summary, TrashError> {
+    let before = fsx::stat_at(item.parent, item.name)?;
+    let mut walker = Walker {
+        builder,
+        cancel,
+        display_dir: item.display_dir(),
+        digest: TreeDigest::default(),
+        observed: Vec::new(),
+        size: 0,
+        files: 0,
+    };
+    let rel = PathBuf::from(item.name);
+    let tar_path = PathBuf::from(item.relative_path);
+    let (kind, sha256, size) = match before.entry_type() {
+        Fs::File => {
+            let sha = walker.add_file(item.parent, &rel, &tar_path, b"", before)?;
+            (Kind::File, sha, before.size)
+        }
+        Fs::Symlink => {
+            let (sha, len) = walker.add_symlink(item.parent, &rel, &tar_path, b"", before)?;
+            (Kind::Symlink, sha, len)
+        }
+        Fs::Dir => {
+            walker.walk_dir(item.parent, rel, tar_path, before)?;
+            let sha = std::mem::take(&mut walker.digest).finish();
+            (Kind::Directory, sha, walker.size)
+        }
+        Fs::Special => {
+            return Err(TrashError::Unsupported(
+                item.original_path.display().to_string(),
+            ))
+        }
+    };
+    Ok(Summary {
+        kind,
+        sha256,
+        size,
+        mode: before.permissions(),
+        file_count: (kind == Kind::Directory).then_some(walker.files),
+        observed: walker.observed,
+    })
+}
+
+/// A directory being walked.
+struct Frame {
+    fd: OwnedFd,
+    names: std::vec::IntoIter<std::ffi::OsString>,
+    snapshot: Snapshot,
+    rel: PathBuf,
+    tar_path: PathBuf,
+    digest_path: Vec<u8>,
+}
+
+/// State of one archiving walk.
+struct Walker<'b, 'c, W: Write> {
+    builder: &'b mut Builder<W>,
+    cancel: &'c dyn Fn() -> bool,
+    display_dir: &'c Path,
+    digest: TreeDigest,
+    observed: Vec<Observed>,
+    size: u64,
+    files: u64,
+}
+
+impl<W: Write> Walker<'_, '_, W> {
+    /// Archive the directory `rel` (inside `parent`) and everything beneath it.
+    fn walk_dir(
+        &mut self,
+        parent: BorrowedFd<'_>,
+        rel: PathBuf,
+        tar_path: PathBuf,
+        before: Snapshot,
+    ) -> Result<(), TrashError> {
+        let mut stack = vec![self.enter_dir(parent, rel, tar_path, Vec::new(), before)?];
+        while let Some(top) = stack.last_mut() {
+            self.poll_cancel()?;
+            let Some(name) = top.names.next() else {
+                let done = stack.pop().expect("loop checked non-empty");
+                self.leave_dir(done)?;
+                continue;
+            };
+            let rel = top.rel.join(&name);
+            let tar_path = top.tar_path.join(&name);
+            let digest_path = child_path(&top.digest_path, name.as_bytes());
+            let dir = top.fd.as_fd();
+            let snap = fsx::stat_at(dir, &name).map_err(|e| self.vanished(&rel, e))?;
+            match snap.entry_type() {
+                Fs::File => {
+                    self.add_file(dir, &rel, &tar_path, &digest_path, snap)?;
+                }
+                Fs::Symlink => {
+                    self.add_symlink(dir, &rel, &tar_path, &digest_path, snap)?;
+                }
+                Fs::Dir => {
+                    let frame = self.enter_dir(dir, rel, tar_path, digest_path, snap)?;
+                    stack.push(frame);
+                }
+                Fs::Special => {
+                    let path = self.display(&rel);
+                    return Err(TrashError::Unsupported(path.display().to_string()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Open and list a directory, append its header, and start its frame.
+    fn enter_dir(
+        &mut self,
+        parent: BorrowedFd<'_>,
+        rel: PathBuf,
+        tar_path: PathBuf,
+        digest_path: Vec<u8>,
+        before: Snapshot,
+    ) -> Result<Frame, TrashError> {
+        let name = rel.file_name().expect("non-empty");
+        let fd = fsx::open_dir_at(parent, name).map_err(|e| self.vanished(&rel, e))?;
+        self.expect_same(&rel, &before, &fsx::stat_fd(&fd)?)?;
+        let names = fsx::list_names(fd.as_fd())?;
+        let mut header = tarx::content_header(EntryType::Directory, &before);
+        self.append_pax(before.mtime, None)?;
+        self.builder
+            .append_data(&mut header, &tar_path, io::empty())?;
+        let mode = before.permissions();
+        self.digest
+            .add(&digest_path, Kind::Directory, mode, [0; 32]);
+        self.observed.push(Observed {
+            rel: rel.clone(),
+            snapshot: before,
+            children: names.len(),
+        });
+        Ok(Frame {
+            fd,
+            names: names.into_iter(),
+            snapshot: before,
+            rel,
+            tar_path,
+            digest_path,
+        })
+    }
+
+    /// A directory is done: it must not have changed since it was listed.
+    fn leave_dir(&mut self, frame: Frame) -> Result<(), TrashError> {
+        let after = fsx::stat_fd(&frame.fd)?;
+        self.expect_same(&frame.rel, &frame.snapshot, &after)
+    }
+
+    /// Append a regular file, streaming and hashing it; returns the SHA-256 of its bytes.
+    fn add_file(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        rel: &Path,
+        tar_path: &Path,
+        digest_path: &[u8],
+        before: Snapshot,
+    ) -> Result<[u8; 32], TrashError> {
+        let name = rel.file_name().expect("non-empty");
+        let mut file = fsx::open_file_at(dir, name).map_err(|e| self.vanished(rel, e))?;
+        let opened = fsx::stat_fd(&file)?;
+        self.expect_same(rel, &before, &opened)?;
+        let mut header = tarx::content_header(EntryType::Regular, &opened);
+        header.set_size(opened.size);
+        self.append_pax(opened.mtime, None)?;
+        let display = self.display(rel);
+        let mut reader = SourceReader::new(&mut file, opened.size, self.cancel, &display);
+        self.builder
+            .append_data(&mut header, tar_path, &mut reader)?;
+        let sha = reader.digest();
+        self.expect_same(rel, &opened, &fsx::stat_fd(&file)?)?;
+        let mode = opened.permissions();
+        self.digest.add(digest_path, Kind::File, mode, sha);
+        self.size += opened.size;
+        self.files += 1;
+        self.observe(rel, opened);
+        Ok(sha)
+    }
+
+    /// Append a symlink as a link; returns the SHA-256 and length of its target.
+    fn add_symlink(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        rel: &Path,
+        tar_path: &Path,
+        digest_path: &[u8],
+        before: Snapshot,
+    ) -> Result<([u8; 32], u64), TrashError> {
+        let name = rel.file_name().expect("non-empty");
+        let target = fsx::read_link_at(dir, name).map_err(|e| self.vanished(rel, e))?;
+        let after = fsx::stat_at(dir, name).map_err(|e| self.vanished(rel, e))?;
+        self.expect_same(rel, &before, &after)?;
+        let mut header = tarx::content_header(EntryType::Symlink, &before);
+        tarx::set_link_target(&mut header, &target)?;
+        self.append_pax(before.mtime, Some(&target))?;
+        self.builder
+            .append_data(&mut header, tar_path, io::empty())?;
+        let sha: [u8; 32] = Sha256::digest(&target).into();
+        self.digest.add(digest_path, Kind::Symlink, 0, sha);
+        self.observe(rel, before);
+        Ok((sha, target.len() as u64))
+    }
+
+    /// Append the PAX header that precedes an entry.
+    fn append_pax(&mut self, mtime: (i64, u32), link: Option<&[u8]>) -> io::Result<()> {
+        let records = tarx::pax_records(mtime, link);
+        self.builder
+            .append_pax_extensions(records.iter().map(|(k, v)| (*k, v.as_slice())))
+    }
+
+    /// Record a non-directory entry as seen.
+    fn observe(&mut self, rel: &Path, snapshot: Snapshot) {
+        self.observed.push(Observed {
+            rel: rel.to_path_buf(),
+            snapshot,
+            children: 0,
+        });
+    }
+
+    /// Conflict unless `now` is exactly `before`.
+    fn expect_same(&self, rel: &Path, before: &Snapshot, now: &Snapshot) -> Result<(), TrashError> {
+        if before == now {
+            return Ok(());
+        }
+        Err(changed(
+            &self.display(rel),
+            "changed while it was being archived",
+        ))
+    }
+
+    /// An entry that vanished or changed type between listing and opening is a conflict.
+    fn vanished(&self, rel: &Path, e: io::Error) -> TrashError {
+        let errno = e.raw_os_error();
+        let gone = e.kind() == io::ErrorKind::NotFound
+            || errno == Some(rustix::io::Errno::LOOP.raw_os_error())
+            || errno == Some(rustix::io::Errno::NOTDIR.raw_os_error())
+            || errno == Some(rustix::io::Errno::INVAL.raw_os_error());
+        if gone {
+            changed(&self.display(rel), "changed while it was being archived")
+        } else {
+            TrashError::Io(e)
+        }
+    }
+
+    /// Stop if the caller cancelled.
+    fn poll_cancel(&self) -> Result<(), TrashError> {
+        if (self.cancel)() {
+            return Err(TrashError::Aborted);
+        }
+        Ok(())
+    }
+
+    /// Absolute path of `rel`, for messages.
+    fn display(&self, rel: &Path) -> PathBuf {
+        self.display_dir.join(rel)
+    }
+}
