@@ -152,7 +152,9 @@ fn truncate_chars(line: &str, max: usize) -> String {
 ///
 /// If the text has CRLF line endings and an `old_string` with bare `\n`s has no
 /// match, it is retried with those converted to `\r\n`; when that matches, the
-/// `new_string`'s bare `\n`s are converted too.
+/// `new_string`'s bare `\n`s are converted too. In a text whose every line ends
+/// with CRLF, a `new_string`'s bare `\n`s are always converted, so an edit never
+/// introduces a lone LF into a consistently CRLF file.
 pub fn apply_edits(text: &str, edits: &[Edit]) -> Result<EditOutcome, EditError> {
     let mut current = text.to_owned();
     let mut replacements = Vec::with_capacity(edits.len());
@@ -209,9 +211,14 @@ struct Target<'e> {
 fn locate<'e>(text: &str, edit: &'e Edit) -> Option<Target<'e>> {
     let found = count_overlapping(text.as_bytes(), edit.old_string.as_bytes());
     if found.count > 0 {
+        let pure_crlf = has_bare_lf(&edit.new_string) && has_crlf(text) && !has_bare_lf(text);
         return Some(Target {
             old: edit.old_string.as_str().into(),
-            new: edit.new_string.as_str().into(),
+            new: if pure_crlf {
+                lf_to_crlf(&edit.new_string).into()
+            } else {
+                edit.new_string.as_str().into()
+            },
             occurrences: found.count,
             first: found.first,
         });
@@ -252,6 +259,15 @@ mod tests {
 
     fn apply(text: &str, edits: &[Edit]) -> Result<String, EditError> {
         apply_edits(text, edits).map(|outcome| outcome.text)
+    }
+
+    #[test]
+    fn a_consistently_crlf_file_gets_crlf_in_inserted_lines() {
+        let out = apply("a\r\nb\r\n", &[edit("a", "a\nz")]).unwrap();
+        assert_eq!(out, "a\r\nz\r\nb\r\n");
+        // A mixed file is left as the model wrote it.
+        let out = apply("a\r\nb\n", &[edit("a", "a\nz")]).unwrap();
+        assert_eq!(out, "a\nz\r\nb\n");
     }
 
     #[test]
@@ -556,6 +572,9 @@ mod tests {
                 }
                 let (mut old, mut new) = (e.old_string.clone(), e.new_string.clone());
                 let mut found = occurrences(&text, &old);
+                if !found.is_empty() && text.contains("\r\n") && crlf(&text) == text {
+                    new = crlf(&new);
+                }
                 let bare_lf = old != crlf(&old);
                 if found.is_empty() && text.contains("\r\n") && bare_lf {
                     let converted = occurrences(&text, &crlf(&old));
