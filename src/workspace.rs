@@ -91,6 +91,18 @@ impl Workspace {
                 }
             })
             .collect();
+        let bucket = Bucket::new(
+            &options.trash.data_dir,
+            &options.root,
+            Identity {
+                session_id: options.trash.session_id.clone(),
+                run_id: options.trash.run_id.clone(),
+                agent_name: options.trash.agent_name.clone(),
+            },
+            options.trash.compression_level,
+        );
+        // Temp files of trashes that a crash interrupted; an hour old is surely not in flight.
+        let _ = bucket.sweep_partials(std::time::Duration::from_secs(3600));
         Ok(Self {
             cwd: Mutex::new(CwdStack {
                 current: CwdFrame {
@@ -102,16 +114,7 @@ impl Workspace {
             audit: options
                 .audit
                 .then(|| AuditLog::new(audit_dir.join(format!("{root_hash}.jsonl")))),
-            bucket: Bucket::new(
-                &options.trash.data_dir,
-                &options.root,
-                Identity {
-                    session_id: options.trash.session_id.clone(),
-                    run_id: options.trash.run_id.clone(),
-                    agent_name: options.trash.agent_name.clone(),
-                },
-                options.trash.compression_level,
-            ),
+            bucket,
             sandbox,
             home,
             locks: PathLocks::default(),

@@ -118,7 +118,7 @@ impl Bucket {
     fn removal_failed(&self, failure: remove::RemovalFailure, archive: &Path) -> TrashError {
         if !failure.removed_any {
             if fs::remove_file(archive).is_ok() {
-                let _ = File::open(&self.dir).and_then(|d| fsx::sync_fd(d));
+                let _ = File::open(&self.dir).and_then(fsx::sync_fd);
             }
             return failure.error;
         }
@@ -238,7 +238,9 @@ impl Bucket {
     /// Extracts beside the target under a temp name, verifies the content against the metadata
     /// (mismatch → [`TrashError::Corrupt`], nothing left, archive kept), renames into place
     /// without replacing (an existing target → [`TrashError::AlreadyExists`]), then deletes the
-    /// archive. Returns the archive's metadata.
+    /// archive (should that deletion fail, the restore still succeeds and the archive stays
+    /// listed). The archive is locked meanwhile: a concurrent restore of the same archive is a
+    /// [`TrashError::Conflict`]. Returns the archive's metadata.
     pub fn restore(
         &self,
         archive: &Path,

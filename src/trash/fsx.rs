@@ -236,11 +236,11 @@ pub(crate) fn remove_all_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()>
     if stat_at(dir, name)?.entry_type() != EntryType::Dir {
         return unlink_at(dir, name);
     }
-    let mut stack = vec![(open_dir_at(dir, name)?, name.to_owned())];
+    let mut stack = vec![(open_writable_dir_at(dir, name)?, name.to_owned())];
     while let Some((fd, _)) = stack.last() {
         match first_subdir_after_unlinking_files(fd.as_fd())? {
             Some(child) => {
-                let child_fd = open_dir_at(fd.as_fd(), &child)?;
+                let child_fd = open_writable_dir_at(fd.as_fd(), &child)?;
                 stack.push((child_fd, child));
             }
             None => {
@@ -251,6 +251,14 @@ pub(crate) fn remove_all_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()>
         }
     }
     Ok(())
+}
+
+/// Open a directory of our own temp tree and make sure we may empty it (a restore may already
+/// have given it a read-only mode).
+fn open_writable_dir_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<OwnedFd> {
+    let fd = open_dir_at(dir, name)?;
+    set_mode_fd(&fd, 0o700)?;
+    Ok(fd)
 }
 
 /// Unlink every non-directory in `dir`; return one subdirectory still in it, if any.

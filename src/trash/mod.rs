@@ -6,7 +6,7 @@
 //! puts it back. This module is the core of that; it decides no permissions and resolves no
 //! user paths. The caller hands it a directory fd it already opened race-free inside the
 //! sandbox plus an entry name ([`TrashItem`]), and everything done to the original goes through
-//! that fd with `*at` calls and `O_NOFOLLOW` ([`fsx`]), so a symlink swapped in meanwhile cannot
+//! that fd with `*at` calls and `O_NOFOLLOW` (`fsx.rs`), so a symlink swapped in meanwhile cannot
 //! redirect a read or a removal. The bucket is ours and is handled with plain `std::fs`.
 //!
 //! # Archive format
@@ -20,21 +20,21 @@
 //!    beneath it depth-first in bytewise name order — and the end-of-archive marker.
 //!
 //! Content entries are GNU headers preceded by a PAX header carrying the nanosecond `mtime`
-//! and, for symlinks, the exact `linkpath` ([`tarx`]). Modes and owners are recorded.
+//! and, for symlinks, the exact `linkpath` (`tarx.rs`). Modes and owners are recorded.
 //!
 //! **Why two members.** The metadata must come first (a listing reads only the first entry,
 //! i.e. the first few hundred bytes), yet it holds the SHA-256 of the content, which is known
 //! only after the content has been read. The options were: read the original twice (hash, then
 //! archive, then compare — twice the I/O on the user's disk, and the digest is over a different
 //! read than the archived bytes) or buffer. Instead the content is streamed once, hashing the
-//! very bytes handed to the tar writer ([`stream::SourceReader`]), into a gzip member in a temp
+//! very bytes handed to the tar writer (`stream.rs`), into a gzip member in a temp
 //! file; the final archive is then a small metadata member followed by a copy of the already
 //! compressed content member (a kernel-side `copy_file_range` where available). The digest is
 //! therefore over exactly what was archived, the original is read once, and memory is a few
 //! fixed buffers whatever the size.
 //!
 //! **Digests.** A file: SHA-256 of its bytes. A symlink: SHA-256 of its target's bytes. A
-//! directory: the tree digest defined in [`digest`] (records of path, type, mode and content
+//! directory: the tree digest defined in `digest.rs` (records of path, type, mode and content
 //! digest, sorted by path, length-prefixed). `size` is the bytes of file content (a symlink's
 //! target length); `fileCount` (directories only) counts regular files.
 //!
@@ -49,10 +49,11 @@
 //! ([`TrashError::Aborted`]) likewise. Temp files are `.<what>-<unique>.partial` and are never
 //! listed or cleared ([`Bucket::sweep_partials`] removes stale ones left by a crash).
 //!
-//! [`Bucket::restore`] treats the archive as hostile; see [`restore`].
+//! [`Bucket::restore`] treats the archive as hostile; see `restore.rs`.
 
 mod bucket;
 mod digest;
+mod entry;
 mod error;
 mod fsx;
 mod item;

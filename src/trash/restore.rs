@@ -3,7 +3,7 @@
 //! The archive is untrusted input. Extraction never uses a path string: the root is created
 //! under a fresh temp name inside the caller's `target_parent` fd, and every other entry is
 //! created with `*at` calls relative to a directory fd reached from that root one component at
-//! a time with `O_NOFOLLOW`. An entry is accepted only if
+//! a time with `O_NOFOLLOW`. An entry is accepted only if (checks in `entry.rs`)
 //!
 //! - its type is a regular file, a directory or a symlink (hard links, devices, FIFOs → corrupt);
 //! - its path is relative, made of plain components (no `..`, `.`, empty parts), and lies at or
@@ -30,17 +30,17 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
-use tar::{Entries, Entry, EntryType};
+use tar::{Entries, Entry};
 
 use super::digest::TreeDigest;
-use super::error::{Signal, TrashError};
+use super::entry::{self, Decoding, EntryInfo};
+use super::error::TrashError;
 use super::fsx;
 use super::item::{invalid, is_single_component};
 use super::metadata::{Kind, Metadata};
 use super::naming;
 use super::read;
 use super::stream::{copy_chunks, CHUNK};
-use super::tarx;
 
 /// Restore the archive at `archive` as `target_name` inside `parent`; returns its metadata.
 pub(crate) fn restore_archive(
@@ -156,7 +156,6 @@ struct Extraction<'a> {
     parent: BorrowedFd<'a>,
     meta: &'a Metadata,
     cancel: &'a dyn Fn() -> bool,
-    prefix: Vec<&'a [u8]>,
     temp: Option<OsString>,
     committed: bool,
     places: Places,
@@ -165,26 +164,12 @@ struct Extraction<'a> {
     buf: Vec<u8>,
 }
 
-/// An entry's facts, read from its headers.
-struct EntryInfo {
-    kind: Kind,
-    sub: Vec<u8>,
-    mode: u32,
-    mtime: (i64, u32),
-    link: Option<Vec<u8>>,
-}
-
 impl<'a> Extraction<'a> {
     fn new(parent: BorrowedFd<'a>, meta: &'a Metadata, cancel: &'a dyn Fn() -> bool) -> Self {
         Extraction {
             parent,
             meta,
             cancel,
-            prefix: meta
-                .relative_path
-                .as_bytes()
-                .split(|b| *b == b'/')
-                .collect(),
             temp: None,
             committed: false,
             places: Places::default(),
@@ -217,59 +202,12 @@ impl<'a> Extraction<'a> {
         if (self.cancel)() {
             return Err(TrashError::Aborted);
         }
-        let info = self.entry_info(entry)?;
+        let info = entry::entry_info(entry, &self.meta.relative_path)?;
         if info.sub.is_empty() {
             self.create_root(&info, entry)
         } else {
             self.create_child(&info, entry)
         }
-    }
-
-    /// Read and check an entry's type, path, mode, mtime and link target.
-    fn entry_info<R: Read>(&self, entry: &mut Entry<'_, R>) -> Result<EntryInfo, TrashError> {
-        let kind = entry_kind(entry.header().entry_type())?;
-        let sub = self.sub_path(&entry.path_bytes(), kind)?;
-        let mode = entry.header().mode().map_err(read::unreadable)? & 0o7777;
-        let link = match kind {
-            Kind::Symlink => Some(link_target(entry)?),
-            _ => None,
-        };
-        let mtime = entry_mtime(entry)?;
-        Ok(EntryInfo {
-            kind,
-            sub,
-            mode,
-            mtime,
-            link,
-        })
-    }
-
-    /// The entry's path below the archived root (`""` for the root itself), or corrupt.
-    fn sub_path(&self, path: &[u8], kind: Kind) -> Result<Vec<u8>, TrashError> {
-        let shown = String::from_utf8_lossy(path);
-        let trimmed = match kind {
-            Kind::Directory => path.strip_suffix(b"/").unwrap_or(path),
-            _ => path,
-        };
-        if trimmed.starts_with(b"/") {
-            return Err(TrashError::corrupt(format!(
-                "entry {shown:?} has an absolute path"
-            )));
-        }
-        let parts: Vec<&[u8]> = trimmed.split(|b| *b == b'/').collect();
-        let plain = |p: &&[u8]| !p.is_empty() && *p != b"." && *p != b"..";
-        if !parts.iter().all(plain) {
-            return Err(TrashError::corrupt(format!(
-                "entry {shown:?} is not a plain relative path"
-            )));
-        }
-        if parts.len() < self.prefix.len() || parts[..self.prefix.len()] != self.prefix[..] {
-            return Err(TrashError::corrupt(format!(
-                "entry {shown:?} is outside {:?}",
-                self.meta.relative_path
-            )));
-        }
-        Ok(parts[self.prefix.len()..].join(&b'/'))
     }
 
     /// Create the archived entry itself under a fresh temp name in the target's directory.
@@ -489,71 +427,11 @@ impl<'a> Extraction<'a> {
     }
 }
 
-/// The kind of an entry, or corrupt for anything a restore refuses to create.
-fn entry_kind(entry_type: EntryType) -> Result<Kind, TrashError> {
-    match entry_type {
-        EntryType::Regular => Ok(Kind::File),
-        EntryType::Directory => Ok(Kind::Directory),
-        EntryType::Symlink => Ok(Kind::Symlink),
-        EntryType::Link => Err(TrashError::corrupt("it holds a hard-link entry")),
-        EntryType::Char | EntryType::Block | EntryType::Fifo => {
-            Err(TrashError::corrupt("it holds a device or FIFO entry"))
-        }
-        other => Err(TrashError::corrupt(format!(
-            "it holds an entry of unsupported type {:?}",
-            other.as_byte() as char
-        ))),
-    }
-}
-
-/// A symlink entry's target: present, non-empty, without NUL.
-fn link_target<R: Read>(entry: &Entry<'_, R>) -> Result<Vec<u8>, TrashError> {
-    match entry.link_name_bytes() {
-        Some(target) if !target.is_empty() && !target.contains(&0) => Ok(target.into_owned()),
-        _ => Err(TrashError::corrupt(
-            "it holds a symlink without a valid target",
-        )),
-    }
-}
-
-/// An entry's mtime: the PAX `mtime` (nanoseconds) if present, else the header's seconds.
-fn entry_mtime<R: Read>(entry: &mut Entry<'_, R>) -> Result<(i64, u32), TrashError> {
-    if let Some(extensions) = entry.pax_extensions().map_err(read::unreadable)? {
-        for extension in extensions {
-            let extension = extension.map_err(read::unreadable)?;
-            if extension.key_bytes() == b"mtime" {
-                let value = extension.value().unwrap_or("");
-                return tarx::parse_pax_time(value)
-                    .ok_or_else(|| TrashError::corrupt("it holds an invalid mtime"));
-            }
-        }
-    }
-    let secs = entry.header().mtime().map_err(read::unreadable)?;
-    let secs = i64::try_from(secs).map_err(|_| TrashError::corrupt("it holds an invalid mtime"))?;
-    Ok((secs, 0))
-}
-
 /// `EEXIST` while creating an entry means the archive names it twice.
 fn duplicate_or_io(e: io::Error, shown: &str) -> TrashError {
     if e.kind() == io::ErrorKind::AlreadyExists {
         TrashError::corrupt(format!("entry {shown:?} appears twice"))
     } else {
         e.into()
-    }
-}
-
-/// Reads an archive entry, turning decoding errors into corrupt-archive signals (so they are
-/// told apart from errors writing the restored file).
-struct Decoding<'e, 'r, R: Read>(&'e mut Entry<'r, R>);
-
-impl<R: Read> Read for Decoding<'_, '_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.read(buf).map_err(|e| {
-            if e.kind() == io::ErrorKind::Interrupted {
-                e
-            } else {
-                Signal::Corrupt(format!("it cannot be decoded ({e})")).into_io()
-            }
-        })
     }
 }

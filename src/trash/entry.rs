@@ -1,0 +1,136 @@
+//! Reading one entry of an untrusted archive: its type, path, mode, mtime and link target,
+//! each checked before anything is created from it.
+//!
+//! Only regular files, directories and symlinks pass (hard links, devices and FIFOs are corrupt);
+//! a path must be relative, made of plain components (no `..`, `.` or empty parts) and lie at or
+//! under the archived `relativePath`; a symlink needs a non-empty target without NUL; the mtime
+//! comes from the PAX record when there is one.
+
+use std::io::{self, Read};
+
+use tar::{Entry, EntryType};
+
+use super::error::{Signal, TrashError};
+use super::metadata::Kind;
+use super::read;
+use super::tarx;
+
+/// An entry's facts, read from its headers.
+pub(crate) struct EntryInfo {
+    pub kind: Kind,
+    pub sub: Vec<u8>,
+    pub mode: u32,
+    pub mtime: (i64, u32),
+    pub link: Option<Vec<u8>>,
+}
+
+/// Read and check an entry's type, path, mode, mtime and link target.
+pub(crate) fn entry_info<R: Read>(
+    entry: &mut Entry<'_, R>,
+    relative_path: &str,
+) -> Result<EntryInfo, TrashError> {
+    let kind = entry_kind(entry.header().entry_type())?;
+    let sub = sub_path(&entry.path_bytes(), kind, relative_path)?;
+    let mode = entry.header().mode().map_err(read::unreadable)? & 0o7777;
+    let link = match kind {
+        Kind::Symlink => Some(link_target(entry)?),
+        _ => None,
+    };
+    let mtime = entry_mtime(entry)?;
+    Ok(EntryInfo {
+        kind,
+        sub,
+        mode,
+        mtime,
+        link,
+    })
+}
+
+/// The entry's path below the archived root (`""` for the root itself), or corrupt.
+fn sub_path(path: &[u8], kind: Kind, relative_path: &str) -> Result<Vec<u8>, TrashError> {
+    let shown = String::from_utf8_lossy(path);
+    let trimmed = match kind {
+        Kind::Directory => path.strip_suffix(b"/").unwrap_or(path),
+        _ => path,
+    };
+    if trimmed.starts_with(b"/") {
+        return Err(TrashError::corrupt(format!(
+            "entry {shown:?} has an absolute path"
+        )));
+    }
+    let parts: Vec<&[u8]> = trimmed.split(|b| *b == b'/').collect();
+    let plain = |p: &&[u8]| !p.is_empty() && *p != b"." && *p != b"..";
+    if !parts.iter().all(plain) {
+        return Err(TrashError::corrupt(format!(
+            "entry {shown:?} is not a plain relative path"
+        )));
+    }
+    let prefix: Vec<&[u8]> = relative_path.as_bytes().split(|b| *b == b'/').collect();
+    if parts.len() < prefix.len() || parts[..prefix.len()] != prefix[..] {
+        return Err(TrashError::corrupt(format!(
+            "entry {shown:?} is outside {:?}",
+            relative_path
+        )));
+    }
+    Ok(parts[prefix.len()..].join(&b'/'))
+}
+
+/// The kind of an entry, or corrupt for anything a restore refuses to create.
+fn entry_kind(entry_type: EntryType) -> Result<Kind, TrashError> {
+    match entry_type {
+        EntryType::Regular => Ok(Kind::File),
+        EntryType::Directory => Ok(Kind::Directory),
+        EntryType::Symlink => Ok(Kind::Symlink),
+        EntryType::Link => Err(TrashError::corrupt("it holds a hard-link entry")),
+        EntryType::Char | EntryType::Block | EntryType::Fifo => {
+            Err(TrashError::corrupt("it holds a device or FIFO entry"))
+        }
+        other => Err(TrashError::corrupt(format!(
+            "it holds an entry of unsupported type {:?}",
+            other.as_byte() as char
+        ))),
+    }
+}
+
+/// A symlink entry's target: present, non-empty, without NUL.
+fn link_target<R: Read>(entry: &Entry<'_, R>) -> Result<Vec<u8>, TrashError> {
+    match entry.link_name_bytes() {
+        Some(target) if !target.is_empty() && !target.contains(&0) => Ok(target.into_owned()),
+        _ => Err(TrashError::corrupt(
+            "it holds a symlink without a valid target",
+        )),
+    }
+}
+
+/// An entry's mtime: the PAX `mtime` (nanoseconds) if present, else the header's seconds.
+fn entry_mtime<R: Read>(entry: &mut Entry<'_, R>) -> Result<(i64, u32), TrashError> {
+    if let Some(extensions) = entry.pax_extensions().map_err(read::unreadable)? {
+        for extension in extensions {
+            let extension = extension.map_err(read::unreadable)?;
+            if extension.key_bytes() == b"mtime" {
+                let value = extension.value().unwrap_or("");
+                return tarx::parse_pax_time(value)
+                    .ok_or_else(|| TrashError::corrupt("it holds an invalid mtime"));
+            }
+        }
+    }
+    let secs = entry.header().mtime().map_err(read::unreadable)?;
+    let secs = i64::try_from(secs).map_err(|_| TrashError::corrupt("it holds an invalid mtime"))?;
+    Ok((secs, 0))
+}
+
+/// Reads an archive entry, turning decoding errors into corrupt-archive signals (so they are
+/// told apart from errors writing the restored file).
+pub(crate) struct Decoding<'e, 'r, R: Read>(pub &'e mut Entry<'r, R>);
+
+impl<R: Read> Read for Decoding<'_, '_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf).map_err(|e| {
+            if e.kind() == io::ErrorKind::Interrupted {
+                e
+            } else {
+                Signal::Corrupt(format!("it cannot be decoded ({e})")).into_io()
+            }
+        })
+    }
+}
