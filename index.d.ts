@@ -21,6 +21,10 @@ export declare class NativeWorkspace {
   abort(callId: number): void
   /** The one-line header of a call. */
   formatCall(name: string, argsJson: string): string
+  /** JSON of this workspace's trash entries, newest first. */
+  trashList(): Promise<string>
+  /** Removes archives older than `olderThanMs` (all when null); JSON `{ cleared, bytesFreed }`. */
+  trashClear(olderThanMs?: number | undefined | null): Promise<string>
   /** JSON `{ cwd, projectRoot, depth }`. */
   cwd(): string
 }
