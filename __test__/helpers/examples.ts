@@ -98,4 +98,40 @@ export const ARGUMENT_EXAMPLES: Record<string, ArgumentExamples> = {
     ],
   },
   cwd_pop: { valid: [{}], invalid: [{ args: { n: 1 }, field: 'n' }] },
+  glob: {
+    valid: [{ pattern: '**/*.ts' }, { pattern: '*.rs', path: 'src', includeIgnored: true }],
+    invalid: [
+      { args: {}, field: 'pattern' },
+      { args: { pattern: 3 }, field: 'pattern' },
+      { args: { pattern: '' }, field: 'pattern' },
+      { args: { pattern: '*', includeIgnored: 'yes' }, field: 'includeIgnored' },
+      { args: { pattern: '*', limit: 5 }, field: 'limit' },
+    ],
+  },
+  grep: {
+    valid: [
+      { pattern: 'TODO' },
+      {
+        pattern: 'fn\\s+main',
+        path: 'src',
+        include: '*.rs',
+        caseInsensitive: true,
+        contextLines: 2,
+        maxMatches: 10,
+        includeIgnored: false,
+      },
+    ],
+    invalid: [
+      { args: {}, field: 'pattern' },
+      { args: { pattern: '' }, field: 'pattern' },
+      { args: { pattern: ['a'] }, field: 'pattern' },
+      { args: { pattern: 'x', contextLines: -1 }, field: 'contextLines' },
+      { args: { pattern: 'x', contextLines: 101 }, field: 'contextLines' },
+      { args: { pattern: 'x', contextLines: 1.5 }, field: 'contextLines' },
+      { args: { pattern: 'x', maxMatches: 0 }, field: 'maxMatches' },
+      { args: { pattern: 'x', caseInsensitive: 'yes' }, field: 'caseInsensitive' },
+      { args: { pattern: 'x', include: 7 }, field: 'include' },
+      { args: { pattern: 'x', regex: true }, field: 'regex' },
+    ],
+  },
 }

@@ -13,6 +13,8 @@ pub mod cwd;
 pub mod delete_file;
 pub mod edit_file;
 pub mod files;
+pub mod glob;
+pub mod grep;
 pub mod list_directory;
 pub mod move_file;
 pub mod read_file;
@@ -51,6 +53,8 @@ pub static ALL: &[&ToolSpec] = &[
     &cwd::GET,
     &cwd::PUSH,
     &cwd::POP,
+    &glob::SPEC,
+    &grep::SPEC,
 ];
 
 /// The original names of all tools.
