@@ -328,7 +328,7 @@ describe('edit_file: file system', () => {
     const lines: string[] = []
     let ident = 0
     for (let i = 0; i < 20_000; i++) {
-      let line = `row ${String(i).padStart(5, '0')}: lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod`
+      let line = `row ${String(i).padStart(5, '0')}: lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore`
       if (i % 10 === 3) {
         line += ' oldIdent()'
         ident++

@@ -172,6 +172,22 @@ pub fn open_for_append(dir: BorrowedFd<'_>, name: &OsStr, create: bool) -> io::R
         .map_err(errno)
 }
 
+/// Opens the existing `name` in `dir` for reading and appending through one descriptor, without
+/// following a symlink and without blocking on a FIFO: the caller checks (with `fstat` and reads
+/// on this very descriptor) that it is the file it planned on, then appends through it, so
+/// nothing swapped in under the name between the check and the write can receive the bytes.
+pub fn open_for_update(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
+    let flags = OFlags::RDWR
+        | OFlags::APPEND
+        | OFlags::NOFOLLOW
+        | OFlags::NONBLOCK
+        | OFlags::NOCTTY
+        | OFlags::CLOEXEC;
+    rustix::fs::openat(dir, name, flags, Mode::empty())
+        .map(File::from)
+        .map_err(errno)
+}
+
 /// The file's type and size as `fstat` sees them.
 pub fn fstat(file: &File) -> io::Result<Stat> {
     rustix::fs::fstat(file).map_err(errno)

@@ -47,6 +47,24 @@ pub fn absolute_input(
     })
 }
 
+/// For tools that act on a file: `raw` ending in `/` names a directory, so unless it is one
+/// (then the tool's own "is a directory" error applies) it is refused rather than silently read,
+/// written or appended as the file without the slash (`write_file("src/")` must not create a
+/// file called `src`).
+pub fn file_path_not_directory_syntax(
+    raw: &str,
+    field: &str,
+    resolved: &Path,
+) -> Result<(), ToolError> {
+    if raw.len() > 1 && raw.ends_with('/') && !resolved.is_dir() {
+        return Err(ToolError::invalid(format!(
+            "{field}: `{raw}` ends with `/`, so it names a directory, but {} is not a directory; give the file path without the trailing slash",
+            resolved.display()
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +127,17 @@ mod tests {
             .unwrap_err()
             .message
             .starts_with("source:"));
+    }
+
+    #[test]
+    fn a_trailing_slash_names_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), "").unwrap();
+        let check = |raw: &str, p: &Path| file_path_not_directory_syntax(raw, "path", p);
+        assert!(check("f/", &dir.path().join("f")).is_err());
+        assert!(check("new/", &dir.path().join("new")).is_err());
+        assert!(check("f", &dir.path().join("f")).is_ok());
+        assert!(check("./", dir.path()).is_ok());
+        assert!(check("/", Path::new("/")).is_ok());
     }
 }

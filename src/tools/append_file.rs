@@ -50,6 +50,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
     Box::pin(async move {
         let args: Args = parse_args("append_file", args)?;
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
+        crate::paths::resolve::file_path_not_directory_syntax(&args.path, "path", &target.path)?;
         let _lock = call.lock(&[&target.path]).await;
         let limits = call.limits().clone();
         let sandboxed = call.ws.options().allowed_paths.is_some();
@@ -84,11 +85,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                             return Err(too_large(size));
                         }
                         if sandboxed && opened.stat.st_nlink > 1 {
-                            return Err(ToolError::not_allowed(format!(
-                                "{} has {} hard links; appending in place would also change the other links, which may be outside the allowed directories. Write a new file instead",
-                                target.path.display(),
-                                opened.stat.st_nlink
-                            )));
+                            return Err(hard_links(&target.path, opened.stat.st_nlink as u64));
                         }
                         let old = files::read_at_most(&mut opened.file, max, "read", &target.path)?
                             .ok_or_else(|| too_large(size))?;
@@ -116,7 +113,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let created = matches!(planned, Planned::Absent);
         {
             let (target, content) = (target.clone(), content.clone());
-            call.blocking(move || commit(&target, &planned, content.as_bytes()))
+            call.blocking(move || commit(&target, &planned, content.as_bytes(), sandboxed))
                 .await?;
         }
         let summary = if created {
@@ -146,16 +143,64 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
     })
 }
 
-fn commit(target: &Target, planned: &Planned, content: &[u8]) -> Result<(), ToolError> {
+/// Appends to the file planned on. An existing file is opened once (read + append) and
+/// everything is checked on that descriptor before the bytes go through it: the same inode as
+/// planned, still a single link inside a sandbox, the same content. Checking by name and then
+/// reopening by name would leave a window in which a hard link to a file outside the allowed
+/// trees, swapped in under the name, receives the append (found by `tests/races.rs`). A missing
+/// file is created exclusively (`O_EXCL`, no symlink followed): a fresh inode nobody else links to.
+fn commit(target: &Target, planned: &Planned, content: &[u8], sandboxed: bool) -> Result<(), ToolError> {
     let (parent_path, name) = target
         .split()
         .ok_or_else(|| files::is_a_directory(&target.path))?;
     let (parent, _) = fsops::ensure_dir(&target.anchor, parent_path)
         .map_err(|e| ToolError::io(&e, "create the parent directory of", &target.path))?;
-    planned.verify(&parent, name, &target.path)?;
-    let mut file = fsops::open_for_append(parent.as_fd(), name, matches!(planned, Planned::Absent))
-        .map_err(|e| ToolError::io(&e, "append to", &target.path))?;
+    let mut file = match planned {
+        Planned::Absent => fsops::open_for_append(parent.as_fd(), name, true).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                files::changed_since_planned(&target.path)
+            } else {
+                ToolError::io(&e, "append to", &target.path)
+            }
+        })?,
+        Planned::Present { stat, bytes } => {
+            let mut file = match fsops::open_for_update(parent.as_fd(), name) {
+                Ok(file) => file,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(files::changed_since_planned(&target.path))
+                }
+                Err(e) => return Err(ToolError::io(&e, "append to", &target.path)),
+            };
+            let now = fsops::fstat(&file).map_err(|e| ToolError::io(&e, "append to", &target.path))?;
+            if (now.st_dev, now.st_ino) != (stat.st_dev, stat.st_ino) {
+                return Err(files::changed_since_planned(&target.path));
+            }
+            if sandboxed && now.st_nlink > 1 {
+                return Err(hard_links(&target.path, now.st_nlink as u64));
+            }
+            let unchanged = match bytes {
+                Some(expected) => {
+                    files::read_at_most(&mut file, expected.len() as u64, "check", &target.path)?
+                        .as_deref()
+                        == Some(expected.as_slice())
+                }
+                None => files::same_version(stat, &now),
+            };
+            if !unchanged {
+                return Err(files::changed_since_planned(&target.path));
+            }
+            file
+        }
+    };
     file.write_all(content)
         .and_then(|()| file.sync_data())
         .map_err(|e| ToolError::io(&e, "append to", &target.path))
+}
+
+/// Appending in place to a file with several hard links would change the other links too.
+fn hard_links(path: &std::path::Path, links: u64) -> ToolError {
+    ToolError::not_allowed(format!(
+        "{} has {links} hard links; appending in place would also change the other links, which may be outside the allowed directories. Write a new file instead",
+        path.display()
+    ))
 }

@@ -80,6 +80,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             }
         }
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
+        crate::paths::resolve::file_path_not_directory_syntax(&args.path, "path", &target.path)?;
         let _lock = call.lock(&[&target.path]).await;
         let planned = target.clone();
         let opened = call

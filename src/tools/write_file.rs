@@ -66,6 +66,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .into());
         }
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
+        crate::paths::resolve::file_path_not_directory_syntax(&args.path, "path", &target.path)?;
         let _lock = call.lock(&[&target.path]).await;
         let label = files::diff_label(&target.path, call.ws.sandbox().root());
         let content = std::sync::Arc::new(args.content);

@@ -1,0 +1,97 @@
+/** `create_directory` (SPEC §5): `mkdir -p`; existing directory ok; existing file NOT_A_DIRECTORY. */
+import { existsSync, mkdirSync, statSync, symlinkSync } from 'node:fs'
+import { join } from 'node:path'
+import type { ConfirmHandler } from 'agent-fs-tools'
+import { describe, expect, it, vi } from 'vitest'
+import { tempWorkspace } from './helpers/temp.js'
+import { names, read, siblingDir, writeTree } from './helpers/files.js'
+
+const writable = { permissions: { cwdWriteFile: true } } as const
+
+describe('create_directory', () => {
+  it('creates a directory and every missing parent', async () => {
+    const { ws, root } = tempWorkspace(writable)
+    const result = await ws.call('create_directory', { path: 'a/b/c' })
+    expect(result.status).toBe('ok')
+    expect(statSync(join(root, 'a/b/c')).isDirectory()).toBe(true)
+    expect(result.output).toContain(join(root, 'a/b/c'))
+  })
+
+  it('an existing directory is ok and untouched', async () => {
+    const { ws, root } = tempWorkspace(writable)
+    writeTree(root, { 'd/keep.txt': 'k' })
+    const result = await ws.call('create_directory', { path: 'd' })
+    expect(result.status).toBe('ok')
+    expect(result.code).toBeUndefined()
+    expect(read(join(root, 'd/keep.txt'))).toBe('k')
+  })
+
+  it('an existing file is NOT_A_DIRECTORY and stays a file', async () => {
+    const { ws, root } = tempWorkspace(writable)
+    writeTree(root, { 'f': 'content' })
+    const result = await ws.call('create_directory', { path: 'f' })
+    expect(result).toMatchObject({ status: 'error', code: 'NOT_A_DIRECTORY' })
+    expect(result.output).toContain(join(root, 'f'))
+    expect(read(join(root, 'f'))).toBe('content')
+  })
+
+  it('a file in the middle of the path is NOT_A_DIRECTORY', async () => {
+    const { ws, root } = tempWorkspace(writable)
+    writeTree(root, { 'f': 'content' })
+    const result = await ws.call('create_directory', { path: 'f/sub/deeper' })
+    expect(result).toMatchObject({ status: 'error', code: 'NOT_A_DIRECTORY' })
+    expect(read(join(root, 'f'))).toBe('content')
+  })
+
+  it('through a symlink to a directory inside root it creates in the target', async () => {
+    const { ws, root } = tempWorkspace(writable)
+    mkdirSync(join(root, 'real'))
+    symlinkSync('real', join(root, 'alias'))
+    const result = await ws.call('create_directory', { path: 'alias/new' })
+    expect(result.status).toBe('ok')
+    expect(statSync(join(root, 'real/new')).isDirectory()).toBe(true)
+  })
+
+  it.each([
+    [{}, 'path'],
+    [{ path: 7 }, 'path'],
+    [{ path: 'x', recursive: true }, 'recursive'],
+  ])('%j is INVALID_ARGUMENTS naming %s', async (args, field) => {
+    const { ws, root } = tempWorkspace(writable)
+    const result = await ws.call('create_directory', args)
+    expect(result).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
+    expect(result.output).toContain(field)
+    expect(names(root)).toEqual([])
+  })
+
+  it('not granted by default: prompts with "Create directory?"; no handler or no is denied, nothing created', async () => {
+    const { ws, root } = tempWorkspace()
+    const none = await ws.call('create_directory', { path: 'x/y' })
+    expect(none.status).toBe('denied')
+    expect(none.output).toContain('The user denied this write.')
+    const confirm = vi.fn<ConfirmHandler>(() => false)
+    const no = await ws.call('create_directory', { path: 'x/y' }, { confirm })
+    expect(no.status).toBe('denied')
+    expect(existsSync(join(root, 'x'))).toBe(false)
+    expect(confirm.mock.calls[0]![0]).toMatchObject({
+      tool: 'create_directory',
+      label: 'Create directory?',
+      path: join(root, 'x/y'),
+      detail: join(root, 'x/y'),
+    })
+    const yes = await ws.call('create_directory', { path: 'x/y' }, { confirm: () => true })
+    expect(yes.status).toBe('ok')
+    expect(statSync(join(root, 'x/y')).isDirectory()).toBe(true)
+  })
+
+  it('outside root needs globalWriteFile', async () => {
+    const { ws, root } = tempWorkspace(writable)
+    const outside = siblingDir(root)
+    const denied = await ws.call('create_directory', { path: join(outside, 'n') })
+    expect(denied.status).toBe('denied')
+    expect(existsSync(join(outside, 'n'))).toBe(false)
+    const ok = await ws.call('create_directory', { path: join(outside, 'n') }, { permissions: { globalWriteFile: true } })
+    expect(ok.status).toBe('ok')
+    expect(statSync(join(outside, 'n')).isDirectory()).toBe(true)
+  })
+})

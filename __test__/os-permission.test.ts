@@ -1,0 +1,60 @@
+/**
+ * OS_PERMISSION: what the operating system refuses comes back as a ToolResult, never a rejection.
+ * Tests run as root here, so the calls run in a child process as `nobody` (uid 65534).
+ */
+import { spawnSync } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import type { ToolResult } from 'agent-fs-tools'
+import { tempWorkspaceDirs } from './helpers/temp.js'
+import { read } from './helpers/files.js'
+
+const asRoot = process.getuid?.() === 0
+
+/** Runs `calls` on a fresh Workspace over `root` in a child process (as `nobody` when we are root). */
+function callsAsUnprivileged(root: string, calls: Array<[string, unknown]>): ToolResult[] {
+  const script = `
+    import { Workspace } from 'agent-fs-tools'
+    const ws = new Workspace(${JSON.stringify({ root, trash: { dataDir: join(root, '.data') }, permissions: { cwdWriteFile: true } })})
+    const out = []
+    for (const [tool, args] of ${JSON.stringify(calls)}) out.push(await ws.call(tool, args))
+    process.stdout.write(JSON.stringify(out))
+  `
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: process.cwd(),
+    encoding: 'utf8',
+    timeout: 20_000,
+    ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+  })
+  expect(result.status, result.stderr).toBe(0)
+  return JSON.parse(result.stdout) as ToolResult[]
+}
+
+describe('OS_PERMISSION', () => {
+  it('unreadable files and unwritable directories give OS_PERMISSION naming the path, nothing changes', () => {
+    const { root } = tempWorkspaceDirs()
+    chmodSync(dirname(root), 0o755)
+    chmodSync(root, 0o777)
+    writeFileSync(join(root, 'private.txt'), 'p')
+    chmodSync(join(root, 'private.txt'), 0o000)
+    mkdirSync(join(root, 'locked'))
+    chmodSync(join(root, 'locked'), 0o555)
+    const results = callsAsUnprivileged(root, [
+      ['read_file', { path: 'private.txt' }],
+      ['append_file', { path: 'private.txt', content: 'x' }],
+      ['write_file', { path: 'locked/new.txt', content: 'x' }],
+      ['append_file', { path: 'locked/new.txt', content: 'x' }],
+      ['create_directory', { path: 'locked/sub' }],
+    ])
+    const paths = ['private.txt', 'private.txt', 'locked/new.txt', 'locked/new.txt', 'locked/sub']
+    results.forEach((result, i) => {
+      expect(result, paths[i]).toMatchObject({ status: 'error', code: 'OS_PERMISSION' })
+      expect(result.output).toContain(join(root, paths[i]!))
+    })
+    chmodSync(join(root, 'private.txt'), 0o600)
+    expect(read(join(root, 'private.txt'))).toBe('p')
+    expect(existsSync(join(root, 'locked/new.txt'))).toBe(false)
+    expect(existsSync(join(root, 'locked/sub'))).toBe(false)
+  })
+})
