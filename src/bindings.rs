@@ -86,7 +86,22 @@ impl NativeWorkspace {
         confirm: Option<ConfirmFn>,
     ) -> Result<String> {
         let cancel = self.token(call_id);
-        let args = parse_json(&args_json, "args")?;
+        // The package sends well-formed JSON; what can still fail here is nesting deeper than
+        // the parser's limit (128 levels), i.e. hostile arguments: a ToolResult, never a throw.
+        let args = match serde_json::from_str::<Value>(&args_json) {
+            Ok(args) => args,
+            Err(e) => {
+                self.aborts
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&call_id);
+                let error = crate::error::ToolError::invalid(format!(
+                    "{name}: invalid arguments: they cannot be read ({e}); pass a flat JSON object of the tool's arguments"
+                ));
+                return serde_json::to_string(&crate::call::ToolResult::error(error))
+                    .map_err(|e| Error::from_reason(e.to_string()));
+            }
+        };
         let permissions = permissions_json
             .as_deref()
             .map(|p| parse_json(p, "permissions"))

@@ -77,7 +77,7 @@ impl ToolError {
             ),
             Some(libc_codes::EACCES) | Some(libc_codes::EPERM) => Self::new(
                 ErrorCode::OsPermission,
-                format!("cannot {doing} {p}: the operating system denied permission"),
+                format!("cannot {doing} {p}: the operating system denied permission; check the file's owner and mode, or use another path"),
             ),
             Some(libc_codes::ENOTDIR) => Self::new(
                 ErrorCode::NotADirectory,
@@ -99,11 +99,11 @@ impl ToolError {
             ),
             Some(libc_codes::EROFS) => Self::new(
                 ErrorCode::OsPermission,
-                format!("cannot {doing} {p}: the file system is read-only"),
+                format!("cannot {doing} {p}: the file system is read-only; choose a path on a writable file system"),
             ),
             Some(libc_codes::ENOSPC) => Self::new(
                 ErrorCode::IoError,
-                format!("cannot {doing} {p}: no space left on the device"),
+                format!("cannot {doing} {p}: no space left on the device; free some space and retry"),
             ),
             _ => Self::new(ErrorCode::IoError, format!("cannot {doing} {p}: {err}")),
         }

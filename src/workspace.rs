@@ -295,7 +295,17 @@ impl Workspace {
                 .merged(p, "permissions")
                 .map_err(ToolError::invalid),
         };
-        let raw_path = primary_path_argument(&args);
+        let raw_path = primary_path_argument(&args).map(|raw| {
+            // Failed calls name the path as the model gave it, made absolute like a tool would.
+            crate::paths::resolve::absolute_input(
+                &raw,
+                "path",
+                &self.cwd_snapshot().cwd,
+                self.home(),
+            )
+            .map(|p| p.display().to_string())
+            .unwrap_or(raw)
+        });
         let outcome = match permissions {
             Err(e) => Err(Failure::Error(e)),
             Ok(_) if ctx.cancel.is_aborted() => Err(Failure::Error(ToolError::aborted())),

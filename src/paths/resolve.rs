@@ -18,6 +18,9 @@ pub fn expand_home(raw: &str, home: Option<&Path>) -> Option<PathBuf> {
     Some(PathBuf::from(raw))
 }
 
+/// Linux's `PATH_MAX`: the kernel refuses any longer path, so a longer argument is refused up front.
+pub const PATH_MAX_BYTES: usize = 4096;
+
 /// The absolute (not yet canonical) path for `raw`, named `field` in errors.
 pub fn absolute_input(
     raw: &str,
@@ -28,6 +31,13 @@ pub fn absolute_input(
     if raw.is_empty() {
         return Err(ToolError::invalid(format!(
             "{field}: must not be empty; give a file path"
+        )));
+    }
+    if raw.len() > PATH_MAX_BYTES {
+        // Not echoed: no file path is this long, and the text goes to the model.
+        return Err(ToolError::invalid(format!(
+            "{field}: is {} bytes long, over the {PATH_MAX_BYTES} bytes a file path can have; give a shorter path",
+            raw.len()
         )));
     }
     if raw.contains('\0') {

@@ -118,14 +118,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         }
         let summary = if created {
             format!(
-                "Created {} with {} bytes",
+                "Created {} with {}",
                 target.path.display(),
-                content.len()
+                super::bytes(content.len() as u64)
             )
         } else {
             format!(
-                "Appended {} bytes to {}",
-                content.len(),
+                "Appended {} to {}",
+                super::bytes(content.len() as u64),
                 target.path.display()
             )
         };
@@ -149,7 +149,12 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
 /// reopening by name would leave a window in which a hard link to a file outside the allowed
 /// trees, swapped in under the name, receives the append (found by `tests/races.rs`). A missing
 /// file is created exclusively (`O_EXCL`, no symlink followed): a fresh inode nobody else links to.
-fn commit(target: &Target, planned: &Planned, content: &[u8], sandboxed: bool) -> Result<(), ToolError> {
+fn commit(
+    target: &Target,
+    planned: &Planned,
+    content: &[u8],
+    sandboxed: bool,
+) -> Result<(), ToolError> {
     let (parent_path, name) = target
         .split()
         .ok_or_else(|| files::is_a_directory(&target.path))?;
@@ -171,7 +176,8 @@ fn commit(target: &Target, planned: &Planned, content: &[u8], sandboxed: bool) -
                 }
                 Err(e) => return Err(ToolError::io(&e, "append to", &target.path)),
             };
-            let now = fsops::fstat(&file).map_err(|e| ToolError::io(&e, "append to", &target.path))?;
+            let now =
+                fsops::fstat(&file).map_err(|e| ToolError::io(&e, "append to", &target.path))?;
             if (now.st_dev, now.st_ino) != (stat.st_dev, stat.st_ino) {
                 return Err(files::changed_since_planned(&target.path));
             }

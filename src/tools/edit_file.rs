@@ -120,6 +120,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .collect();
         let edit_count = edits.len();
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
+        crate::paths::resolve::file_path_not_directory_syntax(&args.path, "path", &target.path)?;
         let _lock = call.lock(&[&target.path]).await;
         let limits = call.limits().clone();
         let label = files::diff_label(&target.path, call.ws.sandbox().root());
@@ -197,18 +198,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 .map_err(|e| ToolError::io(&e, "write", &target.path))
         })
         .await?;
-        let plural = |n: usize, one: &str, many: &str| {
-            if n == 1 {
-                format!("1 {one}")
-            } else {
-                format!("{n} {many}")
-            }
-        };
         let summary = format!(
             "Edited {} ({}, {})",
             target.path.display(),
-            plural(edit_count, "edit", "edits"),
-            plural(plan.replacements, "replacement", "replacements")
+            super::quantity(edit_count as u64, "edit", "edits"),
+            super::quantity(plan.replacements as u64, "replacement", "replacements")
         );
         let mut success =
             Success::text(files::with_diff(summary, &plan.diff, limits.read_max_bytes))

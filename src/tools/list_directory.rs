@@ -300,7 +300,11 @@ fn walk(
         }
         let top = stack.last().expect("the loop holds a directory");
         let rel = top.rel.join(&name);
-        let link = || fsops::read_link_at(top.fd.as_fd(), &name).ok().map(PathBuf::from);
+        let link = || {
+            fsops::read_link_at(top.fd.as_fd(), &name)
+                .ok()
+                .map(PathBuf::from)
+        };
         lines.push(entry_line(
             &rel,
             kind,
@@ -465,11 +469,7 @@ fn entry_line(
 }
 
 fn format_size(size: u64) -> String {
-    if size == 1 {
-        "1 byte".into()
-    } else {
-        format!("{size} bytes")
-    }
+    super::bytes(size)
 }
 
 /// The UTC date of a Unix time, `YYYY-MM-DD`.

@@ -71,6 +71,13 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, Too
             json_kind(&args)
         )));
     }
+    // The schemas have no nullable field: `null` is a wrong type like any other (serde would
+    // take it as "absent" for an optional field), so it is refused naming where it is.
+    if let Some(field) = null_field(&args, "") {
+        return Err(ToolError::invalid(format!(
+            "{tool}: invalid arguments: {field}: must not be null; give a value of the type the schema says, or leave an optional argument out"
+        )));
+    }
     serde_path_to_error::deserialize(args).map_err(|e| {
         let field = e.path().to_string();
         let inner = e.into_inner().to_string();
@@ -100,6 +107,26 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, Too
     })
 }
 
+/// The path (`edits[0].replaceAll`) of the first `null` inside `v`, if any.
+fn null_field(v: &Value, at: &str) -> Option<String> {
+    match v {
+        Value::Null => Some(at.to_owned()),
+        Value::Object(map) => map.iter().find_map(|(k, v)| {
+            let path = if at.is_empty() {
+                k.clone()
+            } else {
+                format!("{at}.{k}")
+            };
+            null_field(v, &path)
+        }),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| null_field(v, &format!("{at}[{i}]"))),
+        _ => None,
+    }
+}
+
 fn json_kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -109,6 +136,21 @@ fn json_kind(v: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// `n` with its unit, singular for one: `1 byte`, `3 bytes`.
+pub fn quantity(n: impl Into<u64>, singular: &str, plural: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {singular}")
+    } else {
+        format!("{n} {plural}")
+    }
+}
+
+/// `n` bytes, singular for one.
+pub fn bytes(n: impl Into<u64>) -> String {
+    quantity(n, "byte", "bytes")
 }
 
 /// `formatCall` for tools whose header is just their `path` argument as the model gave it.

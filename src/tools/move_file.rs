@@ -191,6 +191,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 restore_hint(&call.ws, &archived.archive_path)
             ));
             success = success.with_data("trashedTo", archived.archive_path.display().to_string());
+            success.sha256_before = Some(archived.metadata.original_sha256.clone());
             success.trashed_to = Some(archived.archive_path);
         }
         success.path = Some(source.path);

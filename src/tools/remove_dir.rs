@@ -178,10 +178,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .with_data("path", target.path.display().to_string())
             .with_data("recursive", args.recursive);
         if let Some(archived) = archived {
-            let files = archived.metadata.file_count.unwrap_or(0);
+            let files = super::quantity(archived.metadata.file_count.unwrap_or(0), "file", "files");
             success.output.push_str(&format!(
-                "\n{files} files ({} bytes) are in the trash at {}; {}.",
-                archived.metadata.size,
+                "
+{files} ({}) are in the trash at {}; {}.",
+                super::bytes(archived.metadata.size),
                 archived.archive_path.display(),
                 restore_hint(&call.ws, &archived.archive_path)
             ));

@@ -82,9 +82,18 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let (ws, inspected) = (call.ws.clone(), archive.clone());
         let metadata = call
             .blocking(move || {
-                ws.bucket()
-                    .inspect(&inspected)
-                    .map_err(|e| trash_error(e, "restore from", &inspected))
+                ws.bucket().inspect(&inspected).map_err(|e| {
+                    // A name in the bucket that is not there (even before the bucket exists) is
+                    // simply not found, not a path outside the trash.
+                    if inspected.parent() == Some(ws.bucket().dir()) && !inspected.exists() {
+                        ToolError::new(
+                            ErrorCode::NotFound,
+                            format!("no archive {} in the trash; use trash_list to see what can be restored", inspected.display()),
+                        )
+                    } else {
+                        trash_error(e, "restore from", &inspected)
+                    }
+                })
             })
             .await?;
         let raw_target = args
@@ -179,10 +188,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             })
             .await?;
         let mut success = Success::text(format!(
-            "Restored {} ({}, {} bytes) from {}",
+            "Restored {} ({}, {}) from {}",
             target.path.display(),
             metadata.kind.as_str(),
-            metadata.size,
+            super::bytes(metadata.size),
             archive.display()
         ))
         .with_data("path", target.path.display().to_string())
@@ -196,6 +205,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 restore_hint(&call.ws, &previous.archive_path)
             ));
             success = success.with_data("trashedTo", previous.archive_path.display().to_string());
+            success.sha256_before = Some(previous.metadata.original_sha256.clone());
             success.trashed_to = Some(previous.archive_path);
         }
         success.sha256_after = Some(metadata.original_sha256.clone());

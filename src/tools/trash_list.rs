@@ -74,11 +74,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 .map(|n| format!(", {n} files"))
                 .unwrap_or_default();
             text.push_str(&format!(
-                "\n{}\n    was {} ({}{files}, {} bytes), trashed {} by {}",
+                "\n{}\n    was {} ({}{files}, {}), trashed {} by {}",
                 entry.archive_path.display(),
                 m.original_path,
                 m.kind.as_str(),
-                m.size,
+                super::bytes(m.size),
                 m.trashed_at,
                 m.agent_name
             ));

@@ -46,6 +46,7 @@ pub fn put_in_trash(
     remove: bool,
     cancel: &CancelToken,
 ) -> Result<Archived, ToolError> {
+    ensure_bucket_writable(ws.bucket().dir(), path)?;
     let relative = archive_relative_path(ws.sandbox().root(), path);
     let item = TrashItem {
         parent,
@@ -60,6 +61,33 @@ pub fn put_in_trash(
         ws.bucket().archive(&item, &aborted)
     };
     result.map_err(|e| trash_error(e, "trash", path))
+}
+
+/// Creates the bucket if needed and checks it is writable, so a broken data directory is
+/// reported as what it is (nothing was touched) rather than as a problem with the user's file.
+fn ensure_bucket_writable(bucket: &Path, path: &Path) -> Result<(), ToolError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let ready = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(bucket)
+        .and_then(|()| {
+            rustix::fs::access(bucket, rustix::fs::Access::WRITE_OK).map_err(std::io::Error::from)
+        });
+    ready.map_err(|e| {
+        let code = match e.kind() {
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => ErrorCode::OsPermission,
+            _ => ErrorCode::IoError,
+        };
+        ToolError::new(
+            code,
+            format!(
+                "cannot keep a copy of {} in the trash: the trash directory {} cannot be written ({e}); nothing was changed. Ask the user to fix the trash data directory (trash.dataDir)",
+                path.display(),
+                bucket.display()
+            ),
+        )
+    })
 }
 
 /// "restore it with restore_file { "trashedPath": "…" }", with the host's name for restore_file.

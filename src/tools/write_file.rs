@@ -126,7 +126,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             })
             .await?;
         let verb = if created { "Created" } else { "Wrote" };
-        let mut summary = format!("{verb} {} ({} bytes)", target.path.display(), content.len());
+        let mut summary = format!(
+            "{verb} {} ({})",
+            target.path.display(),
+            super::bytes(content.len() as u64)
+        );
         if let Some(archive) = &trashed {
             summary.push_str(&format!(
                 "\nThe previous content is in the trash at {}; {}.",

@@ -22,9 +22,12 @@ function childPath(parent: string, key: string, holder: object): string {
   return parent === '' ? key : `${parent}.${key}`
 }
 
+/** A UTF-16 surrogate that is not half of a pair (in `u` mode pairs match as one code point). */
+const LONE_SURROGATE = /\p{Cs}/u
+
 /**
  * `JSON.stringify` that throws a {@link JsonValueError} for a BigInt, a function, a symbol, a
- * non-finite number or a cycle anywhere in `value`. An `undefined` property is left out, as in JSON;
+ * non-finite number, a string with a lone surrogate or a cycle anywhere in `value`. An `undefined` property is left out, as in JSON;
  * an `undefined` top-level value gives `"null"`.
  */
 export function toJson(value: unknown): string {
@@ -45,6 +48,10 @@ export function toJson(value: unknown): string {
       case 'function':
       case 'symbol':
         throw new JsonValueError(path, `must be a JSON value, got a ${typeof v}`)
+      case 'string':
+        // Rust strings are UTF-8: a lone surrogate has no encoding, so name where it is.
+        if (LONE_SURROGATE.test(v)) throw new JsonValueError(path, 'must be valid Unicode text, but contains a lone UTF-16 surrogate')
+        return v
       case 'number':
         if (!Number.isFinite(v)) throw new JsonValueError(path, `must be a finite number, got ${v}`)
         return v
