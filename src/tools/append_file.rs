@@ -85,7 +85,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                             return Err(too_large(size));
                         }
                         if sandboxed && opened.stat.st_nlink > 1 {
-                            return Err(hard_links(&target.path, opened.stat.st_nlink as u64));
+                            return Err(hard_links(&target.path, opened.stat.st_nlink));
                         }
                         let old = files::read_at_most(&mut opened.file, max, "read", &target.path)?
                             .ok_or_else(|| too_large(size))?;
@@ -182,7 +182,7 @@ fn commit(
                 return Err(files::changed_since_planned(&target.path));
             }
             if sandboxed && now.st_nlink > 1 {
-                return Err(hard_links(&target.path, now.st_nlink as u64));
+                return Err(hard_links(&target.path, now.st_nlink));
             }
             let unchanged = match bytes {
                 Some(expected) => {
