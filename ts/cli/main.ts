@@ -1,26 +1,52 @@
 #!/usr/bin/env node
 export {}
 /**
- * `agent-fs-tools` command line (ESM only). Placeholder until the MCP server (`mcp`) and the
- * interactive demo land: prints usage.
+ * `agent-fs-tools` command line (ESM only): a small dispatcher. Each subcommand lives in its own
+ * module, loaded only when it runs (so `--help` needs none of the optional peers), and resolves to
+ * its exit code. Adding a subcommand is one line in {@link COMMANDS}.
  */
+
+/** A subcommand: its arguments (after the command name) → exit code. */
+type Command = (argv: string[]) => Promise<number>
+
+/** The subcommands, by name. */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  mcp: async () => (await import('./mcp/command.js')).runMcpCommand,
+  demo: async () => (await import('./demo/index.js')).runDemo,
+}
 
 const USAGE = `Usage: agent-fs-tools <command> [options]
 
 Commands:
   mcp --root <dir> [--allow <dir>]... [--read-only] [--permissions <json file>]
-      Serve the filesystem tools over MCP stdio (not available yet).
+      Serve the filesystem tools over MCP stdio (see "agent-fs-tools mcp --help").
   demo [--root <dir>] [--script <file>]
-      Interactive playground of the tools (not available yet).
+      Interactive playground of the tools; scripted without a terminal (see "agent-fs-tools demo --help").
 
 Options:
   -h, --help    Show this help.
 `
 
-const [command] = process.argv.slice(2)
-if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
-  process.stdout.write(USAGE)
-} else {
-  process.stderr.write(`agent-fs-tools: unknown or unavailable command: ${command}\n\n${USAGE}`)
-  process.exitCode = 2
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv
+  if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
+    process.stdout.write(USAGE)
+    return 0
+  }
+  const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined
+  if (load === undefined) {
+    process.stderr.write(`agent-fs-tools: unknown or unavailable command: ${command}\n\n${USAGE}`)
+    return 2
+  }
+  return (await load())(rest)
 }
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code
+  },
+  (error: unknown) => {
+    process.stderr.write(`agent-fs-tools: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    process.exitCode = 1
+  },
+)

@@ -1,0 +1,432 @@
+/**
+ * The MCP server (`agent-fs-tools mcp`, SPEC §11), driven through the SDK's own `Client` over
+ * stdio against the built CLI (`npm run build` first). Every server gets its own temporary root
+ * and trash data directory (`AGENT_FS_TOOLS_DATA_DIR`).
+ */
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import {
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  type CallToolResult,
+  type ElicitRequestFormParams,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import { Workspace } from 'agent-fs-tools'
+import { tempWorkspaceDirs, type TempWorkspaceDirs } from './helpers/temp.js'
+
+const MAIN = resolve(__dirname, '..', 'dist', 'esm', 'cli', 'main.js')
+
+/** What a test's client offers the server. */
+interface ClientSetup {
+  /** Extra command-line arguments after `mcp --root <root>`. */
+  args?: string[]
+  /** Declares the elicitation capability and answers with this handler. */
+  elicit?: (params: ElicitRequestFormParams, signal: AbortSignal) => ElicitResult | Promise<ElicitResult>
+  /** Declares the roots capability (with `listChanged`) and offers these directories; mutable. */
+  roots?: string[]
+}
+
+interface Connected extends TempWorkspaceDirs {
+  client: Client
+  /** The server's stderr so far. */
+  stderr: () => string
+  /** Calls a tool and returns the result (never a JSON-RPC error for tool failures). */
+  call: (name: string, args?: Record<string, unknown>) => Promise<CallToolResult>
+}
+
+const clients: Client[] = []
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()))
+})
+
+/** Starts `agent-fs-tools mcp --root <fresh root> …` and connects an SDK client to it. */
+async function connect(setup: ClientSetup = {}, dirs: TempWorkspaceDirs = tempWorkspaceDirs()): Promise<Connected> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [MAIN, 'mcp', '--root', dirs.root, ...(setup.args ?? [])],
+    env: { ...getDefaultEnvironment(), AGENT_FS_TOOLS_DATA_DIR: dirs.dataDir },
+    stderr: 'pipe',
+  })
+  let stderr = ''
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
+  const client = new Client(
+    { name: 'agent-fs-tools-test', version: '1.0.0' },
+    {
+      capabilities: {
+        ...(setup.elicit !== undefined && { elicitation: { form: {} } }),
+        ...(setup.roots !== undefined && { roots: { listChanged: true } }),
+      },
+    },
+  )
+  const { elicit, roots } = setup
+  if (elicit !== undefined) {
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
+      elicit(request.params as ElicitRequestFormParams, extra.signal),
+    )
+  }
+  if (roots !== undefined) {
+    client.setRequestHandler(ListRootsRequestSchema, () => ({
+      roots: roots.map((path) => ({ uri: pathToFileURL(path).href, name: path })),
+    }))
+  }
+  clients.push(client)
+  await client.connect(transport)
+  const call = async (name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> =>
+    (await client.callTool({ name, arguments: args })) as CallToolResult
+  return { client, stderr: () => stderr, call, ...dirs }
+}
+
+/** The text content of a result (the ToolResult's `output`). */
+function text(result: CallToolResult): string {
+  const [first] = result.content
+  if (first?.type !== 'text') throw new Error(`expected text content, got ${JSON.stringify(result.content)}`)
+  return first.text
+}
+
+const yes = (): ElicitResult => ({ action: 'accept', content: { approve: true } })
+
+describe('tools/list', () => {
+  it('lists every enabled tool with its JSON Schema, description, annotations and output schema', async () => {
+    const { client, root, dataDir } = await connect()
+    const definitions = new Workspace({ root, trash: { dataDir } }).definitions()
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name)).toEqual(definitions.map((d) => d.name))
+    const idempotent = new Set(['read_file', 'list_directory', 'cwd_get', 'trash_list', 'glob', 'grep', 'create_directory'])
+    for (const def of definitions) {
+      const tool = tools.find((t) => t.name === def.name)!
+      expect(tool.description).toBe(def.description)
+      expect(tool.inputSchema).toEqual(def.inputSchema)
+      expect(tool.annotations).toEqual({
+        readOnlyHint: def.annotations.readOnly,
+        destructiveHint: def.annotations.destructive,
+        idempotentHint: idempotent.has(def.name),
+        openWorldHint: false,
+      })
+      expect(tool.outputSchema).toMatchObject({ type: 'object', required: ['status'] })
+    }
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t.annotations]))
+    expect(byName.read_file).toMatchObject({ readOnlyHint: true, idempotentHint: true })
+    expect(byName.write_file).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false })
+    expect(byName.delete_file).toMatchObject({ readOnlyHint: false, destructiveHint: true })
+    expect(byName.cwd_push).toMatchObject({ idempotentHint: false })
+  })
+
+  it('--read-only hides the write tools and refuses them with READ_ONLY', async () => {
+    const { client, call, root, dataDir } = await connect({ args: ['--read-only'] })
+    const { tools } = await client.listTools()
+    const readOnly = new Workspace({ root, trash: { dataDir } })
+      .definitions()
+      .filter((d) => d.annotations.readOnly)
+      .map((d) => d.name)
+    expect(tools.map((t) => t.name)).toEqual(readOnly)
+    expect(tools.map((t) => t.name)).not.toContain('write_file')
+    const result = await call('write_file', { path: 'a.txt', content: 'x' })
+    expect(result.isError).toBe(true)
+    expect(result.structuredContent).toMatchObject({ status: 'error', code: 'READ_ONLY' })
+    expect(existsSync(join(root, 'a.txt'))).toBe(false)
+  })
+})
+
+describe('tools/call', () => {
+  it('writes, reads, edits with a diff, deletes into the trash and restores', async () => {
+    const prompts: ElicitRequestFormParams[] = []
+    const { call, root } = await connect({
+      elicit: (params) => {
+        prompts.push(params)
+        return yes()
+      },
+    })
+    const file = join(root, 'notes.txt')
+
+    const written = await call('write_file', { path: 'notes.txt', content: 'one\ntwo\n' })
+    expect(written.isError).toBeFalsy()
+    expect(written.structuredContent).toMatchObject({ status: 'ok', diff: expect.stringContaining('+two') })
+    expect(text(written)).toContain('+one')
+    expect(readFileSync(file, 'utf8')).toBe('one\ntwo\n')
+
+    const read = await call('read_file', { path: 'notes.txt' })
+    expect(text(read)).toBe('   1 | one\n   2 | two')
+    expect(read.structuredContent).toMatchObject({ status: 'ok' })
+
+    const edited = await call('edit_file', { path: 'notes.txt', edits: [{ oldString: 'two', newString: 'three' }] })
+    const diff = (edited.structuredContent as { diff: string }).diff
+    expect(diff).toContain('-two')
+    expect(diff).toContain('+three')
+    expect(text(edited)).toContain(diff.slice(diff.indexOf('@@')))
+    expect(readFileSync(file, 'utf8')).toBe('one\nthree\n')
+
+    const deleted = await call('delete_file', { path: 'notes.txt' })
+    expect(deleted.structuredContent).toMatchObject({ status: 'ok', data: { trashedTo: expect.stringMatching(/\.tar\.gz$/) } })
+    expect(text(deleted)).toContain(`Removed ${file}`)
+    expect(existsSync(file)).toBe(false)
+
+    const listed = await call('trash_list')
+    const trashedTo = (deleted.structuredContent as { data: { trashedTo: string } }).data.trashedTo
+    expect(text(listed)).toContain(trashedTo)
+
+    const restored = await call('restore_file', { trashedPath: trashedTo })
+    expect(restored.structuredContent).toMatchObject({ status: 'ok' })
+    expect(readFileSync(file, 'utf8')).toBe('one\nthree\n')
+
+    expect(prompts.map((p) => p.message.split('\n')[0])).toEqual([
+      `Write file? ${file}`,
+      `Edit file? ${file}`,
+      `Remove file? ${file}`,
+      `Restore file? ${file}`,
+    ])
+  })
+
+  it.each([
+    ['a wrong type', 'read_file', { path: 3 }, 'path'],
+    ['a missing required field', 'read_file', {}, 'path'],
+    ['an unknown property', 'read_file', { path: 'a.txt', colour: 'red' }, 'colour'],
+    ['an empty edits array', 'edit_file', { path: 'a.txt', edits: [] }, 'edits'],
+  ])('%s is an isError result naming the field, not a JSON-RPC error', async (_, tool, args, field) => {
+    const { call } = await connect()
+    const result = await call(tool, args)
+    expect(result.isError).toBe(true)
+    expect(result.structuredContent).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
+    expect(text(result)).toContain(field)
+  })
+
+  it('an unknown tool is an isError result', async () => {
+    const { call } = await connect()
+    const result = await call('format_disk', {})
+    expect(result.isError).toBe(true)
+    expect(result.structuredContent).toMatchObject({ status: 'error', code: 'UNKNOWN_TOOL' })
+  })
+
+  it('a path outside --allow is PATH_NOT_ALLOWED', async () => {
+    const dirs = tempWorkspaceDirs()
+    const outside = tempWorkspaceDirs().root
+    writeFileSync(join(outside, 'secret.txt'), 'secret\n')
+    writeFileSync(join(dirs.root, 'a.txt'), 'a\n')
+    const { call } = await connect({ args: ['--allow', dirs.root] }, dirs)
+    expect((await call('read_file', { path: 'a.txt' })).structuredContent).toMatchObject({ status: 'ok' })
+    const result = await call('read_file', { path: join(outside, 'secret.txt') })
+    expect(result.isError).toBe(true)
+    expect(result.structuredContent).toMatchObject({ status: 'error', code: 'PATH_NOT_ALLOWED' })
+    expect(text(result)).not.toContain('secret\n')
+  })
+
+  it('a cancelled call aborts (nothing written) and withdraws its confirmation', async () => {
+    let elicited!: () => void
+    const asked = new Promise<void>((r) => (elicited = r))
+    let withdrawn = false
+    const { client, call, root } = await connect({
+      elicit: (_, signal) =>
+        new Promise<ElicitResult>((resolveAnswer) => {
+          elicited()
+          signal.addEventListener('abort', () => {
+            withdrawn = true
+            resolveAnswer({ action: 'cancel' })
+          })
+        }),
+    })
+    const controller = new AbortController()
+    const pending = client.callTool({ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }, undefined, {
+      signal: controller.signal,
+    })
+    await asked
+    controller.abort()
+    await expect(pending).rejects.toThrow()
+    // The server is still serving, and nothing was written.
+    expect((await call('cwd_get')).structuredContent).toMatchObject({ status: 'ok' })
+    await expect.poll(() => withdrawn).toBe(true)
+    expect(existsSync(join(root, 'a.txt'))).toBe(false)
+  })
+})
+
+describe('confirmations', () => {
+  it('asks through elicitation with the label, detail and diff; yes applies the change', async () => {
+    const prompts: ElicitRequestFormParams[] = []
+    const { call, root } = await connect({
+      elicit: (params) => {
+        prompts.push(params)
+        return yes()
+      },
+    })
+    const result = await call('write_file', { path: 'a.txt', content: 'hello\n' })
+    expect(result.structuredContent).toMatchObject({ status: 'ok' })
+    expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('hello\n')
+    expect(prompts).toHaveLength(1)
+    const [prompt] = prompts
+    expect(prompt!.message).toContain(`Write file? ${join(root, 'a.txt')}`)
+    expect(prompt!.message).toContain('+hello')
+    expect(prompt!.requestedSchema).toMatchObject({
+      type: 'object',
+      properties: { approve: { type: 'boolean', title: 'Write file?' } },
+      required: ['approve'],
+    })
+  })
+
+  it.each<[string, ElicitResult]>([
+    ['decline', { action: 'decline' }],
+    ['cancel', { action: 'cancel' }],
+    ['accept without approving', { action: 'accept', content: { approve: false } }],
+  ])('%s is a denial: isError, status denied, nothing changed', async (_, answer) => {
+    const { call, root } = await connect({ elicit: () => answer })
+    const result = await call('write_file', { path: 'a.txt', content: 'hello\n' })
+    expect(result.isError).toBe(true)
+    expect(result.structuredContent).toEqual({ status: 'denied' })
+    expect(text(result)).toBe('The user denied this write.')
+    expect(existsSync(join(root, 'a.txt'))).toBe(false)
+  })
+
+  it('without the elicitation capability, an action needing confirmation is denied and the model told why', async () => {
+    const { call, root } = await connect()
+    const result = await call('write_file', { path: 'a.txt', content: 'hello\n' })
+    expect(result.isError).toBe(true)
+    expect(result.structuredContent).toEqual({ status: 'denied' })
+    expect(text(result)).toMatch(/^The user denied this write\. No confirmation handler is available/)
+    expect(text(result)).toContain('This MCP client does not support confirmations (elicitation)')
+    expect(text(result)).toContain('--permissions')
+    expect(existsSync(join(root, 'a.txt'))).toBe(false)
+    // Reads inside the root need no confirmation.
+    expect((await call('list_directory')).isError).toBeFalsy()
+  })
+
+  it('a --permissions file granting writes skips the prompts; what it does not grant still asks', async () => {
+    const dirs = tempWorkspaceDirs()
+    const permissions = join(dirs.dataDir, 'permissions.json')
+    writeFileSync(permissions, JSON.stringify({ cwdWriteFile: true }))
+    const prompts: string[] = []
+    const { call, root } = await connect(
+      {
+        args: ['--permissions', permissions],
+        elicit: (params) => {
+          prompts.push(params.message)
+          return { action: 'decline' }
+        },
+      },
+      dirs,
+    )
+    expect((await call('write_file', { path: 'a.txt', content: 'x\n' })).structuredContent).toMatchObject({ status: 'ok' })
+    expect((await call('append_file', { path: 'a.txt', content: 'y\n' })).structuredContent).toMatchObject({ status: 'ok' })
+    expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('x\ny\n')
+    expect(prompts).toEqual([])
+    expect((await call('delete_file', { path: 'a.txt' })).structuredContent).toEqual({ status: 'denied' })
+    expect(prompts).toHaveLength(1)
+  })
+})
+
+describe('MCP roots', () => {
+  it('the client roots become the allowed paths, together with --allow, and follow roots/list_changed', async () => {
+    const dirs = tempWorkspaceDirs()
+    const first = join(dirs.root, 'first')
+    const second = tempWorkspaceDirs().root
+    const extra = tempWorkspaceDirs().root
+    const elsewhere = tempWorkspaceDirs().root
+    mkdirSync(first)
+    for (const dir of [first, second, extra, elsewhere]) writeFileSync(join(dir, 'f.txt'), `${dir}\n`)
+    const roots = [first]
+    // Reads outside the root need a confirmation (globalReadFile): the client approves.
+    const { client, call } = await connect({ roots, args: ['--allow', extra], elicit: yes }, dirs)
+    const code = async (dir: string): Promise<unknown> =>
+      ((await call('read_file', { path: join(dir, 'f.txt') })).structuredContent as { code?: string }).code ?? 'ok'
+
+    expect(await code(first)).toBe('ok')
+    expect(await code(extra)).toBe('ok')
+    expect(await code(second)).toBe('PATH_NOT_ALLOWED')
+    expect(await code(elsewhere)).toBe('PATH_NOT_ALLOWED')
+    // The root itself is not among the client's roots: outside the sandbox.
+    const rootList = await call('list_directory', { path: dirs.root })
+    expect(rootList.structuredContent).toMatchObject({ code: 'PATH_NOT_ALLOWED' })
+
+    roots.splice(0, roots.length, second)
+    await client.sendRootsListChanged()
+    expect(await code(second)).toBe('ok')
+    expect(await code(extra)).toBe('ok')
+    expect(await code(first)).toBe('PATH_NOT_ALLOWED')
+  })
+
+  it('without roots or --allow, paths outside the root are reachable, subject to permissions', async () => {
+    const outside = tempWorkspaceDirs().root
+    writeFileSync(join(outside, 'f.txt'), 'outside\n')
+    const { call } = await connect({ elicit: yes })
+    const result = await call('read_file', { path: join(outside, 'f.txt') })
+    expect(result.structuredContent).toMatchObject({ status: 'ok' })
+  })
+})
+
+describe('command line', () => {
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', input: '', timeout: 20_000 })
+
+  it('prints the usage for --help', () => {
+    const top = run('--help')
+    expect(top.status).toBe(0)
+    expect(top.stdout).toContain('mcp --root <dir>')
+    const mcp = run('mcp', '--help')
+    expect(mcp.status).toBe(0)
+    expect(mcp.stdout).toContain('--permissions <file>')
+  })
+
+  it('answers the requests read before stdin ends, writes only JSON-RPC to stdout, then exits 0', () => {
+    const { root, dataDir } = tempWorkspaceDirs()
+    const messages = [
+      {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } },
+      },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'cwd_get', arguments: {} } },
+    ]
+    const result = spawnSync(process.execPath, [MAIN, 'mcp', '--root', root], {
+      input: messages.map((m) => `${JSON.stringify(m)}\n`).join(''),
+      env: { ...process.env, AGENT_FS_TOOLS_DATA_DIR: dataDir },
+      encoding: 'utf8',
+      timeout: 20_000,
+    })
+    expect(result.status).toBe(0)
+    const responses = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { jsonrpc: string; id: number; result: Record<string, unknown> })
+    expect(responses.map((r) => [r.jsonrpc, r.id])).toEqual([
+      ['2.0', 0],
+      ['2.0', 1],
+    ])
+    expect(responses[0]!.result.serverInfo).toMatchObject({ name: 'agent-fs-tools' })
+    expect(responses[1]!.result.structuredContent).toMatchObject({ status: 'ok', data: { cwd: root } })
+  })
+
+  it.each([
+    ['no --root', [], '--root <dir> is required'],
+    ['an unknown flag', ['--root', '.', '--bogus'], 'unknown option: --bogus'],
+    ['a flag without its value', ['--root'], '--root needs a value'],
+    ['a value given to a switch', ['--root', '.', '--read-only=yes'], '--read-only takes no value'],
+    ['a stray argument', ['--root', '.', 'extra'], 'unexpected argument: extra'],
+    ['a missing root', ['--root', '/definitely/not/here'], '--root:'],
+    ['a missing permissions file', ['--root', '.', '--permissions', '/definitely/not/here.json'], '--permissions: cannot read'],
+  ])('%s: exit 2, message on stderr, nothing on stdout', (_, args, message) => {
+    const result = run('mcp', ...args)
+    expect(result.status).toBe(2)
+    expect(result.stderr).toContain(message)
+    expect(result.stdout).toBe('')
+  })
+
+  it.each([
+    ['not JSON', '{ cwdWriteFile: true', 'is not valid JSON'],
+    ['not an object', '[true]', 'must hold a JSON object'],
+    ['an unknown key', '{"writeEverything": true}', 'writeEverything: unknown permission'],
+  ])('a permissions file that is %s: exit 2', (_, content, message) => {
+    const { dataDir, root } = tempWorkspaceDirs()
+    const file = join(dataDir, 'permissions.json')
+    writeFileSync(file, content)
+    const result = run('mcp', '--root', root, '--permissions', file)
+    expect(result.status).toBe(2)
+    expect(result.stderr).toContain(message)
+    expect(result.stdout).toBe('')
+  })
+})

@@ -1,0 +1,80 @@
+/**
+ * Confirmations over MCP: a yes/no elicitation form when the client declares the `elicitation`
+ * capability (form mode), else no handler at all, so the core denies, and the model is told why.
+ */
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { ClientCapabilities, ElicitRequestFormParams, RequestId } from '@modelcontextprotocol/sdk/types.js'
+import type { ConfirmHandler, ConfirmRequest, ToolResult } from '../../index.js'
+
+/**
+ * How long a confirmation may wait for the user, in milliseconds. The SDK's default request
+ * timeout (60 s) is short for a person reading a diff; a timeout counts as "no".
+ */
+export const CONFIRM_TIMEOUT_MS = 10 * 60_000
+
+/** The form field the user ticks to approve. */
+const APPROVE = 'approve'
+
+/**
+ * Whether the client can show a form: it declared `elicitation` with `form` (an empty
+ * `elicitation: {}` means form mode, and the SDK normalises it so).
+ */
+export function supportsElicitation(capabilities: ClientCapabilities | undefined): boolean {
+  return capabilities?.elicitation?.form !== undefined
+}
+
+/** The elicitation form for a confirmation: the label, the detail and (for writes) the diff. */
+export function confirmationForm(request: ConfirmRequest): ElicitRequestFormParams {
+  const lines = [`${request.label} ${request.detail}`]
+  if (request.recursive === true || request.permanent === true) {
+    lines.push('', 'This cannot be undone from the trash.')
+  }
+  if (request.diff !== undefined && request.diff !== '') {
+    lines.push('', '```diff', request.diff.replace(/\n$/, ''), '```')
+  }
+  return {
+    mode: 'form',
+    message: lines.join('\n'),
+    requestedSchema: {
+      type: 'object',
+      properties: {
+        [APPROVE]: {
+          type: 'boolean',
+          title: request.label,
+          description: `Allow ${request.tool}: ${request.detail}`,
+        },
+      },
+      required: [APPROVE],
+    },
+  }
+}
+
+/**
+ * A confirm handler that asks through `elicitation/create`, tied to the tool call it belongs to
+ * (`relatedRequestId`, and `signal` so a cancelled call withdraws its question). Only an accepted
+ * form with `approve: true` is a "yes"; decline, cancel, a timeout or an error are "no".
+ */
+export function elicitationConfirm(server: Server, related: { requestId: RequestId; signal: AbortSignal }): ConfirmHandler {
+  return async (request) => {
+    const result = await server.elicitInput(confirmationForm(request), {
+      relatedRequestId: related.requestId,
+      signal: related.signal,
+      timeout: CONFIRM_TIMEOUT_MS,
+    })
+    return result.action === 'accept' && result.content?.[APPROVE] === true
+  }
+}
+
+/** Appended to a denial when the client cannot be asked. */
+export const NO_ELICITATION_NOTE =
+  ' This MCP client does not support confirmations (elicitation), so agent-fs-tools cannot ask the user;' +
+  ' the user can grant this kind of action in the --permissions file of the agent-fs-tools MCP server' +
+  ' (irreversible actions, recursive or permanent removals, always need a confirmation).'
+
+/**
+ * A denial from a call made without a confirm handler could only come from the missing handler:
+ * say so to the model. Other results are returned unchanged.
+ */
+export function explainDenial(result: ToolResult): ToolResult {
+  return result.status === 'denied' ? { ...result, output: result.output + NO_ELICITATION_NOTE } : result
+}
