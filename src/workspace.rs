@@ -311,7 +311,7 @@ impl Workspace {
             Ok(_) if ctx.cancel.is_aborted() => Err(Failure::Error(ToolError::aborted())),
             Ok(permissions) => {
                 let call = Call::new(self.clone(), tool.name.clone(), permissions, ctx);
-                (tool.spec.run)(&call, args).await
+                catch_panics((tool.spec.run)(&call, args)).await
             }
         };
         if tool.spec.mutates {
@@ -374,4 +374,47 @@ fn primary_path_argument(args: &Value) -> Option<String> {
         .iter()
         .find_map(|k| args.get(*k).and_then(Value::as_str))
         .map(str::to_owned)
+}
+
+/// Polls a tool's future, turning a panic (a bug) into an `IO_ERROR` result instead of a rejected
+/// promise: `ws.call` never throws for what a tool does (SPEC §2). The future is dropped right
+/// after the panic, releasing its locks.
+async fn catch_panics(
+    mut run: crate::call::BoxFuture<'_, crate::call::Outcome>,
+) -> crate::call::Outcome {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::task::Poll;
+    std::future::poll_fn(move |cx| match catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(cx))) {
+        Ok(poll) => poll,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            let what: String = what.chars().take(200).collect();
+            Poll::Ready(Err(Failure::Error(ToolError::new(
+                ErrorCode::IoError,
+                format!("internal error in the tool ({what}); the call was stopped. This is a bug in agent-fs-tools, not in your arguments"),
+            ))))
+        }
+    })
+    .await
+}
+
+#[cfg(test)]
+mod panic_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_tool_becomes_an_io_error_result() {
+        let outcome = catch_panics(Box::pin(async { panic!("boom in a tool") })).await;
+        match outcome {
+            Err(Failure::Error(e)) => {
+                assert_eq!(e.code, ErrorCode::IoError);
+                assert!(e.message.contains("boom in a tool"), "{}", e.message);
+            }
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
 }

@@ -127,6 +127,10 @@ export class Workspace {
       argsJson = args === undefined ? '{}' : toJson(args)
     } catch (error) {
       if (error instanceof JsonValueError) return invalidArguments(name, error)
+      // JSON.stringify overflows the stack on arguments nested thousands of levels deep.
+      if (error instanceof RangeError) {
+        return invalidArguments(name, new JsonValueError('', 'they are nested too deeply to be tool arguments'))
+      }
       throw error
     }
 
@@ -154,6 +158,7 @@ export class Workspace {
    * without range or flag, the path exactly as the model gave it. `''` for arguments that are not JSON.
    */
   formatCall(name: string, args: unknown): string {
+    if (typeof name !== 'string') return ''
     let argsJson: string
     try {
       argsJson = args === undefined ? '{}' : toJson(args)

@@ -41,16 +41,28 @@ pub fn canonicalize_lenient(path: &Path) -> io::Result<Canonical> {
     let mut pending = VecDeque::new();
     push_components(&mut pending, path);
     let mut out = PathBuf::from("/");
-    let mut exists = true;
+    // Components in `out`, and how many of them existed when the first missing one was added:
+    // a `..` that climbs back out of the missing tail lands on an existing directory again, and
+    // what follows it must be resolved (symlinks followed) like any existing path. Appending it
+    // lexically would call `missing/../link` a plain, not-yet-existing `link`, hiding where the
+    // link points (found by fuzz/path_resolution).
+    let mut depth = 0usize;
+    let mut existing_depth: Option<usize> = None;
     let mut links = 0;
     while let Some(part) = pending.pop_front() {
         if part == ".." {
-            out.pop();
+            if out.pop() {
+                depth -= 1;
+            }
+            if existing_depth.is_some_and(|d| depth <= d) {
+                existing_depth = None;
+            }
             continue;
         }
         let candidate = out.join(&part);
-        if !exists {
+        if existing_depth.is_some() {
             out = candidate;
+            depth += 1;
             continue;
         }
         match std::fs::symlink_metadata(&candidate) {
@@ -62,6 +74,7 @@ pub fn canonicalize_lenient(path: &Path) -> io::Result<Canonical> {
                 let target = std::fs::read_link(&candidate)?;
                 if target.is_absolute() {
                     out = PathBuf::from("/");
+                    depth = 0;
                 }
                 push_components(&mut pending, &target);
             }
@@ -70,14 +83,17 @@ pub fn canonicalize_lenient(path: &Path) -> io::Result<Canonical> {
                     return Err(io::Error::from_raw_os_error(libc_codes::ENOTDIR));
                 }
                 out = candidate;
+                depth += 1;
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                exists = false;
+                existing_depth = Some(depth);
                 out = candidate;
+                depth += 1;
             }
             Err(e) => return Err(e),
         }
     }
+    let exists = existing_depth.is_none();
     Ok(Canonical { path: out, exists })
 }
 
@@ -143,6 +159,22 @@ mod tests {
         // link/.. is x, not root.
         let c = canonicalize_lenient(&root.join("link/../f")).unwrap();
         assert_eq!(c.path, root.join("x/f"));
+    }
+
+    #[test]
+    fn climbing_out_of_a_missing_tail_resolves_what_follows() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = real(dir.path());
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        symlink("a/b", root.join("l")).unwrap();
+        symlink("/nonexistent-outside/x", root.join("out")).unwrap();
+        let c = canonicalize_lenient(&root.join("missing/../l")).unwrap();
+        assert_eq!((c.path, c.exists), (root.join("a/b"), true));
+        let c = canonicalize_lenient(&root.join("m1/m2/../../out")).unwrap();
+        assert_eq!(c.path, Path::new("/nonexistent-outside/x"));
+        // Still inside the missing tail: lexical.
+        let c = canonicalize_lenient(&root.join("m1/m2/../l")).unwrap();
+        assert_eq!((c.path, c.exists), (root.join("m1/l"), false));
     }
 
     #[test]

@@ -21,6 +21,9 @@ pub fn expand_home(raw: &str, home: Option<&Path>) -> Option<PathBuf> {
 /// Linux's `PATH_MAX`: the kernel refuses any longer path, so a longer argument is refused up front.
 pub const PATH_MAX_BYTES: usize = 4096;
 
+/// Linux's `NAME_MAX`: no file name (one path component) can be longer.
+pub const NAME_MAX_BYTES: usize = 255;
+
 /// The absolute (not yet canonical) path for `raw`, named `field` in errors.
 pub fn absolute_input(
     raw: &str,
@@ -43,6 +46,14 @@ pub fn absolute_input(
     if raw.contains('\0') {
         return Err(ToolError::invalid(format!(
             "{field}: contains a NUL byte, which no file path can contain"
+        )));
+    }
+    if let Some(long) = raw.split('/').find(|part| part.len() > NAME_MAX_BYTES) {
+        // Refused before anything is created (write_file would otherwise make the parents first).
+        let start: String = long.chars().take(40).collect();
+        return Err(ToolError::invalid(format!(
+            "{field}: the name `{start}…` is {} bytes long, over the {NAME_MAX_BYTES} bytes a file name can have; use a shorter name",
+            long.len()
         )));
     }
     let expanded = expand_home(raw, home).ok_or_else(|| {
@@ -125,6 +136,24 @@ mod tests {
             Path::new("/w/~user")
         );
         assert!(absolute_input("~/a", "path", Path::new("/w"), None).is_err());
+    }
+
+    #[test]
+    fn overlong_paths_and_names_are_invalid_without_being_echoed() {
+        let cwd = Path::new("/w");
+        let e = absolute_input(&"a/".repeat(3000), "path", cwd, None).unwrap_err();
+        assert!(
+            e.message.starts_with("path:") && e.message.len() < 200,
+            "{}",
+            e.message
+        );
+        let e = absolute_input(&format!("d/{}", "n".repeat(256)), "path", cwd, None).unwrap_err();
+        assert!(
+            e.message.contains("256 bytes") && e.message.len() < 200,
+            "{}",
+            e.message
+        );
+        assert!(absolute_input(&format!("d/{}", "n".repeat(255)), "path", cwd, None).is_ok());
     }
 
     #[test]

@@ -221,6 +221,19 @@ mod tests {
         let e = resolve(&f, "dangling_out").unwrap_err();
         assert!(e.message.contains("resolves to"), "{}", e.message);
         assert_eq!(resolve(&f, "rel/a").unwrap().path, r.join("inner/a"));
+        // A `..` out of a missing directory lands on the link again: still judged by its target.
+        for raw in [
+            "missing/../out_dir/file",
+            "m/n/../../dangling_out",
+            "m/../out_dir",
+        ] {
+            assert_eq!(
+                resolve(&f, raw).unwrap_err().code,
+                ErrorCode::PathNotAllowed,
+                "{raw}"
+            );
+        }
+        assert_eq!(resolve(&f, "m/../rel/a").unwrap().path, r.join("inner/a"));
         // Kept as an entry of its own, the link itself is inside.
         let t = f
             .sandbox

@@ -231,8 +231,20 @@ impl GlobError {
     }
 }
 
+/// The longest glob accepted (a path can have at most 4096 bytes, so a longer glob matches nothing a
+/// shorter one would not).
+const PATTERN_MAX_BYTES: usize = 4096;
+
 impl PathGlob {
     pub(super) fn new(pattern: &str) -> Result<Self, GlobError> {
+        // globset panics ("regex compilation shouldn't fail") on a glob whose regex exceeds the
+        // regex size limit, e.g. 5 MB of letters (tests/hostile-input): no real glob is that long.
+        if pattern.len() > PATTERN_MAX_BYTES {
+            return Err(GlobError(format!(
+                "is {} bytes long, over the {PATTERN_MAX_BYTES} bytes a glob may have; use a shorter pattern",
+                pattern.len()
+            )));
+        }
         let mut glob = pattern;
         while let Some(rest) = glob.strip_prefix("./") {
             glob = rest;

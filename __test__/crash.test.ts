@@ -1,0 +1,516 @@
+/**
+ * Crash harness (issue "Hardening"): tool calls run in a child Node process
+ * (`helpers/crash-child.mjs`) that is SIGKILLed at a random moment, at least 50 times per
+ * operation, on content large enough (MBs, many files) to be caught mid-way. After each kill:
+ *
+ * - write_file / edit_file: the file is exactly one of the contents it had or was given —
+ *   never partial;
+ * - append_file: in-place append is NOT all-or-nothing. What holds, and is asserted: the file is
+ *   its old bytes followed by a prefix of the appended bytes, in order (nothing else, nothing
+ *   lost before the kill). How often a kill left a partial append is counted and printed;
+ * - delete_file / recursive remove_dir: every original that is gone (even partly) has a complete
+ *   archive, and restoring it gives back exactly what was there (content, modes, mtimes);
+ * - restore_file: the target is absent or complete, and while it is absent the archive is still
+ *   there, byte for byte;
+ * - leftovers are recognisable: `.<name>.<pid>.<n>.agent-fs-tools.tmp` (atomic writes),
+ *   `.restore-<unique>.partial` beside a restore target, `.<what>-<unique>.partial` in the bucket;
+ * - the next Workspace on the same root and data dir works: `trash_list`, `trashList()` and a
+ *   recursive `list_directory` succeed; stale bucket partials (an hour old) are swept when it is
+ *   created, fresh ones are kept.
+ */
+import { spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { isDeepStrictEqual } from 'node:util'
+import { describe, expect, it } from 'vitest'
+import { Workspace, type TrashEntry } from 'agent-fs-tools'
+import { tempWorkspaceDirs } from './helpers/temp.js'
+import { ALL, bucketDir, snapshot } from './helpers/trash.js'
+
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'helpers', 'crash-child.mjs')
+const KILLS = Number(process.env.CRASH_KILLS ?? 50)
+
+const ATOMIC_TEMP = /^\..*\.\d+\.\d+\.agent-fs-tools\.tmp$/
+const RESTORE_TEMP = /^\.restore-[0-9a-f]+\.partial$/
+const BUCKET_TEMP = /^\.[a-z]+-[0-9a-f]+\.partial$/
+
+type Call = [string, Record<string, unknown>]
+
+/** A small deterministic PRNG, so a failing kill schedule can be replayed (seed printed). */
+function prng(seed: number): () => number {
+  let s = seed >>> 0 || 1
+  return () => {
+    s ^= s << 13
+    s ^= s >>> 17
+    s ^= s << 5
+    return (s >>> 0) / 2 ** 32
+  }
+}
+
+/** Text of about `bytes` bytes, distinct for each `tag` (not compressible to nothing). */
+function bigText(tag: string, bytes: number): string {
+  const lines: string[] = []
+  let size = 0
+  for (let i = 0; size < bytes; i++) {
+    const line = `${tag} ${i} ${createHash('sha1').update(`${tag}/${i}`).digest('hex')}`
+    lines.push(line)
+    size += line.length + 1
+  }
+  return lines.join('\n') + '\n'
+}
+
+interface ChildRun {
+  killed: boolean
+  lines: string[]
+  ms?: number
+}
+
+let configCount = 0
+
+/** Runs the child on `calls`; SIGKILLs it `killAfterMs` after it is ready (never, if null). */
+function runChild(dirs: { root: string; dataDir: string }, calls: Call[], killAfterMs: number | null): Promise<ChildRun> {
+  const configFile = join(dirs.dataDir, `..`, `crash-config-${process.pid}-${configCount++}.json`)
+  writeFileSync(configFile, JSON.stringify({ root: dirs.root, dataDir: dirs.dataDir, calls }))
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CHILD, configFile], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    let timer: NodeJS.Timeout | undefined
+    child.stdout.on('data', (chunk: Buffer) => {
+      const before = out
+      out += chunk.toString()
+      if (killAfterMs !== null && !before.includes('ready\n') && out.includes('ready\n')) {
+        timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs)
+      }
+    })
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString()
+    })
+    child.on('error', reject)
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer)
+      rmSync(configFile, { force: true })
+      const lines = out.split('\n').filter(Boolean)
+      if (signal === 'SIGKILL') return resolve({ killed: true, lines })
+      if (code !== 0) return reject(new Error(`child exited with ${code}: ${out}\n${err}`))
+      const finished = lines.find((l) => l.startsWith('finished '))
+      resolve({ killed: false, lines, ms: Number(finished?.slice('finished '.length)) })
+    })
+  })
+}
+
+/** Runs the child on `calls` and SIGKILLs it as soon as `when()` is true (polled). */
+function runChildUntil(
+  dirs: { root: string; dataDir: string },
+  calls: Call[],
+  when: () => boolean,
+): Promise<{ killed: boolean }> {
+  const configFile = join(dirs.dataDir, `..`, `crash-config-${process.pid}-${configCount++}.json`)
+  writeFileSync(configFile, JSON.stringify({ root: dirs.root, dataDir: dirs.dataDir, calls }))
+  const child = spawn(process.execPath, [CHILD, configFile], { stdio: 'ignore' })
+  let exited = false
+  const exit = new Promise<{ killed: boolean }>((resolve) =>
+    child.on('exit', (_code, signal) => {
+      exited = true
+      rmSync(configFile, { force: true })
+      resolve({ killed: signal === 'SIGKILL' })
+    }),
+  )
+  const deadline = Date.now() + 30_000
+  const poll = (): void => {
+    if (exited) return
+    if (when() || Date.now() > deadline) child.kill('SIGKILL')
+    else setImmediate(poll)
+  }
+  poll()
+  return exit
+}
+
+/** How long the calls take without a kill (the window the kills are spread over). */
+async function calibrate(dirs: { root: string; dataDir: string }, calls: Call[], reset: () => void): Promise<number> {
+  reset()
+  const run = await runChild(dirs, calls, null)
+  expect(run.killed).toBe(false)
+  return Math.max(run.ms ?? 0, 5)
+}
+
+/**
+ * What the next Workspace on the same root and data dir must manage: list, list the trash, and
+ * only recognisable leftovers. Returns it (for restores) and the trash entries.
+ */
+async function nextWorkspace(dirs: { root: string; dataDir: string }): Promise<{ ws: Workspace; trash: TrashEntry[] }> {
+  const ws = new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir }, permissions: ALL, confirm: () => true })
+  const listing = await ws.call('list_directory', { path: '.', recursive: true, includeIgnored: true })
+  expect(listing.status, listing.output).toBe('ok')
+  const trashTool = await ws.call('trash_list', {})
+  expect(trashTool.status, trashTool.output).toBe('ok')
+  const trash = await ws.trashList()
+  const bucket = bucketDir(dirs.dataDir, dirs.root)
+  if (existsSync(bucket)) {
+    for (const name of readdirSync(bucket)) {
+      const recognised = (name.endsWith('.tar.gz') && !name.startsWith('.')) || BUCKET_TEMP.test(name)
+      expect(recognised, `unrecognisable file in the bucket: ${name}`).toBe(true)
+    }
+    // Every finished archive is listed (a torn archive would be skipped: none may exist).
+    const archives = readdirSync(bucket).filter((n) => n.endsWith('.tar.gz') && !n.startsWith('.'))
+    expect(trash.length, 'an archive in the bucket cannot be read').toBe(archives.length)
+  }
+  return { ws, trash }
+}
+
+/** Names in `dir` (recursively) that are leftovers of an interrupted write or restore. */
+function leftovers(dir: string): string[] {
+  const out: string[] = []
+  const walk = (d: string): void => {
+    for (const name of readdirSync(d, { withFileTypes: true })) {
+      if (ATOMIC_TEMP.test(name.name) || RESTORE_TEMP.test(name.name)) out.push(join(d, name.name))
+      else if (name.isDirectory()) walk(join(d, name.name))
+    }
+  }
+  walk(dir)
+  return out
+}
+
+/** Removes the leftovers (after they were recognised) so they do not pile up across kills. */
+function removeLeftovers(dir: string): number {
+  const found = leftovers(dir)
+  for (const p of found) rmSync(p, { recursive: true, force: true })
+  return found.length
+}
+
+/** Removes finished archives (kept: temp files, for the sweep check). */
+function emptyBucket(dirs: { root: string; dataDir: string }): void {
+  const bucket = bucketDir(dirs.dataDir, dirs.root)
+  if (!existsSync(bucket)) return
+  for (const name of readdirSync(bucket)) if (!name.startsWith('.')) rmSync(join(bucket, name))
+}
+
+/** Stale partials (an hour old) are swept by the next Workspace; fresh ones are kept. */
+function checkSweep(dirs: { root: string; dataDir: string }): number {
+  const bucket = bucketDir(dirs.dataDir, dirs.root)
+  mkdirSync(bucket, { recursive: true })
+  const fresh = join(bucket, '.content-0123456789ab.partial')
+  writeFileSync(fresh, 'in flight')
+  const stale = readdirSync(bucket).filter((n) => BUCKET_TEMP.test(n) && join(bucket, n) !== fresh)
+  const hourAgo = Date.now() / 1000 - 3700
+  for (const name of stale) utimesSync(join(bucket, name), hourAgo, hourAgo)
+  new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } })
+  const left = readdirSync(bucket).filter((n) => BUCKET_TEMP.test(n))
+  expect(left, 'stale partials are swept, fresh ones kept').toEqual(['.content-0123456789ab.partial'])
+  rmSync(fresh)
+  return stale.length
+}
+
+/** How many temp files are in the bucket (to tell whether a kill interrupted a trash). */
+function partials(dirs: { root: string; dataDir: string }): number {
+  const bucket = bucketDir(dirs.dataDir, dirs.root)
+  return existsSync(bucket) ? readdirSync(bucket).filter((n) => BUCKET_TEMP.test(n)).length : 0
+}
+
+function sha(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex')
+}
+
+/**
+ * Kill delays, uniform over the calibrated window, until `t.kills` reaches `KILLS` (a run that
+ * finished before its kill does not count; at most 3 × `KILLS` runs).
+ */
+function* delays(window: number, seed: number, t: Tally): Generator<number> {
+  const random = prng(seed)
+  for (let i = 0; t.kills < KILLS && i < KILLS * 3; i++) yield Math.floor(random() * window * 0.95)
+}
+
+interface Tally {
+  kills: number
+  midway: number
+  leftovers: number
+}
+
+function report(op: string, seed: number, window: number, t: Tally, extra = ''): void {
+  console.log(
+    `crash ${op}: ${t.kills} kills (seed ${seed}) over ${window} ms, ${t.midway} caught mid-way, ${t.leftovers} leftover temp files${extra}`,
+  )
+}
+
+describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
+  it('write_file: the file is always one whole version; overwritten versions are in the trash', async () => {
+    const dirs = tempWorkspaceDirs()
+    // Versions that differ in one line: planning (read + diff) is quick, so the kills land in
+    // the commit (archiving the old version, writing, fsync, rename).
+    const base = bigText('write', 1 << 20)
+    const versions = ['v0', 'v1', 'v2'].map((tag) => `${base}${tag}\n${base}`)
+    const files = versions.map((v, i) => {
+      const f = join(dirs.dataDir, '..', `content-${i}.txt`)
+      writeFileSync(f, v)
+      return f
+    })
+    const calls: Call[] = [1, 2].map((i) => ['write_file', { path: 'big.txt', contentFile: files[i] }])
+    const reset = (): void => writeFileSync(join(dirs.root, 'big.txt'), versions[0]!)
+    const window = await calibrate(dirs, calls, reset)
+    const seed = Date.now() % 100_000
+    const t: Tally = { kills: 0, midway: 0, leftovers: 0 }
+    const digests = versions.map(sha)
+    for (const delay of delays(window, seed, t)) {
+      reset()
+      emptyBucket(dirs)
+      const partialsBefore = partials(dirs)
+      const run = await runChild(dirs, calls, delay)
+      t.kills += run.killed ? 1 : 0
+      const now = sha(readFileSync(join(dirs.root, 'big.txt')))
+      expect(digests, `big.txt is not a whole version after a kill at ${delay} ms`).toContain(now)
+      if (run.killed && (leftovers(dirs.root).length > 0 || partials(dirs) > partialsBefore)) t.midway++
+      const { ws, trash } = await nextWorkspace(dirs)
+      // The newest kept version restores to a whole version.
+      if (trash.length > 0) {
+        const r = await ws.call('restore_file', { trashedPath: trash[0]!.archivePath, targetPath: 'check.txt' })
+        expect(r.status, r.output).toBe('ok')
+        expect(digests).toContain(sha(readFileSync(join(dirs.root, 'check.txt'))))
+        rmSync(join(dirs.root, 'check.txt'))
+      }
+      t.leftovers += removeLeftovers(dirs.root)
+    }
+    expect(t.kills).toBe(KILLS)
+    report('write_file', seed, window, t, `, ${checkSweep(dirs)} stale bucket partials swept`)
+  })
+
+  it('edit_file: the file is always the old or the new version', async () => {
+    const dirs = tempWorkspaceDirs()
+    const base = bigText('edit', 3 << 20)
+    const a = `${base}MARK-A\n${base}`
+    const b = `${base}MARK-B\n${base}`
+    const calls: Call[] = [
+      ['edit_file', { path: 'edit.txt', edits: [{ oldString: 'MARK-A', newString: 'MARK-B' }] }],
+      ['edit_file', { path: 'edit.txt', edits: [{ oldString: 'MARK-B', newString: 'MARK-A' }] }],
+      ['edit_file', { path: 'edit.txt', edits: [{ oldString: 'MARK-A', newString: 'MARK-B' }] }],
+    ]
+    const reset = (): void => writeFileSync(join(dirs.root, 'edit.txt'), a)
+    const window = await calibrate(dirs, calls, reset)
+    const seed = Date.now() % 100_000
+    const t: Tally = { kills: 0, midway: 0, leftovers: 0 }
+    const digests = [sha(a), sha(b)]
+    for (const delay of delays(window, seed, t)) {
+      reset()
+      const run = await runChild(dirs, calls, delay)
+      t.kills += run.killed ? 1 : 0
+      expect(digests, `edit.txt is torn after a kill at ${delay} ms`).toContain(sha(readFileSync(join(dirs.root, 'edit.txt'))))
+      await nextWorkspace(dirs)
+      const left = removeLeftovers(dirs.root)
+      t.leftovers += left
+      if (left > 0) t.midway++
+    }
+    expect(t.kills).toBe(KILLS)
+    report('edit_file', seed, window, t)
+  })
+
+  it('append_file: old bytes then a prefix of the appended bytes (in-place append can be partial)', async () => {
+    const dirs = tempWorkspaceDirs()
+    const start = 'start\n'
+    const chunks = Array.from({ length: 6 }, (_, i) => bigText(`chunk${i}`, 1 << 20))
+    const files = chunks.map((c, i) => {
+      const f = join(dirs.dataDir, '..', `chunk-${i}.txt`)
+      writeFileSync(f, c)
+      return f
+    })
+    const calls: Call[] = files.map((f) => ['append_file', { path: 'log.txt', contentFile: f }])
+    const reset = (): void => writeFileSync(join(dirs.root, 'log.txt'), start)
+    const window = await calibrate(dirs, calls, reset)
+    const full = start + chunks.join('')
+    const boundaries = new Set(chunks.map((_, i) => start.length + chunks.slice(0, i).join('').length))
+    boundaries.add(full.length)
+    const seed = Date.now() % 100_000
+    const t: Tally = { kills: 0, midway: 0, leftovers: 0 }
+    let partial = 0
+    for (const delay of delays(window, seed, t)) {
+      reset()
+      const run = await runChild(dirs, calls, delay)
+      t.kills += run.killed ? 1 : 0
+      const now = readFileSync(join(dirs.root, 'log.txt'), 'utf8')
+      expect(now.length).toBeGreaterThanOrEqual(start.length)
+      expect(full.startsWith(now), `log.txt is not old bytes + a prefix of the appends (kill at ${delay} ms)`).toBe(true)
+      // Every append the child reported done is complete.
+      const done = run.lines.filter((l) => l.startsWith('done ')).length
+      expect(now.length).toBeGreaterThanOrEqual(start.length + chunks.slice(0, done).join('').length)
+      if (!boundaries.has(now.length)) partial++
+      await nextWorkspace(dirs)
+      t.leftovers += removeLeftovers(dirs.root)
+    }
+    t.midway = partial
+    expect(t.kills).toBe(KILLS)
+    // Most of an append's time is planning (read, diff); aim some kills at the write itself: a
+    // big append, killed as soon as the file starts growing.
+    const big = bigText('huge', 16 << 20)
+    const bigFile = join(dirs.dataDir, '..', 'chunk-big.txt')
+    writeFileSync(bigFile, big)
+    let aimedPartial = 0
+    for (let round = 0; round < 5; round++) {
+      reset()
+      const log = join(dirs.root, 'log.txt')
+      const run = runChildUntil(dirs, [['append_file', { path: 'log.txt', contentFile: bigFile }]], () => statSync(log).size > start.length)
+      const { killed } = await run
+      const now = readFileSync(log, 'utf8')
+      expect((start + big).startsWith(now), 'log.txt is not old bytes + a prefix of the append').toBe(true)
+      if (killed && now.length !== start.length && now.length !== start.length + big.length) aimedPartial++
+      await nextWorkspace(dirs)
+    }
+    report('append_file', seed, window, t, ` (${partial} random kills and ${aimedPartial}/5 kills aimed at the write left a partial append: not all-or-nothing)`)
+  })
+
+  it('delete_file: every removed file has a complete, restorable archive', async () => {
+    const dirs = tempWorkspaceDirs()
+    const names = Array.from({ length: 12 }, (_, i) => `f${String(i).padStart(2, '0')}.txt`)
+    const contents = names.map((n, i) => bigText(n, i % 6 === 5 ? 2 << 20 : 200 << 10))
+    const reset = (): void => {
+      rmSync(join(dirs.root, 'del'), { recursive: true, force: true })
+      mkdirSync(join(dirs.root, 'del'))
+      names.forEach((n, i) => writeFileSync(join(dirs.root, 'del', n), contents[i]!))
+      emptyBucket(dirs)
+    }
+    const calls: Call[] = names.map((n) => ['delete_file', { path: `del/${n}` }])
+    const window = await calibrate(dirs, calls, reset)
+    const seed = Date.now() % 100_000
+    const t: Tally = { kills: 0, midway: 0, leftovers: 0 }
+    let restored = 0
+    for (const delay of delays(window, seed, t)) {
+      reset()
+      const partialsBefore = partials(dirs)
+      const run = await runChild(dirs, calls, delay)
+      t.kills += run.killed ? 1 : 0
+      if (run.killed && partials(dirs) > partialsBefore) t.midway++
+      const { ws, trash } = await nextWorkspace(dirs)
+      const byOriginal = new Map(trash.map((e) => [e.originalPath, e]))
+      for (const [i, name] of names.entries()) {
+        const abs = join(dirs.root, 'del', name)
+        if (existsSync(abs)) {
+          expect(readFileSync(abs, 'utf8'), `${name} changed`).toBe(contents[i])
+          continue
+        }
+        const entry = byOriginal.get(abs)
+        expect(entry, `${name} is gone without an archive (kill at ${delay} ms)`).toBeDefined()
+        const r = await ws.call('restore_file', { trashedPath: entry!.archivePath })
+        expect(r.status, r.output).toBe('ok')
+        expect(readFileSync(abs, 'utf8')).toBe(contents[i])
+        restored++
+      }
+    }
+    expect(t.kills).toBe(KILLS)
+    report('delete_file', seed, window, t, `, ${restored} removed files restored, ${checkSweep(dirs)} stale bucket partials swept`)
+  })
+
+  it('recursive remove_dir: a tree that is gone, even partly, comes back whole from its archive', async () => {
+    const dirs = tempWorkspaceDirs()
+    const tree = join(dirs.root, 'tree')
+    const build = (): void => {
+      rmSync(tree, { recursive: true, force: true })
+      for (let d = 0; d < 10; d++) {
+        mkdirSync(join(tree, `d${d}`, 'deeper'), { recursive: true })
+        for (let f = 0; f < 15; f++) {
+          writeFileSync(join(tree, `d${d}`, f % 3 === 0 ? 'deeper' : '', `f${f}.txt`), bigText(`${d}/${f}`, 12 << 10))
+        }
+      }
+      writeFileSync(join(tree, 'big1.bin'), bigText('big1', 1 << 20))
+      writeFileSync(join(tree, 'big2.bin'), bigText('big2', 1 << 20))
+      // Fixed mtimes everywhere, so the expected snapshot is the same for every rebuild.
+      const stamp = (p: string): void => {
+        for (const e of readdirSync(p, { withFileTypes: true })) if (e.isDirectory()) stamp(join(p, e.name))
+        for (const e of readdirSync(p)) utimesSync(join(p, e), 1_700_000_000, 1_700_000_000)
+      }
+      stamp(tree)
+      utimesSync(tree, 1_700_000_000, 1_700_000_000)
+    }
+    build()
+    const expected = snapshot(tree)
+    const reset = (): void => {
+      build()
+      emptyBucket(dirs)
+      rmSync(join(dirs.root, 'restored'), { recursive: true, force: true })
+    }
+    const calls: Call[] = [['remove_dir', { path: 'tree', recursive: true }]]
+    const window = await calibrate(dirs, calls, reset)
+    const seed = Date.now() % 100_000
+    const t: Tally = { kills: 0, midway: 0, leftovers: 0 }
+    let partlyRemoved = 0
+    for (const delay of delays(window, seed, t)) {
+      reset()
+      const partialsBefore = partials(dirs)
+      const run = await runChild(dirs, calls, delay)
+      t.kills += run.killed ? 1 : 0
+      if (run.killed && partials(dirs) > partialsBefore) t.midway++
+      const { ws, trash } = await nextWorkspace(dirs)
+      const intact = existsSync(tree) && isDeepStrictEqual(snapshot(tree), expected)
+      if (!intact) {
+        if (existsSync(tree)) partlyRemoved++
+        const entry = trash.find((e) => e.originalPath === tree)
+        expect(entry, `tree is (partly) gone without an archive (kill at ${delay} ms)`).toBeDefined()
+        const r = await ws.call('restore_file', { trashedPath: entry!.archivePath, targetPath: 'restored' })
+        expect(r.status, r.output).toBe('ok')
+        expect(snapshot(join(dirs.root, 'restored'))).toEqual(expected)
+      }
+    }
+    expect(t.kills).toBe(KILLS)
+    report('remove_dir', seed, window, t, `, ${partlyRemoved} kills during the removal itself, ${checkSweep(dirs)} stale bucket partials swept`)
+  })
+
+  it('restore_file: the target is absent (archive intact) or complete', async () => {
+    const dirs = tempWorkspaceDirs()
+    const tree = join(dirs.root, 'rtree')
+    for (let d = 0; d < 8; d++) {
+      mkdirSync(join(tree, `d${d}`), { recursive: true })
+      for (let f = 0; f < 12; f++) writeFileSync(join(tree, `d${d}`, `f${f}.txt`), bigText(`r${d}/${f}`, 16 << 10))
+    }
+    writeFileSync(join(tree, 'big.bin'), bigText('rbig', 2 << 20))
+    const expected = snapshot(tree)
+    const ws0 = new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir }, permissions: ALL, confirm: () => true })
+    const trashed = await ws0.call('remove_dir', { path: 'rtree', recursive: true })
+    expect(trashed.status, trashed.output).toBe('ok')
+    const archive = trashed.data?.trashedTo as string
+    const backup = join(tmpdir(), `afs-crash-backup-${process.pid}.tar.gz`)
+    copyFileSync(archive, backup)
+    const archiveSha = sha(readFileSync(backup))
+    const reset = (): void => {
+      rmSync(tree, { recursive: true, force: true })
+      if (!existsSync(archive)) copyFileSync(backup, archive)
+    }
+    const calls: Call[] = [['restore_file', { trashedPath: archive }]]
+    try {
+      const window = await calibrate(dirs, calls, reset)
+      const seed = Date.now() % 100_000
+      const t: Tally = { kills: 0, midway: 0, leftovers: 0 }
+      let complete = 0
+      for (const delay of delays(window, seed, t)) {
+        reset()
+        const run = await runChild(dirs, calls, delay)
+        t.kills += run.killed ? 1 : 0
+        await nextWorkspace(dirs)
+        if (existsSync(tree)) {
+          expect(snapshot(tree), `rtree restored partly (kill at ${delay} ms)`).toEqual(expected)
+          complete++
+        } else {
+          expect(existsSync(archive), `rtree is absent and its archive is gone (kill at ${delay} ms)`).toBe(true)
+          expect(sha(readFileSync(archive))).toBe(archiveSha)
+        }
+        const left = leftovers(dirs.root)
+        for (const p of left) expect(RESTORE_TEMP.test(p.split('/').pop()!), p).toBe(true)
+        if (left.length > 0) t.midway++
+        t.leftovers += removeLeftovers(dirs.root)
+        expect(statSync(dirs.root).isDirectory()).toBe(true)
+      }
+      expect(t.kills).toBe(KILLS)
+      report('restore_file', seed, window, t, `, ${complete} complete restores`)
+    } finally {
+      rmSync(backup, { force: true })
+    }
+  })
+})

@@ -1,0 +1,48 @@
+/**
+ * The child of the crash harness (`__test__/crash.test.ts`): opens a Workspace on the given root
+ * and data dir and runs a list of tool calls, one after the other, until it is SIGKILLed.
+ *
+ *   node crash-child.mjs <config.json>
+ *
+ * config: { root, dataDir, calls: [[tool, args], …], loop?: boolean }. An argument object may
+ * carry `contentFile` instead of `content` (large contents do not fit on a command line).
+ * Prints `ready` once the workspace exists, `done <i>` after each call, `finished <ms>` at the
+ * end; a call that does not succeed prints `failed <json>` and exits with status 2.
+ */
+import { readFileSync } from 'node:fs'
+import { Workspace } from 'agent-fs-tools'
+
+const config = JSON.parse(readFileSync(process.argv[2], 'utf8'))
+const contents = new Map()
+const calls = config.calls.map(([tool, args]) => {
+  if (args.contentFile === undefined) return [tool, args]
+  const { contentFile, ...rest } = args
+  if (!contents.has(contentFile)) contents.set(contentFile, readFileSync(contentFile, 'utf8'))
+  return [tool, { ...rest, content: contents.get(contentFile) }]
+})
+
+const ws = new Workspace({
+  root: config.root,
+  trash: { dataDir: config.dataDir },
+  permissions: {
+    cwdReadFile: true,
+    cwdWriteFile: true,
+    cwdRemoveFile: true,
+    cwdRemoveDir: true,
+  },
+  limits: { writeMaxBytes: 64 << 20, appendMaxTotalBytes: 1 << 30, editMaxFileBytes: 64 << 20 },
+  confirm: () => true,
+})
+
+process.stdout.write('ready\n')
+const started = performance.now()
+for (let i = 0; config.loop || i < calls.length; i++) {
+  const [tool, args] = calls[i % calls.length]
+  const result = await ws.call(tool, args)
+  if (result.status !== 'ok') {
+    process.stdout.write(`failed ${JSON.stringify({ tool, i, result })}\n`)
+    process.exit(2)
+  }
+  process.stdout.write(`done ${i}\n`)
+}
+process.stdout.write(`finished ${Math.round(performance.now() - started)}\n`)
