@@ -20,7 +20,6 @@ use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::{Sandbox, Target};
 use crate::permissions::Operation;
-use crate::workspace::find_project_root;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "glob",
@@ -324,7 +323,7 @@ where
         .follow_links(false)
         .filter_entry(move |e| e.file_name() != ".git" && !hidden.is_hidden(e.path()));
     if !include_ignored {
-        for file in outer_gitignores(dir, sandbox.root()) {
+        for file in super::gitignore_scope::outer_gitignores(dir, sandbox.root()) {
             // A file that cannot be read or parsed is skipped, like git does.
             let _ = builder.add_ignore(file);
         }
@@ -343,28 +342,6 @@ where
         return Err(ToolError::aborted());
     }
     Ok(out.into_inner().unwrap_or_else(|e| e.into_inner()))
-}
-
-/// The `.gitignore` files of the searched directory's ancestors that apply to it, as git applies
-/// them: up to the repository root (the nearest ancestor holding `.git`) or, outside any
-/// repository, up to the workspace root; never above the allowed tree. Farthest first. (The
-/// `ignore` crate's own parent lookup would read every `.gitignore` up to `/`.)
-fn outer_gitignores(dir: &Target, workspace_root: &Path) -> Vec<PathBuf> {
-    let path = dir.path.as_path();
-    let boundary = match find_project_root(path) {
-        Some(repo) => repo,
-        None if path.starts_with(workspace_root) => workspace_root.to_path_buf(),
-        None => return Vec::new(),
-    };
-    let mut files: Vec<PathBuf> = path
-        .ancestors()
-        .skip(1)
-        .take_while(|a| a.starts_with(&boundary) && a.starts_with(&dir.anchor))
-        .map(|a| a.join(".gitignore"))
-        .filter(|f| f.is_file())
-        .collect();
-    files.reverse();
-    files
 }
 
 struct Builder<'a, S, M, V> {

@@ -18,7 +18,6 @@ use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::{Sandbox, Target};
 use crate::permissions::Operation;
-use crate::workspace::find_project_root;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 pub static SPEC: ToolSpec = ToolSpec {
@@ -102,7 +101,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     let outer = if args.include_ignored {
                         Vec::new()
                     } else {
-                        outer_gitignores(&listed, &root)
+                        super::gitignore_scope::outer_gitignores(&listed, &root)
                     };
                     walk(
                         &listed,
@@ -205,30 +204,6 @@ fn direct_entries(target: &Target, sandbox: &Sandbox, max: usize) -> Result<List
         ));
     }
     Ok(Listing { lines, truncated })
-}
-
-/// The `.gitignore` files of the ancestors of the listed directory that apply to it, as git
-/// would apply them: up to the repository root (the nearest ancestor holding `.git`), or, outside
-/// any repository, up to the workspace root. Never above the allowed tree. Farthest first.
-///
-/// The `ignore` crate's own parent lookup (with `require_git(false)`) reads every `.gitignore` up
-/// to `/`, so a stray `~/.gitignore` or `/tmp/.gitignore` would hide files of an unrelated tree.
-fn outer_gitignores(listed: &Target, workspace_root: &Path) -> Vec<PathBuf> {
-    let dir = listed.path.as_path();
-    let boundary = match find_project_root(dir) {
-        Some(repo) => repo,
-        None if dir.starts_with(workspace_root) => workspace_root.to_path_buf(),
-        None => return Vec::new(),
-    };
-    let mut files: Vec<PathBuf> = dir
-        .ancestors()
-        .skip(1)
-        .take_while(|a| a.starts_with(&boundary) && a.starts_with(&listed.anchor))
-        .map(|a| a.join(".gitignore"))
-        .filter(|f| f.is_file())
-        .collect();
-    files.reverse();
-    files
 }
 
 /// The whole tree, depth first in name order, `.git` and (optionally) ignored files skipped.

@@ -174,7 +174,18 @@ fn commit(
     };
     let archived = match keep {
         Some((ws, cancel)) => {
-            Some(put_in_trash(ws, parent.as_fd(), name, &target.path, false, cancel)?.archive_path)
+            let archived = put_in_trash(ws, parent.as_fd(), name, &target.path, false, cancel)?;
+            // The archive is read by name: make sure it holds what was diffed, not something
+            // swapped in since the check above (that would be replaced without a copy).
+            if let Planned::Present {
+                bytes: Some(old), ..
+            } = planned
+            {
+                if archived.metadata.original_sha256 != sha256_hex(old) {
+                    return Err(files::changed_since_planned(&target.path));
+                }
+            }
+            Some(archived.archive_path)
         }
         None => None,
     };
