@@ -1,0 +1,21 @@
+/**
+ * Baseline for a recoverable delete and its restore with GNU tar: `tar -czf` (gzip's default
+ * level 6) then `rm -rf`; `tar -xzf` to bring the tree back. Run as child processes, so the event
+ * loop stays free, the way a Node host would shell out.
+ */
+import { execFile } from 'node:child_process'
+import { basename, dirname } from 'node:path'
+import { promisify } from 'node:util'
+
+const run = promisify(execFile)
+
+/** Archives `dir` into `archive` (.tar.gz) and removes it. */
+export async function trashTree(dir, archive) {
+  await run('tar', ['-czf', archive, '-C', dirname(dir), basename(dir)])
+  await run('rm', ['-rf', '--', dir])
+}
+
+/** Extracts `archive` into `parentDir` (the tree's parent), keeping modes and mtimes. */
+export async function restoreTree(archive, parentDir) {
+  await run('tar', ['-xzf', archive, '-C', parentDir])
+}

@@ -1,0 +1,309 @@
+/**
+ * Runs one benchmark job (one case, one implementation) in its own process, so peak RSS and the
+ * event loop of one job are not polluted by another. Started by `run.mjs` as
+ * `node --expose-gc worker.mjs <manifest.json> <job id>`; prints one line
+ * `BENCH_RESULT <json>` with a summary per metric (see `measure.mjs`).
+ */
+import { execFileSync } from 'node:child_process'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { series } from './measure.mjs'
+import { editFile, diffTexts } from './baselines/edit-jsdiff.mjs'
+import * as tarCli from './baselines/trash-tar.mjs'
+import * as tarStream from './baselines/trash-tar-stream.mjs'
+import { readLines } from './baselines/read-split.mjs'
+import { listEntries, listPaths } from './baselines/list-fdir.mjs'
+import { readNumbered } from './baselines/read-small.mjs'
+import * as search from './baselines/search-cli.mjs'
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..')
+const [manifestPath, jobId] = process.argv.slice(2)
+const m = JSON.parse(readFileSync(manifestPath, 'utf8'))
+const it = m.iterations
+m.edit.original = readFileSync(m.edit.originalFile, 'utf8')
+m.edit.expected = readFileSync(m.edit.expectedFile, 'utf8')
+for (const variant of Object.values(m.rewrite)) {
+  variant.original = readFileSync(variant.originalFile, 'utf8')
+  variant.rewritten = readFileSync(variant.rewrittenFile, 'utf8')
+}
+
+/** The package as a host imports it (the built `dist/`, loading the `.node` at the root). */
+async function workspace(extra = {}) {
+  const { Workspace } = await import(pathToFileURL(join(repo, 'dist/esm/index.js')).href)
+  return new Workspace({
+    root: m.root,
+    permissions: { cwdWriteFile: true, cwdRemoveFile: true, cwdRemoveDir: true },
+    trash: { dataDir: m.dataDir },
+    confirm: () => true,
+    ...extra,
+  })
+}
+
+/** `ws.call` that throws on anything but `ok`, so a failing call never passes for a fast one. */
+async function call(ws, name, args) {
+  const result = await ws.call(name, args)
+  if (result.status !== 'ok') throw new Error(`${name}: ${result.status} ${result.code ?? ''}: ${result.output.slice(0, 300)}`)
+  return result
+}
+
+function check(condition, message) {
+  if (!condition) throw new Error(`result check failed: ${message}`)
+}
+
+const resetEditFile = () => writeFileSync(m.edit.file, m.edit.original)
+const checkEdited = () => check(readFileSync(m.edit.file, 'utf8') === m.edit.expected, 'edited file differs from the expected result')
+
+/** A fresh copy of the pristine tree at `m.tree.work` (unmeasured). */
+function freshTree() {
+  rmSync(m.tree.work, { recursive: true, force: true })
+  execFileSync('cp', ['-a', m.tree.pristine, m.tree.work])
+}
+
+/**
+ * Delete-then-restore pairs on a fresh copy of the tree: `trash()` is measured as one series;
+ * each archive it returns is then restored by `restore(archive)`, measured on its own (or, without
+ * `restore`, thrown away by `discard(archive)`, unmeasured).
+ */
+async function trashAndRestore(trash, restore, discard) {
+  freshTree()
+  const restoreRuns = []
+  let archive
+  const trashSummary = await series(
+    async () => {
+      archive = await trash()
+    },
+    {
+      ...it.tree,
+      teardown: async () => {
+        if (restore) {
+          const one = await series(() => restore(archive), { min: 1, max: 1 })
+          restoreRuns.push(one)
+          if (!one.ok) throw new Error(one.error)
+        } else {
+          discard?.(archive)
+        }
+        freshTree()
+      },
+    },
+  )
+  return restore ? { trash: trashSummary, restore: mergeSeries(restoreRuns) } : { trash: trashSummary }
+}
+
+/** One summary out of several single-run summaries. */
+function mergeSeries(list) {
+  const ok = list.filter((s) => s.ok)
+  const values = (key) => ok.map((s) => s[key]).filter((v) => typeof v === 'number')
+  const sorted = values('medianMs').sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return {
+    ok: ok.length === list.length,
+    error: list.find((s) => !s.ok)?.error,
+    iterations: ok.length,
+    medianMs: sorted.length ? (sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2) : null,
+    minMs: sorted[0] ?? null,
+    maxMs: sorted.at(-1) ?? null,
+    lagP99Ms: values('lagP99Ms').length ? Math.max(...values('lagP99Ms')) : null,
+    lagMaxMs: values('lagMaxMs').length ? Math.max(...values('lagMaxMs')) : null,
+    rssGrowthBytes: values('rssGrowthBytes').length ? Math.max(...values('rssGrowthBytes')) : null,
+    peakSource: ok[0]?.peakSource,
+  }
+}
+
+/** A file name in the scratch directory (outside the workspace root). */
+const scratch = (name) => join(m.scratch, name)
+
+const jobs = {
+  // ── edit_file ────────────────────────────────────────────────────────────────────────────────
+  'edit/ours': async () => {
+    const ws = await workspace()
+    const args = { path: m.edit.file, edits: m.edit.edits }
+    const s = await series(() => call(ws, 'edit_file', args), { ...it.edit, setup: resetEditFile, teardown: checkEdited })
+    return { main: s }
+  },
+  'edit/jsdiff': async () => {
+    const s = await series(() => editFile(m.edit.file, m.edit.edits), { ...it.edit, setup: resetEditFile, teardown: checkEdited })
+    return { main: s }
+  },
+
+  // ── worst-case diff ──────────────────────────────────────────────────────────────────────────
+  ...Object.fromEntries(
+    ['disjoint', 'repetitive'].flatMap((variant) => {
+      const v = () => m.rewrite[variant]
+      const reset = () => writeFileSync(v().file, v().original)
+      return [
+        [
+          `rewrite-${variant}/ours-write`,
+          async () => {
+            const ws = await workspace()
+            const args = { path: v().file, content: v().rewritten }
+            return { main: await series(() => call(ws, 'write_file', args), { ...it.rewrite, setup: reset }) }
+          },
+        ],
+        [
+          `rewrite-${variant}/ours-edit`,
+          async () => {
+            const ws = await workspace()
+            const args = { path: v().file, edits: [{ oldString: v().original, newString: v().rewritten }] }
+            return { main: await series(() => call(ws, 'edit_file', args), { ...it.rewrite, setup: reset }) }
+          },
+        ],
+        [
+          `rewrite-${variant}/jsdiff`,
+          async () => {
+            const name = basename(v().file)
+            // The parent stops this process once the cap has passed after this line.
+            console.log('BENCH_START')
+            return { main: await series(() => diffTexts(name, v().original, v().rewritten), { min: 1, max: 1 }) }
+          },
+        ],
+      ]
+    }),
+  ),
+
+  // ── recoverable delete and restore of a tree ─────────────────────────────────────────────────
+  'tree/ours': async () => {
+    const ws = await workspace()
+    return trashAndRestore(
+      async () => (await call(ws, 'remove_dir', { path: m.tree.work, recursive: true })).data.trashedTo,
+      async (archive) => {
+        await call(ws, 'restore_file', { trashedPath: archive })
+      },
+    )
+  },
+  'tree/ours-level6': async () => {
+    const ws = await workspace({ trash: { dataDir: m.dataDir, compressionLevel: 6 } })
+    return trashAndRestore(
+      async () => (await call(ws, 'remove_dir', { path: m.tree.work, recursive: true })).data.trashedTo,
+      undefined,
+      (archive) => rmSync(archive, { force: true }),
+    )
+  },
+  'tree/tar': async () => {
+    const archive = scratch('tree.tar.gz')
+    return trashAndRestore(
+      async () => {
+        await tarCli.trashTree(m.tree.work, archive)
+        return archive
+      },
+      async (a) => {
+        await tarCli.restoreTree(a, dirname(m.tree.work))
+        rmSync(a, { force: true })
+      },
+    )
+  },
+  'tree/tar-stream': async () => {
+    const archive = scratch('tree-stream.tar')
+    return trashAndRestore(
+      async () => {
+        await tarStream.trashTree(m.tree.work, archive)
+        return archive
+      },
+      undefined,
+      (a) => rmSync(a, { force: true }),
+    )
+  },
+
+  // ── read lines 1–N of a huge file ────────────────────────────────────────────────────────────
+  ...Object.fromEntries(
+    ['big', 'small'].flatMap((size) => [
+      [
+        `read-log/ours-${size}`,
+        async () => {
+          const ws = await workspace()
+          const args = { path: m.log[size], startLine: 1, endLine: m.log.lines }
+          const op = async () => {
+            const r = await call(ws, 'read_file', args)
+            check(r.data.endLine === m.log.lines, `read_file showed lines up to ${r.data.endLine}`)
+          }
+          return { main: await series(op, it.readLog) }
+        },
+      ],
+      [
+        `read-log/split-${size}`,
+        async () => {
+          const op = async () => {
+            const text = await readLines(m.log[size], 1, m.log.lines)
+            check(text.split('\n').length === m.log.lines, 'wrong number of lines')
+          }
+          return { main: await series(op, size === 'big' ? { min: 1, max: 1 } : it.readLog) }
+        },
+      ],
+    ]),
+  ),
+
+  // ── recursive listing, mostly gitignored ─────────────────────────────────────────────────────
+  ...Object.fromEntries(
+    ['big', 'small'].flatMap((size) => [
+      [
+        `list/ours-${size}`,
+        async () => {
+          const ws = await workspace({ limits: { listMaxEntries: 10_000_000 } })
+          const op = async () => {
+            const r = await call(ws, 'list_directory', { path: m.list[size], recursive: true })
+            check(r.data.entries === m.list.listedEntries, `listed ${r.data.entries} entries, expected ${m.list.listedEntries}`)
+          }
+          return { main: await series(op, it.list) }
+        },
+      ],
+      [
+        `list/fdir-paths-${size}`,
+        async () => {
+          const op = async () => {
+            const paths = await listPaths(m.list[size])
+            check(paths.length === m.list.listedEntries, `listed ${paths.length} entries, expected ${m.list.listedEntries}`)
+          }
+          return { main: await series(op, it.list) }
+        },
+      ],
+      [
+        `list/fdir-stat-${size}`,
+        async () => {
+          const op = async () => {
+            const lines = await listEntries(m.list[size])
+            check(lines.length === m.list.listedEntries, `listed ${lines.length} entries, expected ${m.list.listedEntries}`)
+          }
+          return { main: await series(op, it.list) }
+        },
+      ],
+    ]),
+  ),
+
+  // ── call overhead ────────────────────────────────────────────────────────────────────────────
+  'small-read/ours': async () => {
+    const ws = await workspace()
+    const args = { path: m.small.file }
+    return { main: await series(() => call(ws, 'read_file', args), it.small) }
+  },
+  'small-read/fs': async () => {
+    return { main: await series(() => readNumbered(m.small.file), it.small) }
+  },
+
+  // ── glob and grep (when the tools exist) ─────────────────────────────────────────────────────
+  'glob/ours': async () => {
+    const ws = await workspace({ limits: { listMaxEntries: 10_000_000 } })
+    const op = async () => {
+      const r = await call(ws, 'glob', { pattern: m.search.glob, path: m.search.dir })
+      return r
+    }
+    return { main: await series(op, it.search) }
+  },
+  'glob/rg': async () => ({ main: await series(() => search.rgFiles(m.search.dir, m.search.glob), it.search) }),
+  'glob/git': async () => ({ main: await series(() => search.gitLsFiles(m.search.dir, m.search.glob), it.search) }),
+  'grep/ours': async () => {
+    const ws = await workspace({ limits: { listMaxEntries: 10_000_000 } })
+    const op = () => call(ws, 'grep', { pattern: m.search.regex, path: m.search.dir, maxMatches: 1_000_000 })
+    return { main: await series(op, it.search) }
+  },
+  'grep/rg': async () => ({ main: await series(() => search.rg(m.search.dir, m.search.regex), it.search) }),
+  'grep/git-grep': async () => ({ main: await series(() => search.gitGrep(m.search.dir, m.search.regex), it.search) }),
+  'grep/grep-rn': async () => ({ main: await series(() => search.grepRn(m.search.dir, m.search.regex), it.search) }),
+}
+
+const job = jobs[jobId]
+if (!job) {
+  console.error(`unknown job ${jobId}; known: ${Object.keys(jobs).join(', ')}`)
+  process.exit(2)
+}
+const metrics = await job()
+console.log(`BENCH_RESULT ${JSON.stringify(metrics)}`)
