@@ -108,7 +108,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let path = target.path.clone();
         let page = call
             .blocking(move || {
-                render(opened.file, range, &limits).map_err(|e| e.into_tool_error(&path))
+                let size = opened.stat.st_size as u64;
+                render(opened.file, range, &limits, Some(size))
+                    .map_err(|e| e.into_tool_error(&path))
             })
             .await?;
         let mut success = Success::text(page.text)
@@ -176,12 +178,39 @@ impl From<std::io::Error> for RenderError {
     }
 }
 
-/// After the shown lines, how many more bytes we scan to count the remaining lines.
-const COUNT_BUDGET_BYTES: u64 = 16 * 1024 * 1024;
+/// After the shown lines, how many more bytes we scan to count the remaining lines. When more
+/// than this is left (known from the file size), the rest is not read at all: reading the first
+/// page of a 1 GB log then costs what it costs for a small file.
+const COUNT_BUDGET_BYTES: u64 = 4 * 1024 * 1024;
 
-/// Renders the requested page of `source`.
-fn render(source: impl Read, range: LineRange, limits: &Limits) -> Result<Page, RenderError> {
-    let mut reader = BufReader::with_capacity(64 * 1024, source);
+/// A reader that counts the bytes taken from its source.
+struct Counting<R> {
+    inner: R,
+    taken: u64,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.taken += n as u64;
+        Ok(n)
+    }
+}
+
+/// Renders the requested page of `source`, whose total size is `size` when known.
+fn render(
+    source: impl Read,
+    range: LineRange,
+    limits: &Limits,
+    size: Option<u64>,
+) -> Result<Page, RenderError> {
+    let mut reader = BufReader::with_capacity(
+        64 * 1024,
+        Counting {
+            inner: source,
+            taken: 0,
+        },
+    );
     let prefix = reader.fill_buf()?;
     if looks_binary(&prefix[..prefix.len().min(BINARY_SNIFF_BYTES)]) {
         return Err(RenderError::Binary);
@@ -252,7 +281,13 @@ fn render(source: impl Read, range: LineRange, limits: &Limits) -> Result<Page, 
         first + shown.saturating_sub(1)
     };
     let total = if truncated || range.end.is_some_and(|e| line_no >= e) {
-        count_remaining(&mut reader, line_no)?
+        let left =
+            size.map(|s| s.saturating_sub(reader.get_ref().taken) + reader.buffer().len() as u64);
+        if left.is_some_and(|left| left > COUNT_BUDGET_BYTES) {
+            LineTotal::AtLeast(line_no)
+        } else {
+            count_remaining(&mut reader, line_no)?
+        }
     } else {
         LineTotal::Exact(line_no)
     };
@@ -276,7 +311,10 @@ fn render(source: impl Read, range: LineRange, limits: &Limits) -> Result<Page, 
     if truncated {
         let of = match total {
             LineTotal::Exact(n) => n.to_string(),
-            LineTotal::AtLeast(n) => format!("more than {n}"),
+            LineTotal::AtLeast(n) => match size {
+                Some(size) => format!("more than {n} (the file is {})", super::bytes(size)),
+                None => format!("more than {n}"),
+            },
         };
         text.push_str(&format!(
             "\n[Showing lines {first}-{last} of {of}. Continue with startLine: {}.]",
@@ -348,7 +386,7 @@ mod tests {
     use super::*;
 
     fn page(text: &str, start: u64, end: Option<u64>, limits: Limits) -> Page {
-        render(text.as_bytes(), LineRange { start, end }, &limits).unwrap()
+        render(text.as_bytes(), LineRange { start, end }, &limits, None).unwrap()
     }
 
     #[test]
@@ -371,6 +409,7 @@ mod tests {
                 end: None,
             },
             &Limits::default(),
+            None,
         )
         .unwrap_err();
         assert!(matches!(e, RenderError::PastEnd { start: 5, total: 2 }));
@@ -430,7 +469,8 @@ mod tests {
                     start: 1,
                     end: None
                 },
-                &Limits::default()
+                &Limits::default(),
+                None,
             ),
             Err(RenderError::Binary)
         ));
@@ -443,6 +483,7 @@ mod tests {
                 end: None,
             },
             &Limits::default(),
+            None,
         )
         .unwrap();
         assert!(
@@ -450,6 +491,44 @@ mod tests {
             "{}",
             p.text
         );
+    }
+
+    #[test]
+    fn a_huge_rest_is_not_read_to_count_lines() {
+        let text: String = (1..=10).map(|i| format!("l{i}\n")).collect();
+        let limits = Limits {
+            read_max_lines: 2,
+            ..Limits::default()
+        };
+        // The size says far more follows than the budget: the count is a lower bound, unread.
+        let p = render(
+            text.as_bytes(),
+            LineRange {
+                start: 1,
+                end: None,
+            },
+            &limits,
+            Some(1 << 30),
+        )
+        .unwrap();
+        assert_eq!(p.total, LineTotal::AtLeast(3));
+        assert!(
+            p.text
+                .contains("of more than 3 (the file is 1073741824 bytes)"),
+            "{}",
+            p.text
+        );
+        let p = render(
+            text.as_bytes(),
+            LineRange {
+                start: 1,
+                end: None,
+            },
+            &limits,
+            Some(text.len() as u64),
+        )
+        .unwrap();
+        assert_eq!(p.total, LineTotal::Exact(10));
     }
 
     #[test]
