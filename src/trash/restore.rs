@@ -12,10 +12,11 @@
 //!   through a symlink (or a file) that the archive planted, and duplicates fail their exclusive
 //!   creation.
 //!
-//! Files are written with `O_CREAT|O_EXCL|O_NOFOLLOW`, hashed as they are written, given their
-//! mode and mtime, and fsynced. When the stream ends, the digest, size and file count must match
-//! the metadata; only then do directories get their modes and mtimes (deepest first, after they
-//! were filled), and the temp root is renamed to the target with `RENAME_NOREPLACE`. Only after
+//! Files are written with `O_CREAT|O_EXCL|O_NOFOLLOW`, hashed as they are written, and given
+//! their mode and mtime. When the stream ends, the digest, size and file count must match the
+//! metadata; only then do directories get their modes and mtimes (deepest first, after they were
+//! filled), everything is flushed with one `syncfs`, and the temp root is renamed to the target
+//! with `RENAME_NOREPLACE`. Only after
 //! that (and an fsync of the target's directory) is the archive deleted. Any failure removes the
 //! temp root and keeps the archive. The archive is `flock`ed for the duration, so the same
 //! archive is never restored twice at once.
@@ -337,7 +338,9 @@ impl<'a> Extraction<'a> {
         });
     }
 
-    /// Stream an entry's bytes into a freshly created file; set its mode and mtime; fsync.
+    /// Stream an entry's bytes into a freshly created file; set its mode and mtime. (Durability
+    /// comes from one `syncfs` before the commit, not an fsync per file: a tree of thousands of
+    /// files restores several times faster, and nothing is visible at the target before then.)
     fn fill_file<R: Read>(
         &mut self,
         mut file: File,
@@ -359,7 +362,6 @@ impl<'a> Extraction<'a> {
         }
         fsx::set_mode_fd(&file, info.mode)?;
         fsx::set_mtime_fd(&file, info.mtime)?;
-        file.sync_all()?;
         Ok((hasher.finalize().into(), copied))
     }
 
@@ -389,14 +391,15 @@ impl<'a> Extraction<'a> {
         Ok(())
     }
 
-    /// Give directories their modes and mtimes, deepest first, and fsync them.
+    /// Give directories their modes and mtimes, deepest first; then flush everything extracted
+    /// (files and directories alike) to disk with one `syncfs` of the target's file system.
     fn finish_dirs(&mut self) -> Result<(), TrashError> {
         for dir in self.pending.iter().rev() {
             let fd = self.places.open(&dir.sub)?;
-            fsx::sync_fd(&fd)?;
             fsx::set_mode_fd(&fd, dir.mode)?;
             fsx::set_mtime_fd(&fd, dir.mtime)?;
         }
+        rustix::fs::syncfs(self.parent).map_err(io::Error::from)?;
         Ok(())
     }
 
