@@ -53,6 +53,30 @@ pub fn open_parent(target: &Target, doing: &str) -> Result<(OwnedFd, OsString), 
     Ok((fd, name.to_owned()))
 }
 
+/// Opens the directory `target` beneath its anchor (`readable` for listing it), with the SPEC's
+/// messages when it is missing or is not a directory (`not_dir_hint` says what to do instead).
+pub fn open_directory(
+    target: &Target,
+    readable: bool,
+    doing: &str,
+    not_dir_hint: &str,
+) -> Result<OwnedFd, ToolError> {
+    fsops::open_dir(&target.anchor, &target.path, readable).map_err(|e| match e.raw_os_error() {
+        Some(libc_codes::ENOENT) => ToolError::new(
+            ErrorCode::NotFound,
+            format!("directory not found: {}", target.path.display()),
+        ),
+        Some(libc_codes::ENOTDIR) => ToolError::new(
+            ErrorCode::NotADirectory,
+            format!(
+                "{} is not a directory; {not_dir_hint}",
+                target.path.display()
+            ),
+        ),
+        _ => ToolError::io(&e, doing, &target.path),
+    })
+}
+
 /// Opens `target` for reading if it exists: `Ok(None)` when it does not; directories, FIFOs,
 /// sockets and devices are errors (and nothing blocks on a FIFO).
 pub fn open_existing(target: &Target, doing: &str) -> Result<Option<OpenedFile>, ToolError> {

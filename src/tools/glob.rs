@@ -15,8 +15,7 @@ use serde_json::{json, Value};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::cancel::CancelToken;
-use crate::error::{libc_codes, ErrorCode, ToolError};
-use crate::paths::fsops;
+use crate::error::ToolError;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::{Sandbox, Target};
 use crate::permissions::Operation;
@@ -189,26 +188,13 @@ fn render(
     text
 }
 
-/// Opens the directory to search (`O_PATH`, beneath its allowed tree), with the SPEC's messages
-/// for what is not one.
+/// Opens the directory to search, with the SPEC's messages for what is not one.
 pub(super) fn open_search_dir(
     target: &Target,
     tool: &str,
 ) -> Result<std::os::fd::OwnedFd, ToolError> {
-    fsops::open_dir(&target.anchor, &target.path, false).map_err(|e| match e.raw_os_error() {
-        Some(libc_codes::ENOENT) => ToolError::new(
-            ErrorCode::NotFound,
-            format!("directory not found: {}", target.path.display()),
-        ),
-        Some(libc_codes::ENOTDIR) => ToolError::new(
-            ErrorCode::NotADirectory,
-            format!(
-                "{} is not a directory; {tool} searches a directory (use read_file to read a file)",
-                target.path.display()
-            ),
-        ),
-        _ => ToolError::io(&e, "search", &target.path),
-    })
+    let hint = format!("{tool} searches a directory (use read_file to read a file)");
+    super::files::open_directory(target, false, "search", &hint)
 }
 
 /// A glob as the search tools take it: without a `/` it matches a file name at any depth (like
@@ -415,6 +401,7 @@ impl<S, V> Drop for Visitor<'_, S, V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
     use std::fs;
 
     fn glob(p: &str) -> PathGlob {

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
-use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::{Sandbox, Target};
@@ -147,20 +147,7 @@ struct Listing {
 
 /// Opens the directory to list (readable), with the SPEC's messages for what is not one.
 fn open_listable(target: &Target) -> Result<std::os::fd::OwnedFd, ToolError> {
-    fsops::open_dir(&target.anchor, &target.path, true).map_err(|e| match e.raw_os_error() {
-        Some(libc_codes::ENOENT) => ToolError::new(
-            ErrorCode::NotFound,
-            format!("directory not found: {}", target.path.display()),
-        ),
-        Some(libc_codes::ENOTDIR) => ToolError::new(
-            ErrorCode::NotADirectory,
-            format!(
-                "{} is not a directory; use read_file to read a file",
-                target.path.display()
-            ),
-        ),
-        _ => ToolError::io(&e, "list", &target.path),
-    })
+    super::files::open_directory(target, true, "list", "use read_file to read a file")
 }
 
 /// The direct entries, read through the directory descriptor.
