@@ -5,9 +5,12 @@
  *
  * - write_file / edit_file: the file is exactly one of the contents it had or was given —
  *   never partial;
- * - append_file: in-place append is NOT all-or-nothing. What holds, and is asserted: the file is
- *   its old bytes followed by a prefix of the appended bytes, in order (nothing else, nothing
- *   lost before the kill). How often a kill left a partial append is counted and printed;
+ * - append_file: right after the kill the file is its old bytes followed by a prefix of the
+ *   appended bytes, in order (an in-place append can be caught mid-write); once the next
+ *   Workspace on the same root and data dir has replayed the append journal
+ *   (`<dataDir>/journal/<sha256(root)>`), it is exactly the bytes before or after each append —
+ *   never partial — and the journal is empty. Kills that left a partial append before recovery
+ *   are counted and printed;
  * - delete_file / recursive remove_dir: every original that is gone (even partly) has a complete
  *   archive, and restoring it gives back exactly what was there (content, modes, mtimes);
  * - restore_file: the target is absent or complete, and while it is absent the archive is still
@@ -171,6 +174,13 @@ async function nextWorkspace(dirs: { root: string; dataDir: string }): Promise<{
   return { ws, trash }
 }
 
+/** Append-journal records left in the data dir (any workspace). */
+function journalRecords(dirs: { dataDir: string }): string[] {
+  const journal = join(dirs.dataDir, 'journal')
+  if (!existsSync(journal)) return []
+  return readdirSync(journal).flatMap((d) => readdirSync(join(journal, d)).map((n) => join(d, n)))
+}
+
 /** Names in `dir` (recursively) that are leftovers of an interrupted write or restore. */
 function leftovers(dir: string): string[] {
   const out: string[] = []
@@ -315,7 +325,7 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
     report('edit_file', seed, window, t)
   })
 
-  it('append_file: old bytes then a prefix of the appended bytes (in-place append can be partial)', async () => {
+  it('append_file: old bytes or new bytes once the next Workspace replayed the journal', async () => {
     const dirs = tempWorkspaceDirs()
     const start = 'start\n'
     const chunks = Array.from({ length: 6 }, (_, i) => bigText(`chunk${i}`, 1 << 20))
@@ -345,6 +355,11 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       expect(now.length).toBeGreaterThanOrEqual(start.length + chunks.slice(0, done).join('').length)
       if (!boundaries.has(now.length)) partial++
       await nextWorkspace(dirs)
+      const after = readFileSync(join(dirs.root, 'log.txt'), 'utf8')
+      expect(boundaries.has(after.length) && full.startsWith(after), `log.txt is a partial append after recovery (kill at ${delay} ms)`).toBe(true)
+      expect(after.length).toBeGreaterThanOrEqual(start.length + chunks.slice(0, done).join('').length)
+      expect(after.length).toBeLessThanOrEqual(now.length)
+      expect(journalRecords(dirs), 'journal records left after recovery').toEqual([])
       t.leftovers += removeLeftovers(dirs.root)
     }
     t.midway = partial
@@ -364,8 +379,11 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       expect((start + big).startsWith(now), 'log.txt is not old bytes + a prefix of the append').toBe(true)
       if (killed && now.length !== start.length && now.length !== start.length + big.length) aimedPartial++
       await nextWorkspace(dirs)
+      const after = readFileSync(log, 'utf8')
+      expect([start, start + big].includes(after), 'log.txt is a partial append after recovery').toBe(true)
+      expect(journalRecords(dirs), 'journal records left after recovery').toEqual([])
     }
-    report('append_file', seed, window, t, ` (${partial} random kills and ${aimedPartial}/5 kills aimed at the write left a partial append: not all-or-nothing)`)
+    report('append_file', seed, window, t, ` (${partial} random kills and ${aimedPartial}/5 kills aimed at the write left a partial append before recovery; none after)`)
   })
 
   it('delete_file: every removed file has a complete, restorable archive', async () => {

@@ -9,6 +9,7 @@ pub mod cancel;
 pub mod confirm;
 pub mod error;
 pub mod hashing;
+pub mod journal;
 pub mod locks;
 pub mod options;
 pub mod paths;

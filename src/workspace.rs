@@ -10,6 +10,7 @@ use crate::audit::{AuditLog, AuditRecord};
 use crate::call::{Call, CallContext, Failure, Success, ToolResult};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
+use crate::journal::Journal;
 use crate::locks::PathLocks;
 use crate::options::{OptionError, WorkspaceOptions};
 use crate::paths::Sandbox;
@@ -54,6 +55,7 @@ pub struct Workspace {
     locks: PathLocks,
     audit: Option<AuditLog>,
     bucket: Bucket,
+    journal: Journal,
     tools: Vec<Exposed>,
 }
 
@@ -72,11 +74,15 @@ impl Workspace {
         let root_hash = sha256_hex(options.root.as_os_str().as_encoded_bytes());
         let trash_dir = options.trash.data_dir.join("trash");
         let audit_dir = options.trash.data_dir.join("audit");
+        let journal_dir = options.trash.data_dir.join("journal");
         let sandbox = Sandbox::new(
             options.root.clone(),
             options.allowed_paths.clone(),
-            vec![trash_dir.clone(), audit_dir.clone()],
+            vec![trash_dir.clone(), audit_dir.clone(), journal_dir.clone()],
         );
+        // Appends that a crash interrupted: completed ones are kept, partial ones rolled back.
+        let journal = Journal::new(journal_dir.join(&root_hash));
+        journal.recover();
         let project_root = find_project_root(&options.root).unwrap_or_else(|| options.root.clone());
         let tools = tools::ALL
             .iter()
@@ -115,6 +121,7 @@ impl Workspace {
                 .audit
                 .then(|| AuditLog::new(audit_dir.join(format!("{root_hash}.jsonl")))),
             bucket,
+            journal,
             sandbox,
             home,
             locks: PathLocks::default(),
@@ -142,6 +149,11 @@ impl Workspace {
     /// This workspace's trash bucket, `<dataDir>/trash/<sha256(root)>`.
     pub fn bucket(&self) -> &Bucket {
         &self.bucket
+    }
+
+    /// This workspace's append journal, `<dataDir>/journal/<sha256(root)>`.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
     }
 
     /// The cwd stack, locked briefly.

@@ -113,8 +113,17 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let created = matches!(planned, Planned::Absent);
         {
             let (target, content) = (target.clone(), content.clone());
-            call.blocking(move || commit(&target, &planned, content.as_bytes(), sandboxed))
-                .await?;
+            let ws = call.ws.clone();
+            call.blocking(move || {
+                commit(
+                    &target,
+                    &planned,
+                    content.as_bytes(),
+                    sandboxed,
+                    ws.journal(),
+                )
+            })
+            .await?;
         }
         let summary = if created {
             format!(
@@ -148,12 +157,18 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
 /// planned, still a single link inside a sandbox, the same content. Checking by name and then
 /// reopening by name would leave a window in which a hard link to a file outside the allowed
 /// trees, swapped in under the name, receives the append (found by `tests/races.rs`). A missing
-/// file is created exclusively (`O_EXCL`, no symlink followed): a fresh inode nobody else links to.
+/// file is created through a temp file renamed into place without replacing anything
+/// (`RENAME_NOREPLACE`): a fresh inode nobody else links to, absent or complete after a crash.
+///
+/// Crash safety of the in-place append: a journal record (see `crate::journal`) is fsynced before
+/// the first byte goes through the descriptor and removed once the file is fsynced; the next
+/// `Workspace` on the same root and data dir truncates a partial append back to the old size.
 fn commit(
     target: &Target,
     planned: &Planned,
     content: &[u8],
     sandboxed: bool,
+    journal: &crate::journal::Journal,
 ) -> Result<(), ToolError> {
     let (parent_path, name) = target
         .split()
@@ -161,13 +176,7 @@ fn commit(
     let (parent, _) = fsops::ensure_dir(&target.anchor, parent_path)
         .map_err(|e| ToolError::io(&e, "create the parent directory of", &target.path))?;
     let mut file = match planned {
-        Planned::Absent => fsops::open_for_append(parent.as_fd(), name, true).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::AlreadyExists {
-                files::changed_since_planned(&target.path)
-            } else {
-                ToolError::io(&e, "append to", &target.path)
-            }
-        })?,
+        Planned::Absent => return create_new(parent.as_fd(), name, content, target),
         Planned::Present { stat, bytes } => {
             let mut file = match fsops::open_for_update(parent.as_fd(), name) {
                 Ok(file) => file,
@@ -198,9 +207,60 @@ fn commit(
             file
         }
     };
-    file.write_all(content)
+    let old_size = fsops::fstat(&file)
+        .map_err(|e| ToolError::io(&e, "append to", &target.path))?
+        .st_size as u64;
+    let entry = journal
+        .begin(&target.path, &file, old_size, content)
+        .map_err(|e| ToolError::io(&e, "journal the append to", &target.path))?;
+    let result = file
+        .write_all(content)
         .and_then(|()| file.sync_data())
-        .map_err(|e| ToolError::io(&e, "append to", &target.path))
+        .map_err(|e| ToolError::io(&e, "append to", &target.path));
+    if result.is_ok() {
+        entry.finish();
+    } else {
+        // Roll back what went through now rather than at the next Workspace.
+        if file
+            .set_len(old_size)
+            .and_then(|()| file.sync_data())
+            .is_ok()
+        {
+            entry.finish();
+        }
+    }
+    result
+}
+
+/// Creates the missing `name` in `parent` with `content`: written to a recognisable temp file,
+/// fsynced, then renamed into place only if `name` is still absent.
+fn create_new(
+    parent: std::os::fd::BorrowedFd<'_>,
+    name: &std::ffi::OsStr,
+    content: &[u8],
+    target: &Target,
+) -> Result<(), ToolError> {
+    let temp = fsops::temp_name(name);
+    let mut file = fsops::open_for_append(parent, &temp, true)
+        .map_err(|e| ToolError::io(&e, "append to", &target.path))?;
+    let result = file
+        .write_all(content)
+        .and_then(|()| file.sync_all())
+        .and_then(|()| fsops::rename_noreplace(parent, &temp, parent, name));
+    match result {
+        Ok(()) => {
+            fsops::fsync_dir(parent);
+            Ok(())
+        }
+        Err(e) => {
+            let _ = fsops::unlink_at(parent, &temp);
+            Err(if e.kind() == std::io::ErrorKind::AlreadyExists {
+                files::changed_since_planned(&target.path)
+            } else {
+                ToolError::io(&e, "append to", &target.path)
+            })
+        }
+    }
 }
 
 /// Appending in place to a file with several hard links would change the other links too.
