@@ -34,6 +34,22 @@ describe('list_directory entries', () => {
     ])
   })
 
+  it('skips the temporary files of atomic writes (in flight, or left by a crash), also in glob', async () => {
+    const { ws, root } = tempWorkspace()
+    fixture(root)
+    writeFileSync(join(root, '.a.txt.4242.0.agent-fs-tools.tmp'), 'half-written')
+    writeFileSync(join(root, 'src/.main.rs.4242.1.agent-fs-tools.tmp'), 'half-written')
+    const direct = await ws.call('list_directory', {})
+    expect(direct.output).not.toContain('agent-fs-tools.tmp')
+    expect(direct.output).toContain('a.txt (1 byte, 2023-11-14)')
+    const recursive = await ws.call('list_directory', { recursive: true })
+    expect(recursive.output).not.toContain('agent-fs-tools.tmp')
+    expect(recursive.output).toContain('src/main.rs')
+    const glob = await ws.call('glob', { pattern: '*.tmp' })
+    expect(glob.status).toBe('ok')
+    expect(glob.output).not.toContain('agent-fs-tools.tmp')
+  })
+
   it('path defaults to "." and "." equals the root', async () => {
     const { ws, root } = tempWorkspace()
     fixture(root)

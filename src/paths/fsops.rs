@@ -198,6 +198,12 @@ pub const TEMP_MARKER: &str = ".agent-fs-tools.tmp";
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// Whether `name` is one of our temporary files (an atomic write in flight, or one a crash left
+/// behind): listings and searches skip them, as they are not the user's files.
+pub fn is_temp_name(name: &OsStr) -> bool {
+    name.as_bytes().ends_with(TEMP_MARKER.as_bytes())
+}
+
 /// A fresh, recognisable temporary name next to `name` (≤ 255 bytes).
 pub fn temp_name(name: &OsStr) -> OsString {
     let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -352,6 +358,7 @@ mod tests {
         let t = temp_name(OsStr::new(&long));
         assert!(t.len() <= 255);
         assert!(t.to_string_lossy().ends_with(TEMP_MARKER));
+        assert!(is_temp_name(&t) && !is_temp_name(OsStr::new("notes.tmp")));
     }
 }
 

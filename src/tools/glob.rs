@@ -307,7 +307,11 @@ where
         .parents(false)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(move |e| e.file_name() != ".git" && !hidden.is_hidden(e.path()));
+        .filter_entry(move |e| {
+            e.file_name() != ".git"
+                && !crate::paths::fsops::is_temp_name(e.file_name())
+                && !hidden.is_hidden(e.path())
+        });
     if !include_ignored {
         for file in super::gitignore_scope::outer_gitignores(dir, sandbox.root()) {
             // A file that cannot be read or parsed is skipped, like git does.

@@ -161,6 +161,7 @@ fn direct_entries(target: &Target, sandbox: &Sandbox, max: usize) -> Result<List
         let name = entry.file_name().to_bytes();
         if name == b"."
             || name == b".."
+            || fsops::is_temp_name(OsStr::from_bytes(name))
             || sandbox.is_hidden(&target.path.join(OsStr::from_bytes(name)))
         {
             continue;
@@ -243,7 +244,7 @@ fn walk(
         };
         top.next += 1;
         let abs = top.abs.join(&name);
-        if name == ".git" || sandbox.is_hidden(&abs) {
+        if name == ".git" || fsops::is_temp_name(&name) || sandbox.is_hidden(&abs) {
             continue;
         }
         let Ok(Some(stat)) = fsops::lstat_at(top.fd.as_fd(), &name) else {
