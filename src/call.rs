@@ -115,6 +115,29 @@ pub struct Authorization<'a> {
     pub denial: &'static str,
 }
 
+impl<'a> Authorization<'a> {
+    /// The common question: one operation on one checked path, the path as the detail, no
+    /// flags, granted by the permissions when they allow it. Override fields with `..` syntax.
+    pub fn of(
+        op: Operation,
+        target: &'a Target,
+        label: &'static str,
+        denial: &'static str,
+    ) -> Self {
+        Self {
+            needs: vec![(op, target.inside_root)],
+            always_ask: false,
+            label,
+            path: &target.path,
+            detail: target.path.display().to_string(),
+            diff: None,
+            recursive: None,
+            permanent: None,
+            denial,
+        }
+    }
+}
+
 /// One running call: the workspace, the exposed tool name, this call's permissions, its
 /// confirmer and its abort token.
 pub struct Call {

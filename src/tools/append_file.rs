@@ -99,15 +99,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .await?
         };
         call.authorize(Authorization {
-            needs: vec![(Operation::Write, target.inside_root)],
-            always_ask: false,
-            label: "Append to file?",
-            path: &target.path,
-            detail: target.path.display().to_string(),
             diff: Some(diff.clone()),
-            recursive: None,
-            permanent: None,
-            denial: "The user denied this write.",
+            ..Authorization::of(
+                Operation::Write,
+                &target,
+                "Append to file?",
+                "The user denied this write.",
+            )
         })
         .await?;
         let created = matches!(planned, Planned::Absent);

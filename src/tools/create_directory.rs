@@ -76,17 +76,12 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             }
             None => {}
         }
-        call.authorize(Authorization {
-            needs: vec![(Operation::Write, target.inside_root)],
-            always_ask: false,
-            label: "Create directory?",
-            path: &target.path,
-            detail: target.path.display().to_string(),
-            diff: None,
-            recursive: None,
-            permanent: None,
-            denial: "The user denied this write.",
-        })
+        call.authorize(Authorization::of(
+            Operation::Write,
+            &target,
+            "Create directory?",
+            "The user denied this write.",
+        ))
         .await?;
         let (anchor, path) = (target.anchor.clone(), target.path.clone());
         call.blocking(move || {

@@ -46,12 +46,7 @@ struct Args {
 }
 
 fn format_call(args: &Value) -> String {
-    let path = super::format_path(args);
-    if args.get("permanent").and_then(Value::as_bool) == Some(true) {
-        format!("{path} (permanent)")
-    } else {
-        path
-    }
+    super::format_path_flag(args, "permanent")
 }
 
 fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
@@ -86,15 +81,15 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             target.path.display().to_string()
         };
         call.authorize(Authorization {
-            needs: vec![(Operation::Remove, target.inside_root)],
             always_ask: args.permanent,
-            label: "Remove file?",
-            path: &target.path,
             detail,
-            diff: None,
-            recursive: None,
             permanent: args.permanent.then_some(true),
-            denial: "The user denied this remove.",
+            ..Authorization::of(
+                Operation::Remove,
+                &target,
+                "Remove file?",
+                "The user denied this remove.",
+            )
         })
         .await?;
         let (ws, committed, cancel, permanent) = (

@@ -172,15 +172,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             })
             .await?;
         call.authorize(Authorization {
-            needs: vec![(Operation::Write, target.inside_root)],
-            always_ask: false,
-            label: "Edit file?",
-            path: &target.path,
-            detail: target.path.display().to_string(),
             diff: Some(plan.diff.clone()),
-            recursive: None,
-            permanent: None,
-            denial: "The user denied this edit.",
+            ..Authorization::of(
+                Operation::Write,
+                &target,
+                "Edit file?",
+                "The user denied this edit.",
+            )
         })
         .await?;
         let sha_before = sha256_hex(&plan.old);

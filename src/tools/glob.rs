@@ -77,17 +77,12 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let checked = target.clone();
         call.blocking(move || open_search_dir(&checked, "glob").map(drop))
             .await?;
-        call.authorize(Authorization {
-            needs: vec![(Operation::Read, target.inside_root)],
-            always_ask: false,
-            label: "Search files?",
-            path: &target.path,
-            detail: target.path.display().to_string(),
-            diff: None,
-            recursive: None,
-            permanent: None,
-            denial: "The user denied this read.",
-        })
+        call.authorize(Authorization::of(
+            Operation::Read,
+            &target,
+            "Search files?",
+            "The user denied this read.",
+        ))
         .await?;
         let max = call.limits().list_max_entries as usize;
         let sandbox = call.ws.sandbox().clone();

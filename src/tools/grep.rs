@@ -131,17 +131,12 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         )?;
         let checked = target.clone();
         let scope = call.blocking(move || open_scope(&checked)).await?;
-        call.authorize(Authorization {
-            needs: vec![(Operation::Read, target.inside_root)],
-            always_ask: false,
-            label: "Search files?",
-            path: &target.path,
-            detail: target.path.display().to_string(),
-            diff: None,
-            recursive: None,
-            permanent: None,
-            denial: "The user denied this read.",
-        })
+        call.authorize(Authorization::of(
+            Operation::Read,
+            &target,
+            "Search files?",
+            "The user denied this read.",
+        ))
         .await?;
         let bounds = Bounds {
             max_matches: args.max_matches.unwrap_or(DEFAULT_MAX_MATCHES) as usize,

@@ -74,20 +74,20 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let checked = target.clone();
         call.blocking(move || open_listable(&checked).map(drop))
             .await?;
-        call.authorize(Authorization {
-            needs: vec![(Operation::Read, target.inside_root)],
-            always_ask: false,
-            label: "List directory?",
-            path: &target.path,
-            detail: if args.recursive {
-                format!("{} (recursive)", target.path.display())
-            } else {
-                target.path.display().to_string()
-            },
-            diff: None,
-            recursive: args.recursive.then_some(true),
-            permanent: None,
-            denial: "The user denied this read.",
+        let question = Authorization::of(
+            Operation::Read,
+            &target,
+            "List directory?",
+            "The user denied this read.",
+        );
+        call.authorize(if args.recursive {
+            Authorization {
+                detail: format!("{} (recursive)", question.detail),
+                recursive: Some(true),
+                ..question
+            }
+        } else {
+            question
         })
         .await?;
         let max = call.limits().list_max_entries as usize;

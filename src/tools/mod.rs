@@ -162,6 +162,16 @@ pub fn format_path(args: &Value) -> String {
         .to_owned()
 }
 
+/// `formatCall` for a path tool with one boolean flag: `path`, or `path (flag)` when it is set.
+pub fn format_path_flag(args: &Value, flag: &str) -> String {
+    let path = format_path(args);
+    if args.get(flag).and_then(Value::as_bool) == Some(true) {
+        format!("{path} ({flag})")
+    } else {
+        path
+    }
+}
+
 /// The JSON Schema of a tool's arguments, in the shape every tool shares.
 pub fn object_schema(properties: Value, required: &[&str]) -> Value {
     serde_json::json!({

@@ -88,17 +88,12 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 files::open_existing(&planned, "read")?.ok_or_else(|| file_not_found(&planned.path))
             })
             .await?;
-        call.authorize(Authorization {
-            needs: vec![(Operation::Read, target.inside_root)],
-            always_ask: false,
-            label: "Read file?",
-            path: &target.path,
-            detail: target.path.display().to_string(),
-            diff: None,
-            recursive: None,
-            permanent: None,
-            denial: "The user denied this read.",
-        })
+        call.authorize(Authorization::of(
+            Operation::Read,
+            &target,
+            "Read file?",
+            "The user denied this read.",
+        ))
         .await?;
         let range = LineRange {
             start: args.start_line.unwrap_or(1),

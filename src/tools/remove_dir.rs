@@ -53,12 +53,7 @@ struct Args {
 }
 
 fn format_call(args: &Value) -> String {
-    let path = super::format_path(args);
-    if args.get("recursive").and_then(Value::as_bool) == Some(true) {
-        format!("{path} (recursive)")
-    } else {
-        path
-    }
+    super::format_path_flag(args, "recursive")
 }
 
 /// Why `path` must never be removed, if it must not.
@@ -131,20 +126,22 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         if args.permanent {
             detail.push_str(" (permanent)");
         }
+        let label = if args.recursive {
+            "Remove directory recursively?"
+        } else {
+            "Remove directory?"
+        };
         call.authorize(Authorization {
-            needs: vec![(Operation::RemoveDir, target.inside_root)],
             always_ask: args.recursive || args.permanent,
-            label: if args.recursive {
-                "Remove directory recursively?"
-            } else {
-                "Remove directory?"
-            },
-            path: &target.path,
             detail,
-            diff: None,
             recursive: args.recursive.then_some(true),
             permanent: args.permanent.then_some(true),
-            denial: "The user denied this remove.",
+            ..Authorization::of(
+                Operation::RemoveDir,
+                &target,
+                label,
+                "The user denied this remove.",
+            )
         })
         .await?;
         let (ws, committed, cancel) = (call.ws.clone(), target.clone(), call.cancel.clone());

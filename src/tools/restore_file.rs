@@ -122,17 +122,12 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             )
             .into());
         }
-        call.authorize(Authorization {
-            needs: vec![(Operation::Write, target.inside_root)],
-            always_ask: false,
-            label: "Restore file?",
-            path: &target.path,
-            detail: target.path.display().to_string(),
-            diff: None,
-            recursive: None,
-            permanent: None,
-            denial: "The user denied this restore.",
-        })
+        call.authorize(Authorization::of(
+            Operation::Write,
+            &target,
+            "Restore file?",
+            "The user denied this restore.",
+        ))
         .await?;
         let (ws, committed, cancel, from) = (
             call.ws.clone(),
