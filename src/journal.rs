@@ -12,14 +12,13 @@
 //! than [`LIVE_GRACE`] is skipped (a pid alive but older than that is taken to be a reused pid).
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 /// How long a record of a still-running pid is left alone.
 pub const LIVE_GRACE: Duration = Duration::from_secs(600);
@@ -157,15 +156,9 @@ impl Journal {
                 let _ = fs::remove_file(&path);
                 continue;
             };
-            if record.pid != std::process::id()
-                && pid_alive(Some(record.pid))
-                && age(&path).is_none_or(|a| a < LIVE_GRACE)
-            {
-                done.push(Recovered::Skipped);
-                continue;
-            }
-            if record.pid == std::process::id() && age(&path).is_none_or(|a| a < LIVE_GRACE) {
-                // Our own process: an append in flight in another workspace of it.
+            // A young record of a live process (this one included: another workspace of it)
+            // may be an append in flight.
+            if pid_alive(Some(record.pid)) && age(&path).is_none_or(|a| a < LIVE_GRACE) {
                 done.push(Recovered::Skipped);
                 continue;
             }
@@ -227,15 +220,7 @@ pub fn replay(record: &Record) -> io::Result<Recovered> {
 
 fn tail_sha256(file: &mut File, from: u64) -> io::Result<String> {
     file.seek(SeekFrom::Start(from))?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            return Ok(crate::hashing::hex(&hasher.finalize()));
-        }
-        hasher.update(&buf[..n]);
-    }
+    crate::hashing::sha256_reader(file)
 }
 
 #[cfg(test)]
