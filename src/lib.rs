@@ -17,6 +17,7 @@ pub mod permissions;
 pub mod text;
 pub mod tools;
 pub mod trash;
+pub mod walk;
 pub mod workspace;
 
 mod bindings;

@@ -768,3 +768,42 @@ fn list_directory_never_lists_the_outside() {
         },
     );
 }
+
+#[test]
+fn glob_never_finds_the_outside() {
+    race(
+        "glob",
+        300,
+        |_| {},
+        |_, _| {
+            vec![
+                ("glob", json!({ "pattern": "**/*.txt" })),
+                (
+                    "glob",
+                    json!({ "pattern": "*", "path": "d", "includeIgnored": true }),
+                ),
+            ]
+        },
+    );
+}
+
+#[test]
+fn grep_never_searches_the_outside() {
+    race(
+        "grep",
+        300,
+        |_| {},
+        |_, _| {
+            vec![
+                (
+                    "grep",
+                    json!({ "pattern": "inside|secret|line", "caseInsensitive": true }),
+                ),
+                (
+                    "grep",
+                    json!({ "pattern": ".", "path": "d", "includeIgnored": true }),
+                ),
+            ]
+        },
+    );
+}

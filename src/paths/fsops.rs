@@ -402,6 +402,18 @@ pub fn rmdir_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
     rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR).map_err(errno)
 }
 
+/// Opens the subdirectory `name` of `dir` for reading its entries, never following a symlink (a
+/// link there is `ELOOP`/`ENOTDIR`).
+pub fn open_subdir(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<OwnedFd> {
+    rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(errno)
+}
+
 /// The names in a directory (without `.` and `..`), via a readable descriptor of it.
 pub fn list_names(dir: BorrowedFd<'_>) -> io::Result<Vec<OsString>> {
     let readable = rustix::fs::openat(

@@ -1,14 +1,13 @@
 //! `glob`: the files below a directory whose path matches a glob, newest first, bounded by
-//! `listMaxEntries`. The walk is ripgrep's (`ignore`, in parallel): `.git`, the trash and (unless
-//! `includeIgnored`) what `.gitignore` ignores are skipped, and symlinks are never followed, so
-//! the search stays inside the tree that was checked. `grep` shares the walk and the glob syntax.
+//! `listMaxEntries`. The walk is [`crate::walk`] (through descriptors, on all cores): `.git`,
+//! the trash and (unless `includeIgnored`) what `.gitignore` ignores are skipped, and symlinks
+//! are never followed, so the search stays inside the tree that was checked. `grep` shares the
+//! walk and the glob syntax.
 
-use std::os::unix::fs::MetadataExt;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -16,9 +15,11 @@ use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::cancel::CancelToken;
 use crate::error::ToolError;
+use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::{Sandbox, Target};
 use crate::permissions::Operation;
+use crate::walk::{self, WalkOptions};
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "glob",
@@ -90,7 +91,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let searched = target.clone();
         let include_ignored = args.include_ignored;
         let mut found = call
-            .blocking(move || find(&searched, &sandbox, include_ignored, &matcher, &cancel))
+            .blocking(move || {
+                let dir = open_search_dir(&searched, "glob")?;
+                find(dir, &searched, &sandbox, include_ignored, &matcher, &cancel)
+            })
             .await?;
         call.check_abort()?;
         let total = found.len();
@@ -126,32 +130,32 @@ struct Found {
     mtime: i128,
 }
 
-/// Every matching file below `root` (in no particular order).
+/// Every matching regular file below `dir` (open, at `target`), in walk order.
 fn find(
-    dir: &Target,
+    dir: OwnedFd,
+    target: &Target,
     sandbox: &Sandbox,
     include_ignored: bool,
     matcher: &PathGlob,
     cancel: &CancelToken,
 ) -> Result<Vec<Found>, ToolError> {
-    let per_thread = walk_files(
-        dir,
+    let options = WalkOptions {
         sandbox,
         include_ignored,
+        limit: None, // all of them: the newest are shown
         cancel,
-        Vec::new,
-        |found: &mut Vec<Found>, entry, rel| {
-            if !matcher.is_match(rel) {
-                return;
-            }
-            let Ok(meta) = entry.metadata() else { return };
-            found.push(Found {
-                rel: rel.to_path_buf(),
-                mtime: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-            });
-        },
-    )?;
-    Ok(per_thread.into_iter().flatten().collect())
+    };
+    let walked = walk::walk(dir, target, &options, |entry| {
+        if entry.kind != EntryKind::File || !matcher.is_match(entry.rel) {
+            return None;
+        }
+        let stat = fsops::lstat_at(entry.dir, entry.name).ok()??;
+        (EntryKind::of(&stat) == EntryKind::File).then(|| Found {
+            rel: entry.rel.to_path_buf(),
+            mtime: i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec),
+        })
+    })?;
+    Ok(walked.items)
 }
 
 /// Newest first; equal times by path, so the output is deterministic.
@@ -183,13 +187,10 @@ fn render(
     text
 }
 
-/// Opens the directory to search, with the SPEC's messages for what is not one.
-pub(super) fn open_search_dir(
-    target: &Target,
-    tool: &str,
-) -> Result<std::os::fd::OwnedFd, ToolError> {
+/// Opens the directory to search (readable), with the SPEC's messages for what is not one.
+pub(super) fn open_search_dir(target: &Target, tool: &str) -> Result<OwnedFd, ToolError> {
     let hint = format!("{tool} searches a directory (use read_file to read a file)");
-    super::files::open_directory(target, false, "search", &hint)
+    super::files::open_directory(target, true, "search", &hint)
 }
 
 /// A glob as the search tools take it: without a `/` it matches a file name at any depth (like
@@ -271,137 +272,10 @@ impl PathGlob {
     }
 }
 
-/// Walks the regular files below `root` in parallel and returns each worker thread's `S`.
-///
-/// Skipped: `.git`, the hidden trash directories and, unless `include_ignored`, whatever
-/// `.gitignore` files (and `.git/info/exclude`) ignore. Symlinks are neither followed nor visited,
-/// so nothing outside the tree that was checked is reached. `visit` gets each file's entry and its
-/// path relative to `root`. An abort stops the walk: `ABORTED`.
-pub(super) fn walk_files<S, M, V>(
-    dir: &Target,
-    sandbox: &Sandbox,
-    include_ignored: bool,
-    cancel: &CancelToken,
-    make: M,
-    visit: V,
-) -> Result<Vec<S>, ToolError>
-where
-    S: Send,
-    M: Fn() -> S + Sync,
-    V: Fn(&mut S, &DirEntry, &Path) + Sync,
-{
-    let root = dir.path.as_path();
-    let hidden = sandbox.clone();
-    let mut builder = ignore::WalkBuilder::new(root);
-    builder
-        .hidden(false)
-        .ignore(false)
-        .git_global(false)
-        .git_ignore(!include_ignored)
-        .git_exclude(!include_ignored)
-        .parents(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(move |e| {
-            e.file_name() != ".git"
-                && !crate::paths::fsops::is_temp_name(e.file_name())
-                && !hidden.is_hidden(e.path())
-        });
-    if !include_ignored {
-        for file in super::gitignore_scope::outer_gitignores(dir, sandbox.root()) {
-            // A file that cannot be read or parsed is skipped, like git does.
-            let _ = builder.add_ignore(file);
-        }
-    }
-    let walker = builder.build_parallel();
-    let out = Mutex::new(Vec::new());
-    let mut visitors = Builder {
-        root,
-        cancel,
-        make: &make,
-        visit: &visit,
-        out: &out,
-    };
-    walker.visit(&mut visitors);
-    if cancel.is_aborted() {
-        return Err(ToolError::aborted());
-    }
-    Ok(out.into_inner().unwrap_or_else(|e| e.into_inner()))
-}
-
-struct Builder<'a, S, M, V> {
-    root: &'a Path,
-    cancel: &'a CancelToken,
-    make: &'a M,
-    visit: &'a V,
-    out: &'a Mutex<Vec<S>>,
-}
-
-impl<'a, S, M, V> ParallelVisitorBuilder<'a> for Builder<'a, S, M, V>
-where
-    S: Send,
-    M: Fn() -> S + Sync,
-    V: Fn(&mut S, &DirEntry, &Path) + Sync,
-{
-    fn build(&mut self) -> Box<dyn ParallelVisitor + 'a> {
-        Box::new(Visitor {
-            root: self.root,
-            cancel: self.cancel,
-            visit: self.visit,
-            out: self.out,
-            state: Some((self.make)()),
-        })
-    }
-}
-
-/// One worker thread's visitor; its state joins the results when the thread is done.
-struct Visitor<'a, S, V> {
-    root: &'a Path,
-    cancel: &'a CancelToken,
-    visit: &'a V,
-    out: &'a Mutex<Vec<S>>,
-    state: Option<S>,
-}
-
-impl<S, V> ParallelVisitor for Visitor<'_, S, V>
-where
-    S: Send,
-    V: Fn(&mut S, &DirEntry, &Path) + Sync,
-{
-    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
-        if self.cancel.is_aborted() {
-            return WalkState::Quit;
-        }
-        let Ok(entry) = entry else {
-            return WalkState::Continue; // unreadable directory: skipped, like rg
-        };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            return WalkState::Continue;
-        }
-        let rel = entry.path().strip_prefix(self.root).unwrap_or(entry.path());
-        if let Some(state) = self.state.as_mut() {
-            (self.visit)(state, &entry, rel);
-        }
-        WalkState::Continue
-    }
-}
-
-impl<S, V> Drop for Visitor<'_, S, V> {
-    fn drop(&mut self) {
-        if let Some(state) = self.state.take() {
-            self.out
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(state);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::ErrorCode;
-    use std::fs;
 
     fn glob(p: &str) -> PathGlob {
         PathGlob::new(p).unwrap()
@@ -476,93 +350,5 @@ mod tests {
             none.starts_with("No files match `*.zig` in /w.") && none.contains("includeIgnored")
         );
         assert!(!render(&[], 0, 2, "*.zig", dir, true).contains("includeIgnored"));
-    }
-
-    #[test]
-    fn the_walk_skips_git_ignored_trash_and_links_and_stops_on_abort() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(dir.path()).unwrap();
-        let root = base.join("root");
-        for d in [
-            "root/.git",
-            "root/src",
-            "root/node_modules",
-            "root/.trash",
-            "outside",
-        ] {
-            fs::create_dir_all(base.join(d)).unwrap();
-        }
-        for f in [
-            "root/.git/HEAD",
-            "root/src/a.rs",
-            "root/node_modules/m.js",
-            "root/.trash/t.gz",
-            "root/top.txt",
-            "outside/secret.txt",
-        ] {
-            fs::write(base.join(f), "x").unwrap();
-        }
-        fs::write(root.join(".gitignore"), "node_modules/\n").unwrap();
-        std::os::unix::fs::symlink(base.join("outside"), root.join("out")).unwrap();
-        std::os::unix::fs::symlink(base.join("outside/secret.txt"), root.join("s.txt")).unwrap();
-        let sandbox = Sandbox::new(
-            root.clone(),
-            Some(vec![root.clone()]),
-            vec![root.join(".trash")],
-        );
-        let dir = Target {
-            path: root.clone(),
-            anchor: root.clone(),
-            inside_root: true,
-            exists: true,
-        };
-        let files = |include_ignored| {
-            let mut all: Vec<String> = walk_files(
-                &dir,
-                &sandbox,
-                include_ignored,
-                &CancelToken::new(),
-                Vec::new,
-                |v: &mut Vec<String>, _, rel| v.push(rel.display().to_string()),
-            )
-            .unwrap()
-            .into_iter()
-            .flatten()
-            .collect();
-            all.sort();
-            all
-        };
-        assert_eq!(files(false), [".gitignore", "src/a.rs", "top.txt"]);
-        assert_eq!(
-            files(true),
-            [".gitignore", "node_modules/m.js", "src/a.rs", "top.txt"]
-        );
-        // A subdirectory's search still applies the repository's outer .gitignore.
-        fs::write(root.join(".gitignore"), "node_modules/\n*.log\n").unwrap();
-        fs::write(root.join("src/debug.log"), "x").unwrap();
-        let src = Target {
-            path: root.join("src"),
-            ..dir.clone()
-        };
-        let in_src = walk_files(
-            &src,
-            &sandbox,
-            false,
-            &CancelToken::new(),
-            Vec::new,
-            |v: &mut Vec<String>, _, rel| v.push(rel.display().to_string()),
-        )
-        .unwrap();
-        assert_eq!(in_src.concat(), ["a.rs"]);
-        let cancel = CancelToken::new();
-        let aborted = walk_files(
-            &dir,
-            &sandbox,
-            false,
-            &cancel,
-            || (),
-            |_, _, _| cancel.abort(),
-        );
-        assert_eq!(aborted.unwrap_err().code, ErrorCode::Aborted);
     }
 }

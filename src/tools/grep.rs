@@ -1,5 +1,6 @@
 //! `grep`: regex search of file contents with ripgrep's own crates (`grep-regex`,
-//! `grep-searcher`), over the same parallel, gitignore-aware, symlink-free walk as `glob`.
+//! `grep-searcher`), over the same walk as `glob` ([`crate::walk`]: parallel, gitignore-aware,
+//! through directory descriptors, never following a symlink).
 //!
 //! Output is `path:line: text` (context `path-line- text`, groups split by `--`), in path order
 //! whatever order the worker threads finish in. It is bounded twice, by `maxMatches` and by
@@ -10,27 +11,27 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use grep_matcher::{LineTerminator, Matcher};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
-use rustix::fs::{Mode, OFlags, ResolveFlags};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::files::{self, OpenedFile};
-use super::glob::{open_search_dir, walk_files, PathGlob};
+use super::glob::{open_search_dir, PathGlob};
 use super::{at_least_one, object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::cancel::CancelToken;
-use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::Target;
 use crate::permissions::Operation;
+use crate::walk::{self, WalkOptions};
 
 /// `maxMatches` when the model gives none.
 const DEFAULT_MAX_MATCHES: u64 = 100;
@@ -154,12 +155,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 Scope::File(opened) => search_one(opened, &searched, &matcher, &limits, &cancel),
                 Scope::Dir(dir) => {
                     let tree = Tree {
-                        dir: &dir,
                         target: &searched,
                         include: include.as_ref(),
                         include_ignored,
                     };
-                    search_tree(&tree, &sandbox, &matcher, &limits, &cancel)
+                    search_tree(dir, &tree, &sandbox, &matcher, &limits, &cancel)
                 }
             })
             .await?;
@@ -322,20 +322,19 @@ impl Collected {
 
 /// The directory being searched.
 struct Tree<'a> {
-    /// `O_PATH` descriptor of the directory, opened beneath its allowed tree.
-    dir: &'a OwnedFd,
     target: &'a Target,
     include: Option<&'a PathGlob>,
     include_ignored: bool,
 }
 
-/// One worker thread's searcher.
+/// A searcher and its matcher, used by one thread at a time (the walk's threads share a pool).
 struct Worker {
     searcher: Searcher,
     matcher: RegexMatcher,
 }
 
 fn search_tree(
+    dir: OwnedFd,
     tree: &Tree<'_>,
     sandbox: &crate::paths::Sandbox,
     matcher: &RegexMatcher,
@@ -344,36 +343,39 @@ fn search_tree(
 ) -> Result<Collected, ToolError> {
     let collected = Mutex::new(Collected::default());
     let lock = || collected.lock().unwrap_or_else(|e| e.into_inner());
-    walk_files(
-        tree.target,
+    let idle: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
+    let options = WalkOptions {
         sandbox,
-        tree.include_ignored,
+        include_ignored: tree.include_ignored,
+        limit: None, // the first files in path order are kept as they are found
         cancel,
-        || Worker {
+    };
+    walk::walk(dir, tree.target, &options, |entry| {
+        let rel = entry.rel;
+        if entry.kind != EntryKind::File || tree.include.is_some_and(|g| !g.is_match(rel)) {
+            return None::<()>;
+        }
+        let (past_the_end, more_known) = {
+            let c = lock();
+            (c.is_past_the_end(rel, bounds), c.more)
+        };
+        if past_the_end && more_known {
+            return None;
+        }
+        let Ok(file) = open_regular(entry) else {
+            return None; // unreadable or changed since the walk saw it: skipped, like rg
+        };
+        let pooled = idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut worker = pooled.unwrap_or_else(|| Worker {
             searcher: bounds.searcher(),
             matcher: matcher.clone(),
-        },
-        |worker: &mut Worker, _entry, rel| {
-            if tree.include.is_some_and(|g| !g.is_match(rel)) {
-                return;
+        });
+        if past_the_end {
+            if has_match(&mut worker.searcher, &worker.matcher, file, cancel) {
+                lock().more = true;
             }
-            let (past_the_end, more_known) = {
-                let c = lock();
-                (c.is_past_the_end(rel, bounds), c.more)
-            };
-            if past_the_end && more_known {
-                return;
-            }
-            let Ok(file) = open_beneath(tree.dir, rel, tree.target) else {
-                return; // unreadable or changed since the walk saw it: skipped, like rg
-            };
+        } else {
             let label = rel.display().to_string();
-            if past_the_end {
-                if has_match(&mut worker.searcher, &worker.matcher, file, cancel) {
-                    lock().more = true;
-                }
-                return;
-            }
             let hits = search_file(
                 &mut worker.searcher,
                 &worker.matcher,
@@ -387,8 +389,10 @@ fn search_tree(
                     lock().add(rel.to_path_buf(), hits, bounds);
                 }
             }
-        },
-    )?;
+        }
+        idle.lock().unwrap_or_else(|e| e.into_inner()).push(worker);
+        None
+    })?;
     Ok(collected.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
 
@@ -425,30 +429,10 @@ fn search_one(
     }
 }
 
-/// Opens the regular file `rel` below the searched directory without following any symlink and
-/// without leaving the directory (`openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`; on kernels
-/// without it, a component walk beneath the allowed tree). Never blocks on a FIFO.
-fn open_beneath(dir: &OwnedFd, rel: &Path, target: &Target) -> io::Result<File> {
-    let flags =
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    let file = match rustix::fs::openat2(
-        dir,
-        rel,
-        flags,
-        Mode::empty(),
-        ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
-    ) {
-        Ok(fd) => File::from(fd),
-        Err(e) if e.raw_os_error() == libc_codes::ENOSYS => {
-            let full = target.path.join(rel);
-            let (Some(parent), Some(name)) = (full.parent(), full.file_name()) else {
-                return Err(io::Error::from_raw_os_error(libc_codes::ENOENT));
-            };
-            let parent = fsops::open_dir(&target.anchor, parent, false)?;
-            fsops::open_for_read(parent.as_fd(), name)?
-        }
-        Err(e) => return Err(e.into()),
-    };
+/// Opens the entry if it is (still) a regular file, through its directory's descriptor and
+/// without following a symlink; never blocks on a FIFO.
+fn open_regular(entry: &walk::Entry<'_>) -> io::Result<File> {
+    let file = fsops::open_for_read(entry.dir, entry.name)?;
     if EntryKind::of(&fsops::fstat(&file)?) != EntryKind::File {
         return Err(io::Error::other("not a regular file"));
     }

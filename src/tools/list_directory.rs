@@ -1,6 +1,6 @@
 //! `list_directory`: one entry per line, sorted, bounded by `listMaxEntries`. Symlinks are shown
 //! as links with their own lstat data and never descended. A recursive listing skips `.git` and,
-//! unless `includeIgnored`, whatever `.gitignore` files ignore (ripgrep's `ignore` crate).
+//! unless `includeIgnored`, whatever `.gitignore` files ignore (see [`crate::walk`]).
 
 use std::ffi::OsStr;
 use std::os::fd::AsFd;
@@ -13,12 +13,13 @@ use serde_json::{json, Value};
 
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::cancel::CancelToken;
 use crate::error::ToolError;
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::{Sandbox, Target};
 use crate::permissions::Operation;
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use crate::walk::{self, WalkOptions};
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "list_directory",
@@ -94,23 +95,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let sandbox = call.ws.sandbox().clone();
         let listed = target.clone();
         let cancel = call.cancel.clone();
-        let root = call.ws.sandbox().root().to_path_buf();
         let listing = call
             .blocking(move || {
                 if args.recursive {
-                    let outer = if args.include_ignored {
-                        Vec::new()
-                    } else {
-                        super::gitignore_scope::outer_gitignores(&listed, &root)
-                    };
-                    walk(
-                        &listed,
-                        &sandbox,
-                        args.include_ignored,
-                        &outer,
-                        max,
-                        &|| cancel.is_aborted(),
-                    )
+                    walk_tree(&listed, &sandbox, args.include_ignored, max, &cancel)
                 } else {
                     direct_entries(&listed, &sandbox, max)
                 }
@@ -194,221 +182,42 @@ fn direct_entries(target: &Target, sandbox: &Sandbox, max: usize) -> Result<List
     Ok(Listing { lines, truncated })
 }
 
-/// The whole tree, depth first in name order, `.git` and (optionally) ignored files skipped.
-/// `outer` are the ancestors' `.gitignore` files that also apply (farthest first).
-///
-/// The walk goes through directory descriptors only: the listed directory is opened beneath its
-/// anchor with `RESOLVE_NO_SYMLINKS`, every subdirectory with `openat(O_NOFOLLOW | O_DIRECTORY)`
-/// on its parent's descriptor, every entry is `lstat`ed relative to that descriptor, and every
-/// `.gitignore` is read the same way. A directory swapped for a symlink to an outside tree while
-/// the walk runs is therefore listed as what it was or not descended: its target's names are
-/// never read. (A path-based walker, such as the `ignore` crate's, re-resolves each directory by
-/// path when it descends and lists whatever a swapped link points to; `tests/races.rs` caught it.)
-///
-/// Ignore rules are those the `ignore` crate applied with `git_ignore`, `git_exclude`,
-/// `require_git(false)` and no parents: in each directory, its `.gitignore`, then its
-/// `.git/info/exclude` (a `.git` directory only; a worktree's `.git` file is not followed), the
-/// nearest directory's match winning; then `outer`, nearest first. Like git (≥ 2.32), a
-/// `.gitignore` that is a symlink is not read.
-fn walk(
+/// The whole tree, depth first in name order, `.git` and (unless `include_ignored`) ignored
+/// files skipped, through directory descriptors only (see [`crate::walk`]). Only regular files
+/// are `lstat`ed (for their size and date), and only symlinks are read.
+fn walk_tree(
     listed: &Target,
     sandbox: &Sandbox,
     include_ignored: bool,
-    outer: &[PathBuf],
     max: usize,
-    aborted: &dyn Fn() -> bool,
+    cancel: &CancelToken,
 ) -> Result<Listing, ToolError> {
-    let root_fd = open_listable(listed)?;
-    let explicit: Vec<Gitignore> = if include_ignored {
-        Vec::new()
-    } else {
-        outer
-            .iter()
-            .filter_map(|file| outer_matcher(&listed.anchor, file))
-            .collect()
-    };
-    let mut lines = Vec::new();
-    let mut stack = vec![WalkDir::open(
-        root_fd,
-        listed.path.clone(),
-        PathBuf::new(),
+    let options = WalkOptions {
+        sandbox,
         include_ignored,
-    )];
-    while let Some(top) = stack.last_mut() {
-        if aborted() {
-            return Err(ToolError::aborted());
-        }
-        let Some(name) = top.names.get(top.next).cloned() else {
-            stack.pop();
-            continue;
+        limit: Some(max),
+        cancel,
+    };
+    let walked = walk::walk(open_listable(listed)?, listed, &options, |entry| {
+        let (kind, size, mtime) = match entry.kind {
+            EntryKind::File => {
+                // Whatever it is now, as of this lstat (or gone: removed while listing).
+                let stat = fsops::lstat_at(entry.dir, entry.name).ok()??;
+                (EntryKind::of(&stat), stat.st_size as u64, stat.st_mtime)
+            }
+            kind => (kind, 0, 0),
         };
-        top.next += 1;
-        let abs = top.abs.join(&name);
-        if name == ".git" || fsops::is_temp_name(&name) || sandbox.is_hidden(&abs) {
-            continue;
-        }
-        let Ok(Some(stat)) = fsops::lstat_at(top.fd.as_fd(), &name) else {
-            continue; // removed while listing
-        };
-        let kind = EntryKind::of(&stat);
-        let is_dir = kind == EntryKind::Directory;
-        if !include_ignored && is_ignored(&stack, &explicit, &abs, is_dir) {
-            continue;
-        }
-        if lines.len() == max {
-            return Ok(Listing {
-                lines,
-                truncated: true,
-            });
-        }
-        let top = stack.last().expect("the loop holds a directory");
-        let rel = top.rel.join(&name);
         let link = || {
-            fsops::read_link_at(top.fd.as_fd(), &name)
+            fsops::read_link_at(entry.dir, entry.name)
                 .ok()
                 .map(PathBuf::from)
         };
-        lines.push(entry_line(
-            &rel,
-            kind,
-            stat.st_size as u64,
-            stat.st_mtime,
-            link,
-        ));
-        if is_dir {
-            // Not a directory any more (swapped for a link), unreadable, gone: not descended.
-            if let Ok(fd) = open_subdir(top.fd.as_fd(), &name) {
-                stack.push(WalkDir::open(fd, abs, rel, include_ignored));
-            }
-        }
-    }
+        Some(entry_line(entry.rel, kind, size, mtime, link))
+    })?;
     Ok(Listing {
-        lines,
-        truncated: false,
+        lines: walked.items,
+        truncated: walked.truncated,
     })
-}
-
-/// A directory being walked: its descriptor, where it is, its sorted entries and its ignore rules.
-struct WalkDir {
-    fd: std::os::fd::OwnedFd,
-    abs: PathBuf,
-    rel: PathBuf,
-    names: Vec<std::ffi::OsString>,
-    next: usize,
-    gitignore: Option<Gitignore>,
-    exclude: Option<Gitignore>,
-}
-
-impl WalkDir {
-    fn open(fd: std::os::fd::OwnedFd, abs: PathBuf, rel: PathBuf, include_ignored: bool) -> Self {
-        let mut names = fsops::list_names(fd.as_fd()).unwrap_or_default();
-        names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-        let (gitignore, exclude) = if include_ignored {
-            (None, None)
-        } else {
-            let gitignore = read_ignore_file(fd.as_fd(), &[".gitignore"])
-                .map(|text| matcher(&abs, &abs.join(".gitignore"), &text));
-            let exclude = read_ignore_file(fd.as_fd(), &[".git", "info", "exclude"])
-                .map(|text| matcher(&abs, &abs.join(".git/info/exclude"), &text));
-            (gitignore, exclude)
-        };
-        WalkDir {
-            fd,
-            abs,
-            rel,
-            names,
-            next: 0,
-            gitignore,
-            exclude,
-        }
-    }
-}
-
-/// Whether the entry `abs` is ignored: the nearest directory's `.gitignore` match, else the
-/// nearest `.git/info/exclude` match, else the nearest outer file's match (a whitelist `!`
-/// rule counts as a match that keeps it).
-fn is_ignored(stack: &[WalkDir], explicit: &[Gitignore], abs: &Path, is_dir: bool) -> bool {
-    // Some(true) for an ignore rule, Some(false) for a whitelist rule, None for no match.
-    let verdict = |m: &Gitignore| {
-        let matched = m.matched(abs, is_dir);
-        (!matched.is_none()).then(|| matched.is_ignore())
-    };
-    let dirs = || stack.iter().rev();
-    dirs()
-        .filter_map(|d| d.gitignore.as_ref())
-        .find_map(verdict)
-        .or_else(|| dirs().filter_map(|d| d.exclude.as_ref()).find_map(verdict))
-        .or_else(|| explicit.iter().rev().find_map(verdict))
-        .unwrap_or(false)
-}
-
-/// The largest ignore file read; the rest of a larger one is not applied.
-const IGNORE_FILE_MAX_BYTES: u64 = 1024 * 1024;
-
-/// The text of the regular file at `path` (components) beneath `dir`, reached without following
-/// any symlink; `None` if it is missing, not a regular file or unreadable.
-fn read_ignore_file(dir: std::os::fd::BorrowedFd<'_>, path: &[&str]) -> Option<Vec<u8>> {
-    let (file_name, dirs) = path.split_last()?;
-    let mut holder: Option<std::os::fd::OwnedFd> = None;
-    for part in dirs {
-        let parent = holder.as_ref().map_or(dir, |fd| fd.as_fd());
-        holder = Some(open_subdir(parent, OsStr::new(part)).ok()?);
-    }
-    let parent = holder.as_ref().map_or(dir, |fd| fd.as_fd());
-    let mut file = fsops::open_for_read(parent, OsStr::new(file_name)).ok()?;
-    if EntryKind::of(&fsops::fstat(&file).ok()?) != EntryKind::File {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(&mut file, IGNORE_FILE_MAX_BYTES),
-        &mut bytes,
-    )
-    .ok()?;
-    Some(bytes)
-}
-
-/// An outer `.gitignore` (an ancestor's, inside the anchor), read through a descriptor.
-fn outer_matcher(anchor: &Path, file: &Path) -> Option<Gitignore> {
-    let dir = file.parent()?;
-    let fd = fsops::open_dir(anchor, dir, false).ok()?;
-    let text = read_ignore_file(fd.as_fd(), &[file.file_name()?.to_str()?])?;
-    Some(matcher(dir, file, &text))
-}
-
-/// The matcher of one ignore file's `text`, its patterns relative to `dir`, read line by line as
-/// the `ignore` crate reads a file: a leading BOM dropped, reading stopping at the first line
-/// that is not UTF-8, invalid patterns skipped.
-fn matcher(dir: &Path, file: &Path, text: &[u8]) -> Gitignore {
-    let mut builder = GitignoreBuilder::new(dir);
-    for (i, line) in text.split(|b| *b == b'\n').enumerate() {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Ok(line) = std::str::from_utf8(line) else {
-            break;
-        };
-        let line = if i == 0 {
-            line.trim_start_matches('\u{feff}')
-        } else {
-            line
-        };
-        let _ = builder.add_line(Some(file.to_path_buf()), line);
-    }
-    builder.build().unwrap_or_else(|_| Gitignore::empty())
-}
-
-/// Opens the subdirectory `name` of `dir` for listing, never following a symlink.
-fn open_subdir(
-    dir: std::os::fd::BorrowedFd<'_>,
-    name: &OsStr,
-) -> std::io::Result<std::os::fd::OwnedFd> {
-    use rustix::fs::{Mode, OFlags};
-    rustix::fs::openat(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(std::io::Error::from)
 }
 
 /// `dir/`, `link -> target`, `file (N bytes, YYYY-MM-DD)`.

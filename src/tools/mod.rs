@@ -13,7 +13,6 @@ pub mod cwd;
 pub mod delete_file;
 pub mod edit_file;
 pub mod files;
-pub mod gitignore_scope;
 pub mod glob;
 pub mod grep;
 pub mod list_directory;
