@@ -597,6 +597,25 @@ mod tests {
             }
         }
 
+        /// Walks `dir` of the fixture with a fresh options set.
+        fn walk_in<T: Send>(
+            t: &Tree,
+            dir: &Path,
+            include_ignored: bool,
+            limit: Option<usize>,
+            cancel: &CancelToken,
+            visit: impl Fn(&Entry<'_>) -> Option<T> + Sync,
+        ) -> Result<Walked<T>, ToolError> {
+            let fd = fsops::open_dir(&t.root, dir, true).unwrap();
+            let options = WalkOptions {
+                sandbox: &t.sandbox,
+                include_ignored,
+                limit,
+                cancel,
+            };
+            walk(fd, &target(dir, &t.root), &options, visit)
+        }
+
         /// Every entry's relative path (directories with a `/`), in walk order.
         fn paths(
             t: &Tree,
@@ -604,15 +623,7 @@ mod tests {
             include_ignored: bool,
             limit: Option<usize>,
         ) -> Walked<String> {
-            let fd = fsops::open_dir(&t.root, dir, true).unwrap();
-            let cancel = CancelToken::new();
-            let options = WalkOptions {
-                sandbox: &t.sandbox,
-                include_ignored,
-                limit,
-                cancel: &cancel,
-            };
-            walk(fd, &target(dir, &t.root), &options, |e| {
+            walk_in(t, dir, include_ignored, limit, &CancelToken::new(), |e| {
                 let slash = if e.kind == EntryKind::Directory {
                     "/"
                 } else {
@@ -662,15 +673,8 @@ mod tests {
         #[test]
         fn an_abort_ends_the_walk() {
             let t = tree();
-            let fd = fsops::open_dir(&t.root, &t.root, true).unwrap();
             let cancel = CancelToken::new();
-            let options = WalkOptions {
-                sandbox: &t.sandbox,
-                include_ignored: false,
-                limit: None,
-                cancel: &cancel,
-            };
-            let walked = walk(fd, &target(&t.root, &t.root), &options, |_| {
+            let walked = walk_in(&t, &t.root, false, None, &cancel, |_| {
                 cancel.abort();
                 Some(())
             });
@@ -683,16 +687,8 @@ mod tests {
             for i in 0..40 {
                 fs::create_dir_all(t.root.join(format!("p/{i:02}"))).unwrap();
             }
-            let fd = fsops::open_dir(&t.root, &t.root, true).unwrap();
-            let cancel = CancelToken::new();
-            let options = WalkOptions {
-                sandbox: &t.sandbox,
-                include_ignored: false,
-                limit: None,
-                cancel: &cancel,
-            };
             let walked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                walk(fd, &target(&t.root, &t.root), &options, |e| {
+                walk_in(&t, &t.root, false, None, &CancelToken::new(), |e| {
                     assert!(e.rel != Path::new("p/07"), "visitor bug");
                     Some(())
                 })
