@@ -19,7 +19,11 @@
  *   `.restore-<unique>.partial` beside a restore target, `.<what>-<unique>.partial` in the bucket;
  * - the next Workspace on the same root and data dir works: `trash_list`, `trashList()` and a
  *   recursive `list_directory` succeed; stale bucket partials (an hour old) are swept when it is
- *   created, fresh ones are kept.
+ *   created, fresh ones are kept;
+ * - temp files of atomic writes are journaled: once the next Workspace exists, no
+ *   `*.agent-fs-tools.tmp` file is left anywhere under the root and the journal is empty. Kills
+ *   aimed at the moment a temp file exists (write_file, append_file creating a file) make sure
+ *   there was one to clean up.
  */
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -47,6 +51,7 @@ const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'helpers', 'crash-ch
 const KILLS = Number(process.env.CRASH_KILLS ?? 50)
 
 const ATOMIC_TEMP = /^\..*\.\d+\.\d+\.agent-fs-tools\.tmp$/
+const TEMP_SUFFIX = '.agent-fs-tools.tmp'
 const RESTORE_TEMP = /^\.restore-[0-9a-f]+\.partial$/
 const BUCKET_TEMP = /^\.[a-z]+-[0-9a-f]+\.partial$/
 
@@ -156,6 +161,8 @@ async function calibrate(dirs: { root: string; dataDir: string }, calls: Call[],
  */
 async function nextWorkspace(dirs: { root: string; dataDir: string }): Promise<{ ws: Workspace; trash: TrashEntry[] }> {
   const ws = new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir }, permissions: ALL, confirm: () => true })
+  expect(atomicTemps(dirs.root), 'temp files of atomic writes left after the next Workspace').toEqual([])
+  expect(journalRecords(dirs), 'journal records left after recovery').toEqual([])
   const listing = await ws.call('list_directory', { path: '.', recursive: true, includeIgnored: true })
   expect(listing.status, listing.output).toBe('ok')
   const trashTool = await ws.call('trash_list', {})
@@ -188,6 +195,19 @@ function leftovers(dir: string): string[] {
     for (const name of readdirSync(d, { withFileTypes: true })) {
       if (ATOMIC_TEMP.test(name.name) || RESTORE_TEMP.test(name.name)) out.push(join(d, name.name))
       else if (name.isDirectory()) walk(join(d, name.name))
+    }
+  }
+  walk(dir)
+  return out
+}
+
+/** Every `*.agent-fs-tools.tmp` file under `dir`, at any depth (symlinks are not followed). */
+function atomicTemps(dir: string): string[] {
+  const out: string[] = []
+  const walk = (d: string): void => {
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      if (entry.name.endsWith(TEMP_SUFFIX)) out.push(join(d, entry.name))
+      else if (entry.isDirectory()) walk(join(d, entry.name))
     }
   }
   walk(dir)
@@ -251,7 +271,7 @@ interface Tally {
 
 function report(op: string, seed: number, window: number, t: Tally, extra = ''): void {
   console.log(
-    `crash ${op}: ${t.kills} kills (seed ${seed}) over ${window} ms, ${t.midway} caught mid-way, ${t.leftovers} leftover temp files${extra}`,
+    `crash ${op}: ${t.kills} kills (seed ${seed}) over ${window} ms, ${t.midway} caught mid-way, ${t.leftovers} temp files left by the kills${extra}`,
   )
 }
 
@@ -281,7 +301,9 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       t.kills += run.killed ? 1 : 0
       const now = sha(readFileSync(join(dirs.root, 'big.txt')))
       expect(digests, `big.txt is not a whole version after a kill at ${delay} ms`).toContain(now)
-      if (run.killed && (leftovers(dirs.root).length > 0 || partials(dirs) > partialsBefore)) t.midway++
+      const temps = atomicTemps(dirs.root).length
+      if (run.killed && (temps > 0 || partials(dirs) > partialsBefore)) t.midway++
+      t.leftovers += temps
       const { ws, trash } = await nextWorkspace(dirs)
       // The newest kept version restores to a whole version.
       if (trash.length > 0) {
@@ -290,7 +312,6 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
         expect(digests).toContain(sha(readFileSync(join(dirs.root, 'check.txt'))))
         rmSync(join(dirs.root, 'check.txt'))
       }
-      t.leftovers += removeLeftovers(dirs.root)
     }
     expect(t.kills).toBe(KILLS)
     report('write_file', seed, window, t, `, ${checkSweep(dirs)} stale bucket partials swept`)
@@ -316,10 +337,10 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       const run = await runChild(dirs, calls, delay)
       t.kills += run.killed ? 1 : 0
       expect(digests, `edit.txt is torn after a kill at ${delay} ms`).toContain(sha(readFileSync(join(dirs.root, 'edit.txt'))))
-      await nextWorkspace(dirs)
-      const left = removeLeftovers(dirs.root)
+      const left = atomicTemps(dirs.root).length
       t.leftovers += left
       if (left > 0) t.midway++
+      await nextWorkspace(dirs)
     }
     expect(t.kills).toBe(KILLS)
     report('edit_file', seed, window, t)
@@ -359,8 +380,6 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       expect(boundaries.has(after.length) && full.startsWith(after), `log.txt is a partial append after recovery (kill at ${delay} ms)`).toBe(true)
       expect(after.length).toBeGreaterThanOrEqual(start.length + chunks.slice(0, done).join('').length)
       expect(after.length).toBeLessThanOrEqual(now.length)
-      expect(journalRecords(dirs), 'journal records left after recovery').toEqual([])
-      t.leftovers += removeLeftovers(dirs.root)
     }
     t.midway = partial
     expect(t.kills).toBe(KILLS)
@@ -381,9 +400,36 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       await nextWorkspace(dirs)
       const after = readFileSync(log, 'utf8')
       expect([start, start + big].includes(after), 'log.txt is a partial append after recovery').toBe(true)
-      expect(journalRecords(dirs), 'journal records left after recovery').toEqual([])
     }
     report('append_file', seed, window, t, ` (${partial} random kills and ${aimedPartial}/5 kills aimed at the write left a partial append before recovery; none after)`)
+  })
+
+  it('temp files of atomic writes: a kill while one exists leaves none once the next Workspace ran', async () => {
+    const dirs = tempWorkspaceDirs()
+    const content = bigText('temp', 16 << 20)
+    const contentFile = join(dirs.dataDir, '..', 'temp-content.txt')
+    writeFileSync(contentFile, content)
+    // A new file each: write_file goes through write_atomic, append_file through its create path.
+    const cases: [string, Call][] = [
+      ['write_file', ['write_file', { path: 'nested/dir/fresh.txt', contentFile }]],
+      ['append_file', ['append_file', { path: 'nested/new-log.txt', contentFile }]],
+    ]
+    for (const [op, call] of cases) {
+      let caught = 0
+      for (let round = 0; round < 5; round++) {
+        rmSync(join(dirs.root, 'nested'), { recursive: true, force: true })
+        const { killed } = await runChildUntil(dirs, [call], () => atomicTemps(dirs.root).length > 0)
+        const temps = atomicTemps(dirs.root)
+        for (const p of temps) expect(ATOMIC_TEMP.test(p.split('/').pop()!), p).toBe(true)
+        if (killed && temps.length > 0) caught++
+        // nextWorkspace fails if a temp file (or a journal record) is still there.
+        await nextWorkspace(dirs)
+        const target = join(dirs.root, call[1].path as string)
+        if (existsSync(target)) expect(readFileSync(target, 'utf8') === content, `${op}: a partial ${target}`).toBe(true)
+      }
+      expect(caught, `${op}: no kill caught a temp file`).toBeGreaterThan(0)
+      console.log(`crash ${op} temp files: ${caught}/5 aimed kills left one; none after the next Workspace`)
+    }
   })
 
   it('delete_file: every removed file has a complete, restorable archive', async () => {

@@ -1,18 +1,31 @@
-//! The append journal: makes an in-place `append_file` all-or-nothing under a crash.
+//! The crash journal: records, under `<dataDir>/journal/<sha256(root)>/<pid>-<unique>.json`, what
+//! a crash must not leave half done; `Workspace::new` replays what is left. A record's `kind`
+//! says what it covers; a record without one (written before there were kinds) is an append.
 //!
-//! Before appending to an existing file, a record `<dataDir>/journal/<sha256(root)>/<unique>.json`
-//! names the file (path, dev, ino), its size before (`oldSize`) and the append (`appendLen`,
-//! `appendSha256`); it is fsynced (and its directory) before the first byte is appended, and removed
-//! once the file is fsynced. `Workspace::new` replays what is left: a file that is still the same
-//! inode and holds `oldSize + appendLen` bytes whose tail hashes to `appendSha256` is complete and
-//! kept; one between `oldSize` and that (or with a mismatching tail) is truncated back to
-//! `oldSize`; anything else (renamed over, other inode, shorter than `oldSize`) is left alone.
+//! - `append`: makes an in-place `append_file` all-or-nothing. Before appending to an existing
+//!   file, the record names the file (path, dev, ino), its size before (`oldSize`) and the
+//!   append (`appendLen`, `appendSha256`); it is fsynced (and its directory) before the first byte
+//!   is appended, and removed once the file is fsynced. Replay: a file that is still the same
+//!   inode and holds `oldSize + appendLen` bytes whose tail hashes to `appendSha256` is complete
+//!   and kept; one between `oldSize` and that (or with a mismatching tail) is truncated back to
+//!   `oldSize`; anything else (renamed over, other inode, shorter than `oldSize`) is left alone.
+//! - `temp`: makes the temp file of an atomic write (`.<name>.<pid>.<n>.agent-fs-tools.tmp`, see
+//!   `fsops::temp_name`) garbage a later run collects. Before the temp file is created, the
+//!   record names its directory (canonical `dir`, `dirDev`, `dirIno`) and its `name`; it is
+//!   removed once the temp file is renamed into place or removed. It is written without fsync
+//!   (a SIGKILL keeps the page cache; a power cut may lose it, and the temp file stays, hidden
+//!   from listings) and best effort: a write goes on without it when the journal cannot be
+//!   written. Replay: the temp file is unlinked if it is still there, reached from `/` without
+//!   following a symlink, in the same directory (dev, ino), a regular file, and has a temp name;
+//!   anything else is left alone.
 //!
 //! Records of a live process are not replayed: a record whose `pid` is alive and that is younger
 //! than [`LIVE_GRACE`] is skipped (a pid alive but older than that is taken to be a reused pid).
 
+use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Seek, SeekFrom, Write};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,14 +33,17 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
+use crate::paths::fsops::{self, EntryKind};
+
 /// How long a record of a still-running pid is left alone.
 pub const LIVE_GRACE: Duration = Duration::from_secs(600);
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// An in-place append in flight (kind `append`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
-pub struct Record {
+pub struct AppendRecord {
     pub path: PathBuf,
     pub dev: u64,
     pub ino: u64,
@@ -37,13 +53,71 @@ pub struct Record {
     pub pid: u32,
 }
 
+/// A temp file of an atomic write, about to be created (kind `temp`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct TempRecord {
+    /// The canonical path of the directory the temp file is created in.
+    pub dir: PathBuf,
+    /// The device of that directory, checked before anything in it is removed.
+    pub dir_dev: u64,
+    /// The inode of that directory, checked before anything in it is removed.
+    pub dir_ino: u64,
+    /// The temp file's name in `dir`.
+    pub name: String,
+    pub pid: u32,
+}
+
+/// One journal record, as stored: `{"kind": "append" | "temp", …fields}`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Record {
+    Append(AppendRecord),
+    Temp(TempRecord),
+}
+
+impl Record {
+    /// Parses a stored record; one without a `kind` (written before temp records existed) is an
+    /// append record.
+    pub fn parse(bytes: &[u8]) -> serde_json::Result<Self> {
+        let mut value: serde_json::Value = serde_json::from_slice(bytes)?;
+        if let Some(fields) = value.as_object_mut() {
+            fields.entry("kind").or_insert_with(|| "append".into());
+        }
+        serde_json::from_value(value)
+    }
+
+    /// The process that wrote the record.
+    pub fn pid(&self) -> u32 {
+        match self {
+            Record::Append(r) => r.pid,
+            Record::Temp(r) => r.pid,
+        }
+    }
+}
+
 /// What recovery did with one record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Recovered {
+    /// An append that had completed: kept.
     Complete,
+    /// A partial append: truncated back to the old size.
     RolledBack,
+    /// Nothing to do, or nothing safe to do (the record is dropped).
     LeftAlone,
+    /// A temp file left by a crashed write: removed.
+    TempRemoved,
+    /// A record that may belong to an operation in flight: kept for later.
     Skipped,
+}
+
+/// How a record is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Durability {
+    /// Under a `.partial` name, fsynced, renamed, the directory fsynced: survives a power cut.
+    Fsynced,
+    /// Created under its final name and written, nothing more: survives a killed process.
+    PageCache,
 }
 
 /// One workspace's journal directory.
@@ -59,8 +133,8 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// Removes the record (the append is durable). Best effort: a leftover record of a complete
-    /// append is kept by recovery.
+    /// Removes the record (what it covers is done). Best effort: a leftover record is handled by
+    /// recovery (a complete append is kept, a temp file already gone is just dropped).
     pub fn finish(self) {
         let _ = fs::remove_file(&self.path);
     }
@@ -90,7 +164,7 @@ impl Journal {
         content: &[u8],
     ) -> io::Result<Entry> {
         let meta = file.metadata()?;
-        let record = Record {
+        let record = Record::Append(AppendRecord {
             path: path.to_owned(),
             dev: meta.dev(),
             ino: meta.ino(),
@@ -98,37 +172,96 @@ impl Journal {
             append_len: content.len() as u64,
             append_sha256: crate::hashing::sha256_hex(content),
             pid: std::process::id(),
-        };
-        if fs::symlink_metadata(&self.dir).is_err() {
-            fs::create_dir_all(&self.dir)?;
-            if let Some(parent) = self.dir.parent() {
-                fsync_dir(parent);
+        });
+        self.write(&record, Durability::Fsynced)
+    }
+
+    /// Records (not fsynced) that the temp file `temp` is about to be created in the directory
+    /// `dir` (canonical path `dir_path`). `None` when the record cannot be written (read-only
+    /// data dir, a name that is not UTF-8): the write goes on without one.
+    pub fn begin_temp(&self, dir_path: &Path, dir: BorrowedFd<'_>, temp: &OsStr) -> Option<Entry> {
+        let stat = rustix::fs::fstat(dir).ok()?;
+        let record = Record::Temp(TempRecord {
+            dir: dir_path.to_owned(),
+            dir_dev: stat.st_dev,
+            dir_ino: stat.st_ino,
+            name: temp.to_str()?.to_owned(),
+            pid: std::process::id(),
+        });
+        self.write(&record, Durability::PageCache).ok()
+    }
+
+    /// Runs `work`, which creates the temp file `temp` in `dir` (canonical path `dir_path`) and
+    /// then renames it away or removes it, under a temp record (see [`Journal::begin_temp`]).
+    /// The record is removed afterwards unless the temp file is still there (its removal failed:
+    /// the next `Workspace` removes it).
+    pub fn with_temp<T, E>(
+        &self,
+        dir_path: &Path,
+        dir: BorrowedFd<'_>,
+        temp: &OsStr,
+        work: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, E> {
+        let entry = self.begin_temp(dir_path, dir, temp);
+        let result = work();
+        if let Some(entry) = entry {
+            if result.is_ok() || matches!(fsops::lstat_at(dir, temp), Ok(None)) {
+                entry.finish();
             }
         }
+        result
+    }
+
+    /// Writes `record` under a fresh name `<pid>-<time>-<n>.json`, creating the directory if
+    /// needed.
+    fn write(&self, record: &Record, durability: Durability) -> io::Result<Entry> {
         let stamp = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap_or_default()
             .as_nanos();
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let name = format!("{}-{stamp:x}-{n}.json", record.pid);
+        let name = format!("{}-{stamp:x}-{n}.json", record.pid());
         let final_path = self.dir.join(&name);
-        let temp = self.dir.join(format!(".{name}.partial"));
-        let result = (|| {
-            let mut f = OpenOptions::new()
+        let path = match durability {
+            Durability::Fsynced => self.dir.join(format!(".{name}.partial")),
+            Durability::PageCache => final_path.clone(),
+        };
+        let bytes = serde_json::to_vec(record).map_err(io::Error::other)?;
+        let result = self.create(&path).and_then(|mut f| {
+            f.write_all(&bytes)?;
+            if durability == Durability::Fsynced {
+                f.sync_all()?;
+                fs::rename(&path, &final_path)?;
+                fsync_dir(&self.dir);
+            }
+            Ok(())
+        });
+        if result.is_err() {
+            let _ = fs::remove_file(&path);
+        }
+        result.map(|()| Entry { path: final_path })
+    }
+
+    /// Creates the new file `path` in the journal directory, creating the directory (and
+    /// fsyncing its parent) the first time.
+    fn create(&self, path: &Path) -> io::Result<File> {
+        let open = || {
+            OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .mode(0o600)
-                .open(&temp)?;
-            f.write_all(&serde_json::to_vec(&record).map_err(io::Error::other)?)?;
-            f.sync_all()?;
-            fs::rename(&temp, &final_path)
-        })();
-        if result.is_err() {
-            let _ = fs::remove_file(&temp);
+                .open(path)
+        };
+        match open() {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                fs::create_dir_all(&self.dir)?;
+                if let Some(parent) = self.dir.parent() {
+                    fsync_dir(parent);
+                }
+                open()
+            }
+            other => other,
         }
-        result?;
-        fsync_dir(&self.dir);
-        Ok(Entry { path: final_path })
     }
 
     /// Replays every record left by a crash (cheap when the directory is missing or empty).
@@ -142,8 +275,8 @@ impl Journal {
             let name = entry.file_name();
             let name = name.to_string_lossy();
             if name.starts_with('.') && name.ends_with(".partial") {
-                // A record never completed: nothing was appended under it.
-                if age(&path).is_some_and(|a| a > LIVE_GRACE) || !pid_alive(pid_of(&name)) {
+                // A record never completed: nothing was done under it.
+                if !in_flight(pid_of(&name), &path) {
                     let _ = fs::remove_file(&path);
                 }
                 continue;
@@ -152,17 +285,21 @@ impl Journal {
                 continue;
             }
             let Ok(bytes) = fs::read(&path) else { continue };
-            let Ok(record) = serde_json::from_slice::<Record>(&bytes) else {
-                let _ = fs::remove_file(&path);
-                continue;
-            };
-            // A young record of a live process (this one included: another workspace of it)
-            // may be an append in flight.
-            if pid_alive(Some(record.pid)) && age(&path).is_none_or(|a| a < LIVE_GRACE) {
+            let record = Record::parse(&bytes).ok();
+            // A young record of a live process (this one included: another workspace of it) may
+            // be an operation in flight; an unparseable one, a temp record being written.
+            if in_flight(
+                record.as_ref().map(Record::pid).or_else(|| pid_of(&name)),
+                &path,
+            ) {
                 done.push(Recovered::Skipped);
                 continue;
             }
-            let outcome = replay(&record);
+            let outcome = match &record {
+                None => Ok(Recovered::LeftAlone),
+                Some(Record::Append(record)) => replay(record),
+                Some(Record::Temp(record)) => remove_temp(record),
+            };
             if outcome.is_ok() {
                 let _ = fs::remove_file(&path);
             }
@@ -171,6 +308,12 @@ impl Journal {
         fsync_dir(&self.dir);
         done
     }
+}
+
+/// Whether a record (at `path`) of `pid` may belong to an operation still in flight: `pid` is
+/// alive and the record is younger than [`LIVE_GRACE`].
+fn in_flight(pid: Option<u32>, path: &Path) -> bool {
+    pid_alive(pid) && age(path).is_none_or(|a| a < LIVE_GRACE)
 }
 
 fn age(path: &Path) -> Option<Duration> {
@@ -187,8 +330,8 @@ fn pid_alive(pid: Option<u32>) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
-/// Applies one record to its file; `Err` only for an I/O failure worth retrying next time.
-pub fn replay(record: &Record) -> io::Result<Recovered> {
+/// Applies one append record to its file; `Err` only for an I/O failure worth retrying next time.
+pub fn replay(record: &AppendRecord) -> io::Result<Recovered> {
     let mut file = match OpenOptions::new()
         .read(true)
         .write(true)
@@ -223,9 +366,40 @@ fn tail_sha256(file: &mut File, from: u64) -> io::Result<String> {
     crate::hashing::sha256_reader(file)
 }
 
+/// Removes the temp file a crashed write left behind, if it is still ours: a temp name (one
+/// component), in the recorded directory opened from `/` without following any symlink (and still
+/// the same dev, ino), a regular file. `Err` only for an I/O failure worth retrying next time.
+pub fn remove_temp(record: &TempRecord) -> io::Result<Recovered> {
+    let name = OsStr::new(&record.name);
+    if record.name.contains('/') || !fsops::is_temp_name(name) {
+        return Ok(Recovered::LeftAlone);
+    }
+    let Ok(dir) = fsops::open_dir(Path::new("/"), &record.dir, false) else {
+        return Ok(Recovered::LeftAlone);
+    };
+    let stat = rustix::fs::fstat(&dir)?;
+    if (stat.st_dev, stat.st_ino) != (record.dir_dev, record.dir_ino) {
+        return Ok(Recovered::LeftAlone);
+    }
+    match fsops::lstat_at(dir.as_fd(), name)? {
+        Some(stat) if EntryKind::of(&stat) == EntryKind::File => {
+            match fsops::unlink_at(dir.as_fd(), name) {
+                Ok(()) => Ok(Recovered::TempRemoved),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Recovered::LeftAlone),
+                Err(e) => Err(e),
+            }
+        }
+        _ => Ok(Recovered::LeftAlone),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A pid no process has (above any `pid_max`): the writer of a record "died".
+    const DEAD_PID: u32 = u32::MAX - 1;
 
     fn setup() -> (tempfile::TempDir, Journal, PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
@@ -235,13 +409,20 @@ mod tests {
         (tmp, journal, file)
     }
 
+    /// Rewrites the record at `path` as if its writer were dead, in the current format.
+    fn kill_writer(path: &Path) {
+        let mut record = Record::parse(&fs::read(path).unwrap()).unwrap();
+        match &mut record {
+            Record::Append(r) => r.pid = DEAD_PID,
+            Record::Temp(r) => r.pid = DEAD_PID,
+        }
+        fs::write(path, serde_json::to_vec(&record).unwrap()).unwrap();
+    }
+
     fn begin(journal: &Journal, file: &Path, content: &[u8]) -> PathBuf {
         let f = File::open(file).unwrap();
         let entry = journal.begin(file, &f, 3, content).unwrap();
-        // Pretend the writer died: a pid that is not alive.
-        let mut record: Record = serde_json::from_slice(&fs::read(&entry.path).unwrap()).unwrap();
-        record.pid = u32::MAX - 1;
-        fs::write(&entry.path, serde_json::to_vec(&record).unwrap()).unwrap();
+        kill_writer(&entry.path);
         entry.path
     }
 
@@ -250,7 +431,13 @@ mod tests {
         let (_tmp, journal, file) = setup();
         let f = File::open(&file).unwrap();
         let entry = journal.begin(&file, &f, 3, b"new").unwrap();
-        let record: Record = serde_json::from_slice(&fs::read(&entry.path).unwrap()).unwrap();
+        let bytes = fs::read(&entry.path).unwrap();
+        let Record::Append(record) = Record::parse(&bytes).unwrap() else {
+            panic!("not an append record")
+        };
+        assert!(String::from_utf8(bytes)
+            .unwrap()
+            .contains(r#""kind":"append""#));
         assert_eq!(record.path, file);
         assert_eq!(record.ino, f.metadata().unwrap().ino());
         assert_eq!((record.old_size, record.append_len), (3, 3));
@@ -261,6 +448,24 @@ mod tests {
         entry.finish();
         assert_eq!(fs::read_dir(journal.dir()).unwrap().count(), 0);
         assert!(journal.recover().is_empty());
+    }
+
+    #[test]
+    fn old_format_append_records_still_replay() {
+        let (_tmp, journal, file) = setup();
+        let rec = begin(&journal, &file, b"new");
+        let Record::Append(mut record) = Record::parse(&fs::read(&rec).unwrap()).unwrap() else {
+            panic!("not an append record")
+        };
+        record.pid = DEAD_PID;
+        // The format before record kinds: the append fields alone, no "kind".
+        let old = serde_json::to_vec(&record).unwrap();
+        assert!(!String::from_utf8_lossy(&old).contains("kind"));
+        fs::write(&rec, old).unwrap();
+        fs::write(&file, b"oldne").unwrap();
+        assert_eq!(journal.recover(), vec![Recovered::RolledBack]);
+        assert_eq!(fs::read(&file).unwrap(), b"old");
+        assert!(!rec.exists());
     }
 
     #[test]
@@ -314,5 +519,171 @@ mod tests {
         assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
         assert_eq!(fs::read(&file).unwrap(), b"o");
         assert_eq!(fs::read_dir(journal.dir()).unwrap().count(), 0);
+    }
+
+    /// A journal and a canonical directory `d` for temp files.
+    fn temp_setup() -> (tempfile::TempDir, Journal, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        let journal = Journal::new(base.join("journal").join("x"));
+        let dir = base.join("d");
+        fs::create_dir(&dir).unwrap();
+        (tmp, journal, dir)
+    }
+
+    /// A temp record for `name` in `dir` whose writer is dead, and the record's path. `name` is
+    /// created as a regular file first when `create`.
+    fn crashed_temp(journal: &Journal, dir: &Path, name: &str, create: bool) -> PathBuf {
+        if create {
+            fs::write(dir.join(name), b"a whole copy").unwrap();
+        }
+        let fd = fsops::open_dir(Path::new("/"), dir, false).unwrap();
+        let entry = journal
+            .begin_temp(dir, fd.as_fd(), OsStr::new(name))
+            .unwrap();
+        kill_writer(&entry.path);
+        entry.path
+    }
+
+    fn records(journal: &Journal) -> usize {
+        fs::read_dir(journal.dir()).map_or(0, Iterator::count)
+    }
+
+    #[test]
+    fn temp_record_fields() {
+        let (_tmp, journal, dir) = temp_setup();
+        let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
+        let temp = fsops::temp_name(OsStr::new("f.txt"));
+        let entry = journal.begin_temp(&dir, fd.as_fd(), &temp).unwrap();
+        let bytes = fs::read(&entry.path).unwrap();
+        let Record::Temp(record) = Record::parse(&bytes).unwrap() else {
+            panic!("not a temp record")
+        };
+        let meta = fs::metadata(&dir).unwrap();
+        assert_eq!(record.dir, dir);
+        assert_eq!((record.dir_dev, record.dir_ino), (meta.dev(), meta.ino()));
+        assert_eq!(OsStr::new(&record.name), temp);
+        assert_eq!(record.pid, std::process::id());
+        entry.finish();
+        assert_eq!(records(&journal), 0);
+    }
+
+    #[test]
+    fn a_dead_writers_temp_is_removed() {
+        let (_tmp, journal, dir) = temp_setup();
+        let name = ".f.txt.1234.0.agent-fs-tools.tmp";
+        let rec = crashed_temp(&journal, &dir, name, true);
+        fs::write(dir.join("f.txt"), b"keep").unwrap();
+        assert_eq!(journal.recover(), vec![Recovered::TempRemoved]);
+        assert!(!dir.join(name).exists() && !rec.exists());
+        assert_eq!(fs::read(dir.join("f.txt")).unwrap(), b"keep");
+    }
+
+    #[test]
+    fn a_live_young_writers_temp_is_left_alone() {
+        let (_tmp, journal, dir) = temp_setup();
+        let name = ".f.txt.1234.0.agent-fs-tools.tmp";
+        fs::write(dir.join(name), b"in flight").unwrap();
+        let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
+        let entry = journal
+            .begin_temp(&dir, fd.as_fd(), OsStr::new(name))
+            .unwrap();
+        assert_eq!(journal.recover(), vec![Recovered::Skipped]);
+        assert!(dir.join(name).exists() && entry.path.exists());
+    }
+
+    #[test]
+    fn a_gone_temp_only_drops_the_record() {
+        let (_tmp, journal, dir) = temp_setup();
+        let rec = crashed_temp(&journal, &dir, ".f.1.2.agent-fs-tools.tmp", false);
+        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+        assert!(!rec.exists());
+    }
+
+    #[test]
+    fn only_our_temp_files_are_ever_removed() {
+        let (_tmp, journal, dir) = temp_setup();
+        // Not a temp name; a name leading out of the directory.
+        fs::write(dir.join("notes.txt"), b"user").unwrap();
+        crashed_temp(&journal, &dir, "notes.txt", false);
+        fs::write(dir.join(".x.1.2.agent-fs-tools.tmp"), b"user").unwrap();
+        let sub = dir.join("sub");
+        fs::create_dir(&sub).unwrap();
+        crashed_temp(&journal, &sub, "../.x.1.2.agent-fs-tools.tmp", false);
+        // A symlink and a directory under a temp name.
+        let target = dir.join("target.txt");
+        fs::write(&target, b"user").unwrap();
+        symlink(&target, dir.join(".l.1.2.agent-fs-tools.tmp")).unwrap();
+        crashed_temp(&journal, &dir, ".l.1.2.agent-fs-tools.tmp", false);
+        fs::create_dir(dir.join(".d.1.2.agent-fs-tools.tmp")).unwrap();
+        crashed_temp(&journal, &dir, ".d.1.2.agent-fs-tools.tmp", false);
+        assert_eq!(journal.recover(), vec![Recovered::LeftAlone; 4]);
+        assert_eq!(fs::read(dir.join("notes.txt")).unwrap(), b"user");
+        assert_eq!(
+            fs::read(dir.join(".x.1.2.agent-fs-tools.tmp")).unwrap(),
+            b"user"
+        );
+        assert!(fs::symlink_metadata(dir.join(".l.1.2.agent-fs-tools.tmp")).is_ok());
+        assert_eq!(fs::read(&target).unwrap(), b"user");
+        assert!(dir.join(".d.1.2.agent-fs-tools.tmp").is_dir());
+        assert_eq!(records(&journal), 0);
+    }
+
+    #[test]
+    fn a_temp_reached_through_a_symlink_or_in_another_directory_is_kept() {
+        let (_tmp, journal, dir) = temp_setup();
+        let name = ".f.1.2.agent-fs-tools.tmp";
+        // The recorded directory became a symlink to one holding such a name.
+        let real = dir.join("real");
+        fs::create_dir(&real).unwrap();
+        let linked = dir.join("linked");
+        fs::create_dir(&linked).unwrap();
+        crashed_temp(&journal, &linked, name, false);
+        fs::remove_dir(&linked).unwrap();
+        symlink(&real, &linked).unwrap();
+        fs::write(real.join(name), b"user").unwrap();
+        // The recorded directory was replaced by another one (other inode).
+        let replaced = dir.join("replaced");
+        fs::create_dir(&replaced).unwrap();
+        crashed_temp(&journal, &replaced, name, false);
+        let other = dir.join("other");
+        fs::create_dir(&other).unwrap();
+        fs::write(other.join(name), b"user").unwrap();
+        fs::remove_dir(&replaced).unwrap();
+        fs::rename(&other, &replaced).unwrap();
+        assert_eq!(journal.recover(), vec![Recovered::LeftAlone; 2]);
+        assert!(real.join(name).exists() && replaced.join(name).exists());
+        assert_eq!(records(&journal), 0);
+    }
+
+    #[test]
+    fn with_temp_keeps_the_record_only_while_the_temp_is_there() {
+        let (_tmp, journal, dir) = temp_setup();
+        let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
+        let temp = OsStr::new(".f.1.2.agent-fs-tools.tmp");
+        let during = journal.with_temp(&dir, fd.as_fd(), temp, || Ok::<_, ()>(records(&journal)));
+        assert_eq!((during, records(&journal)), (Ok(1), 0));
+        // Failed, temp removed: no record; failed, temp still there: the record stays for recovery.
+        let failed: Result<(), ()> = journal.with_temp(&dir, fd.as_fd(), temp, || Err(()));
+        assert_eq!((failed, records(&journal)), (Err(()), 0));
+        let _ = journal.with_temp(&dir, fd.as_fd(), temp, || {
+            fs::write(dir.join(temp), b"x").map_err(drop)?;
+            Err::<(), ()>(())
+        });
+        assert_eq!(records(&journal), 1);
+    }
+
+    #[test]
+    fn with_temp_goes_on_when_the_journal_cannot_be_written() {
+        let (_tmp, _journal, dir) = temp_setup();
+        // The journal directory cannot be created: its parent is a file.
+        fs::write(dir.join("file"), b"").unwrap();
+        let journal = Journal::new(dir.join("file").join("journal"));
+        let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
+        let temp = OsStr::new(".f.1.2.agent-fs-tools.tmp");
+        assert_eq!(
+            journal.with_temp(&dir, fd.as_fd(), temp, || Ok::<_, ()>(7)),
+            Ok(7)
+        );
     }
 }

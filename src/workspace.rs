@@ -80,7 +80,8 @@ impl Workspace {
             options.allowed_paths.clone(),
             vec![trash_dir.clone(), audit_dir.clone(), journal_dir.clone()],
         );
-        // Appends that a crash interrupted: completed ones are kept, partial ones rolled back.
+        // What a crash interrupted: completed appends are kept, partial ones rolled back, temp
+        // files of atomic writes removed.
         let journal = Journal::new(journal_dir.join(&root_hash));
         journal.recover();
         let project_root = find_project_root(&options.root).unwrap_or_else(|| options.root.clone());
@@ -151,7 +152,7 @@ impl Workspace {
         &self.bucket
     }
 
-    /// This workspace's append journal, `<dataDir>/journal/<sha256(root)>`.
+    /// This workspace's crash journal (appends, temp files), `<dataDir>/journal/<sha256(root)>`.
     pub fn journal(&self) -> &Journal {
         &self.journal
     }

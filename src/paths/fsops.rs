@@ -230,18 +230,19 @@ pub fn fsync_dir(dir: BorrowedFd<'_>) {
     }
 }
 
-/// Replaces (or creates) `name` in `dir` atomically: a temp file in the same directory, written,
-/// given `mode` (permission bits; `None` → 0666 minus umask), fsynced, renamed over `name`, and the
-/// directory fsynced. On any failure the temp file is removed and `name` is untouched.
+/// Replaces (or creates) `name` in `dir` atomically: the temp file `temp` (a [`temp_name`] of
+/// `name`, which the caller may journal first) in the same directory, written, given `mode`
+/// (permission bits; `None` → 0666 minus umask), fsynced, renamed over `name`, and the directory
+/// fsynced. On any failure the temp file is removed and `name` is untouched.
 pub fn write_atomic(
     dir: BorrowedFd<'_>,
     name: &OsStr,
+    temp: &OsStr,
     data: &[u8],
     mode: Option<u32>,
 ) -> io::Result<()> {
-    let temp = temp_name(name);
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let fd = rustix::fs::openat(dir, &temp, flags, Mode::from_raw_mode(0o666)).map_err(errno)?;
+    let fd = rustix::fs::openat(dir, temp, flags, Mode::from_raw_mode(0o666)).map_err(errno)?;
     let result = (|| {
         let mut file = File::from(fd);
         file.write_all(data)?;
@@ -249,10 +250,10 @@ pub fn write_atomic(
             rustix::fs::fchmod(&file, Mode::from_raw_mode(mode & 0o7777)).map_err(errno)?;
         }
         file.sync_all()?;
-        rustix::fs::renameat(dir, &temp, dir, name).map_err(errno)
+        rustix::fs::renameat(dir, temp, dir, name).map_err(errno)
     })();
     if result.is_err() {
-        let _ = rustix::fs::unlinkat(dir, &temp, AtFlags::empty());
+        let _ = rustix::fs::unlinkat(dir, temp, AtFlags::empty());
     } else {
         fsync_dir(dir);
     }
@@ -321,7 +322,8 @@ mod tests {
         std::fs::write(&f, "old").unwrap();
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o751)).unwrap();
         let dir = open_dir(&r, &r.join("a"), false).unwrap();
-        write_atomic(dir.as_fd(), OsStr::new("f.sh"), b"new", Some(0o751)).unwrap();
+        let name = OsStr::new("f.sh");
+        write_atomic(dir.as_fd(), name, &temp_name(name), b"new", Some(0o751)).unwrap();
         assert_eq!(std::fs::read(&f).unwrap(), b"new");
         assert_eq!(
             std::fs::metadata(&f).unwrap().permissions().mode() & 0o777,

@@ -2,8 +2,9 @@
 //! bounded by `appendMaxTotalBytes`. In-place means other links to the same inode see the change,
 //! so inside a sandbox a file with several hard links is refused.
 
+use std::ffi::OsStr;
 use std::io::Write;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -156,7 +157,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
 /// reopening by name would leave a window in which a hard link to a file outside the allowed
 /// trees, swapped in under the name, receives the append (found by `tests/races.rs`). A missing
 /// file is created through a temp file renamed into place without replacing anything
-/// (`RENAME_NOREPLACE`): a fresh inode nobody else links to, absent or complete after a crash.
+/// (`RENAME_NOREPLACE`): a fresh inode nobody else links to, absent or complete after a crash
+/// (the temp file is journaled like an atomic write's, so a crash does not leave it for good).
 ///
 /// Crash safety of the in-place append: a journal record (see `crate::journal`) is fsynced before
 /// the first byte goes through the descriptor and removed once the file is fsynced; the next
@@ -174,7 +176,7 @@ fn commit(
     let (parent, _) = fsops::ensure_dir(&target.anchor, parent_path)
         .map_err(|e| ToolError::io(&e, "create the parent directory of", &target.path))?;
     let mut file = match planned {
-        Planned::Absent => return create_new(parent.as_fd(), name, content, target),
+        Planned::Absent => return create_new(journal, target, parent.as_fd(), content),
         Planned::Present { stat, bytes } => {
             let mut file = match fsops::open_for_update(parent.as_fd(), name) {
                 Ok(file) => file,
@@ -230,28 +232,45 @@ fn commit(
     result
 }
 
-/// Creates the missing `name` in `parent` with `content`: written to a recognisable temp file,
-/// fsynced, then renamed into place only if `name` is still absent.
+/// Creates the missing `target` in its opened `parent` with `content`, through a journaled temp
+/// file (see [`create_through`]).
 fn create_new(
-    parent: std::os::fd::BorrowedFd<'_>,
-    name: &std::ffi::OsStr,
+    journal: &crate::journal::Journal,
+    target: &Target,
+    parent: BorrowedFd<'_>,
+    content: &[u8],
+) -> Result<(), ToolError> {
+    let (parent_path, name) = target
+        .split()
+        .ok_or_else(|| files::is_a_directory(&target.path))?;
+    let temp = fsops::temp_name(name);
+    journal.with_temp(parent_path, parent, &temp, || {
+        create_through(parent, &temp, name, content, target)
+    })
+}
+
+/// Creates the missing `name` in `parent` with `content`: written to the temp file `temp`,
+/// fsynced, then renamed into place only if `name` is still absent.
+fn create_through(
+    parent: BorrowedFd<'_>,
+    temp: &OsStr,
+    name: &OsStr,
     content: &[u8],
     target: &Target,
 ) -> Result<(), ToolError> {
-    let temp = fsops::temp_name(name);
-    let mut file = fsops::open_for_append(parent, &temp, true)
+    let mut file = fsops::open_for_append(parent, temp, true)
         .map_err(|e| ToolError::io(&e, "append to", &target.path))?;
     let result = file
         .write_all(content)
         .and_then(|()| file.sync_all())
-        .and_then(|()| fsops::rename_noreplace(parent, &temp, parent, name));
+        .and_then(|()| fsops::rename_noreplace(parent, temp, parent, name));
     match result {
         Ok(()) => {
             fsops::fsync_dir(parent);
             Ok(())
         }
         Err(e) => {
-            let _ = fsops::unlink_at(parent, &temp);
+            let _ = fsops::unlink_at(parent, temp);
             Err(if e.kind() == std::io::ErrorKind::AlreadyExists {
                 files::changed_since_planned(&target.path)
             } else {

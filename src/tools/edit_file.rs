@@ -12,7 +12,6 @@ use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
-use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
 use crate::permissions::Operation;
 use crate::text::decode::{decode_for_edit, DecodeError, TextFile};
@@ -184,6 +183,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let sha_before = sha256_hex(&plan.old);
         let sha_after = sha256_hex(&plan.new);
         let (committed_target, old, new, stat) = (target.clone(), plan.old, plan.new, plan.stat);
+        let ws = call.ws.clone();
         call.blocking(move || {
             let target = committed_target;
             let (parent, name) = files::open_parent(&target, "edit")?;
@@ -192,8 +192,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 bytes: Some(old),
             }
             .verify(&parent, &name, &target.path)?;
-            fsops::write_atomic(parent.as_fd(), &name, &new, Some(files::mode_bits(&stat)))
-                .map_err(|e| ToolError::io(&e, "write", &target.path))
+            files::write_atomic(
+                ws.journal(),
+                &target,
+                parent.as_fd(),
+                &new,
+                Some(files::mode_bits(&stat)),
+            )
         })
         .await?;
         let summary = format!(

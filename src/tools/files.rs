@@ -4,12 +4,13 @@
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::OwnedFd;
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::Path;
 
 use rustix::fs::Stat;
 
 use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::journal::Journal;
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::Target;
 
@@ -152,6 +153,25 @@ pub fn with_diff(summary: String, diff: &str, max_bytes: u64) -> String {
         "{summary}\n\n{}[diff truncated: {hidden} more lines not shown]",
         &diff[..cut]
     )
+}
+
+/// Replaces (or creates) `target` atomically in its opened `parent` directory
+/// (`fsops::write_atomic`, `mode` as there), the temp file journaled so that a crash does not
+/// leave it behind for good (`Journal::with_temp`).
+pub fn write_atomic(
+    journal: &Journal,
+    target: &Target,
+    parent: BorrowedFd<'_>,
+    data: &[u8],
+    mode: Option<u32>,
+) -> Result<(), ToolError> {
+    let (parent_path, name) = target.split().ok_or_else(|| is_a_directory(&target.path))?;
+    let temp = fsops::temp_name(name);
+    journal
+        .with_temp(parent_path, parent, &temp, || {
+            fsops::write_atomic(parent, name, &temp, data, mode)
+        })
+        .map_err(|e| ToolError::io(&e, "write", &target.path))
 }
 
 /// Permission bits of a stat.

@@ -119,8 +119,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         );
         let trashed = call
             .blocking(move || {
-                let keep = keep_old.then_some((ws.as_ref(), &cancel));
-                commit(&committed_target, &planned, new_content.as_bytes(), keep)
+                let keep = keep_old.then_some(&cancel);
+                commit(
+                    &ws,
+                    &committed_target,
+                    &planned,
+                    new_content.as_bytes(),
+                    keep,
+                )
             })
             .await?;
         let verb = if created { "Created" } else { "Wrote" };
@@ -153,12 +159,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
 }
 
 /// Creates the parents, checks the file is still what was planned on, keeps the old content in
-/// the trash when asked (`keep`), and replaces the file. Returns the archive of the old content.
+/// the trash when asked (`keep`, with the call's abort token), and replaces the file. Returns the
+/// archive of the old content.
 fn commit(
+    ws: &Workspace,
     target: &crate::paths::Target,
     planned: &Planned,
     content: &[u8],
-    keep: Option<(&Workspace, &CancelToken)>,
+    keep: Option<&CancelToken>,
 ) -> Result<Option<PathBuf>, ToolError> {
     let (parent_path, name) = target
         .split()
@@ -171,7 +179,7 @@ fn commit(
         Planned::Absent => None,
     };
     let archived = match keep {
-        Some((ws, cancel)) => {
+        Some(cancel) => {
             let archived = put_in_trash(ws, parent.as_fd(), name, &target.path, false, cancel)?;
             // The archive is read by name: make sure it holds what was diffed, not something
             // swapped in since the check above (that would be replaced without a copy).
@@ -187,7 +195,6 @@ fn commit(
         }
         None => None,
     };
-    fsops::write_atomic(parent.as_fd(), name, content, mode)
-        .map_err(|e| ToolError::io(&e, "write", &target.path))?;
+    files::write_atomic(ws.journal(), target, parent.as_fd(), content, mode)?;
     Ok(archived)
 }
