@@ -26,6 +26,7 @@ use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,6 +45,7 @@ static COUNTER: AtomicU64 = AtomicU64::new(0);
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct AppendRecord {
+    #[serde(with = "path_bytes")]
     pub path: PathBuf,
     pub dev: u64,
     pub ino: u64,
@@ -58,14 +60,47 @@ pub struct AppendRecord {
 #[serde(rename_all = "camelCase")]
 pub struct TempRecord {
     /// The canonical path of the directory the temp file is created in.
+    #[serde(with = "path_bytes")]
     pub dir: PathBuf,
     /// The device of that directory, checked before anything in it is removed.
     pub dir_dev: u64,
     /// The inode of that directory, checked before anything in it is removed.
     pub dir_ino: u64,
     /// The temp file's name in `dir`.
-    pub name: String,
+    #[serde(with = "path_bytes")]
+    pub name: PathBuf,
     pub pid: u32,
+}
+
+/// Paths as records store them: JSON text when they are UTF-8 (readable, and all that older
+/// records hold), else an array of bytes, since a Linux path is bytes and a record must not fail
+/// to be written (or a write go unjournaled) for a name that is not UTF-8.
+mod path_bytes {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::{Path, PathBuf};
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
+        match path.to_str() {
+            Some(text) => serializer.serialize_str(text),
+            None => serializer.collect_seq(path.as_os_str().as_bytes()),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<PathBuf, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Stored {
+            Text(String),
+            Bytes(Vec<u8>),
+        }
+        Ok(match Stored::deserialize(deserializer)? {
+            Stored::Text(text) => PathBuf::from(text),
+            Stored::Bytes(bytes) => PathBuf::from(OsStr::from_bytes(&bytes)),
+        })
+    }
 }
 
 /// One journal record, as stored: `{"kind": "append" | "temp", …fields}`.
@@ -178,14 +213,14 @@ impl Journal {
 
     /// Records (not fsynced) that the temp file `temp` is about to be created in the directory
     /// `dir` (canonical path `dir_path`). `None` when the record cannot be written (read-only
-    /// data dir, a name that is not UTF-8): the write goes on without one.
+    /// data dir): the write goes on without one.
     pub fn begin_temp(&self, dir_path: &Path, dir: BorrowedFd<'_>, temp: &OsStr) -> Option<Entry> {
         let stat = rustix::fs::fstat(dir).ok()?;
         let record = Record::Temp(TempRecord {
             dir: dir_path.to_owned(),
             dir_dev: stat.st_dev,
             dir_ino: stat.st_ino,
-            name: temp.to_str()?.to_owned(),
+            name: PathBuf::from(temp),
             pid: std::process::id(),
         });
         self.write(&record, Durability::PageCache).ok()
@@ -370,8 +405,8 @@ fn tail_sha256(file: &mut File, from: u64) -> io::Result<String> {
 /// component), in the recorded directory opened from `/` without following any symlink (and still
 /// the same dev, ino), a regular file. `Err` only for an I/O failure worth retrying next time.
 pub fn remove_temp(record: &TempRecord) -> io::Result<Recovered> {
-    let name = OsStr::new(&record.name);
-    if record.name.contains('/') || !fsops::is_temp_name(name) {
+    let name = record.name.as_os_str();
+    if name.as_bytes().contains(&b'/') || !fsops::is_temp_name(name) {
         return Ok(Recovered::LeftAlone);
     }
     let Ok(dir) = fsops::open_dir(Path::new("/"), &record.dir, false) else {
@@ -562,7 +597,7 @@ mod tests {
         let meta = fs::metadata(&dir).unwrap();
         assert_eq!(record.dir, dir);
         assert_eq!((record.dir_dev, record.dir_ino), (meta.dev(), meta.ino()));
-        assert_eq!(OsStr::new(&record.name), temp);
+        assert_eq!(record.name.as_os_str(), temp);
         assert_eq!(record.pid, std::process::id());
         entry.finish();
         assert_eq!(records(&journal), 0);
@@ -577,6 +612,37 @@ mod tests {
         assert_eq!(journal.recover(), vec![Recovered::TempRemoved]);
         assert!(!dir.join(name).exists() && !rec.exists());
         assert_eq!(fs::read(dir.join("f.txt")).unwrap(), b"keep");
+    }
+
+    #[test]
+    fn paths_that_are_not_utf8_are_journaled_as_bytes() {
+        let (_tmp, journal, dir) = temp_setup();
+        let odd = dir.join(OsStr::from_bytes(b"caf\xe9"));
+        fs::create_dir(&odd).unwrap();
+        // An append to a file there is journaled and rolled back like any other.
+        let file = odd.join(OsStr::from_bytes(b"n\xffe.log"));
+        fs::write(&file, b"old").unwrap();
+        let rec = begin(&journal, &file, b"new");
+        let stored = fs::read(&rec).unwrap();
+        assert!(
+            std::str::from_utf8(&stored).is_ok(),
+            "the record stays JSON"
+        );
+        let Record::Append(record) = Record::parse(&stored).unwrap() else {
+            panic!("not an append record")
+        };
+        assert_eq!(record.path, file);
+        fs::write(&file, b"oldne").unwrap();
+        assert_eq!(journal.recover(), vec![Recovered::RolledBack]);
+        assert_eq!(fs::read(&file).unwrap(), b"old");
+        // A temp file of a name that is not UTF-8 is recorded and swept.
+        let temp = fsops::temp_name(OsStr::from_bytes(b"\xfe.txt"));
+        fs::write(odd.join(&temp), b"a whole copy").unwrap();
+        let fd = fsops::open_dir(Path::new("/"), &odd, false).unwrap();
+        let entry = journal.begin_temp(&odd, fd.as_fd(), &temp).unwrap();
+        kill_writer(&entry.path);
+        assert_eq!(journal.recover(), vec![Recovered::TempRemoved]);
+        assert!(!odd.join(&temp).exists());
     }
 
     #[test]
