@@ -159,6 +159,21 @@ mod tests {
         .await
     }
 
+    type Waiting<'a> = Pin<Box<dyn Future<Output = PathGuard<'a>> + 'a>>;
+
+    /// A write holding `/w/a/b`; a recursive remove of `/w/a` waiting for it; and a later write
+    /// to `/w/a/c`, free of held locks, waiting behind the remove.
+    async fn remove_queued_behind_a_write(
+        locks: &PathLocks,
+    ) -> (PathGuard<'_>, Waiting<'_>, Waiting<'_>) {
+        let write = locks.lock(p(&["/w/a/b"])).await;
+        let mut remove: Waiting<'_> = Box::pin(locks.lock(p(&["/w/a"])));
+        assert!(poll_once(&mut remove).await.is_none());
+        let mut later: Waiting<'_> = Box::pin(locks.lock(p(&["/w/a/c"])));
+        assert!(poll_once(&mut later).await.is_none());
+        (write, remove, later)
+    }
+
     /// Whether a lock on `b` must wait while `a` is held.
     async fn blocks(a: &[&str], b: &[&str]) -> bool {
         let locks = PathLocks::default();
@@ -273,13 +288,7 @@ mod tests {
     #[tokio::test]
     async fn a_later_conflicting_request_never_overtakes_an_earlier_waiter() {
         let locks = PathLocks::default();
-        let write = locks.lock(p(&["/w/a/b"])).await;
-        // A recursive remove of the parent waits for the write below it.
-        let mut remove = Box::pin(locks.lock(p(&["/w/a"])));
-        assert!(poll_once(&mut remove).await.is_none());
-        // Later writes below it are free of held locks but wait behind the remove.
-        let mut later = Box::pin(locks.lock(p(&["/w/a/c"])));
-        assert!(poll_once(&mut later).await.is_none());
+        let (write, mut remove, mut later) = remove_queued_behind_a_write(&locks).await;
         // A request conflicting with nothing proceeds at once despite the waiters.
         let unrelated = poll_once(&mut Box::pin(locks.lock(p(&["/w/ab"]))))
             .await
@@ -337,11 +346,7 @@ mod tests {
     #[tokio::test]
     async fn a_dropped_wait_withdraws_and_unblocks_later_requests() {
         let locks = PathLocks::default();
-        let write = locks.lock(p(&["/w/a/b"])).await;
-        let mut remove = Box::pin(locks.lock(p(&["/w/a"])));
-        assert!(poll_once(&mut remove).await.is_none());
-        let mut later = Box::pin(locks.lock(p(&["/w/a/c"])));
-        assert!(poll_once(&mut later).await.is_none());
+        let (write, remove, mut later) = remove_queued_behind_a_write(&locks).await;
         assert_eq!(locks.len(), 3);
         drop(remove); // the call is aborted while waiting
         assert_eq!(locks.len(), 2);
