@@ -20,10 +20,11 @@
  * - the next Workspace on the same root and data dir works: `trash_list`, `trashList()` and a
  *   recursive `list_directory` succeed; stale bucket partials (an hour old) are swept when it is
  *   created, fresh ones are kept;
- * - temp files of atomic writes are journaled: once the next Workspace exists, no
- *   `*.agent-fs-tools.tmp` file is left anywhere under the root and the journal is empty. Kills
- *   aimed at the moment a temp file exists (write_file, append_file creating a file) make sure
- *   there was one to clean up.
+ * - temp files of atomic writes and temp roots of restores are journaled: once the next
+ *   Workspace exists, no `*.agent-fs-tools.tmp` and no `.restore-*.partial` is left anywhere
+ *   under the root and the journal is empty. Kills aimed at the moment a temp file exists
+ *   (write_file, append_file creating a file) make sure there was one to clean up; for restores,
+ *   the kills that left one are counted.
  */
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -161,7 +162,7 @@ async function calibrate(dirs: { root: string; dataDir: string }, calls: Call[],
  */
 async function nextWorkspace(dirs: { root: string; dataDir: string }): Promise<{ ws: Workspace; trash: TrashEntry[] }> {
   const ws = new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir }, permissions: ALL, confirm: () => true })
-  expect(atomicTemps(dirs.root), 'temp files of atomic writes left after the next Workspace').toEqual([])
+  expect(leftovers(dirs.root), 'temp files of atomic writes or restores left after the next Workspace').toEqual([])
   expect(journalRecords(dirs), 'journal records left after recovery').toEqual([])
   const listing = await ws.call('list_directory', { path: '.', recursive: true, includeIgnored: true })
   expect(listing.status, listing.output).toBe('ok')
@@ -212,13 +213,6 @@ function atomicTemps(dir: string): string[] {
   }
   walk(dir)
   return out
-}
-
-/** Removes the leftovers (after they were recognised) so they do not pile up across kills. */
-function removeLeftovers(dir: string): number {
-  const found = leftovers(dir)
-  for (const p of found) rmSync(p, { recursive: true, force: true })
-  return found.length
 }
 
 /** Removes finished archives (kept: temp files, for the sweep check). */
@@ -557,6 +551,10 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
         reset()
         const run = await runChild(dirs, calls, delay)
         t.kills += run.killed ? 1 : 0
+        const left = leftovers(dirs.root)
+        for (const p of left) expect(RESTORE_TEMP.test(p.split('/').pop()!), p).toBe(true)
+        if (left.length > 0) t.midway++
+        t.leftovers += left.length
         await nextWorkspace(dirs)
         if (existsSync(tree)) {
           expect(snapshot(tree), `rtree restored partly (kill at ${delay} ms)`).toEqual(expected)
@@ -565,10 +563,6 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
           expect(existsSync(archive), `rtree is absent and its archive is gone (kill at ${delay} ms)`).toBe(true)
           expect(sha(readFileSync(archive))).toBe(archiveSha)
         }
-        const left = leftovers(dirs.root)
-        for (const p of left) expect(RESTORE_TEMP.test(p.split('/').pop()!), p).toBe(true)
-        if (left.length > 0) t.midway++
-        t.leftovers += removeLeftovers(dirs.root)
         expect(statSync(dirs.root).isDirectory()).toBe(true)
       }
       expect(t.kills).toBe(KILLS)

@@ -10,14 +10,15 @@
 //!   and kept; one between `oldSize` and that (or with a mismatching tail) is truncated back to
 //!   `oldSize`; anything else (renamed over, other inode, shorter than `oldSize`) is left alone.
 //! - `temp`: makes the temp file of an atomic write (`.<name>.<pid>.<n>.agent-fs-tools.tmp`, see
-//!   `fsops::temp_name`) garbage a later run collects. Before the temp file is created, the
+//!   `fsops::temp_name`), or the temp root of a restore (`.restore-<unique>.partial`: a file,
+//!   symlink or whole tree), garbage a later run collects. Before the temp file is created, the
 //!   record names its directory (canonical `dir`, `dirDev`, `dirIno`) and its `name`; it is
 //!   removed once the temp file is renamed into place or removed. It is written without fsync
-//!   (a SIGKILL keeps the page cache; a power cut may lose it, and the temp file stays, hidden
-//!   from listings) and best effort: a write goes on without it when the journal cannot be
-//!   written. Replay: the temp file is unlinked if it is still there, reached from `/` without
-//!   following a symlink, in the same directory (dev, ino), a regular file, and has a temp name;
-//!   anything else is left alone.
+//!   (a SIGKILL keeps the page cache; a power cut may lose it, and the temp stays) and best
+//!   effort: a write goes on without it when the journal cannot be written. Replay: the temp is
+//!   removed if it is still there, reached from `/` without following a symlink, in the same
+//!   directory (dev, ino), has a temp name and is a regular file (a restore's may also be a
+//!   symlink or a tree, removed without following links); anything else is left alone.
 //!
 //! Records of a live process are not replayed: a record whose `pid` is alive and that is younger
 //! than [`LIVE_GRACE`] is skipped (a pid alive but older than that is taken to be a reused pid).
@@ -401,12 +402,15 @@ fn tail_sha256(file: &mut File, from: u64) -> io::Result<String> {
     crate::hashing::sha256_reader(file)
 }
 
-/// Removes the temp file a crashed write left behind, if it is still ours: a temp name (one
-/// component), in the recorded directory opened from `/` without following any symlink (and still
-/// the same dev, ino), a regular file. `Err` only for an I/O failure worth retrying next time.
+/// Removes the temp file a crashed write left behind, or the temp root of a crashed restore, if
+/// it is still ours: a temp name (one component) — an atomic write's must be a regular file, a
+/// restore's may be a file, a symlink or a directory (removed as a whole, never following a
+/// symlink) — in the recorded directory opened from `/` without following any symlink (and
+/// still the same dev, ino). `Err` only for an I/O failure worth retrying next time.
 pub fn remove_temp(record: &TempRecord) -> io::Result<Recovered> {
     let name = record.name.as_os_str();
-    if name.as_bytes().contains(&b'/') || !fsops::is_temp_name(name) {
+    let restore = crate::trash::is_restore_temp_name(name);
+    if name.as_bytes().contains(&b'/') || !(restore || fsops::is_temp_name(name)) {
         return Ok(Recovered::LeftAlone);
     }
     let Ok(dir) = fsops::open_dir(Path::new("/"), &record.dir, false) else {
@@ -416,15 +420,16 @@ pub fn remove_temp(record: &TempRecord) -> io::Result<Recovered> {
     if (stat.st_dev, stat.st_ino) != (record.dir_dev, record.dir_ino) {
         return Ok(Recovered::LeftAlone);
     }
-    match fsops::lstat_at(dir.as_fd(), name)? {
-        Some(stat) if EntryKind::of(&stat) == EntryKind::File => {
-            match fsops::unlink_at(dir.as_fd(), name) {
-                Ok(()) => Ok(Recovered::TempRemoved),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Recovered::LeftAlone),
-                Err(e) => Err(e),
-            }
-        }
-        _ => Ok(Recovered::LeftAlone),
+    let removed = match fsops::lstat_at(dir.as_fd(), name)?.map(|s| EntryKind::of(&s)) {
+        Some(EntryKind::File) => fsops::unlink_at(dir.as_fd(), name),
+        Some(EntryKind::Symlink) if restore => fsops::unlink_at(dir.as_fd(), name),
+        Some(EntryKind::Directory) if restore => fsops::remove_tree_at(dir.as_fd(), name),
+        _ => return Ok(Recovered::LeftAlone),
+    };
+    match removed {
+        Ok(()) => Ok(Recovered::TempRemoved),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Recovered::LeftAlone),
+        Err(e) => Err(e),
     }
 }
 
@@ -643,6 +648,31 @@ mod tests {
         kill_writer(&entry.path);
         assert_eq!(journal.recover(), vec![Recovered::TempRemoved]);
         assert!(!odd.join(&temp).exists());
+    }
+
+    #[test]
+    fn a_dead_restores_temp_tree_is_removed_without_following_links() {
+        let (tmp, journal, dir) = temp_setup();
+        let outside = tmp.path().join("outside");
+        fs::create_dir(&outside).unwrap();
+        fs::write(outside.join("keep.txt"), b"outside").unwrap();
+        let temp = crate::trash::restore_temp_name();
+        let root = dir.join(&temp);
+        fs::create_dir_all(root.join("sub")).unwrap();
+        fs::write(root.join("sub/f.txt"), b"half restored").unwrap();
+        symlink(&outside, root.join("link")).unwrap();
+        let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
+        let entry = journal.begin_temp(&dir, fd.as_fd(), &temp).unwrap();
+        kill_writer(&entry.path);
+        assert_eq!(journal.recover(), vec![Recovered::TempRemoved]);
+        assert!(!root.exists() && records(&journal) == 0);
+        assert_eq!(fs::read(outside.join("keep.txt")).unwrap(), b"outside");
+        // A directory under an atomic write's temp name is not ours to remove.
+        let name = ".d.1234.0.agent-fs-tools.tmp";
+        fs::create_dir(dir.join(name)).unwrap();
+        crashed_temp(&journal, &dir, name, false);
+        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+        assert!(dir.join(name).is_dir());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::files;
-use super::trashing::{put_in_trash, restore_hint, trash_error};
+use super::trashing::{put_in_trash, restore_hint, restore_into, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::error::{libc_codes, ErrorCode, ToolError};
@@ -160,7 +160,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         _ => ToolError::io(&e, "move", &src.path),
                     };
                     if let Some(archived) = &archived {
-                        match ws.bucket().restore(&archived.archive_path, dst_parent.as_fd(), dst_name, &|| false) {
+                        match restore_into(&ws, &archived.archive_path, dst_parent_path, dst_parent.as_fd(), dst_name, &|| false) {
                             Ok(_) => error.message.push_str("; the destination was restored as it was"),
                             Err(re) => error.message.push_str(&format!(
                                 "; the previous destination is in the trash at {} ({})",

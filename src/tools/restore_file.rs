@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::files;
-use super::trashing::{put_in_trash, restore_hint, trash_error};
+use super::trashing::{put_in_trash, restore_hint, restore_into, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::error::{ErrorCode, ToolError};
@@ -164,14 +164,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     None
                 };
                 let aborted = || cancel.is_aborted();
-                if let Err(e) = ws.bucket().restore(&from, parent.as_fd(), name, &aborted) {
+                let restore = |archive: &std::path::Path, cancel: &dyn Fn() -> bool| {
+                    restore_into(&ws, archive, parent_path, parent.as_fd(), name, cancel)
+                };
+                if let Err(e) = restore(&from, &aborted) {
                     let mut error = trash_error(e, "restore", &committed.path);
                     if let Some(previous) = &replaced {
-                        if ws
-                            .bucket()
-                            .restore(&previous.archive_path, parent.as_fd(), name, &|| false)
-                            .is_ok()
-                        {
+                        if restore(&previous.archive_path, &|| false).is_ok() {
                             error
                                 .message
                                 .push_str("; the entry that was there has been put back");

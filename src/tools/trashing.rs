@@ -7,7 +7,9 @@ use std::path::Path;
 
 use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
-use crate::trash::{archive_relative_path, Archived, TrashError, TrashItem};
+use crate::trash::{
+    archive_relative_path, restore_temp_name, Archived, Metadata, TrashError, TrashItem,
+};
 use crate::workspace::Workspace;
 
 /// The trash's error as a tool error about `path`; `doing` is e.g. "trash".
@@ -34,6 +36,23 @@ pub fn trash_error(e: TrashError, doing: &str, path: &Path) -> ToolError {
         ),
         TrashError::Io(io) => ToolError::io(&io, doing, path),
     }
+}
+
+/// Restores `archive` as `name` in `parent` (canonical path `parent_path`), its temp root
+/// journaled first (`Journal::with_temp`), so that a crash mid-restore does not leave a
+/// `.restore-*.partial` tree in the user's directory for good.
+pub fn restore_into(
+    ws: &Workspace,
+    archive: &Path,
+    parent_path: &Path,
+    parent: BorrowedFd<'_>,
+    name: &OsStr,
+    cancel: &dyn Fn() -> bool,
+) -> Result<Metadata, TrashError> {
+    let temp = restore_temp_name();
+    ws.journal().with_temp(parent_path, parent, &temp, || {
+        ws.bucket().restore(archive, parent, name, &temp, cancel)
+    })
 }
 
 /// Archives the entry `name` in `parent` (canonical path `path`); with `remove`, the original is

@@ -235,7 +235,8 @@ impl Bucket {
     /// Recreate the archived entry as `target_name` inside `target_parent` (opened and checked
     /// by the caller, who trashes an existing target first when asked to overwrite).
     ///
-    /// Extracts beside the target under a temp name, verifies the content against the metadata
+    /// Extracts beside the target under the temp name `temp` (a [`crate::trash::restore_temp_name`],
+    /// which the caller may journal first), verifies the content against the metadata
     /// (mismatch → [`TrashError::Corrupt`], nothing left, archive kept), renames into place
     /// without replacing (an existing target → [`TrashError::AlreadyExists`]), then deletes the
     /// archive (should that deletion fail, the restore still succeeds and the archive stays
@@ -246,10 +247,11 @@ impl Bucket {
         archive: &Path,
         target_parent: BorrowedFd<'_>,
         target_name: &OsStr,
+        temp: &OsStr,
         cancel: &dyn Fn() -> bool,
     ) -> Result<Metadata, TrashError> {
         let archive = self.locate(archive)?;
-        restore::restore_archive(&archive, target_parent, target_name, cancel)
+        restore::restore_archive(&archive, target_parent, target_name, temp, cancel)
     }
 
     /// The canonical path of `archive` if it is an archive directly inside this bucket.

@@ -74,4 +74,4 @@ pub use bucket::{Archived, Bucket, ClearStats, TrashEntry};
 pub use error::TrashError;
 pub use item::{Identity, TrashItem};
 pub use metadata::{Kind, Metadata};
-pub use naming::archive_relative_path;
+pub use naming::{archive_relative_path, is_restore_temp_name, restore_temp_name};

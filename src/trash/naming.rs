@@ -121,6 +121,17 @@ pub(crate) fn temp_name(what: &str) -> String {
     format!(".{what}-{}{TEMP_SUFFIX}", unique_token())
 }
 
+/// A fresh name for the temp root of a restore, `.restore-<unique>.partial`, created beside the
+/// target and renamed to it once complete.
+pub fn restore_temp_name() -> std::ffi::OsString {
+    temp_name("restore").into()
+}
+
+/// Is this the name of a restore's temp root (in flight, or left by a crash)?
+pub fn is_restore_temp_name(name: &OsStr) -> bool {
+    name.as_bytes().starts_with(b".restore-") && is_temp_name(name)
+}
+
 /// Is this the name of a finished archive (not a temp file, not something foreign)?
 pub(crate) fn is_archive_name(name: &OsStr) -> bool {
     let bytes = name.as_bytes();

@@ -43,11 +43,13 @@ use super::naming;
 use super::read;
 use super::stream::{copy_chunks, CHUNK};
 
-/// Restore the archive at `archive` as `target_name` inside `parent`; returns its metadata.
+/// Restore the archive at `archive` as `target_name` inside `parent`, extracted under the temp
+/// name `temp` first; returns its metadata.
 pub(crate) fn restore_archive(
     archive: &Path,
     parent: BorrowedFd<'_>,
     target_name: &OsStr,
+    temp: &OsStr,
     cancel: &dyn Fn() -> bool,
 ) -> Result<Metadata, TrashError> {
     if !is_single_component(target_name) {
@@ -58,7 +60,7 @@ pub(crate) fn restore_archive(
     let mut reader = read::from_file(claim(archive)?);
     let mut entries = reader.entries().map_err(read::unreadable)?;
     let metadata = read::read_metadata_entry(&mut entries)?;
-    let mut extraction = Extraction::new(parent, &metadata, cancel);
+    let mut extraction = Extraction::new(parent, &metadata, temp, cancel);
     let outcome = extraction.run(&mut entries, target_name);
     if outcome.is_err() {
         extraction.discard();
@@ -157,6 +159,8 @@ struct Extraction<'a> {
     parent: BorrowedFd<'a>,
     meta: &'a Metadata,
     cancel: &'a dyn Fn() -> bool,
+    /// The name to extract the root under; `temp` is set once it exists.
+    temp_name: &'a OsStr,
     temp: Option<OsString>,
     committed: bool,
     places: Places,
@@ -166,11 +170,17 @@ struct Extraction<'a> {
 }
 
 impl<'a> Extraction<'a> {
-    fn new(parent: BorrowedFd<'a>, meta: &'a Metadata, cancel: &'a dyn Fn() -> bool) -> Self {
+    fn new(
+        parent: BorrowedFd<'a>,
+        meta: &'a Metadata,
+        temp_name: &'a OsStr,
+        cancel: &'a dyn Fn() -> bool,
+    ) -> Self {
         Extraction {
             parent,
             meta,
             cancel,
+            temp_name,
             temp: None,
             committed: false,
             places: Places::default(),
@@ -253,27 +263,19 @@ impl<'a> Extraction<'a> {
         Ok(())
     }
 
-    /// Create the root node (file, directory or symlink) under a fresh temp name.
+    /// Create the root node (file, directory or symlink) under the temp name.
     fn create_root_node(&mut self, info: &EntryInfo) -> Result<Option<File>, TrashError> {
-        loop {
-            let name = OsString::from(naming::temp_name("restore"));
-            let made = match (info.kind, info.link.as_deref()) {
-                (Kind::File, _) => fsx::create_file_at(self.parent, &name).map(Some),
-                (Kind::Directory, _) => fsx::mkdir_at(self.parent, &name).map(|()| None),
-                (Kind::Symlink, Some(link)) => {
-                    fsx::symlink_at(link, self.parent, &name).map(|()| None)
-                }
-                (Kind::Symlink, None) => unreachable!("symlink entries always carry a target"),
-            };
-            match made {
-                Ok(file) => {
-                    self.temp = Some(name);
-                    return Ok(file);
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e.into()),
+        let name = self.temp_name;
+        let file = match (info.kind, info.link.as_deref()) {
+            (Kind::File, _) => fsx::create_file_at(self.parent, name).map(Some)?,
+            (Kind::Directory, _) => fsx::mkdir_at(self.parent, name).map(|()| None)?,
+            (Kind::Symlink, Some(link)) => {
+                fsx::symlink_at(link, self.parent, name).map(|()| None)?
             }
-        }
+            (Kind::Symlink, None) => unreachable!("symlink entries always carry a target"),
+        };
+        self.temp = Some(name.to_owned());
+        Ok(file)
     }
 
     /// Create an entry beneath the root, inside a directory this extraction created.

@@ -114,8 +114,13 @@ impl Env {
         cancel: &dyn Fn() -> bool,
     ) -> Result<Metadata, TrashError> {
         let parent = open_dir(target.parent().unwrap());
-        self.bucket
-            .restore(archive, parent.as_fd(), target.file_name().unwrap(), cancel)
+        self.bucket.restore(
+            archive,
+            parent.as_fd(),
+            target.file_name().unwrap(),
+            &crate::trash::restore_temp_name(),
+            cancel,
+        )
     }
 
     /// Names in the bucket (sorted), or none if it does not exist.
