@@ -404,8 +404,8 @@ fn tail_sha256(file: &mut File, from: u64) -> io::Result<String> {
 
 /// Removes the temp file a crashed write left behind, or the temp root of a crashed restore, if
 /// it is still ours: a temp name (one component) — an atomic write's must be a regular file, a
-/// restore's may be a file, a symlink or a directory (removed as a whole, never following a
-/// symlink) — in the recorded directory opened from `/` without following any symlink (and
+/// restore's may be anything (removed as the restore itself discards it, see
+/// [`crate::trash::remove_temp_root`]) — in the recorded directory opened from `/` without following any symlink (and
 /// still the same dev, ino). `Err` only for an I/O failure worth retrying next time.
 pub fn remove_temp(record: &TempRecord) -> io::Result<Recovered> {
     let name = record.name.as_os_str();
@@ -421,9 +421,8 @@ pub fn remove_temp(record: &TempRecord) -> io::Result<Recovered> {
         return Ok(Recovered::LeftAlone);
     }
     let removed = match fsops::lstat_at(dir.as_fd(), name)?.map(|s| EntryKind::of(&s)) {
+        Some(_) if restore => crate::trash::remove_temp_root(dir.as_fd(), name),
         Some(EntryKind::File) => fsops::unlink_at(dir.as_fd(), name),
-        Some(EntryKind::Symlink) if restore => fsops::unlink_at(dir.as_fd(), name),
-        Some(EntryKind::Directory) if restore => fsops::remove_tree_at(dir.as_fd(), name),
         _ => return Ok(Recovered::LeftAlone),
     };
     match removed {
@@ -436,7 +435,7 @@ pub fn remove_temp(record: &TempRecord) -> io::Result<Recovered> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::symlink;
+    use std::os::unix::fs::{symlink, PermissionsExt};
 
     /// A pid no process has (above any `pid_max`): the writer of a record "died".
     const DEAD_PID: u32 = u32::MAX - 1;
@@ -661,6 +660,9 @@ mod tests {
         fs::create_dir_all(root.join("sub")).unwrap();
         fs::write(root.join("sub/f.txt"), b"half restored").unwrap();
         symlink(&outside, root.join("link")).unwrap();
+        // The restore may already have given a directory its archived read-only mode (this
+        // bites only when not running as root, which ignores modes).
+        fs::set_permissions(root.join("sub"), fs::Permissions::from_mode(0o555)).unwrap();
         let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
         let entry = journal.begin_temp(&dir, fd.as_fd(), &temp).unwrap();
         kill_writer(&entry.path);

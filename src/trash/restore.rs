@@ -427,9 +427,16 @@ impl<'a> Extraction<'a> {
     fn discard(&mut self) {
         self.places.root = None;
         if let (false, Some(temp)) = (self.committed, &self.temp) {
-            let _ = fsx::remove_all_at(self.parent, temp);
+            let _ = remove_temp_root(self.parent, temp);
         }
     }
+}
+
+/// Removes the temp root `name` of a restore in `dir` (see [`crate::trash::restore_temp_name`]):
+/// a file, a symlink or a whole tree, never following a link. Directories the restore already
+/// gave a read-only mode are made writable first, so a tree left by a crash can always go.
+pub fn remove_temp_root(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
+    fsx::remove_all_at(dir, name)
 }
 
 /// `EEXIST` while creating an entry means the archive names it twice.
