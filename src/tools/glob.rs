@@ -76,7 +76,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             FinalLink::Follow,
         )?;
         let checked = target.clone();
-        call.blocking(move || open_search_dir(&checked, "glob").map(drop))
+        // Opened once, before asking: what is searched is the directory that was checked.
+        let dir = call
+            .blocking(move || open_search_dir(&checked, "glob"))
             .await?;
         call.authorize(Authorization::of(
             Operation::Read,
@@ -91,10 +93,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let searched = target.clone();
         let include_ignored = args.include_ignored;
         let mut found = call
-            .blocking(move || {
-                let dir = open_search_dir(&searched, "glob")?;
-                find(dir, &searched, &sandbox, include_ignored, &matcher, &cancel)
-            })
+            .blocking(move || find(dir, &searched, &sandbox, include_ignored, &matcher, &cancel))
             .await?;
         call.check_abort()?;
         let total = found.len();

@@ -3,7 +3,7 @@
 //! unless `includeIgnored`, whatever `.gitignore` files ignore (see [`crate::walk`]).
 
 use std::ffi::OsStr;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -73,8 +73,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let raw = args.path.as_deref().unwrap_or(".");
         let target = call.resolve(raw, "path", FinalLink::Follow)?;
         let checked = target.clone();
-        call.blocking(move || open_listable(&checked).map(drop))
-            .await?;
+        // Opened once, before asking: what is listed is the directory that was checked.
+        let dir = call.blocking(move || open_listable(&checked)).await?;
         let question = Authorization::of(
             Operation::Read,
             &target,
@@ -98,9 +98,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let listing = call
             .blocking(move || {
                 if args.recursive {
-                    walk_tree(&listed, &sandbox, args.include_ignored, max, &cancel)
+                    walk_tree(dir, &listed, &sandbox, args.include_ignored, max, &cancel)
                 } else {
-                    direct_entries(&listed, &sandbox, max)
+                    direct_entries(dir, &listed, &sandbox, max)
                 }
             })
             .await?;
@@ -134,13 +134,17 @@ struct Listing {
 }
 
 /// Opens the directory to list (readable), with the SPEC's messages for what is not one.
-fn open_listable(target: &Target) -> Result<std::os::fd::OwnedFd, ToolError> {
+fn open_listable(target: &Target) -> Result<OwnedFd, ToolError> {
     super::files::open_directory(target, true, "list", "use read_file to read a file")
 }
 
-/// The direct entries, read through the directory descriptor.
-fn direct_entries(target: &Target, sandbox: &Sandbox, max: usize) -> Result<Listing, ToolError> {
-    let fd = open_listable(target)?;
+/// The direct entries of `fd` (the directory `target`, open for reading).
+fn direct_entries(
+    fd: OwnedFd,
+    target: &Target,
+    sandbox: &Sandbox,
+    max: usize,
+) -> Result<Listing, ToolError> {
     let dir = rustix::fs::Dir::read_from(&fd)
         .map_err(|e| ToolError::io(&e.into(), "list", &target.path))?;
     let mut names: Vec<Vec<u8>> = Vec::new();
@@ -182,10 +186,12 @@ fn direct_entries(target: &Target, sandbox: &Sandbox, max: usize) -> Result<List
     Ok(Listing { lines, truncated })
 }
 
-/// The whole tree, depth first in name order, `.git` and (unless `include_ignored`) ignored
-/// files skipped, through directory descriptors only (see [`crate::walk`]). Only regular files
-/// are `lstat`ed (for their size and date), and only symlinks are read.
+/// The whole tree below `dir` (open, at `listed`), depth first in name order, `.git` and (unless
+/// `include_ignored`) ignored files skipped, through directory descriptors only (see
+/// [`crate::walk`]). Only regular files are `lstat`ed (for their size and date), and only
+/// symlinks are read.
 fn walk_tree(
+    dir: OwnedFd,
     listed: &Target,
     sandbox: &Sandbox,
     include_ignored: bool,
@@ -198,7 +204,7 @@ fn walk_tree(
         limit: Some(max),
         cancel,
     };
-    let walked = walk::walk(open_listable(listed)?, listed, &options, |entry| {
+    let walked = walk::walk(dir, listed, &options, |entry| {
         let (kind, size, mtime) = match entry.kind {
             EntryKind::File => {
                 // Whatever it is now, as of this lstat (or gone: removed while listing).
