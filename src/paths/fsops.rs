@@ -271,6 +271,78 @@ pub fn borrow(fd: &OwnedFd) -> BorrowedFd<'_> {
     fd.as_fd()
 }
 
+/// Renames `from_name` in `from_dir` to `to_name` in `to_dir` without replacing an existing
+/// destination (`RENAME_NOREPLACE`: an existing one → `EEXIST`).
+pub fn rename_noreplace(
+    from_dir: BorrowedFd<'_>,
+    from_name: &OsStr,
+    to_dir: BorrowedFd<'_>,
+    to_name: &OsStr,
+) -> io::Result<()> {
+    rustix::fs::renameat_with(
+        from_dir,
+        from_name,
+        to_dir,
+        to_name,
+        rustix::fs::RenameFlags::NOREPLACE,
+    )
+    .map_err(errno)
+}
+
+/// A readable descriptor of the same directory as the (`O_PATH`) `dir`, for operations that
+/// need one (listing, fsync, `futimens` beneath it).
+pub fn reopen_readable(dir: BorrowedFd<'_>) -> io::Result<OwnedFd> {
+    rustix::fs::openat(
+        dir,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(errno)
+}
+
+/// Unlinks a file or symlink `name` in `dir`.
+pub fn unlink_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
+    rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(errno)
+}
+
+/// Removes the empty directory `name` in `dir`.
+pub fn rmdir_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
+    rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR).map_err(errno)
+}
+
+/// Opens the subdirectory `name` of `dir` for reading its entries, never following a symlink (a
+/// link there is `ELOOP`/`ENOTDIR`).
+pub fn open_subdir(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<OwnedFd> {
+    rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(errno)
+}
+
+/// The names in a directory (without `.` and `..`), via a readable descriptor of it.
+pub fn list_names(dir: BorrowedFd<'_>) -> io::Result<Vec<OsString>> {
+    let readable = rustix::fs::openat(
+        dir,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(errno)?;
+    let mut names = Vec::new();
+    for entry in rustix::fs::Dir::read_from(&readable).map_err(errno)? {
+        let entry = entry.map_err(errno)?;
+        let name = entry.file_name().to_bytes();
+        if name != b"." && name != b".." {
+            names.push(OsStr::from_bytes(name).to_owned());
+        }
+    }
+    Ok(names)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -361,115 +433,5 @@ mod tests {
         assert!(t.len() <= 255);
         assert!(t.to_string_lossy().ends_with(TEMP_MARKER));
         assert!(is_temp_name(&t) && !is_temp_name(OsStr::new("notes.tmp")));
-    }
-}
-
-/// Renames `from_name` in `from_dir` to `to_name` in `to_dir` without replacing an existing
-/// destination (`RENAME_NOREPLACE`: an existing one → `EEXIST`).
-pub fn rename_noreplace(
-    from_dir: BorrowedFd<'_>,
-    from_name: &OsStr,
-    to_dir: BorrowedFd<'_>,
-    to_name: &OsStr,
-) -> io::Result<()> {
-    rustix::fs::renameat_with(
-        from_dir,
-        from_name,
-        to_dir,
-        to_name,
-        rustix::fs::RenameFlags::NOREPLACE,
-    )
-    .map_err(errno)
-}
-
-/// A readable descriptor of the same directory as the (`O_PATH`) `dir`, for operations that
-/// need one (listing, fsync, `futimens` beneath it).
-pub fn reopen_readable(dir: BorrowedFd<'_>) -> io::Result<OwnedFd> {
-    rustix::fs::openat(
-        dir,
-        ".",
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(errno)
-}
-
-/// Unlinks a file or symlink `name` in `dir`.
-pub fn unlink_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
-    rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(errno)
-}
-
-/// Removes the empty directory `name` in `dir`.
-pub fn rmdir_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
-    rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR).map_err(errno)
-}
-
-/// Opens the subdirectory `name` of `dir` for reading its entries, never following a symlink (a
-/// link there is `ELOOP`/`ENOTDIR`).
-pub fn open_subdir(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<OwnedFd> {
-    rustix::fs::openat(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(errno)
-}
-
-/// The names in a directory (without `.` and `..`), via a readable descriptor of it.
-pub fn list_names(dir: BorrowedFd<'_>) -> io::Result<Vec<OsString>> {
-    let readable = rustix::fs::openat(
-        dir,
-        ".",
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(errno)?;
-    let mut names = Vec::new();
-    for entry in rustix::fs::Dir::read_from(&readable).map_err(errno)? {
-        let entry = entry.map_err(errno)?;
-        let name = entry.file_name().to_bytes();
-        if name != b"." && name != b".." {
-            names.push(OsStr::from_bytes(name).to_owned());
-        }
-    }
-    Ok(names)
-}
-
-/// Removes the tree `name` in `dir` permanently, children first, through descriptors and never
-/// following a symlink (a link inside the tree is unlinked, its target untouched).
-pub fn remove_tree_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
-    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let sub = rustix::fs::openat(dir, name, flags, Mode::empty()).map_err(errno)?;
-    for child in list_names(sub.as_fd())? {
-        match lstat_at(sub.as_fd(), &child)? {
-            Some(stat) if EntryKind::of(&stat) == EntryKind::Directory => {
-                remove_tree_at(sub.as_fd(), &child)?
-            }
-            Some(_) => unlink_at(sub.as_fd(), &child)?,
-            None => {}
-        }
-    }
-    rmdir_at(dir, name)
-}
-
-#[cfg(test)]
-mod removal_tests {
-    use super::*;
-    use std::os::unix::fs::symlink;
-
-    #[test]
-    fn remove_tree_never_follows_links() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
-        std::fs::create_dir_all(base.join("t/a/b")).unwrap();
-        std::fs::create_dir(base.join("keep")).unwrap();
-        std::fs::write(base.join("keep/precious"), "x").unwrap();
-        std::fs::write(base.join("t/a/b/f"), "y").unwrap();
-        symlink(base.join("keep"), base.join("t/a/link")).unwrap();
-        let fd = open_dir(&base, &base, false).unwrap();
-        remove_tree_at(fd.as_fd(), OsStr::new("t")).unwrap();
-        assert!(!base.join("t").exists());
-        assert_eq!(std::fs::read(base.join("keep/precious")).unwrap(), b"x");
     }
 }

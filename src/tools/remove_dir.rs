@@ -16,6 +16,7 @@ use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::error::{libc_codes, ErrorCode, ToolError};
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
+use crate::paths::trees::{self, Removal};
 use crate::permissions::Operation;
 use crate::workspace::Workspace;
 
@@ -152,7 +153,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 let removed = if !recursive {
                     fsops::rmdir_at(parent.as_fd(), &name)
                 } else if permanent {
-                    fsops::remove_tree_at(parent.as_fd(), &name)
+                    trees::remove_tree_at(parent.as_fd(), &name, Removal::EVERYTHING).map(drop)
                 } else {
                     return put_in_trash(
                         &ws,

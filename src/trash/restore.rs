@@ -42,6 +42,7 @@ use super::metadata::{Kind, Metadata};
 use super::naming;
 use super::read;
 use super::stream::{copy_chunks, CHUNK};
+use crate::paths::trees::{remove_tree_at, Removal};
 
 /// Restore the archive at `archive` as `target_name` inside `parent`, extracted under the temp
 /// name `temp` first; returns its metadata.
@@ -436,7 +437,7 @@ impl<'a> Extraction<'a> {
 /// a file, a symlink or a whole tree, never following a link. Directories the restore already
 /// gave a read-only mode are made writable first, so a tree left by a crash can always go.
 pub fn remove_temp_root(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
-    fsx::remove_all_at(dir, name)
+    remove_tree_at(dir, name, Removal::OWN_TEMP).map(drop)
 }
 
 /// `EEXIST` while creating an entry means the archive names it twice.
