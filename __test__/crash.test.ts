@@ -15,12 +15,14 @@
  *   archive, and restoring it gives back exactly what was there (content, modes, mtimes);
  * - restore_file: the target is absent or complete, and while it is absent the archive is still
  *   there, byte for byte;
+ * - move_file across file systems (a source in `/dev/shm`): the destination is absent and the
+ *   source whole, or the destination is complete and what is left of the source is unchanged;
  * - leftovers are recognisable: `.<name>.<pid>.<n>.agent-fs-tools.tmp` (atomic writes),
  *   `.restore-<unique>.partial` beside a restore target, `.<what>-<unique>.partial` in the bucket;
  * - the next Workspace on the same root and data dir works: `trash_list`, `trashList()` and a
  *   recursive `list_directory` succeed; stale bucket partials (an hour old) are swept when it is
  *   created, fresh ones are kept;
- * - temp files of atomic writes and temp roots of restores are journaled: once the next
+ * - temp files of atomic writes, copies of moves and temp roots of restores are journaled: once the next
  *   Workspace exists, no `*.agent-fs-tools.tmp` and no `.restore-*.partial` is left anywhere
  *   under the root and the journal is empty. Kills aimed at the moment a temp file exists
  *   (write_file, append_file creating a file) make sure there was one to clean up; for restores,
@@ -30,8 +32,10 @@ import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import {
   copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -569,6 +573,65 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       report('restore_file', seed, window, t, `, ${complete} complete restores`)
     } finally {
       rmSync(backup, { force: true })
+    }
+  })
+
+  it('move_file across file systems: the source whole or the destination complete; never a partial copy', async (ctx) => {
+    const dirs = tempWorkspaceDirs()
+    let other: string
+    try {
+      other = mkdtempSync('/dev/shm/afs-crash-move-')
+    } catch {
+      return ctx.skip()
+    }
+    try {
+      if (statSync(other).dev === statSync(dirs.root).dev) return ctx.skip()
+      const pristine = join(other, 'pristine')
+      for (let d = 0; d < 8; d++) {
+        mkdirSync(join(pristine, `d${d}`), { recursive: true })
+        for (let f = 0; f < 12; f++) writeFileSync(join(pristine, `d${d}`, `f${f}.txt`), bigText(`m${d}/${f}`, 16 << 10))
+      }
+      writeFileSync(join(pristine, 'big.bin'), bigText('mbig', 2 << 20))
+      const source = join(other, 'mtree')
+      const target = join(dirs.root, 'mtree')
+      let expected = snapshot(pristine)
+      const reset = (): void => {
+        rmSync(source, { recursive: true, force: true })
+        rmSync(target, { recursive: true, force: true })
+        cpSync(pristine, source, { recursive: true })
+        expected = snapshot(source)
+      }
+      const calls: Call[] = [['move_file', { source, destination: 'mtree' }]]
+      const window = await calibrate(dirs, calls, reset)
+      const seed = Date.now() % 100_000
+      const t: Tally = { kills: 0, midway: 0, leftovers: 0 }
+      let moved = 0
+      let sourcePartlyRemoved = 0
+      for (const delay of delays(window, seed, t)) {
+        reset()
+        const run = await runChild(dirs, calls, delay)
+        t.kills += run.killed ? 1 : 0
+        const left = leftovers(dirs.root)
+        for (const p of left) expect(ATOMIC_TEMP.test(p.split('/').pop()!), p).toBe(true)
+        if (left.length > 0) t.midway++
+        t.leftovers += left.length
+        await nextWorkspace(dirs)
+        if (!existsSync(target)) {
+          expect(snapshot(source), `the source changed before the copy was in place (kill at ${delay} ms)`).toEqual(expected)
+          continue
+        }
+        moved++
+        expect(snapshot(target), `a partial destination (kill at ${delay} ms)`).toEqual(expected)
+        if (!existsSync(source)) continue
+        sourcePartlyRemoved++
+        for (const [rel, node] of Object.entries(snapshot(source))) {
+          if (node.type === 'file') expect(node.sha, `${rel} left in the source changed`).toBe(expected[rel]?.sha)
+        }
+      }
+      expect(t.kills).toBe(KILLS)
+      report('move_file (across file systems)', seed, window, t, `, ${moved} destinations complete, ${sourcePartlyRemoved} sources partly removed`)
+    } finally {
+      rmSync(other, { recursive: true, force: true })
     }
   })
 })

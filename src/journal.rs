@@ -9,16 +9,17 @@
 //!   inode and holds `oldSize + appendLen` bytes whose tail hashes to `appendSha256` is complete
 //!   and kept; one between `oldSize` and that (or with a mismatching tail) is truncated back to
 //!   `oldSize`; anything else (renamed over, other inode, shorter than `oldSize`) is left alone.
-//! - `temp`: makes the temp file of an atomic write (`.<name>.<pid>.<n>.agent-fs-tools.tmp`, see
-//!   `fsops::temp_name`), or the temp root of a restore (`.restore-<unique>.partial`: a file,
-//!   symlink or whole tree), garbage a later run collects. Before the temp file is created, the
+//! - `temp`: makes the temp entry of an atomic write or of a move between file systems
+//!   (`.<name>.<pid>.<n>.agent-fs-tools.tmp`, see `fsops::temp_name`: a file, or the copied tree),
+//!   or the temp root of a restore (`.restore-<unique>.partial`: a file, symlink or whole tree),
+//!   garbage a later run collects. Before the temp file is created, the
 //!   record names its directory (canonical `dir`, `dirDev`, `dirIno`) and its `name`; it is
 //!   removed once the temp file is renamed into place or removed. It is written without fsync
 //!   (a SIGKILL keeps the page cache; a power cut may lose it, and the temp stays) and best
 //!   effort: a write goes on without it when the journal cannot be written. Replay: the temp is
 //!   removed if it is still there, reached from `/` without following a symlink, in the same
-//!   directory (dev, ino), has a temp name and is a regular file (a restore's may also be a
-//!   symlink or a tree, removed without following links); anything else is left alone.
+//!   directory (dev, ino) and has one of our temp names; it is removed without following links.
+//!   Anything else is left alone.
 //!
 //! Records of a live process are not replayed: a record whose `pid` is alive and that is younger
 //! than [`LIVE_GRACE`] is skipped (a pid alive but older than that is taken to be a reused pid).
@@ -35,7 +36,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::{fsops, trees};
 
 /// How long a record of a still-running pid is left alone.
 pub const LIVE_GRACE: Duration = Duration::from_secs(600);
@@ -402,15 +403,16 @@ fn tail_sha256(file: &mut File, from: u64) -> io::Result<String> {
     crate::hashing::sha256_reader(file)
 }
 
-/// Removes the temp file a crashed write left behind, or the temp root of a crashed restore, if
-/// it is still ours: a temp name (one component) — an atomic write's must be a regular file, a
-/// restore's may be anything (removed as the restore itself discards it, see
-/// [`crate::trash::remove_temp_root`]) — in the recorded directory opened from `/` without following any symlink (and
-/// still the same dev, ino). `Err` only for an I/O failure worth retrying next time.
+/// Removes the temp entry a crashed write, copy or restore left behind, if it is still ours: a
+/// temp name (one component: an atomic write's or a cross-file-system move's temp file or tree,
+/// or a restore's temp root) in the recorded directory, opened from `/` without following any
+/// symlink and still the same dev and ino. It goes as our own temp trees do (see
+/// [`trees::Removal::OWN_TEMP`]): never following a link, read-only directories made writable
+/// first. `Err` only for an I/O failure worth retrying next time.
 pub fn remove_temp(record: &TempRecord) -> io::Result<Recovered> {
     let name = record.name.as_os_str();
-    let restore = crate::trash::is_restore_temp_name(name);
-    if name.as_bytes().contains(&b'/') || !(restore || fsops::is_temp_name(name)) {
+    let ours = crate::trash::is_restore_temp_name(name) || fsops::is_temp_name(name);
+    if name.as_bytes().contains(&b'/') || !ours {
         return Ok(Recovered::LeftAlone);
     }
     let Ok(dir) = fsops::open_dir(Path::new("/"), &record.dir, false) else {
@@ -420,13 +422,8 @@ pub fn remove_temp(record: &TempRecord) -> io::Result<Recovered> {
     if (stat.st_dev, stat.st_ino) != (record.dir_dev, record.dir_ino) {
         return Ok(Recovered::LeftAlone);
     }
-    let removed = match fsops::lstat_at(dir.as_fd(), name)?.map(|s| EntryKind::of(&s)) {
-        Some(_) if restore => crate::trash::remove_temp_root(dir.as_fd(), name),
-        Some(EntryKind::File) => fsops::unlink_at(dir.as_fd(), name),
-        _ => return Ok(Recovered::LeftAlone),
-    };
-    match removed {
-        Ok(()) => Ok(Recovered::TempRemoved),
+    match trees::remove_tree_at(dir.as_fd(), name, trees::Removal::OWN_TEMP) {
+        Ok(_) => Ok(Recovered::TempRemoved),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Recovered::LeftAlone),
         Err(e) => Err(e),
     }
@@ -669,12 +666,17 @@ mod tests {
         assert_eq!(journal.recover(), vec![Recovered::TempRemoved]);
         assert!(!root.exists() && records(&journal) == 0);
         assert_eq!(fs::read(outside.join("keep.txt")).unwrap(), b"outside");
-        // A directory under an atomic write's temp name is not ours to remove.
+        // A move's copied tree under a temp name goes too, read-only parts and all.
         let name = ".d.1234.0.agent-fs-tools.tmp";
-        fs::create_dir(dir.join(name)).unwrap();
+        fs::create_dir_all(dir.join(name).join("inner")).unwrap();
+        fs::set_permissions(
+            dir.join(name).join("inner"),
+            fs::Permissions::from_mode(0o555),
+        )
+        .unwrap();
         crashed_temp(&journal, &dir, name, false);
-        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
-        assert!(dir.join(name).is_dir());
+        assert_eq!(journal.recover(), vec![Recovered::TempRemoved]);
+        assert!(!dir.join(name).exists());
     }
 
     #[test]
@@ -699,7 +701,7 @@ mod tests {
     }
 
     #[test]
-    fn only_our_temp_files_are_ever_removed() {
+    fn only_our_temp_names_are_ever_removed_and_links_never_followed() {
         let (_tmp, journal, dir) = temp_setup();
         // Not a temp name; a name leading out of the directory.
         fs::write(dir.join("notes.txt"), b"user").unwrap();
@@ -708,22 +710,33 @@ mod tests {
         let sub = dir.join("sub");
         fs::create_dir(&sub).unwrap();
         crashed_temp(&journal, &sub, "../.x.1.2.agent-fs-tools.tmp", false);
-        // A symlink and a directory under a temp name.
+        // A symlink under a temp name goes, its target stays; so does a linked directory's content.
         let target = dir.join("target.txt");
         fs::write(&target, b"user").unwrap();
         symlink(&target, dir.join(".l.1.2.agent-fs-tools.tmp")).unwrap();
         crashed_temp(&journal, &dir, ".l.1.2.agent-fs-tools.tmp", false);
-        fs::create_dir(dir.join(".d.1.2.agent-fs-tools.tmp")).unwrap();
+        symlink(&sub, dir.join(".d.1.2.agent-fs-tools.tmp")).unwrap();
+        fs::write(sub.join("kept.txt"), b"user").unwrap();
         crashed_temp(&journal, &dir, ".d.1.2.agent-fs-tools.tmp", false);
-        assert_eq!(journal.recover(), vec![Recovered::LeftAlone; 4]);
+        let mut outcomes = journal.recover();
+        outcomes.sort_by_key(|o| format!("{o:?}"));
+        assert_eq!(
+            outcomes,
+            [
+                vec![Recovered::LeftAlone; 2],
+                vec![Recovered::TempRemoved; 2]
+            ]
+            .concat()
+        );
         assert_eq!(fs::read(dir.join("notes.txt")).unwrap(), b"user");
         assert_eq!(
             fs::read(dir.join(".x.1.2.agent-fs-tools.tmp")).unwrap(),
             b"user"
         );
-        assert!(fs::symlink_metadata(dir.join(".l.1.2.agent-fs-tools.tmp")).is_ok());
+        assert!(fs::symlink_metadata(dir.join(".l.1.2.agent-fs-tools.tmp")).is_err());
+        assert!(fs::symlink_metadata(dir.join(".d.1.2.agent-fs-tools.tmp")).is_err());
         assert_eq!(fs::read(&target).unwrap(), b"user");
-        assert!(dir.join(".d.1.2.agent-fs-tools.tmp").is_dir());
+        assert_eq!(fs::read(sub.join("kept.txt")).unwrap(), b"user");
         assert_eq!(records(&journal), 0);
     }
 

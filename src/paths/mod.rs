@@ -5,8 +5,8 @@
 //! including dangling links and a not-yet-existing tail) → [`sandbox`] (containment by whole
 //! components, hidden trash) → [`fsops`] (every open, create, rename and unlink goes through a
 //! directory file descriptor opened beneath the allowed root with `RESOLVE_NO_SYMLINKS`, so the
-//! kernel refuses to follow anything that was swapped in after the check); [`trees`] removes
-//! whole trees the same way.
+//! kernel refuses to follow anything that was swapped in after the check); [`trees`] removes and
+//! copies whole trees the same way.
 
 pub mod canonical;
 pub mod fsops;

@@ -1,12 +1,16 @@
-//! Whole trees through descriptors: removing one (permanent `remove_dir`, our own temp trees).
-//! It never follows a symlink, and keeps its place in a stack of open directories rather than on
-//! the call stack, so a deep tree cannot overflow it.
+//! Whole trees through descriptors: removing one (permanent `remove_dir`, our own temp trees, the
+//! source of a move between file systems) and copying one to another file system (`move_file`,
+//! when `rename` cannot cross). Neither ever follows a symlink, and both keep their place in a
+//! stack of open directories rather than on the call stack, so a deep tree cannot overflow it.
 
+use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
-use std::io;
+use std::fs::File;
+use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::PathBuf;
 
-use rustix::fs::{Mode, Stat};
+use rustix::fs::{AtFlags, Mode, OFlags, Stat, Timespec, Timestamps};
 
 use super::fsops::{self, EntryKind};
 use crate::error::libc_codes;
@@ -125,6 +129,234 @@ fn open_for_removal(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io::
     })
 }
 
+/// Why a copy stopped; the partial copy is left for the caller to remove.
+#[derive(Debug)]
+pub enum CopyError {
+    /// A FIFO, socket or device (at this path, relative to the source), which is never copied.
+    Special(PathBuf),
+    /// This file changed while it was being copied, so the copy would be torn.
+    Changed(PathBuf),
+    Aborted,
+    Io(io::Error, PathBuf),
+}
+
+/// The version of every source entry a copy read, keyed by device and inode, so that removing the
+/// source afterwards can leave alone whatever changed since.
+#[derive(Debug, Default)]
+pub struct Copied {
+    versions: HashMap<(u64, u64), Version>,
+}
+
+/// What must stay equal for an entry to be the one that was copied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Version {
+    size: i64,
+    mtime: (i64, u64),
+    ctime: (i64, u64),
+}
+
+impl Version {
+    fn of(stat: &Stat) -> Self {
+        Self {
+            size: stat.st_size,
+            mtime: (stat.st_mtime, stat.st_mtime_nsec),
+            ctime: (stat.st_ctime, stat.st_ctime_nsec),
+        }
+    }
+}
+
+impl Copied {
+    /// Whether `stat` is an entry this copy read, as it was when read.
+    pub fn unchanged(&self, stat: &Stat) -> bool {
+        self.versions.get(&(stat.st_dev, stat.st_ino)) == Some(&Version::of(stat))
+    }
+
+    fn record(&mut self, stat: &Stat) {
+        self.versions
+            .insert((stat.st_dev, stat.st_ino), Version::of(stat));
+    }
+}
+
+/// How much of a file is copied between two checks for an abort.
+const COPY_CHUNK: u64 = 64 << 20;
+
+/// One directory being copied: the source's descriptor and names left, the copy's descriptor,
+/// and the source's own stat, whose mode and times the copy gets once it is filled.
+struct CopyFrame {
+    source: OwnedFd,
+    copy: OwnedFd,
+    stat: Stat,
+    relative: PathBuf,
+    pending: std::vec::IntoIter<OsString>,
+}
+
+/// Copies `src_name` in `src_dir` (a file, a symlink or a whole tree) to the new name `dst_name`
+/// in `dst_dir`: contents, permission bits (without set-user/group-ID) and modification times;
+/// hard links become separate files. Files are not fsynced one by one: the caller syncs the
+/// destination's file system once before publishing the copy.
+pub fn copy_tree_at(
+    src_dir: BorrowedFd<'_>,
+    src_name: &OsStr,
+    dst_dir: BorrowedFd<'_>,
+    dst_name: &OsStr,
+    aborted: &dyn Fn() -> bool,
+) -> Result<Copied, CopyError> {
+    let mut copied = Copied::default();
+    let root = PathBuf::new();
+    let mut stack: Vec<CopyFrame> = Vec::new();
+    if let Some(frame) = copy_entry(
+        src_dir,
+        src_name,
+        dst_dir,
+        dst_name,
+        &root,
+        &mut copied,
+        aborted,
+    )? {
+        stack.push(frame);
+    }
+    while let Some(top) = stack.last_mut() {
+        if aborted() {
+            return Err(CopyError::Aborted);
+        }
+        if let Some(child) = top.pending.next() {
+            let relative = top.relative.join(&child);
+            let (source, copy) = (top.source.as_fd(), top.copy.as_fd());
+            if let Some(frame) = copy_entry(
+                source,
+                &child,
+                copy,
+                &child,
+                &relative,
+                &mut copied,
+                aborted,
+            )? {
+                stack.push(frame);
+            }
+            continue;
+        }
+        let done = stack.pop().expect("loop checked non-empty");
+        finish_directory(&done).map_err(|e| CopyError::Io(e, done.relative.clone()))?;
+    }
+    Ok(copied)
+}
+
+/// Copies one entry; a directory is only created, and returned to be filled.
+fn copy_entry(
+    src_dir: BorrowedFd<'_>,
+    src_name: &OsStr,
+    dst_dir: BorrowedFd<'_>,
+    dst_name: &OsStr,
+    relative: &std::path::Path,
+    copied: &mut Copied,
+    aborted: &dyn Fn() -> bool,
+) -> Result<Option<CopyFrame>, CopyError> {
+    let io_at = |e: io::Error| CopyError::Io(e, relative.to_owned());
+    // Gone since its directory was listed: the source no longer has it, so neither does the copy.
+    let Some(stat) = fsops::lstat_at(src_dir, src_name).map_err(io_at)? else {
+        return Ok(None);
+    };
+    match EntryKind::of(&stat) {
+        EntryKind::Special => Err(CopyError::Special(relative.to_owned())),
+        EntryKind::Symlink => {
+            let target = fsops::read_link_at(src_dir, src_name).map_err(io_at)?;
+            rustix::fs::symlinkat(target.as_os_str(), dst_dir, dst_name)
+                .map_err(|e| io_at(e.into()))?;
+            let times = timestamps(&stat);
+            rustix::fs::utimensat(dst_dir, dst_name, &times, AtFlags::SYMLINK_NOFOLLOW)
+                .map_err(|e| io_at(e.into()))?;
+            copied.record(&stat);
+            Ok(None)
+        }
+        EntryKind::File => {
+            let stat = copy_file(
+                src_dir, src_name, dst_dir, dst_name, &stat, relative, aborted,
+            )?;
+            copied.record(&stat);
+            Ok(None)
+        }
+        EntryKind::Directory => {
+            let source = fsops::open_subdir(src_dir, src_name).map_err(io_at)?;
+            let stat = rustix::fs::fstat(&source).map_err(|e| io_at(e.into()))?;
+            rustix::fs::mkdirat(dst_dir, dst_name, Mode::from_raw_mode(0o700))
+                .map_err(|e| io_at(e.into()))?;
+            let copy = fsops::open_subdir(dst_dir, dst_name).map_err(io_at)?;
+            let names = fsops::list_names(source.as_fd()).map_err(io_at)?;
+            copied.record(&stat);
+            Ok(Some(CopyFrame {
+                source,
+                copy,
+                stat,
+                relative: relative.to_owned(),
+                pending: names.into_iter(),
+            }))
+        }
+    }
+}
+
+/// Copies a regular file's bytes (in the kernel where it can: `copy_file_range`/`sendfile`),
+/// mode and times; returns the source's stat, checked unchanged over the copy.
+fn copy_file(
+    src_dir: BorrowedFd<'_>,
+    src_name: &OsStr,
+    dst_dir: BorrowedFd<'_>,
+    dst_name: &OsStr,
+    listed: &Stat,
+    relative: &std::path::Path,
+    aborted: &dyn Fn() -> bool,
+) -> Result<Stat, CopyError> {
+    let io_at = |e: io::Error| CopyError::Io(e, relative.to_owned());
+    let source = fsops::open_for_read(src_dir, src_name).map_err(io_at)?;
+    let before = fsops::fstat(&source).map_err(io_at)?;
+    if (before.st_dev, before.st_ino) != (listed.st_dev, listed.st_ino) {
+        return Err(CopyError::Changed(relative.to_owned()));
+    }
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut copy = rustix::fs::openat(dst_dir, dst_name, flags, Mode::from_raw_mode(0o600))
+        .map(File::from)
+        .map_err(|e| io_at(e.into()))?;
+    loop {
+        let n = io::copy(&mut (&source).take(COPY_CHUNK), &mut copy).map_err(io_at)?;
+        if n < COPY_CHUNK {
+            break;
+        }
+        if aborted() {
+            return Err(CopyError::Aborted);
+        }
+    }
+    let after = fsops::fstat(&source).map_err(io_at)?;
+    if Version::of(&after) != Version::of(&before) {
+        return Err(CopyError::Changed(relative.to_owned()));
+    }
+    give_mode_and_times(copy.as_fd(), &before).map_err(io_at)?;
+    Ok(before)
+}
+
+/// The copied directory gets the source's mode and times last: filling it changed its mtime, and
+/// a read-only mode would have stopped the filling.
+fn finish_directory(frame: &CopyFrame) -> io::Result<()> {
+    give_mode_and_times(frame.copy.as_fd(), &frame.stat)
+}
+
+fn give_mode_and_times(fd: BorrowedFd<'_>, stat: &Stat) -> io::Result<()> {
+    rustix::fs::fchmod(fd, Mode::from_raw_mode(stat.st_mode & 0o1777))?;
+    rustix::fs::futimens(fd, &timestamps(stat))?;
+    Ok(())
+}
+
+fn timestamps(stat: &Stat) -> Timestamps {
+    Timestamps {
+        last_access: Timespec {
+            tv_sec: stat.st_atime,
+            tv_nsec: stat.st_atime_nsec as _,
+        },
+        last_modification: Timespec {
+            tv_sec: stat.st_mtime,
+            tv_nsec: stat.st_mtime_nsec as _,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,5 +457,111 @@ mod tests {
         assert_eq!(fs::read(&stuck).unwrap(), b"y");
         assert!(!base.join("t/top.sh").exists() && !base.join("t/dangling").exists());
         assert_eq!(fs::read(base.join("keep/precious")).unwrap(), b"x");
+    }
+
+    fn describe(path: &Path) -> Vec<(String, u32, i64, Option<Vec<u8>>)> {
+        let mut out = Vec::new();
+        let mut walk = vec![path.to_owned()];
+        while let Some(p) = walk.pop() {
+            let meta = fs::symlink_metadata(&p).unwrap();
+            let rel = p.strip_prefix(path).unwrap().display().to_string();
+            let content = if meta.is_file() {
+                Some(fs::read(&p).unwrap())
+            } else if meta.file_type().is_symlink() {
+                Some(
+                    fs::read_link(&p)
+                        .unwrap()
+                        .into_os_string()
+                        .into_encoded_bytes(),
+                )
+            } else {
+                let mut children: Vec<_> = fs::read_dir(&p)
+                    .unwrap()
+                    .map(|e| e.unwrap().path())
+                    .collect();
+                children.sort();
+                walk.extend(children);
+                None
+            };
+            out.push((rel, meta.mode(), meta.mtime(), content));
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_copy_has_the_same_entries_bytes_modes_and_times() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(dir.path()).unwrap();
+        sample_tree(&base);
+        fs::write(base.join("t/a/big"), vec![7u8; 3 << 20]).unwrap();
+        fs::set_permissions(base.join("t/a"), fs::Permissions::from_mode(0o555)).unwrap();
+        let fd = open(&base);
+        let copied = copy_tree_at(
+            fd.as_fd(),
+            OsStr::new("t"),
+            fd.as_fd(),
+            OsStr::new("c"),
+            &|| false,
+        )
+        .unwrap();
+        assert_eq!(describe(&base.join("t")), describe(&base.join("c")));
+        let original = fs::symlink_metadata(base.join("t/a/b/f")).unwrap();
+        let stat = fsops::lstat_at(fd.as_fd(), OsStr::new("t/a/b/f"))
+            .unwrap()
+            .unwrap();
+        assert!(copied.unchanged(&stat) && original.ino() == stat.st_ino);
+        fs::write(base.join("t/a/b/f"), "changed").unwrap();
+        let stat = fsops::lstat_at(fd.as_fd(), OsStr::new("t/a/b/f"))
+            .unwrap()
+            .unwrap();
+        assert!(!copied.unchanged(&stat));
+        fs::set_permissions(base.join("t/a"), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn a_fifo_stops_the_copy_and_names_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(dir.path()).unwrap();
+        sample_tree(&base);
+        let fifo = base.join("t/a/pipe");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        let fd = open(&base);
+        let e = copy_tree_at(
+            fd.as_fd(),
+            OsStr::new("t"),
+            fd.as_fd(),
+            OsStr::new("c"),
+            &|| false,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e, CopyError::Special(ref p) if p == Path::new("a/pipe")),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn an_abort_stops_the_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(dir.path()).unwrap();
+        sample_tree(&base);
+        let fd = open(&base);
+        let e = copy_tree_at(
+            fd.as_fd(),
+            OsStr::new("t"),
+            fd.as_fd(),
+            OsStr::new("c"),
+            &|| true,
+        )
+        .unwrap_err();
+        assert!(matches!(e, CopyError::Aborted));
     }
 }

@@ -1,8 +1,16 @@
 //! `move_file`: move or rename a file, symlink or directory. An existing destination is replaced
 //! only with `overwrite: true`, after it has been put into the trash; if the move then fails, the
 //! destination is restored from that archive.
+//!
+//! Within one file system a move is one `rename`. Across file systems (`EXDEV`) the source is
+//! copied beside the destination under a journaled temp name, the destination's file system is
+//! synced, the copy is renamed into place, and only then is the source removed, entry by entry,
+//! leaving whatever changed since it was copied. A failure before the rename leaves the source
+//! untouched and removes the partial copy; a crash leaves the temp copy to the next `Workspace`.
 
-use std::os::fd::AsFd;
+use std::ffi::OsStr;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -14,7 +22,10 @@ use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::error::{libc_codes, ErrorCode, ToolError};
 use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
+use crate::paths::trees::{self, Copied, CopyError, Removal};
 use crate::permissions::Operation;
+use crate::trash::Archived;
+use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "move_file",
@@ -130,48 +141,92 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let archived = call
             .blocking(move || {
                 let (src_parent, src_name) = files::open_parent(&src, "move")?;
-                let now = fsops::lstat_at(src_parent.as_fd(), &src_name).map_err(|e| ToolError::io(&e, "move", &src.path))?;
+                let now = fsops::lstat_at(src_parent.as_fd(), &src_name)
+                    .map_err(|e| ToolError::io(&e, "move", &src.path))?;
                 if now.map(|s| (s.st_dev, s.st_ino)) != Some(source_inode) {
                     return Err(files::changed_since_planned(&src.path));
                 }
-                let (dst_parent_path, dst_name) = dst.split().ok_or_else(|| files::is_a_directory(&dst.path))?;
+                let (dst_parent_path, dst_name) = dst
+                    .split()
+                    .ok_or_else(|| files::is_a_directory(&dst.path))?;
                 let dst_parent = fsops::ensure_dir(&dst.anchor, dst_parent_path)
                     .and_then(|(fd, _)| fsops::reopen_readable(fd.as_fd()))
                     .map_err(|e| ToolError::io(&e, "create the parent directory of", &dst.path))?;
-                let exists = fsops::lstat_at(dst_parent.as_fd(), dst_name).map_err(|e| ToolError::io(&e, "move to", &dst.path))?.is_some();
+                let exists = fsops::lstat_at(dst_parent.as_fd(), dst_name)
+                    .map_err(|e| ToolError::io(&e, "move to", &dst.path))?
+                    .is_some();
                 if exists != destination_existed {
                     return Err(files::changed_since_planned(&dst.path));
                 }
                 let archived = if exists {
-                    Some(put_in_trash(&ws, dst_parent.as_fd(), dst_name, &dst.path, true, &cancel)?)
+                    Some(put_in_trash(
+                        &ws,
+                        dst_parent.as_fd(),
+                        dst_name,
+                        &dst.path,
+                        true,
+                        &cancel,
+                    )?)
                 } else {
                     None
                 };
-                if let Err(e) = fsops::rename_noreplace(src_parent.as_fd(), &src_name, dst_parent.as_fd(), dst_name) {
-                    let mut error = match e.raw_os_error() {
-                        Some(libc_codes::EXDEV) => ToolError::new(
-                            ErrorCode::IoError,
-                            format!(
-                                "cannot move {} to {}: they are on different file systems, and move_file only renames within one",
-                                src.path.display(),
-                                dst.path.display()
-                            ),
-                        ),
-                        _ => ToolError::io(&e, "move", &src.path),
-                    };
-                    if let Some(archived) = &archived {
-                        match restore_into(&ws, &archived.archive_path, dst_parent_path, dst_parent.as_fd(), dst_name, &|| false) {
-                            Ok(_) => error.message.push_str("; the destination was restored as it was"),
-                            Err(re) => error.message.push_str(&format!(
-                                "; the previous destination is in the trash at {} ({})",
-                                archived.archive_path.display(),
-                                trash_error(re, "restore", &dst.path).message
-                            )),
-                        }
+                let moved = match fsops::rename_noreplace(
+                    src_parent.as_fd(),
+                    &src_name,
+                    dst_parent.as_fd(),
+                    dst_name,
+                ) {
+                    Ok(()) => Ok(None),
+                    Err(e) if e.raw_os_error() == Some(libc_codes::EXDEV) => {
+                        let places = Places {
+                            src_parent: src_parent.as_fd(),
+                            src_name: &src_name,
+                            src_path: &src.path,
+                            dst_parent: dst_parent.as_fd(),
+                            dst_parent_path,
+                            dst_name,
+                            dst_path: &dst.path,
+                        };
+                        copy_into_place(&ws, &places, &|| cancel.is_aborted()).map(Some)
                     }
-                    return Err(error);
-                }
+                    Err(e) => Err(ToolError::io(&e, "move", &src.path)),
+                };
+                let copied = match moved {
+                    Ok(copied) => copied,
+                    Err(mut error) => {
+                        if let Some(archived) = &archived {
+                            match restore_into(
+                                &ws,
+                                &archived.archive_path,
+                                dst_parent_path,
+                                dst_parent.as_fd(),
+                                dst_name,
+                                &|| false,
+                            ) {
+                                Ok(_) => error
+                                    .message
+                                    .push_str("; the destination was restored as it was"),
+                                Err(re) => error.message.push_str(&format!(
+                                    "; the previous destination is in the trash at {} ({})",
+                                    archived.archive_path.display(),
+                                    trash_error(re, "restore", &dst.path).message
+                                )),
+                            }
+                        }
+                        return Err(error);
+                    }
+                };
                 fsops::fsync_dir(dst_parent.as_fd());
+                if let Some(copied) = copied {
+                    remove_copied_source(
+                        src_parent.as_fd(),
+                        &src_name,
+                        &src.path,
+                        &dst.path,
+                        &copied,
+                        archived.as_ref(),
+                    )?;
+                }
                 fsops::fsync_dir(src_parent.as_fd());
                 Ok(archived)
             })
@@ -197,4 +252,129 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         success.path = Some(source.path);
         Ok(success)
     })
+}
+
+/// Where a move between file systems copies from and to.
+struct Places<'a> {
+    src_parent: BorrowedFd<'a>,
+    src_name: &'a OsStr,
+    src_path: &'a Path,
+    dst_parent: BorrowedFd<'a>,
+    dst_parent_path: &'a Path,
+    dst_name: &'a OsStr,
+    dst_path: &'a Path,
+}
+
+/// `rename` cannot cross file systems: copies the source beside the destination under a journaled
+/// temp name, makes the copy durable and renames it into place. On failure the partial copy is
+/// removed and the source is untouched.
+fn copy_into_place(
+    ws: &Workspace,
+    at: &Places<'_>,
+    aborted: &dyn Fn() -> bool,
+) -> Result<Copied, ToolError> {
+    let temp = fsops::temp_name(at.dst_name);
+    ws.journal()
+        .with_temp(at.dst_parent_path, at.dst_parent, &temp, || {
+            let committed =
+                trees::copy_tree_at(at.src_parent, at.src_name, at.dst_parent, &temp, aborted)
+                    .map_err(|e| copy_error(e, at))
+                    .and_then(|copied| {
+                        rustix::fs::syncfs(at.dst_parent).map_err(|e| {
+                            ToolError::io(&e.into(), "sync the copy of", at.src_path)
+                        })?;
+                        fsops::rename_noreplace(at.dst_parent, &temp, at.dst_parent, at.dst_name)
+                            .map_err(|e| ToolError::io(&e, "move to", at.dst_path))?;
+                        Ok(copied)
+                    });
+            if committed.is_err() {
+                let _ = trees::remove_tree_at(at.dst_parent, &temp, Removal::OWN_TEMP);
+            }
+            committed
+        })
+}
+
+fn copy_error(e: CopyError, at: &Places<'_>) -> ToolError {
+    let (src, dst) = (at.src_path.display(), at.dst_path.display());
+    let inside = |relative: &Path| {
+        if relative.as_os_str().is_empty() {
+            at.src_path.to_owned()
+        } else {
+            at.src_path.join(relative)
+        }
+    };
+    let mut error = match e {
+        CopyError::Aborted => return ToolError::aborted(),
+        CopyError::Special(relative) => ToolError::new(
+            ErrorCode::NotARegularFile,
+            format!(
+                "cannot move {src} to {dst}: {} is a FIFO, socket or device, which cannot be copied to another file system",
+                inside(&relative).display()
+            ),
+        ),
+        CopyError::Changed(relative) => ToolError::new(
+            ErrorCode::Conflict,
+            format!(
+                "cannot move {src} to {dst}: {} changed while it was being copied to the other file system; retry once nothing writes to it",
+                inside(&relative).display()
+            ),
+        ),
+        CopyError::Io(e, relative) => ToolError::io(&e, "copy", &inside(&relative)),
+    };
+    error.message.push_str(&format!(
+        " (moving to {dst}, on another file system); nothing was moved"
+    ));
+    error
+}
+
+/// After the copy is in place: removes the source, except entries that changed since they were
+/// copied (or appeared meanwhile), which stay where they are. Any such leftover is an error that
+/// says the destination is complete, so the model neither retries the move nor assumes the source
+/// is gone.
+fn remove_copied_source(
+    src_parent: BorrowedFd<'_>,
+    src_name: &OsStr,
+    src_path: &Path,
+    dst_path: &Path,
+    copied: &Copied,
+    archived: Option<&Archived>,
+) -> Result<(), ToolError> {
+    let changed = |stat: &rustix::fs::Stat| !copied.unchanged(stat);
+    let how = Removal {
+        make_writable: false,
+        keep: Some(&changed),
+    };
+    let mut error = match trees::remove_tree_at(src_parent, src_name, how) {
+        Ok(0) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Ok(kept) => ToolError::new(
+            ErrorCode::Conflict,
+            format!(
+                "copied {} to {dst} (another file system), but {} in {} changed or appeared while it was being moved and {} left there; {dst} has the rest",
+                src_path.display(),
+                super::quantity(kept, "entry", "entries"),
+                src_path.display(),
+                if kept == 1 { "was" } else { "were" },
+                dst = dst_path.display(),
+            ),
+        ),
+        Err(e) => {
+            let mut error = ToolError::io(&e, "remove the moved", src_path);
+            error.message = format!(
+                "copied {} to {} (another file system), which is complete, but {}; what is left of the source can be removed with delete_file or remove_dir",
+                src_path.display(),
+                dst_path.display(),
+                error.message
+            );
+            error
+        }
+    };
+    if let Some(archived) = archived {
+        error.message.push_str(&format!(
+            "; the previous {} is in the trash at {}",
+            dst_path.display(),
+            archived.archive_path.display()
+        ));
+    }
+    Err(error)
 }
