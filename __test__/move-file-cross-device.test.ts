@@ -5,7 +5,7 @@
  * has no second file system there, these tests are skipped, and say so.
  */
 import { execFileSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, linkSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { tempWorkspace } from './helpers/temp.js'
@@ -88,6 +88,22 @@ describe('move_file across file systems', () => {
     expect(snapshot(join(root, 'd'))).toEqual(before)
     expect(readdirSync(join(other, 'x'))).toEqual([])
     expect(temps(root)).toEqual([])
+  })
+
+  it('names of one file inside the tree stay hard links of one copy (as mv keeps them)', async (ctx) => {
+    const { ws, root } = tempWorkspace({ permissions: ALL })
+    const other = otherFileSystem(root) ?? ctx.skip()
+    writeTree(root, { 'd/store/pkg.js': 'module.exports = 1\n', 'alone.txt': 'x' })
+    linkSync(join(root, 'd/store/pkg.js'), join(root, 'd/linked.js'))
+    linkSync(join(root, 'alone.txt'), join(root, 'd/from-outside.txt'))
+    const result = await ws.call('move_file', { source: 'd', destination: join(other, 'd') })
+    expect(result.status).toBe('ok')
+    const moved = (rel: string) => statSync(join(other, 'd', rel))
+    expect(moved('linked.js').ino).toBe(moved('store/pkg.js').ino)
+    expect(moved('linked.js').nlink).toBe(2)
+    expect(moved('from-outside.txt').nlink).toBe(1)
+    expect(read(join(other, 'd/from-outside.txt'))).toBe('x')
+    expect(statSync(join(root, 'alone.txt')).nlink).toBe(1)
   })
 
   it('overwrite: the destination goes to the trash and can be restored', async (ctx) => {

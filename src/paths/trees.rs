@@ -8,9 +8,9 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, Mode, OFlags, Stat, Timespec, Timestamps};
+use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, Stat, Timespec, Timestamps};
 
 use super::fsops::{self, EntryKind};
 use crate::error::libc_codes;
@@ -147,12 +147,13 @@ pub struct Copied {
     versions: HashMap<(u64, u64), Version>,
 }
 
-/// What must stay equal for an entry to be the one that was copied.
+/// What must stay equal for an entry to be the one that was copied: its size and modification
+/// time (to the nanosecond), which every write changes. Not its change time: removing one name of
+/// a file with several changes that, and the other names are still the copied file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Version {
     size: i64,
     mtime: (i64, u64),
-    ctime: (i64, u64),
 }
 
 impl Version {
@@ -160,7 +161,6 @@ impl Version {
         Self {
             size: stat.st_size,
             mtime: (stat.st_mtime, stat.st_mtime_nsec),
-            ctime: (stat.st_ctime, stat.st_ctime_nsec),
         }
     }
 }
@@ -192,8 +192,8 @@ struct CopyFrame {
 
 /// Copies `src_name` in `src_dir` (a file, a symlink or a whole tree) to the new name `dst_name`
 /// in `dst_dir`: contents, permission bits (without set-user/group-ID) and modification times;
-/// hard links become separate files. Files are not fsynced one by one: the caller syncs the
-/// destination's file system once before publishing the copy.
+/// names of one file inside the tree stay hard links of one copy. Files are not fsynced one by
+/// one: the caller syncs the destination's file system once before publishing the copy.
 pub fn copy_tree_at(
     src_dir: BorrowedFd<'_>,
     src_name: &OsStr,
@@ -201,18 +201,20 @@ pub fn copy_tree_at(
     dst_name: &OsStr,
     aborted: &dyn Fn() -> bool,
 ) -> Result<Copied, CopyError> {
-    let mut copied = Copied::default();
-    let root = PathBuf::new();
-    let mut stack: Vec<CopyFrame> = Vec::new();
-    if let Some(frame) = copy_entry(
-        src_dir,
-        src_name,
-        dst_dir,
-        dst_name,
-        &root,
-        &mut copied,
+    let mut copier = Copier {
+        copied: Copied::default(),
+        first_copies: HashMap::new(),
+        root_copy: None,
         aborted,
-    )? {
+    };
+    let mut stack: Vec<CopyFrame> = Vec::new();
+    let root = PathBuf::new();
+    if let Some(frame) = copier.copy_entry(src_dir, src_name, dst_dir, dst_name, &root)? {
+        let dup = frame
+            .copy
+            .try_clone()
+            .map_err(|e| CopyError::Io(e, root.clone()))?;
+        copier.root_copy = Some(dup);
         stack.push(frame);
     }
     while let Some(top) = stack.last_mut() {
@@ -222,15 +224,7 @@ pub fn copy_tree_at(
         if let Some(child) = top.pending.next() {
             let relative = top.relative.join(&child);
             let (source, copy) = (top.source.as_fd(), top.copy.as_fd());
-            if let Some(frame) = copy_entry(
-                source,
-                &child,
-                copy,
-                &child,
-                &relative,
-                &mut copied,
-                aborted,
-            )? {
+            if let Some(frame) = copier.copy_entry(source, &child, copy, &child, &relative)? {
                 stack.push(frame);
             }
             continue;
@@ -238,71 +232,113 @@ pub fn copy_tree_at(
         let done = stack.pop().expect("loop checked non-empty");
         finish_directory(&done).map_err(|e| CopyError::Io(e, done.relative.clone()))?;
     }
-    Ok(copied)
+    Ok(copier.copied)
 }
 
-/// Copies one entry; a directory is only created, and returned to be filled.
-fn copy_entry(
-    src_dir: BorrowedFd<'_>,
-    src_name: &OsStr,
-    dst_dir: BorrowedFd<'_>,
-    dst_name: &OsStr,
-    relative: &std::path::Path,
-    copied: &mut Copied,
-    aborted: &dyn Fn() -> bool,
-) -> Result<Option<CopyFrame>, CopyError> {
-    let io_at = |e: io::Error| CopyError::Io(e, relative.to_owned());
-    // Gone since its directory was listed: the source no longer has it, so neither does the copy.
-    let Some(stat) = fsops::lstat_at(src_dir, src_name).map_err(io_at)? else {
-        return Ok(None);
-    };
-    match EntryKind::of(&stat) {
-        EntryKind::Special => Err(CopyError::Special(relative.to_owned())),
-        EntryKind::Symlink => {
-            let target = fsops::read_link_at(src_dir, src_name).map_err(io_at)?;
-            rustix::fs::symlinkat(target.as_os_str(), dst_dir, dst_name)
-                .map_err(|e| io_at(e.into()))?;
-            let times = timestamps(&stat);
-            rustix::fs::utimensat(dst_dir, dst_name, &times, AtFlags::SYMLINK_NOFOLLOW)
-                .map_err(|e| io_at(e.into()))?;
-            copied.record(&stat);
-            Ok(None)
+/// The state of one [`copy_tree_at`].
+struct Copier<'a> {
+    copied: Copied,
+    /// Where the first copy of each file with several names is, relative to the copy's root, so
+    /// that its other names in the tree become links to that copy again.
+    first_copies: HashMap<(u64, u64), PathBuf>,
+    /// The copy's root directory, once there is one.
+    root_copy: Option<OwnedFd>,
+    aborted: &'a dyn Fn() -> bool,
+}
+
+impl Copier<'_> {
+    /// Copies one entry; a directory is only created, and returned to be filled.
+    fn copy_entry(
+        &mut self,
+        src_dir: BorrowedFd<'_>,
+        src_name: &OsStr,
+        dst_dir: BorrowedFd<'_>,
+        dst_name: &OsStr,
+        relative: &Path,
+    ) -> Result<Option<CopyFrame>, CopyError> {
+        let io_at = |e: io::Error| CopyError::Io(e, relative.to_owned());
+        // Gone since its directory was listed: the source no longer has it, nor does the copy.
+        let Some(stat) = fsops::lstat_at(src_dir, src_name).map_err(io_at)? else {
+            return Ok(None);
+        };
+        match EntryKind::of(&stat) {
+            EntryKind::Special => return Err(CopyError::Special(relative.to_owned())),
+            EntryKind::Symlink => {
+                let target = fsops::read_link_at(src_dir, src_name).map_err(io_at)?;
+                rustix::fs::symlinkat(target.as_os_str(), dst_dir, dst_name)
+                    .map_err(|e| io_at(e.into()))?;
+                let times = timestamps(&stat);
+                rustix::fs::utimensat(dst_dir, dst_name, &times, AtFlags::SYMLINK_NOFOLLOW)
+                    .map_err(|e| io_at(e.into()))?;
+            }
+            EntryKind::File => {
+                let key = (stat.st_dev, stat.st_ino);
+                if let Some(first) = self.first_copies.get(&key) {
+                    if !self.copied.unchanged(&stat) {
+                        return Err(CopyError::Changed(relative.to_owned()));
+                    }
+                    self.link_to(first, dst_dir, dst_name).map_err(io_at)?;
+                    return Ok(None);
+                }
+                let (src, dst) = ((src_dir, src_name), (dst_dir, dst_name));
+                let stat = copy_file(src, dst, &stat, relative, self.aborted)?;
+                if stat.st_nlink > 1 {
+                    self.first_copies.insert(key, relative.to_owned());
+                }
+                self.copied.record(&stat);
+                return Ok(None);
+            }
+            EntryKind::Directory => {
+                let source = fsops::open_subdir(src_dir, src_name).map_err(io_at)?;
+                let stat = rustix::fs::fstat(&source).map_err(|e| io_at(e.into()))?;
+                rustix::fs::mkdirat(dst_dir, dst_name, Mode::from_raw_mode(0o700))
+                    .map_err(|e| io_at(e.into()))?;
+                let copy = fsops::open_subdir(dst_dir, dst_name).map_err(io_at)?;
+                let names = fsops::list_names(source.as_fd()).map_err(io_at)?;
+                self.copied.record(&stat);
+                return Ok(Some(CopyFrame {
+                    source,
+                    copy,
+                    stat,
+                    relative: relative.to_owned(),
+                    pending: names.into_iter(),
+                }));
+            }
         }
-        EntryKind::File => {
-            let stat = copy_file(
-                src_dir, src_name, dst_dir, dst_name, &stat, relative, aborted,
-            )?;
-            copied.record(&stat);
-            Ok(None)
-        }
-        EntryKind::Directory => {
-            let source = fsops::open_subdir(src_dir, src_name).map_err(io_at)?;
-            let stat = rustix::fs::fstat(&source).map_err(|e| io_at(e.into()))?;
-            rustix::fs::mkdirat(dst_dir, dst_name, Mode::from_raw_mode(0o700))
-                .map_err(|e| io_at(e.into()))?;
-            let copy = fsops::open_subdir(dst_dir, dst_name).map_err(io_at)?;
-            let names = fsops::list_names(source.as_fd()).map_err(io_at)?;
-            copied.record(&stat);
-            Ok(Some(CopyFrame {
-                source,
-                copy,
-                stat,
-                relative: relative.to_owned(),
-                pending: names.into_iter(),
-            }))
-        }
+        self.copied.record(&stat);
+        Ok(None)
+    }
+
+    /// Gives the copy at `first` (relative to the copy's root) the new name `name` in `dir`. The
+    /// way to it is opened beneath the root without following links: it is our own copy, made of
+    /// directories this copy created.
+    fn link_to(&self, first: &Path, dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
+        let root = self.root_copy.as_ref().ok_or(io::ErrorKind::NotFound)?;
+        let (parent, file) = match (first.parent(), first.file_name()) {
+            (Some(parent), Some(file)) => (parent, file),
+            _ => return Err(io::ErrorKind::InvalidInput.into()),
+        };
+        let at = if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        };
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let resolve =
+            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+        let parent = rustix::fs::openat2(root, at, flags, Mode::empty(), resolve)?;
+        rustix::fs::linkat(&parent, file, dir, name, AtFlags::empty())?;
+        Ok(())
     }
 }
 
 /// Copies a regular file's bytes (in the kernel where it can: `copy_file_range`/`sendfile`),
 /// mode and times; returns the source's stat, checked unchanged over the copy.
 fn copy_file(
-    src_dir: BorrowedFd<'_>,
-    src_name: &OsStr,
-    dst_dir: BorrowedFd<'_>,
-    dst_name: &OsStr,
+    (src_dir, src_name): (BorrowedFd<'_>, &OsStr),
+    (dst_dir, dst_name): (BorrowedFd<'_>, &OsStr),
     listed: &Stat,
-    relative: &std::path::Path,
+    relative: &Path,
     aborted: &dyn Fn() -> bool,
 ) -> Result<Stat, CopyError> {
     let io_at = |e: io::Error| CopyError::Io(e, relative.to_owned());
@@ -325,7 +361,8 @@ fn copy_file(
         }
     }
     let after = fsops::fstat(&source).map_err(io_at)?;
-    if Version::of(&after) != Version::of(&before) {
+    let ctime = |s: &Stat| (s.st_ctime, s.st_ctime_nsec);
+    if Version::of(&after) != Version::of(&before) || ctime(&after) != ctime(&before) {
         return Err(CopyError::Changed(relative.to_owned()));
     }
     give_mode_and_times(copy.as_fd(), &before).map_err(io_at)?;
@@ -517,6 +554,39 @@ mod tests {
             .unwrap();
         assert!(!copied.unchanged(&stat));
         fs::set_permissions(base.join("t/a"), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn names_of_one_file_stay_links_of_one_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(dir.path()).unwrap();
+        sample_tree(&base);
+        fs::hard_link(base.join("t/a/b/f"), base.join("t/f-again")).unwrap();
+        fs::hard_link(base.join("t/a/b/f"), base.join("t/a/f-third")).unwrap();
+        fs::hard_link(base.join("t/top.sh"), base.join("keep/outside-link")).unwrap();
+        let fd = open(&base);
+        copy_tree_at(
+            fd.as_fd(),
+            OsStr::new("t"),
+            fd.as_fd(),
+            OsStr::new("c"),
+            &|| false,
+        )
+        .unwrap();
+        let ino = |p: &str| fs::symlink_metadata(base.join(p)).unwrap().ino();
+        assert_eq!(ino("c/a/b/f"), ino("c/f-again"));
+        assert_eq!(ino("c/a/b/f"), ino("c/a/f-third"));
+        assert_ne!(ino("c/a/b/f"), ino("t/a/b/f"));
+        assert_eq!(
+            fs::symlink_metadata(base.join("c/a/b/f")).unwrap().nlink(),
+            3
+        );
+        // A link from outside the tree is not carried along: the copy has one name.
+        assert_eq!(
+            fs::symlink_metadata(base.join("c/top.sh")).unwrap().nlink(),
+            1
+        );
+        assert_eq!(fs::read(base.join("c/f-again")).unwrap(), b"y");
     }
 
     #[test]
