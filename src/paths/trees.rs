@@ -191,9 +191,10 @@ struct CopyFrame {
 }
 
 /// Copies `src_name` in `src_dir` (a file, a symlink or a whole tree) to the new name `dst_name`
-/// in `dst_dir`: contents, permission bits (without set-user/group-ID) and modification times;
-/// names of one file inside the tree stay hard links of one copy. Files are not fsynced one by
-/// one: the caller syncs the destination's file system once before publishing the copy.
+/// in `dst_dir`: contents, owner (where we may), permission bits (without set-user/group-ID) and
+/// modification times; names of one file inside the tree stay hard links of one copy. Files are
+/// not fsynced one by one: the caller syncs the destination's file system once before publishing
+/// the copy.
 pub fn copy_tree_at(
     src_dir: BorrowedFd<'_>,
     src_name: &OsStr,
@@ -267,8 +268,14 @@ impl Copier<'_> {
                 let target = fsops::read_link_at(src_dir, src_name).map_err(io_at)?;
                 rustix::fs::symlinkat(target.as_os_str(), dst_dir, dst_name)
                     .map_err(|e| io_at(e.into()))?;
+                let (owner, group) = (Some(uid(&stat)), Some(gid(&stat)));
+                let nofollow = AtFlags::SYMLINK_NOFOLLOW;
+                owner_kept(rustix::fs::chownat(
+                    dst_dir, dst_name, owner, group, nofollow,
+                ))
+                .map_err(io_at)?;
                 let times = timestamps(&stat);
-                rustix::fs::utimensat(dst_dir, dst_name, &times, AtFlags::SYMLINK_NOFOLLOW)
+                rustix::fs::utimensat(dst_dir, dst_name, &times, nofollow)
                     .map_err(|e| io_at(e.into()))?;
             }
             EntryKind::File => {
@@ -365,20 +372,39 @@ fn copy_file(
     if Version::of(&after) != Version::of(&before) || ctime(&after) != ctime(&before) {
         return Err(CopyError::Changed(relative.to_owned()));
     }
-    give_mode_and_times(copy.as_fd(), &before).map_err(io_at)?;
+    give_owner_mode_and_times(copy.as_fd(), &before).map_err(io_at)?;
     Ok(before)
 }
 
 /// The copied directory gets the source's mode and times last: filling it changed its mtime, and
 /// a read-only mode would have stopped the filling.
 fn finish_directory(frame: &CopyFrame) -> io::Result<()> {
-    give_mode_and_times(frame.copy.as_fd(), &frame.stat)
+    give_owner_mode_and_times(frame.copy.as_fd(), &frame.stat)
 }
 
-fn give_mode_and_times(fd: BorrowedFd<'_>, stat: &Stat) -> io::Result<()> {
+/// The source's owner (where we may give it, see [`owner_kept`]), then its mode and times.
+fn give_owner_mode_and_times(fd: BorrowedFd<'_>, stat: &Stat) -> io::Result<()> {
+    owner_kept(rustix::fs::fchown(fd, Some(uid(stat)), Some(gid(stat))))?;
     rustix::fs::fchmod(fd, Mode::from_raw_mode(stat.st_mode & 0o1777))?;
     rustix::fs::futimens(fd, &timestamps(stat))?;
     Ok(())
+}
+
+/// Only a privileged process may give a file away, so a refusal (`EPERM`) leaves the copy ours,
+/// as `mv` does; any other failure is an error.
+fn owner_kept(chown: rustix::io::Result<()>) -> io::Result<()> {
+    match chown {
+        Err(rustix::io::Errno::PERM) => Ok(()),
+        other => other.map_err(io::Error::from),
+    }
+}
+
+fn uid(stat: &Stat) -> rustix::fs::Uid {
+    rustix::fs::Uid::from_raw(stat.st_uid)
+}
+
+fn gid(stat: &Stat) -> rustix::fs::Gid {
+    rustix::fs::Gid::from_raw(stat.st_gid)
 }
 
 fn timestamps(stat: &Stat) -> Timestamps {
@@ -587,6 +613,39 @@ mod tests {
             1
         );
         assert_eq!(fs::read(base.join("c/f-again")).unwrap(), b"y");
+    }
+
+    #[test]
+    fn owners_are_kept_where_we_may_give_files_away() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("skipped: only root may give a copy another owner");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(dir.path()).unwrap();
+        sample_tree(&base);
+        for path in ["t", "t/a", "t/top.sh", "t/dangling"] {
+            std::os::unix::fs::lchown(base.join(path), Some(1234), Some(5678)).unwrap();
+        }
+        let fd = open(&base);
+        copy_tree_at(
+            fd.as_fd(),
+            OsStr::new("t"),
+            fd.as_fd(),
+            OsStr::new("c"),
+            &|| false,
+        )
+        .unwrap();
+        for path in ["c", "c/a", "c/top.sh", "c/dangling"] {
+            let meta = fs::symlink_metadata(base.join(path)).unwrap();
+            assert_eq!((meta.uid(), meta.gid()), (1234, 5678), "{path}");
+        }
+        let ours = fs::symlink_metadata(base.join("c/a/b/f")).unwrap();
+        assert_eq!(ours.uid(), 0);
+        assert_eq!(
+            fs::symlink_metadata(base.join("c/top.sh")).unwrap().mode() & 0o777,
+            0o751
+        );
     }
 
     #[test]
