@@ -59,6 +59,7 @@ mod fsx;
 mod item;
 mod metadata;
 mod naming;
+mod parallel_gz;
 mod read;
 mod remove;
 mod restore;

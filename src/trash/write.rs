@@ -1,7 +1,7 @@
 //! Writing one archive into the bucket, so that it either appears complete or not at all.
 //!
-//! 1. Stream the content (one pass over the original, hashing what is archived) into a gzip
-//!    member in `.content-<unique>.partial`.
+//! 1. Stream the content (one pass over the original, hashing what is archived) into gzip
+//!    members, compressed on every core ([`ParallelGzWriter`]), in `.content-<unique>.partial`.
 //! 2. Build the metadata from what was archived; write `[gzip member: metadata.json entry]` into
 //!    `.archive-<unique>.partial`, then append the content member (a kernel-side copy of the
 //!    compressed bytes where the filesystem supports it).
@@ -27,6 +27,7 @@ use super::fsx;
 use super::item::{Identity, TrashItem};
 use super::metadata::Metadata;
 use super::naming;
+use super::parallel_gz::ParallelGzWriter;
 use super::stream::CHUNK;
 use super::tarx;
 use super::tree::{self, Observed, Summary};
@@ -93,7 +94,7 @@ fn write_content(
     cancel: &dyn Fn() -> bool,
 ) -> Result<(Summary, File), TrashError> {
     let buffered = BufWriter::with_capacity(CHUNK, file);
-    let mut builder = Builder::new(GzEncoder::new(buffered, compression(level)));
+    let mut builder = Builder::new(ParallelGzWriter::new(buffered, compression(level)));
     let summary = tree::archive_source(&mut builder, item, cancel)?;
     let buffered = builder.into_inner()?.finish()?;
     let file = buffered.into_inner().map_err(|e| e.into_error())?;
