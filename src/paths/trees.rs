@@ -431,6 +431,26 @@ mod tests {
         fsops::open_dir(path, path, false).unwrap()
     }
 
+    /// A fresh temp dir (kept alive by the guard) holding [`sample_tree`].
+    fn with_sample_tree() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(dir.path()).unwrap();
+        sample_tree(&base);
+        (dir, base)
+    }
+
+    /// Copies `base/t` to `base/c`.
+    fn copy_t_to_c(base: &Path, aborted: &dyn Fn() -> bool) -> Result<Copied, CopyError> {
+        let fd = open(base);
+        copy_tree_at(
+            fd.as_fd(),
+            OsStr::new("t"),
+            fd.as_fd(),
+            OsStr::new("c"),
+            aborted,
+        )
+    }
+
     fn sample_tree(base: &Path) {
         fs::create_dir_all(base.join("t/a/b")).unwrap();
         fs::create_dir(base.join("keep")).unwrap();
@@ -444,9 +464,7 @@ mod tests {
 
     #[test]
     fn removal_never_follows_links() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(dir.path()).unwrap();
-        sample_tree(&base);
+        let (_dir, base) = with_sample_tree();
         let kept =
             remove_tree_at(open(&base).as_fd(), OsStr::new("t"), Removal::EVERYTHING).unwrap();
         assert_eq!(kept, 0);
@@ -480,9 +498,7 @@ mod tests {
 
     #[test]
     fn kept_entries_stay_with_their_directories() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(dir.path()).unwrap();
-        sample_tree(&base);
+        let (_dir, base) = with_sample_tree();
         let spared = fs::symlink_metadata(base.join("t/a/b/f")).unwrap().ino();
         let keep = move |s: &Stat| s.st_ino == spared;
         let how = Removal {
@@ -499,9 +515,7 @@ mod tests {
 
     #[test]
     fn removal_goes_on_past_what_it_cannot_remove() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(dir.path()).unwrap();
-        sample_tree(&base);
+        let (_dir, base) = with_sample_tree();
         let stuck = base.join("t/a/b/f");
         let chattr = |flag: &str| {
             std::process::Command::new("chattr")
@@ -554,51 +568,33 @@ mod tests {
 
     #[test]
     fn a_copy_has_the_same_entries_bytes_modes_and_times() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(dir.path()).unwrap();
-        sample_tree(&base);
+        let (_dir, base) = with_sample_tree();
         fs::write(base.join("t/a/big"), vec![7u8; 3 << 20]).unwrap();
         fs::set_permissions(base.join("t/a"), fs::Permissions::from_mode(0o555)).unwrap();
-        let fd = open(&base);
-        let copied = copy_tree_at(
-            fd.as_fd(),
-            OsStr::new("t"),
-            fd.as_fd(),
-            OsStr::new("c"),
-            &|| false,
-        )
-        .unwrap();
+        let copied = copy_t_to_c(&base, &|| false).unwrap();
         assert_eq!(describe(&base.join("t")), describe(&base.join("c")));
+        let fd = open(&base);
+        let stat_f = || {
+            fsops::lstat_at(fd.as_fd(), OsStr::new("t/a/b/f"))
+                .unwrap()
+                .unwrap()
+        };
         let original = fs::symlink_metadata(base.join("t/a/b/f")).unwrap();
-        let stat = fsops::lstat_at(fd.as_fd(), OsStr::new("t/a/b/f"))
-            .unwrap()
-            .unwrap();
+        let stat = stat_f();
         assert!(copied.unchanged(&stat) && original.ino() == stat.st_ino);
         fs::write(base.join("t/a/b/f"), "changed").unwrap();
-        let stat = fsops::lstat_at(fd.as_fd(), OsStr::new("t/a/b/f"))
-            .unwrap()
-            .unwrap();
+        let stat = stat_f();
         assert!(!copied.unchanged(&stat));
         fs::set_permissions(base.join("t/a"), fs::Permissions::from_mode(0o755)).unwrap();
     }
 
     #[test]
     fn names_of_one_file_stay_links_of_one_copy() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(dir.path()).unwrap();
-        sample_tree(&base);
+        let (_dir, base) = with_sample_tree();
         fs::hard_link(base.join("t/a/b/f"), base.join("t/f-again")).unwrap();
         fs::hard_link(base.join("t/a/b/f"), base.join("t/a/f-third")).unwrap();
         fs::hard_link(base.join("t/top.sh"), base.join("keep/outside-link")).unwrap();
-        let fd = open(&base);
-        copy_tree_at(
-            fd.as_fd(),
-            OsStr::new("t"),
-            fd.as_fd(),
-            OsStr::new("c"),
-            &|| false,
-        )
-        .unwrap();
+        copy_t_to_c(&base, &|| false).unwrap();
         let ino = |p: &str| fs::symlink_metadata(base.join(p)).unwrap().ino();
         assert_eq!(ino("c/a/b/f"), ino("c/f-again"));
         assert_eq!(ino("c/a/b/f"), ino("c/a/f-third"));
@@ -621,21 +617,11 @@ mod tests {
             eprintln!("skipped: only root may give a copy another owner");
             return;
         }
-        let dir = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(dir.path()).unwrap();
-        sample_tree(&base);
+        let (_dir, base) = with_sample_tree();
         for path in ["t", "t/a", "t/top.sh", "t/dangling"] {
             std::os::unix::fs::lchown(base.join(path), Some(1234), Some(5678)).unwrap();
         }
-        let fd = open(&base);
-        copy_tree_at(
-            fd.as_fd(),
-            OsStr::new("t"),
-            fd.as_fd(),
-            OsStr::new("c"),
-            &|| false,
-        )
-        .unwrap();
+        copy_t_to_c(&base, &|| false).unwrap();
         for path in ["c", "c/a", "c/top.sh", "c/dangling"] {
             let meta = fs::symlink_metadata(base.join(path)).unwrap();
             assert_eq!((meta.uid(), meta.gid()), (1234, 5678), "{path}");
@@ -650,9 +636,7 @@ mod tests {
 
     #[test]
     fn a_fifo_stops_the_copy_and_names_itself() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(dir.path()).unwrap();
-        sample_tree(&base);
+        let (_dir, base) = with_sample_tree();
         let fifo = base.join("t/a/pipe");
         rustix::fs::mknodat(
             rustix::fs::CWD,
@@ -662,15 +646,7 @@ mod tests {
             0,
         )
         .unwrap();
-        let fd = open(&base);
-        let e = copy_tree_at(
-            fd.as_fd(),
-            OsStr::new("t"),
-            fd.as_fd(),
-            OsStr::new("c"),
-            &|| false,
-        )
-        .unwrap_err();
+        let e = copy_t_to_c(&base, &|| false).unwrap_err();
         assert!(
             matches!(e, CopyError::Special(ref p) if p == Path::new("a/pipe")),
             "{e:?}"
@@ -679,18 +655,8 @@ mod tests {
 
     #[test]
     fn an_abort_stops_the_copy() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(dir.path()).unwrap();
-        sample_tree(&base);
-        let fd = open(&base);
-        let e = copy_tree_at(
-            fd.as_fd(),
-            OsStr::new("t"),
-            fd.as_fd(),
-            OsStr::new("c"),
-            &|| true,
-        )
-        .unwrap_err();
+        let (_dir, base) = with_sample_tree();
+        let e = copy_t_to_c(&base, &|| true).unwrap_err();
         assert!(matches!(e, CopyError::Aborted));
     }
 }
