@@ -76,4 +76,3 @@ pub use error::TrashError;
 pub use item::{Identity, TrashItem};
 pub use metadata::{Kind, Metadata};
 pub use naming::{archive_relative_path, is_restore_temp_name, restore_temp_name};
-pub use restore::remove_temp_root;

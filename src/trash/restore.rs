@@ -424,20 +424,15 @@ impl<'a> Extraction<'a> {
         Ok(())
     }
 
-    /// Remove whatever this extraction created (it failed before the commit).
+    /// Remove whatever this extraction created (it failed before the commit): a file, a symlink
+    /// or a whole tree, never following a link; directories it already made read-only are made
+    /// writable first.
     fn discard(&mut self) {
         self.places.root = None;
         if let (false, Some(temp)) = (self.committed, &self.temp) {
-            let _ = remove_temp_root(self.parent, temp);
+            let _ = remove_tree_at(self.parent, temp, Removal::OWN_TEMP);
         }
     }
-}
-
-/// Removes the temp root `name` of a restore in `dir` (see [`crate::trash::restore_temp_name`]):
-/// a file, a symlink or a whole tree, never following a link. Directories the restore already
-/// gave a read-only mode are made writable first, so a tree left by a crash can always go.
-pub fn remove_temp_root(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
-    remove_tree_at(dir, name, Removal::OWN_TEMP).map(drop)
 }
 
 /// `EEXIST` while creating an entry means the archive names it twice.
