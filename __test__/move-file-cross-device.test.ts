@@ -5,7 +5,22 @@
  * has no second file system there, these tests are skipped, and say so.
  */
 import { execFileSync } from 'node:child_process'
-import { chmodSync, existsSync, linkSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  ftruncateSync,
+  linkSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { tempWorkspace } from './helpers/temp.js'
@@ -72,6 +87,27 @@ describe('move_file across file systems', () => {
     expect(snapshot(join(other, 'b.txt'))).toEqual(before)
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
     expect(temps(other)).toEqual([])
+  })
+
+  it('keeps a sparse file sparse: a 1 GiB disk image with 4 KiB of data does not become 1 GiB of zeros', async (ctx) => {
+    const { ws, root } = tempWorkspace({ permissions: ALL })
+    const other = otherFileSystem(root) ?? ctx.skip()
+    const image = join(root, 'disk.img')
+    const fd = openSync(image, 'w')
+    ftruncateSync(fd, 1 << 30)
+    writeSync(fd, Buffer.alloc(4096, 1), 0, 4096, 512 << 20)
+    closeSync(fd)
+    const result = await ws.call('move_file', { source: 'disk.img', destination: join(other, 'disk.img') })
+    expect(result.status).toBe('ok')
+    const moved = statSync(join(other, 'disk.img'))
+    expect(moved.size).toBe(1 << 30)
+    expect(moved.blocks * 512).toBeLessThan(1 << 20)
+    const probe = Buffer.alloc(8)
+    const readFd = openSync(join(other, 'disk.img'), 'r')
+    readSync(readFd, probe, 0, 8, (512 << 20) - 4)
+    closeSync(readFd)
+    expect([...probe]).toEqual([0, 0, 0, 0, 1, 1, 1, 1])
+    expect(existsSync(image)).toBe(false)
   })
 
   it('moves a whole tree as it is, and back again', async (ctx) => {

@@ -9,6 +9,7 @@
 //! copies whole trees the same way.
 
 pub mod canonical;
+pub mod file_copy;
 pub mod fsops;
 pub mod resolve;
 pub mod sandbox;

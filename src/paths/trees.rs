@@ -6,12 +6,13 @@
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, Stat, Timespec, Timestamps};
 
+use super::file_copy;
 use super::fsops::{self, EntryKind};
 use crate::error::libc_codes;
 
@@ -191,8 +192,10 @@ struct CopyFrame {
 }
 
 /// Copies `src_name` in `src_dir` (a file, a symlink or a whole tree) to the new name `dst_name`
-/// in `dst_dir`: contents, owner (where we may), permission bits (without set-user/group-ID) and
-/// modification times; names of one file inside the tree stay hard links of one copy. Files are
+/// in `dst_dir`: contents (holes kept), owner (where we may), extended attributes of files and
+/// directories (where the destination takes them; a symlink's are not copied), permission bits
+/// (without set-user/group-ID) and modification times; names of one file inside the tree stay
+/// hard links of one copy. Files are
 /// not fsynced one by one: the caller syncs the destination's file system once before publishing
 /// the copy.
 pub fn copy_tree_at(
@@ -358,35 +361,34 @@ fn copy_file(
     let mut copy = rustix::fs::openat(dst_dir, dst_name, flags, Mode::from_raw_mode(0o600))
         .map(File::from)
         .map_err(|e| io_at(e.into()))?;
-    loop {
-        let n = io::copy(&mut (&source).take(COPY_CHUNK), &mut copy).map_err(io_at)?;
-        if n < COPY_CHUNK {
-            break;
-        }
-        if aborted() {
-            return Err(CopyError::Aborted);
-        }
+    let has_holes = (before.st_blocks as u64).saturating_mul(512) < before.st_size as u64;
+    let go_on = || !aborted();
+    if !file_copy::copy_bytes(&source, &mut copy, has_holes, COPY_CHUNK, &go_on).map_err(io_at)? {
+        return Err(CopyError::Aborted);
     }
     let after = fsops::fstat(&source).map_err(io_at)?;
     let ctime = |s: &Stat| (s.st_ctime, s.st_ctime_nsec);
     if Version::of(&after) != Version::of(&before) || ctime(&after) != ctime(&before) {
         return Err(CopyError::Changed(relative.to_owned()));
     }
-    give_owner_mode_and_times(copy.as_fd(), &before).map_err(io_at)?;
+    give_metadata(source.as_fd(), copy.as_fd(), &before).map_err(io_at)?;
     Ok(before)
 }
 
-/// The copied directory gets the source's mode and times last: filling it changed its mtime, and
-/// a read-only mode would have stopped the filling.
+/// The copied directory gets the source's metadata last: filling it changed its mtime, and a
+/// read-only mode would have stopped the filling.
 fn finish_directory(frame: &CopyFrame) -> io::Result<()> {
-    give_owner_mode_and_times(frame.copy.as_fd(), &frame.stat)
+    give_metadata(frame.source.as_fd(), frame.copy.as_fd(), &frame.stat)
 }
 
-/// The source's owner (where we may give it, see [`owner_kept`]), then its mode and times.
-fn give_owner_mode_and_times(fd: BorrowedFd<'_>, stat: &Stat) -> io::Result<()> {
-    owner_kept(rustix::fs::fchown(fd, Some(uid(stat)), Some(gid(stat))))?;
-    rustix::fs::fchmod(fd, Mode::from_raw_mode(stat.st_mode & 0o1777))?;
-    rustix::fs::futimens(fd, &timestamps(stat))?;
+/// Gives `copy` the metadata of `source` (whose stat is `stat`): its owner (where we may, see
+/// [`owner_kept`]), then its extended attributes (a change of owner clears file capabilities),
+/// then its mode (after any ACL, which sets the group bits) and times.
+fn give_metadata(source: BorrowedFd<'_>, copy: BorrowedFd<'_>, stat: &Stat) -> io::Result<()> {
+    owner_kept(rustix::fs::fchown(copy, Some(uid(stat)), Some(gid(stat))))?;
+    file_copy::copy_xattrs(source, copy)?;
+    rustix::fs::fchmod(copy, Mode::from_raw_mode(stat.st_mode & 0o1777))?;
+    rustix::fs::futimens(copy, &timestamps(stat))?;
     Ok(())
 }
 
@@ -586,6 +588,70 @@ mod tests {
         let stat = stat_f();
         assert!(!copied.unchanged(&stat));
         fs::set_permissions(base.join("t/a"), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// A POSIX access ACL (`system.posix_acl_access`, as the kernel encodes it): the owner rwx,
+    /// user 4242 r-x, the group r--, mask r-x, others nothing.
+    fn access_acl() -> Vec<u8> {
+        let entry = |tag: u16, perm: u16, id: u32| {
+            [
+                &tag.to_le_bytes()[..],
+                &perm.to_le_bytes(),
+                &id.to_le_bytes(),
+            ]
+            .concat()
+        };
+        let undefined = u32::MAX;
+        [
+            2u32.to_le_bytes().to_vec(),
+            entry(0x01, 7, undefined),
+            entry(0x02, 5, 4242),
+            entry(0x04, 4, undefined),
+            entry(0x10, 5, undefined),
+            entry(0x20, 0, undefined),
+        ]
+        .concat()
+    }
+
+    #[test]
+    fn a_copy_to_another_file_system_keeps_holes_acls_and_extended_attributes() {
+        let (_dir, base) = with_sample_tree();
+        // /dev/shm is a tmpfs: another file system than the temp dir's, where there is one.
+        let other = tempfile::tempdir_in("/dev/shm").or_else(|_| tempfile::tempdir());
+        let other = other.unwrap();
+        let sparse = fs::File::create(base.join("t/a/disk.img")).unwrap();
+        sparse.set_len(256 << 20).unwrap();
+        std::os::unix::fs::FileExt::write_all_at(&sparse, b"boot", 0).unwrap();
+        let flags = rustix::fs::XattrFlags::empty();
+        for path in ["t/top.sh", "t/a"] {
+            let path = base.join(path);
+            rustix::fs::setxattr(&path, "user.origin", b"bench", flags).unwrap();
+            rustix::fs::setxattr(&path, "system.posix_acl_access", &access_acl(), flags).unwrap();
+        }
+        let mode_before = fs::metadata(base.join("t/top.sh")).unwrap().mode();
+        let (src, dst) = (open(&base), open(other.path()));
+        let (t, c) = (OsStr::new("t"), OsStr::new("c"));
+        copy_tree_at(src.as_fd(), t, dst.as_fd(), c, &|| false).unwrap();
+        let copy = other.path().join("c");
+        let image = fs::metadata(copy.join("a/disk.img")).unwrap();
+        assert_eq!(image.len(), 256 << 20);
+        assert!(image.blocks() * 512 < 1 << 20, "{} blocks", image.blocks());
+        assert_eq!(&fs::read(copy.join("a/disk.img")).unwrap()[..4], b"boot");
+        let get = |path: &Path, name: &str| {
+            let mut buf = vec![0u8; 4096];
+            let n = rustix::fs::getxattr(path, name, &mut buf[..]).unwrap();
+            buf.truncate(n);
+            buf
+        };
+        for path in ["top.sh", "a"] {
+            assert_eq!(get(&copy.join(path), "user.origin"), b"bench", "{path}");
+            let acl = get(&copy.join(path), "system.posix_acl_access");
+            assert_eq!(acl, access_acl(), "{path}");
+        }
+        assert_eq!(
+            fs::metadata(copy.join("top.sh")).unwrap().mode(),
+            mode_before
+        );
     }
 
     #[test]
