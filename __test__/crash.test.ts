@@ -174,13 +174,14 @@ async function calibrate(dirs: { root: string; dataDir: string }, calls: Call[],
  */
 async function nextWorkspace(dirs: { root: string; dataDir: string }): Promise<{ ws: Workspace; trash: TrashEntry[] }> {
   const ws = new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir }, permissions: ALL, confirm: () => true })
+  // Recovery runs in the background; the first call (here trashList) waits for it.
+  const trash = await ws.trashList()
   expect(leftovers(dirs.root), 'temp files of atomic writes or restores left after the next Workspace').toEqual([])
   expect(journalRecords(dirs), 'journal records left after recovery').toEqual([])
   const listing = await ws.call('list_directory', { path: '.', recursive: true, includeIgnored: true })
   expect(listing.status, listing.output).toBe('ok')
   const trashTool = await ws.call('trash_list', {})
   expect(trashTool.status, trashTool.output).toBe('ok')
-  const trash = await ws.trashList()
   const bucket = bucketDir(dirs.dataDir, dirs.root)
   if (existsSync(bucket)) {
     for (const name of readdirSync(bucket)) {
@@ -235,7 +236,7 @@ function emptyBucket(dirs: { root: string; dataDir: string }): void {
 }
 
 /** Stale partials (an hour old) are swept by the next Workspace; fresh ones are kept. */
-function checkSweep(dirs: { root: string; dataDir: string }): number {
+async function checkSweep(dirs: { root: string; dataDir: string }): Promise<number> {
   const bucket = bucketDir(dirs.dataDir, dirs.root)
   mkdirSync(bucket, { recursive: true })
   const fresh = join(bucket, '.content-0123456789ab.partial')
@@ -243,7 +244,7 @@ function checkSweep(dirs: { root: string; dataDir: string }): number {
   const stale = readdirSync(bucket).filter((n) => BUCKET_TEMP.test(n) && join(bucket, n) !== fresh)
   const hourAgo = Date.now() / 1000 - 3700
   for (const name of stale) utimesSync(join(bucket, name), hourAgo, hourAgo)
-  new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } })
+  await new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }).trashList()
   const left = readdirSync(bucket).filter((n) => BUCKET_TEMP.test(n))
   expect(left, 'stale partials are swept, fresh ones kept').toEqual(['.content-0123456789ab.partial'])
   rmSync(fresh)
@@ -334,7 +335,7 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       }
     }
     expect(t.kills).toBe(KILLS)
-    report('write_file', seed, window, t, `, ${checkSweep(dirs)} stale bucket partials swept`)
+    report('write_file', seed, window, t, `, ${await checkSweep(dirs)} stale bucket partials swept`)
   })
 
   it('edit_file: the file is always the old or the new version', async () => {
@@ -490,7 +491,7 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       }
     }
     expect(t.kills).toBe(KILLS)
-    report('delete_file', seed, window, t, `, ${restored} removed files restored, ${checkSweep(dirs)} stale bucket partials swept`)
+    report('delete_file', seed, window, t, `, ${restored} removed files restored, ${await checkSweep(dirs)} stale bucket partials swept`)
   })
 
   it('recursive remove_dir: a tree that is gone, even partly, comes back whole from its archive', async () => {
@@ -544,7 +545,7 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       }
     }
     expect(t.kills).toBe(KILLS)
-    report('remove_dir', seed, window, t, `, ${partlyRemoved} kills during the removal itself, ${checkSweep(dirs)} stale bucket partials swept`)
+    report('remove_dir', seed, window, t, `, ${partlyRemoved} kills during the removal itself, ${await checkSweep(dirs)} stale bucket partials swept`)
   })
 
   it('restore_file: the target is absent (archive intact) or complete', async () => {

@@ -1,6 +1,7 @@
 //! The crash journal: records, under `<dataDir>/journal/<sha256(root)>/<pid>-<unique>.json`, what
-//! a crash must not leave half done; `Workspace::new` replays what is left. A record's `kind`
-//! says what it covers; a record without one (written before there were kinds) is an append.
+//! a crash must not leave half done; `Workspace::new` starts replaying what is left (on a thread
+//! of its own, which every call waits for). A record's `kind` says what it covers; a record
+//! without one (written before there were kinds) is an append.
 //!
 //! - `append`: makes an in-place `append_file` all-or-nothing. Before appending to an existing
 //!   file, the record names the file (path, dev, ino), its size before (`oldSize`) and the

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{json, Value};
+use tokio::sync::watch;
 
 use crate::audit::{AuditLog, AuditRecord};
 use crate::call::{Call, CallContext, Failure, Success, ToolResult};
@@ -56,7 +57,36 @@ pub struct Workspace {
     audit: Option<AuditLog>,
     bucket: Bucket,
     journal: Journal,
+    /// Becomes `true` once crash recovery, started by [`Workspace::new`], has finished.
+    recovered: watch::Receiver<bool>,
     tools: Vec<Exposed>,
+}
+
+/// Repairs what a crash of an earlier process left, on a thread of its own so that creating a
+/// workspace never blocks the host's event loop (a crashed move can leave a large temp tree to
+/// remove, an append a long tail to hash): completed appends are kept and partial ones rolled
+/// back, temp files and trees of interrupted writes, moves and restores removed, and temp files
+/// of interrupted trashes an hour old swept (younger ones may be in flight). The receiver turns
+/// `true` when it is done; [`Workspace::recovered`] waits for it.
+fn recover_in_background(journal: Journal, bucket: Bucket) -> watch::Receiver<bool> {
+    let recover = |journal: &Journal, bucket: &Bucket| {
+        journal.recover();
+        let _ = bucket.sweep_partials(std::time::Duration::from_secs(3600));
+    };
+    let (done, recovered) = watch::channel(false);
+    let (journal_, bucket_) = (journal.clone(), bucket.clone());
+    let spawned = std::thread::Builder::new()
+        .name("afs-recovery".into())
+        .spawn(move || {
+            recover(&journal_, &bucket_);
+            let _ = done.send(true);
+        });
+    if spawned.is_err() {
+        // No thread to be had: recover here. The sender went with the closure, so waiters
+        // see a closed channel and go on, as they should.
+        recover(&journal, &bucket);
+    }
+    recovered
 }
 
 /// The nearest ancestor of `dir` (itself included) holding `.git` (file or directory).
@@ -80,10 +110,7 @@ impl Workspace {
             options.allowed_paths.clone(),
             vec![trash_dir.clone(), audit_dir.clone(), journal_dir.clone()],
         );
-        // What a crash interrupted: completed appends are kept, partial ones rolled back, temp
-        // files of atomic writes removed.
         let journal = Journal::new(journal_dir.join(&root_hash));
-        journal.recover();
         let project_root = find_project_root(&options.root).unwrap_or_else(|| options.root.clone());
         let tools = tools::ALL
             .iter()
@@ -108,8 +135,7 @@ impl Workspace {
             },
             options.trash.compression_level,
         );
-        // Temp files of trashes that a crash interrupted; an hour old is surely not in flight.
-        let _ = bucket.sweep_partials(std::time::Duration::from_secs(3600));
+        let recovered = recover_in_background(journal.clone(), bucket.clone());
         Ok(Self {
             cwd: Mutex::new(CwdStack {
                 current: CwdFrame {
@@ -123,6 +149,7 @@ impl Workspace {
                 .then(|| AuditLog::new(audit_dir.join(format!("{root_hash}.jsonl")))),
             bucket,
             journal,
+            recovered,
             sandbox,
             home,
             locks: PathLocks::default(),
@@ -150,6 +177,14 @@ impl Workspace {
     /// This workspace's trash bucket, `<dataDir>/trash/<sha256(root)>`.
     pub fn bucket(&self) -> &Bucket {
         &self.bucket
+    }
+
+    /// Waits until the crash recovery [`Workspace::new`] started has finished (at once after
+    /// that). Every call and trash method waits for it first, so none sees what a crash left.
+    pub async fn recovered(&self) {
+        // An error means the recovery thread ended without saying so (it panicked, or it never
+        // started and recovery ran in `new`): there is nothing more to wait for.
+        let _ = self.recovered.clone().wait_for(|done| *done).await;
     }
 
     /// This workspace's crash journal (appends, temp files), `<dataDir>/journal/<sha256(root)>`.
@@ -262,6 +297,7 @@ impl Workspace {
 
     /// This workspace's trash entries, newest first, as JSON (`ws.trashList()`).
     pub async fn trash_list(self: &Arc<Self>) -> Result<Value, ToolError> {
+        self.recovered().await;
         let ws = self.clone();
         tokio::task::spawn_blocking(move || {
             let entries = ws
@@ -282,6 +318,7 @@ impl Workspace {
         self: &Arc<Self>,
         older_than: Option<std::time::Duration>,
     ) -> Result<Value, ToolError> {
+        self.recovered().await;
         let ws = self.clone();
         tokio::task::spawn_blocking(move || {
             let stats = ws
@@ -296,6 +333,7 @@ impl Workspace {
 
     /// Runs one tool call. Never fails: every problem is a `ToolResult`.
     pub async fn call(self: &Arc<Self>, name: &str, args: Value, ctx: CallContext) -> ToolResult {
+        self.recovered().await;
         let tool = match self.lookup(name) {
             Ok(tool) => tool,
             Err(e) => return ToolResult::error(e),
@@ -429,5 +467,59 @@ mod panic_tests {
             }
             other => panic!("expected an error, got {other:?}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod recovery_tests {
+    use super::*;
+    use crate::journal::{Record, TempRecord};
+    use std::fs;
+    use std::os::unix::fs::MetadataExt;
+
+    /// A move between file systems that a crash cut short left its temp tree and its journal
+    /// record; the next workspace removes both in the background, and its first call waits.
+    #[tokio::test]
+    async fn the_first_call_waits_for_the_recovery_begun_in_the_background() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        let (root, data) = (base.join("root"), base.join("data"));
+        let temp_name = ".moved.4294967294.0.agent-fs-tools.tmp";
+        let temp = root.join(temp_name);
+        for d in 0..20 {
+            fs::create_dir_all(temp.join(format!("d{d}"))).unwrap();
+            for f in 0..20 {
+                fs::write(temp.join(format!("d{d}/f{f}")), "copied").unwrap();
+            }
+        }
+        let meta = fs::metadata(&root).unwrap();
+        let dead_pid = u32::MAX - 1;
+        let record = Record::Temp(TempRecord {
+            dir: root.clone(),
+            dir_dev: meta.dev(),
+            dir_ino: meta.ino(),
+            name: temp_name.into(),
+            pid: dead_pid,
+        });
+        let root_hash = sha256_hex(root.as_os_str().as_encoded_bytes());
+        let journal = data.join("journal").join(root_hash);
+        fs::create_dir_all(&journal).unwrap();
+        let record_file = journal.join(format!("{dead_pid}-1.json"));
+        fs::write(&record_file, serde_json::to_vec(&record).unwrap()).unwrap();
+
+        let ws = Arc::new(
+            Workspace::new(&json!({ "root": root, "trash": { "dataDir": data } })).unwrap(),
+        );
+        let args = json!({ "path": "." });
+        let result = ws
+            .call("list_directory", args, CallContext::default())
+            .await;
+        assert_eq!(result.status, "ok", "{}", result.output);
+        assert!(
+            *ws.recovered.borrow(),
+            "the call ran before recovery had finished"
+        );
+        assert!(!temp.exists() && !record_file.exists());
+        ws.recovered().await; // at once, now
     }
 }

@@ -58,7 +58,9 @@ export class Workspace {
 
   /**
    * Creates a workspace. Throws a `TypeError` naming the option for invalid options (a missing
-   * `root`, a wrong type, an unknown tool name in `tools`, …).
+   * `root`, a wrong type, an unknown tool name in `tools`, …). What a crashed process left in
+   * this workspace (a cut-short append, temp files of interrupted writes, moves and restores) is
+   * repaired on a native thread; the first `call`, `trashList` or `trashClear` waits for that.
    */
   constructor(options: WorkspaceOptions) {
     if (!isPlainObjectLike(options)) {
