@@ -1,6 +1,6 @@
 //! agent-fs-tools: a filesystem toolset for LLM agents that they can be trusted with.
 //!
-//! The core (everything but [`bindings`]) is plain Rust with no Node-API in it; `bindings` turns
+//! The core (everything but `bindings`) is plain Rust with no Node-API in it; `bindings` turns
 //! the [`workspace::Workspace`] into the JS class the npm package wraps.
 
 pub mod audit;

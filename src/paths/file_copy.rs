@@ -1,12 +1,10 @@
-//! What copying one file to another file system takes beyond `io::copy`, as `mv` does it: holes
-//! stay holes, and extended attributes (user attributes, POSIX ACLs, file capabilities) come
-//! along. Used by [`super::trees::copy_tree_at`].
+//! Copying one file's bytes to another file system as `mv` does: holes stay holes. Used by
+//! [`super::trees::copy_tree_at`].
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
-use std::os::fd::BorrowedFd;
 
-use rustix::fs::{SeekFrom as Whence, XattrFlags};
+use rustix::fs::SeekFrom as Whence;
 use rustix::io::Errno;
 
 /// Copies the bytes of `source` (from its start) into the empty `copy`, at most `step` bytes
@@ -73,63 +71,9 @@ fn copy_range(
     Ok(true)
 }
 
-/// Gives `copy` every extended attribute of `source` that its file system and our privileges
-/// allow, as `mv` does: an attribute the destination does not support or we may not set
-/// (`security.*` without the capability, say) is left out silently; any other failure is an
-/// error. Call it after changing the owner (which clears file capabilities) and before setting
-/// the mode (an ACL sets the group bits).
-pub fn copy_xattrs(source: BorrowedFd<'_>, copy: BorrowedFd<'_>) -> io::Result<()> {
-    let names = match read_sized(
-        || rustix::fs::flistxattr_query(source),
-        |buf| rustix::fs::flistxattr(source, buf),
-    ) {
-        Ok(names) => names,
-        Err(Errno::NOTSUP) => return Ok(()), // the source's file system has none
-        Err(e) => return Err(e.into()),
-    };
-    for name in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
-        let value = match read_sized(
-            || rustix::fs::fgetxattr_query(source, name),
-            |buf| rustix::fs::fgetxattr(source, name, buf),
-        ) {
-            Ok(value) => value,
-            Err(Errno::NODATA) => continue, // removed since it was listed
-            Err(e) => return Err(e.into()),
-        };
-        match rustix::fs::fsetxattr(copy, name, &value, XattrFlags::empty()) {
-            Ok(()) | Err(Errno::NOTSUP | Errno::PERM | Errno::ACCESS) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(())
-}
-
-/// Reads a list or value of unknown size: `query` tells the size, `read` fills a buffer of it,
-/// again if it grew in between (`ERANGE`).
-fn read_sized(
-    query: impl Fn() -> Result<usize, Errno>,
-    mut read: impl FnMut(&mut [u8]) -> Result<usize, Errno>,
-) -> Result<Vec<u8>, Errno> {
-    loop {
-        let mut buf = vec![0u8; query()?];
-        if buf.is_empty() {
-            return Ok(buf); // an empty buffer would be taken for another query
-        }
-        match read(&mut buf) {
-            Ok(n) => {
-                buf.truncate(n);
-                return Ok(buf);
-            }
-            Err(Errno::RANGE) => continue,
-            Err(e) => return Err(e),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::fd::AsFd;
     use std::os::unix::fs::{FileExt, MetadataExt};
 
     /// A 64 MiB file of two holes and 1 MiB of data in the middle.
@@ -185,31 +129,5 @@ mod tests {
         let mut copy = File::create(dir.path().join("copy")).unwrap();
         assert!(!copy_bytes(&source, &mut copy, true, 256 << 10, &|| false).unwrap());
         assert!(!copy_bytes(&source, &mut copy, false, 256 << 10, &|| false).unwrap());
-    }
-
-    #[test]
-    fn extended_attributes_come_along() {
-        let dir = tempfile::tempdir().unwrap();
-        let source = File::create(dir.path().join("a")).unwrap();
-        let copy = File::create(dir.path().join("b")).unwrap();
-        let big = vec![b'v'; 3000];
-        for (name, value) in [
-            ("user.one", &b"1"[..]),
-            ("user.big", &big),
-            ("user.empty", b""),
-        ] {
-            rustix::fs::fsetxattr(&source, name, value, XattrFlags::empty()).unwrap();
-        }
-        copy_xattrs(source.as_fd(), copy.as_fd()).unwrap();
-        let read = |name: &str| {
-            read_sized(
-                || rustix::fs::fgetxattr_query(&copy, name),
-                |buf| rustix::fs::fgetxattr(&copy, name, buf),
-            )
-            .unwrap()
-        };
-        assert_eq!(read("user.one"), b"1");
-        assert_eq!(read("user.big"), big);
-        assert_eq!(read("user.empty"), b"");
     }
 }

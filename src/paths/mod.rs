@@ -6,7 +6,8 @@
 //! components, hidden trash) → [`fsops`] (every open, create, rename and unlink goes through a
 //! directory file descriptor opened beneath the allowed root with `RESOLVE_NO_SYMLINKS`, so the
 //! kernel refuses to follow anything that was swapped in after the check); [`trees`] removes and
-//! copies whole trees the same way.
+//! copies whole trees the same way, with [`file_copy`] (holes kept) and [`xattrs`] (extended
+//! attributes and ACLs) for what a copy to another file system must carry.
 
 pub mod canonical;
 pub mod file_copy;
@@ -14,5 +15,6 @@ pub mod fsops;
 pub mod resolve;
 pub mod sandbox;
 pub mod trees;
+pub mod xattrs;
 
 pub use sandbox::{Sandbox, Target};

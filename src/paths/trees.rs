@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, Stat, Timespec, Timestamps};
 
-use super::file_copy;
 use super::fsops::{self, EntryKind};
+use super::{file_copy, xattrs};
 use crate::error::libc_codes;
 
 /// How [`remove_tree_at`] treats what it finds.
@@ -386,7 +386,7 @@ fn finish_directory(frame: &CopyFrame) -> io::Result<()> {
 /// then its mode (after any ACL, which sets the group bits) and times.
 fn give_metadata(source: BorrowedFd<'_>, copy: BorrowedFd<'_>, stat: &Stat) -> io::Result<()> {
     owner_kept(rustix::fs::fchown(copy, Some(uid(stat)), Some(gid(stat))))?;
-    file_copy::copy_xattrs(source, copy)?;
+    xattrs::copy(source, copy)?;
     rustix::fs::fchmod(copy, Mode::from_raw_mode(stat.st_mode & 0o1777))?;
     rustix::fs::futimens(copy, &timestamps(stat))?;
     Ok(())
@@ -590,29 +590,6 @@ mod tests {
         fs::set_permissions(base.join("t/a"), fs::Permissions::from_mode(0o755)).unwrap();
     }
 
-    /// A POSIX access ACL (`system.posix_acl_access`, as the kernel encodes it): the owner rwx,
-    /// user 4242 r-x, the group r--, mask r-x, others nothing.
-    fn access_acl() -> Vec<u8> {
-        let entry = |tag: u16, perm: u16, id: u32| {
-            [
-                &tag.to_le_bytes()[..],
-                &perm.to_le_bytes(),
-                &id.to_le_bytes(),
-            ]
-            .concat()
-        };
-        let undefined = u32::MAX;
-        [
-            2u32.to_le_bytes().to_vec(),
-            entry(0x01, 7, undefined),
-            entry(0x02, 5, 4242),
-            entry(0x04, 4, undefined),
-            entry(0x10, 5, undefined),
-            entry(0x20, 0, undefined),
-        ]
-        .concat()
-    }
-
     #[test]
     fn a_copy_to_another_file_system_keeps_holes_acls_and_extended_attributes() {
         let (_dir, base) = with_sample_tree();
@@ -626,7 +603,13 @@ mod tests {
         for path in ["t/top.sh", "t/a"] {
             let path = base.join(path);
             rustix::fs::setxattr(&path, "user.origin", b"bench", flags).unwrap();
-            rustix::fs::setxattr(&path, "system.posix_acl_access", &access_acl(), flags).unwrap();
+            rustix::fs::setxattr(
+                &path,
+                "system.posix_acl_access",
+                &xattrs::sample_access_acl(),
+                flags,
+            )
+            .unwrap();
         }
         let mode_before = fs::metadata(base.join("t/top.sh")).unwrap().mode();
         let (src, dst) = (open(&base), open(other.path()));
@@ -646,7 +629,7 @@ mod tests {
         for path in ["top.sh", "a"] {
             assert_eq!(get(&copy.join(path), "user.origin"), b"bench", "{path}");
             let acl = get(&copy.join(path), "system.posix_acl_access");
-            assert_eq!(acl, access_acl(), "{path}");
+            assert_eq!(acl, xattrs::sample_access_acl(), "{path}");
         }
         assert_eq!(
             fs::metadata(copy.join("top.sh")).unwrap().mode(),

@@ -4,7 +4,7 @@
 //! Only regular files, directories and symlinks pass (hard links, devices and FIFOs are corrupt);
 //! a path must be relative, made of plain components (no `..`, `.` or empty parts) and lie at or
 //! under the archived `relativePath`; a symlink needs a non-empty target without NUL; the mtime
-//! comes from the PAX record when there is one.
+//! comes from the PAX record when there is one, and so do extended attributes.
 
 use std::io::{self, Read};
 
@@ -14,6 +14,7 @@ use super::error::{Signal, TrashError};
 use super::metadata::Kind;
 use super::read;
 use super::tarx;
+use crate::paths::xattrs::{self, Xattr};
 
 /// An entry's facts, read from its headers.
 pub(crate) struct EntryInfo {
@@ -22,6 +23,8 @@ pub(crate) struct EntryInfo {
     pub mode: u32,
     pub mtime: (i64, u32),
     pub link: Option<Vec<u8>>,
+    /// Extended attributes (`SCHILY.xattr.*` PAX records), to give back where possible.
+    pub xattrs: Vec<Xattr>,
 }
 
 /// Read and check an entry's type, path, mode, mtime and link target.
@@ -36,13 +39,14 @@ pub(crate) fn entry_info<R: Read>(
         Kind::Symlink => Some(link_target(entry)?),
         _ => None,
     };
-    let mtime = entry_mtime(entry)?;
+    let (mtime, xattrs) = pax_facts(entry)?;
     Ok(EntryInfo {
         kind,
         sub,
         mode,
         mtime,
         link,
+        xattrs,
     })
 }
 
@@ -102,21 +106,40 @@ fn link_target<R: Read>(entry: &Entry<'_, R>) -> Result<Vec<u8>, TrashError> {
     }
 }
 
-/// An entry's mtime: the PAX `mtime` (nanoseconds) if present, else the header's seconds.
-fn entry_mtime<R: Read>(entry: &mut Entry<'_, R>) -> Result<(i64, u32), TrashError> {
+/// An entry's mtime (the PAX `mtime`, to the nanosecond, if present, else the header's seconds)
+/// and its extended attributes.
+fn pax_facts<R: Read>(entry: &mut Entry<'_, R>) -> Result<((i64, u32), Vec<Xattr>), TrashError> {
+    let mut mtime = None;
+    let mut xattrs = Vec::new();
     if let Some(extensions) = entry.pax_extensions().map_err(read::unreadable)? {
         for extension in extensions {
             let extension = extension.map_err(read::unreadable)?;
-            if extension.key_bytes() == b"mtime" {
+            let key = extension.key_bytes();
+            if key == b"mtime" {
                 let value = extension.value().unwrap_or("");
-                return tarx::parse_pax_time(value)
-                    .ok_or_else(|| TrashError::corrupt("it holds an invalid mtime"));
+                let parsed = tarx::parse_pax_time(value)
+                    .ok_or_else(|| TrashError::corrupt("it holds an invalid mtime"))?;
+                mtime = Some(parsed);
+            } else if let Some(name) = key.strip_prefix(tarx::XATTR_PAX_PREFIX.as_bytes()) {
+                if xattrs::is_archived(name) && !name.contains(&0) {
+                    xattrs.push(Xattr {
+                        name: name.to_vec(),
+                        value: extension.value_bytes().to_vec(),
+                    });
+                }
             }
         }
     }
-    let secs = entry.header().mtime().map_err(read::unreadable)?;
-    let secs = i64::try_from(secs).map_err(|_| TrashError::corrupt("it holds an invalid mtime"))?;
-    Ok((secs, 0))
+    let mtime = match mtime {
+        Some(mtime) => mtime,
+        None => {
+            let secs = entry.header().mtime().map_err(read::unreadable)?;
+            let secs = i64::try_from(secs)
+                .map_err(|_| TrashError::corrupt("it holds an invalid mtime"))?;
+            (secs, 0)
+        }
+    };
+    Ok((mtime, xattrs))
 }
 
 /// Reads an archive entry, turning decoding errors into corrupt-archive signals (so they are

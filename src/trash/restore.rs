@@ -43,6 +43,7 @@ use super::naming;
 use super::read;
 use super::stream::{copy_chunks, CHUNK};
 use crate::paths::trees::{remove_tree_at, Removal};
+use crate::paths::xattrs::{self, Xattr};
 
 /// Restore the archive at `archive` as `target_name` inside `parent`, extracted under the temp
 /// name `temp` first; returns its metadata.
@@ -117,11 +118,12 @@ fn remove_archive(archive: &Path) -> Result<(), TrashError> {
     Ok(())
 }
 
-/// A directory whose mode and mtime are applied once it is filled.
+/// A directory whose extended attributes, mode and mtime are applied once it is filled.
 struct PendingDir {
     sub: Vec<u8>,
     mode: u32,
     mtime: (i64, u32),
+    xattrs: Vec<Xattr>,
 }
 
 /// The directories this extraction created, reachable from its root fd.
@@ -338,6 +340,7 @@ impl<'a> Extraction<'a> {
             sub: info.sub.clone(),
             mode: info.mode,
             mtime: info.mtime,
+            xattrs: info.xattrs.clone(),
         });
     }
 
@@ -363,6 +366,7 @@ impl<'a> Extraction<'a> {
         if copied != expected {
             return Err(TrashError::corrupt("it is truncated"));
         }
+        xattrs::write_all(file.as_fd(), &info.xattrs)?;
         fsx::set_mode_fd(&file, info.mode)?;
         fsx::set_mtime_fd(&file, info.mtime)?;
         Ok((hasher.finalize().into(), copied))
@@ -399,6 +403,7 @@ impl<'a> Extraction<'a> {
     fn finish_dirs(&mut self) -> Result<(), TrashError> {
         for dir in self.pending.iter().rev() {
             let fd = self.places.open(&dir.sub)?;
+            xattrs::write_all(fd.as_fd(), &dir.xattrs)?;
             fsx::set_mode_fd(&fd, dir.mode)?;
             fsx::set_mtime_fd(&fd, dir.mtime)?;
         }

@@ -3,8 +3,9 @@
 //! Entries use GNU headers (large sizes, long names via `././@LongLink`) preceded by a PAX
 //! extended header that carries what a plain header cannot hold exactly: the nanosecond `mtime`
 //! and, for symlinks, the exact `linkpath` bytes (the `tar` crate's own link-name setter
-//! normalises paths, which would change a target like `dir/` or `a//b` and break its digest).
-//! GNU tar and the `tar` crate both honour these records.
+//! normalises paths, which would change a target like `dir/` or `a//b` and break its digest);
+//! for files and directories, their extended attributes (`SCHILY.xattr.*`, which
+//! `tar --xattrs` restores too). GNU tar and the `tar` crate both honour these records.
 
 use std::io::{self, Write};
 
@@ -12,6 +13,7 @@ use tar::{EntryType, Header};
 
 use super::fsx::Snapshot;
 use super::metadata::METADATA_ENTRY;
+use crate::paths::xattrs::{self, Xattr};
 
 /// Tar block size.
 const BLOCK: usize = 512;
@@ -40,14 +42,28 @@ pub(crate) fn set_link_target(header: &mut Header, target: &[u8]) -> io::Result<
     Ok(())
 }
 
-/// The PAX records that precede a content entry.
+/// The prefix of the PAX records that carry extended attributes (as GNU tar, bsdtar and star
+/// write them): `SCHILY.xattr.<name>=<value bytes>`.
+pub(crate) const XATTR_PAX_PREFIX: &str = "SCHILY.xattr.";
+
+/// The PAX records that precede a content entry: its mtime, a symlink's target, and the
+/// extended attributes of a file or directory that the trash keeps ([`xattrs::is_archived`]; a
+/// name that is not UTF-8 or holds `=` cannot be a PAX keyword and is left out).
 pub(crate) fn pax_records(
     mtime: (i64, u32),
     link_target: Option<&[u8]>,
-) -> Vec<(&'static str, Vec<u8>)> {
-    let mut records = vec![("mtime", format_pax_time(mtime).into_bytes())];
+    xattrs: &[Xattr],
+) -> Vec<(String, Vec<u8>)> {
+    let mut records = vec![("mtime".to_owned(), format_pax_time(mtime).into_bytes())];
     if let Some(target) = link_target {
-        records.push(("linkpath", target.to_vec()));
+        records.push(("linkpath".to_owned(), target.to_vec()));
+    }
+    for xattr in xattrs.iter().filter(|x| xattrs::is_archived(&x.name)) {
+        if let Ok(name) = std::str::from_utf8(&xattr.name) {
+            if !name.contains('=') {
+                records.push((format!("{XATTR_PAX_PREFIX}{name}"), xattr.value.clone()));
+            }
+        }
     }
     records
 }

@@ -26,6 +26,7 @@ use super::item::TrashItem;
 use super::metadata::Kind;
 use super::stream::SourceReader;
 use super::tarx;
+use crate::paths::xattrs::{self, Xattr};
 
 /// An entry seen while archiving, in preorder.
 #[derive(Debug, Clone)]
@@ -190,7 +191,8 @@ impl<W: Write> Walker<'_, '_, W> {
         self.expect_same(&rel, &before, &fsx::stat_fd(&fd)?)?;
         let names = fsx::list_names(fd.as_fd())?;
         let mut header = tarx::content_header(EntryType::Directory, &before);
-        self.append_pax(before.mtime, None)?;
+        let xattrs = xattrs::read_all(fd.as_fd())?;
+        self.append_pax(before.mtime, None, &xattrs)?;
         self.builder
             .append_data(&mut header, &tar_path, io::empty())?;
         let mode = before.permissions();
@@ -232,7 +234,8 @@ impl<W: Write> Walker<'_, '_, W> {
         self.expect_same(rel, &before, &opened)?;
         let mut header = tarx::content_header(EntryType::Regular, &opened);
         header.set_size(opened.size);
-        self.append_pax(opened.mtime, None)?;
+        let xattrs = xattrs::read_all(file.as_fd())?;
+        self.append_pax(opened.mtime, None, &xattrs)?;
         let display = self.display(rel);
         let mut reader = SourceReader::new(&mut file, opened.size, self.cancel, &display);
         self.builder
@@ -262,7 +265,7 @@ impl<W: Write> Walker<'_, '_, W> {
         self.expect_same(rel, &before, &after)?;
         let mut header = tarx::content_header(EntryType::Symlink, &before);
         tarx::set_link_target(&mut header, &target)?;
-        self.append_pax(before.mtime, Some(&target))?;
+        self.append_pax(before.mtime, Some(&target), &[])?;
         self.builder
             .append_data(&mut header, tar_path, io::empty())?;
         let sha: [u8; 32] = Sha256::digest(&target).into();
@@ -272,10 +275,15 @@ impl<W: Write> Walker<'_, '_, W> {
     }
 
     /// Append the PAX header that precedes an entry.
-    fn append_pax(&mut self, mtime: (i64, u32), link: Option<&[u8]>) -> io::Result<()> {
-        let records = tarx::pax_records(mtime, link);
+    fn append_pax(
+        &mut self,
+        mtime: (i64, u32),
+        link: Option<&[u8]>,
+        xattrs: &[Xattr],
+    ) -> io::Result<()> {
+        let records = tarx::pax_records(mtime, link, xattrs);
         self.builder
-            .append_pax_extensions(records.iter().map(|(k, v)| (*k, v.as_slice())))
+            .append_pax_extensions(records.iter().map(|(k, v)| (k.as_str(), v.as_slice())))
     }
 
     /// Record a non-directory entry as seen.

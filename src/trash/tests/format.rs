@@ -55,6 +55,14 @@ fn gnu_tar_lists_and_extracts_archives() {
     let env = Env::new();
     let tree = env.path("sub/project");
     build_tree(&tree);
+    let script = tree.join("src/nested/run.sh");
+    rustix::fs::setxattr(
+        &script,
+        "user.origin",
+        b"gnu",
+        rustix::fs::XattrFlags::empty(),
+    )
+    .unwrap();
     let before = snapshot(&tree);
     let archived = env.trash("sub/project").unwrap();
 
@@ -89,10 +97,29 @@ fn gnu_tar_lists_and_extracts_archives() {
         "{}",
         String::from_utf8_lossy(&extract.stderr)
     );
+    // Our PAX records (nanosecond mtimes, exact link targets, extended attributes) are ones GNU
+    // tar knows: not a single warning.
+    assert_eq!(String::from_utf8_lossy(&extract.stderr), "");
     assert_eq!(snapshot(&out.join("sub/project")), before);
     let json = fs::read_to_string(out.join("metadata.json")).unwrap();
     assert!(json.contains("\"kind\": \"directory\""));
     assert!(json.contains("\"fileCount\": 5"));
+
+    // `tar --xattrs` gives the extended attributes back too.
+    let with_xattrs = env.outside.join("extracted-with-xattrs");
+    fs::create_dir(&with_xattrs).unwrap();
+    let extract = Command::new("tar")
+        .args(["--xattrs", "-xzf"])
+        .arg(&archived.archive_path)
+        .arg("-C")
+        .arg(&with_xattrs)
+        .output()
+        .unwrap();
+    assert!(extract.status.success(), "{extract:?}");
+    let mut value = [0u8; 16];
+    let copy = with_xattrs.join("sub/project/src/nested/run.sh");
+    let n = rustix::fs::getxattr(&copy, "user.origin", &mut value[..]).unwrap();
+    assert_eq!(&value[..n], b"gnu");
 }
 
 #[test]

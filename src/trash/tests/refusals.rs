@@ -289,3 +289,30 @@ proptest! {
         prop_assert_eq!(names_in(&env.root), Vec::<String>::new());
     }
 }
+
+/// An archive is untrusted: of the extended attributes it carries, a restore takes user
+/// attributes and ACLs only, never file capabilities, security labels or `trusted.*`.
+#[test]
+fn a_restore_gives_back_user_attributes_and_acls_only() {
+    let mut builder = tar::Builder::new(Vec::new());
+    let records: [(&str, &[u8]); 4] = [
+        ("SCHILY.xattr.security.capability", b"\x01\x00\x00\x02"),
+        ("SCHILY.xattr.trusted.note", b"t"),
+        ("SCHILY.xattr.user.ok", b"u"),
+        ("SCHILY.xattr.system.posix_acl_access", b"acl"),
+    ];
+    builder.append_pax_extensions(records).unwrap();
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(EntryType::Regular);
+    header.set_path("f").unwrap();
+    header.set_mode(0o644);
+    header.set_size(0);
+    header.set_cksum();
+    builder.append(&header, std::io::empty()).unwrap();
+    let bytes = builder.into_inner().unwrap();
+    let mut archive = tar::Archive::new(&bytes[..]);
+    let mut entry = archive.entries().unwrap().next().unwrap().unwrap();
+    let info = crate::trash::entry::entry_info(&mut entry, "f").unwrap();
+    let names: Vec<&[u8]> = info.xattrs.iter().map(|x| &x.name[..]).collect();
+    assert_eq!(names, [&b"user.ok"[..], b"system.posix_acl_access"]);
+}

@@ -203,3 +203,47 @@ fn the_same_archive_is_never_restored_twice_at_once() {
     assert!(!archive.exists());
     assert!(restore_temps(&env.root).is_empty());
 }
+
+/// `name` of `path` (not following a symlink), if it has it.
+fn xattr(path: &std::path::Path, name: &str) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; 4096];
+    let n = rustix::fs::lgetxattr(path, name, &mut buf[..]).ok()?;
+    buf.truncate(n);
+    Some(buf)
+}
+
+#[test]
+fn round_trip_keeps_user_attributes_and_acls_of_files_and_directories() {
+    use crate::paths::xattrs::sample_access_acl;
+    let env = Env::new();
+    let tree = env.path("tree");
+    write_file(&tree.join("sub/a.txt"), b"a", 0o640);
+    write_file(&env.path("single.txt"), b"s", 0o644);
+    let flags = rustix::fs::XattrFlags::empty();
+    for rel in ["tree/sub/a.txt", "tree/sub", "tree", "single.txt"] {
+        let path = env.path(rel);
+        rustix::fs::setxattr(&path, "user.origin", rel.as_bytes(), flags).unwrap();
+        rustix::fs::setxattr(
+            &path,
+            "system.posix_acl_access",
+            &sample_access_acl(),
+            flags,
+        )
+        .unwrap();
+    }
+    let before = (snapshot(&tree), snapshot(&env.path("single.txt")));
+
+    let archived_tree = env.trash("tree").unwrap();
+    let archived_file = env.trash("single.txt").unwrap();
+    env.restore_to(&archived_tree.archive_path, &tree).unwrap();
+    env.restore_to(&archived_file.archive_path, &env.path("single.txt"))
+        .unwrap();
+
+    assert_eq!((snapshot(&tree), snapshot(&env.path("single.txt"))), before);
+    for rel in ["tree/sub/a.txt", "tree/sub", "tree", "single.txt"] {
+        let path = env.path(rel);
+        assert_eq!(xattr(&path, "user.origin").as_deref(), Some(rel.as_bytes()));
+        let acl = xattr(&path, "system.posix_acl_access");
+        assert_eq!(acl, Some(sample_access_acl()), "{rel}");
+    }
+}

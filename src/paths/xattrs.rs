@@ -1,0 +1,168 @@
+//! Extended attributes (user attributes, POSIX ACLs, file capabilities, security labels) read
+//! from one open file or directory and given to another: a move between file systems copies
+//! them all; the trash archives user attributes and ACLs (as `SCHILY.xattr.*` PAX records, see
+//! [`is_archived`]) and a restore puts them back.
+//! Symlinks' attributes are not handled: there is no descriptor-based call for them.
+
+use std::io;
+use std::os::fd::BorrowedFd;
+
+use rustix::fs::XattrFlags;
+use rustix::io::Errno;
+
+/// One extended attribute: its full name (`user.origin`, `system.posix_acl_access`) and value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Xattr {
+    pub name: Vec<u8>,
+    pub value: Vec<u8>,
+}
+
+/// Every extended attribute of `fd` that we may read (none where the file system has none).
+pub fn read_all(fd: BorrowedFd<'_>) -> io::Result<Vec<Xattr>> {
+    let names = match read_sized(
+        || rustix::fs::flistxattr_query(fd),
+        |buf| rustix::fs::flistxattr(fd, buf),
+    ) {
+        Ok(names) => names,
+        Err(Errno::NOTSUP) => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut all = Vec::new();
+    for name in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
+        match read_sized(
+            || rustix::fs::fgetxattr_query(fd, name),
+            |buf| rustix::fs::fgetxattr(fd, name, buf),
+        ) {
+            Ok(value) => all.push(Xattr {
+                name: name.to_vec(),
+                value,
+            }),
+            // Removed since it was listed, or hidden from us (`trusted.*` without privilege).
+            Err(Errno::NODATA | Errno::PERM | Errno::ACCESS) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(all)
+}
+
+/// Gives `fd` the attributes `xattrs`, as `mv` does: one its file system does not support or we
+/// may not set (`security.*` without the capability, say) is left out silently; any other
+/// failure is an error. Call it after changing the owner (which clears file capabilities) and
+/// before setting the mode (an ACL sets the group bits).
+pub fn write_all(fd: BorrowedFd<'_>, xattrs: &[Xattr]) -> io::Result<()> {
+    for xattr in xattrs {
+        match rustix::fs::fsetxattr(fd, &xattr.name[..], &xattr.value, XattrFlags::empty()) {
+            Ok(()) | Err(Errno::NOTSUP | Errno::PERM | Errno::ACCESS) => {}
+            // A name or value this file system cannot hold.
+            Err(Errno::INVAL | Errno::RANGE | Errno::TOOBIG) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// Whether an attribute is one the trash keeps and a restore gives back: user attributes and
+/// POSIX ACLs. Not `security.*` (file capabilities, SELinux labels) or `trusted.*`: an archive is
+/// untrusted input, and a restored file should not gain privileges from one.
+pub fn is_archived(name: &[u8]) -> bool {
+    name.starts_with(b"user.")
+        || name == b"system.posix_acl_access"
+        || name == b"system.posix_acl_default"
+}
+
+/// Gives `copy` every extended attribute of `source` that it can take (see [`write_all`]).
+pub fn copy(source: BorrowedFd<'_>, copy: BorrowedFd<'_>) -> io::Result<()> {
+    write_all(copy, &read_all(source)?)
+}
+
+/// Reads a list or value of unknown size: `query` tells the size, `read` fills a buffer of it,
+/// again if it grew in between (`ERANGE`).
+fn read_sized(
+    query: impl Fn() -> Result<usize, Errno>,
+    mut read: impl FnMut(&mut [u8]) -> Result<usize, Errno>,
+) -> Result<Vec<u8>, Errno> {
+    loop {
+        let mut buf = vec![0u8; query()?];
+        if buf.is_empty() {
+            return Ok(buf); // an empty buffer would be taken for another query
+        }
+        match read(&mut buf) {
+            Ok(n) => {
+                buf.truncate(n);
+                return Ok(buf);
+            }
+            Err(Errno::RANGE) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A POSIX access ACL (`system.posix_acl_access`, as the kernel encodes it): the owner rwx,
+/// user 4242 r-x, the group r--, mask r-x, others nothing.
+#[cfg(test)]
+pub(crate) fn sample_access_acl() -> Vec<u8> {
+    let entry = |tag: u16, perm: u16, id: u32| {
+        [
+            &tag.to_le_bytes()[..],
+            &perm.to_le_bytes(),
+            &id.to_le_bytes(),
+        ]
+        .concat()
+    };
+    let undefined = u32::MAX;
+    [
+        2u32.to_le_bytes().to_vec(),
+        entry(0x01, 7, undefined),
+        entry(0x02, 5, 4242),
+        entry(0x04, 4, undefined),
+        entry(0x10, 5, undefined),
+        entry(0x20, 0, undefined),
+    ]
+    .concat()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs::File;
+    use std::os::fd::AsFd;
+
+    #[test]
+    fn extended_attributes_come_along() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = File::create(dir.path().join("a")).unwrap();
+        let copied = File::create(dir.path().join("b")).unwrap();
+        let big = vec![b'v'; 3000];
+        for (name, value) in [
+            ("user.one", &b"1"[..]),
+            ("user.big", &big),
+            ("user.empty", b""),
+        ] {
+            rustix::fs::fsetxattr(&source, name, value, XattrFlags::empty()).unwrap();
+        }
+        copy(source.as_fd(), copied.as_fd()).unwrap();
+        let mut read = read_all(copied.as_fd()).unwrap();
+        read.sort_by(|a, b| a.name.cmp(&b.name));
+        let names: Vec<&[u8]> = read.iter().map(|x| &x.name[..]).collect();
+        assert_eq!(names, [&b"user.big"[..], b"user.empty", b"user.one"]);
+        assert_eq!(read[0].value, big);
+        assert_eq!(read[1].value, b"");
+        assert_eq!(read[2].value, b"1");
+    }
+
+    #[test]
+    fn what_a_file_system_refuses_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = File::create(dir.path().join("a")).unwrap();
+        let refused = Xattr {
+            name: b"nonsense.namespace".to_vec(),
+            value: b"x".to_vec(),
+        };
+        let kept = Xattr {
+            name: b"user.kept".to_vec(),
+            value: b"y".to_vec(),
+        };
+        write_all(file.as_fd(), &[refused, kept.clone()]).unwrap();
+        assert_eq!(read_all(file.as_fd()).unwrap(), [kept]);
+    }
+}
