@@ -1,5 +1,5 @@
 /** `write_file` (SPEC §5): atomic create/replace, parents, mode kept, diff, limits, errors. */
-import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ConfirmHandler } from 'agent-fs-tools'
 import { describe, expect, it, vi } from 'vitest'
@@ -33,6 +33,22 @@ describe('write_file success', () => {
     expect(result.status).toBe('ok')
     expect(read(path)).toBe('echo new\n')
     expect(statSync(path).mode & 0o7777).toBe(0o751)
+  })
+
+  it('keeps the owner and group of the file it replaces (a rewrite by root does not take it over)', async (ctx) => {
+    if (process.getuid?.() !== 0) ctx.skip() // only root may give a file another owner
+    const { ws, root } = tempWorkspace(writable)
+    const path = join(root, 'theirs.txt')
+    writeFileSync(path, 'one\n')
+    chownSync(path, 1234, 5678)
+    chmodSync(path, 0o640)
+    const written = await ws.call('write_file', { path: 'theirs.txt', content: 'two\n' })
+    expect(written.status, written.output).toBe('ok')
+    const edited = await ws.call('edit_file', { path: 'theirs.txt', edits: [{ oldString: 'two', newString: 'three' }] })
+    expect(edited.status, edited.output).toBe('ok')
+    const after = statSync(path)
+    expect(read(path)).toBe('three\n')
+    expect([after.uid, after.gid, after.mode & 0o7777]).toEqual([1234, 5678, 0o640])
   })
 
   it('writes atomically: no temporary file is left beside the target', async () => {

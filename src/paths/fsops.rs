@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, Stat};
 
+use super::xattrs;
 use crate::error::libc_codes;
 
 fn errno(e: rustix::io::Errno) -> io::Error {
@@ -231,23 +232,24 @@ pub fn fsync_dir(dir: BorrowedFd<'_>) {
 }
 
 /// Replaces (or creates) `name` in `dir` atomically: the temp file `temp` (a [`temp_name`] of
-/// `name`, which the caller may journal first) in the same directory, written, given `mode`
-/// (permission bits; `None` → 0666 minus umask), fsynced, renamed over `name`, and the directory
-/// fsynced. On any failure the temp file is removed and `name` is untouched.
+/// `name`, which the caller may journal first) in the same directory, written, given what the
+/// file it replaces had (`replaced`, its stat; see [`keep_metadata_of`]), fsynced, renamed over
+/// `name`, and the directory fsynced. A new file gets mode 0666 minus umask. On any failure the
+/// temp file is removed and `name` is untouched.
 pub fn write_atomic(
     dir: BorrowedFd<'_>,
     name: &OsStr,
     temp: &OsStr,
     data: &[u8],
-    mode: Option<u32>,
+    replaced: Option<&Stat>,
 ) -> io::Result<()> {
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(dir, temp, flags, Mode::from_raw_mode(0o666)).map_err(errno)?;
     let result = (|| {
         let mut file = File::from(fd);
         file.write_all(data)?;
-        if let Some(mode) = mode {
-            rustix::fs::fchmod(&file, Mode::from_raw_mode(mode & 0o7777)).map_err(errno)?;
+        if let Some(old) = replaced {
+            keep_metadata_of(dir, name, old, &file)?;
         }
         file.sync_all()?;
         rustix::fs::renameat(dir, temp, dir, name).map_err(errno)
@@ -258,6 +260,37 @@ pub fn write_atomic(
         fsync_dir(dir);
     }
     result
+}
+
+/// Gives `new` (the next version of `name` in `dir`, whose stat was `old`) what a rewrite must
+/// not take from the user: the owner and group (where we may, see [`give_owner`]), extended
+/// attributes and ACLs (read from `name` if it is still that file and readable; not file
+/// capabilities: new content does not inherit privileges), then the permission bits.
+fn keep_metadata_of(dir: BorrowedFd<'_>, name: &OsStr, old: &Stat, new: &File) -> io::Result<()> {
+    give_owner(new.as_fd(), old)?;
+    if let Ok(current) = open_for_read(dir, name) {
+        if fstat(&current).is_ok_and(|now| (now.st_dev, now.st_ino) == (old.st_dev, old.st_ino)) {
+            let mut kept = xattrs::read_all(current.as_fd())?;
+            kept.retain(|x| x.name != b"security.capability");
+            xattrs::write_all(new.as_fd(), &kept)?;
+        }
+    }
+    rustix::fs::fchmod(new, Mode::from_raw_mode(old.st_mode & 0o7777)).map_err(errno)
+}
+
+/// Gives `fd` the owner and group in `stat`, as far as we may: only a privileged process may give
+/// a file away (`EPERM`), but an owner may still set the group to one of theirs. What we may not
+/// set stays ours, as with `mv` and `cp -p`; any other failure is an error.
+pub fn give_owner(fd: BorrowedFd<'_>, stat: &Stat) -> io::Result<()> {
+    let uid = rustix::fs::Uid::from_raw(stat.st_uid);
+    let gid = rustix::fs::Gid::from_raw(stat.st_gid);
+    match rustix::fs::fchown(fd, Some(uid), Some(gid)) {
+        Err(rustix::io::Errno::PERM) => match rustix::fs::fchown(fd, None, Some(gid)) {
+            Ok(()) | Err(rustix::io::Errno::PERM) => Ok(()),
+            Err(e) => Err(e.into()),
+        },
+        other => other.map_err(errno),
+    }
 }
 
 /// Reads a symlink's target.
@@ -385,6 +418,57 @@ mod tests {
         assert!(!created);
     }
 
+    /// A rewrite through temp file + rename must not strip what the user set on the file: owner
+    /// and group (where we may), user attributes, ACLs. File capabilities are not carried to new
+    /// content.
+    #[test]
+    fn write_atomic_keeps_owner_attributes_and_acls_but_not_capabilities() {
+        use std::os::unix::fs::MetadataExt;
+        let (_d, base) = setup();
+        let r = base.join("R");
+        let f = r.join("a/shared.txt");
+        std::fs::write(&f, "old").unwrap();
+        let flags = rustix::fs::XattrFlags::empty();
+        let acl = xattrs::sample_access_acl();
+        rustix::fs::setxattr(&f, "user.origin", b"kept", flags).unwrap();
+        rustix::fs::setxattr(&f, "system.posix_acl_access", &acl, flags).unwrap();
+        let root = rustix::process::geteuid().is_root();
+        // Version 2 capabilities: CAP_NET_BIND_SERVICE permitted (only root may set them).
+        let caps = [0x0200_0000u32, 1 << 10, 0, 0, 0]
+            .map(u32::to_le_bytes)
+            .concat();
+        // (A change of owner clears capabilities: the owner first.)
+        let with_caps = root
+            && std::os::unix::fs::chown(&f, Some(1234), Some(5678)).is_ok()
+            && rustix::fs::setxattr(&f, "security.capability", &caps, flags).is_ok();
+        let dir = open_dir(&r, &r.join("a"), false).unwrap();
+        let name = OsStr::new("shared.txt");
+        let old = lstat_at(dir.as_fd(), name).unwrap().unwrap();
+        write_atomic(dir.as_fd(), name, &temp_name(name), b"new", Some(&old)).unwrap();
+
+        let get = |attr: &str| {
+            let mut buf = vec![0u8; 256];
+            let n = rustix::fs::getxattr(&f, attr, &mut buf[..]).ok()?;
+            buf.truncate(n);
+            Some(buf)
+        };
+        let meta = std::fs::metadata(&f).unwrap();
+        assert_ne!(
+            meta.ino(),
+            old.st_ino,
+            "it was replaced, not written in place"
+        );
+        assert_eq!(get("user.origin").as_deref(), Some(&b"kept"[..]));
+        assert_eq!(get("system.posix_acl_access"), Some(acl));
+        assert_eq!(meta.mode(), old.st_mode);
+        if with_caps {
+            assert_eq!((meta.uid(), meta.gid()), (1234, 5678));
+            assert_eq!(get("security.capability"), None);
+        } else {
+            eprintln!("owner and capabilities not checked: only root may set them");
+        }
+    }
+
     #[test]
     fn write_atomic_replaces_keeps_mode_and_leaves_no_temp() {
         use std::os::unix::fs::PermissionsExt;
@@ -395,7 +479,8 @@ mod tests {
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o751)).unwrap();
         let dir = open_dir(&r, &r.join("a"), false).unwrap();
         let name = OsStr::new("f.sh");
-        write_atomic(dir.as_fd(), name, &temp_name(name), b"new", Some(0o751)).unwrap();
+        let old = lstat_at(dir.as_fd(), name).unwrap().unwrap();
+        write_atomic(dir.as_fd(), name, &temp_name(name), b"new", Some(&old)).unwrap();
         assert_eq!(std::fs::read(&f).unwrap(), b"new");
         assert_eq!(
             std::fs::metadata(&f).unwrap().permissions().mode() & 0o777,

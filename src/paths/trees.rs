@@ -382,18 +382,18 @@ fn finish_directory(frame: &CopyFrame) -> io::Result<()> {
 }
 
 /// Gives `copy` the metadata of `source` (whose stat is `stat`): its owner (where we may, see
-/// [`owner_kept`]), then its extended attributes (a change of owner clears file capabilities),
-/// then its mode (after any ACL, which sets the group bits) and times.
+/// [`fsops::give_owner`]), then its extended attributes (a change of owner clears file
+/// capabilities), then its mode (after any ACL, which sets the group bits) and times.
 fn give_metadata(source: BorrowedFd<'_>, copy: BorrowedFd<'_>, stat: &Stat) -> io::Result<()> {
-    owner_kept(rustix::fs::fchown(copy, Some(uid(stat)), Some(gid(stat))))?;
+    fsops::give_owner(copy, stat)?;
     xattrs::copy(source, copy)?;
     rustix::fs::fchmod(copy, Mode::from_raw_mode(stat.st_mode & 0o1777))?;
     rustix::fs::futimens(copy, &timestamps(stat))?;
     Ok(())
 }
 
-/// Only a privileged process may give a file away, so a refusal (`EPERM`) leaves the copy ours,
-/// as `mv` does; any other failure is an error.
+/// A symlink's owner, as [`fsops::give_owner`] gives a file's: a refusal (`EPERM`) leaves the
+/// copy ours, as `mv` does; any other failure is an error.
 fn owner_kept(chown: rustix::io::Result<()>) -> io::Result<()> {
     match chown {
         Err(rustix::io::Errno::PERM) => Ok(()),

@@ -192,13 +192,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 bytes: Some(old),
             }
             .verify(&parent, &name, &target.path)?;
-            files::write_atomic(
-                ws.journal(),
-                &target,
-                parent.as_fd(),
-                &new,
-                Some(files::mode_bits(&stat)),
-            )
+            files::write_atomic(ws.journal(), &target, parent.as_fd(), &new, Some(&stat))
         })
         .await?;
         let summary = format!(

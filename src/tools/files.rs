@@ -156,27 +156,23 @@ pub fn with_diff(summary: String, diff: &str, max_bytes: u64) -> String {
 }
 
 /// Replaces (or creates) `target` atomically in its opened `parent` directory
-/// (`fsops::write_atomic`, `mode` as there), the temp file journaled so that a crash does not
-/// leave it behind for good (`Journal::with_temp`).
+/// (`fsops::write_atomic`: a replaced file's owner, extended attributes, ACLs and mode are kept),
+/// the temp file journaled so that a crash does not leave it behind for good
+/// (`Journal::with_temp`).
 pub fn write_atomic(
     journal: &Journal,
     target: &Target,
     parent: BorrowedFd<'_>,
     data: &[u8],
-    mode: Option<u32>,
+    replaced: Option<&Stat>,
 ) -> Result<(), ToolError> {
     let (parent_path, name) = target.split().ok_or_else(|| is_a_directory(&target.path))?;
     let temp = fsops::temp_name(name);
     journal
         .with_temp(parent_path, parent, &temp, || {
-            fsops::write_atomic(parent, name, &temp, data, mode)
+            fsops::write_atomic(parent, name, &temp, data, replaced)
         })
         .map_err(|e| ToolError::io(&e, "write", &target.path))
-}
-
-/// Permission bits of a stat.
-pub fn mode_bits(stat: &Stat) -> u32 {
-    stat.st_mode & 0o7777
 }
 
 /// The same file, unchanged? (inode, size and modification times all equal).

@@ -1,5 +1,6 @@
 //! `write_file`: create or replace a file atomically (temp file in the same directory, fsync,
-//! rename; mode kept), creating parent directories. The diff against the old content is shown
+//! rename; a replaced file's mode, owner, extended attributes and ACLs kept), creating parent
+//! directories. The diff against the old content is shown
 //! before asking, and the write happens only if the file is still what was diffed.
 
 use std::os::fd::AsFd;
@@ -174,8 +175,8 @@ fn commit(
     let (parent, _) = fsops::ensure_dir(&target.anchor, parent_path)
         .map_err(|e| ToolError::io(&e, "create the parent directory of", &target.path))?;
     planned.verify(&parent, name, &target.path)?;
-    let mode = match planned {
-        Planned::Present { stat, .. } => Some(files::mode_bits(stat)),
+    let replaced = match planned {
+        Planned::Present { stat, .. } => Some(stat),
         Planned::Absent => None,
     };
     let archived = match keep {
@@ -195,6 +196,6 @@ fn commit(
         }
         None => None,
     };
-    files::write_atomic(ws.journal(), target, parent.as_fd(), content, mode)?;
+    files::write_atomic(ws.journal(), target, parent.as_fd(), content, replaced)?;
     Ok(archived)
 }
