@@ -5,8 +5,10 @@
 import { randomBytes } from 'node:crypto'
 import {
   chmodSync,
+  chownSync,
   copyFileSync,
   existsSync,
+  lchownSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
@@ -149,6 +151,27 @@ describe('restore_file round trips', () => {
     expect((await ws.call('restore_file', { trashedPath: archive, targetPath: 'copy/d' })).status).toBe('ok')
     expect(snapshot(join(root, 'copy/d'))).toEqual(before)
     expect(existsSync(join(root, 'd'))).toBe(false)
+  })
+
+  it("restored by root, a user's tree is theirs again: owners and groups come back", async (ctx) => {
+    if (process.getuid?.() !== 0) ctx.skip() // only root may give files away
+    const { ws, root } = tempWorkspace({ permissions: ALL, confirm: () => true })
+    writeTree(root, { 'home/notes.txt': 'n', 'home/src/a.ts': 'a' })
+    symlinkSync('notes.txt', join(root, 'home/link'))
+    for (const [rel, id] of [['home', 1201], ['home/notes.txt', 1202], ['home/src', 1203], ['home/src/a.ts', 1204]] as const) {
+      chownSync(join(root, rel), id, id + 1000)
+    }
+    lchownSync(join(root, 'home/link'), 1205, 2205)
+    const owners = (): number[][] =>
+      ['home', 'home/notes.txt', 'home/src', 'home/src/a.ts', 'home/link'].map((rel) => {
+        const s = lstatSync(join(root, rel))
+        return [s.uid, s.gid]
+      })
+    const before = owners()
+    const archive = (await ws.call('remove_dir', { path: 'home', recursive: true })).data!.trashedTo as string
+    const restored = await ws.call('restore_file', { trashedPath: archive })
+    expect(restored.status, restored.output).toBe('ok')
+    expect(owners()).toEqual(before)
   })
 
   it('two concurrent restores of one archive: exactly one succeeds', async () => {

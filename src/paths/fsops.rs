@@ -12,7 +12,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, Stat};
+use rustix::fs::{AtFlags, FileType, Gid, Mode, OFlags, ResolveFlags, Stat, Uid};
 
 use super::xattrs;
 use crate::error::libc_codes;
@@ -267,7 +267,7 @@ pub fn write_atomic(
 /// attributes and ACLs (read from `name` if it is still that file and readable; not file
 /// capabilities: new content does not inherit privileges), then the permission bits.
 fn keep_metadata_of(dir: BorrowedFd<'_>, name: &OsStr, old: &Stat, new: &File) -> io::Result<()> {
-    give_owner(new.as_fd(), old)?;
+    give_owner(new.as_fd(), old.st_uid, old.st_gid)?;
     if let Ok(current) = open_for_read(dir, name) {
         if fstat(&current).is_ok_and(|now| (now.st_dev, now.st_ino) == (old.st_dev, old.st_ino)) {
             let mut kept = xattrs::read_all(current.as_fd())?;
@@ -278,14 +278,28 @@ fn keep_metadata_of(dir: BorrowedFd<'_>, name: &OsStr, old: &Stat, new: &File) -
     rustix::fs::fchmod(new, Mode::from_raw_mode(old.st_mode & 0o7777)).map_err(errno)
 }
 
-/// Gives `fd` the owner and group in `stat`, as far as we may: only a privileged process may give
-/// a file away (`EPERM`), but an owner may still set the group to one of theirs. What we may not
-/// set stays ours, as with `mv` and `cp -p`; any other failure is an error.
-pub fn give_owner(fd: BorrowedFd<'_>, stat: &Stat) -> io::Result<()> {
-    let uid = rustix::fs::Uid::from_raw(stat.st_uid);
-    let gid = rustix::fs::Gid::from_raw(stat.st_gid);
-    match rustix::fs::fchown(fd, Some(uid), Some(gid)) {
-        Err(rustix::io::Errno::PERM) => match rustix::fs::fchown(fd, None, Some(gid)) {
+/// Gives `fd` the owner `uid` and group `gid`, as far as we may: only a privileged process may
+/// give a file away (`EPERM`), but an owner may still set the group to one of theirs. What we may
+/// not set stays ours, as with `mv`, `cp -p` and `tar -x`; any other failure is an error.
+pub fn give_owner(fd: BorrowedFd<'_>, uid: u32, gid: u32) -> io::Result<()> {
+    as_far_as_we_may(uid, gid, |uid, gid| rustix::fs::fchown(fd, uid, gid))
+}
+
+/// [`give_owner`] for the symlink `name` in `dir` itself.
+pub fn give_link_owner(dir: BorrowedFd<'_>, name: &OsStr, uid: u32, gid: u32) -> io::Result<()> {
+    as_far_as_we_may(uid, gid, |uid, gid| {
+        rustix::fs::chownat(dir, name, uid, gid, AtFlags::SYMLINK_NOFOLLOW)
+    })
+}
+
+fn as_far_as_we_may(
+    uid: u32,
+    gid: u32,
+    chown: impl Fn(Option<Uid>, Option<Gid>) -> rustix::io::Result<()>,
+) -> io::Result<()> {
+    let (uid, gid) = (Uid::from_raw(uid), Gid::from_raw(gid));
+    match chown(Some(uid), Some(gid)) {
+        Err(rustix::io::Errno::PERM) => match chown(None, Some(gid)) {
             Ok(()) | Err(rustix::io::Errno::PERM) => Ok(()),
             Err(e) => Err(e.into()),
         },

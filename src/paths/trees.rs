@@ -271,14 +271,10 @@ impl Copier<'_> {
                 let target = fsops::read_link_at(src_dir, src_name).map_err(io_at)?;
                 rustix::fs::symlinkat(target.as_os_str(), dst_dir, dst_name)
                     .map_err(|e| io_at(e.into()))?;
-                let (owner, group) = (Some(uid(&stat)), Some(gid(&stat)));
-                let nofollow = AtFlags::SYMLINK_NOFOLLOW;
-                owner_kept(rustix::fs::chownat(
-                    dst_dir, dst_name, owner, group, nofollow,
-                ))
-                .map_err(io_at)?;
+                fsops::give_link_owner(dst_dir, dst_name, stat.st_uid, stat.st_gid)
+                    .map_err(io_at)?;
                 let times = timestamps(&stat);
-                rustix::fs::utimensat(dst_dir, dst_name, &times, nofollow)
+                rustix::fs::utimensat(dst_dir, dst_name, &times, AtFlags::SYMLINK_NOFOLLOW)
                     .map_err(|e| io_at(e.into()))?;
             }
             EntryKind::File => {
@@ -385,28 +381,11 @@ fn finish_directory(frame: &CopyFrame) -> io::Result<()> {
 /// [`fsops::give_owner`]), then its extended attributes (a change of owner clears file
 /// capabilities), then its mode (after any ACL, which sets the group bits) and times.
 fn give_metadata(source: BorrowedFd<'_>, copy: BorrowedFd<'_>, stat: &Stat) -> io::Result<()> {
-    fsops::give_owner(copy, stat)?;
+    fsops::give_owner(copy, stat.st_uid, stat.st_gid)?;
     xattrs::copy(source, copy)?;
     rustix::fs::fchmod(copy, Mode::from_raw_mode(stat.st_mode & 0o1777))?;
     rustix::fs::futimens(copy, &timestamps(stat))?;
     Ok(())
-}
-
-/// A symlink's owner, as [`fsops::give_owner`] gives a file's: a refusal (`EPERM`) leaves the
-/// copy ours, as `mv` does; any other failure is an error.
-fn owner_kept(chown: rustix::io::Result<()>) -> io::Result<()> {
-    match chown {
-        Err(rustix::io::Errno::PERM) => Ok(()),
-        other => other.map_err(io::Error::from),
-    }
-}
-
-fn uid(stat: &Stat) -> rustix::fs::Uid {
-    rustix::fs::Uid::from_raw(stat.st_uid)
-}
-
-fn gid(stat: &Stat) -> rustix::fs::Gid {
-    rustix::fs::Gid::from_raw(stat.st_gid)
 }
 
 fn timestamps(stat: &Stat) -> Timestamps {

@@ -23,11 +23,14 @@ pub(crate) struct EntryInfo {
     pub mode: u32,
     pub mtime: (i64, u32),
     pub link: Option<Vec<u8>>,
+    /// Its owner and group (uid, gid), to give back as far as we may.
+    pub owner: Option<(u32, u32)>,
     /// Extended attributes (`SCHILY.xattr.*` PAX records), to give back where possible.
     pub xattrs: Vec<Xattr>,
 }
 
-/// Read and check an entry's type, path, mode, mtime and link target.
+/// Read and check an entry's type, path, mode, mtime and link target; read its owner and
+/// extended attributes.
 pub(crate) fn entry_info<R: Read>(
     entry: &mut Entry<'_, R>,
     relative_path: &str,
@@ -40,12 +43,15 @@ pub(crate) fn entry_info<R: Read>(
         _ => None,
     };
     let (mtime, xattrs) = pax_facts(entry)?;
+    let id = |n: io::Result<u64>| n.ok().and_then(|n| u32::try_from(n).ok());
+    let owner = id(entry.header().uid()).zip(id(entry.header().gid()));
     Ok(EntryInfo {
         kind,
         sub,
         mode,
         mtime,
         link,
+        owner,
         xattrs,
     })
 }

@@ -13,7 +13,7 @@
 //!   creation.
 //!
 //! Files are written with `O_CREAT|O_EXCL|O_NOFOLLOW`, hashed as they are written, and given
-//! their mode and mtime. When the stream ends, the digest, size and file count must match the
+//! their owner (as far as we may), user extended attributes and ACLs, mode and mtime. When the stream ends, the digest, size and file count must match the
 //! metadata; only then do directories get their modes and mtimes (deepest first, after they were
 //! filled), everything is flushed with one `syncfs`, and the temp root is renamed to the target
 //! with `RENAME_NOREPLACE`. Only after
@@ -42,6 +42,7 @@ use super::metadata::{Kind, Metadata};
 use super::naming;
 use super::read;
 use super::stream::{copy_chunks, CHUNK};
+use crate::paths::fsops;
 use crate::paths::trees::{remove_tree_at, Removal};
 use crate::paths::xattrs::{self, Xattr};
 
@@ -123,6 +124,7 @@ struct PendingDir {
     sub: Vec<u8>,
     mode: u32,
     mtime: (i64, u32),
+    owner: Option<(u32, u32)>,
     xattrs: Vec<Xattr>,
 }
 
@@ -253,6 +255,7 @@ impl<'a> Extraction<'a> {
             Kind::Symlink => {
                 let link = info.link.as_deref().expect("symlinks carry a target");
                 let name = self.temp.clone().expect("just created");
+                give_link_owner(self.parent, &name, info.owner)?;
                 fsx::set_link_mtime_at(self.parent, &name, info.mtime)?;
                 self.tally.single = Some(Sha256::digest(link).into());
                 self.tally.size = link.len() as u64;
@@ -322,6 +325,7 @@ impl<'a> Extraction<'a> {
             Kind::Symlink => {
                 let link = info.link.as_deref().expect("symlinks carry a target");
                 fsx::symlink_at(link, dir.as_fd(), name).map_err(duplicate)?;
+                give_link_owner(dir.as_fd(), name, info.owner)?;
                 fsx::set_link_mtime_at(dir.as_fd(), name, info.mtime)?;
                 let sha = Sha256::digest(link).into();
                 self.tally.tree.add(&info.sub, Kind::Symlink, 0, sha);
@@ -340,6 +344,7 @@ impl<'a> Extraction<'a> {
             sub: info.sub.clone(),
             mode: info.mode,
             mtime: info.mtime,
+            owner: info.owner,
             xattrs: info.xattrs.clone(),
         });
     }
@@ -366,6 +371,7 @@ impl<'a> Extraction<'a> {
         if copied != expected {
             return Err(TrashError::corrupt("it is truncated"));
         }
+        give_owner(file.as_fd(), info.owner)?;
         xattrs::write_all(file.as_fd(), &info.xattrs)?;
         fsx::set_mode_fd(&file, info.mode)?;
         fsx::set_mtime_fd(&file, info.mtime)?;
@@ -398,11 +404,12 @@ impl<'a> Extraction<'a> {
         Ok(())
     }
 
-    /// Give directories their modes and mtimes, deepest first; then flush everything extracted
+    /// Give directories their owners, extended attributes, modes and mtimes, deepest first; then flush everything extracted
     /// (files and directories alike) to disk with one `syncfs` of the target's file system.
     fn finish_dirs(&mut self) -> Result<(), TrashError> {
         for dir in self.pending.iter().rev() {
             let fd = self.places.open(&dir.sub)?;
+            give_owner(fd.as_fd(), dir.owner)?;
             xattrs::write_all(fd.as_fd(), &dir.xattrs)?;
             fsx::set_mode_fd(&fd, dir.mode)?;
             fsx::set_mtime_fd(&fd, dir.mtime)?;
@@ -437,6 +444,24 @@ impl<'a> Extraction<'a> {
         if let (false, Some(temp)) = (self.committed, &self.temp) {
             let _ = remove_tree_at(self.parent, temp, Removal::OWN_TEMP);
         }
+    }
+}
+
+/// Gives a restored file or directory its archived owner, as far as we may
+/// ([`fsops::give_owner`]: as root, the user who owned it; otherwise at least its group, where
+/// it is one of ours).
+fn give_owner(fd: BorrowedFd<'_>, owner: Option<(u32, u32)>) -> io::Result<()> {
+    match owner {
+        Some((uid, gid)) => fsops::give_owner(fd, uid, gid),
+        None => Ok(()),
+    }
+}
+
+/// [`give_owner`] for a restored symlink itself.
+fn give_link_owner(dir: BorrowedFd<'_>, name: &OsStr, owner: Option<(u32, u32)>) -> io::Result<()> {
+    match owner {
+        Some((uid, gid)) => fsops::give_link_owner(dir, name, uid, gid),
+        None => Ok(()),
     }
 }
 

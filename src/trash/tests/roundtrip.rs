@@ -247,3 +247,39 @@ fn round_trip_keeps_user_attributes_and_acls_of_files_and_directories() {
         assert_eq!(acl, Some(sample_access_acl()), "{rel}");
     }
 }
+
+/// Restored as root, a tree is the user's again, not root's: every entry gets its archived
+/// owner and group (a plain user keeps its own, see `fsops::give_owner`).
+#[test]
+fn round_trip_as_root_gives_entries_back_to_their_owners() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: only root may give files away");
+        return;
+    }
+    let env = Env::new();
+    let tree = env.path("theirs");
+    build_tree(&tree);
+    for (n, entry) in walkdir(&tree).iter().enumerate() {
+        let (uid, gid) = (1000 + n as u32, 2000 + n as u32);
+        std::os::unix::fs::lchown(entry, Some(uid), Some(gid)).unwrap();
+    }
+    // chown clears set-user-ID bits: compare with the tree as it is now.
+    let before = snapshot(&tree);
+    let archived = env.trash("theirs").unwrap();
+    env.restore_to(&archived.archive_path, &tree).unwrap();
+    assert_eq!(snapshot(&tree), before);
+}
+
+/// Every path at and under `dir`, not following links.
+fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    let mut at = 0;
+    while at < out.len() {
+        let path = out[at].clone();
+        at += 1;
+        if fs::symlink_metadata(&path).unwrap().is_dir() {
+            out.extend(fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        }
+    }
+    out
+}

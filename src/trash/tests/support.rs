@@ -182,14 +182,17 @@ pub enum Node {
     File {
         mode: u32,
         mtime: (i64, i64),
+        owner: (u32, u32),
         bytes: Vec<u8>,
     },
     Dir {
         mode: u32,
         mtime: (i64, i64),
+        owner: (u32, u32),
     },
     Link {
         mtime: (i64, i64),
+        owner: (u32, u32),
         target: PathBuf,
     },
 }
@@ -205,9 +208,11 @@ fn collect(path: &Path, rel: &Path, out: &mut BTreeMap<PathBuf, Node>) {
     let meta = fs::symlink_metadata(path).unwrap();
     let mtime = (meta.mtime(), meta.mtime_nsec());
     let mode = meta.mode() & 0o7777;
+    let owner = (meta.uid(), meta.gid());
     let node = if meta.file_type().is_symlink() {
         Node::Link {
             mtime,
+            owner,
             target: fs::read_link(path).unwrap(),
         }
     } else if meta.is_dir() {
@@ -215,11 +220,12 @@ fn collect(path: &Path, rel: &Path, out: &mut BTreeMap<PathBuf, Node>) {
             let entry = entry.unwrap();
             collect(&entry.path(), &rel.join(entry.file_name()), out);
         }
-        Node::Dir { mode, mtime }
+        Node::Dir { mode, mtime, owner }
     } else {
         Node::File {
             mode,
             mtime,
+            owner,
             bytes: fs::read(path).unwrap(),
         }
     };
