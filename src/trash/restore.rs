@@ -404,8 +404,9 @@ impl<'a> Extraction<'a> {
         Ok(())
     }
 
-    /// Give directories their owners, extended attributes, modes and mtimes, deepest first; then flush everything extracted
-    /// (files and directories alike) to disk with one `syncfs` of the target's file system.
+    /// Give directories their owners, extended attributes, modes and mtimes, deepest first;
+    /// then flush everything extracted (files and directories alike) to disk with one `syncfs`
+    /// of the target's file system.
     fn finish_dirs(&mut self) -> Result<(), TrashError> {
         for dir in self.pending.iter().rev() {
             let fd = self.places.open(&dir.sub)?;
