@@ -15,11 +15,13 @@
 use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
+
+use super::stream::is_all_zeros;
 
 /// Bytes per gzip member.
 pub(crate) const BLOCK: usize = 1 << 20;
@@ -200,6 +202,14 @@ fn receive(member: Receiver<Member>) -> Member {
 /// One block as one gzip member, written into `member` (emptied first); stored if a sample
 /// shows it does not compress. Returns the member and the emptied block.
 fn compress(mut block: Vec<u8>, mut member: Vec<u8>, level: Compression) -> Member {
+    if block.len() == BLOCK && is_all_zeros(&block) {
+        // The holes of a sparse file or a zero-filled image: every such block gives the same
+        // member, so it is compressed once per level, not once per megabyte.
+        member.clear();
+        member.extend_from_slice(zero_block_member(level)?);
+        block.clear();
+        return Ok((member, block));
+    }
     let level = if level.level() > 0 && !compresses(&block) {
         Compression::none()
     } else {
@@ -211,6 +221,20 @@ fn compress(mut block: Vec<u8>, mut member: Vec<u8>, level: Compression) -> Memb
     let member = encoder.finish()?;
     block.clear();
     Ok((member, block))
+}
+
+/// The gzip member of a [`BLOCK`] of zeros at `level` (the same bytes `compress` would produce:
+/// the header carries no name or time), computed on first use.
+fn zero_block_member(level: Compression) -> io::Result<&'static [u8]> {
+    static MEMBERS: [OnceLock<Vec<u8>>; 10] = [const { OnceLock::new() }; 10];
+    let slot = &MEMBERS[(level.level() as usize).min(9)];
+    if let Some(member) = slot.get() {
+        return Ok(member);
+    }
+    let mut encoder = GzEncoder::new(Vec::new(), level);
+    encoder.write_all(&vec![0u8; BLOCK])?;
+    let member = encoder.finish()?;
+    Ok(slot.get_or_init(|| member))
 }
 
 /// Whether the first [`SAMPLE`] bytes shrink noticeably at the fastest level.
@@ -296,6 +320,26 @@ mod tests {
             .unwrap();
         assert!(out.status.success());
         assert_eq!(out.stdout, data);
+    }
+
+    /// Zero blocks (a sparse file's holes) take the cached member: the output is byte for byte
+    /// what compressing them would give, and a block with one byte set is not taken for zeros.
+    #[test]
+    fn zero_blocks_give_the_same_members_as_compressing_them() {
+        let mut data = vec![0u8; 4 * BLOCK + 100];
+        data[2 * BLOCK + 4095] = 1; // the last byte of the first page of block 2
+        for level in [1, 3, 9] {
+            let ours = gzip(&data, level);
+            let mut plain = Vec::new();
+            for block in data.chunks(BLOCK) {
+                let mut encoder = GzEncoder::new(Vec::new(), Compression::new(level));
+                encoder.write_all(block).unwrap();
+                plain.extend(encoder.finish().unwrap());
+            }
+            assert_eq!(ours, plain, "level {level}");
+            assert_eq!(gunzip(&ours), data);
+        }
+        assert!(is_all_zeros(&[0; 10_000]) && !is_all_zeros(&[0, 0, 0, 7]));
     }
 
     #[test]

@@ -41,7 +41,7 @@ use super::item::{invalid, is_single_component};
 use super::metadata::{Kind, Metadata};
 use super::naming;
 use super::read;
-use super::stream::{copy_chunks, CHUNK};
+use super::stream::{write_restored, CHUNK};
 use crate::paths::fsops;
 use crate::paths::trees::{remove_tree_at, Removal};
 use crate::paths::xattrs::{self, Xattr};
@@ -349,7 +349,8 @@ impl<'a> Extraction<'a> {
         });
     }
 
-    /// Stream an entry's bytes into a freshly created file; set its mode and mtime. (Durability
+    /// Stream an entry's bytes into a freshly created file (chunks of zeros become holes, see
+    /// [`write_restored`]); give it its owner, extended attributes, mode and mtime. (Durability
     /// comes from one `syncfs` before the commit, not an fsync per file: a tree of thousands of
     /// files restores several times faster, and nothing is visible at the target before then.)
     fn fill_file<R: Read>(
@@ -361,7 +362,7 @@ impl<'a> Extraction<'a> {
         let expected = entry.size();
         let mut hasher = Sha256::new();
         let mut source = Decoding(entry);
-        let copied = copy_chunks(
+        let copied = write_restored(
             &mut source,
             &mut file,
             &mut self.buf,

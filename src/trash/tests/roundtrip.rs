@@ -283,3 +283,40 @@ fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// A sparse disk image goes into the trash without its holes being read and comes back sparse:
+/// the same bytes, not 128 MiB of allocated zeros.
+#[test]
+fn a_sparse_file_comes_back_sparse_and_byte_identical() {
+    use std::os::unix::fs::{FileExt, MetadataExt};
+    let env = Env::new();
+    let path = env.path("disk.img");
+    let image = fs::File::create(&path).unwrap();
+    image.set_len(128 << 20).unwrap();
+    image.write_all_at(b"boot sector", 0).unwrap();
+    image.write_all_at(&[9u8; 100_000], 100 << 20).unwrap();
+    drop(image);
+    let sha = streamed_sha(&path);
+
+    let archived = env.trash("disk.img").unwrap();
+    assert_eq!(archived.metadata.original_sha256, sha);
+    assert!(fs::metadata(&archived.archive_path).unwrap().len() < 1 << 20);
+    env.restore_to(&archived.archive_path, &path).unwrap();
+
+    let meta = fs::metadata(&path).unwrap();
+    assert_eq!(meta.len(), 128 << 20);
+    assert!(meta.blocks() * 512 < 4 << 20, "{} blocks", meta.blocks());
+    assert_eq!(streamed_sha(&path), sha);
+    let mut probe = vec![0u8; 100_002];
+    let restored = fs::File::open(&path).unwrap();
+    restored.read_exact_at(&mut probe, (100 << 20) - 1).unwrap();
+    assert_eq!(
+        (probe[0], probe[1], probe[100_000], probe[100_001]),
+        (0, 9, 9, 0)
+    );
+}
+
+/// The SHA-256 (hex) of a file, read in chunks.
+fn streamed_sha(path: &std::path::Path) -> String {
+    crate::hashing::sha256_reader(fs::File::open(path).unwrap()).unwrap()
+}
