@@ -3,8 +3,8 @@
 //! Memory never grows with file size: archiving pulls at most [`CHUNK`] bytes per read through
 //! [`SourceReader`] (the `tar` builder copies through it with its own fixed buffer), restoring
 //! copies through one [`CHUNK`]-sized buffer in [`write_restored`]. Holes stay holes both ways:
-//! archiving hands them out as zeros without reading them, restoring skips chunks of zeros. Both poll the cancel callback
-//! before every chunk, so a cancel is noticed within one chunk.
+//! archiving hands them out as zeros without reading them, restoring skips chunks of zeros. Both
+//! poll the cancel callback before every chunk, so a cancel is noticed within one chunk.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -27,9 +27,9 @@ pub(crate) struct SourceReader<'a> {
     /// Bytes handed out so far (the file offset, except inside a hole).
     offset: u64,
     remaining: u64,
-    /// Where the stretch that `offset` is in ends, and whether it is a hole; `None` when the
-    /// file has no holes (or the file system cannot say), so everything is read.
+    /// Where the stretch of data or hole last looked up ends, and whether it is a hole.
     stretch: Option<(u64, bool)>,
+    /// Fewer blocks than bytes: worth looking for holes (otherwise everything is read).
     has_holes: bool,
     hasher: Sha256,
     cancel: &'a dyn Fn() -> bool,
