@@ -15,6 +15,7 @@ const ALLOWED_KEYS = [
   'trashedTo',
   'sha256Before',
   'sha256After',
+  'files',
   'sessionId',
   'runId',
   'agentName',
@@ -94,6 +95,37 @@ describe('audit log', () => {
     ])
     for (const line of lines) expectShape(line)
     expect(lines[3]!.path).toBe(join(root, 'dir'))
+    expect(lines[3]!.files).toEqual([{ path: join(root, 'dir'), action: 'created' }])
+  })
+
+  it('every line lists the files the call changed: an append with both digests, a move with its destination', async () => {
+    const { ws, root, dataDir } = tempWorkspace({ permissions: { cwdWriteFile: true, cwdRemoveFile: true }, trash: ids })
+    writeTree(root, { 'log.txt': 'one\n', 'old.txt': 'moved\n', 'taken.txt': 'replaced\n' })
+    await ws.call('append_file', { path: 'log.txt', content: 'two\n' })
+    const moved = await ws.call('move_file', { source: 'old.txt', destination: 'taken.txt', overwrite: true })
+    expect(moved.status).toBe('ok')
+    const denied = await ws.call('write_file', { path: 'x.txt', content: 'x' }, { permissions: { cwdWriteFile: false } })
+    expect(denied.status).toBe('denied')
+    const [append, move, refused] = auditLines(dataDir, root)
+    expect(append!.files).toEqual([
+      { path: join(root, 'log.txt'), action: 'modified', sha256Before: sha256('one\n'), sha256After: sha256('one\ntwo\n') },
+    ])
+    expect(append).toMatchObject({ sha256Before: sha256('one\n'), sha256After: sha256('one\ntwo\n') })
+    expect(move!.path).toBe(join(root, 'old.txt'))
+    expect(move!.files).toEqual([
+      {
+        path: join(root, 'taken.txt'),
+        action: 'moved',
+        from: join(root, 'old.txt'),
+        sha256Before: sha256('replaced\n'),
+        trashedTo: moved.data!.trashedTo,
+      },
+    ])
+    // The result lists them too, without the digests.
+    expect(moved.data!.files).toEqual([
+      { path: join(root, 'taken.txt'), action: 'moved', from: join(root, 'old.txt'), trashedTo: moved.data!.trashedTo },
+    ])
+    expect(refused!.files).toEqual([])
   })
 
   it('parallel mutating calls each get one whole line', async () => {

@@ -18,6 +18,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Workspace } from 'agent-fs-tools'
+import { toMcpTool } from '../ts/cli/mcp/tools.js'
 import { tempWorkspaceDirs, type TempWorkspaceDirs } from './helpers/temp.js'
 
 const MAIN = resolve(__dirname, '..', 'dist', 'esm', 'cli', 'main.js')
@@ -117,6 +118,18 @@ describe('tools/list', () => {
     expect(byName.write_file).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false })
     expect(byName.delete_file).toMatchObject({ readOnlyHint: false, destructiveHint: true })
     expect(byName.cwd_push).toMatchObject({ idempotentHint: false })
+  })
+
+  it('idempotency comes with the tool, whatever the host calls it', () => {
+    const dirs = tempWorkspaceDirs()
+    const renamed = new Workspace({
+      root: dirs.root,
+      trash: { dataDir: dirs.dataDir },
+      tools: { read_file: { name: 'view' }, write_file: { name: 'read_file' } },
+    })
+    const hints = Object.fromEntries(renamed.definitions().map((d) => [d.name, toMcpTool(d).annotations]))
+    expect(hints.view).toMatchObject({ readOnlyHint: true, idempotentHint: true })
+    expect(hints.read_file).toMatchObject({ readOnlyHint: false, idempotentHint: false })
   })
 
   it('--read-only hides the write tools and refuses them with READ_ONLY', async () => {

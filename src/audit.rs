@@ -8,6 +8,7 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
+use crate::change::FileChange;
 use crate::error::ErrorCode;
 
 /// One line of the log.
@@ -26,6 +27,8 @@ pub struct AuditRecord {
     pub sha256_before: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha256_after: Option<String>,
+    /// Every path the call changed (a move: its destination, `from` its source).
+    pub files: Vec<FileChange>,
     pub session_id: String,
     pub run_id: String,
     pub agent_name: String,

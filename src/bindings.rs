@@ -1,5 +1,5 @@
 //! The only Node-API code: `NativeWorkspace`, a thin JSON-in/JSON-out wrapper around
-//! [`Workspace`] that the TypeScript `Workspace` class wraps. Nothing is decided here.
+//! [`Toolset`] that the TypeScript `Workspace` class wraps. Nothing is decided here.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::call::CallContext;
 use crate::cancel::CancelToken;
 use crate::confirm::{Answer, ConfirmRequest, Confirmer};
-use crate::workspace::Workspace;
+use crate::dispatch::Toolset;
 
 /// A JS confirm function: takes the request as JSON, returns a Promise of a boolean that never
 /// rejects (the JS wrapper maps throw, rejection and non-booleans to `false`).
@@ -43,7 +43,7 @@ fn parse_json(text: &str, what: &str) -> Result<Value> {
 /// The native workspace. Use the `Workspace` class of the package, not this.
 #[napi]
 pub struct NativeWorkspace {
-    inner: Arc<Workspace>,
+    inner: Toolset,
     aborts: Arc<Mutex<HashMap<u32, CancelToken>>>,
 }
 
@@ -60,9 +60,9 @@ impl NativeWorkspace {
     #[napi(constructor)]
     pub fn new(options_json: String) -> Result<Self> {
         let options = parse_json(&options_json, "options")?;
-        let inner = Workspace::new(&options).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
+        let inner = Toolset::new(&options).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
         Ok(Self {
-            inner: Arc::new(inner),
+            inner,
             aborts: Arc::default(),
         })
     }
@@ -160,7 +160,7 @@ impl NativeWorkspace {
     /// JSON `{ cwd, projectRoot, depth }`.
     #[napi]
     pub fn cwd(&self) -> String {
-        let info = self.inner.cwd_snapshot();
+        let info = self.inner.workspace().cwd_snapshot();
         serde_json::json!({
             "cwd": info.cwd.display().to_string(),
             "projectRoot": info.project_root.display().to_string(),

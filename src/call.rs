@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::cancel::CancelToken;
+use crate::change::FileChange;
 use crate::confirm::{ConfirmRequest, Confirmer};
 use crate::error::{ErrorCode, ToolError};
 use crate::locks::PathGuard;
@@ -56,17 +57,14 @@ impl ToolResult {
     }
 }
 
-/// What a successful tool run produced, plus the facts for the audit log.
+/// What a successful tool run produced: the result for the host and the model, and the change
+/// it made (empty for a tool that changed nothing), which the audit log and the history record.
 #[derive(Debug, Clone, Default)]
 pub struct Success {
     pub output: String,
     pub diff: Option<String>,
     pub data: Map<String, Value>,
-    /// The absolute path acted on.
-    pub path: Option<PathBuf>,
-    pub trashed_to: Option<PathBuf>,
-    pub sha256_before: Option<String>,
-    pub sha256_after: Option<String>,
+    pub changes: Vec<FileChange>,
 }
 
 impl Success {
@@ -80,6 +78,42 @@ impl Success {
     pub fn with_data(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.data.insert(key.to_owned(), value.into());
         self
+    }
+
+    /// Records that the call changed `change.path` as `change` says.
+    pub fn with_change(mut self, change: FileChange) -> Self {
+        self.changes.push(change);
+        self
+    }
+}
+
+/// The tools a workspace offers, by their original names, with the names the host gave them:
+/// what a tool's messages use when they point the model at another tool.
+#[derive(Debug, Clone, Default)]
+pub struct ToolNames {
+    /// (original name, exposed name, offered: enabled and not hidden by `readOnly`).
+    tools: Vec<(&'static str, String, bool)>,
+}
+
+impl ToolNames {
+    pub fn new(tools: Vec<(&'static str, String, bool)>) -> Self {
+        Self { tools }
+    }
+
+    /// The host's name for the tool originally called `original` (itself when not renamed).
+    pub fn exposed(&self, original: &str) -> String {
+        self.tools
+            .iter()
+            .find(|(name, _, _)| *name == original)
+            .map_or_else(|| original.to_owned(), |(_, exposed, _)| exposed.clone())
+    }
+
+    /// The host's name for `original`, if this workspace offers that tool.
+    pub fn offered(&self, original: &str) -> Option<&str> {
+        self.tools
+            .iter()
+            .find(|(name, _, offered)| *name == original && *offered)
+            .map(|(_, exposed, _)| exposed.as_str())
     }
 }
 
@@ -143,6 +177,8 @@ impl<'a> Authorization<'a> {
 pub struct Call {
     pub ws: Arc<Workspace>,
     pub tool_name: String,
+    /// The names of the tools this workspace offers.
+    pub names: Arc<ToolNames>,
     pub permissions: Permissions,
     pub confirmer: Option<Arc<dyn Confirmer>>,
     pub cancel: CancelToken,
@@ -153,6 +189,7 @@ impl Call {
     pub fn new(
         ws: Arc<Workspace>,
         tool_name: String,
+        names: Arc<ToolNames>,
         permissions: Permissions,
         ctx: CallContext,
     ) -> Self {
@@ -160,6 +197,7 @@ impl Call {
         Self {
             ws,
             tool_name,
+            names,
             permissions,
             confirmer: ctx.confirmer,
             cancel: ctx.cancel,

@@ -119,20 +119,22 @@ impl std::fmt::Display for ToolError {
 impl std::error::Error for ToolError {}
 
 /// The few errno values we branch on, named (rustix exposes them as `Errno`, but
-/// `std::io::Error` carries the raw number).
+/// `std::io::Error` carries the raw number, which differs between Linux and macOS).
 pub(crate) mod libc_codes {
-    pub const EPERM: i32 = 1;
-    pub const ENXIO: i32 = 6;
-    pub const ENOENT: i32 = 2;
-    pub const EACCES: i32 = 13;
-    pub const EEXIST: i32 = 17;
-    pub const EXDEV: i32 = 18;
-    pub const ENOTDIR: i32 = 20;
-    pub const ENOSPC: i32 = 28;
-    pub const EROFS: i32 = 30;
-    pub const ELOOP: i32 = 40;
-    pub const ENOTEMPTY: i32 = 39;
-    pub const ENOSYS: i32 = 38;
+    use rustix::io::Errno;
+
+    pub const EPERM: i32 = Errno::PERM.raw_os_error();
+    pub const ENXIO: i32 = Errno::NXIO.raw_os_error();
+    pub const ENOENT: i32 = Errno::NOENT.raw_os_error();
+    pub const EACCES: i32 = Errno::ACCESS.raw_os_error();
+    pub const EEXIST: i32 = Errno::EXIST.raw_os_error();
+    pub const EXDEV: i32 = Errno::XDEV.raw_os_error();
+    pub const ENOTDIR: i32 = Errno::NOTDIR.raw_os_error();
+    pub const ENOSPC: i32 = Errno::NOSPC.raw_os_error();
+    pub const EROFS: i32 = Errno::ROFS.raw_os_error();
+    pub const ELOOP: i32 = Errno::LOOP.raw_os_error();
+    pub const ENOTEMPTY: i32 = Errno::NOTEMPTY.raw_os_error();
+    pub const ENOSYS: i32 = Errno::NOSYS.raw_os_error();
 }
 
 #[cfg(test)]

@@ -370,17 +370,15 @@ fn pid_alive(pid: Option<u32>) -> bool {
 
 /// Applies one append record to its file; `Err` only for an I/O failure worth retrying next time.
 pub fn replay(record: &AppendRecord) -> io::Result<Recovered> {
-    let mut file = match OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(
-            rustix::fs::OFlags::NOFOLLOW.bits() as i32 | rustix::fs::OFlags::NONBLOCK.bits() as i32,
-        )
-        .open(&record.path)
-    {
-        Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Recovered::LeftAlone),
-        Err(_) => return Ok(Recovered::LeftAlone),
+    // Reached from `/` without following any symlink, as every user path is.
+    let (Some(parent), Some(name)) = (record.path.parent(), record.path.file_name()) else {
+        return Ok(Recovered::LeftAlone);
+    };
+    let Ok(dir) = fsops::open_dir(Path::new("/"), parent, false) else {
+        return Ok(Recovered::LeftAlone);
+    };
+    let Ok(mut file) = fsops::open_for_update(dir.as_fd(), name) else {
+        return Ok(Recovered::LeftAlone);
     };
     let meta = file.metadata()?;
     if !meta.is_file() || (meta.dev(), meta.ino()) != (record.dev, record.ino) {

@@ -6,7 +6,9 @@
 pub mod audit;
 pub mod call;
 pub mod cancel;
+pub mod change;
 pub mod confirm;
+pub mod dispatch;
 pub mod error;
 pub mod hashing;
 pub mod journal;

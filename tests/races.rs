@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use agent_fs_tools::call::{CallContext, ToolResult};
 use agent_fs_tools::confirm::{Answer, ConfirmRequest, Confirmer};
-use agent_fs_tools::workspace::Workspace;
+use agent_fs_tools::dispatch::Toolset;
 use serde_json::{json, Value};
 
 /// In the content of every outside file: a read that returns it read the outside.
@@ -51,7 +51,7 @@ struct Fixture {
     outside: PathBuf,
     outside_hard: PathBuf,
     data: PathBuf,
-    ws: Arc<Workspace>,
+    ws: Arc<Toolset>,
 }
 
 /// The inside file content: words the tools' calls use (`inside`, `EDIT`), no secret.
@@ -108,7 +108,7 @@ fn fixture() -> Fixture {
     fs::write(root.join("h.txt"), INSIDE).unwrap();
     fs::hard_link(outside_hard.join("target.txt"), root.join("hl")).unwrap();
 
-    let ws = Workspace::new(&json!({
+    let ws = Toolset::new(&json!({
         "root": root,
         "allowedPaths": [root],
         "audit": false,
@@ -728,7 +728,7 @@ fn restore_file_never_restores_outside() {
         },
         |i, f| {
             let archive = |original: &str| {
-                let listed = f.ws.bucket().list().unwrap();
+                let listed = f.ws.workspace().bucket().list().unwrap();
                 listed
                     .into_iter()
                     .find(|e| e.metadata.original_path.ends_with(original))

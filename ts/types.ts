@@ -146,6 +146,8 @@ export interface ToolDefinition {
     readOnly: boolean
     /** The tool can remove or overwrite data. */
     destructive: boolean
+    /** Calling it again with the same arguments changes nothing more (MCP `idempotentHint`). */
+    idempotent: boolean
   }
 }
 

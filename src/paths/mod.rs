@@ -12,6 +12,7 @@
 pub mod canonical;
 pub mod file_copy;
 pub mod fsops;
+pub mod project;
 pub mod resolve;
 pub mod sandbox;
 pub mod trees;

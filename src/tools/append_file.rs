@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use super::files::{self, Planned};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
@@ -26,6 +27,8 @@ Use it for logs and for writing a large file in parts; to change existing text u
     schema,
     mutates: true,
     destructive: false,
+    idempotent: false,
+    path_argument: Some("path"),
     format_call: super::format_path,
     run,
 };
@@ -110,6 +113,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         })
         .await?;
         let created = matches!(planned, Planned::Absent);
+        let (sha256_before, sha256_after) = digests(&planned, content.as_bytes());
         {
             let (target, content) = (target.clone(), content.clone());
             let ws = call.ws.clone();
@@ -146,8 +150,18 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         .with_data("bytes", content.len())
         .with_data("created", created);
         success.diff = Some(diff);
-        success.path = Some(target.path);
-        Ok(success)
+        Ok(success.with_change(FileChange {
+            sha256_before,
+            sha256_after: Some(sha256_after),
+            ..FileChange::new(
+                target.path,
+                if created {
+                    Action::Added
+                } else {
+                    Action::Modified
+                },
+            )
+        }))
     })
 }
 
@@ -278,6 +292,26 @@ fn create_through(
             })
         }
     }
+}
+
+/// The SHA-256 of the file before the append (`None` when it did not exist, or was too large to
+/// keep while planning) and after it (the same, extended by `content`).
+fn digests(planned: &Planned, content: &[u8]) -> (Option<String>, String) {
+    use crate::hashing::hex;
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    let before = match planned {
+        Planned::Present {
+            bytes: Some(old), ..
+        } => {
+            hasher.update(old);
+            Some(hex(&hasher.clone().finalize()))
+        }
+        _ => None,
+    };
+    hasher.update(content);
+    let after = hex(&hasher.finalize());
+    (before, after)
 }
 
 /// Appending in place to a file with several hard links would change the other links too.

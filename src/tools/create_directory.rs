@@ -1,13 +1,17 @@
 //! `create_directory`: `mkdir -p`, each component created beneath the allowed tree without
 //! following symlinks. An existing directory is fine; an existing file is `NOT_A_DIRECTORY`.
 
+use std::os::fd::AsFd;
+
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::files;
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
-use crate::paths::fsops;
+use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
 use crate::permissions::Operation;
 
@@ -18,6 +22,8 @@ already exists. Not needed before write_file, which creates parent directories i
     schema,
     mutates: true,
     destructive: false,
+    idempotent: true,
+    path_argument: Some("path"),
     format_call: super::format_path,
     run,
 };
@@ -42,20 +48,31 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let args: Args = parse_args("create_directory", args)?;
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
         let _lock = call.lock(&[&target.path]).await;
-        let path = target.path.clone();
+        let planned = target.clone();
         let existing = call
-            .blocking(move || match std::fs::symlink_metadata(&path) {
-                Ok(meta) => Ok(Some(meta.is_dir())),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(ToolError::io(&e, "inspect", &path)),
+            .blocking(move || {
+                if planned.split().is_none() {
+                    return Ok(Some(true)); // the root of the file system
+                }
+                let (parent, name) = match files::open_parent(&planned, "inspect") {
+                    Ok(found) => found,
+                    Err(e) if e.code == ErrorCode::NotFound => return Ok(None),
+                    Err(e) => return Err(e),
+                };
+                let stat = fsops::lstat_at(parent.as_fd(), &name)
+                    .map_err(|e| ToolError::io(&e, "inspect", &planned.path))?;
+                Ok(stat.map(|s| EntryKind::of(&s) == EntryKind::Directory))
             })
             .await?;
         let done = |output: String, created: bool| {
-            let mut success = Success::text(output)
+            let success = Success::text(output)
                 .with_data("path", target.path.display().to_string())
                 .with_data("created", created);
-            success.path = Some(target.path.clone());
-            success
+            if created {
+                success.with_change(FileChange::new(target.path.clone(), Action::Created))
+            } else {
+                success
+            }
         };
         match existing {
             Some(true) => {

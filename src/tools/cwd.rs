@@ -5,11 +5,13 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::files;
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{BoxFuture, Call, Outcome, Success};
 use crate::error::{ErrorCode, ToolError};
+use crate::paths::project::find_project_root;
 use crate::paths::sandbox::FinalLink;
-use crate::workspace::{find_project_root, CwdFrame, CwdInfo};
+use crate::workspace::{CwdFrame, CwdInfo};
 
 pub static GET: ToolSpec = ToolSpec {
     name: "cwd_get",
@@ -19,6 +21,8 @@ pub static GET: ToolSpec = ToolSpec {
     schema: no_arguments,
     mutates: false,
     destructive: false,
+    idempotent: true,
+    path_argument: None,
     format_call: no_header,
     run: run_get,
 };
@@ -30,6 +34,8 @@ can return to it (like pushd). Every push should be paired with a cwd_pop when t
     schema: push_schema,
     mutates: false,
     destructive: false,
+    idempotent: false,
+    path_argument: Some("path"),
     format_call: super::format_path,
     run: run_push,
 };
@@ -40,6 +46,8 @@ pub static POP: ToolSpec = ToolSpec {
     schema: no_arguments,
     mutates: false,
     destructive: false,
+    idempotent: false,
+    path_argument: None,
     format_call: no_header,
     run: run_pop,
 };
@@ -96,22 +104,11 @@ fn run_push(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
     Box::pin(async move {
         let args: PushArgs = parse_args("cwd_push", args)?;
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
-        let dir = target.path.clone();
+        let planned = target.clone();
         let project_root = call
-            .blocking(move || match std::fs::metadata(&dir) {
-                Ok(meta) if meta.is_dir() => Ok(find_project_root(&dir)),
-                Ok(_) => Err(ToolError::new(
-                    ErrorCode::NotADirectory,
-                    format!(
-                        "{} is not a directory; cwd_push needs a directory",
-                        dir.display()
-                    ),
-                )),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ToolError::new(
-                    ErrorCode::NotFound,
-                    format!("directory not found: {}", dir.display()),
-                )),
-                Err(e) => Err(ToolError::io(&e, "change to", &dir)),
+            .blocking(move || {
+                files::open_directory(&planned, false, "change to", "cwd_push needs a directory")?;
+                Ok(find_project_root(&planned.path))
             })
             .await?;
         let max = call.limits().cwd_max_depth as usize;

@@ -10,6 +10,7 @@ use super::files::{self, file_not_found};
 use super::trashing::{put_in_trash, restore_hint};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
@@ -23,6 +24,8 @@ directories. permanent: true deletes without keeping a copy and always asks the 
     schema,
     mutates: true,
     destructive: true,
+    idempotent: false,
+    path_argument: Some("path"),
     format_call,
     run,
 };
@@ -54,7 +57,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let args: Args = parse_args("delete_file", args)?;
         let target = call.resolve(&args.path, "path", FinalLink::Keep)?;
         let _lock = call.lock(&[&target.path]).await;
-        let remove_dir = call.ws.exposed_name("remove_dir");
+        let remove_dir = call.names.exposed("remove_dir");
         let planned = target.clone();
         let inode = call
             .blocking(move || {
@@ -116,19 +119,19 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .await?;
         let mut success = Success::text(format!("Removed {}", target.path.display()))
             .with_data("path", target.path.display().to_string());
+        let mut change = FileChange::new(target.path, Action::Deleted);
         if let Some(archived) = archived {
             success.output.push_str(&format!(
                 "\nIt is in the trash at {}; {}.",
                 archived.archive_path.display(),
-                restore_hint(&call.ws, &archived.archive_path)
+                restore_hint(call, &archived.archive_path)
             ));
             success = success.with_data("trashedTo", archived.archive_path.display().to_string());
-            success.sha256_before = Some(archived.metadata.original_sha256.clone());
-            success.trashed_to = Some(archived.archive_path);
+            change.sha256_before = Some(archived.metadata.original_sha256);
+            change.trashed_to = Some(archived.archive_path);
         } else {
             success.output.push_str(" permanently (no copy was kept).");
         }
-        success.path = Some(target.path);
-        Ok(success)
+        Ok(success.with_change(change))
     })
 }

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use super::files::{self, file_not_found, Planned};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
 use crate::paths::sandbox::FinalLink;
@@ -28,6 +29,8 @@ to change every occurrence (e.g. renaming an identifier). Line endings, a BOM an
     schema,
     mutates: true,
     destructive: false,
+    idempotent: false,
+    path_argument: Some("path"),
     format_call,
     run,
 };
@@ -207,9 +210,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 .with_data("edits", edit_count)
                 .with_data("replacements", plan.replacements);
         success.diff = Some(plan.diff);
-        success.path = Some(target.path);
-        success.sha256_before = Some(sha_before);
-        success.sha256_after = Some(sha_after);
-        Ok(success)
+        Ok(success.with_change(FileChange {
+            sha256_before: Some(sha_before),
+            sha256_after: Some(sha_after),
+            ..FileChange::new(target.path, Action::Modified)
+        }))
     })
 }

@@ -33,6 +33,8 @@ pattern or directory to narrow it. To search file contents, use grep.",
     schema,
     mutates: false,
     destructive: false,
+    idempotent: true,
+    path_argument: Some("path"),
     format_call,
     run,
 };
@@ -111,12 +113,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             &target.path,
             include_ignored,
         );
-        let mut success = Success::text(text)
+        let success = Success::text(text)
             .with_data("path", target.path.display().to_string())
             .with_data("files", shown.len())
             .with_data("total", total)
             .with_data("truncated", total > max);
-        success.path = Some(target.path);
         Ok(success)
     })
 }

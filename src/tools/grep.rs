@@ -55,6 +55,8 @@ subdirectory as path. To find files by name, use glob.",
     schema,
     mutates: false,
     destructive: false,
+    idempotent: true,
+    path_argument: Some("path"),
     format_call,
     run,
 };
@@ -180,12 +182,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             text.push('\n');
             text.push_str(&truncation_note(cut, rendered.matches, &bounds));
         }
-        let mut success = Success::text(text)
+        let success = Success::text(text)
             .with_data("path", target.path.display().to_string())
             .with_data("matches", rendered.matches)
             .with_data("files", rendered.files)
             .with_data("truncated", rendered.cut.is_some());
-        success.path = Some(target.path);
         Ok(success)
     })
 }

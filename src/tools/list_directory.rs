@@ -29,6 +29,8 @@ With recursive: true, lists the whole tree (paths relative to the listed directo
     schema,
     mutates: false,
     destructive: false,
+    idempotent: true,
+    path_argument: Some("path"),
     format_call,
     run,
 };
@@ -119,11 +121,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 }
             ));
         }
-        let mut success = Success::text(text)
+        let success = Success::text(text)
             .with_data("path", target.path.display().to_string())
             .with_data("entries", listing.lines.len())
             .with_data("truncated", listing.truncated);
-        success.path = Some(target.path);
         Ok(success)
     })
 }

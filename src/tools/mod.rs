@@ -33,6 +33,11 @@ pub struct ToolSpec {
     pub mutates: bool,
     /// May destroy data (an MCP `destructiveHint`).
     pub destructive: bool,
+    /// Calling it again with the same arguments changes nothing more (an MCP `idempotentHint`).
+    pub idempotent: bool,
+    /// The argument naming the path it acts on first, for an audit record of a call that failed
+    /// before resolving it.
+    pub path_argument: Option<&'static str>,
     pub format_call: fn(&Value) -> String,
     pub run: for<'a> fn(&'a Call, Value) -> BoxFuture<'a, Outcome>,
 }

@@ -19,6 +19,7 @@ use super::files;
 use super::trashing::{put_in_trash, restore_hint, restore_into, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::change::{Action, FileChange};
 use crate::error::{libc_codes, ErrorCode, ToolError};
 use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
@@ -35,6 +36,8 @@ recoverable trash.",
     schema,
     mutates: true,
     destructive: true,
+    idempotent: false,
+    path_argument: Some("source"),
     format_call,
     run,
 };
@@ -238,19 +241,22 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         ))
         .with_data("source", source.path.display().to_string())
         .with_data("destination", destination.path.display().to_string());
+        let mut change = FileChange {
+            from: Some(source.path.clone()),
+            ..FileChange::new(destination.path.clone(), Action::Moved)
+        };
         if let Some(archived) = archived {
             success.output.push_str(&format!(
                 "\nThe previous {} is in the trash at {}; {}.",
                 destination.path.display(),
                 archived.archive_path.display(),
-                restore_hint(&call.ws, &archived.archive_path)
+                restore_hint(call, &archived.archive_path)
             ));
             success = success.with_data("trashedTo", archived.archive_path.display().to_string());
-            success.sha256_before = Some(archived.metadata.original_sha256.clone());
-            success.trashed_to = Some(archived.archive_path);
+            change.sha256_before = Some(archived.metadata.original_sha256);
+            change.trashed_to = Some(archived.archive_path);
         }
-        success.path = Some(source.path);
-        Ok(success)
+        Ok(success.with_change(change))
     })
 }
 

@@ -28,6 +28,8 @@ Relative paths are resolved against the current working directory (see cwd_get).
     schema,
     mutates: false,
     destructive: false,
+    idempotent: true,
+    path_argument: Some("path"),
     format_call,
     run,
 };
@@ -116,7 +118,6 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         if let LineTotal::Exact(n) = page.total {
             success = success.with_data("totalLines", n);
         }
-        success.path = Some(target.path);
         Ok(success)
     })
 }

@@ -13,6 +13,7 @@ use super::files;
 use super::trashing::{put_in_trash, restore_hint};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::change::{Action, FileChange};
 use crate::error::{libc_codes, ErrorCode, ToolError};
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
@@ -28,6 +29,8 @@ tree back); the user is always asked. permanent: true deletes without keeping a 
     schema,
     mutates: true,
     destructive: true,
+    idempotent: false,
+    path_argument: Some("path"),
     format_call,
     run,
 };
@@ -93,7 +96,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         }
         let target = call.ws.sandbox().check(&args.path, canonical)?;
         let _lock = call.lock(&[&target.path]).await;
-        let delete_file = call.ws.exposed_name("delete_file");
+        let delete_file = call.names.exposed("delete_file");
         let (planned, recursive) = (target.clone(), args.recursive);
         call.blocking(move || {
             let (parent, name) = files::open_parent(&planned, "remove")?;
@@ -175,6 +178,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let mut success = Success::text(format!("Removed {}{how}", target.path.display()))
             .with_data("path", target.path.display().to_string())
             .with_data("recursive", args.recursive);
+        let mut change = FileChange::new(target.path, Action::Removed);
         if let Some(archived) = archived {
             let files = super::quantity(archived.metadata.file_count.unwrap_or(0), "file", "files");
             success.output.push_str(&format!(
@@ -182,18 +186,17 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
 {files} ({}) are in the trash at {}; {}.",
                 super::bytes(archived.metadata.size),
                 archived.archive_path.display(),
-                restore_hint(&call.ws, &archived.archive_path)
+                restore_hint(call, &archived.archive_path)
             ));
             success = success.with_data("trashedTo", archived.archive_path.display().to_string());
-            success.sha256_before = Some(archived.metadata.original_sha256.clone());
-            success.trashed_to = Some(archived.archive_path);
+            change.sha256_before = Some(archived.metadata.original_sha256);
+            change.trashed_to = Some(archived.archive_path);
         } else if args.recursive {
             success
                 .output
                 .push_str(" and permanently (no copy was kept).");
         }
-        success.path = Some(target.path);
-        Ok(success)
+        Ok(success.with_change(change))
     })
 }
 

@@ -13,6 +13,7 @@ use super::files;
 use super::trashing::{put_in_trash, restore_hint, restore_into, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops;
 use crate::paths::resolve::absolute_input;
@@ -27,6 +28,8 @@ overwrite is true, in which case the existing entry is put into the trash first.
     schema,
     mutates: true,
     destructive: false,
+    idempotent: false,
+    path_argument: Some("trashedPath"),
     format_call,
     run,
 };
@@ -191,19 +194,22 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         .with_data("path", target.path.display().to_string())
         .with_data("kind", metadata.kind.as_str())
         .with_data("restoredFrom", archive.display().to_string());
+        let mut change = FileChange {
+            sha256_after: Some(metadata.original_sha256.clone()),
+            ..FileChange::new(target.path.clone(), Action::Added)
+        };
         if let Some(previous) = replaced {
             success.output.push_str(&format!(
                 "\nThe entry that was at {} is in the trash at {}; {}.",
                 target.path.display(),
                 previous.archive_path.display(),
-                restore_hint(&call.ws, &previous.archive_path)
+                restore_hint(call, &previous.archive_path)
             ));
             success = success.with_data("trashedTo", previous.archive_path.display().to_string());
-            success.sha256_before = Some(previous.metadata.original_sha256.clone());
-            success.trashed_to = Some(previous.archive_path);
+            change.action = Action::Modified;
+            change.sha256_before = Some(previous.metadata.original_sha256);
+            change.trashed_to = Some(previous.archive_path);
         }
-        success.sha256_after = Some(metadata.original_sha256.clone());
-        success.path = Some(target.path);
-        Ok(success)
+        Ok(success.with_change(change))
     })
 }

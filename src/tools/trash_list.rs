@@ -17,6 +17,8 @@ agent it was trashed.",
     schema,
     mutates: false,
     destructive: false,
+    idempotent: true,
+    path_argument: None,
     format_call: |_| String::new(),
     run,
 };

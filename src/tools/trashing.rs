@@ -5,6 +5,7 @@ use std::ffi::OsStr;
 use std::os::fd::BorrowedFd;
 use std::path::Path;
 
+use crate::call::Call;
 use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
 use crate::trash::{
@@ -110,8 +111,8 @@ fn ensure_bucket_writable(bucket: &Path, path: &Path) -> Result<(), ToolError> {
 }
 
 /// "restore it with restore_file { "trashedPath": "…" }", with the host's name for restore_file.
-pub fn restore_hint(ws: &Workspace, archive: &Path) -> String {
-    let restore = ws.exposed_name("restore_file");
+pub fn restore_hint(call: &Call, archive: &Path) -> String {
+    let restore = call.names.exposed("restore_file");
     let quoted = serde_json::to_string(&archive.display().to_string()).unwrap_or_default();
     format!("restore it with {restore} {{ \"trashedPath\": {quoted} }}")
 }

@@ -15,6 +15,7 @@ use super::trashing::{put_in_trash, restore_hint};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::cancel::CancelToken;
+use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
 use crate::paths::fsops;
@@ -30,6 +31,8 @@ changed text. The previous content of an overwritten file is kept in the recover
     schema,
     mutates: true,
     destructive: true,
+    idempotent: false,
+    path_argument: Some("path"),
     format_call: super::format_path,
     run,
 };
@@ -140,22 +143,28 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             summary.push_str(&format!(
                 "\nThe previous content is in the trash at {}; {}.",
                 archive.display(),
-                restore_hint(&call.ws, archive)
+                restore_hint(call, archive)
             ));
         }
         let mut success = Success::text(files::with_diff(summary, &diff, limits.read_max_bytes))
             .with_data("path", target.path.display().to_string())
             .with_data("bytes", content.len())
             .with_data("created", created);
-        if let Some(archive) = trashed {
+        if let Some(archive) = &trashed {
             success = success.with_data("trashedTo", archive.display().to_string());
-            success.trashed_to = Some(archive);
         }
         success.diff = Some(diff);
-        success.path = Some(target.path);
-        success.sha256_before = sha_before;
-        success.sha256_after = Some(sha256_hex(content.as_bytes()));
-        Ok(success)
+        let action = if created {
+            Action::Added
+        } else {
+            Action::Modified
+        };
+        Ok(success.with_change(FileChange {
+            sha256_before: sha_before,
+            sha256_after: Some(sha256_hex(content.as_bytes())),
+            trashed_to: trashed,
+            ..FileChange::new(target.path, action)
+        }))
     })
 }
 

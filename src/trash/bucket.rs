@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::error::TrashError;
-use super::fsx;
 use super::item::{Identity, TrashItem};
 use super::metadata::Metadata;
 use super::naming;
@@ -17,6 +16,7 @@ use super::read;
 use super::remove;
 use super::restore;
 use super::write::{self, Target, TempFile};
+use crate::paths::fsops;
 
 /// A finished archive, as returned by [`Bucket::archive`] and [`Bucket::trash`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,7 +118,7 @@ impl Bucket {
     fn removal_failed(&self, failure: remove::RemovalFailure, archive: &Path) -> TrashError {
         if !failure.removed_any {
             if fs::remove_file(archive).is_ok() {
-                let _ = File::open(&self.dir).and_then(fsx::sync_fd);
+                let _ = File::open(&self.dir).and_then(fsops::sync_fd);
             }
             return failure.error;
         }
@@ -199,7 +199,7 @@ impl Bucket {
             }
         }
         drop(probe);
-        fsx::sync_fd(File::open(&self.dir)?)?;
+        fsops::sync_fd(File::open(&self.dir)?)?;
         Ok(stats)
     }
 

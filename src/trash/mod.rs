@@ -6,7 +6,7 @@
 //! puts it back. This module is the core of that; it decides no permissions and resolves no
 //! user paths. The caller hands it a directory fd it already opened race-free inside the
 //! sandbox plus an entry name ([`TrashItem`]), and everything done to the original goes through
-//! that fd with `*at` calls and `O_NOFOLLOW` (`fsx.rs`), so a symlink swapped in meanwhile cannot
+//! that fd with `*at` calls and `O_NOFOLLOW` (`paths::fsops`), so a symlink swapped in meanwhile cannot
 //! redirect a read or a removal. The bucket is ours and is handled with plain `std::fs`.
 //!
 //! # Archive format
@@ -55,7 +55,6 @@ mod bucket;
 mod digest;
 mod entry;
 mod error;
-mod fsx;
 mod item;
 mod metadata;
 mod naming;

@@ -12,8 +12,8 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 
 use super::error::{changed, TrashError};
-use super::fsx;
 use super::tree::Observed;
+use crate::paths::fsops;
 
 /// One step of a traversal.
 enum Step<'o, 'f> {
@@ -34,7 +34,7 @@ pub(crate) fn verify_unchanged(
     traverse(parent, observed, base, &mut |dir, step| match step {
         Step::Leaf(entry) => expect_unchanged(dir, entry, base),
         Step::Enter(entry, fd) => {
-            if fsx::list_names(fd)?.len() == entry.children {
+            if fsops::list_names(fd)?.len() == entry.children {
                 Ok(())
             } else {
                 Err(conflict(base, entry, "changed while it was being archived"))
@@ -67,14 +67,14 @@ pub(crate) fn remove_observed(
             let inode = (entry.snapshot.dev, entry.snapshot.ino);
             let relinked = unlinked.contains(&inode);
             expect_unchanged_as(dir, entry, base, relinked)?;
-            ignore_missing(fsx::unlink_at(dir, entry.name()))?;
+            ignore_missing(fsops::unlink_at(dir, entry.name()))?;
             unlinked.insert(inode);
             removed_any = true;
             Ok(())
         }
         Step::Enter(..) => Ok(()),
         Step::Leave(entry) => {
-            fsx::rmdir_at(dir, entry.name()).map_err(|e| {
+            fsops::rmdir_at(dir, entry.name()).map_err(|e| {
                 if e.kind() == std::io::ErrorKind::DirectoryNotEmpty {
                     conflict(base, entry, "gained new entries while it was being removed")
                 } else {
@@ -104,8 +104,8 @@ fn traverse(
             visit(holder, Step::Leaf(entry))?;
             continue;
         }
-        let fd = fsx::open_dir_at(holder, entry.name()).map_err(|e| gone(base, entry, e))?;
-        if fsx::stat_fd(&fd)? != entry.snapshot {
+        let fd = fsops::open_subdir(holder, entry.name()).map_err(|e| gone(base, entry, e))?;
+        if fsops::snapshot_fd(&fd)? != entry.snapshot {
             return Err(conflict(base, entry, "changed while it was being archived"));
         }
         visit(holder, Step::Enter(entry, fd.as_fd()))?;
@@ -142,7 +142,7 @@ fn expect_unchanged_as(
     base: &Path,
     relinked: bool,
 ) -> Result<(), TrashError> {
-    let now = fsx::stat_at(dir, entry.name()).map_err(|e| gone(base, entry, e))?;
+    let now = fsops::snapshot_at(dir, entry.name()).map_err(|e| gone(base, entry, e))?;
     let same = if relinked {
         entry.snapshot.same_except_ctime(&now)
     } else {

@@ -36,7 +36,6 @@ use tar::{Entries, Entry};
 use super::digest::TreeDigest;
 use super::entry::{self, Decoding, EntryInfo};
 use super::error::TrashError;
-use super::fsx;
 use super::item::{invalid, is_single_component};
 use super::metadata::{Kind, Metadata};
 use super::naming;
@@ -81,7 +80,7 @@ pub(crate) fn restore_archive(
 /// name the locked file: if a restore that just finished deleted it, it is gone.
 fn claim(archive: &Path) -> Result<File, TrashError> {
     let file = File::open(archive)?;
-    if let Err(e) = fsx::try_lock_exclusive(&file) {
+    if let Err(e) = fsops::try_lock_exclusive(&file) {
         if e.kind() == io::ErrorKind::WouldBlock {
             return Err(TrashError::Conflict(format!(
                 "{} is being restored by another call",
@@ -90,7 +89,7 @@ fn claim(archive: &Path) -> Result<File, TrashError> {
         }
         return Err(e.into());
     }
-    let locked = fsx::stat_fd(&file)?;
+    let locked = fsops::snapshot_fd(&file)?;
     let current = fs::symlink_metadata(archive)?;
     if (current.dev(), current.ino()) != (locked.dev, locked.ino) {
         return Err(TrashError::NotFound);
@@ -100,7 +99,7 @@ fn claim(archive: &Path) -> Result<File, TrashError> {
 
 /// `AlreadyExists` if `name` exists in `parent` (the rename checks again, atomically).
 fn ensure_absent(parent: BorrowedFd<'_>, name: &OsStr) -> Result<(), TrashError> {
-    match fsx::stat_at(parent, name) {
+    match fsops::snapshot_at(parent, name) {
         Ok(_) => Err(TrashError::AlreadyExists),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(TrashError::Io(e)),
@@ -114,7 +113,7 @@ fn remove_archive(archive: &Path) -> Result<(), TrashError> {
         _ => {}
     }
     if let Some(bucket) = archive.parent() {
-        fsx::sync_fd(File::open(bucket)?)?;
+        fsops::sync_fd(File::open(bucket)?)?;
     }
     Ok(())
 }
@@ -144,7 +143,7 @@ impl Places {
             .expect("the root exists before anything under it");
         let mut fd = root.try_clone()?;
         for part in sub.split(|b| *b == b'/').filter(|p| !p.is_empty()) {
-            fd = fsx::open_dir_at(fd.as_fd(), OsStr::from_bytes(part))?;
+            fd = fsops::open_subdir(fd.as_fd(), OsStr::from_bytes(part))?;
         }
         Ok(fd)
     }
@@ -256,13 +255,13 @@ impl<'a> Extraction<'a> {
                 let link = info.link.as_deref().expect("symlinks carry a target");
                 let name = self.temp.clone().expect("just created");
                 give_link_owner(self.parent, &name, info.owner)?;
-                fsx::set_link_mtime_at(self.parent, &name, info.mtime)?;
+                fsops::set_link_mtime_at(self.parent, &name, info.mtime)?;
                 self.tally.single = Some(Sha256::digest(link).into());
                 self.tally.size = link.len() as u64;
             }
             Kind::Directory => {
                 let name = self.temp.clone().expect("just created");
-                self.places.root = Some(fsx::open_dir_at(self.parent, &name)?);
+                self.places.root = Some(fsops::open_subdir(self.parent, &name)?);
                 self.add_dir(info);
             }
         }
@@ -273,10 +272,10 @@ impl<'a> Extraction<'a> {
     fn create_root_node(&mut self, info: &EntryInfo) -> Result<Option<File>, TrashError> {
         let name = self.temp_name;
         let file = match (info.kind, info.link.as_deref()) {
-            (Kind::File, _) => fsx::create_file_at(self.parent, name).map(Some)?,
-            (Kind::Directory, _) => fsx::mkdir_at(self.parent, name).map(|()| None)?,
+            (Kind::File, _) => fsops::create_file_at(self.parent, name).map(Some)?,
+            (Kind::Directory, _) => fsops::mkdir_at(self.parent, name).map(|()| None)?,
             (Kind::Symlink, Some(link)) => {
-                fsx::symlink_at(link, self.parent, name).map(|()| None)?
+                fsops::symlink_at(OsStr::from_bytes(link), self.parent, name).map(|()| None)?
             }
             (Kind::Symlink, None) => unreachable!("symlink entries always carry a target"),
         };
@@ -312,21 +311,21 @@ impl<'a> Extraction<'a> {
         let duplicate = |e: io::Error| duplicate_or_io(e, &shown);
         match info.kind {
             Kind::File => {
-                let file = fsx::create_file_at(dir.as_fd(), name).map_err(duplicate)?;
+                let file = fsops::create_file_at(dir.as_fd(), name).map_err(duplicate)?;
                 let (sha, len) = self.fill_file(file, entry, info)?;
                 self.tally.tree.add(&info.sub, Kind::File, info.mode, sha);
                 self.tally.size += len;
                 self.tally.files += 1;
             }
             Kind::Directory => {
-                fsx::mkdir_at(dir.as_fd(), name).map_err(duplicate)?;
+                fsops::mkdir_at(dir.as_fd(), name).map_err(duplicate)?;
                 self.add_dir(info);
             }
             Kind::Symlink => {
                 let link = info.link.as_deref().expect("symlinks carry a target");
-                fsx::symlink_at(link, dir.as_fd(), name).map_err(duplicate)?;
+                fsops::symlink_at(OsStr::from_bytes(link), dir.as_fd(), name).map_err(duplicate)?;
                 give_link_owner(dir.as_fd(), name, info.owner)?;
-                fsx::set_link_mtime_at(dir.as_fd(), name, info.mtime)?;
+                fsops::set_link_mtime_at(dir.as_fd(), name, info.mtime)?;
                 let sha = Sha256::digest(link).into();
                 self.tally.tree.add(&info.sub, Kind::Symlink, 0, sha);
             }
@@ -374,8 +373,8 @@ impl<'a> Extraction<'a> {
         }
         give_owner(file.as_fd(), info.owner)?;
         xattrs::write_all(file.as_fd(), &info.xattrs)?;
-        fsx::set_mode_fd(&file, info.mode)?;
-        fsx::set_mtime_fd(&file, info.mtime)?;
+        fsops::set_mode_fd(&file, info.mode)?;
+        fsops::set_mtime_fd(&file, info.mtime)?;
         Ok((hasher.finalize().into(), copied))
     }
 
@@ -413,8 +412,8 @@ impl<'a> Extraction<'a> {
             let fd = self.places.open(&dir.sub)?;
             give_owner(fd.as_fd(), dir.owner)?;
             xattrs::write_all(fd.as_fd(), &dir.xattrs)?;
-            fsx::set_mode_fd(&fd, dir.mode)?;
-            fsx::set_mtime_fd(&fd, dir.mtime)?;
+            fsops::set_mode_fd(&fd, dir.mode)?;
+            fsops::set_mtime_fd(&fd, dir.mtime)?;
         }
         rustix::fs::syncfs(self.parent).map_err(io::Error::from)?;
         Ok(())
@@ -423,7 +422,7 @@ impl<'a> Extraction<'a> {
     /// Rename the temp root to the target without replacing anything; make it durable.
     fn commit(&mut self, target_name: &OsStr) -> Result<(), TrashError> {
         let temp = self.temp.as_deref().expect("root extracted");
-        fsx::rename_noreplace(self.parent, temp, target_name).map_err(|e| {
+        fsops::rename_noreplace(self.parent, temp, self.parent, target_name).map_err(|e| {
             if e.kind() == io::ErrorKind::AlreadyExists {
                 TrashError::AlreadyExists
             } else {
@@ -432,9 +431,9 @@ impl<'a> Extraction<'a> {
         })?;
         self.committed = true;
         if let (Some(root), Some(first)) = (&self.places.root, self.pending.first()) {
-            fsx::set_mtime_fd(root, first.mtime)?;
+            fsops::set_mtime_fd(root, first.mtime)?;
         }
-        fsx::sync_fd(self.parent)?;
+        fsops::sync_fd(self.parent)?;
         Ok(())
     }
 

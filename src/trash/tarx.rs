@@ -11,8 +11,8 @@ use std::io::{self, Write};
 
 use tar::{EntryType, Header};
 
-use super::fsx::Snapshot;
 use super::metadata::METADATA_ENTRY;
+use crate::paths::fsops::Snapshot;
 use crate::paths::xattrs::{self, Xattr};
 
 /// Tar block size.

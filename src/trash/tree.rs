@@ -13,7 +13,7 @@
 use std::ffi::OsStr;
 use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -21,11 +21,11 @@ use tar::{Builder, EntryType};
 
 use super::digest::{child_path, TreeDigest};
 use super::error::{changed, TrashError};
-use super::fsx::{self, EntryType as Fs, Snapshot};
 use super::item::TrashItem;
 use super::metadata::Kind;
 use super::stream::SourceReader;
 use super::tarx;
+use crate::paths::fsops::{self, EntryKind as Fs, Snapshot};
 use crate::paths::xattrs::{self, Xattr};
 
 /// An entry seen while archiving, in preorder.
@@ -52,7 +52,7 @@ impl Observed {
 
     /// Is it a directory?
     pub(crate) fn is_dir(&self) -> bool {
-        self.snapshot.entry_type() == Fs::Dir
+        self.snapshot.kind() == Fs::Directory
     }
 }
 
@@ -72,7 +72,7 @@ pub(crate) fn archive_source<W: Write>(
     item: &TrashItem<'_>,
     cancel: &dyn Fn() -> bool,
 ) -> Result<Summary, TrashError> {
-    let before = fsx::stat_at(item.parent, item.name)?;
+    let before = fsops::snapshot_at(item.parent, item.name)?;
     let mut walker = Walker {
         builder,
         cancel,
@@ -84,7 +84,7 @@ pub(crate) fn archive_source<W: Write>(
     };
     let rel = PathBuf::from(item.name);
     let tar_path = PathBuf::from(item.relative_path);
-    let (kind, sha256, size) = match before.entry_type() {
+    let (kind, sha256, size) = match before.kind() {
         Fs::File => {
             let sha = walker.add_file(item.parent, &rel, &tar_path, b"", before)?;
             (Kind::File, sha, before.size)
@@ -93,7 +93,7 @@ pub(crate) fn archive_source<W: Write>(
             let (sha, len) = walker.add_symlink(item.parent, &rel, &tar_path, b"", before)?;
             (Kind::Symlink, sha, len)
         }
-        Fs::Dir => {
+        Fs::Directory => {
             walker.walk_dir(item.parent, rel, tar_path, before)?;
             let sha = std::mem::take(&mut walker.digest).finish();
             (Kind::Directory, sha, walker.size)
@@ -156,15 +156,15 @@ impl<W: Write> Walker<'_, '_, W> {
             let tar_path = top.tar_path.join(&name);
             let digest_path = child_path(&top.digest_path, name.as_bytes());
             let dir = top.fd.as_fd();
-            let snap = fsx::stat_at(dir, &name).map_err(|e| self.vanished(&rel, e))?;
-            match snap.entry_type() {
+            let snap = fsops::snapshot_at(dir, &name).map_err(|e| self.vanished(&rel, e))?;
+            match snap.kind() {
                 Fs::File => {
                     self.add_file(dir, &rel, &tar_path, &digest_path, snap)?;
                 }
                 Fs::Symlink => {
                     self.add_symlink(dir, &rel, &tar_path, &digest_path, snap)?;
                 }
-                Fs::Dir => {
+                Fs::Directory => {
                     let frame = self.enter_dir(dir, rel, tar_path, digest_path, snap)?;
                     stack.push(frame);
                 }
@@ -187,9 +187,9 @@ impl<W: Write> Walker<'_, '_, W> {
         before: Snapshot,
     ) -> Result<Frame, TrashError> {
         let name = rel.file_name().expect("non-empty");
-        let fd = fsx::open_dir_at(parent, name).map_err(|e| self.vanished(&rel, e))?;
-        self.expect_same(&rel, &before, &fsx::stat_fd(&fd)?)?;
-        let names = fsx::list_names(fd.as_fd())?;
+        let fd = fsops::open_subdir(parent, name).map_err(|e| self.vanished(&rel, e))?;
+        self.expect_same(&rel, &before, &fsops::snapshot_fd(&fd)?)?;
+        let names = fsops::list_names(fd.as_fd())?;
         let mut header = tarx::content_header(EntryType::Directory, &before);
         let xattrs = xattrs::read_all(fd.as_fd())?;
         self.append_pax(before.mtime, None, &xattrs)?;
@@ -215,7 +215,7 @@ impl<W: Write> Walker<'_, '_, W> {
 
     /// A directory is done: it must not have changed since it was listed.
     fn leave_dir(&mut self, frame: Frame) -> Result<(), TrashError> {
-        let after = fsx::stat_fd(&frame.fd)?;
+        let after = fsops::snapshot_fd(&frame.fd)?;
         self.expect_same(&frame.rel, &frame.snapshot, &after)
     }
 
@@ -229,8 +229,8 @@ impl<W: Write> Walker<'_, '_, W> {
         before: Snapshot,
     ) -> Result<[u8; 32], TrashError> {
         let name = rel.file_name().expect("non-empty");
-        let mut file = fsx::open_file_at(dir, name).map_err(|e| self.vanished(rel, e))?;
-        let opened = fsx::stat_fd(&file)?;
+        let mut file = fsops::open_for_read(dir, name).map_err(|e| self.vanished(rel, e))?;
+        let opened = fsops::snapshot_fd(&file)?;
         self.expect_same(rel, &before, &opened)?;
         let mut header = tarx::content_header(EntryType::Regular, &opened);
         header.set_size(opened.size);
@@ -241,7 +241,7 @@ impl<W: Write> Walker<'_, '_, W> {
         self.builder
             .append_data(&mut header, tar_path, &mut reader)?;
         let sha = reader.digest();
-        self.expect_same(rel, &opened, &fsx::stat_fd(&file)?)?;
+        self.expect_same(rel, &opened, &fsops::snapshot_fd(&file)?)?;
         let mode = opened.permissions();
         self.digest.add(digest_path, Kind::File, mode, sha);
         self.size += opened.size;
@@ -260,8 +260,10 @@ impl<W: Write> Walker<'_, '_, W> {
         before: Snapshot,
     ) -> Result<([u8; 32], u64), TrashError> {
         let name = rel.file_name().expect("non-empty");
-        let target = fsx::read_link_at(dir, name).map_err(|e| self.vanished(rel, e))?;
-        let after = fsx::stat_at(dir, name).map_err(|e| self.vanished(rel, e))?;
+        let target = fsops::read_link_at(dir, name)
+            .map_err(|e| self.vanished(rel, e))?
+            .into_vec();
+        let after = fsops::snapshot_at(dir, name).map_err(|e| self.vanished(rel, e))?;
         self.expect_same(rel, &before, &after)?;
         let mut header = tarx::content_header(EntryType::Symlink, &before);
         tarx::set_link_target(&mut header, &target)?;

@@ -23,7 +23,6 @@ use flate2::Compression;
 use tar::Builder;
 
 use super::error::TrashError;
-use super::fsx;
 use super::item::{Identity, TrashItem};
 use super::metadata::Metadata;
 use super::naming;
@@ -31,6 +30,7 @@ use super::parallel_gz::ParallelGzWriter;
 use super::stream::CHUNK;
 use super::tarx;
 use super::tree::{self, Observed, Summary};
+use crate::paths::fsops;
 
 /// How many fresh names to try should a final name already exist (it never should).
 const NAME_ATTEMPTS: usize = 16;
@@ -148,7 +148,12 @@ fn commit(
             &naming::unique_token(),
             item.name,
         );
-        match fsx::rename_noreplace(bucket.as_fd(), temp.name.as_ref(), name.as_ref()) {
+        match fsops::rename_noreplace(
+            bucket.as_fd(),
+            temp.name.as_ref(),
+            bucket.as_fd(),
+            name.as_ref(),
+        ) {
             Ok(()) => {
                 temp.disarm();
                 mark_committed(archive, &bucket)?;
@@ -167,8 +172,8 @@ fn commit(
 /// After the rename: bump the archive's ctime (so a `clear` that began earlier can tell it is
 /// new, whatever the filesystem does on rename) and `fsync` the bucket directory.
 fn mark_committed(archive: &File, bucket: &File) -> io::Result<()> {
-    fsx::set_mode_fd(archive, 0o600)?;
-    fsx::sync_fd(bucket)
+    fsops::set_mode_fd(archive, 0o600)?;
+    fsops::sync_fd(bucket)
 }
 
 /// `level` as a flate2 compression level (0–9).

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::paths::fsops::{self, EntryKind};
+use crate::paths::project::find_project_root;
 use crate::paths::Target;
-use crate::workspace::find_project_root;
 
 /// The ignore rules in force in one directory of a walk: its own and its ancestors'.
 #[derive(Clone, Default)]

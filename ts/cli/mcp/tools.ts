@@ -6,21 +6,6 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolDefinition, ToolResult } from '../../index.js'
 
 /**
- * Tools for which repeating a call with the same arguments has no further effect: the reads, and
- * `create_directory` (`mkdir -p`). `cwd_push`/`cwd_pop` change the cwd stack; writes, edits,
- * appends, deletes and moves keep trash archives or change content.
- */
-const IDEMPOTENT_TOOLS: ReadonlySet<string> = new Set([
-  'read_file',
-  'list_directory',
-  'cwd_get',
-  'trash_list',
-  'glob',
-  'grep',
-  'create_directory',
-])
-
-/**
  * JSON Schema of every tool's `structuredContent`: the {@link ToolResult} without `output` (which
  * is the text content).
  *
@@ -63,7 +48,7 @@ export function toMcpTool(definition: ToolDefinition): Tool {
     annotations: {
       readOnlyHint: definition.annotations.readOnly,
       destructiveHint: definition.annotations.destructive,
-      idempotentHint: IDEMPOTENT_TOOLS.has(definition.name),
+      idempotentHint: definition.annotations.idempotent,
       openWorldHint: false,
     },
   }

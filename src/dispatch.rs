@@ -1,0 +1,396 @@
+//! The flow every tool call goes through, once, above the tools (SPEC §2): look the tool up
+//! (enabled? renamed? `readOnly`?), settle the call's permissions, run the tool (which resolves,
+//! plans, authorizes and commits through [`crate::call::Call`]), turn a panic into a result,
+//! audit what a mutating tool did, and shape the `ToolResult`. Also the host's view of the
+//! toolset: `definitions`, `formatCall` and the trash methods.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::audit::AuditRecord;
+use crate::call::{BoxFuture, Call, CallContext, Failure, Outcome, ToolNames, ToolResult};
+use crate::error::{ErrorCode, ToolError};
+use crate::options::OptionError;
+use crate::tools::{self, ToolSpec};
+use crate::workspace::Workspace;
+
+/// A tool as this workspace exposes it.
+struct Exposed {
+    spec: &'static ToolSpec,
+    name: String,
+    enabled: bool,
+}
+
+/// The tools one workspace offers, and the host's entry points to them.
+pub struct Toolset {
+    ws: Arc<Workspace>,
+    tools: Vec<Exposed>,
+    names: Arc<ToolNames>,
+}
+
+impl Toolset {
+    /// Validates `options` (SPEC §2) and creates the workspace; the error names the bad option.
+    pub fn new(options: &Value) -> Result<Self, OptionError> {
+        let ws = Arc::new(Workspace::new(options, &tools::names())?);
+        let config = &ws.options().tools;
+        let tools: Vec<Exposed> = tools::ALL
+            .iter()
+            .map(|spec| {
+                let config = config.get(spec.name);
+                Exposed {
+                    spec,
+                    name: config
+                        .and_then(|c| c.name.clone())
+                        .unwrap_or_else(|| spec.name.to_owned()),
+                    enabled: config.and_then(|c| c.enabled).unwrap_or(true),
+                }
+            })
+            .collect();
+        let read_only = ws.options().read_only;
+        let names = ToolNames::new(
+            tools
+                .iter()
+                .map(|t| (t.spec.name, t.name.clone(), offered(t, read_only)))
+                .collect(),
+        );
+        Ok(Self {
+            ws,
+            tools,
+            names: Arc::new(names),
+        })
+    }
+
+    /// The workspace the tools act in.
+    pub fn workspace(&self) -> &Arc<Workspace> {
+        &self.ws
+    }
+
+    fn available(&self, tool: &Exposed) -> bool {
+        offered(tool, self.ws.options().read_only)
+    }
+
+    /// The offered tools' definitions (SPEC §2 `ToolDefinition`).
+    pub fn definitions(&self) -> Value {
+        Value::Array(
+            self.tools
+                .iter()
+                .filter(|t| self.available(t))
+                .map(|t| {
+                    json!({
+                        "name": t.name,
+                        "description": t.spec.description,
+                        "inputSchema": (t.spec.schema)(),
+                        "annotations": {
+                            "readOnly": !t.spec.mutates,
+                            "destructive": t.spec.destructive,
+                            "idempotent": t.spec.idempotent,
+                        },
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    fn lookup(&self, name: &str) -> Result<&Exposed, ToolError> {
+        if let Some(tool) = self.tools.iter().find(|t| t.name == name && t.enabled) {
+            if self.ws.options().read_only && tool.spec.mutates {
+                return Err(ToolError::new(
+                    ErrorCode::ReadOnly,
+                    format!("{name} changes files, and this workspace is read-only; only reading tools are available"),
+                ));
+            }
+            return Ok(tool);
+        }
+        if self
+            .tools
+            .iter()
+            .any(|t| !t.enabled && (t.name == name || t.spec.name == name))
+        {
+            return Err(ToolError::new(
+                ErrorCode::ToolDisabled,
+                format!(
+                    "the tool {name} is disabled in this workspace; use one of the available tools"
+                ),
+            ));
+        }
+        let hint = match self
+            .tools
+            .iter()
+            .find(|t| t.spec.name == name && self.available(t))
+        {
+            Some(renamed) => format!("; here it is called {}", renamed.name),
+            None => {
+                let names: Vec<&str> = self
+                    .tools
+                    .iter()
+                    .filter(|t| self.available(t))
+                    .map(|t| t.name.as_str())
+                    .collect();
+                format!("; available tools: {}", names.join(", "))
+            }
+        };
+        Err(ToolError::new(
+            ErrorCode::UnknownTool,
+            format!("unknown tool {name}{hint}"),
+        ))
+    }
+
+    /// The one-line header for a call (SPEC §2 `formatCall`).
+    pub fn format_call(&self, name: &str, args: &Value) -> String {
+        match self
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .or_else(|| self.tools.iter().find(|t| t.spec.name == name))
+        {
+            Some(tool) => (tool.spec.format_call)(args),
+            None => tools::format_path(args),
+        }
+    }
+
+    /// This workspace's trash entries, newest first, as JSON (`ws.trashList()`).
+    pub async fn trash_list(&self) -> Result<Value, ToolError> {
+        self.ws.recovered().await;
+        let ws = self.ws.clone();
+        tokio::task::spawn_blocking(move || {
+            let entries = ws
+                .bucket()
+                .list()
+                .map_err(|e| ToolError::io(&e, "list the trash", ws.bucket().dir()))?;
+            Ok(Value::Array(
+                entries.iter().map(tools::trash_list::entry_json).collect(),
+            ))
+        })
+        .await
+        .unwrap_or_else(|e| Err(ToolError::new(ErrorCode::IoError, e.to_string())))
+    }
+
+    /// Removes archives (older than `older_than`, if given) from this workspace's trash
+    /// (`ws.trashClear()`); never temp files of trashes in flight.
+    pub async fn trash_clear(
+        &self,
+        older_than: Option<std::time::Duration>,
+    ) -> Result<Value, ToolError> {
+        self.ws.recovered().await;
+        let ws = self.ws.clone();
+        tokio::task::spawn_blocking(move || {
+            let stats = ws
+                .bucket()
+                .clear(older_than)
+                .map_err(|e| ToolError::io(&e, "clear the trash", ws.bucket().dir()))?;
+            Ok(json!({ "cleared": stats.cleared, "bytesFreed": stats.bytes_freed }))
+        })
+        .await
+        .unwrap_or_else(|e| Err(ToolError::new(ErrorCode::IoError, e.to_string())))
+    }
+
+    /// Runs one tool call. Never fails: every problem is a `ToolResult`.
+    pub async fn call(&self, name: &str, args: Value, ctx: CallContext) -> ToolResult {
+        self.ws.recovered().await;
+        let tool = match self.lookup(name) {
+            Ok(tool) => tool,
+            Err(e) => return ToolResult::error(e),
+        };
+        let permissions = match &ctx.permissions {
+            None | Some(Value::Null) => Ok(self.ws.options().permissions),
+            Some(p) => self
+                .ws
+                .options()
+                .permissions
+                .merged(p, "permissions")
+                .map_err(ToolError::invalid),
+        };
+        let raw_path = self.argument_path(tool, &args);
+        let outcome = match permissions {
+            Err(e) => Err(Failure::Error(e)),
+            Ok(_) if ctx.cancel.is_aborted() => Err(Failure::Error(ToolError::aborted())),
+            Ok(permissions) => {
+                let call = Call::new(
+                    self.ws.clone(),
+                    tool.name.clone(),
+                    self.names.clone(),
+                    permissions,
+                    ctx,
+                );
+                catch_panics((tool.spec.run)(&call, args)).await
+            }
+        };
+        if tool.spec.mutates {
+            self.audit(&tool.name, raw_path, &outcome);
+        }
+        match outcome {
+            Ok(success) => {
+                let mut data = success.data;
+                if tool.spec.mutates && !success.changes.is_empty() {
+                    let files = success.changes.iter().map(|c| c.summary()).collect();
+                    data.insert("files".to_owned(), Value::Array(files));
+                }
+                ToolResult {
+                    status: "ok",
+                    output: success.output,
+                    code: None,
+                    diff: success.diff,
+                    data: (!data.is_empty()).then_some(data),
+                }
+            }
+            Err(Failure::Denied(message)) => ToolResult {
+                status: "denied",
+                output: message,
+                code: None,
+                diff: None,
+                data: None,
+            },
+            Err(Failure::Error(e)) => ToolResult::error(e),
+        }
+    }
+
+    /// The path argument of a call as the model gave it, made absolute like a tool would: what
+    /// an audit record names when the call failed before it resolved its paths.
+    fn argument_path(&self, tool: &Exposed, args: &Value) -> Option<String> {
+        let raw = args.get(tool.spec.path_argument?)?.as_str()?;
+        let cwd = self.ws.cwd_snapshot().cwd;
+        Some(
+            crate::paths::resolve::absolute_input(raw, "path", &cwd, self.ws.home())
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| raw.to_owned()),
+        )
+    }
+
+    fn audit(&self, tool: &str, raw_path: Option<String>, outcome: &Outcome) {
+        let Some(log) = self.ws.audit_log() else {
+            return;
+        };
+        let trash = &self.ws.options().trash;
+        let (status, code) = match outcome {
+            Ok(_) => ("ok", None),
+            Err(Failure::Denied(_)) => ("denied", None),
+            Err(Failure::Error(e)) => ("error", Some(e.code)),
+        };
+        let files = outcome
+            .as_ref()
+            .map(|s| s.changes.clone())
+            .unwrap_or_default();
+        // The SPEC's one-path fields describe the first file (for a move, its source).
+        let first = files.first();
+        let path = first
+            .map(|f| f.from.as_ref().unwrap_or(&f.path).display().to_string())
+            .or(raw_path)
+            .unwrap_or_default();
+        log.append(&AuditRecord {
+            time: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+            tool: tool.to_owned(),
+            path,
+            status,
+            code,
+            trashed_to: first
+                .and_then(|f| f.trashed_to.as_ref())
+                .map(|p| p.display().to_string()),
+            sha256_before: first.and_then(|f| f.sha256_before.clone()),
+            sha256_after: first.and_then(|f| f.sha256_after.clone()),
+            files,
+            session_id: trash.session_id.clone(),
+            run_id: trash.run_id.clone(),
+            agent_name: trash.agent_name.clone(),
+        });
+    }
+}
+
+/// Whether `tool` is offered: enabled, and not a changing tool in a read-only workspace.
+fn offered(tool: &Exposed, read_only: bool) -> bool {
+    tool.enabled && !(read_only && tool.spec.mutates)
+}
+
+/// Polls a tool's future, turning a panic (a bug) into an `IO_ERROR` result instead of a rejected
+/// promise: `ws.call` never throws for what a tool does (SPEC §2). The future is dropped right
+/// after the panic, releasing its locks.
+async fn catch_panics(mut run: BoxFuture<'_, Outcome>) -> Outcome {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::task::Poll;
+    std::future::poll_fn(move |cx| match catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(cx))) {
+        Ok(poll) => poll,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            let what: String = what.chars().take(200).collect();
+            Poll::Ready(Err(Failure::Error(ToolError::new(
+                ErrorCode::IoError,
+                format!("internal error in the tool ({what}); the call was stopped. This is a bug in agent-fs-tools, not in your arguments"),
+            ))))
+        }
+    })
+    .await
+}
+
+#[cfg(test)]
+mod panic_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_tool_becomes_an_io_error_result() {
+        let outcome = catch_panics(Box::pin(async { panic!("boom in a tool") })).await;
+        match outcome {
+            Err(Failure::Error(e)) => {
+                assert_eq!(e.code, ErrorCode::IoError);
+                assert!(e.message.contains("boom in a tool"), "{}", e.message);
+            }
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod recovery_tests {
+    use super::*;
+    use crate::hashing::sha256_hex;
+    use crate::journal::{Record, TempRecord};
+    use std::fs;
+    use std::os::unix::fs::MetadataExt;
+
+    /// A move between file systems that a crash cut short left its temp tree and its journal
+    /// record; the next workspace removes both in the background, and its first call waits.
+    #[tokio::test]
+    async fn the_first_call_waits_for_the_recovery_begun_in_the_background() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        let (root, data) = (base.join("root"), base.join("data"));
+        let temp_name = ".moved.4294967294.0.agent-fs-tools.tmp";
+        let temp = root.join(temp_name);
+        for d in 0..20 {
+            fs::create_dir_all(temp.join(format!("d{d}"))).unwrap();
+            for f in 0..20 {
+                fs::write(temp.join(format!("d{d}/f{f}")), "copied").unwrap();
+            }
+        }
+        let meta = fs::metadata(&root).unwrap();
+        let dead_pid = u32::MAX - 1;
+        let record = Record::Temp(TempRecord {
+            dir: root.clone(),
+            dir_dev: meta.dev(),
+            dir_ino: meta.ino(),
+            name: temp_name.into(),
+            pid: dead_pid,
+        });
+        let root_hash = sha256_hex(root.as_os_str().as_encoded_bytes());
+        let journal = data.join("journal").join(root_hash);
+        fs::create_dir_all(&journal).unwrap();
+        let record_file = journal.join(format!("{dead_pid}-1.json"));
+        fs::write(&record_file, serde_json::to_vec(&record).unwrap()).unwrap();
+
+        let toolset = Toolset::new(&json!({ "root": root, "trash": { "dataDir": data } })).unwrap();
+        let args = json!({ "path": "." });
+        let result = toolset
+            .call("list_directory", args, CallContext::default())
+            .await;
+        assert_eq!(result.status, "ok", "{}", result.output);
+        assert!(
+            toolset.workspace().is_recovered(),
+            "the call ran before recovery had finished"
+        );
+        assert!(!temp.exists() && !record_file.exists());
+        toolset.workspace().recovered().await; // at once, now
+    }
+}

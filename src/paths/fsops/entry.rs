@@ -1,0 +1,141 @@
+//! What an entry is: its kind and the facts that change when it does, read with `lstat`/`fstat`
+//! (never following a symlink), and the names in a directory.
+
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::ffi::OsStringExt;
+
+use rustix::fs::{AtFlags, Dir, FileType, Stat};
+
+use super::errno;
+
+/// The kind of a directory entry, from `lstat` (symlinks are never followed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    Directory,
+    Symlink,
+    /// FIFO, socket or device: refused by every tool.
+    Special,
+}
+
+impl EntryKind {
+    // `mode_t` is u16 on macOS.
+    #[allow(clippy::unnecessary_cast)]
+    pub fn of(stat: &Stat) -> Self {
+        Self::of_mode(stat.st_mode as u32)
+    }
+
+    /// The kind of a raw `st_mode`.
+    pub fn of_mode(mode: u32) -> Self {
+        match FileType::from_raw_mode(mode as _) {
+            FileType::RegularFile => Self::File,
+            FileType::Directory => Self::Directory,
+            FileType::Symlink => Self::Symlink,
+            _ => Self::Special,
+        }
+    }
+}
+
+/// The facts about an entry that change when it is modified, replaced or (for a directory) when
+/// an entry is added, removed or renamed inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Snapshot {
+    pub dev: u64,
+    pub ino: u64,
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    pub size: u64,
+    pub mtime: (i64, u32),
+    pub ctime: (i64, u32),
+}
+
+impl Snapshot {
+    /// The snapshot of a `stat` result.
+    // `stat`'s field types differ between platforms (macOS: `dev_t` i32, `mode_t` u16).
+    #[allow(clippy::unnecessary_cast)]
+    pub fn of(stat: &Stat) -> Self {
+        Snapshot {
+            dev: stat.st_dev as u64,
+            ino: stat.st_ino as u64,
+            mode: stat.st_mode as u32,
+            uid: stat.st_uid,
+            gid: stat.st_gid,
+            size: stat.st_size as u64,
+            mtime: (stat.st_mtime as i64, stat.st_mtime_nsec as u32),
+            ctime: (stat.st_ctime as i64, stat.st_ctime_nsec as u32),
+        }
+    }
+
+    /// Equal except for the ctime — what is left of a hard-linked file after we unlinked one of
+    /// its other names (the unlink changed its link count and so its ctime).
+    pub fn same_except_ctime(&self, other: &Snapshot) -> bool {
+        Snapshot {
+            ctime: other.ctime,
+            ..*self
+        } == *other
+    }
+
+    /// The entry's kind.
+    pub fn kind(&self) -> EntryKind {
+        EntryKind::of_mode(self.mode)
+    }
+
+    /// Permission bits only.
+    pub fn permissions(&self) -> u32 {
+        self.mode & 0o7777
+    }
+
+    /// The same inode (device and inode number)?
+    pub fn same_inode(&self, other: &Snapshot) -> bool {
+        (self.dev, self.ino) == (other.dev, other.ino)
+    }
+}
+
+/// `lstat` of `name` in `dir`; `None` if it does not exist.
+pub fn lstat_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Option<Stat>> {
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) => Ok(Some(stat)),
+        Err(e) if e == rustix::io::Errno::NOENT => Ok(None),
+        Err(e) => Err(errno(e)),
+    }
+}
+
+/// The [`Snapshot`] of `name` in `dir` (`lstat`); `NotFound` if it does not exist.
+pub fn snapshot_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Snapshot> {
+    let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(errno)?;
+    Ok(Snapshot::of(&stat))
+}
+
+/// `fstat` of an open file or directory.
+pub fn fstat(fd: impl AsFd) -> io::Result<Stat> {
+    rustix::fs::fstat(fd).map_err(errno)
+}
+
+/// The [`Snapshot`] of an open file or directory.
+pub fn snapshot_fd(fd: impl AsFd) -> io::Result<Snapshot> {
+    Ok(Snapshot::of(&fstat(fd)?))
+}
+
+/// Reads a symlink's target (bytes as they are).
+pub fn read_link_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<OsString> {
+    let target = rustix::fs::readlinkat(dir, name, Vec::new()).map_err(errno)?;
+    Ok(OsString::from_vec(target.into_bytes()))
+}
+
+/// The names in the directory `dir` (any descriptor of it, `O_PATH` included), without `.` and
+/// `..`, sorted bytewise.
+pub fn list_names(dir: BorrowedFd<'_>) -> io::Result<Vec<OsString>> {
+    let mut reader = Dir::new(super::reopen_readable(dir)?).map_err(errno)?;
+    let mut names = Vec::new();
+    while let Some(entry) = reader.read() {
+        let name = entry.map_err(errno)?.file_name().to_bytes().to_vec();
+        if name != b"." && name != b".." {
+            names.push(OsString::from_vec(name));
+        }
+    }
+    names.sort();
+    Ok(names)
+}

@@ -1,0 +1,114 @@
+//! What a file carries besides its bytes, set through descriptors: owner and group (as far as we
+//! may), permission bits, modification times, durability (fsync) and advisory locks.
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+
+use rustix::fs::{AtFlags, Gid, Mode, OFlags, Stat, Timespec, Timestamps, Uid};
+
+use super::{errno, fstat, open_for_read};
+use crate::paths::xattrs;
+
+/// Gives `new` (the next version of `name` in `dir`, whose stat was `old`) what a rewrite must
+/// not take from the user: the owner and group (where we may, see [`give_owner`]), extended
+/// attributes and ACLs (read from `name` if it is still that file and readable; not file
+/// capabilities: new content does not inherit privileges), then the permission bits.
+pub(super) fn keep_metadata_of(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    old: &Stat,
+    new: &File,
+) -> io::Result<()> {
+    give_owner(new.as_fd(), old.st_uid, old.st_gid)?;
+    if let Ok(current) = open_for_read(dir, name) {
+        if fstat(&current).is_ok_and(|now| (now.st_dev, now.st_ino) == (old.st_dev, old.st_ino)) {
+            let mut kept = xattrs::read_all(current.as_fd())?;
+            kept.retain(|x| x.name != b"security.capability");
+            xattrs::write_all(new.as_fd(), &kept)?;
+        }
+    }
+    rustix::fs::fchmod(new, Mode::from_raw_mode(old.st_mode & 0o7777)).map_err(errno)
+}
+
+/// Gives `fd` the owner `uid` and group `gid`, as far as we may: only a privileged process may
+/// give a file away (`EPERM`), but an owner may still set the group to one of theirs. What we may
+/// not set stays ours, as with `mv`, `cp -p` and `tar -x`; any other failure is an error.
+pub fn give_owner(fd: BorrowedFd<'_>, uid: u32, gid: u32) -> io::Result<()> {
+    as_far_as_we_may(uid, gid, |uid, gid| rustix::fs::fchown(fd, uid, gid))
+}
+
+/// [`give_owner`] for the symlink `name` in `dir` itself.
+pub fn give_link_owner(dir: BorrowedFd<'_>, name: &OsStr, uid: u32, gid: u32) -> io::Result<()> {
+    as_far_as_we_may(uid, gid, |uid, gid| {
+        rustix::fs::chownat(dir, name, uid, gid, AtFlags::SYMLINK_NOFOLLOW)
+    })
+}
+
+fn as_far_as_we_may(
+    uid: u32,
+    gid: u32,
+    chown: impl Fn(Option<Uid>, Option<Gid>) -> rustix::io::Result<()>,
+) -> io::Result<()> {
+    let (uid, gid) = (Uid::from_raw(uid), Gid::from_raw(gid));
+    match chown(Some(uid), Some(gid)) {
+        Err(rustix::io::Errno::PERM) => match chown(None, Some(gid)) {
+            Ok(()) | Err(rustix::io::Errno::PERM) => Ok(()),
+            Err(e) => Err(e.into()),
+        },
+        other => other.map_err(errno),
+    }
+}
+
+/// fsyncs a directory given any descriptor of it, `O_PATH` included (best effort: a directory we
+/// may not read cannot be fsynced, and a rename in it is still atomic).
+pub fn fsync_dir(dir: BorrowedFd<'_>) {
+    if let Ok(fd) = rustix::fs::openat(
+        dir,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        let _ = rustix::fs::fsync(&fd);
+    }
+}
+
+/// `fsync` an open file or directory.
+pub fn sync_fd(fd: impl AsFd) -> io::Result<()> {
+    rustix::fs::fsync(fd).map_err(errno)
+}
+
+/// A modification time for `futimens`/`utimensat`; the access time is left alone.
+fn mtime_only(mtime: (i64, u32)) -> Timestamps {
+    Timestamps {
+        last_access: Timespec {
+            tv_sec: 0,
+            tv_nsec: rustix::fs::UTIME_OMIT,
+        },
+        last_modification: Timespec {
+            tv_sec: mtime.0,
+            tv_nsec: mtime.1.into(),
+        },
+    }
+}
+
+/// Sets the modification time of an open file or directory.
+pub fn set_mtime_fd(fd: impl AsFd, mtime: (i64, u32)) -> io::Result<()> {
+    rustix::fs::futimens(fd, &mtime_only(mtime)).map_err(errno)
+}
+
+/// Sets the modification time of the symlink `name` itself (not its target).
+pub fn set_link_mtime_at(dir: BorrowedFd<'_>, name: &OsStr, mtime: (i64, u32)) -> io::Result<()> {
+    rustix::fs::utimensat(dir, name, &mtime_only(mtime), AtFlags::SYMLINK_NOFOLLOW).map_err(errno)
+}
+
+/// Sets the permission bits of an open file or directory.
+pub fn set_mode_fd(fd: impl AsFd, mode: u32) -> io::Result<()> {
+    rustix::fs::fchmod(fd, Mode::from_raw_mode(mode & 0o7777)).map_err(errno)
+}
+
+/// Takes an exclusive advisory lock on `fd` without waiting; `WouldBlock` if someone holds it.
+pub fn try_lock_exclusive(fd: impl AsFd) -> io::Result<()> {
+    rustix::fs::flock(fd, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(errno)
+}

@@ -1,0 +1,177 @@
+//! The one race-free filesystem layer (SPEC §3.3): every user path is acted on through it.
+//! Directories are opened beneath their allowed tree with `openat2(RESOLVE_BENEATH |
+//! RESOLVE_NO_SYMLINKS)` (or, on kernels without it, a component walk with `O_NOFOLLOW`), and
+//! every file operation is an `*at` call on such a descriptor, with `O_NOFOLLOW` on every open,
+//! exclusive creation and no-replace renames. A symlink or directory swapped in after the sandbox
+//! check makes the operation fail (`ELOOP`/`EXDEV`); it never redirects it.
+//!
+//! - [`open`](self::open): directories beneath an anchor, files and subdirectories on a descriptor;
+//! - [`entry`](self::entry): what an entry is (`lstat`, [`Snapshot`]) and a directory's names;
+//! - [`change`](self::change): atomic replacement, renames, unlinks, new entries, temp names;
+//! - [`meta`](self::meta): owner, mode, times, fsync and advisory locks.
+
+mod change;
+mod entry;
+mod meta;
+mod open;
+
+use std::io;
+
+pub use change::*;
+pub use entry::*;
+pub use meta::*;
+pub use open::*;
+
+fn errno(e: rustix::io::Errno) -> io::Error {
+    io::Error::from(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::libc_codes;
+    use crate::paths::xattrs;
+    use rustix::fs::{FileType, Mode};
+    use std::ffi::{OsStr, OsString};
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::symlink;
+
+    fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(base.join("R/a")).unwrap();
+        std::fs::create_dir_all(base.join("outside")).unwrap();
+        (dir, base)
+    }
+
+    #[test]
+    fn a_swapped_symlink_is_refused_not_followed() {
+        let (_d, base) = setup();
+        let r = base.join("R");
+        std::fs::remove_dir(r.join("a")).unwrap();
+        symlink(base.join("outside"), r.join("a")).unwrap();
+        let e = open_dir(&r, &r.join("a"), false).unwrap_err();
+        assert!(matches!(
+            e.raw_os_error(),
+            Some(libc_codes::ELOOP) | Some(libc_codes::ENOTDIR)
+        ));
+        let e = ensure_dir(&r, &r.join("a/b")).unwrap_err();
+        assert!(matches!(
+            e.raw_os_error(),
+            Some(libc_codes::ELOOP) | Some(libc_codes::ENOTDIR)
+        ));
+        assert!(!base.join("outside/b").exists());
+    }
+
+    #[test]
+    fn ensure_dir_creates_each_missing_component() {
+        let (_d, base) = setup();
+        let r = base.join("R");
+        let (_fd, created) = ensure_dir(&r, &r.join("a/x/y")).unwrap();
+        assert!(created && r.join("a/x/y").is_dir());
+        let (_fd, created) = ensure_dir(&r, &r.join("a/x/y")).unwrap();
+        assert!(!created);
+    }
+
+    /// A rewrite through temp file + rename must not strip what the user set on the file: owner
+    /// and group (where we may), user attributes, ACLs. File capabilities are not carried to new
+    /// content.
+    #[test]
+    fn write_atomic_keeps_owner_attributes_and_acls_but_not_capabilities() {
+        use std::os::unix::fs::MetadataExt;
+        let (_d, base) = setup();
+        let r = base.join("R");
+        let f = r.join("a/shared.txt");
+        std::fs::write(&f, "old").unwrap();
+        let flags = rustix::fs::XattrFlags::empty();
+        let acl = xattrs::sample_access_acl();
+        rustix::fs::setxattr(&f, "user.origin", b"kept", flags).unwrap();
+        rustix::fs::setxattr(&f, "system.posix_acl_access", &acl, flags).unwrap();
+        let root = rustix::process::geteuid().is_root();
+        // Version 2 capabilities: CAP_NET_BIND_SERVICE permitted (only root may set them).
+        let caps = [0x0200_0000u32, 1 << 10, 0, 0, 0]
+            .map(u32::to_le_bytes)
+            .concat();
+        // (A change of owner clears capabilities: the owner first.)
+        let with_caps = root
+            && std::os::unix::fs::chown(&f, Some(1234), Some(5678)).is_ok()
+            && rustix::fs::setxattr(&f, "security.capability", &caps, flags).is_ok();
+        let dir = open_dir(&r, &r.join("a"), false).unwrap();
+        let name = OsStr::new("shared.txt");
+        let old = lstat_at(dir.as_fd(), name).unwrap().unwrap();
+        write_atomic(dir.as_fd(), name, &temp_name(name), b"new", Some(&old)).unwrap();
+
+        let get = |attr: &str| {
+            let mut buf = vec![0u8; 256];
+            let n = rustix::fs::getxattr(&f, attr, &mut buf[..]).ok()?;
+            buf.truncate(n);
+            Some(buf)
+        };
+        let meta = std::fs::metadata(&f).unwrap();
+        assert_ne!(
+            meta.ino(),
+            old.st_ino,
+            "it was replaced, not written in place"
+        );
+        assert_eq!(get("user.origin").as_deref(), Some(&b"kept"[..]));
+        assert_eq!(get("system.posix_acl_access"), Some(acl));
+        assert_eq!(meta.mode(), old.st_mode);
+        if with_caps {
+            assert_eq!((meta.uid(), meta.gid()), (1234, 5678));
+            assert_eq!(get("security.capability"), None);
+        } else {
+            eprintln!("owner and capabilities not checked: only root may set them");
+        }
+    }
+
+    #[test]
+    fn write_atomic_replaces_keeps_mode_and_leaves_no_temp() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_d, base) = setup();
+        let r = base.join("R");
+        let f = r.join("a/f.sh");
+        std::fs::write(&f, "old").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o751)).unwrap();
+        let dir = open_dir(&r, &r.join("a"), false).unwrap();
+        let name = OsStr::new("f.sh");
+        let old = lstat_at(dir.as_fd(), name).unwrap().unwrap();
+        write_atomic(dir.as_fd(), name, &temp_name(name), b"new", Some(&old)).unwrap();
+        assert_eq!(std::fs::read(&f).unwrap(), b"new");
+        assert_eq!(
+            std::fs::metadata(&f).unwrap().permissions().mode() & 0o777,
+            0o751
+        );
+        let names: Vec<_> = std::fs::read_dir(r.join("a"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![OsString::from("f.sh")]);
+    }
+
+    #[test]
+    fn reading_a_fifo_does_not_block() {
+        let (_d, base) = setup();
+        let r = base.join("R");
+        let fifo = r.join("a/fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            FileType::Fifo,
+            Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        let dir = open_dir(&r, &r.join("a"), false).unwrap();
+        let file = open_for_read(dir.as_fd(), OsStr::new("fifo")).unwrap();
+        assert_eq!(EntryKind::of(&fstat(&file).unwrap()), EntryKind::Special);
+    }
+
+    #[test]
+    fn temp_names_fit_and_are_recognisable() {
+        let long = "x".repeat(255);
+        let t = temp_name(OsStr::new(&long));
+        assert!(t.len() <= 255);
+        assert!(t.to_string_lossy().ends_with(TEMP_MARKER));
+        assert!(is_temp_name(&t) && !is_temp_name(OsStr::new("notes.tmp")));
+    }
+}

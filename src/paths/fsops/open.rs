@@ -1,0 +1,186 @@
+//! Opening directories and files without following a symlink: directories beneath an allowed
+//! tree (`openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`, or a component walk with `O_NOFOLLOW`
+//! on kernels without it), files and subdirectories relative to a descriptor, and creating
+//! missing directories the same way.
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io;
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::path::{Component, Path};
+
+use rustix::fs::{Mode, OFlags, ResolveFlags};
+
+use super::errno;
+use crate::error::libc_codes;
+
+fn open_anchor(anchor: &Path) -> io::Result<OwnedFd> {
+    rustix::fs::open(
+        anchor,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(errno)
+}
+
+fn relative<'a>(anchor: &Path, dir: &'a Path) -> io::Result<&'a Path> {
+    dir.strip_prefix(anchor)
+        .map_err(|_| io::Error::from_raw_os_error(libc_codes::EXDEV))
+}
+
+/// Opens the directory `dir` (canonical, inside `anchor`) without following any symlink on the
+/// way. `readable` gives a descriptor that can be listed and fsynced; otherwise an `O_PATH` one.
+pub fn open_dir(anchor: &Path, dir: &Path, readable: bool) -> io::Result<OwnedFd> {
+    let rel = relative(anchor, dir)?;
+    let anchor_fd = open_anchor(anchor)?;
+    let access = if readable {
+        OFlags::RDONLY
+    } else {
+        OFlags::PATH
+    };
+    let flags = access | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let rel_arg: &Path = if rel.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        rel
+    };
+    match rustix::fs::openat2(
+        &anchor_fd,
+        rel_arg,
+        flags,
+        Mode::empty(),
+        ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+    ) {
+        Err(e) if e.raw_os_error() == libc_codes::ENOSYS => {
+            walk_without_openat2(anchor_fd, rel, flags)
+        }
+        other => other.map_err(errno),
+    }
+}
+
+/// The fallback for kernels before 5.6: one `openat(O_NOFOLLOW | O_DIRECTORY)` per component.
+fn walk_without_openat2(anchor_fd: OwnedFd, rel: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+    let mut current = anchor_fd;
+    let parts: Vec<&OsStr> = rel
+        .components()
+        .map(|c| match c {
+            Component::Normal(n) => Ok(n),
+            _ => Err(io::Error::from_raw_os_error(libc_codes::EXDEV)),
+        })
+        .collect::<io::Result<_>>()?;
+    if parts.is_empty() {
+        return rustix::fs::openat(&current, ".", flags, Mode::empty()).map_err(errno);
+    }
+    for (i, part) in parts.iter().enumerate() {
+        let step = if i + 1 == parts.len() {
+            flags
+        } else {
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+        };
+        current = rustix::fs::openat(&current, *part, step, Mode::empty()).map_err(errno)?;
+    }
+    Ok(current)
+}
+
+/// `mkdir -p dir` beneath `anchor`, creating each missing component with `mkdirat` and
+/// descending with `O_NOFOLLOW`. Returns an `O_PATH` descriptor of `dir` and whether anything was
+/// created. An existing non-directory component → `ENOTDIR`.
+pub fn ensure_dir(anchor: &Path, dir: &Path) -> io::Result<(OwnedFd, bool)> {
+    // Fast path: it already exists.
+    match open_dir(anchor, dir, false) {
+        Ok(fd) => return Ok((fd, false)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let rel = relative(anchor, dir)?;
+    let mut current = open_anchor(anchor)?;
+    let mut created = false;
+    let step = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    for component in rel.components() {
+        let Component::Normal(part) = component else {
+            return Err(io::Error::from_raw_os_error(libc_codes::EXDEV));
+        };
+        match rustix::fs::mkdirat(&current, part, Mode::from_raw_mode(0o777)) {
+            Ok(()) => created = true,
+            Err(e) if e == rustix::io::Errno::EXIST => {}
+            Err(e) => return Err(errno(e)),
+        }
+        current = rustix::fs::openat(&current, part, step, Mode::empty()).map_err(errno)?;
+    }
+    Ok((current, created))
+}
+
+/// Opens the subdirectory `name` of `dir` for reading its entries, never following a symlink (a
+/// link there is `ELOOP`/`ENOTDIR`).
+pub fn open_subdir(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<OwnedFd> {
+    rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(errno)
+}
+
+/// A readable descriptor of the same directory as the (`O_PATH`) `dir`, for operations that
+/// need one (listing, fsync, `futimens` beneath it).
+pub fn reopen_readable(dir: BorrowedFd<'_>) -> io::Result<OwnedFd> {
+    rustix::fs::openat(
+        dir,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(errno)
+}
+
+/// Opens `name` in `dir` for reading without following a symlink and without blocking on a FIFO;
+/// the caller checks the type with `fstat` before reading.
+pub fn open_for_read(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    rustix::fs::openat(dir, name, flags, Mode::empty())
+        .map(File::from)
+        .map_err(errno)
+}
+
+/// Opens `name` in `dir` for appending (creating it, mode 0666 minus umask, when `create`).
+pub fn open_for_append(dir: BorrowedFd<'_>, name: &OsStr, create: bool) -> io::Result<File> {
+    let mut flags = OFlags::WRONLY
+        | OFlags::APPEND
+        | OFlags::NOFOLLOW
+        | OFlags::NONBLOCK
+        | OFlags::NOCTTY
+        | OFlags::CLOEXEC;
+    if create {
+        flags |= OFlags::CREATE | OFlags::EXCL;
+    }
+    rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o666))
+        .map(File::from)
+        .map_err(errno)
+}
+
+/// Opens the existing `name` in `dir` for reading and appending through one descriptor, without
+/// following a symlink and without blocking on a FIFO: the caller checks (with `fstat` and reads
+/// on this very descriptor) that it is the file it planned on, then appends through it, so
+/// nothing swapped in under the name between the check and the write can receive the bytes.
+pub fn open_for_update(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
+    let flags = OFlags::RDWR
+        | OFlags::APPEND
+        | OFlags::NOFOLLOW
+        | OFlags::NONBLOCK
+        | OFlags::NOCTTY
+        | OFlags::CLOEXEC;
+    rustix::fs::openat(dir, name, flags, Mode::empty())
+        .map(File::from)
+        .map_err(errno)
+}
+
+/// Creates `name` in `dir` for writing, private (0600) until its final mode is applied; fails if
+/// anything (even a dangling link) is there.
+pub fn create_file_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))
+        .map(File::from)
+        .map_err(errno)
+}
