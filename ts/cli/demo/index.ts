@@ -6,16 +6,12 @@
 import { readFileSync } from 'node:fs'
 import { DEMO_USAGE, parseDemoArgs, UsageError, type DemoOptions } from './options.js'
 import { openDemoWorkspace } from './demo-workspace.js'
+import type { DemoIO } from './io.js'
 import { BUILTIN_SCRIPT, parseScript, printScriptHeader, printTrashSummary, runScript, type ScriptCall } from './script.js'
 
 export { parseDemoArgs, type DemoOptions } from './options.js'
 
-/** The streams the demo uses; the process's by default. */
-export interface DemoIO {
-  stdin: NodeJS.ReadStream
-  stdout: NodeJS.WriteStream
-  stderr: NodeJS.WriteStream
-}
+export type { DemoIO } from './io.js'
 
 const MISSING_PEERS = `The interactive playground needs ink and react, optional peer dependencies of agent-fs-tools.
 Install them next to it:    npm install ink@^6 react@^19

@@ -5,7 +5,7 @@
 import { render } from 'ink'
 import { App } from './app.js'
 import type { DemoWorkspace } from './demo-workspace.js'
-import type { DemoIO } from './index.js'
+import type { DemoIO } from './io.js'
 
 /** Signals that end the playground cleanly (the caller then removes the temporary project). */
 const SIGNALS = ['SIGTERM', 'SIGHUP'] as const
