@@ -69,45 +69,43 @@ impl ToolError {
     /// Maps an OS error met while acting on `path` to a code and a message naming the path.
     /// `doing` is a short verb phrase such as "read" or "create directory".
     pub fn io(err: &io::Error, doing: &str, path: &Path) -> Self {
-        let p = path.display();
-        match err.raw_os_error() {
-            Some(libc_codes::ENOENT) => Self::new(
-                ErrorCode::NotFound,
-                format!("cannot {doing} {p}: it (or a parent directory) does not exist"),
-            ),
-            Some(libc_codes::EACCES) | Some(libc_codes::EPERM) => Self::new(
-                ErrorCode::OsPermission,
-                format!("cannot {doing} {p}: the operating system denied permission; check the file's owner and mode, or use another path"),
-            ),
-            Some(libc_codes::ENOTDIR) => Self::new(
-                ErrorCode::NotADirectory,
-                format!("cannot {doing} {p}: a component of the path is not a directory"),
-            ),
-            Some(libc_codes::EEXIST) => Self::new(
-                ErrorCode::AlreadyExists,
-                format!("cannot {doing} {p}: it already exists"),
-            ),
-            Some(libc_codes::ENOTEMPTY) => Self::new(
-                ErrorCode::NotEmpty,
-                format!("cannot {doing} {p}: the directory is not empty"),
-            ),
-            Some(libc_codes::ELOOP) | Some(libc_codes::EXDEV) => Self::new(
-                ErrorCode::PathNotAllowed,
-                format!(
-                    "cannot {doing} {p}: the path changed into a symbolic link or left the allowed directories while it was being used; nothing was done"
-                ),
-            ),
-            Some(libc_codes::EROFS) => Self::new(
-                ErrorCode::OsPermission,
-                format!("cannot {doing} {p}: the file system is read-only; choose a path on a writable file system"),
-            ),
-            Some(libc_codes::ENOSPC) => Self::new(
-                ErrorCode::IoError,
-                format!("cannot {doing} {p}: no space left on the device; free some space and retry"),
-            ),
-            _ => Self::new(ErrorCode::IoError, format!("cannot {doing} {p}: {err}")),
-        }
+        let (code, why) = describe_io(err);
+        Self::new(code, format!("cannot {doing} {}: {why}", path.display()))
     }
+}
+
+/// The code of an OS error (the one mapping from errno to [`ErrorCode`]).
+pub fn io_error_code(err: &io::Error) -> ErrorCode {
+    describe_io(err).0
+}
+
+/// The code of an OS error and what it means for the model, with what to do next.
+fn describe_io(err: &io::Error) -> (ErrorCode, String) {
+    let (code, why) = match err.raw_os_error() {
+        Some(libc_codes::ENOENT) => (ErrorCode::NotFound, "it (or a parent directory) does not exist"),
+        Some(libc_codes::EACCES) | Some(libc_codes::EPERM) => (
+            ErrorCode::OsPermission,
+            "the operating system denied permission; check the file's owner and mode, or use another path",
+        ),
+        Some(libc_codes::ENOTDIR) => (ErrorCode::NotADirectory, "a component of the path is not a directory"),
+        Some(libc_codes::EEXIST) => (ErrorCode::AlreadyExists, "it already exists"),
+        Some(libc_codes::ENOTEMPTY) => (ErrorCode::NotEmpty, "the directory is not empty"),
+        Some(libc_codes::ELOOP) | Some(libc_codes::EXDEV) => (
+            ErrorCode::PathNotAllowed,
+            "the path changed into a symbolic link or left the allowed directories while it was being used; nothing was done",
+        ),
+        Some(libc_codes::EROFS) => (
+            ErrorCode::OsPermission,
+            "the file system is read-only; choose a path on a writable file system",
+        ),
+        Some(libc_codes::ENOSPC) => (ErrorCode::IoError, "no space left on the device; free some space and retry"),
+        _ if err.kind() == io::ErrorKind::PermissionDenied => (
+            ErrorCode::OsPermission,
+            "the operating system denied permission; check the file's owner and mode, or use another path",
+        ),
+        _ => return (ErrorCode::IoError, err.to_string()),
+    };
+    (code, why.to_owned())
 }
 
 impl std::fmt::Display for ToolError {

@@ -13,30 +13,30 @@ use crate::trash::{
 };
 use crate::workspace::Workspace;
 
-/// The trash's error as a tool error about `path`; `doing` is e.g. "trash".
+/// The trash's error as a tool error about `path`; `doing` is e.g. "trash". The code is the
+/// trash's own ([`TrashError::error_code`]); the message says it for the model.
 pub fn trash_error(e: TrashError, doing: &str, path: &Path) -> ToolError {
     let p = path.display();
-    match e {
-        TrashError::NotFound => ToolError::new(ErrorCode::NotFound, format!("file not found: {p}")),
-        TrashError::Conflict(why) => ToolError::new(
-            ErrorCode::Conflict,
-            format!("cannot {doing} {p}: {why}. Nothing was lost; look at it again and retry"),
+    let code = e.error_code();
+    let message = match e {
+        TrashError::NotFound => format!("file not found: {p}"),
+        TrashError::Conflict(why) => {
+            format!("cannot {doing} {p}: {why}. Nothing was lost; look at it again and retry")
+        }
+        TrashError::Corrupt(why) => format!("cannot {doing} {p}: {why}"),
+        TrashError::AlreadyExists => format!(
+            "{p} already exists; pass overwrite: true to replace it (the current one goes to the trash first)"
         ),
-        TrashError::Corrupt(why) => ToolError::new(ErrorCode::TrashCorrupt, format!("cannot {doing} {p}: {why}")),
-        TrashError::AlreadyExists => ToolError::new(
-            ErrorCode::AlreadyExists,
-            format!("{p} already exists; pass overwrite: true to replace it (the current one goes to the trash first)"),
-        ),
-        TrashError::NotInBucket => ToolError::not_allowed(format!(
+        TrashError::NotInBucket => format!(
             "{p} is not an archive in this workspace's trash; use trash_list to see what can be restored"
-        )),
-        TrashError::Aborted => ToolError::aborted(),
-        TrashError::Unsupported(what) => ToolError::new(
-            ErrorCode::NotARegularFile,
-            format!("cannot {doing} {p}: {what}; FIFOs, sockets and devices cannot be trashed"),
         ),
-        TrashError::Io(io) => ToolError::io(&io, doing, path),
-    }
+        TrashError::Aborted => return ToolError::aborted(),
+        TrashError::Unsupported(what) => format!(
+            "cannot {doing} {p}: {what}; FIFOs, sockets and devices cannot be trashed"
+        ),
+        TrashError::Io(io) => return ToolError::io(&io, doing, path),
+    };
+    ToolError::new(code, message)
 }
 
 /// Restores `archive` as `name` in `parent` (canonical path `parent_path`), its temp root
@@ -115,4 +115,47 @@ pub fn restore_hint(call: &Call, archive: &Path) -> String {
     let restore = call.names.exposed("restore_file");
     let quoted = serde_json::to_string(&archive.display().to_string()).unwrap_or_default();
     format!("restore it with {restore} {{ \"trashedPath\": {quoted} }}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::libc_codes;
+
+    /// The trash's one mapping to codes is the one the tools report.
+    #[test]
+    fn trash_errors_keep_the_trash_s_code() {
+        let path = Path::new("/w/a.txt");
+        let io = |n| TrashError::Io(std::io::Error::from_raw_os_error(n));
+        let cases = [
+            (TrashError::NotFound, ErrorCode::NotFound),
+            (
+                TrashError::Conflict("a.txt grew".into()),
+                ErrorCode::Conflict,
+            ),
+            (
+                TrashError::Corrupt("bad digest".into()),
+                ErrorCode::TrashCorrupt,
+            ),
+            (TrashError::AlreadyExists, ErrorCode::AlreadyExists),
+            (TrashError::NotInBucket, ErrorCode::PathNotAllowed),
+            (TrashError::Aborted, ErrorCode::Aborted),
+            (
+                TrashError::Unsupported("a fifo".into()),
+                ErrorCode::NotARegularFile,
+            ),
+            (io(libc_codes::EACCES), ErrorCode::OsPermission),
+            (io(libc_codes::ENOSPC), ErrorCode::IoError),
+            (io(libc_codes::ELOOP), ErrorCode::PathNotAllowed),
+        ];
+        for (error, expected) in cases {
+            assert_eq!(error.error_code(), expected, "{error:?}");
+            let described = format!("{error:?}");
+            assert_eq!(
+                trash_error(error, "trash", path).code,
+                expected,
+                "{described}"
+            );
+        }
+    }
 }

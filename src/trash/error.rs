@@ -8,6 +8,8 @@
 use std::fmt;
 use std::io;
 
+use crate::error::{io_error_code, ErrorCode};
+
 /// Why a trash operation did not complete. Whatever the variant, the original entry is untouched
 /// unless the message says otherwise, and no temporary file is left behind.
 #[derive(Debug)]
@@ -31,18 +33,17 @@ pub enum TrashError {
 }
 
 impl TrashError {
-    /// The SPEC §8 error code this error maps to.
-    pub fn code(&self) -> &'static str {
+    /// The SPEC §8 error code of this error: the one mapping, used by the tools' messages.
+    pub fn error_code(&self) -> ErrorCode {
         match self {
-            TrashError::NotFound => "NOT_FOUND",
-            TrashError::Conflict(_) => "CONFLICT",
-            TrashError::Corrupt(_) => "TRASH_CORRUPT",
-            TrashError::AlreadyExists => "ALREADY_EXISTS",
-            TrashError::NotInBucket => "PATH_NOT_ALLOWED",
-            TrashError::Aborted => "ABORTED",
-            TrashError::Unsupported(_) => "NOT_A_REGULAR_FILE",
-            TrashError::Io(e) if e.kind() == io::ErrorKind::PermissionDenied => "OS_PERMISSION",
-            TrashError::Io(_) => "IO_ERROR",
+            TrashError::NotFound => ErrorCode::NotFound,
+            TrashError::Conflict(_) => ErrorCode::Conflict,
+            TrashError::Corrupt(_) => ErrorCode::TrashCorrupt,
+            TrashError::AlreadyExists => ErrorCode::AlreadyExists,
+            TrashError::NotInBucket => ErrorCode::PathNotAllowed,
+            TrashError::Aborted => ErrorCode::Aborted,
+            TrashError::Unsupported(_) => ErrorCode::NotARegularFile,
+            TrashError::Io(e) => io_error_code(e),
         }
     }
 
