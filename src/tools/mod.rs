@@ -11,6 +11,7 @@ pub mod append_file;
 pub mod create_directory;
 pub mod cwd;
 pub mod delete_file;
+mod destination;
 pub mod edit_file;
 pub mod files;
 pub mod glob;

@@ -15,8 +15,9 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::destination::{self, Destination};
 use super::files;
-use super::trashing::{put_in_trash, restore_hint, restore_into, trash_error};
+use super::trashing::{restore_hint, restore_into, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::change::{Action, FileChange};
@@ -149,30 +150,12 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 if now.map(|s| (s.st_dev, s.st_ino)) != Some(source_inode) {
                     return Err(files::changed_since_planned(&src.path));
                 }
-                let (dst_parent_path, dst_name) = dst
-                    .split()
-                    .ok_or_else(|| files::is_a_directory(&dst.path))?;
-                let dst_parent = fsops::ensure_dir(&dst.anchor, dst_parent_path)
-                    .and_then(|(fd, _)| fsops::reopen_readable(fd.as_fd()))
-                    .map_err(|e| ToolError::io(&e, "create the parent directory of", &dst.path))?;
-                let exists = fsops::lstat_at(dst_parent.as_fd(), dst_name)
-                    .map_err(|e| ToolError::io(&e, "move to", &dst.path))?
-                    .is_some();
-                if exists != destination_existed {
-                    return Err(files::changed_since_planned(&dst.path));
-                }
-                let archived = if exists {
-                    Some(put_in_trash(
-                        &ws,
-                        dst_parent.as_fd(),
-                        dst_name,
-                        &dst.path,
-                        true,
-                        &cancel,
-                    )?)
-                } else {
-                    None
-                };
+                let Destination {
+                    parent: dst_parent,
+                    parent_path: dst_parent_path,
+                    name: dst_name,
+                    replaced: archived,
+                } = destination::prepare(&ws, &dst, destination_existed, &cancel)?;
                 let moved = match fsops::rename_noreplace(
                     src_parent.as_fd(),
                     &src_name,

@@ -9,8 +9,9 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::destination::{self, Destination};
 use super::files;
-use super::trashing::{put_in_trash, restore_hint, restore_into, trash_error};
+use super::trashing::{restore_hint, restore_into, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::change::{Action, FileChange};
@@ -140,32 +141,12 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         );
         let replaced = call
             .blocking(move || {
-                let (parent_path, name) = committed
-                    .split()
-                    .ok_or_else(|| files::is_a_directory(&committed.path))?;
-                let parent = fsops::ensure_dir(&committed.anchor, parent_path)
-                    .and_then(|(fd, _)| fsops::reopen_readable(fd.as_fd()))
-                    .map_err(|e| {
-                        ToolError::io(&e, "create the parent directory of", &committed.path)
-                    })?;
-                let present = fsops::lstat_at(parent.as_fd(), name)
-                    .map_err(|e| ToolError::io(&e, "restore to", &committed.path))?
-                    .is_some();
-                if present != exists {
-                    return Err(files::changed_since_planned(&committed.path));
-                }
-                let replaced = if present {
-                    Some(put_in_trash(
-                        &ws,
-                        parent.as_fd(),
-                        name,
-                        &committed.path,
-                        true,
-                        &cancel,
-                    )?)
-                } else {
-                    None
-                };
+                let Destination {
+                    parent,
+                    parent_path,
+                    name,
+                    replaced,
+                } = destination::prepare(&ws, &committed, exists, &cancel)?;
                 let aborted = || cancel.is_aborted();
                 let restore = |archive: &std::path::Path, cancel: &dyn Fn() -> bool| {
                     restore_into(&ws, archive, parent_path, parent.as_fd(), name, cancel)
