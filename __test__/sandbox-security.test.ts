@@ -372,7 +372,7 @@ describe('literal bytes', () => {
   })
 })
 
-describe('the trash data directory', () => {
+describe('the data directory (SPEC §3.6)', () => {
   function withDataInsideRoot() {
     const { root } = tempWorkspaceDirs()
     const dataDir = join(root, '.agent-data')
@@ -380,42 +380,112 @@ describe('the trash data directory', () => {
     mkdirSync(join(dataDir, 'audit'), { recursive: true })
     writeFileSync(join(dataDir, 'trash', 'bucket', 'archive.tar.gz'), 'SECRET-BYTES\n')
     writeFileSync(join(dataDir, 'audit', 'log.jsonl'), 'SECRET-BYTES\n')
-    const ws = new Workspace({ root, trash: { dataDir }, permissions: { cwdWriteFile: true }, confirm: () => true })
+    writeFileSync(join(dataDir, 'notes.txt'), 'SECRET-BYTES\n')
+    const ws = new Workspace({
+      root,
+      trash: { dataDir },
+      permissions: { cwdWriteFile: true, cwdRemoveFile: true, cwdRemoveDir: true },
+      confirm: () => true,
+    })
     return { ws, root, dataDir }
   }
 
-  it('is unreachable through the file tools when it is inside root', async () => {
+  it('is unreachable through the file tools when it is inside root, files directly in it included', async () => {
     const { ws, dataDir } = withDataInsideRoot()
     for (const p of [
       join(dataDir, 'trash', 'bucket', 'archive.tar.gz'),
       '.agent-data/trash/bucket/archive.tar.gz',
       '.agent-data/audit/log.jsonl',
+      '.agent-data/notes.txt',
       './.agent-data/x/../trash/bucket/archive.tar.gz',
     ]) {
       for (const [tool, args] of attempts(p)) expectNotAllowed(await ws.call(tool, args), `${tool} ${p}`)
+      expectNotAllowed(await ws.call('move_file', { source: p, destination: 'stolen.txt' }), `move from ${p}`)
+      expectNotAllowed(await ws.call('delete_file', { path: p }), `delete ${p}`)
     }
-    for (const p of ['.agent-data/trash', '.agent-data/trash/bucket', '.agent-data/audit']) {
+    for (const p of ['.agent-data', '.agent-data/trash', '.agent-data/trash/bucket', '.agent-data/audit']) {
       expectNotAllowed(await ws.call('list_directory', { path: p }), `list ${p}`)
       expectNotAllowed(await ws.call('cwd_push', { path: p }), `push ${p}`)
+      expectNotAllowed(await ws.call('glob', { pattern: '**', path: p }), `glob ${p}`)
+      expectNotAllowed(await ws.call('grep', { pattern: 'SECRET', path: p }), `grep ${p}`)
     }
-    expectNotAllowed(await ws.call('create_directory', { path: '.agent-data/trash/new' }), 'mkdir')
+    expectNotAllowed(await ws.call('create_directory', { path: '.agent-data/trash/new' }), 'mkdir inside')
+    expectNotAllowed(await ws.call('create_directory', { path: '.agent-data/new' }), 'mkdir directly inside')
     expectNotAllowed(await ws.call('write_file', { path: '.agent-data/trash/new.tar.gz', content: 'x' }), 'new')
+    writeFileSync(join(ws.cwd().cwd, 'mine.txt'), 'mine\n')
+    expectNotAllowed(await ws.call('move_file', { source: 'mine.txt', destination: '.agent-data/mine.txt' }), 'move into')
     expect(read(join(dataDir, 'trash', 'bucket', 'archive.tar.gz'))).toBe('SECRET-BYTES\n')
+    expect(read(join(dataDir, 'notes.txt'))).toBe('SECRET-BYTES\n')
     expect(names(join(dataDir, 'trash'))).toEqual(['bucket'])
   })
 
-  it('is unreachable through a symlink, and listings do not show its contents', async () => {
+  it('is unreachable through a symlink, and neither listings nor searches show it', async () => {
     const { ws, root, dataDir } = withDataInsideRoot()
     symlinkSync(join(dataDir, 'trash'), join(root, 'sneaky'))
     expectNotAllowed(await ws.call('read_file', { path: 'sneaky/bucket/archive.tar.gz' }), 'read')
     expectNotAllowed(await ws.call('list_directory', { path: 'sneaky' }), 'list')
     const recursive = await ws.call('list_directory', { recursive: true, includeIgnored: true })
     expect(recursive.status).toBe('ok')
+    // The link is shown as the link it is; nothing in the data directory is.
+    expect(recursive.output).toMatch(/^sneaky -> /m)
+    expect(recursive.output).not.toMatch(/^\.agent-data/m)
     expect(recursive.output).not.toContain('archive.tar.gz')
-    expect(recursive.output).not.toContain('log.jsonl')
-    const data = await ws.call('list_directory', { path: '.agent-data' })
-    expect(data.output).not.toMatch(/^trash\//m)
-    expect(data.output).not.toMatch(/^audit\//m)
+    const flat = await ws.call('list_directory', { path: '.' })
+    expect(flat.output).not.toMatch(/^\.agent-data/m)
+    const globbed = await ws.call('glob', { pattern: '**/*', includeIgnored: true })
+    expect(globbed.output).not.toMatch(/^\.agent-data/m)
+    const grepped = await ws.call('grep', { pattern: 'SECRET', includeIgnored: true })
+    expect(grepped.output).not.toContain('SECRET-BYTES')
+  })
+
+  it('cannot be replaced by a link before it exists: not at its place, not at a folder that is to hold it', async () => {
+    const { root } = tempWorkspaceDirs()
+    const outside = siblingDir(root)
+    symlinkSync(outside, join(root, 'link-out'))
+    symlinkSync(join(root, 'inside'), join(root, 'link-in'))
+    mkdirSync(join(root, 'inside'))
+    const dataDir = join(root, '.cache', 'agent-data')
+    const ws = new Workspace({
+      root,
+      allowedPaths: [root],
+      trash: { dataDir },
+      permissions: { cwdWriteFile: true, cwdRemoveFile: true, cwdRemoveDir: true },
+      confirm: () => true,
+    })
+    for (const destination of ['.cache/agent-data', '.cache']) {
+      for (const source of ['link-out', 'link-in']) {
+        const moved = await ws.call('move_file', { source, destination })
+        expect(moved.status, `${source} → ${destination}`).toBe('error')
+        expect(['PATH_NOT_ALLOWED', 'DANGEROUS_PATH'], `${source} → ${destination}`).toContain(moved.code)
+      }
+    }
+    // (The audit log of those refusals created the data directory, as a directory.)
+    expect(lstatSync(join(root, '.cache')).isSymbolicLink()).toBe(false)
+    // A folder made by the model cannot later be swapped for a link either.
+    expect((await ws.call('create_directory', { path: '.cache/other' })).status).toBe('ok')
+    const swapped = await ws.call('move_file', { source: 'link-out', destination: '.cache', overwrite: true })
+    expect(swapped).toMatchObject({ status: 'error', code: 'DANGEROUS_PATH' })
+    // The trash and the audit log go where they belong, nowhere else.
+    writeFileSync(join(root, 'f.txt'), 'keep me\n')
+    const deleted = await ws.call('delete_file', { path: 'f.txt' })
+    expect(deleted.status).toBe('ok')
+    expect(String(deleted.data!.trashedTo).startsWith(join(dataDir, 'trash') + '/')).toBe(true)
+    expect(existsSync(String(deleted.data!.trashedTo))).toBe(true)
+    expect(names(outside)).toEqual([])
+    expect(names(join(root, 'inside'))).toEqual([])
+    expect(lstatSync(dataDir).isDirectory()).toBe(true)
+  })
+
+  it('a restore cannot put anything in its place or above it', async () => {
+    const { ws, dataDir } = withDataInsideRoot()
+    writeFileSync(join(ws.cwd().cwd, 'f.txt'), 'f\n')
+    const deleted = await ws.call('delete_file', { path: 'f.txt' })
+    for (const targetPath of ['.agent-data', '.', '.agent-data/f.txt']) {
+      const restored = await ws.call('restore_file', { trashedPath: String(deleted.data!.trashedTo), targetPath, overwrite: true })
+      expect(restored.status, targetPath).toBe('error')
+      expect(['PATH_NOT_ALLOWED', 'DANGEROUS_PATH'], targetPath).toContain(restored.code)
+    }
+    expect(read(join(dataDir, 'notes.txt'))).toBe('SECRET-BYTES\n')
   })
 })
 

@@ -1,15 +1,19 @@
 //! The audit log (SPEC §7.5): one JSON line per call of a mutating tool, appended before the
 //! call's promise resolves, at `<dataDir>/audit/<sha256(canonical root)>.jsonl`.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
 use crate::change::FileChange;
+use crate::datadir::DataDir;
 use crate::error::ErrorCode;
+use crate::paths::fsops;
 
 /// One line of the log.
 #[derive(Debug, Clone, Serialize)]
@@ -34,22 +38,25 @@ pub struct AuditRecord {
     pub agent_name: String,
 }
 
-/// The append-only log file of one workspace.
+/// The append-only log file of one workspace, `<dataDir>/audit/<name>`.
 pub struct AuditLog {
-    path: PathBuf,
+    data: Arc<DataDir>,
+    name: String,
     file: Mutex<Option<File>>,
 }
 
 impl AuditLog {
-    pub fn new(path: PathBuf) -> Self {
+    pub fn new(data: Arc<DataDir>, name: String) -> Self {
         Self {
-            path,
+            data,
+            name,
             file: Mutex::new(None),
         }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where the log is.
+    pub fn path(&self) -> PathBuf {
+        self.data.path().join("audit").join(&self.name)
     }
 
     /// Appends one record as a single `write` of a whole line, so concurrent writers (other
@@ -62,17 +69,21 @@ impl AuditLog {
         line.push(b'\n');
         let mut slot = self.file.lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
-            if let Some(dir) = self.path.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            *slot = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&self.path)
-                .ok();
+            *slot = self.open().ok();
         }
         if let Some(file) = slot.as_mut() {
             let _ = file.write_all(&line);
         }
+    }
+
+    /// Opens the log for appending through the data directory's descriptor, creating it. It
+    /// names what changed and the digests of contents (the digest of a short secret is a lookup
+    /// away), so it is for its owner only: 0600, also when an older version created it readable.
+    fn open(&self) -> io::Result<File> {
+        let dir = self.data.open(Path::new("audit"), true)?;
+        let file = fsops::open_for_log(dir.as_fd(), OsStr::new(&self.name))?;
+        // Best effort: a log someone else owns stays as they made it.
+        let _ = fsops::set_mode_fd(&file, 0o600);
+        Ok(file)
     }
 }

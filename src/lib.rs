@@ -8,6 +8,7 @@ pub mod call;
 pub mod cancel;
 pub mod change;
 pub mod confirm;
+pub mod datadir;
 pub mod dispatch;
 pub mod error;
 pub mod hashing;

@@ -4,12 +4,13 @@
 //! above, in `dispatch`; what a tool does, in `tools/`.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::audit::AuditLog;
+use crate::datadir::DataDir;
 use crate::hashing::sha256_hex;
 use crate::journal::Journal;
 use crate::locks::PathLocks;
@@ -48,6 +49,7 @@ pub struct Workspace {
     cwd: Mutex<CwdStack>,
     locks: PathLocks,
     audit: Option<AuditLog>,
+    data_dir: Arc<DataDir>,
     bucket: Bucket,
     journal: Journal,
     /// Becomes `true` once crash recovery, started by [`Workspace::new`], has finished.
@@ -88,13 +90,13 @@ impl Workspace {
         let home = dirs::home_dir();
         let options = WorkspaceOptions::parse(options, tool_names, home.as_deref())?;
         let root_hash = sha256_hex(options.root.as_os_str().as_encoded_bytes());
-        let trash_dir = options.trash.data_dir.join("trash");
-        let audit_dir = options.trash.data_dir.join("audit");
+        let data_dir = Arc::new(DataDir::new(options.trash.data_dir.clone()));
         let journal_dir = options.trash.data_dir.join("journal");
+        // The whole data directory is ours, not only the trees we write in it today.
         let sandbox = Sandbox::new(
             options.root.clone(),
             options.allowed_paths.clone(),
-            vec![trash_dir.clone(), audit_dir.clone(), journal_dir.clone()],
+            vec![options.trash.data_dir.clone()],
         );
         let journal = Journal::new(journal_dir.join(&root_hash));
         let project_root = find_project_root(&options.root).unwrap_or_else(|| options.root.clone());
@@ -119,7 +121,8 @@ impl Workspace {
             }),
             audit: options
                 .audit
-                .then(|| AuditLog::new(audit_dir.join(format!("{root_hash}.jsonl")))),
+                .then(|| AuditLog::new(data_dir.clone(), format!("{root_hash}.jsonl"))),
+            data_dir,
             bucket,
             journal,
             recovered,
@@ -144,6 +147,11 @@ impl Workspace {
 
     pub fn locks(&self) -> &PathLocks {
         &self.locks
+    }
+
+    /// The data directory (trash, audit log, journal), held by descriptor once opened.
+    pub fn data_dir(&self) -> &Arc<DataDir> {
+        &self.data_dir
     }
 
     /// This workspace's trash bucket, `<dataDir>/trash/<sha256(root)>`.

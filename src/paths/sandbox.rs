@@ -1,6 +1,8 @@
 //! The sandbox: which canonical paths the tools may reach (SPEC §3.2, §3.6).
-//! Deny-by-default when `allowedPaths` is set; the trash and audit directories are never
-//! reachable; containment is compared by whole path components, never by string prefix.
+//! Deny-by-default when `allowedPaths` is set; the data directory (trash, audit log, journal) is
+//! never reachable, nor is a missing folder that is to hold it (only we create it, so nothing the
+//! model made can stand in for it); containment is compared by whole path components, never by
+//! string prefix.
 
 use std::path::{Path, PathBuf};
 
@@ -76,7 +78,8 @@ impl Sandbox {
         self.hidden.iter().any(|h| path.starts_with(h))
     }
 
-    /// Whether `path` contains a hidden directory (removing or moving it would take the trash).
+    /// Whether `path` is or contains a hidden directory (removing, moving or replacing it would
+    /// take the data directory with it).
     pub fn contains_hidden(&self, path: &Path) -> bool {
         self.hidden.iter().any(|h| h.starts_with(path))
     }
@@ -114,9 +117,9 @@ impl Sandbox {
     /// Checks an already canonical path (`raw` is only used in messages).
     pub fn check(&self, raw: &str, canonical: Canonical) -> Result<Target, ToolError> {
         let path = canonical.path;
-        if self.is_hidden(&path) {
+        if self.is_hidden(&path) || (!canonical.exists && self.contains_hidden(&path)) {
             return Err(ToolError::not_allowed(format!(
-                "{} is inside the trash data directory, which the file tools cannot reach; use trash_list and restore_file instead",
+                "{} is the agent-fs-tools data directory (trash, audit log, journal), inside it, or a folder that is to hold it, which the file tools cannot reach; use trash_list and restore_file for what was removed",
                 path.display()
             )));
         }

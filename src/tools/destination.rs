@@ -9,10 +9,26 @@ use std::path::Path;
 use super::files;
 use super::trashing::put_in_trash;
 use crate::cancel::CancelToken;
-use crate::error::ToolError;
+use crate::error::{ErrorCode, ToolError};
 use crate::paths::{fsops, Target};
 use crate::trash::Archived;
 use crate::workspace::Workspace;
+
+/// Refuses (`DANGEROUS_PATH`, before anything is asked) a destination whose replacement would
+/// take the workspace root or the data directory with it: the root, an ancestor of it, or a
+/// path that is or holds the data directory.
+pub fn refuse_dangerous(ws: &Workspace, path: &Path) -> Result<(), ToolError> {
+    if ws.sandbox().root().starts_with(path) || ws.sandbox().contains_hidden(path) {
+        return Err(ToolError::new(
+            ErrorCode::DangerousPath,
+            format!(
+                "{} is the workspace root, an ancestor of it, or holds the agent-fs-tools data directory; nothing can be put in its place. Choose another destination",
+                path.display()
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// The destination, ready: its parent directory (readable), its name there, and the archive of
 /// the entry it replaces, if any.

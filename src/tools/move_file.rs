@@ -77,10 +77,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         if root.starts_with(&source.path) || call.ws.sandbox().contains_hidden(&source.path) {
             return Err(ToolError::new(
                 ErrorCode::DangerousPath,
-                format!("{} is the workspace root, an ancestor of it, or holds the trash; it cannot be moved", source.path.display()),
+                format!("{} is the workspace root, an ancestor of it, or holds the agent-fs-tools data directory; it cannot be moved", source.path.display()),
             )
             .into());
         }
+        destination::refuse_dangerous(&call.ws, &destination.path)?;
         if destination.path.starts_with(&source.path) {
             return Err(ToolError::invalid(format!(
                 "move_file: invalid arguments: destination {} is the source or inside it",

@@ -77,7 +77,7 @@ fn danger(ws: &Workspace, path: &Path) -> Option<&'static str> {
     } else if root.starts_with(path) {
         Some("an ancestor of the workspace root")
     } else if ws.sandbox().is_hidden(path) || ws.sandbox().contains_hidden(path) {
-        Some("the trash directory (or contains it)")
+        Some("the agent-fs-tools data directory (or holds it)")
     } else {
         None
     }

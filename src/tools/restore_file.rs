@@ -105,6 +105,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .clone()
             .unwrap_or_else(|| metadata.original_path.clone());
         let target = call.resolve(&raw_target, "targetPath", FinalLink::Keep)?;
+        destination::refuse_dangerous(&call.ws, &target.path)?;
         let _lock = call.lock(&[&target.path, &archive]).await;
         let planned = target.clone();
         let exists = call

@@ -82,25 +82,37 @@ fn walk_without_openat2(anchor_fd: OwnedFd, rel: &Path, flags: OFlags) -> io::Re
     Ok(current)
 }
 
-/// `mkdir -p dir` beneath `anchor`, creating each missing component with `mkdirat` and
-/// descending with `O_NOFOLLOW`. Returns an `O_PATH` descriptor of `dir` and whether anything was
-/// created. An existing non-directory component → `ENOTDIR`.
+/// `mkdir -p dir` beneath `anchor`, creating each missing component with `mkdirat` (mode 0777
+/// minus umask) and descending with `O_NOFOLLOW`. Returns an `O_PATH` descriptor of `dir` and
+/// whether anything was created. An existing non-directory component → `ENOTDIR`.
 pub fn ensure_dir(anchor: &Path, dir: &Path) -> io::Result<(OwnedFd, bool)> {
+    ensure_dir_mode(anchor, dir, 0o777)
+}
+
+/// [`ensure_dir`] creating missing directories with `mode` (minus umask).
+pub fn ensure_dir_mode(anchor: &Path, dir: &Path, mode: u32) -> io::Result<(OwnedFd, bool)> {
     // Fast path: it already exists.
     match open_dir(anchor, dir, false) {
         Ok(fd) => return Ok((fd, false)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
-    let rel = relative(anchor, dir)?;
-    let mut current = open_anchor(anchor)?;
+    make_dirs_beneath(open_anchor(anchor)?, relative(anchor, dir)?, mode)
+}
+
+/// `mkdir -p` of the relative path `rel` beneath the directory `start`, one component at a time
+/// (`mkdirat` with `mode`, then `openat(O_NOFOLLOW)`): a symlink on the way is `ELOOP`/`ENOTDIR`,
+/// never followed. Returns an `O_PATH` descriptor of the last directory and whether anything was
+/// created.
+pub fn make_dirs_beneath(start: OwnedFd, rel: &Path, mode: u32) -> io::Result<(OwnedFd, bool)> {
+    let mut current = start;
     let mut created = false;
     let step = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     for component in rel.components() {
         let Component::Normal(part) = component else {
             return Err(io::Error::from_raw_os_error(libc_codes::EXDEV));
         };
-        match rustix::fs::mkdirat(&current, part, Mode::from_raw_mode(0o777)) {
+        match rustix::fs::mkdirat(&current, part, Mode::from_raw_mode(mode as _)) {
             Ok(()) => created = true,
             Err(e) if e == rustix::io::Errno::EXIST => {}
             Err(e) => return Err(errno(e)),
@@ -108,6 +120,28 @@ pub fn ensure_dir(anchor: &Path, dir: &Path) -> io::Result<(OwnedFd, bool)> {
         current = rustix::fs::openat(&current, part, step, Mode::empty()).map_err(errno)?;
     }
     Ok((current, created))
+}
+
+/// Opens the directory `rel` (relative, plain components) beneath `dir` without following any
+/// symlink: an `O_PATH` descriptor, or a readable one when `readable`.
+pub fn open_dir_beneath(dir: BorrowedFd<'_>, rel: &Path, readable: bool) -> io::Result<OwnedFd> {
+    let start = rustix::fs::openat(
+        dir,
+        ".",
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(errno)?;
+    let access = if readable {
+        OFlags::RDONLY
+    } else {
+        OFlags::PATH
+    };
+    walk_without_openat2(
+        start,
+        rel,
+        access | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+    )
 }
 
 /// Opens the subdirectory `name` of `dir` for reading its entries, never following a symlink (a
@@ -172,6 +206,20 @@ pub fn open_for_update(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
         | OFlags::NOCTTY
         | OFlags::CLOEXEC;
     rustix::fs::openat(dir, name, flags, Mode::empty())
+        .map(File::from)
+        .map_err(errno)
+}
+
+/// Opens `name` in `dir` for appending whole records, creating it private (0600), never following
+/// a symlink and never blocking on a FIFO.
+pub fn open_for_log(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
+    let flags = OFlags::WRONLY
+        | OFlags::APPEND
+        | OFlags::CREATE
+        | OFlags::NOFOLLOW
+        | OFlags::NONBLOCK
+        | OFlags::CLOEXEC;
+    rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))
         .map(File::from)
         .map_err(errno)
 }
