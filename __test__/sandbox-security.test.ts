@@ -108,6 +108,65 @@ describe('allowedPaths: containment by whole components', () => {
   })
 })
 
+describe('outside paths get one answer that reveals nothing (issue 15.6)', () => {
+  /** The output with the path the model gave replaced, to compare answers about different paths. */
+  const shape = (result: ToolResult, given: string) => ({ ...result, output: result.output.split(given).join('<given>') })
+
+  it('whether an outside name exists, is a file or a directory: the same code and words', async () => {
+    const { ws, root } = sandboxed()
+    const outside = siblingDir(root)
+    writeFileSync(join(outside, 'file.txt'), 'SECRET-BYTES\n')
+    mkdirSync(join(outside, 'dir'))
+    const probes = ['file.txt/x', 'dir/x', 'missing/x', 'file.txt', 'missing']
+    for (const tool of ['read_file', 'write_file', 'list_directory', 'cwd_push', 'create_directory'] as const) {
+      const answers = []
+      for (const probe of probes) {
+        const given = join(outside, probe)
+        const args = tool === 'write_file' ? { path: given, content: 'x' } : { path: given }
+        answers.push(shape(await ws.call(tool, args), given))
+      }
+      for (const answer of answers) {
+        expect(answer, tool).toEqual(answers[0])
+        expect(answer.code, tool).toBe('PATH_NOT_ALLOWED')
+      }
+    }
+  })
+
+  it('an inside link to an outside place: the answer does not say where it leads', async () => {
+    const { ws, root } = sandboxed()
+    const outside = siblingDir(root)
+    writeFileSync(join(outside, 'credentials.json'), 'SECRET-BYTES\n')
+    symlinkSync(join(outside, 'credentials.json'), join(root, 'creds'))
+    symlinkSync(join(outside, 'nothing-here'), join(root, 'dangling'))
+    const results = [
+      await ws.call('read_file', { path: 'creds' }),
+      await ws.call('read_file', { path: 'creds/x' }),
+      await ws.call('read_file', { path: 'dangling' }),
+      await ws.call('read_file', { path: 'dangling/x' }),
+    ]
+    for (const result of results) {
+      expect(result.code).toBe('PATH_NOT_ALLOWED')
+      expect(result.output).not.toContain(outside)
+      expect(result.output).not.toContain('credentials')
+    }
+  })
+
+  it('restore_file: an outside trashedPath is never looked at', async () => {
+    const { ws, root } = sandboxed()
+    const outside = siblingDir(root)
+    writeFileSync(join(outside, '20260101T000000Z-a-b-c-x.tar.gz'), 'not an archive')
+    const existing = join(outside, '20260101T000000Z-a-b-c-x.tar.gz')
+    const missing = join(outside, '20260101T000000Z-a-b-c-y.tar.gz')
+    const throughFile = join(outside, '20260101T000000Z-a-b-c-x.tar.gz', 'z.tar.gz')
+    const a = await ws.call('restore_file', { trashedPath: existing })
+    const b = await ws.call('restore_file', { trashedPath: missing })
+    const c = await ws.call('restore_file', { trashedPath: throughFile })
+    expect(a.code).toBe('PATH_NOT_ALLOWED')
+    expect(shape(a, existing)).toEqual(shape(b, missing))
+    expect(shape(c, throughFile)).toEqual(shape(b, missing))
+  })
+})
+
 describe('symlinks leaving the sandbox', () => {
   it('a link to an outside file: read, write, append, edit refused, outside untouched', async () => {
     const { ws, root } = sandboxed()

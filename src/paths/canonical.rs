@@ -33,10 +33,29 @@ fn push_components(queue: &mut VecDeque<OsString>, path: &Path) {
     }
 }
 
+/// A path that could not be resolved: the error, and the path (resolved so far) of the entry
+/// where it happened, so that an error met outside the allowed trees can be kept from the model.
+#[derive(Debug)]
+pub struct Unresolvable {
+    pub error: io::Error,
+    pub at: PathBuf,
+}
+
+impl From<Unresolvable> for io::Error {
+    fn from(e: Unresolvable) -> Self {
+        e.error
+    }
+}
+
 /// Resolves every symlink in the absolute `path`, including a final one and one whose target is
 /// missing; the first missing component and everything after it are appended lexically.
 /// A non-directory in the middle gives `ENOTDIR`; a symlink loop gives `ELOOP`.
 pub fn canonicalize_lenient(path: &Path) -> io::Result<Canonical> {
+    Ok(resolve(path)?)
+}
+
+/// [`canonicalize_lenient`], saying where an error happened.
+pub fn resolve(path: &Path) -> Result<Canonical, Unresolvable> {
     debug_assert!(path.is_absolute());
     let mut pending = VecDeque::new();
     push_components(&mut pending, path);
@@ -69,9 +88,15 @@ pub fn canonicalize_lenient(path: &Path) -> io::Result<Canonical> {
             Ok(meta) if meta.file_type().is_symlink() => {
                 links += 1;
                 if links > MAX_SYMLINKS {
-                    return Err(io::Error::from_raw_os_error(libc_codes::ELOOP));
+                    return Err(Unresolvable {
+                        error: io::Error::from_raw_os_error(libc_codes::ELOOP),
+                        at: candidate,
+                    });
                 }
-                let target = std::fs::read_link(&candidate)?;
+                let target = std::fs::read_link(&candidate).map_err(|error| Unresolvable {
+                    error,
+                    at: candidate.clone(),
+                })?;
                 if target.is_absolute() {
                     out = PathBuf::from("/");
                     depth = 0;
@@ -80,7 +105,10 @@ pub fn canonicalize_lenient(path: &Path) -> io::Result<Canonical> {
             }
             Ok(meta) => {
                 if !meta.is_dir() && pending.iter().any(|p| p != "..") {
-                    return Err(io::Error::from_raw_os_error(libc_codes::ENOTDIR));
+                    return Err(Unresolvable {
+                        error: io::Error::from_raw_os_error(libc_codes::ENOTDIR),
+                        at: candidate,
+                    });
                 }
                 out = candidate;
                 depth += 1;
@@ -90,7 +118,12 @@ pub fn canonicalize_lenient(path: &Path) -> io::Result<Canonical> {
                 out = candidate;
                 depth += 1;
             }
-            Err(e) => return Err(e),
+            Err(error) => {
+                return Err(Unresolvable {
+                    error,
+                    at: candidate,
+                })
+            }
         }
     }
     let exists = existing_depth.is_none();
@@ -101,12 +134,17 @@ pub fn canonicalize_lenient(path: &Path) -> io::Result<Canonical> {
 /// tools that act on a symlink itself (delete, move, listing). `exists` is whether that final
 /// entry exists (as anything, including a dangling link).
 pub fn canonicalize_parent(path: &Path) -> io::Result<Canonical> {
+    Ok(resolve_parent(path)?)
+}
+
+/// [`canonicalize_parent`], saying where an error happened.
+pub fn resolve_parent(path: &Path) -> Result<Canonical, Unresolvable> {
     let (Some(parent), Some(Component::Normal(name))) =
         (path.parent(), path.components().next_back())
     else {
-        return canonicalize_lenient(path);
+        return resolve(path);
     };
-    let parent = canonicalize_lenient(parent)?;
+    let parent = resolve(parent)?;
     let full = parent.path.join(name);
     let exists = parent.exists && std::fs::symlink_metadata(&full).is_ok();
     Ok(Canonical { path: full, exists })

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::canonical::{canonicalize_lenient, canonicalize_parent, Canonical};
+use super::canonical::{resolve, resolve_parent, Canonical};
 use super::resolve::absolute_input;
 use crate::error::ToolError;
 
@@ -97,7 +97,9 @@ impl Sandbox {
         self.check(raw, canonical)
     }
 
-    /// The canonical path of the model's `raw` path, not yet checked against the sandbox.
+    /// The canonical path of the model's `raw` path, not yet checked against the sandbox. A path
+    /// that cannot be resolved because of what lies outside the allowed trees (a file where a
+    /// directory should be, a loop, a permission) gets the same answer as any outside path.
     pub fn canonicalize(
         &self,
         raw: &str,
@@ -108,13 +110,19 @@ impl Sandbox {
     ) -> Result<Canonical, ToolError> {
         let absolute = absolute_input(raw, field, cwd, home)?;
         match final_link {
-            FinalLink::Follow => canonicalize_lenient(&absolute),
-            FinalLink::Keep => canonicalize_parent(&absolute),
+            FinalLink::Follow => resolve(&absolute),
+            FinalLink::Keep => resolve_parent(&absolute),
         }
-        .map_err(|e| ToolError::io(&e, "resolve", &absolute))
+        .map_err(|e| {
+            if self.anchor_of(&e.at).is_none() || self.is_hidden(&e.at) {
+                self.outside(raw, &absolute)
+            } else {
+                ToolError::io(&e.error, "resolve", &absolute)
+            }
+        })
     }
 
-    /// Checks an already canonical path (`raw` is only used in messages).
+    /// Checks an already canonical path (`raw` is the model's, for messages).
     pub fn check(&self, raw: &str, canonical: Canonical) -> Result<Target, ToolError> {
         let path = canonical.path;
         if self.is_hidden(&path) || (!canonical.exists && self.contains_hidden(&path)) {
@@ -124,21 +132,7 @@ impl Sandbox {
             )));
         }
         let Some(anchor) = self.anchor_of(&path) else {
-            let trees: Vec<String> = self
-                .allowed
-                .iter()
-                .flatten()
-                .map(|t| t.display().to_string())
-                .collect();
-            let via = if Path::new(raw) != path && !raw.is_empty() {
-                format!("{raw} resolves to {}, which", path.display())
-            } else {
-                path.display().to_string()
-            };
-            return Err(ToolError::not_allowed(format!(
-                "{via} is outside the allowed directories ({}); use a path inside them",
-                trees.join(", ")
-            )));
+            return Err(self.outside(raw, &path));
         };
         Ok(Target {
             inside_root: path.starts_with(&self.root),
@@ -146,6 +140,27 @@ impl Sandbox {
             anchor,
             exists: canonical.exists,
         })
+    }
+
+    /// The one answer for every path outside the allowed trees: it names the path as the model
+    /// gave it and the allowed trees, and nothing the model did not already know — not where a
+    /// link leads, not whether anything exists there.
+    fn outside(&self, raw: &str, path: &Path) -> ToolError {
+        let trees: Vec<String> = self
+            .allowed
+            .iter()
+            .flatten()
+            .map(|t| t.display().to_string())
+            .collect();
+        let named = if raw.is_empty() {
+            path.display().to_string()
+        } else {
+            raw.to_owned()
+        };
+        ToolError::not_allowed(format!(
+            "{named} is outside the allowed directories ({}), or leads outside them through a symbolic link; use a path inside them",
+            trees.join(", ")
+        ))
     }
 }
 
@@ -222,7 +237,13 @@ mod tests {
         std::fs::create_dir(r.join("inner")).unwrap();
         assert!(resolve(&f, "out_dir/file").is_err());
         let e = resolve(&f, "dangling_out").unwrap_err();
-        assert!(e.message.contains("resolves to"), "{}", e.message);
+        assert!(
+            e.message
+                .starts_with("dangling_out is outside the allowed directories")
+                && !e.message.contains("missing.txt"),
+            "the answer does not say where the link leads: {}",
+            e.message
+        );
         assert_eq!(resolve(&f, "rel/a").unwrap().path, r.join("inner/a"));
         // A `..` out of a missing directory lands on the link again: still judged by its target.
         for raw in [

@@ -20,6 +20,7 @@ use crate::paths::fsops;
 use crate::paths::resolve::absolute_input;
 use crate::paths::sandbox::FinalLink;
 use crate::permissions::Operation;
+use crate::trash::TrashError;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "restore_file",
@@ -86,17 +87,12 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let (ws, inspected) = (call.ws.clone(), archive.clone());
         let metadata = call
             .blocking(move || {
-                ws.bucket().inspect(&inspected).map_err(|e| {
-                    // A name in the bucket that is not there (even before the bucket exists) is
-                    // simply not found, not a path outside the trash.
-                    if inspected.parent() == Some(ws.bucket().dir()) && !inspected.exists() {
-                        ToolError::new(
-                            ErrorCode::NotFound,
-                            format!("no archive {} in the trash; use trash_list to see what can be restored", inspected.display()),
-                        )
-                    } else {
-                        trash_error(e, "restore from", &inspected)
-                    }
+                ws.bucket().inspect(&inspected).map_err(|e| match e {
+                    TrashError::NotFound => ToolError::new(
+                        ErrorCode::NotFound,
+                        format!("no archive {} in the trash; use trash_list to see what can be restored", inspected.display()),
+                    ),
+                    e => trash_error(e, "restore from", &inspected),
                 })
             })
             .await?;

@@ -5,7 +5,7 @@ use std::fs::{self, File};
 use std::io;
 use std::os::fd::BorrowedFd;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::error::TrashError;
@@ -254,27 +254,32 @@ impl Bucket {
         restore::restore_archive(&archive, target_parent, target_name, temp, cancel)
     }
 
-    /// The canonical path of `archive` if it is an archive directly inside this bucket.
+    /// The path of `archive` if it names an archive directly inside this bucket. Decided on the
+    /// path as given (`.` and `..` taken lexically), never by looking outside the bucket: an
+    /// answer must not tell the model whether something exists elsewhere.
     fn locate(&self, archive: &Path) -> Result<PathBuf, TrashError> {
-        let bucket = fs::canonicalize(&self.dir).map_err(|_| TrashError::NotInBucket)?;
-        let canonical = match fs::canonicalize(archive) {
-            Ok(path) => path,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                let parent = archive.parent().and_then(|p| fs::canonicalize(p).ok());
-                return Err(if parent.as_deref() == Some(bucket.as_path()) {
-                    TrashError::NotFound
-                } else {
-                    TrashError::NotInBucket
-                });
+        let mut normal = PathBuf::new();
+        for part in archive.components() {
+            match part {
+                Component::ParentDir => {
+                    normal.pop();
+                }
+                Component::CurDir => {}
+                other => normal.push(other),
             }
-            Err(e) => return Err(e.into()),
+        }
+        let (Some(parent), Some(name)) = (normal.parent(), normal.file_name()) else {
+            return Err(TrashError::NotInBucket);
         };
-        let named_like_archive = canonical.file_name().is_some_and(naming::is_archive_name);
-        let inside = canonical.parent() == Some(bucket.as_path());
-        if !inside || !named_like_archive || !canonical.is_file() {
+        if parent != self.dir || !naming::is_archive_name(name) {
             return Err(TrashError::NotInBucket);
         }
-        Ok(canonical)
+        let path = self.dir.join(name);
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_file() => Ok(path),
+            Ok(_) => Err(TrashError::NotInBucket),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Regular files in the bucket named like finished archives, with their `lstat`.
