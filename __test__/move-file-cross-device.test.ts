@@ -147,7 +147,8 @@ describe('move_file across file systems', () => {
     const other = otherFileSystem(root) ?? ctx.skip()
     writeFileSync(join(other, 'new.txt'), 'new\n')
     writeTree(root, { 'old/inner.txt': 'old\n' })
-    const result = await ws.call('move_file', { source: join(other, 'new.txt'), destination: 'old', overwrite: true })
+    // Replacing a directory tree is always asked.
+    const result = await ws.call('move_file', { source: join(other, 'new.txt'), destination: 'old', overwrite: true }, { confirm: () => true })
     expect(result.status).toBe('ok')
     expect(read(join(root, 'old'))).toBe('new\n')
     expect(existsSync(join(other, 'new.txt'))).toBe(false)
@@ -167,7 +168,7 @@ describe('move_file across file systems', () => {
     const source = snapshot(join(other, 'd'))
     writeTree(root, { 'dest/keep.txt': 'keep\n' })
     const destination = snapshot(join(root, 'dest'))
-    const result = await ws.call('move_file', { source: join(other, 'd'), destination: 'dest', overwrite: true })
+    const result = await ws.call('move_file', { source: join(other, 'd'), destination: 'dest', overwrite: true }, { confirm: () => true })
     expect(result).toMatchObject({ status: 'error', code: 'NOT_A_REGULAR_FILE' })
     expect(result.output).toContain(join(other, 'd/sub/deeper/zz-pipe'))
     expect(result.output).toContain('nothing was moved')

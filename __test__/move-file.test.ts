@@ -9,6 +9,32 @@ import { ALL, archiveNames, recorder, snapshot, tarMetadata } from './helpers/tr
 
 const movable = { permissions: { cwdWriteFile: true, cwdRemoveFile: true } } as const
 
+describe('move_file replacing a directory tree (issue 15.5)', () => {
+  it('asks like a recursive remove_dir whatever is granted, and says the tree is replaced', async () => {
+    const { ws, root } = tempWorkspace(movable)
+    writeTree(root, { 'new/a.txt': 'new', 'old/b.txt': 'old', 'old/deep/c.txt': 'c' })
+    const unasked = await ws.call('move_file', { source: 'new', destination: 'old', overwrite: true })
+    expect(unasked.status).toBe('denied')
+    expect(read(join(root, 'old/deep/c.txt'))).toBe('c')
+    const { confirm, requests } = recorder()
+    const result = await ws.call('move_file', { source: 'new', destination: 'old', overwrite: true }, { confirm })
+    expect(result.status).toBe('ok')
+    expect(requests).toHaveLength(1)
+    expect(requests[0]).toMatchObject({ label: 'Move file?', recursive: true })
+    expect(requests[0]!.detail).toBe(
+      `${join(root, 'new')} → ${join(root, 'old')} (replaces the directory ${join(root, 'old')} and everything in it, which goes to the trash first)`,
+    )
+    expect(read(join(root, 'old/a.txt'))).toBe('new')
+  })
+
+  it('replacing a file needs no prompt when write and remove are granted', async () => {
+    const { ws, root } = tempWorkspace(movable)
+    writeTree(root, { 'a.txt': 'a', 'b.txt': 'b' })
+    const result = await ws.call('move_file', { source: 'a.txt', destination: 'b.txt', overwrite: true })
+    expect(result.status).toBe('ok')
+  })
+})
+
 describe('move_file success', () => {
   it('renames a file, keeping bytes, mode and inode; output names both paths', async () => {
     const { ws, root, dataDir } = tempWorkspace(movable)
@@ -90,7 +116,8 @@ describe('move_file success', () => {
   it('overwrite: true over a directory destination trashes the whole directory', async () => {
     const { ws, root } = tempWorkspace(movable)
     writeTree(root, { 'src.txt': 's', 'dest/inner.txt': 'i' })
-    const result = await ws.call('move_file', { source: 'src.txt', destination: 'dest', overwrite: true })
+    // Replacing a directory tree is always asked.
+    const result = await ws.call('move_file', { source: 'src.txt', destination: 'dest', overwrite: true }, { confirm: () => true })
     expect(result.status).toBe('ok')
     expect(read(join(root, 'dest'))).toBe('s')
     expect(tarMetadata(result.data!.trashedTo as string)).toMatchObject({ kind: 'directory', fileCount: 1 })

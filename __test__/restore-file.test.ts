@@ -232,12 +232,22 @@ describe('restore_file over an existing target', () => {
     expect(archiveNames(dataDir, root)).toEqual([])
   })
 
-  it('overwrite: true replaces a directory at the target with the archived file', async () => {
+  it('overwrite: true replaces a directory at the target with the archived file, asking as a recursive removal does', async () => {
     const { ws, root } = tempWorkspace(restorable)
     writeTree(root, { 'a': 'file' })
     const archive = await trash(ws, 'a')
     writeTree(root, { 'a/inner.txt': 'i' })
-    const result = await ws.call('restore_file', { trashedPath: archive, overwrite: true })
+    // Granted write and remove do not cover replacing a whole tree: without a handler, denied.
+    const unasked = await ws.call('restore_file', { trashedPath: archive, overwrite: true })
+    expect(unasked.status).toBe('denied')
+    expect(read(join(root, 'a/inner.txt'))).toBe('i')
+    const { confirm, requests } = recorder()
+    const result = await ws.call('restore_file', { trashedPath: archive, overwrite: true }, { confirm })
+    expect(requests).toHaveLength(1)
+    expect(requests[0]).toMatchObject({ label: 'Restore file?', recursive: true })
+    expect(requests[0]!.detail).toBe(
+      `${join(root, 'a')} (replaces the directory ${join(root, 'a')} and everything in it, which goes to the trash first)`,
+    )
     expect(result.status).toBe('ok')
     expect(read(join(root, 'a'))).toBe('file')
     const back = await ws.call('restore_file', { trashedPath: result.data!.trashedTo as string, targetPath: 'a-dir' })

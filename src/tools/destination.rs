@@ -1,6 +1,8 @@
-//! What `move_file` and `restore_file` share: making ready the place an entry goes. The parent
-//! directory is created if missing, the destination is checked to be as planned (absent, or
-//! present when an overwrite was approved), and what is there goes to the trash first.
+//! What `move_file` and `restore_file` share: the place an entry goes. Planning looks at what is
+//! there now; replacing a whole directory tree asks like a recursive `remove_dir` does, and says
+//! so. Committing creates the parent directory if missing, checks that the destination is still
+//! as planned (absent, or the same kind of entry when an overwrite was approved), and puts what
+//! is there into the trash first.
 
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, OwnedFd};
@@ -10,7 +12,8 @@ use super::files;
 use super::trashing::put_in_trash;
 use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
-use crate::paths::{fsops, Target};
+use crate::paths::fsops::{self, EntryKind};
+use crate::paths::Target;
 use crate::trash::Archived;
 use crate::workspace::Workspace;
 
@@ -30,6 +33,30 @@ pub fn refuse_dangerous(ws: &Workspace, path: &Path) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// What is at `target` now (`None`: nothing, or its parent does not exist yet).
+pub fn existing(target: &Target, doing: &str) -> Result<Option<EntryKind>, ToolError> {
+    let (parent, name) = match files::open_parent(target, doing) {
+        Ok(found) => found,
+        Err(e) if e.code == ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let stat = fsops::lstat_at(parent.as_fd(), &name)
+        .map_err(|e| ToolError::io(&e, doing, &target.path))?;
+    Ok(stat.as_ref().map(EntryKind::of))
+}
+
+/// Replacing `existing` at `path`: a directory tree goes to the trash as a recursive
+/// `remove_dir` would, so the user is always asked, and told (returns the text for the prompt's
+/// detail). `None` when nothing or a single entry is replaced.
+pub fn replaces_tree(existing: Option<EntryKind>, path: &Path) -> Option<String> {
+    (existing == Some(EntryKind::Directory)).then(|| {
+        format!(
+            " (replaces the directory {} and everything in it, which goes to the trash first)",
+            path.display()
+        )
+    })
+}
+
 /// The destination, ready: its parent directory (readable), its name there, and the archive of
 /// the entry it replaces, if any.
 pub struct Destination<'a> {
@@ -39,13 +66,13 @@ pub struct Destination<'a> {
     pub replaced: Option<Archived>,
 }
 
-/// Makes `target` ready to receive an entry: creates its parent directories, checks that an entry
-/// is there exactly when `planned_present` says (else `CONFLICT`: it changed since it was planned
-/// on), and puts that entry into the trash.
+/// Makes `target` ready to receive an entry: creates its parent directories, checks that what is
+/// there is what was planned on (`planned`, from [`existing`]; else `CONFLICT`), and puts it into
+/// the trash.
 pub fn prepare<'a>(
     ws: &Workspace,
     target: &'a Target,
-    planned_present: bool,
+    planned: Option<EntryKind>,
     cancel: &CancelToken,
 ) -> Result<Destination<'a>, ToolError> {
     let (parent_path, name) = target
@@ -54,13 +81,12 @@ pub fn prepare<'a>(
     let parent = fsops::ensure_dir(&target.anchor, parent_path)
         .and_then(|(fd, _)| fsops::reopen_readable(fd.as_fd()))
         .map_err(|e| ToolError::io(&e, "create the parent directory of", &target.path))?;
-    let present = fsops::lstat_at(parent.as_fd(), name)
-        .map_err(|e| ToolError::io(&e, "check", &target.path))?
-        .is_some();
-    if present != planned_present {
+    let now = fsops::lstat_at(parent.as_fd(), name)
+        .map_err(|e| ToolError::io(&e, "check", &target.path))?;
+    if now.as_ref().map(EntryKind::of) != planned {
         return Err(files::changed_since_planned(&target.path));
     }
-    let replaced = if present {
+    let replaced = if now.is_some() {
         Some(put_in_trash(
             ws,
             parent.as_fd(),

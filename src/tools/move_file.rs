@@ -22,7 +22,7 @@ use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::change::{Action, FileChange};
 use crate::error::{libc_codes, ErrorCode, ToolError};
-use crate::paths::fsops;
+use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::trees::{self, Copied, CopyError, Removal};
 use crate::permissions::Operation;
@@ -119,20 +119,26 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         ));
                     }
                 }
-                Ok(((src_stat.st_dev, src_stat.st_ino), dst_stat.is_some()))
+                Ok(((src_stat.st_dev, src_stat.st_ino), dst_stat.as_ref().map(EntryKind::of)))
             })
             .await?;
+        let replaced_tree = destination::replaces_tree(destination_existed, &destination.path);
         call.authorize(Authorization {
             needs: vec![
                 (Operation::Write, destination.inside_root),
                 (Operation::Remove, source.inside_root),
             ],
-            always_ask: false,
+            always_ask: replaced_tree.is_some(),
             label: "Move file?",
             path: &source.path,
-            detail: format!("{} → {}", source.path.display(), destination.path.display()),
+            detail: format!(
+                "{} → {}{}",
+                source.path.display(),
+                destination.path.display(),
+                replaced_tree.as_deref().unwrap_or("")
+            ),
             diff: None,
-            recursive: None,
+            recursive: replaced_tree.is_some().then_some(true),
             permanent: None,
             denial: "The user denied this move.",
         })

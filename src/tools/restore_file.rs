@@ -10,13 +10,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::destination::{self, Destination};
-use super::files;
 use super::trashing::{restore_hint, restore_into, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
-use crate::paths::fsops;
 use crate::paths::resolve::absolute_input;
 use crate::paths::sandbox::FinalLink;
 use crate::permissions::Operation;
@@ -105,15 +103,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let _lock = call.lock(&[&target.path, &archive]).await;
         let planned = target.clone();
         let exists = call
-            .blocking(move || match files::open_parent(&planned, "restore to") {
-                Ok((parent, name)) => Ok(fsops::lstat_at(parent.as_fd(), &name)
-                    .map_err(|e| ToolError::io(&e, "restore to", &planned.path))?
-                    .is_some()),
-                Err(e) if e.code == ErrorCode::NotFound => Ok(false),
-                Err(e) => Err(e),
-            })
+            .blocking(move || destination::existing(&planned, "restore to"))
             .await?;
-        if exists && !args.overwrite {
+        if exists.is_some() && !args.overwrite {
             return Err(ToolError::new(
                 ErrorCode::AlreadyExists,
                 format!(
@@ -123,12 +115,22 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             )
             .into());
         }
-        call.authorize(Authorization::of(
-            Operation::Write,
-            &target,
-            "Restore file?",
-            "The user denied this restore.",
-        ))
+        let replaced_tree = destination::replaces_tree(exists, &target.path);
+        call.authorize(Authorization {
+            always_ask: replaced_tree.is_some(),
+            detail: format!(
+                "{}{}",
+                target.path.display(),
+                replaced_tree.as_deref().unwrap_or("")
+            ),
+            recursive: replaced_tree.is_some().then_some(true),
+            ..Authorization::of(
+                Operation::Write,
+                &target,
+                "Restore file?",
+                "The user denied this restore.",
+            )
+        })
         .await?;
         let (ws, committed, cancel, from) = (
             call.ws.clone(),
