@@ -130,6 +130,16 @@ describe('a renamed tool', () => {
     expect(read(join(root, 'a.txt'))).toBe('hi\n')
   })
 
+  it('formatCall of a tool renamed to the name of a disabled tool uses the renamed tool', () => {
+    const { root, dataDir } = tempWorkspaceDirs()
+    const ws = new Workspace({
+      root,
+      trash: { dataDir },
+      tools: { remove_dir: { enabled: false }, delete_file: { name: 'remove_dir' } },
+    })
+    expect(ws.formatCall('remove_dir', { path: 'a.txt', permanent: true })).toBe('a.txt (permanent)')
+  })
+
   it('formatCall works with the new name', () => {
     const { ws } = tempWorkspace({ tools: { list_directory: { name: 'ls' } } })
     expect(ws.formatCall('ls', { path: 'src', recursive: true })).toBe('src (recursive)')

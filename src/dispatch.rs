@@ -138,10 +138,13 @@ impl Toolset {
 
     /// The one-line header for a call (SPEC §2 `formatCall`).
     pub fn format_call(&self, name: &str, args: &Value) -> String {
+        // The tool the host's name calls: an offered tool first (a tool may be renamed to the
+        // name of one that is disabled), then any tool by that name, then by its original name.
         match self
             .tools
             .iter()
-            .find(|t| t.name == name)
+            .find(|t| t.name == name && self.available(t))
+            .or_else(|| self.tools.iter().find(|t| t.name == name))
             .or_else(|| self.tools.iter().find(|t| t.spec.name == name))
         {
             Some(tool) => (tool.spec.format_call)(args),
