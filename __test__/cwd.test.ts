@@ -1,5 +1,5 @@
 /** `cwd_get` / `cwd_push` / `cwd_pop` (SPEC §5): the per-workspace directory stack. */
-import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { Workspace, type ConfirmHandler } from 'agent-fs-tools'
@@ -231,6 +231,24 @@ describe('cwd_push / cwd_pop', () => {
     await ws.call('cwd_push', { path: 's' })
     expect(await ws.call('cwd_pop', { path: '..' })).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
     expect(ws.cwd().depth).toBe(1)
+  })
+})
+
+describe('cwd_pop to a directory that changed (issue 15.10)', () => {
+  it('a saved directory that became a link to outside: refused, the stack and ws.cwd() unchanged', async () => {
+    const { root, dataDir } = tempWorkspaceDirs()
+    const ws = new Workspace({ root, allowedPaths: [root], trash: { dataDir } })
+    const outside = siblingDir(root)
+    mkdirSync(join(root, 'a/b'), { recursive: true })
+    expect((await ws.call('cwd_push', { path: 'a' })).status).toBe('ok')
+    expect((await ws.call('cwd_push', { path: 'b' })).status).toBe('ok')
+    renameSync(join(root, 'a'), join(root, 'a.moved'))
+    symlinkSync(outside, join(root, 'a'))
+    const before = ws.cwd()
+    const popped = await ws.call('cwd_pop', {})
+    expect(popped).toMatchObject({ status: 'error', code: 'PATH_NOT_ALLOWED' })
+    expect(popped.output).toContain('the stack is unchanged (depth 2)')
+    expect(ws.cwd()).toEqual(before)
   })
 })
 

@@ -8,7 +8,9 @@ use serde_json::{json, Value};
 use super::files;
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{BoxFuture, Call, Outcome, Success};
-use crate::error::{ErrorCode, ToolError};
+use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::paths::canonical::resolve;
+use crate::paths::fsops;
 use crate::paths::project::find_project_root;
 use crate::paths::sandbox::FinalLink;
 use crate::workspace::{CwdFrame, CwdInfo};
@@ -151,20 +153,40 @@ fn run_pop(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             );
             return Ok(with_cwd_data(Success::text(text), &info));
         };
-        let dir = saved.cwd.clone();
-        let exists = call.blocking(move || Ok(dir.is_dir())).await?;
+        let (sandbox, dir, depth) = (
+            call.ws.sandbox().clone(),
+            saved.cwd.clone(),
+            call.ws.cwd_stack().saved.len(),
+        );
+        // The saved directory is reached again as a push would reach it: without following a
+        // link that replaced part of it since, and only inside the allowed trees.
+        call.blocking(move || {
+            let unchanged = format!("the stack is unchanged (depth {depth})");
+            let gone = || {
+                ToolError::new(
+                    ErrorCode::NotFound,
+                    format!(
+                        "cannot pop to {}: the directory no longer exists; {unchanged}. Use cwd_push to go elsewhere",
+                        dir.display()
+                    ),
+                )
+            };
+            let anchor = sandbox.anchor_of(&dir).ok_or_else(gone)?;
+            let became_link = || resolve(&dir).is_ok_and(|c| c.path != dir);
+            match fsops::open_dir(&anchor, &dir, false) {
+                Ok(_) => Ok(()),
+                // (A link in the way is ELOOP or ENOTDIR, as the kernel decides.)
+                Err(e) if matches!(e.raw_os_error(), Some(libc_codes::ENOENT | libc_codes::ENOTDIR)) && !became_link() => Err(gone()),
+                Err(e) => {
+                    let e = if became_link() { std::io::Error::from_raw_os_error(libc_codes::ELOOP) } else { e };
+                    let mut error = ToolError::io(&e, "pop to", &dir);
+                    error.message.push_str(&format!("; {unchanged}"));
+                    Err(error)
+                }
+            }
+        })
+        .await?;
         let mut stack = call.ws.cwd_stack();
-        if !exists {
-            return Err(ToolError::new(
-                ErrorCode::NotFound,
-                format!(
-                    "cannot pop to {}: the directory no longer exists; the stack is unchanged (depth {}). Use cwd_push to go elsewhere",
-                    saved.cwd.display(),
-                    stack.saved.len()
-                ),
-            )
-            .into());
-        }
         // Pop only the frame we checked (a concurrent push/pop may have moved the stack).
         if stack.saved.last() == Some(&saved) {
             stack.current = stack.saved.pop().expect("checked above");
