@@ -197,6 +197,41 @@ describe('abort', () => {
     await ws.call('read_file', { path: 'missing' }, { signal: controller.signal })
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
   })
+
+  it('one signal shared by many calls: one listener, no MaxListenersExceededWarning, and an abort reaches every call', async () => {
+    const { ws } = tempWorkspace()
+    const warnings: Error[] = []
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning)
+    }
+    process.on('warning', onWarning)
+    try {
+      const controller = new AbortController()
+      let asked = 0
+      // Every call waits on a prompt that is never answered, until the abort.
+      const never: ConfirmHandler = () => {
+        asked += 1
+        return new Promise<boolean>(() => {})
+      }
+      const calls = Array.from({ length: 25 }, (_, i) =>
+        ws.call('write_file', { path: `f${i}.txt`, content: 'x' }, { signal: controller.signal, confirm: never }),
+      )
+      await vi.waitFor(() => expect(asked).toBe(25))
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
+      controller.abort()
+      for (const result of await Promise.all(calls)) expect(result.code).toBe('ABORTED')
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([])
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
+    } finally {
+      process.off('warning', onWarning)
+    }
+  })
+
+  it('a ctx.signal that is not an AbortSignal is a TypeError naming it', async () => {
+    const { ws } = tempWorkspace()
+    await expect(ws.call('cwd_get', {}, { signal: {} as never })).rejects.toThrow(new TypeError('ctx.signal: must be an AbortSignal'))
+  })
 })
 
 describe('formatCall and cwd', () => {

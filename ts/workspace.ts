@@ -3,6 +3,7 @@
  * what only JS can see (functions, BigInts, cycles), keeps the confirm handlers on the JS side, and
  * turns every tool-level failure into a {@link ToolResult}.
  */
+import { isAbortSignal, onAbort } from './internal/abort.js'
 import { toNativeConfirm } from './internal/confirm.js'
 import { callIdSequence } from './internal/ids.js'
 import { JsonValueError, toJson } from './internal/json.js'
@@ -136,11 +137,11 @@ export class Workspace {
       throw error
     }
 
-    const id = nextCallId()
     const signal = ctx?.signal
-    const onAbort = (): void => this.#native.abort(id)
-    if (signal?.aborted) onAbort()
-    else signal?.addEventListener('abort', onAbort, { once: true })
+    if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError('ctx.signal: must be an AbortSignal')
+
+    const id = nextCallId()
+    const withdraw = signal === undefined ? undefined : onAbort(signal, () => this.#native.abort(id))
     try {
       const resultJson = await this.#native.call(
         id,
@@ -151,7 +152,7 @@ export class Workspace {
       )
       return JSON.parse(resultJson) as ToolResult
     } finally {
-      signal?.removeEventListener('abort', onAbort)
+      withdraw?.()
     }
   }
 
