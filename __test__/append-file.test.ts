@@ -1,5 +1,5 @@
 /** `append_file` (SPEC §5): appends in place, creates the file, bounded by appendMaxTotalBytes. */
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ConfirmHandler } from 'agent-fs-tools'
 import { describe, expect, it, vi } from 'vitest'
@@ -145,6 +145,22 @@ describe('append_file errors', () => {
     )
     expect(result.code).toBe('CONFLICT')
     expect(read(path)).toBe('v2\n')
+  })
+})
+
+describe('append_file to a file that is not UTF-8 text (issue 15.10)', () => {
+  it.each([
+    ['UTF-16 LE with a BOM', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('log line\n', 'utf16le')]), 'BINARY_FILE'],
+    ['UTF-16 BE with a BOM', Buffer.from([0xfe, 0xff, 0x00, 0x61, 0x00, 0x0a]), 'BINARY_FILE'],
+    ['binary', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]), 'BINARY_FILE'],
+    ['Latin-1', Buffer.from('caf\xe9\n', 'latin1'), 'ENCODING'],
+  ])('%s: refused, nothing appended', async (_, bytes, code) => {
+    const { ws, root } = tempWorkspace({ permissions: { cwdWriteFile: true } })
+    writeFileSync(join(root, 'f.log'), bytes)
+    const result = await ws.call('append_file', { path: 'f.log', content: 'more\n' })
+    expect(result).toMatchObject({ status: 'error', code })
+    expect(result.output).toContain('append_file adds UTF-8 text')
+    expect(Buffer.compare(readFileSync(join(root, 'f.log')), bytes)).toBe(0)
   })
 })
 

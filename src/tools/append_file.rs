@@ -18,6 +18,7 @@ use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::Target;
 use crate::permissions::Operation;
+use crate::text::decode::{decode_for_edit, DecodeError};
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "append_file",
@@ -93,6 +94,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         }
                         let old = files::read_at_most(&mut opened.file, max, "read", &target.path)?
                             .ok_or_else(|| too_large(size))?;
+                        refuse_unless_utf8_text(&old, &target.path)?;
                         let mut new = old.clone();
                         new.extend_from_slice(content.as_bytes());
                         let diff = files::diff_bytes(Some(&old), &new, &label, limits.diff_timeout_ms);
@@ -291,6 +293,28 @@ fn create_through(
                 ToolError::io(&e, "append to", &target.path)
             })
         }
+    }
+}
+
+/// Appending UTF-8 text to a file that is not UTF-8 text (binary, UTF-16, another encoding)
+/// would leave it in two encodings at once, unreadable to what reads it: refused.
+fn refuse_unless_utf8_text(old: &[u8], path: &std::path::Path) -> Result<(), ToolError> {
+    match decode_for_edit(old) {
+        Ok(_) => Ok(()),
+        Err(DecodeError::Binary) => Err(ToolError::new(
+            ErrorCode::BinaryFile,
+            format!(
+                "{} is a binary file (or text in UTF-16 or UTF-32), and append_file adds UTF-8 text, which would corrupt it; leave it as it is, or write a new file",
+                path.display()
+            ),
+        )),
+        Err(DecodeError::Encoding { byte_offset }) => Err(ToolError::new(
+            ErrorCode::Encoding,
+            format!(
+                "{} is not UTF-8 text (first invalid byte at offset {byte_offset}), and append_file adds UTF-8 text, which would mix two encodings in it; leave it as it is, or write a new file",
+                path.display()
+            ),
+        )),
     }
 }
 
