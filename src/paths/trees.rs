@@ -379,13 +379,34 @@ fn finish_directory(frame: &CopyFrame) -> io::Result<()> {
 
 /// Gives `copy` the metadata of `source` (whose stat is `stat`): its owner (where we may, see
 /// [`fsops::give_owner`]), then its extended attributes (a change of owner clears file
-/// capabilities), then its mode (after any ACL, which sets the group bits) and times.
+/// capabilities), then its mode (after any ACL, which sets the group bits; see
+/// [`mode_of_copy`]) and times.
 fn give_metadata(source: BorrowedFd<'_>, copy: BorrowedFd<'_>, stat: &Stat) -> io::Result<()> {
     fsops::give_owner(copy, stat.st_uid, stat.st_gid)?;
     xattrs::copy(source, copy)?;
-    rustix::fs::fchmod(copy, Mode::from_raw_mode(stat.st_mode & 0o1777))?;
+    let owned = fsops::fstat(copy)?;
+    let mode = mode_of_copy(
+        stat.st_mode,
+        (stat.st_uid, stat.st_gid),
+        (owned.st_uid, owned.st_gid),
+    );
+    rustix::fs::fchmod(copy, Mode::from_raw_mode(mode))?;
     rustix::fs::futimens(copy, &timestamps(stat))?;
     Ok(())
+}
+
+/// The permission bits a copy gets, as `mv` and `cp -p` decide: all of the source's, except that
+/// set-user-ID survives only when the copy has the source's owner, and set-group-ID only when
+/// it has the source's group (a program must not run as someone it does not belong to).
+fn mode_of_copy(source_mode: u32, source_owner: (u32, u32), copy_owner: (u32, u32)) -> u32 {
+    let mut mode = source_mode & 0o1777;
+    if copy_owner.0 == source_owner.0 {
+        mode |= source_mode & 0o4000;
+    }
+    if copy_owner.1 == source_owner.1 {
+        mode |= source_mode & 0o2000;
+    }
+    mode
 }
 
 fn timestamps(stat: &Stat) -> Timestamps {
@@ -660,6 +681,29 @@ mod tests {
             fs::symlink_metadata(base.join("c/top.sh")).unwrap().mode() & 0o777,
             0o751
         );
+    }
+
+    #[test]
+    fn set_id_bits_stay_only_with_the_owner_and_group_they_belong_to() {
+        assert_eq!(mode_of_copy(0o104755, (7, 8), (7, 8)), 0o4755);
+        assert_eq!(mode_of_copy(0o102755, (7, 8), (7, 8)), 0o2755);
+        assert_eq!(mode_of_copy(0o106755, (7, 8), (9, 8)), 0o2755);
+        assert_eq!(mode_of_copy(0o106755, (7, 8), (7, 9)), 0o4755);
+        assert_eq!(mode_of_copy(0o101777, (7, 8), (9, 9)), 0o1777);
+    }
+
+    #[test]
+    fn a_set_user_id_program_keeps_its_bit_when_its_owner_is_kept() {
+        let (_d, base) = with_sample_tree();
+        let program = base.join("t/tool");
+        fs::write(&program, "#!/bin/sh\n").unwrap();
+        fs::set_permissions(&program, fs::Permissions::from_mode(0o4755)).unwrap();
+        copy_t_to_c(&base, &|| false).unwrap();
+        let mode = fs::metadata(base.join("c/tool"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o7777, 0o4755);
     }
 
     #[test]
