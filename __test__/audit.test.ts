@@ -1,5 +1,5 @@
 /** The audit log (SPEC §7.5): one JSON line per mutating call, written before the call resolves. */
-import { existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { tempWorkspace } from './helpers/temp.js'
@@ -144,6 +144,23 @@ describe('audit log', () => {
     })
     await ws.call('save_file', { path: 'a.txt', content: 'x' })
     expect(auditLines(dataDir, root)[0]).toMatchObject({ tool: 'save_file', status: 'ok' })
+  })
+
+  it('the log is for its owner only: 0600 in a private data directory, also when an older version made it readable', async () => {
+    const fresh = tempWorkspace({ permissions: { cwdWriteFile: true }, trash: ids })
+    await fresh.ws.call('write_file', { path: 'a.txt', content: 'x' })
+    const log = join(fresh.dataDir, 'audit', `${sha256(fresh.root)}.jsonl`)
+    expect(statSync(log).mode & 0o777).toBe(0o600)
+    expect(statSync(join(fresh.dataDir, 'audit')).mode & 0o077).toBe(0)
+
+    const old = tempWorkspace({ permissions: { cwdWriteFile: true }, trash: ids })
+    const oldLog = join(old.dataDir, 'audit', `${sha256(old.root)}.jsonl`)
+    mkdirSync(join(old.dataDir, 'audit'), { recursive: true })
+    writeFileSync(oldLog, '')
+    chmodSync(oldLog, 0o644)
+    await old.ws.call('write_file', { path: 'a.txt', content: 'x' })
+    expect(statSync(oldLog).mode & 0o777).toBe(0o600)
+    expect(auditLines(old.dataDir, old.root)).toHaveLength(1)
   })
 
   it('audit: false writes no log', async () => {
