@@ -16,6 +16,7 @@ pub mod locks;
 pub mod options;
 pub mod paths;
 pub mod permissions;
+pub mod search;
 pub mod text;
 pub mod tools;
 pub mod trash;

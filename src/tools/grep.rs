@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::files::{self, OpenedFile};
-use super::glob::{open_search_dir, PathGlob};
+use super::glob::open_search_dir;
 use super::{at_least_one, object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::cancel::CancelToken;
@@ -31,6 +31,7 @@ use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::Target;
 use crate::permissions::Operation;
+use crate::search::glob::PathGlob;
 use crate::walk::{self, WalkOptions};
 
 /// `maxMatches` when the model gives none.
