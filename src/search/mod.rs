@@ -4,6 +4,8 @@
 //!
 //! - [`glob`]: the glob syntax both tools take (a name at any depth, or a relative path);
 //! - [`find`]: `glob`'s files that match, newest first, and their listing;
+//! - [`grep`]: `grep`'s regex search of file contents, bounded, in path order, and its output.
 
 pub mod find;
 pub mod glob;
+pub mod grep;
