@@ -12,6 +12,7 @@ pub mod dispatch;
 pub mod error;
 pub mod hashing;
 pub mod journal;
+pub mod listing;
 pub mod locks;
 pub mod options;
 pub mod paths;
