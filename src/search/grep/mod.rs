@@ -9,9 +9,9 @@
 //! its first match (to know that there is more).
 //!
 //! - this file: the matcher, the bounds, and the search of a tree or of one file;
-//! - [`file`]: the search of one file, the sinks that keep its lines, and how a line is shown;
-//! - [`collected`]: what the files contributed, trimmed to what can be shown;
-//! - [`render`]: the `path:line: text` output and its notes.
+//! - `file`: the search of one file, the sinks that keep its lines, and how a line is shown;
+//! - `collected`: what the files contributed, trimmed to what can be shown;
+//! - `render`: the `path:line: text` output and its notes.
 
 mod collected;
 mod file;
