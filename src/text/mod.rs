@@ -6,9 +6,13 @@
 //! - [`edit`]: `edit_file`'s batched exact-string replacement, its error
 //!   messages and the closest-match hint for an `oldString` that was not found.
 //! - [`diff`]: time-bounded unified diffs for write, edit and append.
+//! - [`page`]: `read_file`'s pages: numbered lines of a range, bounded, streamed.
+//! - [`quantity`]: counts with their unit, as the messages write them.
 
 mod closest;
 pub mod decode;
 pub mod diff;
 pub mod edit;
 mod occurrences;
+pub mod page;
+pub mod quantity;

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::call::{BoxFuture, Call, Outcome};
 use crate::error::ToolError;
+pub use crate::text::quantity::{bytes, quantity};
 
 pub mod append_file;
 pub mod create_directory;
@@ -142,21 +143,6 @@ fn json_kind(v: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
-}
-
-/// `n` with its unit, singular for one: `1 byte`, `3 bytes`.
-pub fn quantity(n: impl Into<u64>, singular: &str, plural: &str) -> String {
-    let n = n.into();
-    if n == 1 {
-        format!("1 {singular}")
-    } else {
-        format!("{n} {plural}")
-    }
-}
-
-/// `n` bytes, singular for one.
-pub fn bytes(n: impl Into<u64>) -> String {
-    quantity(n, "byte", "bytes")
 }
 
 /// `formatCall` for tools whose header is just their `path` argument as the model gave it.

@@ -1,0 +1,222 @@
+//! `list_directory`'s engine: the entries of a directory, or of the tree below it, one line
+//! each (`name/`, `link -> target`, `file (12 bytes, 2024-05-01)`), bounded by a count.
+//!
+//! Both listings read through the directory's descriptor, never by path, so what is listed is
+//! the directory that was checked. Symlinks are shown as links with their own `lstat` data and
+//! never descended. A direct listing is sorted by name (bytes) and `lstat`s only the entries it
+//! shows; a recursive one is [`crate::walk`] (depth first in name order, `.git` and, unless
+//! asked, what `.gitignore` ignores skipped), which `lstat`s only regular files and reads only
+//! symlinks. Our own atomic-write temp files and the hidden trash directories are never listed.
+
+use std::ffi::OsStr;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::cancel::CancelToken;
+use crate::error::ToolError;
+use crate::paths::fsops::{self, EntryKind};
+use crate::paths::{Sandbox, Target};
+use crate::text::quantity::bytes;
+use crate::walk::{self, WalkOptions};
+
+/// The lines of a listing, at most the bound asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    pub lines: Vec<String>,
+    /// There were more entries than the bound.
+    pub truncated: bool,
+}
+
+impl Listing {
+    /// The listing as the model reads it, with a note saying how to see the rest when it was
+    /// cut at `max` entries (a `recursive` one can also be listed without recursion).
+    pub fn text(&self, max: usize, recursive: bool) -> String {
+        let mut text = self.lines.join("\n");
+        if self.lines.is_empty() {
+            text = "(empty directory)".into();
+        }
+        if self.truncated {
+            text.push_str(&format!(
+                "\n[Listing truncated at {max} entries. List a subdirectory{} to see the rest.]",
+                if recursive {
+                    ", or list without recursive,"
+                } else {
+                    ""
+                }
+            ));
+        }
+        text
+    }
+}
+
+/// The direct entries of `fd` (the directory `target`, open for reading), the first `max` by
+/// name.
+pub fn direct_entries(
+    fd: OwnedFd,
+    target: &Target,
+    sandbox: &Sandbox,
+    max: usize,
+) -> Result<Listing, ToolError> {
+    let dir = rustix::fs::Dir::read_from(&fd)
+        .map_err(|e| ToolError::io(&e.into(), "list", &target.path))?;
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    for entry in dir {
+        let entry = entry.map_err(|e| ToolError::io(&e.into(), "list", &target.path))?;
+        let name = entry.file_name().to_bytes();
+        if name == b"."
+            || name == b".."
+            || fsops::is_temp_name(OsStr::from_bytes(name))
+            || sandbox.is_hidden(&target.path.join(OsStr::from_bytes(name)))
+        {
+            continue;
+        }
+        names.push(name.to_vec());
+    }
+    names.sort();
+    let truncated = names.len() > max;
+    let mut lines = Vec::with_capacity(names.len().min(max));
+    for name in names.iter().take(max) {
+        let name = OsStr::from_bytes(name);
+        let Some(stat) = fsops::lstat_at(fd.as_fd(), name)
+            .map_err(|e| ToolError::io(&e, "list", &target.path))?
+        else {
+            continue; // removed while listing
+        };
+        let link = || {
+            fsops::read_link_at(fd.as_fd(), name)
+                .ok()
+                .map(PathBuf::from)
+        };
+        lines.push(entry_line(
+            Path::new(name),
+            EntryKind::of(&stat),
+            stat.st_size as u64,
+            stat.st_mtime,
+            link,
+        ));
+    }
+    Ok(Listing { lines, truncated })
+}
+
+/// The whole tree below `dir` (open, at `listed`), the first `max` entries in walk order, `.git`
+/// and (unless `include_ignored`) ignored files skipped.
+pub fn walk_tree(
+    dir: OwnedFd,
+    listed: &Target,
+    sandbox: &Sandbox,
+    include_ignored: bool,
+    max: usize,
+    cancel: &CancelToken,
+) -> Result<Listing, ToolError> {
+    let options = WalkOptions {
+        sandbox,
+        include_ignored,
+        limit: Some(max),
+        cancel,
+    };
+    let walked = walk::walk(dir, listed, &options, |entry| {
+        let (kind, size, mtime) = match entry.kind {
+            EntryKind::File => {
+                // Whatever it is now, as of this lstat (or gone: removed while listing).
+                let stat = fsops::lstat_at(entry.dir, entry.name).ok()??;
+                (EntryKind::of(&stat), stat.st_size as u64, stat.st_mtime)
+            }
+            kind => (kind, 0, 0),
+        };
+        let link = || {
+            fsops::read_link_at(entry.dir, entry.name)
+                .ok()
+                .map(PathBuf::from)
+        };
+        Some(entry_line(entry.rel, kind, size, mtime, link))
+    })?;
+    Ok(Listing {
+        lines: walked.items,
+        truncated: walked.truncated,
+    })
+}
+
+/// `dir/`, `link -> target`, `file (N bytes, YYYY-MM-DD)`.
+fn entry_line(
+    rel: &Path,
+    kind: EntryKind,
+    size: u64,
+    mtime: i64,
+    link: impl FnOnce() -> Option<PathBuf>,
+) -> String {
+    let name = rel.display();
+    match kind {
+        EntryKind::Directory => format!("{name}/"),
+        EntryKind::Symlink => match link() {
+            Some(target) => format!("{name} -> {}", target.display()),
+            None => format!("{name} -> (unreadable link)"),
+        },
+        EntryKind::File => format!("{name} ({}, {})", bytes(size), date(mtime)),
+        EntryKind::Special => format!("{name} (special file)"),
+    }
+}
+
+/// The UTC date of a Unix time, `YYYY-MM-DD`.
+fn date(unix_seconds: i64) -> String {
+    let time = if unix_seconds >= 0 {
+        UNIX_EPOCH + Duration::from_secs(unix_seconds as u64)
+    } else {
+        UNIX_EPOCH
+    };
+    let stamp = humantime::format_rfc3339_seconds(
+        time.max(UNIX_EPOCH)
+            .min(SystemTime::UNIX_EPOCH + Duration::from_secs(253_402_300_799)),
+    );
+    stamp.to_string()[..10].to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_lines_follow_the_spec() {
+        assert_eq!(
+            entry_line(Path::new("src"), EntryKind::Directory, 0, 0, || None),
+            "src/"
+        );
+        assert_eq!(
+            entry_line(Path::new("l"), EntryKind::Symlink, 0, 0, || Some(
+                PathBuf::from("../x")
+            )),
+            "l -> ../x"
+        );
+        assert_eq!(
+            entry_line(
+                Path::new("a/b.txt"),
+                EntryKind::File,
+                12,
+                1_700_000_000,
+                || None
+            ),
+            "a/b.txt (12 bytes, 2023-11-14)"
+        );
+    }
+
+    #[test]
+    fn the_text_says_empty_or_how_to_see_the_rest() {
+        let empty = Listing {
+            lines: vec![],
+            truncated: false,
+        };
+        assert_eq!(empty.text(500, false), "(empty directory)");
+        let cut = Listing {
+            lines: vec!["a".into(), "b/".into()],
+            truncated: true,
+        };
+        assert_eq!(
+            cut.text(2, false),
+            "a\nb/\n[Listing truncated at 2 entries. List a subdirectory to see the rest.]"
+        );
+        assert!(cut
+            .text(2, true)
+            .ends_with("List a subdirectory, or list without recursive, to see the rest.]"));
+    }
+}

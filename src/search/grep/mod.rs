@@ -1,0 +1,259 @@
+//! `grep`'s engine: a regex search of file contents with ripgrep's own crates (`grep-regex`,
+//! `grep-searcher`), over the same walk as `glob` ([`crate::walk`]: parallel, gitignore-aware,
+//! through directory descriptors, never following a symlink).
+//!
+//! The output is bounded twice, by a match count and by a byte size, and is in path order
+//! whatever order the walk's threads finish in. So that memory stays bounded on a huge tree,
+//! only the files that can still be shown are kept while searching (the first ones in path
+//! order, [`Collected`]), and a file that sorts after a full result is searched at most until
+//! its first match (to know that there is more).
+//!
+//! - this file: the matcher, the bounds, and the search of a tree or of one file;
+//! - `file`: the search of one file, the sinks that keep its lines, and how a line is shown;
+//! - `collected`: what the files contributed, trimmed to what can be shown;
+//! - `render`: the `path:line: text` output and its notes.
+
+mod collected;
+mod file;
+mod render;
+
+use std::fs::File;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use grep_matcher::LineTerminator;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
+
+use super::glob::PathGlob;
+use crate::cancel::CancelToken;
+use crate::error::{ErrorCode, ToolError};
+use crate::paths::fsops::{self, EntryKind};
+use crate::paths::{Sandbox, Target};
+use crate::walk::{self, WalkOptions};
+pub use collected::Collected;
+use file::{has_match, search_file};
+pub use render::{output, Cut, Rendered, Searched};
+
+/// A line longer than this makes the file unsearchable (it is skipped).
+const HEAP_LIMIT: usize = 64 * 1024 * 1024;
+
+/// The regex, line-oriented (it never matches across lines; `$` also matches before `\r\n`).
+pub fn build_matcher(pattern: &str, case_insensitive: bool) -> Result<RegexMatcher, ToolError> {
+    RegexMatcherBuilder::new()
+        .case_insensitive(case_insensitive)
+        .crlf(true)
+        .ban_byte(Some(0))
+        .build(pattern)
+        .map_err(|e| {
+            ToolError::invalid(format!(
+                "grep: invalid arguments: pattern: invalid regular expression: {}\nThe pattern is a Rust regex matched against one line at a time; escape ( ) [ ] {{ }} . * + ? | \\ with a backslash to match them literally.",
+                e.to_string().trim_end()
+            ))
+        })
+}
+
+/// The output bounds of one search.
+#[derive(Debug, Clone)]
+pub struct Bounds {
+    /// The most matching lines shown.
+    pub max_matches: usize,
+    /// The most bytes of output.
+    pub max_bytes: usize,
+    /// Lines shown before and after each match.
+    pub context: usize,
+}
+
+impl Bounds {
+    fn searcher(&self) -> Searcher {
+        SearcherBuilder::new()
+            .line_terminator(LineTerminator::crlf())
+            .line_number(true)
+            .binary_detection(BinaryDetection::quit(0))
+            .before_context(self.context)
+            .after_context(self.context)
+            .heap_limit(Some(HEAP_LIMIT))
+            .build()
+    }
+}
+
+/// The directory being searched.
+pub struct Tree<'a> {
+    pub target: &'a Target,
+    /// Only files matching this are searched.
+    pub include: Option<&'a PathGlob>,
+    pub include_ignored: bool,
+}
+
+/// A searcher and its matcher, used by one thread at a time (the walk's threads share a pool).
+struct Worker {
+    searcher: Searcher,
+    matcher: RegexMatcher,
+}
+
+/// Searches the text files below `dir` (open, at `tree.target`). Files that cannot be read or
+/// change while searched are skipped, like `rg` does.
+pub fn search_tree(
+    dir: OwnedFd,
+    tree: &Tree<'_>,
+    sandbox: &Sandbox,
+    matcher: &RegexMatcher,
+    bounds: &Bounds,
+    cancel: &CancelToken,
+) -> Result<Collected, ToolError> {
+    let collected = Mutex::new(Collected::default());
+    let lock = || collected.lock().unwrap_or_else(|e| e.into_inner());
+    let idle: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
+    let options = WalkOptions {
+        sandbox,
+        include_ignored: tree.include_ignored,
+        limit: None, // the first files in path order are kept as they are found
+        cancel,
+    };
+    walk::walk(dir, tree.target, &options, |entry| {
+        let rel = entry.rel;
+        if entry.kind != EntryKind::File || tree.include.is_some_and(|g| !g.is_match(rel)) {
+            return None::<()>;
+        }
+        let (past_the_end, more_known) = {
+            let c = lock();
+            (c.is_past_the_end(rel, bounds), c.more)
+        };
+        if past_the_end && more_known {
+            return None;
+        }
+        let Ok(file) = open_regular(entry) else {
+            return None; // unreadable or changed since the walk saw it: skipped, like rg
+        };
+        let pooled = idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut worker = pooled.unwrap_or_else(|| Worker {
+            searcher: bounds.searcher(),
+            matcher: matcher.clone(),
+        });
+        if past_the_end {
+            if has_match(&mut worker.searcher, &worker.matcher, file, cancel) {
+                lock().more = true;
+            }
+        } else {
+            let label = rel.display().to_string();
+            let hits = search_file(
+                &mut worker.searcher,
+                &worker.matcher,
+                file,
+                &label,
+                bounds,
+                cancel,
+            );
+            if let Ok(Some(hits)) = hits {
+                if hits.matches > 0 {
+                    lock().add(rel.to_path_buf(), hits, bounds);
+                }
+            }
+        }
+        idle.lock().unwrap_or_else(|e| e.into_inner()).push(worker);
+        None
+    })?;
+    Ok(collected.into_inner().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Searches the one file `file`, open at `path`; its lines are labelled with its name.
+pub fn search_single_file(
+    file: File,
+    path: &Path,
+    matcher: &RegexMatcher,
+    bounds: &Bounds,
+    cancel: &CancelToken,
+) -> Result<Collected, ToolError> {
+    let label = path
+        .file_name()
+        .map(|n| Path::new(n).display().to_string())
+        .unwrap_or_default();
+    let mut searcher = bounds.searcher();
+    let mut collected = Collected::default();
+    match search_file(&mut searcher, matcher, file, &label, bounds, cancel) {
+        _ if cancel.is_aborted() => Err(ToolError::aborted()),
+        Ok(Some(hits)) => {
+            if hits.matches > 0 {
+                collected.add(PathBuf::from(&label), hits, bounds);
+            }
+            Ok(collected)
+        }
+        Ok(None) => Err(ToolError::new(
+            ErrorCode::BinaryFile,
+            format!(
+                "{} is a binary file; grep searches text files only",
+                path.display()
+            ),
+        )),
+        Err(e) => Err(ToolError::io(&e, "search", path)),
+    }
+}
+
+/// Opens the entry if it is (still) a regular file, through its directory's descriptor and
+/// without following a symlink; never blocks on a FIFO.
+fn open_regular(entry: &walk::Entry<'_>) -> io::Result<File> {
+    let file = fsops::open_for_read(entry.dir, entry.name)?;
+    if EntryKind::of(&fsops::fstat(&file)?) != EntryKind::File {
+        return Err(io::Error::other("not a regular file"));
+    }
+    Ok(file)
+}
+
+/// Shared by the tests of the engine's parts: searching strings as files.
+#[cfg(test)]
+mod testing {
+    use std::path::PathBuf;
+
+    use super::collected::{Collected, FileHits};
+    use super::file::Collect;
+    use super::{build_matcher, Bounds};
+
+    pub fn bounds(max_matches: usize, max_bytes: usize, context: usize) -> Bounds {
+        Bounds {
+            max_matches,
+            max_bytes,
+            context,
+        }
+    }
+
+    /// Searches `text` as a file with a one-byte label; `None` if it is binary.
+    pub fn hits(text: &str, pattern: &str, b: &Bounds) -> Option<FileHits> {
+        let matcher = build_matcher(pattern, false).unwrap();
+        let mut searcher = b.searcher();
+        let mut sink = Collect::new(&matcher, b, 1);
+        searcher
+            .search_reader(&matcher, text.as_bytes(), &mut sink)
+            .unwrap();
+        sink.into_hits()
+    }
+
+    /// Searches each `(name, text)` as a file and collects those with matches.
+    pub fn collect(files: &[(&str, &str)], pattern: &str, b: &Bounds) -> Collected {
+        let mut c = Collected::default();
+        for (name, text) in files {
+            let h = hits(text, pattern, b).unwrap();
+            if h.matches > 0 {
+                c.add(PathBuf::from(name), h, b);
+            }
+        }
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_regex_is_invalid_arguments_with_the_regex_error() {
+        let e = build_matcher("fn (", false).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArguments);
+        assert!(e
+            .message
+            .starts_with("grep: invalid arguments: pattern: invalid regular expression:"));
+        assert!(e.message.contains("unclosed group"), "{}", e.message);
+        assert!(build_matcher(r"a\nb", false).is_err());
+    }
+}
