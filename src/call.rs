@@ -14,13 +14,17 @@ use serde_json::{Map, Value};
 use crate::cancel::CancelToken;
 use crate::confirm::{ConfirmRequest, Confirmer};
 use crate::error::{ErrorCode, ToolError};
-use crate::locks::PathGuard;
+use crate::locks::{ChangeGuard, ReadGuard};
 use crate::options::Limits;
 use crate::paths::canonical::Canonical;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::Target;
 use crate::permissions::{Operation, Permissions};
 use crate::workspace::Workspace;
+
+fn owned(paths: &[&Path]) -> Vec<PathBuf> {
+    paths.iter().map(|p| p.to_path_buf()).collect()
+}
 
 /// What the host passes with one call (SPEC §2 `CallContext`).
 #[derive(Clone, Default)]
@@ -201,12 +205,17 @@ impl Call {
             .canonicalize(raw, field, &self.cwd, self.ws.home(), final_link)
     }
 
-    /// Serialises this call with every other call touching the same paths.
-    pub async fn lock(&self, paths: &[&Path]) -> PathGuard<'_> {
-        self.ws
-            .locks()
-            .lock(paths.iter().map(|p| p.to_path_buf()).collect())
-            .await
+    /// Locks `paths` for a change, from its plan through its prompt: other changes of these
+    /// paths wait, reads go on. Upgrade it with `exclusive()` after `authorize`, before the
+    /// commit (see `locks`).
+    pub async fn lock_for_change(&self, paths: &[&Path]) -> ChangeGuard<'_> {
+        self.ws.locks().change(owned(paths)).await
+    }
+
+    /// Locks `paths` for reading: waits only for commits. Take it after `authorize`, never
+    /// across a prompt (see `locks`).
+    pub async fn lock_for_read(&self, paths: &[&Path]) -> ReadGuard<'_> {
+        self.ws.locks().read(owned(paths)).await
     }
 
     /// Runs blocking filesystem work on tokio's blocking pool, never on the JS thread.

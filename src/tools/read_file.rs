@@ -81,7 +81,6 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         }
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
         crate::paths::resolve::file_path_not_directory_syntax(&args.path, "path", &target.path)?;
-        let _lock = call.lock(&[&target.path]).await;
         let planned = target.clone();
         let opened = call
             .blocking(move || {
@@ -95,6 +94,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             "The user denied this read.",
         ))
         .await?;
+        // Taken after the prompt: a read never holds a lock across one (see `locks`).
+        let _lock = call.lock_for_read(&[&target.path]).await;
         let range = LineRange {
             start: args.start_line.unwrap_or(1),
             end: args.end_line,

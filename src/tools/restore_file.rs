@@ -101,7 +101,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .clone()
             .unwrap_or_else(|| metadata.original_path.clone());
         let target = call.resolve(&raw_target, "targetPath", FinalLink::Keep)?;
-        let _lock = call.lock(&[&target.path, &archive]).await;
+        let lock = call.lock_for_change(&[&target.path, &archive]).await;
         let planned = target.clone();
         let exists = call
             .blocking(move || match files::open_parent(&planned, "restore to") {
@@ -129,6 +129,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             "The user denied this restore.",
         ))
         .await?;
+        let _lock = lock.exclusive().await;
         let (ws, committed, cancel, from) = (
             call.ws.clone(),
             target.clone(),
