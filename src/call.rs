@@ -239,17 +239,21 @@ impl Call {
         }
     }
 
+    /// Whether the permissions grant `auth` without asking.
+    pub fn is_granted(&self, auth: &Authorization<'_>) -> bool {
+        !auth.always_ask
+            && auth
+                .needs
+                .iter()
+                .all(|(op, inside)| self.permissions.grants(*op, *inside))
+    }
+
     /// Grants or asks. Granted permissions skip the prompt unless `always_ask`; otherwise the
     /// confirmer is asked once; no confirmer, a "no", or a timeout deny; an abort while waiting
     /// is `ABORTED`.
     pub async fn authorize(&self, auth: Authorization<'_>) -> Result<(), Failure> {
         self.check_abort()?;
-        let granted = !auth.always_ask
-            && auth
-                .needs
-                .iter()
-                .all(|(op, inside)| self.permissions.grants(*op, *inside));
-        if granted {
+        if self.is_granted(&auth) {
             return Ok(());
         }
         let Some(confirmer) = self.confirmer.clone() else {

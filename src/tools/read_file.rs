@@ -81,34 +81,40 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         }
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
         crate::paths::resolve::file_path_not_directory_syntax(&args.path, "path", &target.path)?;
-        let planned = target.clone();
-        let opened = call
-            .blocking(move || {
-                files::open_existing(&planned, "read")?.ok_or_else(|| file_not_found(&planned.path))
-            })
-            .await?;
-        call.authorize(Authorization::of(
+        let auth = Authorization::of(
             Operation::Read,
             &target,
             "Read file?",
             "The user denied this read.",
-        ))
-        .await?;
-        // Taken after the prompt: a read never holds a lock across one (see `locks`).
-        let _lock = call.lock_for_read(&[&target.path]).await;
+        );
+        let open = {
+            let planned = target.clone();
+            move || {
+                files::open_existing(&planned, "read")?.ok_or_else(|| file_not_found(&planned.path))
+            }
+        };
         let range = LineRange {
             start: args.start_line.unwrap_or(1),
             end: args.end_line,
         };
-        let limits = call.limits().clone();
-        let path = target.path.clone();
-        let page = call
-            .blocking(move || {
-                let size = opened.stat.st_size as u64;
-                render(opened.file, range, &limits, Some(size))
-                    .map_err(|e| e.into_tool_error(&path))
-            })
-            .await?;
+        let (limits, path) = (call.limits().clone(), target.path.clone());
+        let read = move |opened: files::OpenedFile| {
+            let size = opened.stat.st_size as u64;
+            render(opened.file, range, &limits, Some(size)).map_err(|e| e.into_tool_error(&path))
+        };
+        // The lock is taken after any prompt: a read never holds one across it (see `locks`).
+        let page = if call.is_granted(&auth) {
+            // Opened and read in one task, so that a call waiting for a thread holds no
+            // descriptor (16,000 reads at once ran out of them).
+            call.check_abort()?;
+            let _lock = call.lock_for_read(&[&target.path]).await;
+            call.blocking(move || read(open()?)).await?
+        } else {
+            let opened = call.blocking(open).await?;
+            call.authorize(auth).await?;
+            let _lock = call.lock_for_read(&[&target.path]).await;
+            call.blocking(move || read(opened)).await?
+        };
         let mut success = Success::text(page.text)
             .with_data("path", target.path.display().to_string())
             .with_data("startLine", page.first)
