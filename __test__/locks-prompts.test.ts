@@ -124,4 +124,59 @@ describe('locks and prompts', () => {
     },
     HANG_MS,
   )
+
+  it(
+    'a confirm handler that changes the path it is asked about gets CONFLICT at once instead of waiting for itself',
+    async () => {
+      const { ws, root } = tempWorkspace()
+      writeTree(root, { 'a.txt': 'old\n', 'd/f.txt': 'f\n' })
+      const inner: ToolResult[] = []
+      const grant = { permissions: { cwdWriteFile: true, cwdRemoveFile: true } }
+      const confirm: ConfirmHandler = async (request) => {
+        if (request.tool === 'write_file') {
+          inner.push(await ws.call('append_file', { path: 'a.txt', content: 'inner\n' }, grant))
+        } else {
+          inner.push(await ws.call('delete_file', { path: 'd/f.txt' }, grant))
+          // A change the asking call does not hold goes through.
+          inner.push(await ws.call('write_file', { path: 'b.txt', content: 'b\n' }, grant))
+        }
+        return true
+      }
+      const write = await ws.call('write_file', { path: 'a.txt', content: 'outer\n' }, { confirm })
+      const remove = await ws.call('remove_dir', { path: 'd', recursive: true }, { confirm })
+      expect(write.status, write.output).toBe('ok')
+      expect(remove.status, remove.output).toBe('ok')
+      expect(inner.map((r) => r.code ?? r.status)).toEqual(['CONFLICT', 'CONFLICT', 'ok'])
+      expect(inner[0]!.output).toContain(join(root, 'a.txt'))
+      expect(read(join(root, 'a.txt'))).toBe('outer\n')
+      expect(read(join(root, 'b.txt'))).toBe('b\n')
+      expect(existsSync(join(root, 'd'))).toBe(false)
+    },
+    HANG_MS,
+  )
+
+  it(
+    'a change made from a confirm handler waits as usual for a change of another call',
+    async () => {
+      const { ws, root } = tempWorkspace()
+      writeTree(root, { 'a.txt': 'old\n' })
+      const gate = deferred<boolean>()
+      const slow = vi.fn<ConfirmHandler>(() => gate.promise)
+      // Another call (not the one asking) holds a.txt while its prompt is pending.
+      const other = ws.call('write_file', { path: 'a.txt', content: 'other\n' }, { confirm: slow })
+      await vi.waitFor(() => expect(slow).toHaveBeenCalledOnce())
+      let inner: Promise<ToolResult> | undefined
+      const confirm: ConfirmHandler = () => {
+        inner = ws.call('append_file', { path: 'a.txt', content: 'inner\n' }, { permissions: { cwdWriteFile: true } })
+        return true
+      }
+      const asking = await ws.call('write_file', { path: 'c.txt', content: 'c\n' }, { confirm })
+      expect(asking.status).toBe('ok')
+      gate.resolve(true)
+      expect((await other).status).toBe('ok')
+      expect((await inner!).status).toBe('ok')
+      expect(read(join(root, 'a.txt'))).toBe('other\ninner\n')
+    },
+    HANG_MS,
+  )
 })

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use crate::cancel::CancelToken;
 use crate::confirm::{ConfirmRequest, Confirmer};
 use crate::error::{ErrorCode, ToolError};
-use crate::locks::{ChangeGuard, ReadGuard};
+use crate::locks::{Asker, ChangeGuard, ReadGuard};
 use crate::options::Limits;
 use crate::paths::canonical::Canonical;
 use crate::paths::sandbox::FinalLink;
@@ -33,6 +33,10 @@ pub struct CallContext {
     /// A partial permissions object overriding the workspace's for this call.
     pub permissions: Option<Value>,
     pub cancel: CancelToken,
+    /// The host's id for this call.
+    pub id: Option<u32>,
+    /// The calls whose confirm handlers made this call, outermost first.
+    pub answering: Vec<u32>,
 }
 
 /// A finished call as the host sees it (SPEC §2 `ToolResult`).
@@ -151,6 +155,8 @@ pub struct Call {
     pub confirmer: Option<Arc<dyn Confirmer>>,
     pub cancel: CancelToken,
     cwd: PathBuf,
+    id: Option<u32>,
+    answering: Vec<u32>,
 }
 
 impl Call {
@@ -168,6 +174,8 @@ impl Call {
             confirmer: ctx.confirmer,
             cancel: ctx.cancel,
             cwd,
+            id: ctx.id,
+            answering: ctx.answering,
         }
     }
 
@@ -207,9 +215,27 @@ impl Call {
 
     /// Locks `paths` for a change, from its plan through its prompt: other changes of these
     /// paths wait, reads go on. Upgrade it with `exclusive()` after `authorize`, before the
-    /// commit (see `locks`).
-    pub async fn lock_for_change(&self, paths: &[&Path]) -> ChangeGuard<'_> {
-        self.ws.locks().change(owned(paths)).await
+    /// commit (see `locks`). `CONFLICT` at once for a change made from the confirm handler of a
+    /// change of the same paths, which would wait for its own answer.
+    pub async fn lock_for_change(&self, paths: &[&Path]) -> Result<ChangeGuard<'_>, ToolError> {
+        let asker = Asker {
+            call: self.id,
+            answering: &self.answering,
+        };
+        self.ws
+            .locks()
+            .change(owned(paths), asker)
+            .await
+            .map_err(|_| {
+                let path = paths.first().map(|p| p.display().to_string());
+                ToolError::new(
+                    ErrorCode::Conflict,
+                    format!(
+                        "{} is being changed by the call whose confirmation this call was made from, so this change would wait for that answer forever. Make it after answering.",
+                        path.unwrap_or_default()
+                    ),
+                )
+            })
     }
 
     /// Locks `paths` for reading: waits only for commits. Take it after `authorize`, never

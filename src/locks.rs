@@ -46,8 +46,10 @@
 //! own prompt, never across it. So no read waits on a prompt.
 //!
 //! The one wait that lasts as long as a prompt is a change behind another change's prompt, which
-//! is the serialisation SPEC §2 asks for, and a confirm handler that itself changes a path
-//! overlapping the one it is asked about therefore waits for its own answer.
+//! is the serialisation SPEC §2 asks for. A change made from the confirm handler of a change it
+//! overlaps would wait for its own answer, forever with the default `confirmTimeoutMs`; it is
+//! refused at once instead ([`Asker`]). A change that waits behind an earlier waiting request
+//! that waits for that prompt is not recognised and still waits for the answer.
 //!
 //! `list_directory`, `glob` and `grep` take no lock: a walk can take long, and holding a tree
 //! for it would hold up every commit below it (and every read queued behind those). A walk sees
@@ -102,27 +104,54 @@ pub struct ExclusiveGuard<'a> {
     _held: Held<'a>,
 }
 
+/// Who asks for a change: a call, and the calls whose confirm handlers it was made from,
+/// outermost first (none for a call the host made directly).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Asker<'a> {
+    pub call: Option<u32>,
+    pub answering: &'a [u32],
+}
+
+/// A change refused because it would wait for a change of the call whose confirm handler made
+/// it, which cannot go on before the handler answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitsForItsAsker {
+    /// The call that holds the paths.
+    pub call: u32,
+}
+
 impl PathLocks {
     /// Waits until no exclusive lock (or earlier waiting upgrade) overlaps `paths`, then holds
     /// them for reading. Never waits for a change's prompt.
     pub async fn read(&self, paths: Vec<PathBuf>) -> ReadGuard<'_> {
-        ReadGuard {
-            _held: self.acquire(paths, Mode::Read).await,
-        }
+        let Ok(held) = self.acquire(paths, Mode::Read, Asker::default()).await else {
+            unreachable!("only a change made from a confirm handler is refused")
+        };
+        ReadGuard { _held: held }
     }
 
     /// Waits until no other change overlaps `paths` (nor an earlier waiting one), then holds
-    /// them for a change. Reads go on meanwhile.
-    pub async fn change(&self, paths: Vec<PathBuf>) -> ChangeGuard<'_> {
-        ChangeGuard {
-            held: self.acquire(paths, Mode::Change).await,
-        }
+    /// them for a change. Reads go on meanwhile. Refused at once when it would wait for a
+    /// change of a call `asker` was made from the confirm handler of.
+    pub async fn change(
+        &self,
+        paths: Vec<PathBuf>,
+        asker: Asker<'_>,
+    ) -> Result<ChangeGuard<'_>, WaitsForItsAsker> {
+        Ok(ChangeGuard {
+            held: self.acquire(paths, Mode::Change, asker).await?,
+        })
     }
 
     /// Requests `paths` (all at once; nested ones of the same request never conflict with each
     /// other) and waits for the grant. Dropping the future withdraws the request.
-    async fn acquire(&self, paths: Vec<PathBuf>, mode: Mode) -> Held<'_> {
-        let (id, granted) = self.table().request(outermost(paths), mode);
+    async fn acquire(
+        &self,
+        paths: Vec<PathBuf>,
+        mode: Mode,
+        asker: Asker<'_>,
+    ) -> Result<Held<'_>, WaitsForItsAsker> {
+        let (id, granted) = self.table().request(outermost(paths), mode, asker)?;
         // Made before waiting, so a dropped wait withdraws the request (granted or not).
         let held = Held { locks: self, id };
         if let Some(granted) = granted {
@@ -130,7 +159,7 @@ impl PathLocks {
             // alone does; so either outcome means granted.
             let _ = granted.await;
         }
-        held
+        Ok(held)
     }
 
     fn table(&self) -> MutexGuard<'_, Table> {
@@ -192,6 +221,8 @@ struct Table {
     nodes: Vec<Node>,
     free_nodes: Vec<usize>,
     requests: HashMap<u64, Request>,
+    /// The change request of each call that holds or waits for one.
+    changes_by_call: HashMap<u32, u64>,
     /// Arrival order, from 1; a request's id is the ticket of its first wait.
     next_ticket: u64,
     /// Nodes and waiting requests looked at, for the tests' proof that the cost does not grow
@@ -217,6 +248,8 @@ struct Node {
 }
 
 struct Request {
+    /// The call that made it, for a change.
+    call: Option<u32>,
     /// One node per path; no path of a request lies inside another.
     nodes: Vec<usize>,
     held: Option<Mode>,
@@ -247,6 +280,7 @@ impl Table {
             nodes: vec![Node::default()],
             free_nodes: Vec::new(),
             requests: HashMap::new(),
+            changes_by_call: HashMap::new(),
             next_ticket: 1,
             #[cfg(test)]
             examined: Default::default(),
@@ -260,11 +294,24 @@ impl Table {
     }
 
     /// Adds a request for `paths` in `mode`: granted at once (no receiver), or waiting (the
-    /// receiver hears of the grant).
-    fn request(&mut self, paths: Vec<PathBuf>, mode: Mode) -> (u64, Option<oneshot::Receiver<()>>) {
+    /// receiver hears of the grant), or refused.
+    fn request(
+        &mut self,
+        paths: Vec<PathBuf>,
+        mode: Mode,
+        asker: Asker<'_>,
+    ) -> Result<(u64, Option<oneshot::Receiver<()>>), WaitsForItsAsker> {
         let nodes: Vec<usize> = paths.iter().map(|path| self.node(path)).collect();
         let ticket = self.ticket();
         let blocked = self.is_blocked(&nodes, ticket, mode.conflicting());
+        if blocked {
+            if let Some(call) = self.held_by_asker(&nodes, mode, asker.answering) {
+                for &node in &nodes {
+                    self.prune(node);
+                }
+                return Err(WaitsForItsAsker { call });
+            }
+        }
         let (held, waiting, granted) = if blocked {
             let (wake, granted) = oneshot::channel();
             (None, Some(Waiting { mode, ticket, wake }), Some(granted))
@@ -275,15 +322,43 @@ impl Table {
         if blocked {
             self.enqueue(&nodes, mode, ticket, ticket);
         }
+        let call = asker.call.filter(|_| mode == Mode::Change);
+        if let Some(call) = call {
+            self.changes_by_call.insert(call, ticket);
+        }
         self.requests.insert(
             ticket,
             Request {
+                call,
                 nodes,
                 held,
                 waiting,
             },
         );
-        (ticket, granted)
+        Ok((ticket, granted))
+    }
+
+    /// The first of the calls `answering` that holds a change (not yet committing: it may be
+    /// waiting for its answer) overlapping `nodes` and conflicting with `mode`.
+    fn held_by_asker(&self, nodes: &[usize], mode: Mode, answering: &[u32]) -> Option<u32> {
+        if !mode.conflicting().contains(&Mode::Change) {
+            return None;
+        }
+        let inside = |inner: usize, outer: usize| self.up_from(inner).any(|n| n == outer);
+        answering.iter().copied().find(|call| {
+            let Some(request) = self
+                .changes_by_call
+                .get(call)
+                .and_then(|id| self.requests.get(id))
+            else {
+                return false;
+            };
+            request.held == Some(Mode::Change)
+                && request
+                    .nodes
+                    .iter()
+                    .any(|&a| nodes.iter().any(|&b| inside(a, b) || inside(b, a)))
+        })
     }
 
     /// Asks for the change `id` holds to become exclusive.
@@ -319,6 +394,11 @@ impl Table {
         let Some(request) = self.requests.remove(&id) else {
             return;
         };
+        if let Some(call) = request.call {
+            if self.changes_by_call.get(&call) == Some(&id) {
+                self.changes_by_call.remove(&call);
+            }
+        }
         if let Some(waiting) = &request.waiting {
             self.dequeue(&request.nodes, waiting.mode, waiting.ticket);
         }
@@ -632,9 +712,16 @@ mod tests {
             self.table().examined.replace(0)
         }
 
+        /// A change by a call the host made directly.
+        async fn changing(&self, paths: Vec<PathBuf>) -> ChangeGuard<'_> {
+            self.change(paths, Asker::default())
+                .await
+                .expect("not refused")
+        }
+
         /// Exclusive access straight away, as a change that needs no prompt takes it.
         async fn exclusive(&self, paths: Vec<PathBuf>) -> ExclusiveGuard<'_> {
-            self.change(paths).await.exclusive().await
+            self.changing(paths).await.exclusive().await
         }
     }
 
@@ -674,17 +761,17 @@ mod tests {
         Waiting<'_, ChangeGuard<'_>>,
         Waiting<'_, ChangeGuard<'_>>,
     ) {
-        let write = locks.change(p(&["/w/a/b"])).await;
-        let remove = waiting(locks.change(p(&["/w/a"]))).await;
-        let later = waiting(locks.change(p(&["/w/a/c"]))).await;
+        let write = locks.changing(p(&["/w/a/b"])).await;
+        let remove = waiting(locks.changing(p(&["/w/a"]))).await;
+        let later = waiting(locks.changing(p(&["/w/a/c"]))).await;
         (write, remove, later)
     }
 
     /// Whether a change of `b` must wait while a change of `a` is held.
     async fn blocks(a: &[&str], b: &[&str]) -> bool {
         let locks = PathLocks::default();
-        let held = locks.change(p(a)).await;
-        let mut waiting = Box::pin(locks.change(p(b)));
+        let held = locks.changing(p(a)).await;
+        let mut waiting = Box::pin(locks.changing(p(b)));
         let blocked = poll_once(&mut waiting).await.is_none();
         drop(held);
         if blocked {
@@ -707,7 +794,7 @@ mod tests {
         for _ in 0..20 {
             let (locks, inside, max_inside) = (locks.clone(), inside.clone(), max_inside.clone());
             tasks.push(tokio::spawn(async move {
-                let change = locks.change(p(&["/a", "/b"])).await;
+                let change = locks.changing(p(&["/a", "/b"])).await;
                 let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
                 max_inside.fetch_max(now, Ordering::SeqCst);
                 tokio::task::yield_now().await;
@@ -749,18 +836,18 @@ mod tests {
             {
                 let _read = locks.read(p(&["/w/a"])).await;
                 drop(granted(locks.read(p(nested))).await);
-                let change = granted(locks.change(p(nested))).await;
+                let change = granted(locks.changing(p(nested))).await;
                 drop(waiting(change.exclusive()).await);
             }
             {
-                let _change = locks.change(p(&["/w/a"])).await;
+                let _change = locks.changing(p(&["/w/a"])).await;
                 drop(granted(locks.read(p(nested))).await);
-                drop(waiting(locks.change(p(nested))).await);
+                drop(waiting(locks.changing(p(nested))).await);
             }
             {
                 let _exclusive = locks.exclusive(p(&["/w/a"])).await;
                 drop(waiting(locks.read(p(nested))).await);
-                drop(waiting(locks.change(p(nested))).await);
+                drop(waiting(locks.changing(p(nested))).await);
             }
             locks.assert_empty();
         }
@@ -769,7 +856,7 @@ mod tests {
     #[tokio::test]
     async fn a_change_waiting_for_its_prompt_lets_reads_of_its_path_and_below_through() {
         let locks = PathLocks::default();
-        let change = locks.change(p(&["/w/a"])).await;
+        let change = locks.changing(p(&["/w/a"])).await;
         let file = granted(locks.read(p(&["/w/a"]))).await;
         let below = granted(locks.read(p(&["/w/a/b/c"]))).await;
         let above = granted(locks.read(p(&["/w"]))).await;
@@ -791,8 +878,8 @@ mod tests {
     #[tokio::test]
     async fn two_changes_of_one_path_plan_and_commit_one_after_the_other() {
         let locks = PathLocks::default();
-        let first = locks.change(p(&["/w/f"])).await;
-        let mut second = waiting(locks.change(p(&["/w/f"]))).await;
+        let first = locks.changing(p(&["/w/f"])).await;
+        let mut second = waiting(locks.changing(p(&["/w/f"]))).await;
         let commit = first.exclusive().await;
         assert!(poll_once(&mut second).await.is_none());
         drop(commit);
@@ -809,7 +896,7 @@ mod tests {
         let committing = locks.exclusive(p(&["/w/a/b"])).await;
         let mut listing = waiting(locks.read(p(&["/w/a"]))).await;
         // A change below `/w/a` may plan meanwhile, but its commit queues behind the read.
-        let change = granted(locks.change(p(&["/w/a/c"]))).await;
+        let change = granted(locks.changing(p(&["/w/a/c"]))).await;
         let mut commit = waiting(change.exclusive()).await;
         drop(committing);
         let listed = poll_once(&mut listing).await.expect("the read goes first");
@@ -824,12 +911,12 @@ mod tests {
     async fn a_dropped_upgrade_releases_the_change_and_unblocks_the_reads_behind_it() {
         let locks = PathLocks::default();
         let read = locks.read(p(&["/w/f"])).await;
-        let change = locks.change(p(&["/w/f"])).await;
+        let change = locks.changing(p(&["/w/f"])).await;
         let commit = waiting(change.exclusive()).await;
         let mut late = waiting(locks.read(p(&["/w/f"]))).await;
         drop(commit); // the call is aborted while it waits for the readers
         assert!(poll_once(&mut late).await.is_some());
-        drop(granted(locks.change(p(&["/w/f"]))).await);
+        drop(granted(locks.changing(p(&["/w/f"]))).await);
         drop((read, late));
         locks.assert_empty();
     }
@@ -873,7 +960,7 @@ mod tests {
         let locks = PathLocks::default();
         let change = tokio::time::timeout(
             Duration::from_secs(1),
-            locks.change(p(&["/w/a", "/w/a2", "/w/a/b", "/w/a"])),
+            locks.changing(p(&["/w/a", "/w/a2", "/w/a/b", "/w/a"])),
         )
         .await
         .expect("no self-deadlock");
@@ -890,7 +977,7 @@ mod tests {
         let locks = PathLocks::default();
         let (write, mut remove, mut later) = remove_queued_behind_a_write(&locks).await;
         // A request conflicting with nothing proceeds at once despite the waiters.
-        let unrelated = granted(locks.change(p(&["/w/ab"]))).await;
+        let unrelated = granted(locks.changing(p(&["/w/ab"]))).await;
         drop(write);
         assert!(poll_once(&mut later).await.is_none(), "still behind remove");
         let removing = poll_once(&mut remove).await.expect("remove goes first");
@@ -916,7 +1003,7 @@ mod tests {
             };
             let (task_locks, order) = (locks.clone(), order.clone());
             tasks.push(tokio::spawn(async move {
-                let _g = task_locks.change(p(&[&path])).await;
+                let _g = task_locks.changing(p(&[&path])).await;
                 order.lock().unwrap().push(i);
                 tokio::task::yield_now().await;
             }));
@@ -952,7 +1039,7 @@ mod tests {
         drop(later);
         // Timed-out waits are withdrawn too.
         let timed_out =
-            tokio::time::timeout(Duration::from_millis(20), locks.change(p(&["/w"]))).await;
+            tokio::time::timeout(Duration::from_millis(20), locks.changing(p(&["/w"]))).await;
         assert!(timed_out.is_err());
         assert_eq!(locks.len(), 1);
         drop(write);
@@ -962,12 +1049,12 @@ mod tests {
     #[tokio::test]
     async fn a_granted_but_unobserved_wait_releases_when_dropped() {
         let locks = PathLocks::default();
-        let held = locks.change(p(&["/w/a"])).await;
-        let waiting = waiting(locks.change(p(&["/w/a/b"]))).await;
+        let held = locks.changing(p(&["/w/a"])).await;
+        let waiting = waiting(locks.changing(p(&["/w/a/b"]))).await;
         drop(held); // grants `waiting`, which is dropped before it sees the grant
         drop(waiting);
         locks.assert_empty();
-        let again = tokio::time::timeout(Duration::from_secs(1), locks.change(p(&["/w/a"])));
+        let again = tokio::time::timeout(Duration::from_secs(1), locks.changing(p(&["/w/a"])));
         drop(again.await.expect("nothing left held"));
     }
 
@@ -1017,7 +1104,7 @@ mod tests {
                     tokio::task::yield_now().await;
                     leave();
                 } else {
-                    let change = locks.change(paths.clone()).await;
+                    let change = locks.changing(paths.clone()).await;
                     enter(&inside, task, &paths, 1);
                     tokio::task::yield_now().await;
                     let _g = change.exclusive().await;
@@ -1045,8 +1132,8 @@ mod tests {
         let mut waiters = Vec::new();
         for i in 0..n {
             reads.push(locks.read(p(&[&format!("/w/r/{i}")])).await);
-            changes.push(locks.change(p(&[&format!("/w/c/{i}")])).await);
-            waiters.push(waiting(locks.change(p(&[&format!("/w/c/{i}/x")]))).await);
+            changes.push(locks.changing(p(&[&format!("/w/c/{i}")])).await);
+            waiters.push(waiting(locks.changing(p(&[&format!("/w/c/{i}/x")]))).await);
         }
         locks.examined();
         drop(locks.read(p(&["/w/r/new"])).await);
@@ -1056,8 +1143,8 @@ mod tests {
         drop(locks.exclusive(p(&["/w/c/new"])).await);
         let change = locks.examined();
         // A change held with one waiting behind it; its release grants the waiter.
-        let head = locks.change(p(&["/w/q"])).await;
-        let next = waiting(locks.change(p(&["/w/q"]))).await;
+        let head = locks.changing(p(&["/w/q"])).await;
+        let next = waiting(locks.changing(p(&["/w/q"]))).await;
         locks.examined();
         drop(head);
         let wake = locks.examined();
@@ -1077,10 +1164,10 @@ mod tests {
     /// What releasing the head of `n` changes queued on one path costs.
     async fn release_cost_with_queued(n: usize) -> usize {
         let locks = PathLocks::default();
-        let head = locks.change(p(&["/w/f"])).await;
+        let head = locks.changing(p(&["/w/f"])).await;
         let mut queue = Vec::new();
         for _ in 0..n {
-            queue.push(waiting(locks.change(p(&["/w/f"]))).await);
+            queue.push(waiting(locks.changing(p(&["/w/f"]))).await);
         }
         locks.examined();
         drop(head);
@@ -1100,5 +1187,51 @@ mod tests {
             release_cost_with_queued(10).await,
             release_cost_with_queued(1_000).await
         );
+    }
+
+    #[tokio::test]
+    async fn a_change_made_from_the_prompt_of_an_overlapping_change_is_refused_not_queued() {
+        let locks = PathLocks::default();
+        let asker = |call| Asker {
+            call: Some(call),
+            answering: &[],
+        };
+        let prompting = locks.change(p(&["/w/d"]), asker(1)).await.unwrap();
+        // Call 2 is made from call 1's confirm handler (call 3 from call 2's).
+        for (path, answering) in [
+            ("/w/d", &[1][..]),
+            ("/w/d/f", &[1]),
+            ("/w", &[7, 1]),
+            ("/w/d", &[1, 2]),
+        ] {
+            let nested = Asker {
+                call: Some(9),
+                answering,
+            };
+            let refused = locks.change(p(&[path]), nested).await.err();
+            assert_eq!(refused, Some(WaitsForItsAsker { call: 1 }), "{path}");
+        }
+        assert_eq!(locks.len(), 1, "refusals leave nothing behind");
+        // Unrelated paths, reads, and calls made by the host (or from another call's prompt)
+        // are not refused: they go on or wait as usual.
+        let nested = Asker {
+            call: Some(2),
+            answering: &[1],
+        };
+        drop(granted(locks.change(p(&["/w/e"]), nested)).await.unwrap());
+        drop(granted(locks.read(p(&["/w/d/f"]))).await);
+        drop(waiting(locks.change(p(&["/w/d"]), Asker::default())).await);
+        let other = Asker {
+            call: Some(3),
+            answering: &[5],
+        };
+        drop(waiting(locks.change(p(&["/w/d"]), other)).await);
+        // Once committing, the asker no longer waits for an answer: a change waits for it.
+        let committing = prompting.exclusive().await;
+        let mut after = waiting(locks.change(p(&["/w/d"]), nested)).await;
+        drop(committing);
+        assert!(poll_once(&mut after).await.unwrap().is_ok());
+        drop(after);
+        locks.assert_empty();
     }
 }

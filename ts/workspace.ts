@@ -3,7 +3,7 @@
  * what only JS can see (functions, BigInts, cycles), keeps the confirm handlers on the JS side, and
  * turns every tool-level failure into a {@link ToolResult}.
  */
-import { toNativeConfirm } from './internal/confirm.js'
+import { answering, toNativeConfirm } from './internal/confirm.js'
 import { callIdSequence } from './internal/ids.js'
 import { JsonValueError, toJson } from './internal/json.js'
 import { NativeWorkspace, type NativeWorkspaceContract } from './native.js'
@@ -137,6 +137,8 @@ export class Workspace {
     }
 
     const id = nextCallId()
+    // Set when this call is made from a confirm handler (of this or another workspace).
+    const outer = answering.getStore() ?? []
     const signal = ctx?.signal
     const onAbort = (): void => this.#native.abort(id)
     if (signal?.aborted) onAbort()
@@ -147,7 +149,8 @@ export class Workspace {
         name,
         argsJson,
         permissionsJson,
-        confirm === undefined ? null : toNativeConfirm(confirm),
+        confirm === undefined ? null : toNativeConfirm(confirm, [...outer, id]),
+        outer.length > 0 ? [...outer] : null,
       )
       return JSON.parse(resultJson) as ToolResult
     } finally {

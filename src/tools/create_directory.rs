@@ -41,7 +41,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
     Box::pin(async move {
         let args: Args = parse_args("create_directory", args)?;
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
-        let lock = call.lock_for_change(&[&target.path]).await;
+        let lock = call.lock_for_change(&[&target.path]).await?;
         let path = target.path.clone();
         let existing = call
             .blocking(move || match std::fs::symlink_metadata(&path) {

@@ -53,7 +53,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
     Box::pin(async move {
         let args: Args = parse_args("delete_file", args)?;
         let target = call.resolve(&args.path, "path", FinalLink::Keep)?;
-        let lock = call.lock_for_change(&[&target.path]).await;
+        let lock = call.lock_for_change(&[&target.path]).await?;
         let remove_dir = call.ws.exposed_name("remove_dir");
         let planned = target.clone();
         let inode = call

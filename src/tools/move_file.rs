@@ -86,7 +86,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         }
         let lock = call
             .lock_for_change(&[&source.path, &destination.path])
-            .await;
+            .await?;
         let (src, dst, overwrite) = (source.clone(), destination.clone(), args.overwrite);
         let (source_inode, destination_existed) = call
             .blocking(move || {

@@ -92,7 +92,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .into());
         }
         let target = call.ws.sandbox().check(&args.path, canonical)?;
-        let lock = call.lock_for_change(&[&target.path]).await;
+        let lock = call.lock_for_change(&[&target.path]).await?;
         let delete_file = call.ws.exposed_name("delete_file");
         let (planned, recursive) = (target.clone(), args.recursive);
         call.blocking(move || {

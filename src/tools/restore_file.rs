@@ -101,7 +101,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .clone()
             .unwrap_or_else(|| metadata.original_path.clone());
         let target = call.resolve(&raw_target, "targetPath", FinalLink::Keep)?;
-        let lock = call.lock_for_change(&[&target.path, &archive]).await;
+        let lock = call.lock_for_change(&[&target.path, &archive]).await?;
         let planned = target.clone();
         let exists = call
             .blocking(move || match files::open_parent(&planned, "restore to") {

@@ -68,7 +68,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         }
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
         crate::paths::resolve::file_path_not_directory_syntax(&args.path, "path", &target.path)?;
-        let lock = call.lock_for_change(&[&target.path]).await;
+        let lock = call.lock_for_change(&[&target.path]).await?;
         let label = files::diff_label(&target.path, call.ws.sandbox().root());
         let content = std::sync::Arc::new(args.content);
         let (planned, diff) = {
