@@ -15,8 +15,11 @@ export declare class NativeWorkspace {
   constructor(optionsJson: string)
   /** JSON of the enabled tools' definitions. */
   definitions(): string
-  /** Runs a tool call; resolves to the JSON of a ToolResult. */
-  call(callId: number, name: string, argsJson: string, permissionsJson: string | null, confirm: ((requestJson: string) => Promise<boolean>) | null): Promise<string>
+  /**
+   * Runs a tool call; resolves to the JSON of a ToolResult. `answering`: the ids of the calls
+   * whose confirm handlers made this call, outermost first.
+   */
+  call(callId: number, name: string, argsJson: string, permissionsJson: string | null, confirm: ((requestJson: string) => Promise<boolean>) | null, answering: number[] | null): Promise<string>
   /** Aborts call `callId` (before, during or after it runs). */
   abort(callId: number): void
   /** The one-line header of a call. */

@@ -40,7 +40,7 @@ it('bench/run.mjs --smoke runs every case and baseline and reports numbers', () 
   expect(report.meta.mode).toBe('smoke')
 
   const ids = report.cases.map((c) => c.id)
-  for (const id of ['edit', 'rewrite-disjoint', 'rewrite-repetitive', 'tree-delete', 'tree-restore', 'read-log', 'list', 'small-read']) {
+  for (const id of ['edit', 'rewrite-disjoint', 'rewrite-repetitive', 'tree-delete', 'tree-restore', 'read-log', 'list', 'small-read', 'parallel-read']) {
     expect(ids).toContain(id)
   }
   for (const c of report.cases) {

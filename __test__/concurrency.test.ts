@@ -1,6 +1,8 @@
 /** Parallel calls (SPEC §2): same-path calls serialised, nothing lost; different paths in parallel. */
-import { readdirSync } from 'node:fs'
-import { join } from 'node:path'
+import { spawnSync } from 'node:child_process'
+import { readdirSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it, vi } from 'vitest'
 import type { ConfirmHandler, ToolResult } from 'agent-fs-tools'
 import { tempWorkspace } from './helpers/temp.js'
@@ -100,4 +102,19 @@ describe('concurrency', () => {
       }
     }
   })
+
+  it('thousands of reads at once do not run out of file descriptors', () => {
+    // Each read in flight used to hold its file and parent directory open while it waited for a
+    // thread: 3,000 reads needed about 6,000 descriptors. Now only reads on a thread hold any.
+    const { root, dataDir } = tempWorkspace()
+    const n = 3000
+    for (let i = 0; i < n; i++) writeFileSync(join(root, `f${i}.txt`), `file ${i}\n`)
+    const child = join(dirname(fileURLToPath(import.meta.url)), 'helpers', 'parallel-reads-child.mjs')
+    const run = spawnSync('prlimit', ['--nofile=2048', process.execPath, child, root, dataDir], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    })
+    expect(run.status, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout)).toEqual({ calls: n, failed: 0 })
+  }, 130_000)
 })

@@ -25,6 +25,7 @@ export const SIZES = {
     readLines: 500,
     listEntries: 100_000,
     listIgnoredShare: 0.95,
+    parallelReads: 1000,
   },
   smoke: {
     editBytes: 24 * 1024,
@@ -40,6 +41,7 @@ export const SIZES = {
     readLines: 50,
     listEntries: 400,
     listIgnoredShare: 0.95,
+    parallelReads: 20,
   },
 }
 
@@ -292,6 +294,21 @@ export function smallFile(file) {
   mkdirSync(dirname(file), { recursive: true })
   writeFileSync(file, text)
   return { file, bytes: text.length }
+}
+
+/** `files` distinct 1 KiB text files in `dir`, for reading them all at once. */
+export function parallelReadDataSet(dir, files) {
+  mkdirSync(dir, { recursive: true })
+  const paths = []
+  for (let i = 0; i < files; i++) {
+    const rand = prng(1000 + i)
+    let text = ''
+    while (text.length < 1024) text += codeLine(rand, 5) + '\n'
+    const file = join(dir, `file${String(i).padStart(4, '0')}.txt`)
+    writeFileSync(file, text.slice(0, 1023) + '\n')
+    paths.push(file)
+  }
+  return { dir, files: paths }
 }
 
 /**

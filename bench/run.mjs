@@ -23,7 +23,7 @@ import { cpus, tmpdir, totalmem } from 'node:os'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { SIZES, editDataSet, listDataSet, logFile, rewriteDataSet, searchDataSet, smallFile, treeDataSet } from './data.mjs'
+import { SIZES, editDataSet, listDataSet, logFile, parallelReadDataSet, rewriteDataSet, searchDataSet, smallFile, treeDataSet } from './data.mjs'
 import { available } from './baselines/search-cli.mjs'
 import { measurementsTable, targetsTable } from './report.mjs'
 
@@ -54,6 +54,7 @@ const ITERATIONS = smoke
       readLog: { warmup: 1, min: 3, max: 3 },
       list: { warmup: 1, min: 3, max: 3 },
       small: { warmup: 5, min: 20, max: 20, light: true },
+      parallel: { warmup: 1, min: 3, max: 3 },
       search: { warmup: 0, min: 2, max: 2 },
     }
   : {
@@ -63,6 +64,7 @@ const ITERATIONS = smoke
       readLog: { warmup: 3, min: 15, max: 60, budgetMs: 5_000 },
       list: { warmup: 2, min: 10, max: 40, budgetMs: 10_000 },
       small: { warmup: 300, min: 3000, max: 3000, light: true },
+      parallel: { warmup: 3, min: 20, max: 100, budgetMs: 10_000 },
       search: { warmup: 1, min: 5, max: 15, budgetMs: 10_000 },
     }
 
@@ -125,6 +127,7 @@ if (reuse && existsSync(manifestPath)) {
   const smallLog = timed('small log', () => logFile(join(root, 'log', 'small.log'), sizes.smallLogBytes))
   const list = timed('listing trees', () => listDataSet(join(root, 'list'), sizes))
   const small = smallFile(join(root, 'small', 'one-kb.txt'))
+  const parallel = parallelReadDataSet(join(root, 'parallel'), sizes.parallelReads)
   let searchSet
   if (haveSearch) {
     searchSet = timed('search tree', () => {
@@ -157,11 +160,13 @@ if (reuse && existsSync(manifestPath)) {
     log: { big: bigLog.file, small: smallLog.file, lines: sizes.readLines, bigBytes: bigLog.bytes, smallBytes: smallLog.bytes },
     list: { big: list.big, small: list.small, listedEntries: list.listedEntries, totalEntries: list.totalEntries },
     small: { file: small.file },
+    parallel: { files: parallel.files },
     search: searchSet && { dir: searchSet.dir, glob: searchSet.glob, regex: searchSet.regex, files: searchSet.files },
   }
   mkdirSync(join(root, 'tree'))
   writeFileSync(manifestPath, JSON.stringify(manifest))
 }
+if (!manifest.parallel) throw new Error('the reused data sets have no files for parallel reads: generate them afresh')
 const searchSet = haveSearch ? manifest.search : undefined
 if (haveSearch && !searchSet) throw new Error('the reused data sets have no search tree')
 
@@ -256,6 +261,17 @@ const CASES = [
       { job: 'small-read/fs', label: 'fs.promises.readFile + line numbering' },
     ],
     targets: [{ text: '≤ 2× the baseline latency', value: (r) => r['small-read/ours'] / r['small-read/fs'], ok: (v) => v <= 2, fmt: (v) => `${v.toFixed(2)}×` }],
+  },
+  {
+    id: 'parallel-read',
+    title: `${n(manifest.parallel.files.length)} concurrent reads of distinct 1 KB files (Promise.all; time for the whole batch)`,
+    rows: [
+      { job: 'parallel-read/ours', label: "ours: ws.call('read_file') × " + n(manifest.parallel.files.length), ref: true },
+      { job: 'parallel-read/fs', label: 'fs.promises.readFile + line numbering × ' + n(manifest.parallel.files.length) },
+    ],
+    targets: [
+      { text: 'per call at least as fast as the baseline', value: (r) => r['parallel-read/ours'] / r['parallel-read/fs'], ok: (v) => v <= 1, fmt: (v) => `${v.toFixed(2)}× the baseline's time` },
+    ],
   },
 ]
 if (haveSearch) {

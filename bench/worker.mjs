@@ -279,6 +279,23 @@ const jobs = {
     return { main: await series(() => readNumbered(m.small.file), it.small) }
   },
 
+  // ── many calls in flight ───────────────────────────────────────────────────────────────────────
+  'parallel-read/ours': async () => {
+    const ws = await workspace()
+    const op = async () => {
+      const results = await Promise.all(m.parallel.files.map((path) => call(ws, 'read_file', { path })))
+      check(results.every((r) => r.data.endLine > 1), 'a file was read short')
+    }
+    return { main: await series(op, it.parallel) }
+  },
+  'parallel-read/fs': async () => {
+    const op = async () => {
+      const texts = await Promise.all(m.parallel.files.map((path) => readNumbered(path)))
+      check(texts.every((t) => t.includes('\n')), 'a file was read short')
+    }
+    return { main: await series(op, it.parallel) }
+  },
+
   // ── glob and grep (when the tools exist) ─────────────────────────────────────────────────────
   'glob/ours': async () => {
     const ws = await workspace({ limits: { listMaxEntries: 10_000_000 } })

@@ -73,9 +73,10 @@ impl NativeWorkspace {
         self.inner.definitions().to_string()
     }
 
-    /// Runs a tool call; resolves to the JSON of a ToolResult.
+    /// Runs a tool call; resolves to the JSON of a ToolResult. `answering`: the ids of the calls
+    /// whose confirm handlers made this call, outermost first.
     #[napi(
-        ts_args_type = "callId: number, name: string, argsJson: string, permissionsJson: string | null, confirm: ((requestJson: string) => Promise<boolean>) | null"
+        ts_args_type = "callId: number, name: string, argsJson: string, permissionsJson: string | null, confirm: ((requestJson: string) => Promise<boolean>) | null, answering: number[] | null"
     )]
     pub async fn call(
         &self,
@@ -84,6 +85,7 @@ impl NativeWorkspace {
         args_json: String,
         permissions_json: Option<String>,
         confirm: Option<ConfirmFn>,
+        answering: Option<Vec<u32>>,
     ) -> Result<String> {
         let cancel = self.token(call_id);
         // The package sends well-formed JSON; what can still fail here is nesting deeper than
@@ -110,6 +112,8 @@ impl NativeWorkspace {
             confirmer: confirm.map(|f| Arc::new(JsConfirmer(Arc::new(f))) as Arc<dyn Confirmer>),
             permissions,
             cancel,
+            id: Some(call_id),
+            answering: answering.unwrap_or_default(),
         };
         let result = self.inner.call(&name, args, ctx).await;
         self.aborts

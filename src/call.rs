@@ -15,13 +15,17 @@ use crate::cancel::CancelToken;
 use crate::change::FileChange;
 use crate::confirm::{ConfirmRequest, Confirmer};
 use crate::error::{ErrorCode, ToolError};
-use crate::locks::PathGuard;
+use crate::locks::{Asker, ChangeGuard, ReadGuard};
 use crate::options::Limits;
 use crate::paths::canonical::Canonical;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::Target;
 use crate::permissions::{Operation, Permissions};
 use crate::workspace::Workspace;
+
+fn owned(paths: &[&Path]) -> Vec<PathBuf> {
+    paths.iter().map(|p| p.to_path_buf()).collect()
+}
 
 /// What the host passes with one call (SPEC §2 `CallContext`).
 #[derive(Clone, Default)]
@@ -30,6 +34,10 @@ pub struct CallContext {
     /// A partial permissions object overriding the workspace's for this call.
     pub permissions: Option<Value>,
     pub cancel: CancelToken,
+    /// The host's id for this call.
+    pub id: Option<u32>,
+    /// The calls whose confirm handlers made this call, outermost first.
+    pub answering: Vec<u32>,
 }
 
 /// A finished call as the host sees it (SPEC §2 `ToolResult`).
@@ -183,6 +191,8 @@ pub struct Call {
     pub confirmer: Option<Arc<dyn Confirmer>>,
     pub cancel: CancelToken,
     cwd: PathBuf,
+    id: Option<u32>,
+    answering: Vec<u32>,
 }
 
 impl Call {
@@ -202,6 +212,8 @@ impl Call {
             confirmer: ctx.confirmer,
             cancel: ctx.cancel,
             cwd,
+            id: ctx.id,
+            answering: ctx.answering,
         }
     }
 
@@ -239,12 +251,35 @@ impl Call {
             .canonicalize(raw, field, &self.cwd, self.ws.home(), final_link)
     }
 
-    /// Serialises this call with every other call touching the same paths.
-    pub async fn lock(&self, paths: &[&Path]) -> PathGuard<'_> {
+    /// Locks `paths` for a change, from its plan through its prompt: other changes of these
+    /// paths wait, reads go on. Upgrade it with `exclusive()` after `authorize`, before the
+    /// commit (see `locks`). `CONFLICT` at once for a change made from the confirm handler of a
+    /// change of the same paths, which would wait for its own answer.
+    pub async fn lock_for_change(&self, paths: &[&Path]) -> Result<ChangeGuard<'_>, ToolError> {
+        let asker = Asker {
+            call: self.id,
+            answering: &self.answering,
+        };
         self.ws
             .locks()
-            .lock(paths.iter().map(|p| p.to_path_buf()).collect())
+            .change(owned(paths), asker)
             .await
+            .map_err(|_| {
+                let path = paths.first().map(|p| p.display().to_string());
+                ToolError::new(
+                    ErrorCode::Conflict,
+                    format!(
+                        "{} is being changed by the call whose confirmation this call was made from, so this change would wait for that answer forever. Make it after answering.",
+                        path.unwrap_or_default()
+                    ),
+                )
+            })
+    }
+
+    /// Locks `paths` for reading: waits only for commits. Take it after `authorize`, never
+    /// across a prompt (see `locks`).
+    pub async fn lock_for_read(&self, paths: &[&Path]) -> ReadGuard<'_> {
+        self.ws.locks().read(owned(paths)).await
     }
 
     /// Runs blocking filesystem work on tokio's blocking pool, never on the JS thread.
@@ -268,17 +303,21 @@ impl Call {
         }
     }
 
+    /// Whether the permissions grant `auth` without asking.
+    pub fn is_granted(&self, auth: &Authorization<'_>) -> bool {
+        !auth.always_ask
+            && auth
+                .needs
+                .iter()
+                .all(|(op, inside)| self.permissions.grants(*op, *inside))
+    }
+
     /// Grants or asks. Granted permissions skip the prompt unless `always_ask`; otherwise the
     /// confirmer is asked once; no confirmer, a "no", or a timeout deny; an abort while waiting
     /// is `ABORTED`.
     pub async fn authorize(&self, auth: Authorization<'_>) -> Result<(), Failure> {
         self.check_abort()?;
-        let granted = !auth.always_ask
-            && auth
-                .needs
-                .iter()
-                .all(|(op, inside)| self.permissions.grants(*op, *inside));
-        if granted {
+        if self.is_granted(&auth) {
             return Ok(());
         }
         let Some(confirmer) = self.confirmer.clone() else {

@@ -17,7 +17,9 @@ export interface NativeWorkspaceContract {
   definitions(): string
   /**
    * Runs one call; resolves to the JSON of a `ToolResult` and never rejects for tool failures.
-   * `confirm` must never reject; Rust applies `confirmTimeoutMs`.
+   * `confirm` must never reject; Rust applies `confirmTimeoutMs`. `answering`: the ids of the
+   * calls whose confirm handlers made this call, outermost first (a change of a path such a call
+   * holds is refused rather than left waiting for its own answer).
    */
   call(
     callId: number,
@@ -25,6 +27,7 @@ export interface NativeWorkspaceContract {
     argsJson: string,
     permissionsJson: string | null,
     confirm: ((requestJson: string) => Promise<boolean>) | null,
+    answering: number[] | null,
   ): Promise<string>
   /** Marks call `callId` aborted; safe before, during or after the call. */
   abort(callId: number): void

@@ -4,7 +4,7 @@
  * turns every tool-level failure into a {@link ToolResult}.
  */
 import { isAbortSignal, onAbort } from './internal/abort.js'
-import { toNativeConfirm } from './internal/confirm.js'
+import { answering, toNativeConfirm } from './internal/confirm.js'
 import { callIdSequence } from './internal/ids.js'
 import { JsonValueError, toJson } from './internal/json.js'
 import { NativeWorkspace, type NativeWorkspaceContract } from './native.js'
@@ -141,6 +141,8 @@ export class Workspace {
     if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError('ctx.signal: must be an AbortSignal')
 
     const id = nextCallId()
+    // Set when this call is made from a confirm handler (of this or another workspace).
+    const outer = answering.getStore() ?? []
     const withdraw = signal === undefined ? undefined : onAbort(signal, () => this.#native.abort(id))
     try {
       const resultJson = await this.#native.call(
@@ -148,7 +150,8 @@ export class Workspace {
         name,
         argsJson,
         permissionsJson,
-        confirm === undefined ? null : toNativeConfirm(confirm),
+        confirm === undefined ? null : toNativeConfirm(confirm, [...outer, id]),
+        outer.length > 0 ? [...outer] : null,
       )
       return JSON.parse(resultJson) as ToolResult
     } finally {

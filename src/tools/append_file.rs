@@ -56,7 +56,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let args: Args = parse_args("append_file", args)?;
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
         crate::paths::resolve::file_path_not_directory_syntax(&args.path, "path", &target.path)?;
-        let _lock = call.lock(&[&target.path]).await;
+        let lock = call.lock_for_change(&[&target.path]).await?;
         let limits = call.limits().clone();
         let sandboxed = call.ws.options().allowed_paths.is_some();
         let label = files::diff_label(&target.path, call.ws.sandbox().root());
@@ -114,6 +114,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             )
         })
         .await?;
+        let _lock = lock.exclusive().await;
         let created = matches!(planned, Planned::Absent);
         let (sha256_before, sha256_after) = digests(&planned, content.as_bytes());
         {

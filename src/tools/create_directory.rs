@@ -47,7 +47,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
     Box::pin(async move {
         let args: Args = parse_args("create_directory", args)?;
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
-        let _lock = call.lock(&[&target.path]).await;
+        let lock = call.lock_for_change(&[&target.path]).await?;
         let planned = target.clone();
         let existing = call
             .blocking(move || {
@@ -100,6 +100,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             "The user denied this write.",
         ))
         .await?;
+        let _lock = lock.exclusive().await;
         let (anchor, path) = (target.anchor.clone(), target.path.clone());
         call.blocking(move || {
             fsops::ensure_dir(&anchor, &path)

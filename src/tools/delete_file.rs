@@ -56,7 +56,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
     Box::pin(async move {
         let args: Args = parse_args("delete_file", args)?;
         let target = call.resolve(&args.path, "path", FinalLink::Keep)?;
-        let _lock = call.lock(&[&target.path]).await;
+        let lock = call.lock_for_change(&[&target.path]).await?;
         let remove_dir = call.names.exposed("remove_dir");
         let planned = target.clone();
         let inode = call
@@ -95,6 +95,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             )
         })
         .await?;
+        let _lock = lock.exclusive().await;
         let (ws, committed, cancel, permanent) = (
             call.ws.clone(),
             target.clone(),

@@ -123,7 +123,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let edit_count = edits.len();
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
         crate::paths::resolve::file_path_not_directory_syntax(&args.path, "path", &target.path)?;
-        let _lock = call.lock(&[&target.path]).await;
+        let lock = call.lock_for_change(&[&target.path]).await?;
         let limits = call.limits().clone();
         let label = files::diff_label(&target.path, call.ws.sandbox().root());
         let planned_target = target.clone();
@@ -183,6 +183,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             )
         })
         .await?;
+        let _lock = lock.exclusive().await;
         let sha_before = sha256_hex(&plan.old);
         let sha_after = sha256_hex(&plan.new);
         let (committed_target, old, new, stat) = (target.clone(), plan.old, plan.new, plan.stat);

@@ -89,7 +89,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             ))
             .into());
         }
-        let _lock = call.lock(&[&source.path, &destination.path]).await;
+        let lock = call
+            .lock_for_change(&[&source.path, &destination.path])
+            .await?;
         let (src, dst, overwrite) = (source.clone(), destination.clone(), args.overwrite);
         let (source_inode, destination_existed) = call
             .blocking(move || {
@@ -143,6 +145,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             denial: "The user denied this move.",
         })
         .await?;
+        let _lock = lock.exclusive().await;
         let (ws, src, dst, cancel) = (
             call.ws.clone(),
             source.clone(),

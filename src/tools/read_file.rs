@@ -77,20 +77,18 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         }
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
         crate::paths::resolve::file_path_not_directory_syntax(&args.path, "path", &target.path)?;
-        let _lock = call.lock(&[&target.path]).await;
-        let planned = target.clone();
-        let opened = call
-            .blocking(move || {
-                files::open_existing(&planned, "read")?.ok_or_else(|| file_not_found(&planned.path))
-            })
-            .await?;
-        call.authorize(Authorization::of(
+        let auth = Authorization::of(
             Operation::Read,
             &target,
             "Read file?",
             "The user denied this read.",
-        ))
-        .await?;
+        );
+        let open = {
+            let planned = target.clone();
+            move || {
+                files::open_existing(&planned, "read")?.ok_or_else(|| file_not_found(&planned.path))
+            }
+        };
         let range = LineRange {
             start: args.start_line.unwrap_or(1),
             end: args.end_line,
@@ -100,13 +98,23 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             max_bytes: call.limits().read_max_bytes as usize,
         };
         let path = target.path.clone();
-        let page = call
-            .blocking(move || {
-                let size = opened.stat.st_size as u64;
-                render_page(opened.file, range, limits, Some(size))
-                    .map_err(|e| e.into_tool_error(&path))
-            })
-            .await?;
+        let read = move |opened: files::OpenedFile| {
+            let size = opened.stat.st_size as u64;
+            render_page(opened.file, range, limits, Some(size)).map_err(|e| e.into_tool_error(&path))
+        };
+        // The lock is taken after any prompt: a read never holds one across it (see `locks`).
+        let page = if call.is_granted(&auth) {
+            // Opened and read in one task, so that a call waiting for a thread holds no
+            // descriptor (16,000 reads at once ran out of them).
+            call.check_abort()?;
+            let _lock = call.lock_for_read(&[&target.path]).await;
+            call.blocking(move || read(open()?)).await?
+        } else {
+            let opened = call.blocking(open).await?;
+            call.authorize(auth).await?;
+            let _lock = call.lock_for_read(&[&target.path]).await;
+            call.blocking(move || read(opened)).await?
+        };
         let mut success = Success::text(page.text)
             .with_data("path", target.path.display().to_string())
             .with_data("startLine", page.first)

@@ -95,7 +95,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .into());
         }
         let target = call.ws.sandbox().check(&args.path, canonical)?;
-        let _lock = call.lock(&[&target.path]).await;
+        let lock = call.lock_for_change(&[&target.path]).await?;
         let delete_file = call.names.exposed("delete_file");
         let (planned, recursive) = (target.clone(), args.recursive);
         call.blocking(move || {
@@ -148,6 +148,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             )
         })
         .await?;
+        let _lock = lock.exclusive().await;
         let (ws, committed, cancel) = (call.ws.clone(), target.clone(), call.cancel.clone());
         let (recursive, permanent) = (args.recursive, args.permanent);
         let archived = call

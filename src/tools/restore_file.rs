@@ -100,7 +100,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .unwrap_or_else(|| metadata.original_path.clone());
         let target = call.resolve(&raw_target, "targetPath", FinalLink::Keep)?;
         destination::refuse_dangerous(&call.ws, &target.path)?;
-        let _lock = call.lock(&[&target.path, &archive]).await;
+        let lock = call.lock_for_change(&[&target.path, &archive]).await?;
         let planned = target.clone();
         let exists = call
             .blocking(move || destination::existing(&planned, "restore to"))
@@ -132,6 +132,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             )
         })
         .await?;
+        let _lock = lock.exclusive().await;
         let (ws, committed, cancel, from) = (
             call.ws.clone(),
             target.clone(),

@@ -71,7 +71,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         }
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
         crate::paths::resolve::file_path_not_directory_syntax(&args.path, "path", &target.path)?;
-        let _lock = call.lock(&[&target.path]).await;
+        let lock = call.lock_for_change(&[&target.path]).await?;
         let label = files::diff_label(&target.path, call.ws.sandbox().root());
         let content = std::sync::Arc::new(args.content);
         let (planned, diff) = {
@@ -109,6 +109,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             )
         })
         .await?;
+        let _lock = lock.exclusive().await;
         let created = matches!(planned, Planned::Absent);
         let sha_before = match &planned {
             Planned::Present { bytes: Some(b), .. } => Some(sha256_hex(b)),
