@@ -1,12 +1,16 @@
 /** `append_file` (SPEC §5): appends in place, creates the file, bounded by appendMaxTotalBytes. */
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { ConfirmHandler } from 'agent-fs-tools'
 import { describe, expect, it, vi } from 'vitest'
-import { tempWorkspace } from './helpers/temp.js'
+import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { mkfifo, names, read, siblingDir, writeTree } from './helpers/files.js'
 
 const writable = { permissions: { cwdWriteFile: true } } as const
+/** Runs tool calls in a child process (see the crash harness). */
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'helpers', 'crash-child.mjs')
 
 describe('append_file success', () => {
   it('appends exactly the content, adding nothing in between', async () => {
@@ -145,6 +149,28 @@ describe('append_file errors', () => {
     )
     expect(result.code).toBe('CONFLICT')
     expect(read(path)).toBe('v2\n')
+  })
+
+  it('a write that fails part-way (the file size limit) is rolled back; no journal record is left', () => {
+    const { root, dataDir } = tempWorkspaceDirs()
+    const before = 'o'.repeat(48 << 10)
+    writeFileSync(join(root, 'log.txt'), before)
+    // 64 KiB is the most this child may write to any file: 16 KiB of the 32 KiB go through,
+    // then EFBIG (Node ignores SIGXFSZ).
+    const config = join(dataDir, '..', 'config.json')
+    const calls = [['append_file', { path: 'log.txt', content: 'n'.repeat(32 << 10) }]]
+    writeFileSync(config, JSON.stringify({ root, dataDir, calls }))
+    const child = spawnSync('bash', ['-c', 'ulimit -f 64 && exec "$0" "$1" "$2"', process.execPath, CHILD, config], {
+      encoding: 'utf8',
+    })
+    expect(child.status, child.stderr).toBe(2)
+    const failed = JSON.parse(child.stdout.split('failed ')[1]!) as { result: { output: string } }
+    expect(failed.result.output).toContain('cannot append to')
+    expect(failed.result.output).not.toContain('changed meanwhile')
+    expect(read(join(root, 'log.txt'))).toBe(before)
+    const journal = join(dataDir, 'journal')
+    const left = existsSync(journal) ? readdirSync(journal).flatMap((d) => readdirSync(join(journal, d))) : []
+    expect(left).toEqual([])
   })
 })
 

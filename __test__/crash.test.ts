@@ -10,7 +10,9 @@
  *   Workspace on the same root and data dir has replayed the append journal
  *   (`<dataDir>/journal/<sha256(root)>`), it is exactly the bytes before or after each append —
  *   never partial — and the journal is empty. Kills that left a partial append before recovery
- *   are counted and printed;
+ *   are counted and printed. When something else appends to the file after the kill and before
+ *   the next Workspace, recovery leaves the file exactly as it found it: no byte of the later
+ *   write is lost (a cut-short append is only rolled back when nothing follows it);
  * - delete_file / recursive remove_dir: every original that is gone (even partly) has a complete
  *   archive, and restoring it gives back exactly what was there (content, modes, mtimes);
  * - restore_file: the target is absent or complete, and while it is absent the archive is still
@@ -31,6 +33,7 @@
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import {
+  appendFileSync,
   copyFileSync,
   cpSync,
   existsSync,
@@ -423,6 +426,33 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       expect([start, start + big].includes(after), 'log.txt is a partial append after recovery').toBe(true)
     }
     report('append_file', seed, window, t, ` (${partial} random kills and ${aimedPartial}/5 kills aimed at the write left a partial append before recovery; none after)`)
+  })
+
+  it('append_file: bytes appended by someone else after a kill mid-append survive the next Workspace', async () => {
+    const dirs = tempWorkspaceDirs()
+    const start = 'start\n'
+    const big = bigText('cut', 16 << 20)
+    const bigFile = join(dirs.dataDir, '..', 'chunk-cut.txt')
+    writeFileSync(bigFile, big)
+    const log = join(dirs.root, 'log.txt')
+    let cutShort = 0
+    for (let round = 0; round < 6; round++) {
+      writeFileSync(log, start)
+      const { killed } = await runChildUntil(dirs, [['append_file', { path: 'log.txt', contentFile: bigFile }]], () => statSync(log).size > start.length)
+      const now = readFileSync(log, 'utf8')
+      expect((start + big).startsWith(now), 'log.txt is not old bytes + a prefix of the append').toBe(true)
+      if (killed && now.length > start.length && now.length < start.length + big.length) cutShort++
+      // The user (or a logger) appends after the crash, before the next Workspace: a line, or
+      // as many bytes again as went through (still shorter than the append, as in the report).
+      const later = round % 2 === 0 ? `later ${round}\n` : 'x'.repeat(Math.min(now.length - start.length, 1 << 20))
+      appendFileSync(log, later)
+      await nextWorkspace(dirs)
+      const after = readFileSync(log, 'utf8')
+      expect(after.length, `recovery changed log.txt after a later append (round ${round})`).toBe(now.length + later.length)
+      expect(after === now + later, `recovery changed log.txt after a later append (round ${round})`).toBe(true)
+    }
+    expect(cutShort, 'no kill caught the append mid-write').toBeGreaterThan(0)
+    console.log(`crash append_file + later append: ${cutShort}/6 aimed kills cut the append short; every later byte kept`)
   })
 
   it('temp files of atomic writes: a kill while one exists leaves none once the next Workspace ran', async () => {

@@ -3,7 +3,7 @@
  * overwrites kept by write_file, name collisions, faults, and the audit log of the
  * destructive tools.
  */
-import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
@@ -283,6 +283,63 @@ describe('ws.trashClear()', () => {
       const back = await ws.call('restore_file', { trashedPath: name })
       expect(back.status, back.output).toBe('ok')
     }
+  })
+
+  it('a clear looping beside recursive remove_dir calls never removes an archive before its call is done with it', async () => {
+    const { ws, root, dataDir } = tempWorkspace({ permissions: ALL, confirm: () => true })
+    const bucket = bucketDir(dataDir, root)
+    const trees = Array.from({ length: 20 }, (_, i) => `tree${i}`)
+    for (const tree of trees) {
+      const files: Record<string, string> = {}
+      for (let d = 0; d < 8; d++) for (let f = 0; f < 30; f++) files[`${tree}/d${d}/f${f}.txt`] = `${tree} ${d} ${f}\n`.repeat(20)
+      writeTree(root, files)
+    }
+    const expected = new Map(trees.map((tree) => [tree, snapshot(join(root, tree))]))
+    let running = true
+    let cleared = 0
+    const clearing = (async () => {
+      while (running) cleared += (await ws.trashClear()).cleared
+    })()
+    // A trash removes the original only after its archive is in place, and lets go of the
+    // archive only after that: an archive that vanishes while (part of) its tree is still there
+    // was cleared under a trash in flight. Watched from here, as the calls run.
+    const seen = new Map<string, string>()
+    const clearedInFlight: string[] = []
+    const watching = (async () => {
+      while (running) {
+        const names = existsSync(bucket) ? readdirSync(bucket) : []
+        for (const name of names) {
+          const tree = /-(tree\d+)\.tar\.gz$/.exec(name)?.[1]
+          if (tree !== undefined && !name.startsWith('.')) seen.set(tree, name)
+        }
+        for (const [tree, name] of seen) {
+          if (!names.includes(name) && existsSync(join(root, tree)) && !clearedInFlight.includes(name)) clearedInFlight.push(name)
+        }
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+    })()
+    const reported = await Promise.all(
+      trees.map(async (path) => {
+        const result = await ws.call('remove_dir', { path, recursive: true })
+        expect(result.status, result.output).toBe('ok')
+        expect(result.output).toContain(result.data?.trashedTo as string)
+        return result.data?.trashedTo as string
+      }),
+    )
+    running = false
+    await Promise.all([clearing, watching])
+    expect(clearedInFlight, 'archives cleared while their trash was removing the tree').toEqual([])
+    // Every reported archive is still there or was counted by a clear; what is left restores whole.
+    const remaining = reported.filter((archive) => existsSync(archive))
+    expect(cleared + remaining.length).toBe(trees.length)
+    expect(archiveNames(dataDir, root)).toEqual(remaining.map((archive) => basename(archive)).sort())
+    for (const archive of remaining) {
+      const back = await ws.call('restore_file', { trashedPath: archive })
+      expect(back.status, back.output).toBe('ok')
+      const tree = back.data?.path as string
+      expect(snapshot(tree)).toEqual(expected.get(basename(tree)))
+    }
+    console.log(`trashClear beside remove_dir: ${cleared} of ${trees.length} archives cleared once their call was done with them, ${seen.size} seen while the calls ran`)
   })
 
   it('rejects a bad olderThanMs with a TypeError', async () => {

@@ -3,13 +3,21 @@
 //! of its own, which every call waits for). A record's `kind` says what it covers; a record
 //! without one (written before there were kinds) is an append.
 //!
-//! - `append`: makes an in-place `append_file` all-or-nothing. Before appending to an existing
-//!   file, the record names the file (path, dev, ino), its size before (`oldSize`) and the
-//!   append (`appendLen`, `appendSha256`); it is fsynced (and its directory) before the first byte
-//!   is appended, and removed once the file is fsynced. Replay: a file that is still the same
-//!   inode and holds `oldSize + appendLen` bytes whose tail hashes to `appendSha256` is complete
-//!   and kept; one between `oldSize` and that (or with a mismatching tail) is truncated back to
-//!   `oldSize`; anything else (renamed over, other inode, shorter than `oldSize`) is left alone.
+//! - `append`: makes an in-place `append_file` all-or-nothing without ever cutting what anyone
+//!   else wrote. Before appending to an existing file, the record names the file (path, dev,
+//!   ino), its size before (`oldSize`) and the append (`appendLen`, `appendSha256`), and a copy
+//!   of the appended bytes is kept beside it (`<record>.bytes`, `keptBytes: true`); both are
+//!   fsynced (and their directory) before the first byte is appended, and removed once the file
+//!   is fsynced. Replay (see `tail.rs`): only if the file is still the same inode and holds
+//!   exactly `oldSize` bytes followed by a prefix of the kept bytes — nothing after them — is it
+//!   ours to judge: the whole append is kept, a cut-short one is truncated back to `oldSize`.
+//!   Anything else is left alone: bytes that differ from ours or follow them (someone appended
+//!   after the crash), a size outside `oldSize ..= oldSize + appendLen`, another inode, a kept
+//!   copy that is missing or does not hash to `appendSha256`. A record without kept bytes
+//!   (written before they were kept) cannot prove a partial append ours: a complete append
+//!   (the tail hashes to `appendSha256`) is kept, anything else is left alone. The same rule
+//!   decides what `append_file` rolls back itself when a write fails. The one thing it cannot
+//!   tell: bytes someone else appended that happen to equal a prefix of ours.
 //! - `temp`: makes the temp entry of an atomic write or of a move between file systems
 //!   (`.<name>.<pid>.<n>.agent-fs-tools.tmp`, see `fsops::temp_name`: a file, or the copied tree),
 //!   or the temp root of a restore (`.restore-<unique>.partial`: a file, symlink or whole tree),
@@ -39,6 +47,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::paths::{fsops, trees};
 
+mod tail;
+
+pub use tail::{roll_back_if_ours, Tail};
+
 /// How long a record of a still-running pid is left alone.
 pub const LIVE_GRACE: Duration = Duration::from_secs(600);
 
@@ -56,6 +68,10 @@ pub struct AppendRecord {
     pub append_len: u64,
     pub append_sha256: String,
     pub pid: u32,
+    /// Whether the appended bytes are kept beside the record (`<record>.bytes`); records
+    /// written before they were have none and never roll back.
+    #[serde(default)]
+    pub kept_bytes: bool,
 }
 
 /// A temp file of an atomic write, about to be created (kind `temp`).
@@ -168,15 +184,29 @@ pub struct Journal {
 #[derive(Debug)]
 pub struct Entry {
     path: PathBuf,
+    /// The copy of an append's bytes kept beside the record.
+    kept: Option<PathBuf>,
 }
 
 impl Entry {
-    /// Removes the record (what it covers is done). Best effort: a leftover record is handled by
-    /// recovery (a complete append is kept, a temp file already gone is just dropped).
+    /// Removes the record (what it covers is done), then its kept bytes. Best effort: a leftover
+    /// record is handled by recovery (a complete append is kept, a temp file already gone is just
+    /// dropped), leftover kept bytes without a record are swept.
     pub fn finish(self) {
         let _ = fs::remove_file(&self.path);
+        if let Some(kept) = &self.kept {
+            let _ = fs::remove_file(kept);
+        }
     }
 }
+
+/// Where the bytes of the append recorded at `record` are kept: `<stem>.bytes` beside
+/// `<stem>.json`, so a record can never name any other file.
+fn kept_bytes_path(record: &Path) -> PathBuf {
+    record.with_extension(KEPT_EXTENSION)
+}
+
+const KEPT_EXTENSION: &str = "bytes";
 
 fn fsync_dir(dir: &Path) {
     if let Ok(d) = File::open(dir) {
@@ -193,7 +223,9 @@ impl Journal {
         &self.dir
     }
 
-    /// Writes and fsyncs a record for appending `content` to `file` (at `path`) of `old_size` bytes.
+    /// Writes and fsyncs a record for appending `content` to `file` (at `path`) of `old_size`
+    /// bytes, and a copy of `content` beside it (written and fsynced first, so a record that
+    /// says `keptBytes` always has them).
     pub fn begin(
         &self,
         path: &Path,
@@ -210,8 +242,25 @@ impl Journal {
             append_len: content.len() as u64,
             append_sha256: crate::hashing::sha256_hex(content),
             pid: std::process::id(),
+            kept_bytes: true,
         });
-        self.write(&record, Durability::Fsynced)
+        let name = fresh_name(record.pid());
+        let kept = kept_bytes_path(&self.dir.join(&name));
+        let written = self.create(&kept).and_then(|mut f| {
+            f.write_all(content)?;
+            f.sync_all()
+        });
+        let entry = written.and_then(|()| self.write_as(&name, &record, Durability::Fsynced));
+        match entry {
+            Ok(entry) => Ok(Entry {
+                kept: Some(kept),
+                ..entry
+            }),
+            Err(e) => {
+                let _ = fs::remove_file(&kept);
+                Err(e)
+            }
+        }
     }
 
     /// Records (not fsynced) that the temp file `temp` is about to be created in the directory
@@ -250,16 +299,14 @@ impl Journal {
         result
     }
 
-    /// Writes `record` under a fresh name `<pid>-<time>-<n>.json`, creating the directory if
-    /// needed.
+    /// Writes `record` under a fresh name, creating the directory if needed.
     fn write(&self, record: &Record, durability: Durability) -> io::Result<Entry> {
-        let stamp = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos();
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let name = format!("{}-{stamp:x}-{n}.json", record.pid());
-        let final_path = self.dir.join(&name);
+        self.write_as(&fresh_name(record.pid()), record, durability)
+    }
+
+    /// Writes `record` as `name` (a [`fresh_name`]), creating the directory if needed.
+    fn write_as(&self, name: &str, record: &Record, durability: Durability) -> io::Result<Entry> {
+        let final_path = self.dir.join(name);
         let path = match durability {
             Durability::Fsynced => self.dir.join(format!(".{name}.partial")),
             Durability::PageCache => final_path.clone(),
@@ -277,7 +324,10 @@ impl Journal {
         if result.is_err() {
             let _ = fs::remove_file(&path);
         }
-        result.map(|()| Entry { path: final_path })
+        result.map(|()| Entry {
+            path: final_path,
+            kept: None,
+        })
     }
 
     /// Creates the new file `path` in the journal directory, creating the directory (and
@@ -302,7 +352,8 @@ impl Journal {
         }
     }
 
-    /// Replays every record left by a crash (cheap when the directory is missing or empty).
+    /// Replays every record left by a crash (cheap when the directory is missing or empty), then
+    /// removes kept append bytes whose record is gone.
     pub fn recover(&self) -> Vec<Recovered> {
         let Ok(entries) = fs::read_dir(&self.dir) else {
             return Vec::new();
@@ -333,19 +384,54 @@ impl Journal {
                 done.push(Recovered::Skipped);
                 continue;
             }
+            let kept = kept_bytes_path(&path);
             let outcome = match &record {
                 None => Ok(Recovered::LeftAlone),
-                Some(Record::Append(record)) => replay(record),
+                Some(Record::Append(record)) => replay(record, &kept),
                 Some(Record::Temp(record)) => remove_temp(record),
             };
             if outcome.is_ok() {
                 let _ = fs::remove_file(&path);
+                let _ = fs::remove_file(&kept);
             }
             done.push(outcome.unwrap_or(Recovered::LeftAlone));
         }
+        self.sweep_kept_bytes();
         fsync_dir(&self.dir);
         done
     }
+
+    /// Removes kept append bytes without a record: a crash between writing them and the
+    /// record, or a record removed but not its copy. Those of a live young process may be an
+    /// append about to be recorded and stay.
+    fn sweep_kept_bytes(&self) {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension() != Some(OsStr::new(KEPT_EXTENSION)) {
+                continue;
+            }
+            let name = entry.file_name();
+            if path.with_extension("json").exists()
+                || in_flight(pid_of(&name.to_string_lossy()), &path)
+            {
+                continue;
+            }
+            let _ = fs::remove_file(&path);
+        }
+    }
+}
+
+/// A fresh record name `<pid>-<time>-<n>.json`.
+fn fresh_name(pid: u32) -> String {
+    let stamp = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{pid}-{stamp:x}-{n}.json")
 }
 
 /// Whether a record (at `path`) of `pid` may belong to an operation still in flight: `pid` is
@@ -368,8 +454,9 @@ fn pid_alive(pid: Option<u32>) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
-/// Applies one append record to its file; `Err` only for an I/O failure worth retrying next time.
-pub fn replay(record: &AppendRecord) -> io::Result<Recovered> {
+/// Applies one append record to its file, its appended bytes kept at `kept` (when the record
+/// says so); `Err` only for an I/O failure worth retrying next time.
+pub fn replay(record: &AppendRecord, kept: &Path) -> io::Result<Recovered> {
     // Reached from `/` without following any symlink, as every user path is.
     let (Some(parent), Some(name)) = (record.path.parent(), record.path.file_name()) else {
         return Ok(Recovered::LeftAlone);
@@ -384,17 +471,47 @@ pub fn replay(record: &AppendRecord) -> io::Result<Recovered> {
     if !meta.is_file() || (meta.dev(), meta.ino()) != (record.dev, record.ino) {
         return Ok(Recovered::LeftAlone);
     }
-    let size = meta.len();
-    let full = record.old_size + record.append_len;
-    if size < record.old_size || size > full {
-        return Ok(Recovered::LeftAlone);
+    let Some(ours) = kept_bytes(record, kept)? else {
+        let complete = meta.len() == record.old_size + record.append_len
+            && tail_sha256(&mut file, record.old_size)? == record.append_sha256;
+        return Ok(if complete {
+            Recovered::Complete
+        } else {
+            Recovered::LeftAlone
+        });
+    };
+    Ok(
+        match roll_back_if_ours(&file, record.old_size, ours, record.append_len, true)? {
+            Tail::Whole => Recovered::Complete,
+            Tail::CutShort => Recovered::RolledBack,
+            Tail::Absent | Tail::Other => Recovered::LeftAlone,
+        },
+    )
+}
+
+/// The kept copy of the appended bytes, opened at its start, if the record has one and it is
+/// intact: exactly `appendLen` bytes hashing to `appendSha256` (a copy torn by a power cut
+/// proves nothing).
+fn kept_bytes(record: &AppendRecord, kept: &Path) -> io::Result<Option<File>> {
+    if !record.kept_bytes {
+        return Ok(None);
     }
-    if size == full && tail_sha256(&mut file, record.old_size)? == record.append_sha256 {
-        return Ok(Recovered::Complete);
+    let Ok(mut copy) = OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(kept)
+    else {
+        return Ok(None);
+    };
+    let meta = copy.metadata()?;
+    if !meta.is_file()
+        || meta.len() != record.append_len
+        || crate::hashing::sha256_reader(&mut copy)? != record.append_sha256
+    {
+        return Ok(None);
     }
-    file.set_len(record.old_size)?;
-    file.sync_all()?;
-    Ok(Recovered::RolledBack)
+    copy.rewind()?;
+    Ok(Some(copy))
 }
 
 fn tail_sha256(file: &mut File, from: u64) -> io::Result<String> {
@@ -478,6 +595,8 @@ mod tests {
         assert_eq!((record.old_size, record.append_len), (3, 3));
         assert_eq!(record.append_sha256, crate::hashing::sha256_hex(b"new"));
         assert_eq!(record.pid, std::process::id());
+        assert!(record.kept_bytes);
+        assert_eq!(fs::read(kept_bytes_path(&entry.path)).unwrap(), b"new");
         // A fresh record of this (live) process is not replayed.
         assert_eq!(journal.recover(), vec![Recovered::Skipped]);
         entry.finish();
@@ -485,22 +604,76 @@ mod tests {
         assert!(journal.recover().is_empty());
     }
 
-    #[test]
-    fn old_format_append_records_still_replay() {
-        let (_tmp, journal, file) = setup();
-        let rec = begin(&journal, &file, b"new");
-        let Record::Append(mut record) = Record::parse(&fs::read(&rec).unwrap()).unwrap() else {
+    /// Rewrites the append record at `rec` in a format before kept bytes: no `keptBytes`, and
+    /// (the oldest) no `kind`; the kept copy is gone.
+    fn as_old_record(rec: &Path, with_kind: bool) {
+        let Record::Append(record) = Record::parse(&fs::read(rec).unwrap()).unwrap() else {
             panic!("not an append record")
         };
-        record.pid = DEAD_PID;
-        // The format before record kinds: the append fields alone, no "kind".
-        let old = serde_json::to_vec(&record).unwrap();
-        assert!(!String::from_utf8_lossy(&old).contains("kind"));
-        fs::write(&rec, old).unwrap();
-        fs::write(&file, b"oldne").unwrap();
-        assert_eq!(journal.recover(), vec![Recovered::RolledBack]);
-        assert_eq!(fs::read(&file).unwrap(), b"old");
-        assert!(!rec.exists());
+        let mut old = serde_json::to_value(Record::Append(record)).unwrap();
+        let fields = old.as_object_mut().unwrap();
+        fields.remove("keptBytes");
+        if !with_kind {
+            fields.remove("kind");
+        }
+        fs::write(rec, serde_json::to_vec(&old).unwrap()).unwrap();
+        fs::remove_file(kept_bytes_path(rec)).unwrap();
+    }
+
+    #[test]
+    fn records_without_kept_bytes_keep_a_complete_append_and_cut_nothing() {
+        for with_kind in [false, true] {
+            let (_tmp, journal, file) = setup();
+            let rec = begin(&journal, &file, b"new");
+            as_old_record(&rec, with_kind);
+            fs::write(&file, b"oldnew").unwrap();
+            assert_eq!(journal.recover(), vec![Recovered::Complete]);
+            assert_eq!(fs::read(&file).unwrap(), b"oldnew");
+            assert!(!rec.exists());
+            // Without our bytes, a partial append cannot be told from someone else's.
+            let rec = begin(&journal, &file, b"new");
+            as_old_record(&rec, with_kind);
+            fs::write(&file, b"oldne").unwrap();
+            assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+            assert_eq!(fs::read(&file).unwrap(), b"oldne");
+            assert_eq!(records(&journal), 0);
+        }
+    }
+
+    #[test]
+    fn a_missing_or_torn_copy_of_our_bytes_proves_nothing() {
+        let (_tmp, journal, file) = setup();
+        let rec = begin(&journal, &file, b"new");
+        fs::remove_file(kept_bytes_path(&rec)).unwrap();
+        append(&file, b"ne");
+        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+        assert_eq!(fs::read(&file).unwrap(), b"oldne");
+        // A copy of the right length that is not what was appended (a power cut's zeros).
+        let (_tmp, journal, file) = setup();
+        let rec = begin(&journal, &file, b"new");
+        fs::write(kept_bytes_path(&rec), b"\0\0\0").unwrap();
+        append(&file, b"\0\0");
+        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+        assert_eq!(fs::read(&file).unwrap(), b"old\0\0");
+        assert_eq!(records(&journal), 0);
+    }
+
+    #[test]
+    fn kept_bytes_without_a_record_are_swept_unless_their_writer_is_alive() {
+        let (_tmp, journal, file) = setup();
+        let rec = begin(&journal, &file, b"new");
+        // A dead writer's copy (the name says whose it is), its record gone.
+        let dead = journal
+            .dir()
+            .join(format!("{DEAD_PID}-1-2.{KEPT_EXTENSION}"));
+        fs::rename(kept_bytes_path(&rec), &dead).unwrap();
+        fs::remove_file(&rec).unwrap();
+        let live = journal
+            .dir()
+            .join(format!("{}-1-1.{KEPT_EXTENSION}", std::process::id()));
+        fs::write(&live, b"being recorded").unwrap();
+        assert!(journal.recover().is_empty());
+        assert!(!dead.exists() && live.exists());
     }
 
     #[test]
@@ -513,30 +686,75 @@ mod tests {
         assert!(!rec.exists());
     }
 
+    /// Appends `bytes` to `file` as another process would.
+    fn append(file: &Path, bytes: &[u8]) {
+        OpenOptions::new()
+            .append(true)
+            .open(file)
+            .unwrap()
+            .write_all(bytes)
+            .unwrap();
+    }
+
     #[test]
-    fn recover_partial_and_mismatch() {
+    fn a_cut_short_append_with_nothing_after_it_is_rolled_back() {
+        let (_tmp, journal, file) = setup();
+        let rec = begin(&journal, &file, b"new");
+        append(&file, b"ne");
+        assert_eq!(journal.recover(), vec![Recovered::RolledBack]);
+        assert_eq!(fs::read(&file).unwrap(), b"old");
+        assert_eq!(records(&journal), 0);
+        assert!(!rec.exists());
+    }
+
+    #[test]
+    fn what_others_appended_after_a_cut_short_append_is_never_cut() {
+        // The user appends after the crash: the file is the old bytes, a prefix of ours, then
+        // theirs — as long as ours (an exact fit) or shorter.
+        for theirs in [
+            &b"Z"[..],
+            b"ab",
+            b"
+",
+        ] {
+            let (_tmp, journal, file) = setup();
+            begin(&journal, &file, b"0123456789");
+            append(&file, b"0123");
+            append(&file, theirs);
+            let expected = [&b"old0123"[..], theirs].concat();
+            assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+            assert_eq!(fs::read(&file).unwrap(), expected);
+            assert_eq!(records(&journal), 0);
+        }
         let (_tmp, journal, file) = setup();
         begin(&journal, &file, b"new");
-        OpenOptions::new()
-            .append(true)
-            .open(&file)
-            .unwrap()
-            .write_all(b"ne")
-            .unwrap();
-        assert_eq!(journal.recover(), vec![Recovered::RolledBack]);
-        assert_eq!(fs::read(&file).unwrap(), b"old");
+        append(&file, b"ne");
+        append(&file, b"Z");
+        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+        assert_eq!(fs::read(&file).unwrap(), b"oldneZ");
+    }
+
+    #[test]
+    fn bytes_that_are_not_a_prefix_of_ours_are_left_alone() {
+        let (_tmp, journal, file) = setup();
         begin(&journal, &file, b"new");
-        OpenOptions::new()
-            .append(true)
-            .open(&file)
-            .unwrap()
-            .write_all(b"\0\0\0")
-            .unwrap();
-        assert_eq!(journal.recover(), vec![Recovered::RolledBack]);
-        assert_eq!(fs::read(&file).unwrap(), b"old");
+        append(&file, b"\0\0\0");
+        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+        assert_eq!(fs::read(&file).unwrap(), b"old\0\0\0");
+        // Nothing of ours went through, and the user appended: theirs stays too.
         begin(&journal, &file, b"new");
-        assert_eq!(journal.recover(), vec![Recovered::RolledBack]);
+        append(&file, b"x");
+        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+        assert_eq!(fs::read(&file).unwrap(), b"old\0\0\0x");
+    }
+
+    #[test]
+    fn an_append_that_never_began_leaves_the_file_as_it_is() {
+        let (_tmp, journal, file) = setup();
+        begin(&journal, &file, b"new");
+        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
         assert_eq!(fs::read(&file).unwrap(), b"old");
+        assert_eq!(records(&journal), 0);
     }
 
     #[test]

@@ -290,7 +290,11 @@ export interface TrashEntry {
 
 /** Options of {@link Workspace.trashClear}. */
 export interface TrashClearOptions {
-  /** Only clear archives older than this many milliseconds. Omitted: clear all. */
+  /**
+   * Only clear archives trashed at least this many milliseconds ago. Omitted: clear all. Either
+   * way, archives still in use (their trash or a restore of them in flight) are skipped whatever
+   * their age; a later clear removes them.
+   */
   olderThanMs?: number
 }
 

@@ -186,7 +186,8 @@ export class Workspace {
 
   /**
    * Removes trash archives (all, or those older than `olderThanMs`). For the host only: no tool
-   * exposes it to the model.
+   * exposes it to the model. Safe while tool calls run: an archive whose trash or restore is still
+   * in flight, or whose call finished only after this clear began, is kept.
    */
   async trashClear(options?: TrashClearOptions): Promise<TrashClearResult> {
     if (options !== undefined && !isPlainObjectLike(options)) throw new TypeError('options: must be an object')

@@ -14,6 +14,7 @@ use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
+use crate::journal::{self, Tail};
 use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::Target;
@@ -179,13 +180,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
 ///
 /// Crash safety of the in-place append: a journal record (see `crate::journal`) is fsynced before
 /// the first byte goes through the descriptor and removed once the file is fsynced; the next
-/// `Workspace` on the same root and data dir truncates a partial append back to the old size.
+/// `Workspace` on the same root and data dir truncates a partial append back to the old size,
+/// unless anything was written after it (see `crate::journal`).
 fn commit(
     target: &Target,
     planned: &Planned,
     content: &[u8],
     sandboxed: bool,
-    journal: &crate::journal::Journal,
+    journal: &journal::Journal,
 ) -> Result<(), ToolError> {
     let (parent_path, name) = target
         .split()
@@ -230,29 +232,32 @@ fn commit(
     let entry = journal
         .begin(&target.path, &file, old_size, content)
         .map_err(|e| ToolError::io(&e, "journal the append to", &target.path))?;
-    let result = file
-        .write_all(content)
-        .and_then(|()| file.sync_data())
-        .map_err(|e| ToolError::io(&e, "append to", &target.path));
-    if result.is_ok() {
+    let written = file.write_all(content).and_then(|()| file.sync_data());
+    let Err(e) = written else {
         entry.finish();
-    } else {
-        // Roll back what went through now rather than at the next Workspace.
-        if file
-            .set_len(old_size)
-            .and_then(|()| file.sync_data())
-            .is_ok()
-        {
+        return Ok(());
+    };
+    let mut error = ToolError::io(&e, "append to", &target.path);
+    // Roll back now rather than at the next Workspace, and only what is provably ours: the old
+    // content followed by a prefix of `content` and nothing else. Should the rollback itself
+    // fail, the record stays for the next Workspace.
+    match journal::roll_back_if_ours(&file, old_size, content, content.len() as u64, false) {
+        Ok(Tail::Other) => {
             entry.finish();
+            error.message.push_str(
+                "; the file also changed meanwhile, so whatever part of the text went through was left at its end: read the end of the file before appending again",
+            );
         }
+        Ok(Tail::Absent | Tail::CutShort | Tail::Whole) => entry.finish(),
+        Err(_) => {}
     }
-    result
+    Err(error)
 }
 
 /// Creates the missing `target` in its opened `parent` with `content`, through a journaled temp
 /// file (see [`create_through`]).
 fn create_new(
-    journal: &crate::journal::Journal,
+    journal: &journal::Journal,
     target: &Target,
     parent: BorrowedFd<'_>,
     content: &[u8],

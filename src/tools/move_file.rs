@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use super::destination::{self, Destination};
 use super::files;
-use super::trashing::{restore_hint, restore_into, trash_error};
+use super::trashing::{put_back, restore_hint, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::change::{Action, FileChange};
@@ -191,13 +191,12 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     Ok(copied) => copied,
                     Err(mut error) => {
                         if let Some(archived) = &archived {
-                            match restore_into(
+                            match put_back(
                                 &ws,
-                                &archived.archive_path,
+                                archived,
                                 dst_parent_path,
                                 dst_parent.as_fd(),
                                 dst_name,
-                                &|| false,
                             ) {
                                 Ok(_) => error
                                     .message

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::destination::{self, Destination};
-use super::trashing::{restore_hint, restore_into, trash_error};
+use super::trashing::{put_back, restore_hint, restore_into, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::change::{Action, FileChange};
@@ -154,7 +154,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 if let Err(e) = restore(&from, &aborted) {
                     let mut error = trash_error(e, "restore", &committed.path);
                     if let Some(previous) = &replaced {
-                        if restore(&previous.archive_path, &|| false).is_ok() {
+                        if put_back(&ws, previous, parent_path, parent.as_fd(), name).is_ok() {
                             error
                                 .message
                                 .push_str("; the entry that was there has been put back");

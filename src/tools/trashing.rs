@@ -56,8 +56,27 @@ pub fn restore_into(
     })
 }
 
+/// Puts back `archived` (made by this call, still held) as `name` in `parent` (canonical path
+/// `parent_path`), journaled like [`restore_into`]: what an overwrite or a move put in the
+/// trash, when the rest of the call failed.
+pub fn put_back(
+    ws: &Workspace,
+    archived: &Archived,
+    parent_path: &Path,
+    parent: BorrowedFd<'_>,
+    name: &OsStr,
+) -> Result<Metadata, TrashError> {
+    let temp = restore_temp_name();
+    ws.journal().with_temp(parent_path, parent, &temp, || {
+        ws.bucket()
+            .restore_archived(archived, parent, name, &temp, &|| false)
+    })
+}
+
 /// Archives the entry `name` in `parent` (canonical path `path`); with `remove`, the original is
-/// removed once the archive is safely in place.
+/// removed once the archive is safely in place. Keep the returned [`Archived`] until the call has
+/// reported the archive (and, before an overwrite, until the overwrite is done): while it lives,
+/// `trashClear` leaves the archive alone.
 pub fn put_in_trash(
     ws: &Workspace,
     parent: BorrowedFd<'_>,

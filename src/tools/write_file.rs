@@ -202,10 +202,11 @@ fn commit(
                     return Err(files::changed_since_planned(&target.path));
                 }
             }
-            Some(archived.archive_path)
+            Some(archived)
         }
         None => None,
     };
     files::write_atomic(ws.journal(), target, parent.as_fd(), content, replaced)?;
-    Ok(archived)
+    // The archive stays locked (out of `trashClear`'s reach) until the old content is replaced.
+    Ok(archived.map(|a| a.archive_path))
 }

@@ -9,6 +9,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::error::TrashError;
+use super::hold::ArchiveHold;
 use super::item::{Identity, TrashItem};
 use super::metadata::Metadata;
 use super::naming;
@@ -18,13 +19,18 @@ use super::restore;
 use super::write::{self, Target, TempFile};
 use crate::paths::fsops;
 
-/// A finished archive, as returned by [`Bucket::archive`] and [`Bucket::trash`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A finished archive, as returned by [`Bucket::archive`] and [`Bucket::trash`]. It keeps the
+/// archive locked while it lives: [`Bucket::clear`] skips it, and only
+/// [`Bucket::restore_archived`] restores it meanwhile. Keep it until the call has reported where
+/// the archive is (and, before an overwrite, until the overwrite is done).
+#[derive(Debug)]
 pub struct Archived {
     /// Absolute path of the archive.
     pub archive_path: PathBuf,
     /// What it holds.
     pub metadata: Metadata,
+    /// The lock on the archive, let go when this is dropped.
+    hold: ArchiveHold,
 }
 
 /// One archive in a listing.
@@ -87,6 +93,7 @@ impl Bucket {
         Ok(Archived {
             archive_path: written.path,
             metadata: written.metadata,
+            hold: written.hold,
         })
     }
 
@@ -101,15 +108,28 @@ impl Bucket {
         item: &TrashItem<'_>,
         cancel: &dyn Fn() -> bool,
     ) -> Result<Archived, TrashError> {
+        self.trash_with_hook(item, cancel, &|_| {})
+    }
+
+    /// [`Bucket::trash`], calling `committed` with the archive's path once it is in place and
+    /// before the original is removed (tests use it to clear or restore meanwhile).
+    pub(crate) fn trash_with_hook(
+        &self,
+        item: &TrashItem<'_>,
+        cancel: &dyn Fn() -> bool,
+        committed: &dyn Fn(&Path),
+    ) -> Result<Archived, TrashError> {
         let base = item.display_dir();
         let verify = |observed: &[_]| remove::verify_unchanged(item.parent, observed, base);
         let written = write::write_archive(&self.target(), item, cancel, &verify)?;
+        committed(&written.path);
         if let Err(failure) = remove::remove_observed(item.parent, &written.observed, base) {
             return Err(self.removal_failed(failure, &written.path));
         }
         Ok(Archived {
             archive_path: written.path,
             metadata: written.metadata,
+            hold: written.hold,
         })
     }
 
@@ -158,14 +178,24 @@ impl Bucket {
         Ok(found)
     }
 
-    /// Remove finished archives — never temp files of trashes in flight, never foreign files —
-    /// that were completed before this call began and, if `older_than` is given, were trashed
-    /// at least that long before it.
+    /// Remove finished archives — never temp files of trashes in flight, never foreign files,
+    /// never an archive in use — that were completed before this call began and, if `older_than`
+    /// is given, were trashed at least that long before it.
+    ///
+    /// "In use" is an archive another call holds locked (see `hold.rs`): one whose trash is still
+    /// in flight (renamed into place, but the original not yet removed or the call not yet
+    /// reported), one an overwrite is about to replace the original of, or one being restored.
+    /// Each archive is locked without waiting before it is removed, and skipped if that fails,
+    /// whatever its age: with `older_than`, an archive old enough but in use is skipped too,
+    /// counted nowhere, and a later clear removes it if it is still there. (`older_than` is
+    /// measured from `trashedAt` in its metadata, stamped before the archive is renamed into
+    /// place; a trash that takes long can be "old" while still in flight.)
     ///
     /// "Completed before the call began" is decided on the filesystem's own clock: the call
     /// first creates a probe file and reads its ctime; an archive qualifies only if its ctime
-    /// (set when it was renamed into place) is strictly earlier. Archives committed during the
-    /// call, or in the same clock tick as its start, are kept.
+    /// (set when it was renamed into place, and again when the call that made it let go of it)
+    /// is strictly earlier. Archives committed or let go during the call, or in the same clock
+    /// tick as its start, are kept.
     pub fn clear(&self, older_than: Option<Duration>) -> io::Result<ClearStats> {
         self.clear_with_hook(older_than, &|| {})
     }
@@ -186,7 +216,17 @@ impl Bucket {
         after_start();
         let mut stats = ClearStats::default();
         for (path, meta) in self.archive_files()? {
-            if ctime(&meta) >= fs_start || !is_old_enough(&path, started, older_than) {
+            if ctime(&meta) >= fs_start {
+                continue;
+            }
+            let hold = match ArchiveHold::try_claim(&path) {
+                Ok(Some(hold)) => hold,
+                Ok(None) => continue,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            // Let go since the listing: by a call that was done with it only after we began.
+            if hold.ctime()? >= fs_start || !is_old_enough(&path, started, older_than) {
                 continue;
             }
             match fs::remove_file(&path) {
@@ -251,7 +291,29 @@ impl Bucket {
         cancel: &dyn Fn() -> bool,
     ) -> Result<Metadata, TrashError> {
         let archive = self.locate(archive)?;
-        restore::restore_archive(&archive, target_parent, target_name, temp, cancel)
+        restore::restore_archive(&archive, None, target_parent, target_name, temp, cancel)
+    }
+
+    /// [`Bucket::restore`] of an archive the caller made and still holds (`archived`): through
+    /// that hold, since a fresh claim would find the archive in use. Puts back what an overwrite
+    /// or a move moved to the trash when the rest of the call failed.
+    pub fn restore_archived(
+        &self,
+        archived: &Archived,
+        target_parent: BorrowedFd<'_>,
+        target_name: &OsStr,
+        temp: &OsStr,
+        cancel: &dyn Fn() -> bool,
+    ) -> Result<Metadata, TrashError> {
+        let archive = self.locate(&archived.archive_path)?;
+        restore::restore_archive(
+            &archive,
+            Some(&archived.hold),
+            target_parent,
+            target_name,
+            temp,
+            cancel,
+        )
     }
 
     /// The path of `archive` if it names an archive directly inside this bucket. Decided on the

@@ -44,7 +44,10 @@
 //! keeps its inode, size, mtime and ctime while read (directories: from listing to last child)
 //! → write the final temp archive, `fsync` it → re-verify the whole original against what was
 //! archived → rename into place with `RENAME_NOREPLACE` and `fsync` the bucket → remove exactly
-//! the archived entries, children first, re-checking each. A change anywhere before the commit is
+//! the archived entries, children first, re-checking each. The archive is locked from before its
+//! rename until the caller drops the [`Archived`] (after it has reported where the archive is),
+//! and a restore locks the archive it reads: [`Bucket::clear`] skips locked archives, so it never
+//! removes an archive a call still stands on (`hold.rs`). A change anywhere before the commit is
 //! a [`TrashError::Conflict`] with the original untouched and no archive; cancellation
 //! ([`TrashError::Aborted`]) likewise. Temp files are `.<what>-<unique>.partial` and are never
 //! listed or cleared ([`Bucket::sweep_partials`] removes stale ones left by a crash).
@@ -55,6 +58,7 @@ mod bucket;
 mod digest;
 mod entry;
 mod error;
+mod hold;
 mod item;
 mod metadata;
 mod naming;

@@ -18,8 +18,10 @@
 //! filled), everything is flushed with one `syncfs`, and the temp root is renamed to the target
 //! with `RENAME_NOREPLACE`. Only after
 //! that (and an fsync of the target's directory) is the archive deleted. Any failure removes the
-//! temp root and keeps the archive. The archive is `flock`ed for the duration, so the same
-//! archive is never restored twice at once.
+//! temp root and keeps the archive. The archive is `flock`ed for the duration (`hold.rs`), so
+//! the same archive is never restored twice at once, nor restored while the trash that writes it
+//! is still in flight, nor cleared meanwhile. A caller that holds the archive already (it put
+//! something in the trash moments ago and now puts it back) restores through its own hold.
 
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
@@ -27,7 +29,6 @@ use std::fs::{self, File};
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
@@ -36,6 +37,7 @@ use tar::{Entries, Entry};
 use super::digest::TreeDigest;
 use super::entry::{self, Decoding, EntryInfo};
 use super::error::TrashError;
+use super::hold::ArchiveHold;
 use super::item::{invalid, is_single_component};
 use super::metadata::{Kind, Metadata};
 use super::naming;
@@ -46,9 +48,11 @@ use crate::paths::trees::{remove_tree_at, Removal};
 use crate::paths::xattrs::{self, Xattr};
 
 /// Restore the archive at `archive` as `target_name` inside `parent`, extracted under the temp
-/// name `temp` first; returns its metadata.
+/// name `temp` first; returns its metadata. The archive is claimed for the duration, unless the
+/// caller passes the hold it already has on it (`held`).
 pub(crate) fn restore_archive(
     archive: &Path,
+    held: Option<&ArchiveHold>,
     parent: BorrowedFd<'_>,
     target_name: &OsStr,
     temp: &OsStr,
@@ -59,7 +63,18 @@ pub(crate) fn restore_archive(
         return Err(invalid(why).into());
     }
     ensure_absent(parent, target_name)?;
-    let mut reader = read::from_file(claim(archive)?);
+    let claimed;
+    let hold = match held {
+        Some(hold) => {
+            hold.check_named(archive)?;
+            hold
+        }
+        None => {
+            claimed = claim(archive)?;
+            &claimed
+        }
+    };
+    let mut reader = read::from_file(hold.reader()?);
     let mut entries = reader.entries().map_err(read::unreadable)?;
     let metadata = read::read_metadata_entry(&mut entries)?;
     let mut extraction = Extraction::new(parent, &metadata, temp, cancel);
@@ -74,27 +89,16 @@ pub(crate) fn restore_archive(
     Ok(metadata)
 }
 
-/// Open the archive and hold an exclusive `flock` on it for the whole restore, so two
-/// concurrent restores of one archive cannot both succeed; the lock dies with the process, so a
-/// crash leaves nothing to clean up. After waiting for nobody (`LOCK_NB`), the path must still
-/// name the locked file: if a restore that just finished deleted it, it is gone.
-fn claim(archive: &Path) -> Result<File, TrashError> {
-    let file = File::open(archive)?;
-    if let Err(e) = fsops::try_lock_exclusive(&file) {
-        if e.kind() == io::ErrorKind::WouldBlock {
-            return Err(TrashError::Conflict(format!(
-                "{} is being restored by another call",
-                archive.display()
-            )));
-        }
-        return Err(e.into());
+/// Claim the archive for the whole restore without waiting for anybody: a conflict while another
+/// call holds it; not found if it is gone (a restore that just finished deleted it).
+fn claim(archive: &Path) -> Result<ArchiveHold, TrashError> {
+    match ArchiveHold::try_claim(archive)? {
+        Some(hold) => Ok(hold),
+        None => Err(TrashError::Conflict(format!(
+            "{} is in use by another call (being restored, or still being trashed)",
+            archive.display()
+        ))),
     }
-    let locked = fsops::snapshot_fd(&file)?;
-    let current = fs::symlink_metadata(archive)?;
-    if (current.dev(), current.ino()) != (locked.dev, locked.ino) {
-        return Err(TrashError::NotFound);
-    }
-    Ok(file)
 }
 
 /// `AlreadyExists` if `name` exists in `parent` (the rename checks again, atomically).

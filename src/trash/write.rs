@@ -5,8 +5,9 @@
 //! 2. Build the metadata from what was archived; write `[gzip member: metadata.json entry]` into
 //!    `.archive-<unique>.partial`, then append the content member (a kernel-side copy of the
 //!    compressed bytes where the filesystem supports it).
-//! 3. `fsync` it, run the caller's last check (the trash re-verifies the original here), then
-//!    rename it to its final name without replacing anything, `fsync` the bucket.
+//! 3. `fsync` it, run the caller's last check (the trash re-verifies the original here), lock it
+//!    (see `hold.rs`: from here on `clear` skips it until the caller lets go), then rename it to
+//!    its final name without replacing anything, `fsync` the bucket.
 //!
 //! Temp files are removed on every error path (by [`TempFile`]'s drop), and they are never
 //! listed or cleared: their names start with `.` and end with `.partial`.
@@ -23,6 +24,7 @@ use flate2::Compression;
 use tar::Builder;
 
 use super::error::TrashError;
+use super::hold::ArchiveHold;
 use super::item::{Identity, TrashItem};
 use super::metadata::Metadata;
 use super::naming;
@@ -42,11 +44,12 @@ pub(crate) struct Target<'a> {
     pub level: u32,
 }
 
-/// A finished archive and what was archived.
+/// A finished archive, still locked, and what was archived.
 pub(crate) struct Written {
     pub path: PathBuf,
     pub metadata: Metadata,
     pub observed: Vec<Observed>,
+    pub hold: ArchiveHold,
 }
 
 /// Archive `item` into the bucket. `before_commit` runs after everything is on disk and before
@@ -73,11 +76,12 @@ pub(crate) fn write_archive(
         return Err(TrashError::Aborted);
     }
     before_commit(&summary.observed)?;
-    let path = commit(target, &metadata, item, archive_temp, &archive)?;
+    let (path, hold) = commit(target, &metadata, item, archive_temp, archive)?;
     Ok(Written {
         path,
         metadata,
         observed: summary.observed,
+        hold,
     })
 }
 
@@ -130,15 +134,16 @@ fn write_metadata_member(out: &mut File, metadata: &Metadata, level: u32) -> io:
     Ok(())
 }
 
-/// Rename the finished temp file to a fresh final name without replacing anything; make the
-/// rename durable. Returns the final path.
+/// Lock the finished temp file, rename it to a fresh final name without replacing anything and
+/// make the rename durable. Returns the final path and the lock.
 fn commit(
     target: &Target<'_>,
     metadata: &Metadata,
     item: &TrashItem<'_>,
     temp: TempFile,
-    archive: &File,
-) -> Result<PathBuf, TrashError> {
+    archive: File,
+) -> Result<(PathBuf, ArchiveHold), TrashError> {
+    let hold = ArchiveHold::lock_new(archive)?;
     let bucket = File::open(target.bucket_dir)?;
     for _ in 0..NAME_ATTEMPTS {
         let name = naming::archive_file_name(
@@ -156,8 +161,8 @@ fn commit(
         ) {
             Ok(()) => {
                 temp.disarm();
-                mark_committed(archive, &bucket)?;
-                return Ok(target.bucket_dir.join(name));
+                mark_committed(hold.file(), &bucket)?;
+                return Ok((target.bucket_dir.join(name), hold));
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e.into()),

@@ -1,8 +1,11 @@
 //! Bucket-level behaviour: names never collide, listings skip garbage, clear is safe beside
 //! concurrent trashing, stale temps can be swept.
 
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::fs;
+use std::os::fd::AsFd;
+use std::path::Path;
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
@@ -182,6 +185,189 @@ fn clear_running_beside_trashing_threads_never_loses_a_fresh_archive() {
         .filter(|n| is_temp(n))
         .count();
     assert_eq!(temps, 0);
+}
+
+/// Trashes the tree `rel`, calling `meanwhile` with the archive's path once it is in place and
+/// before the original is removed.
+fn trash_pausing(env: &Env, rel: &str, meanwhile: &dyn Fn(&Path)) -> Reported {
+    env.with_item(&env.path(rel), |item| {
+        env.bucket.trash_with_hook(item, &never, meanwhile)
+    })
+    .map(Reported::from)
+    .unwrap()
+}
+
+#[test]
+fn clear_never_removes_the_archive_of_a_trash_in_flight() {
+    let env = Env::new();
+    build_tree(&env.path("tree"));
+    let expected = snapshot(&env.path("tree"));
+    let cleared = Cell::new(None);
+    let archived = trash_pausing(&env, "tree", &|archive| {
+        // The archive is in place, committed before these clears began, and as old as any
+        // filter asks: only its being in use keeps it.
+        let_clock_tick();
+        let all = env.bucket.clear(None).unwrap();
+        let aged = env.bucket.clear(Some(Duration::ZERO)).unwrap();
+        assert!(
+            archive.exists(),
+            "a clear removed the archive of a trash in flight"
+        );
+        cleared.set(Some((all.cleared, aged.cleared)));
+    });
+    assert_eq!(cleared.get(), Some((0, 0)));
+    assert!(!env.path("tree").exists());
+    assert!(
+        archived.archive_path.exists(),
+        "the reported archive is gone"
+    );
+    env.restore_to(&archived.archive_path, &env.path("tree"))
+        .unwrap();
+    assert_eq!(snapshot(&env.path("tree")), expected);
+}
+
+#[test]
+fn an_archive_is_cleared_once_its_call_lets_go() {
+    let env = Env::new();
+    write_file(&env.path("a"), b"a", 0o644);
+    let archived = env.with_item(&env.path("a"), |item| {
+        env.bucket.trash(item, &never).unwrap()
+    });
+    let_clock_tick();
+    assert_eq!(env.bucket.clear(None).unwrap().cleared, 0, "still held");
+    assert!(archived.archive_path.exists());
+    let path = archived.archive_path.clone();
+    drop(archived);
+    let_clock_tick();
+    assert_eq!(env.bucket.clear(None).unwrap().cleared, 1);
+    assert!(!path.exists());
+}
+
+#[test]
+fn a_clear_that_began_before_the_call_let_go_keeps_the_archive() {
+    let env = Env::new();
+    write_file(&env.path("a"), b"a", 0o644);
+    let archived = env.with_item(&env.path("a"), |item| {
+        env.bucket.trash(item, &never).unwrap()
+    });
+    let path = archived.archive_path.clone();
+    let held = std::cell::RefCell::new(Some(archived));
+    let_clock_tick();
+    // The call reports and lets go once this clear has begun: it is not this clear's to remove.
+    let stats = env
+        .bucket
+        .clear_with_hook(None, &|| drop(held.borrow_mut().take()))
+        .unwrap();
+    assert!(held.borrow().is_none());
+    assert_eq!(stats.cleared, 0);
+    assert!(path.exists());
+    let_clock_tick();
+    assert_eq!(env.bucket.clear(None).unwrap().cleared, 1);
+}
+
+#[test]
+fn clears_looping_beside_trashes_of_trees_never_remove_an_archive_before_it_is_reported() {
+    const TREES: usize = 12;
+    let env = Arc::new(Env::with_level(1));
+    let expected: Vec<_> = (0..TREES)
+        .map(|i| {
+            let tree = env.path(&format!("t{i}"));
+            build_tree(&tree);
+            // Enough entries that removing the original takes a while after the commit.
+            for f in 0..150 {
+                write_file(&tree.join(format!("bulk/f{f}")), b"bulk", 0o644);
+            }
+            snapshot(&tree)
+        })
+        .collect();
+    let trasher = {
+        let env = Arc::clone(&env);
+        thread::spawn(move || {
+            (0..TREES)
+                .map(|i| {
+                    let archived = env.with_item(&env.path(&format!("t{i}")), |item| {
+                        env.bucket.trash(item, &never).unwrap()
+                    });
+                    // What the call is about to report must be there while it reports it.
+                    let there = archived.archive_path.exists();
+                    (Reported::from(archived), there)
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    let mut cleared = 0;
+    while !trasher.is_finished() {
+        cleared += env.bucket.clear(None).unwrap().cleared;
+    }
+    let reported = trasher.join().unwrap();
+    assert!(
+        reported.iter().all(|(_, there)| *there),
+        "an archive was cleared before its trash reported it"
+    );
+    let left = reported
+        .iter()
+        .filter(|(r, _)| r.archive_path.exists())
+        .count();
+    assert_eq!(cleared + left as u64, TREES as u64);
+    for (i, (r, _)) in reported.iter().enumerate() {
+        if r.archive_path.exists() {
+            let back = env.path(&format!("back{i}"));
+            env.restore_to(&r.archive_path, &back).unwrap();
+            assert_eq!(snapshot(&back), expected[i]);
+        }
+    }
+}
+
+#[test]
+fn clear_skips_an_archive_being_restored() {
+    let env = Env::new();
+    build_tree(&env.path("tree"));
+    let expected = snapshot(&env.path("tree"));
+    let archive = env.trash("tree").unwrap().archive_path;
+    let_clock_tick();
+    let cleared = Cell::new(None);
+    let during_restore = || {
+        if cleared.get().is_none() {
+            cleared.set(Some(env.bucket.clear(None).unwrap().cleared));
+        }
+        false
+    };
+    env.restore_with(&archive, &env.path("tree"), &during_restore)
+        .unwrap();
+    assert_eq!(cleared.get(), Some(0));
+    assert_eq!(snapshot(&env.path("tree")), expected);
+}
+
+#[test]
+fn an_archive_in_flight_is_restored_only_through_its_own_hold() {
+    let env = Env::new();
+    write_file(&env.path("a"), b"old", 0o644);
+    let refused = std::cell::RefCell::new(None);
+    trash_pausing(&env, "a", &|archive| {
+        *refused.borrow_mut() = Some(env.restore_to(archive, &env.path("b")));
+    });
+    assert!(matches!(
+        refused.into_inner(),
+        Some(Err(crate::trash::TrashError::Conflict(_)))
+    ));
+    assert!(!env.path("b").exists());
+    // What an overwrite put in the trash is put back through the hold it still has.
+    write_file(&env.path("c"), b"replaced", 0o644);
+    let archived = env.with_item(&env.path("c"), |item| {
+        env.bucket.trash(item, &never).unwrap()
+    });
+    let parent = open_dir(&env.root);
+    env.bucket
+        .restore_archived(
+            &archived,
+            parent.as_fd(),
+            std::ffi::OsStr::new("c"),
+            &crate::trash::restore_temp_name(),
+            &never,
+        )
+        .unwrap();
+    assert_eq!(fs::read(env.path("c")).unwrap(), b"replaced");
+    assert!(!archived.archive_path.exists(), "the archive is consumed");
 }
 
 #[test]

@@ -18,6 +18,23 @@ use crate::trash::{
     archive_relative_path, Archived, Bucket, Identity, Metadata, TrashError, TrashItem,
 };
 
+/// What a call reports of an archive once it is done with it: an [`Archived`] whose lock was
+/// let go (so the archive can be restored or cleared like any other).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reported {
+    pub archive_path: PathBuf,
+    pub metadata: Metadata,
+}
+
+impl From<Archived> for Reported {
+    fn from(archived: Archived) -> Self {
+        Reported {
+            archive_path: archived.archive_path.clone(),
+            metadata: archived.metadata.clone(),
+        }
+    }
+}
+
 /// A workspace root and a data dir inside one temp dir.
 pub struct Env {
     pub _tmp: tempfile::TempDir,
@@ -70,7 +87,7 @@ impl Env {
     }
 
     /// Trash `rel` (relative to the root).
-    pub fn trash(&self, rel: &str) -> Result<Archived, TrashError> {
+    pub fn trash(&self, rel: &str) -> Result<Reported, TrashError> {
         self.trash_with(&self.path(rel), &never)
     }
 
@@ -79,13 +96,15 @@ impl Env {
         &self,
         path: &Path,
         cancel: &dyn Fn() -> bool,
-    ) -> Result<Archived, TrashError> {
+    ) -> Result<Reported, TrashError> {
         self.with_item(path, |item| self.bucket.trash(item, cancel))
+            .map(Reported::from)
     }
 
     /// Archive `rel` without removing it.
-    pub fn archive(&self, rel: &str) -> Result<Archived, TrashError> {
+    pub fn archive(&self, rel: &str) -> Result<Reported, TrashError> {
         self.with_item(&self.path(rel), |item| self.bucket.archive(item, &never))
+            .map(Reported::from)
     }
 
     /// Build the item the tools would build for `path`, and run `f` on it.
