@@ -7,6 +7,7 @@ use super::closest::find_closest;
 pub use super::closest::ClosestMatch;
 use super::decode::has_crlf;
 use super::occurrences::{count_matches, has_bare_lf, lf_to_crlf, replace_all};
+use crate::error::{ErrorCode, ToolError};
 
 /// One requested replacement.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,16 +63,6 @@ impl EditError {
         }
     }
 
-    /// The SPEC §8 error code for this error.
-    pub fn code(&self) -> &'static str {
-        match self {
-            EditError::EmptyOldString { .. } => "INVALID_ARGUMENTS",
-            EditError::Identical { .. } => "IDENTICAL_STRINGS",
-            EditError::NotFound { .. } => "NO_MATCH",
-            EditError::MultipleMatches { .. } => "MULTIPLE_MATCHES",
-        }
-    }
-
     /// The message for the model. Its first line is the exact SPEC text; a
     /// not-found error with a closest match continues with that region in
     /// `read_file`'s line format.
@@ -103,6 +94,19 @@ impl fmt::Display for EditError {
 }
 
 impl std::error::Error for EditError {}
+
+/// The one mapping of an edit failure to its SPEC §8 code, with [`EditError::message`].
+impl From<EditError> for ToolError {
+    fn from(e: EditError) -> Self {
+        let code = match e {
+            EditError::EmptyOldString { .. } => ErrorCode::InvalidArguments,
+            EditError::Identical { .. } => ErrorCode::IdenticalStrings,
+            EditError::NotFound { .. } => ErrorCode::NoMatch,
+            EditError::MultipleMatches { .. } => ErrorCode::MultipleMatches,
+        };
+        ToolError::new(code, e.message())
+    }
+}
 
 /// Formats one line as `read_file` does: the 1-based number right-aligned to
 /// 4 columns, ` | `, then the line.
@@ -474,7 +478,7 @@ mod tests {
             err.message(),
             "edit 1: oldString found 2 times — set replaceAll: true or add surrounding context to disambiguate"
         );
-        assert_eq!(err.code(), "MULTIPLE_MATCHES");
+        assert_eq!(ToolError::from(err).code, ErrorCode::MultipleMatches);
     }
 
     #[test]
@@ -491,7 +495,7 @@ mod tests {
             err.message(),
             "edit 1: oldString and newString are identical"
         );
-        assert_eq!(err.code(), "IDENTICAL_STRINGS");
+        assert_eq!(ToolError::from(err).code, ErrorCode::IdenticalStrings);
     }
 
     #[test]
@@ -499,7 +503,7 @@ mod tests {
         let err = apply("abc", &[edit("b", "c"), edit("", "x")]).unwrap_err();
         assert_eq!(err, EditError::EmptyOldString { edit: 2 });
         assert_eq!(err.message(), "edit 2: oldString must not be empty");
-        assert_eq!(err.code(), "INVALID_ARGUMENTS");
+        assert_eq!(ToolError::from(err).code, ErrorCode::InvalidArguments);
     }
 
     #[test]
@@ -507,7 +511,7 @@ mod tests {
         let err = apply("abc", &[edit("a", "x"), edit("b", "y"), edit("nope", "z")]).unwrap_err();
         assert_eq!(err.edit_number(), 3);
         assert_eq!(err.message(), "edit 3: oldString not found in file");
-        assert_eq!(err.code(), "NO_MATCH");
+        assert_eq!(ToolError::from(err).code, ErrorCode::NoMatch);
     }
 
     #[test]
