@@ -4,7 +4,7 @@
 use std::fmt;
 
 use super::closest::find_closest;
-pub use super::closest::ClosestMatch;
+pub use super::closest::{numbered_line, ClosestMatch};
 use super::decode::has_crlf;
 use super::occurrences::{count_matches, has_bare_lf, lf_to_crlf, replace_all};
 use crate::error::{ErrorCode, ToolError};
@@ -47,11 +47,6 @@ pub enum EditError {
     MultipleMatches { edit: usize, count: usize },
 }
 
-/// Hint lines shown at most in a not-found message.
-const MAX_HINT_LINES: usize = 60;
-/// Characters shown at most per hint line.
-const MAX_HINT_LINE_CHARS: usize = 500;
-
 impl EditError {
     /// The 1-based number of the edit that failed.
     pub fn edit_number(&self) -> usize {
@@ -76,7 +71,7 @@ impl EditError {
                 let mut message = format!("edit {edit}: oldString not found in file");
                 if let Some(closest) = closest {
                     message.push('\n');
-                    message.push_str(&closest_hint(closest));
+                    message.push_str(&closest.describe());
                 }
                 message
             }
@@ -105,48 +100,6 @@ impl From<EditError> for ToolError {
             EditError::MultipleMatches { .. } => ErrorCode::MultipleMatches,
         };
         ToolError::new(code, e.message())
-    }
-}
-
-/// Formats one line as `read_file` does: the 1-based number right-aligned to
-/// 4 columns, ` | `, then the line.
-pub fn numbered_line(n: usize, line: &str) -> String {
-    format!("{n:>4} | {line}")
-}
-
-fn closest_hint(closest: &ClosestMatch) -> String {
-    let (start, end) = (closest.start_line, closest.end_line());
-    let place = if start == end {
-        format!("line {start}")
-    } else {
-        format!("lines {start}-{end}")
-    };
-    let mut hint = if closest.whitespace_only {
-        format!("The closest match is at {place} (whitespace or indentation differs):")
-    } else {
-        format!("The closest match is at {place} (similar, not identical):")
-    };
-    for (n, line) in (start..).zip(closest.lines.iter().take(MAX_HINT_LINES)) {
-        hint.push('\n');
-        hint.push_str(&numbered_line(
-            n,
-            &truncate_chars(line, MAX_HINT_LINE_CHARS),
-        ));
-    }
-    if closest.lines.len() > MAX_HINT_LINES {
-        let more = closest.lines.len() - MAX_HINT_LINES;
-        hint.push_str(&format!("\n… ({more} more lines)"));
-    }
-    hint
-}
-
-fn truncate_chars(line: &str, max: usize) -> String {
-    match line.char_indices().nth(max) {
-        None => line.to_owned(),
-        Some((cut, _)) => {
-            let more = line[cut..].chars().count();
-            format!("{}… ({more} more characters)", &line[..cut])
-        }
     }
 }
 
@@ -637,31 +590,6 @@ mod tests {
             }
         );
         assert_eq!(err.message(), "edit 1: oldString not found in file");
-    }
-
-    #[test]
-    fn hint_truncates_long_lines_and_many_lines() {
-        let closest = ClosestMatch {
-            start_line: 9,
-            lines: vec!["é".repeat(MAX_HINT_LINE_CHARS + 3); MAX_HINT_LINES + 2],
-            whitespace_only: true,
-        };
-        let message = EditError::NotFound {
-            edit: 1,
-            closest: Some(closest),
-        }
-        .message();
-        let lines: Vec<&str> = message.lines().collect();
-        assert_eq!(lines.len(), 2 + MAX_HINT_LINES + 1);
-        assert!(lines[2].starts_with("   9 | éé"));
-        assert!(lines[2].ends_with("é… (3 more characters)"));
-        assert_eq!(lines.last().unwrap(), &"… (2 more lines)");
-    }
-
-    #[test]
-    fn numbered_line_matches_read_file_format() {
-        assert_eq!(numbered_line(7, "\tx"), "   7 | \tx");
-        assert_eq!(numbered_line(12345, ""), "12345 | ");
     }
 
     #[test]
