@@ -6,9 +6,11 @@
 //! - [`edit`]: `edit_file`'s batched exact-string replacement, its error
 //!   messages and the closest-match hint for an `oldString` that was not found.
 //! - [`diff`]: time-bounded unified diffs for write, edit and append.
+//! - [`patch`]: `apply_patch`'s parser (Codex format, unified diff) and matcher.
 
 mod closest;
 pub mod decode;
 pub mod diff;
 pub mod edit;
 mod occurrences;
+pub mod patch;
