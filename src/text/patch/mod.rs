@@ -45,6 +45,8 @@ mod parse;
 mod parse_codex;
 mod parse_unified;
 mod seek;
+#[cfg(test)]
+mod tests;
 
 pub use apply::{apply, is_applied, Applied, FuzzyMatch};
 pub use error::PatchError;
