@@ -4,6 +4,8 @@
 use super::*;
 use crate::error::{ErrorCode, ToolError};
 
+mod properties;
+mod real_diffs;
 
 fn codex(body: &str) -> String {
     format!("*** Begin Patch\n{body}*** End Patch\n")
