@@ -155,7 +155,7 @@ pub enum ChunkLine {
 
 impl Chunk {
     /// The text the chunk expects in the file: its context and removed lines.
-    pub fn old_lines(&self) -> Vec<&str> {
+    fn old_lines(&self) -> Vec<&str> {
         self.lines
             .iter()
             .filter_map(|line| match line {
@@ -166,7 +166,7 @@ impl Chunk {
     }
 
     /// The text the chunk leaves in the file: its context and added lines.
-    pub fn new_lines(&self) -> Vec<&str> {
+    fn new_lines(&self) -> Vec<&str> {
         self.lines
             .iter()
             .filter_map(|line| match line {

@@ -287,6 +287,8 @@ fn parse_hunk(lines: &[Line], at: usize) -> Result<(Chunk, usize), PatchError> {
         hunk.anchors.push(rest.to_owned());
     }
     let (mut old_left, mut new_left) = hunk.hint.map_or((0, 0), |h| (h.old_len, h.new_len));
+    // The end of a run of empty lines already known to be followed by hunk lines.
+    let mut blank_run_end = 0;
     let mut i = at + 1;
     while i < lines.len() {
         let text = lines[i].text;
@@ -307,9 +309,14 @@ fn parse_hunk(lines: &[Line], at: usize) -> Result<(Chunk, usize), PatchError> {
             Some(b' ') => ChunkLine::Context(text[1..].to_owned()),
             Some(b'-') => ChunkLine::Remove(text[1..].to_owned()),
             Some(b'+') => ChunkLine::Add(text[1..].to_owned()),
-            None if counting || more_hunk_lines_follow(lines, i) => {
-                ChunkLine::Context(String::new())
-            }
+            None if counting || i < blank_run_end => ChunkLine::Context(String::new()),
+            None => match hunk_lines_after_blank_run(lines, i) {
+                Some(end) => {
+                    blank_run_end = end;
+                    ChunkLine::Context(String::new())
+                }
+                None => break,
+            },
             _ => break,
         };
         if !matches!(line, ChunkLine::Add(_)) {
@@ -330,14 +337,18 @@ fn parse_hunk(lines: &[Line], at: usize) -> Result<(Chunk, usize), PatchError> {
     Ok((hunk, i))
 }
 
-/// True when the empty lines from `at` on are followed by a hunk line (not a file header).
-fn more_hunk_lines_follow(lines: &[Line], at: usize) -> bool {
+/// When the empty lines from `at` on are followed by a hunk line (not a file header): where
+/// that run of empty lines ends.
+fn hunk_lines_after_blank_run(lines: &[Line], at: usize) -> Option<usize> {
     let next = (at..lines.len())
         .find(|&k| !lines[k].text.is_empty())
         .unwrap_or(lines.len());
-    lines.get(next).is_some_and(|l| {
-        l.text.starts_with([' ', '-', '+', '\\']) && !starts_file_headers(lines, next, false)
-    })
+    lines
+        .get(next)
+        .is_some_and(|l| {
+            l.text.starts_with([' ', '-', '+', '\\']) && !starts_file_headers(lines, next, false)
+        })
+        .then_some(next)
 }
 
 impl Section {
@@ -442,6 +453,17 @@ mod tests {
         assert_eq!(parse_hunk_header("@@ -x +1 @@"), None);
         assert_eq!(parse_hunk_header("@@ fn main"), None);
         assert_eq!(parse_hunk_header("@@"), None);
+    }
+
+    #[test]
+    fn a_long_run_of_empty_lines_is_read_once() {
+        let blanks = "\n".repeat(400_000);
+        let input = format!("--- a/f\n+++ b/f\n@@\n a\n{blanks}-b\n+c\n");
+        let patch = super::super::parse(&input).unwrap();
+        let super::super::FileChange::Update { chunks, .. } = &patch.files[0].change else {
+            panic!()
+        };
+        assert_eq!(chunks[0].lines.len(), 400_003);
     }
 
     #[test]

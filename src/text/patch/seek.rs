@@ -26,7 +26,7 @@ pub enum MatchLevel {
 
 impl MatchLevel {
     /// Every level, strictest first.
-    pub const LADDER: [MatchLevel; 4] = [
+    pub(super) const LADDER: [MatchLevel; 4] = [
         MatchLevel::Exact,
         MatchLevel::TrailingWhitespace,
         MatchLevel::Whitespace,

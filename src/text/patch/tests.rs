@@ -993,3 +993,41 @@ fn old_lines_found_elsewhere_mean_not_applied() {
     let chunks = only_update(&patch).2;
     assert!(!is_applied("x\nother\nsame\n", chunks));
 }
+
+#[test]
+fn large_file_many_chunks() {
+    let line = |i: usize| format!("    let value_{i} = compute({i}); // ordinary source text");
+    let mut text = String::new();
+    for i in 0..60_000 {
+        text.push_str(&line(i));
+        text.push('\n');
+        if i % 20 == 0 {
+            text.push_str("    }\n\n");
+        }
+    }
+    let mut patch = String::from("*** Begin Patch\n*** Update File: big.rs\n");
+    for k in 0..50 {
+        let i = k * 1_000 + 7;
+        patch.push_str(&format!(
+            "@@\n {}\n-{}\n+    let value_{i} = compute({i} * 2);\n {}\n",
+            line(i - 1),
+            line(i),
+            line(i + 1)
+        ));
+    }
+    patch.push_str("*** End Patch\n");
+    let parsed = parse(&patch).unwrap();
+    let (path, _, chunks) = only_update(&parsed);
+    let started = std::time::Instant::now();
+    let applied = apply(path, &text, chunks).unwrap();
+    eprintln!(
+        "{} bytes, {} chunks: {:?}",
+        text.len(),
+        chunks.len(),
+        started.elapsed()
+    );
+    assert_eq!(applied.text.matches(" * 2);").count(), 50);
+    let shorter = " // ordinary source text".len() - " * 2".len();
+    assert_eq!(applied.text.len(), text.len() - 50 * shorter);
+    assert!(is_applied(&applied.text, chunks));
+}
