@@ -1,11 +1,13 @@
 //! Placing one file's chunks in its text and building the new text (SPEC §12, "Finding a
 //! chunk"), and telling whether a file already has a patch's change.
 //!
-//! Chunks are placed in order against the file as it was, each at or after the end of the one
-//! before (the cursor), so no chunk can land in lines an earlier chunk wrote. Where a chunk may
-//! be:
+//! Chunks are placed in order, each at or after the end of the one before (the cursor), so no
+//! chunk can land in lines an earlier chunk wrote; searching the file as it was after the cursor
+//! is searching it as the earlier chunks left it, and line numbers in messages are the file's
+//! own (it is unchanged when a chunk fails). Where a chunk may be:
 //! - after its `@@` anchors (each the first line at or after the previous one that matches):
-//!   the first match at or after the last anchor line;
+//!   the first match at or after the last anchor line, so that naming the enclosing function
+//!   or class picks the nearest of repeated lines;
 //! - with a unified hunk's line numbers: a match exactly at the hinted line (shifted by how
 //!   far the previous hunk landed from its own hint, as `patch` does) wins; otherwise it must
 //!   be the only one;
@@ -110,6 +112,19 @@ pub fn is_applied(text: &str, chunks: &[Chunk]) -> bool {
         let Ok((from, anchor)) = resolve_anchors(&hay, chunk, cursor) else {
             return false;
         };
+        let found_from = |lines: &[&str], keep: &dyn Fn(usize) -> bool| {
+            MatchLevel::LADDER
+                .into_iter()
+                .any(|level| hay.occurrences(lines, level, from).into_iter().any(keep))
+        };
+        if new.is_empty() {
+            // Only `-` lines: applied when they are gone.
+            if found_from(&old, &|_| true) {
+                return false;
+            }
+            cursor = from;
+            continue;
+        }
         let hinted = chunk
             .hint
             .map(|h| shifted(hint_index(h.new_start, h.new_len), drift));
@@ -137,19 +152,12 @@ pub fn is_applied(text: &str, chunks: &[Chunk]) -> bool {
                 Err(_) => return false,
             }
         };
-        if !old.is_empty() {
-            let inside_new =
-                |start: usize| start >= place.start && start + old.len() <= place.start + place.len;
-            let old_elsewhere = MatchLevel::LADDER.into_iter().any(|level| {
-                hay.occurrences(&old, level, from)
-                    .into_iter()
-                    .any(|start| !inside_new(start))
-            });
-            if old_elsewhere {
-                return false;
-            }
+        let outside_new =
+            |start: usize| start < place.start || start + old.len() > place.start + place.len;
+        if !old.is_empty() && found_from(&old, &outside_new) {
+            return false;
         }
-        if let (Some(h), false) = (chunk.hint, new.is_empty()) {
+        if let Some(h) = chunk.hint {
             drift = place.start as isize - hint_index(h.new_start, h.new_len) as isize;
         }
         cursor = place.start + place.len;

@@ -21,22 +21,21 @@
 //!
 //! # How the `apply_patch` tool drives it
 //!
-//! ```text
-//! let patch = parse(&input)?;                      // INVALID_ARGUMENTS on a bad patch
-//! // resolve every FilePatch path through the sandbox (and check that no two resolve to
-//! // the same file: parse only sees the spelling); read and decode each existing file with
-//! // decode_for_edit (DecodeError::into_tool_error for binary / non-UTF-8 files).
-//! if every file is already as the patch says       // adds: file exists with `text`;
-//!     (is_applied(&file.text, chunks) for updates,  // deletes: file is gone;
-//!      moves: source gone, destination there)       // updates: is_applied
-//! { return ok("Patch already applied; nothing changed.") }
-//! for each update: let applied = apply(display_path, &file.text, chunks)?;  // NO_MATCH, MULTIPLE_MATCHES
-//!     new bytes = TextFile { bom: file.bom, text: applied.text }.to_bytes();
-//!     notes += applied.fuzzy.iter().map(|m| m.describe(display_path));
-//! ```
+//! 1. `parse(input)`; a [`PatchError`] converts to its [`ToolError`] (`INVALID_ARGUMENTS`).
+//! 2. Resolve every path of every [`FilePatch`] (an update's `path` and `move_to`) through the
+//!    sandbox, and refuse two that resolve to the same file: `parse` only compares spellings.
+//! 3. Read each existing file and decode it with `text::decode::decode_for_edit`
+//!    (`DecodeError::into_tool_error(path, "apply_patch")` for binary or non-UTF-8 files).
+//! 4. Already applied? When every file is as the patch says (an added file exists with its
+//!    `text`; a deleted file is gone; an update's file — for a move, the destination once the
+//!    source is gone — satisfies [`is_applied`]), answer `Patch already applied; nothing
+//!    changed.` and change nothing.
+//! 5. Otherwise, for each update, `apply(display_path, &file.text, chunks)` gives the new text
+//!    (write `TextFile { bom: file.bom, text }`, which keeps the BOM) and the chunks that
+//!    matched loosely (`FuzzyMatch::describe` words the note); `NO_MATCH` and
+//!    `MULTIPLE_MATCHES` convert the same way as parse errors.
 //!
-//! Every error converts to a [`ToolError`] with its SPEC §8 code (`From<PatchError>`). An added
-//! file's text has LF line endings (there is no file whose endings it could take).
+//! An added file's `text` has LF line endings (there is no file whose endings it could take).
 
 mod apply;
 mod error;

@@ -1031,3 +1031,15 @@ fn large_file_many_chunks() {
     assert_eq!(applied.text.len(), text.len() - 50 * shorter);
     assert!(is_applied(&applied.text, chunks));
 }
+
+#[test]
+fn already_applied_with_chunks_of_only_removed_lines() {
+    let before = "import os\nimport sys\n\ndef main():\n    debug()\n    run()\n";
+    let patch = codex("*** Update File: m.py\n@@\n-import sys\n@@ def main():\n-    debug()\n");
+    let parsed = parse(&patch).unwrap();
+    let chunks = only_update(&parsed).2;
+    assert!(!is_applied(before, chunks));
+    let after = patched_text(before, &patch);
+    assert_eq!(after, "import os\n\ndef main():\n    run()\n");
+    assert!(is_applied(&after, chunks));
+}
