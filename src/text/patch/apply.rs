@@ -96,9 +96,9 @@ pub fn apply(path: &str, text: &str, chunks: &[Chunk]) -> Result<Applied, PatchE
 }
 
 /// True when `text` already has the change of `chunks`: every chunk's new lines are where its
-/// old lines would be (found the way [`apply`] finds old lines), and its old lines are nowhere
-/// they could be found except inside those new lines. A chunk that changes nothing counts as
-/// applied; so does an empty list.
+/// old lines would be (found the way [`apply`] finds old lines), and its old lines are not
+/// found (at the first level of the ladder that finds them at all) except inside those new
+/// lines. A chunk that changes nothing counts as applied; so does an empty list.
 pub fn is_applied(text: &str, chunks: &[Chunk]) -> bool {
     let file = FileLines::new(text);
     let hay = Haystack::new(file.texts());
@@ -112,14 +112,16 @@ pub fn is_applied(text: &str, chunks: &[Chunk]) -> bool {
         let Ok((from, anchor)) = resolve_anchors(&hay, chunk, cursor) else {
             return false;
         };
-        let found_from = |lines: &[&str], keep: &dyn Fn(usize) -> bool| {
-            MatchLevel::LADDER
-                .into_iter()
-                .any(|level| hay.occurrences(lines, level, from).into_iter().any(keep))
-        };
+        // Where apply would find the old lines: at the first level that finds any.
+        let old_found: Vec<usize> = MatchLevel::LADDER
+            .into_iter()
+            .filter(|_| !old.is_empty())
+            .map(|level| hay.occurrences(&old, level, from))
+            .find(|found| !found.is_empty())
+            .unwrap_or_default();
         if new.is_empty() {
             // Only `-` lines: applied when they are gone.
-            if found_from(&old, &|_| true) {
+            if !old_found.is_empty() {
                 return false;
             }
             cursor = from;
@@ -153,8 +155,8 @@ pub fn is_applied(text: &str, chunks: &[Chunk]) -> bool {
             }
         };
         let outside_new =
-            |start: usize| start < place.start || start + old.len() > place.start + place.len;
-        if !old.is_empty() && found_from(&old, &outside_new) {
+            |start: &usize| *start < place.start || start + old.len() > place.start + place.len;
+        if old_found.iter().any(outside_new) {
             return false;
         }
         if let Some(h) = chunk.hint {

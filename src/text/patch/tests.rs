@@ -1043,3 +1043,16 @@ fn already_applied_with_chunks_of_only_removed_lines() {
     assert_eq!(after, "import os\n\ndef main():\n    run()\n");
     assert!(is_applied(&after, chunks));
 }
+
+#[test]
+fn already_applied_judges_old_lines_at_the_first_level_that_finds_them() {
+    // Found by the retry property: after the change the old lines occur exactly only inside
+    // the new ones; a looser level also finds them elsewhere, but apply never looks there.
+    let before = "a\n \n \n\n\n";
+    let patch = codex("*** Update File: f\n@@\n  \n \n \n+\n*** End of File\n");
+    let parsed = parse(&patch).unwrap();
+    let chunks = only_update(&parsed).2;
+    let once = patched_text(before, &patch);
+    assert_eq!(once, "a\n \n \n\n\n\n");
+    assert!(is_applied(&once, chunks));
+}
