@@ -355,10 +355,10 @@ impl Section {
     /// The file change this section describes; `None` for a section with nothing to apply
     /// (a mode change only).
     fn into_file_patch(self) -> Result<Option<FilePatch>, PatchError> {
-        let (mut old, mut new) = match (self.old_path, self.new_path) {
+        let (old, new) = match (self.old_path, self.new_path) {
             (Some(old), Some(new)) => (old, new),
-            _ => match self.git_paths {
-                Some(paths) => paths,
+            _ => match &self.git_paths {
+                Some(paths) => paths.clone(),
                 None => {
                     return Err(PatchError::syntax(
                         self.line,
@@ -367,22 +367,28 @@ impl Section {
                 }
             },
         };
-        const NULL: &str = "/dev/null";
-        let git_style = (old == NULL || old.starts_with("a/"))
-            && (new == NULL || new.starts_with("b/"))
-            && !(old == NULL && new == NULL);
-        if git_style {
-            old = old.strip_prefix("a/").map(str::to_owned).unwrap_or(old);
-            new = new.strip_prefix("b/").map(str::to_owned).unwrap_or(new);
-        }
-        let change = if old == NULL || self.new_file {
+        let (old, new) = without_git_prefixes(old, new);
+        let change = if old == DEV_NULL || self.new_file {
             FileChange::Add {
                 text: added_text(&self.hunks, self.line)?,
                 path: new,
             }
-        } else if new == NULL || self.deleted_file {
+        } else if new == DEV_NULL || self.deleted_file {
             FileChange::Delete { path: old }
         } else {
+            // Only git says a file moves: `rename from` / `rename to`, or a `diff --git` header
+            // naming two paths.
+            let git_move = self.rename_from.is_some()
+                || self.rename_to.is_some()
+                || (self.git_paths.is_some() && old != new);
+            if !git_move && old != new {
+                return Err(PatchError::syntax(
+                    self.line,
+                    format!(
+                        "the `---` and `+++` lines name different files ({old}, {new}); name the file to change on both (`--- a/<path>`, `+++ b/<path>`), or move a file with `diff --git a/<old> b/<new>`, `rename from <old>`, `rename to <new>`"
+                    ),
+                ));
+            }
             let from = self.rename_from.unwrap_or(old);
             let to = self.rename_to.unwrap_or(new);
             if from != to {
@@ -405,6 +411,21 @@ impl Section {
             line: self.line,
             change,
         }))
+    }
+}
+
+const DEV_NULL: &str = "/dev/null";
+
+/// Drops git's `a/` and `b/` prefixes: from both paths when both have them (or the other is
+/// `/dev/null`), or from one when that makes it the other path.
+fn without_git_prefixes(old: String, new: String) -> (String, String) {
+    let old_bare = old.strip_prefix("a/").map(str::to_owned);
+    let new_bare = new.strip_prefix("b/").map(str::to_owned);
+    match (old_bare, new_bare) {
+        (Some(o), Some(n)) => (o, n),
+        (Some(o), None) if new == DEV_NULL || new == o => (o, new),
+        (None, Some(n)) if old == DEV_NULL || old == n => (old, n),
+        _ => (old, new),
     }
 }
 

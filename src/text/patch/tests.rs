@@ -1056,3 +1056,21 @@ fn already_applied_judges_old_lines_at_the_first_level_that_finds_them() {
     assert_eq!(once, "a\n \n \n\n\n\n");
     assert!(is_applied(&once, chunks));
 }
+
+#[test]
+fn unified_paths_differing_only_by_a_prefix_name_one_file_and_only_git_moves() {
+    // A model's one-sided prefix names one file.
+    let patch = parse("--- src/x.rs\n+++ b/src/x.rs\n@@ -1 +1 @@\n-a\n+b\n").unwrap();
+    assert_eq!(only_update(&patch).0, "src/x.rs");
+    assert_eq!(only_update(&patch).1, None);
+    // Two different files without rename lines or a git header: not a move, an error.
+    let (line, message) = syntax_line(parse("--- x.orig\n+++ x\n@@ -1 +1 @@\n-a\n+b\n"));
+    assert_eq!(line, 1);
+    assert!(
+        message.contains("name different files (x.orig, x)"),
+        "{message}"
+    );
+    // A git header naming two paths is a move, as git means it.
+    let patch = parse("diff --git a/x b/y\n--- a/x\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n").unwrap();
+    assert_eq!(only_update(&patch).1, Some("y"));
+}
