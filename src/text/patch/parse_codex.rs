@@ -250,11 +250,13 @@ fn parse_update(body: &[Line], at: usize, path: &str) -> Result<(FilePatch, usiz
             i = next;
             continue;
         }
-        let (kind, content) = text.split_at(1);
+        let mut chars = text.chars();
+        let kind = chars.next();
+        let content = chars.as_str();
         let chunk_line = match kind {
-            " " => ChunkLine::Context(content.to_owned()),
-            "-" => ChunkLine::Remove(content.to_owned()),
-            "+" => ChunkLine::Add(content.to_owned()),
+            Some(' ') => ChunkLine::Context(content.to_owned()),
+            Some('-') => ChunkLine::Remove(content.to_owned()),
+            Some('+') => ChunkLine::Add(content.to_owned()),
             _ => {
                 return Err(PatchError::syntax(
                     line.no,

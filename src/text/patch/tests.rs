@@ -231,6 +231,14 @@ fn codex_syntax_errors_name_the_line_and_the_fix() {
         "{message}"
     );
 
+    // An unprefixed line starting with a multi-byte character is an error too, not a crash.
+    let (line, message) = syntax_line(parse(&codex("*** Update File: f\n@@\n-a\n“b”\n")));
+    assert_eq!(line, 5);
+    assert!(
+        message.starts_with("`“b”` is not a chunk line"),
+        "{message}"
+    );
+
     let (line, message) = syntax_line(parse(&codex("*** Update File: f\n")));
     assert_eq!(line, 2);
     assert!(message.contains("has no chunks"), "{message}");

@@ -262,3 +262,118 @@ proptest! {
         );
     }
 }
+
+/// Lines from both grammars, well-formed or not, to build patch-shaped input from.
+const FRAGMENTS: &[&str] = &[
+    "*** Begin Patch",
+    "*** End Patch",
+    " *** End Patch ",
+    "*** Add File: f",
+    "*** Update File: f",
+    "*** Update File: g",
+    "*** Delete File: g",
+    "*** Move to: h",
+    "*** End of File",
+    "@@",
+    "@@ a",
+    "@@ -1,2 +1,3 @@",
+    "@@ -0,0 +1 @@",
+    "@@ -9 +1,0 @@ x",
+    "@@ -x @@",
+    " a",
+    " ",
+    "-a",
+    "-b",
+    "+a",
+    "+",
+    "a",
+    "",
+    "\\ No newline at end of file",
+    "--- a/f",
+    "+++ b/f",
+    "--- /dev/null",
+    "+++ /dev/null",
+    "diff --git a/f b/h",
+    "rename from f",
+    "rename to h",
+    "new file mode 100644",
+    "<<'EOF'",
+    "EOF",
+    "```",
+    "\u{FEFF}a",
+    " “a” — b",
+];
+
+/// Lines that are valid inside a chunk of either format.
+const CHUNK_LINES: &[&str] = &[
+    " a",
+    " b",
+    " ",
+    "-a",
+    "-b",
+    "- ",
+    "+a",
+    "+b",
+    "+",
+    "",
+    "@@",
+    "@@ a",
+    "@@ -1,2 +1,3 @@",
+    "@@ -2 +2 @@",
+    "\\ No newline at end of file",
+    " “a” — b",
+    "-\u{FEFF}a",
+    " \ta",
+];
+
+fn body_line() -> impl Strategy<Value = &'static str> {
+    prop_oneof![
+        9 => proptest::sample::select(CHUNK_LINES),
+        1 => proptest::sample::select(FRAGMENTS),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// Whatever the input, parsing and applying return a result (and its message) without
+    /// panicking.
+    #[test]
+    fn never_panics(
+        frame in 0..3usize,
+        body in proptest::collection::vec(body_line(), 0..16),
+        crlf in any::<bool>(),
+        text in "[ab \t\r\n]{0,30}",
+    ) {
+        let newline = if crlf { "\r\n" } else { "\n" };
+        let (head, tail): (&[&str], &[&str]) = match frame {
+            0 => (&["*** Begin Patch", "*** Update File: f"], &["*** End Patch"]),
+            1 => (&["--- a/f", "+++ b/f"], &[]),
+            _ => (&[], &[]),
+        };
+        let input: Vec<&str> = head
+            .iter()
+            .copied()
+            .chain(body.iter().copied())
+            .chain(tail.iter().copied())
+            .collect();
+        match parse(&input.join(newline)) {
+            Err(e) => prop_assert!(!e.message().is_empty()),
+            Ok(patch) => {
+                for file in &patch.files {
+                    if let FileChange::Update { path, chunks, .. } = &file.change {
+                        let _ = is_applied(&text, chunks);
+                        match apply(path, &text, chunks) {
+                            Ok(applied) => {
+                                for fuzzy in &applied.fuzzy {
+                                    prop_assert!(!fuzzy.describe(path).is_empty());
+                                }
+                            }
+                            Err(e) => prop_assert!(!e.message().is_empty()),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
