@@ -41,8 +41,59 @@ const MAX_PROBE_CANDIDATES: usize = 16;
 const MIN_PROBE_DICE: f32 = 0.4;
 /// Above this many bytes, windows are compared line by line instead of char by char.
 const MAX_CHAR_RATIO_BYTES: usize = 16 * 1024;
+/// Hint lines shown at most in a not-found message.
+const MAX_HINT_LINES: usize = 60;
+/// Characters shown at most per hint line.
+const MAX_HINT_LINE_CHARS: usize = 500;
 const RATIO_TIMEOUT: Duration = Duration::from_millis(20);
 const SCORING_BUDGET: Duration = Duration::from_millis(150);
+
+/// Formats one line as `read_file` does: the 1-based number right-aligned to
+/// 4 columns, ` | `, then the line.
+pub fn numbered_line(n: usize, line: &str) -> String {
+    format!("{n:>4} | {line}")
+}
+
+impl ClosestMatch {
+    /// Where the region is and its lines in `read_file`'s format, for a not-found
+    /// message: `The closest match is at lines 3-5 (…):` then the numbered lines
+    /// (at most 60, each cut after 500 characters).
+    pub fn describe(&self) -> String {
+        let (start, end) = (self.start_line, self.end_line());
+        let place = if start == end {
+            format!("line {start}")
+        } else {
+            format!("lines {start}-{end}")
+        };
+        let mut hint = if self.whitespace_only {
+            format!("The closest match is at {place} (whitespace or indentation differs):")
+        } else {
+            format!("The closest match is at {place} (similar, not identical):")
+        };
+        for (n, line) in (start..).zip(self.lines.iter().take(MAX_HINT_LINES)) {
+            hint.push('\n');
+            hint.push_str(&numbered_line(
+                n,
+                &truncate_chars(line, MAX_HINT_LINE_CHARS),
+            ));
+        }
+        if self.lines.len() > MAX_HINT_LINES {
+            let more = self.lines.len() - MAX_HINT_LINES;
+            hint.push_str(&format!("\n… ({more} more lines)"));
+        }
+        hint
+    }
+}
+
+fn truncate_chars(line: &str, max: usize) -> String {
+    match line.char_indices().nth(max) {
+        None => line.to_owned(),
+        Some((cut, _)) => {
+            let more = line[cut..].chars().count();
+            format!("{}… ({more} more characters)", &line[..cut])
+        }
+    }
+}
 
 /// Finds the region of `text` most similar to `needle`, if one is plausible.
 pub(crate) fn find_closest(text: &str, needle: &str) -> Option<ClosestMatch> {
@@ -313,6 +364,30 @@ mod tests {
     use proptest::prelude::*;
 
     const SOURCE: &str = "fn main() {\n\tlet x = 1;\n\tif x > 0 {\n\t\tprintln!(\"positive\");\n\t}\n}\n\nfn helper(a: u32) -> u32 {\n\ta * 2\n}\n";
+
+    #[test]
+    fn hint_truncates_long_lines_and_many_lines() {
+        let closest = ClosestMatch {
+            start_line: 9,
+            lines: vec!["é".repeat(MAX_HINT_LINE_CHARS + 3); MAX_HINT_LINES + 2],
+            whitespace_only: true,
+        };
+        let message = format!(
+            "edit 1: oldString not found in file\n{}",
+            closest.describe()
+        );
+        let lines: Vec<&str> = message.lines().collect();
+        assert_eq!(lines.len(), 2 + MAX_HINT_LINES + 1);
+        assert!(lines[2].starts_with("   9 | éé"));
+        assert!(lines[2].ends_with("é… (3 more characters)"));
+        assert_eq!(lines.last().unwrap(), &"… (2 more lines)");
+    }
+
+    #[test]
+    fn numbered_line_matches_read_file_format() {
+        assert_eq!(numbered_line(7, "\tx"), "   7 | \tx");
+        assert_eq!(numbered_line(12345, ""), "12345 | ");
+    }
 
     #[test]
     fn indentation_mismatch_is_whitespace_only() {

@@ -2,8 +2,11 @@
 //! lossy decoder for display.
 
 use std::fmt;
+use std::path::Path;
 
 use memchr::memmem;
+
+use crate::error::{ErrorCode, ToolError};
 
 /// How many leading bytes are inspected when deciding whether a file is binary.
 pub const BINARY_SNIFF_BYTES: usize = 8192;
@@ -51,11 +54,21 @@ pub enum DecodeError {
 }
 
 impl DecodeError {
-    /// The SPEC §8 error code for this error.
-    pub fn code(&self) -> &'static str {
+    /// The one mapping of a decoding failure to its SPEC §8 code, with the message for the
+    /// model: `path` is the file, `tool` the tool that refuses it (`edit_file`, `apply_patch`).
+    pub fn into_tool_error(self, path: &Path, tool: &str) -> ToolError {
+        let path = path.display();
         match self {
-            DecodeError::Binary => "BINARY_FILE",
-            DecodeError::Encoding { .. } => "ENCODING",
+            DecodeError::Binary => ToolError::new(
+                ErrorCode::BinaryFile,
+                format!("{path} is a binary file; {tool} edits text files only"),
+            ),
+            DecodeError::Encoding { byte_offset } => ToolError::new(
+                ErrorCode::Encoding,
+                format!(
+                    "{path} is not valid UTF-8 (first invalid byte at offset {byte_offset}); {tool} refuses it so no bytes are lost. Use write_file to replace it entirely"
+                ),
+            ),
         }
     }
 }
@@ -139,15 +152,27 @@ mod tests {
 
     #[test]
     fn decode_rejects_binary_before_encoding() {
-        assert_eq!(decode_for_edit(b"\xFF\0"), Err(DecodeError::Binary));
+        let err = decode_for_edit(b"\xFF\0").unwrap_err();
+        assert_eq!(err, DecodeError::Binary);
+        let tool_error = err.into_tool_error(Path::new("/w/b.bin"), "apply_patch");
+        assert_eq!(tool_error.code, ErrorCode::BinaryFile);
+        assert_eq!(
+            tool_error.message,
+            "/w/b.bin is a binary file; apply_patch edits text files only"
+        );
     }
 
     #[test]
     fn decode_reports_first_invalid_byte_offset() {
         let err = decode_for_edit(b"ok\n\xC3(").unwrap_err();
         assert_eq!(err, DecodeError::Encoding { byte_offset: 3 });
-        assert_eq!(err.code(), "ENCODING");
         assert!(err.to_string().contains("offset 3"));
+        let tool_error = err.into_tool_error(Path::new("/w/f.txt"), "edit_file");
+        assert_eq!(tool_error.code, ErrorCode::Encoding);
+        assert_eq!(
+            tool_error.message,
+            "/w/f.txt is not valid UTF-8 (first invalid byte at offset 3); edit_file refuses it so no bytes are lost. Use write_file to replace it entirely"
+        );
         // Offsets count the BOM: they are file offsets.
         let err = decode_for_edit(b"\xEF\xBB\xBFab\xFF").unwrap_err();
         assert_eq!(err, DecodeError::Encoding { byte_offset: 5 });

@@ -4,9 +4,10 @@
 use std::fmt;
 
 use super::closest::find_closest;
-pub use super::closest::ClosestMatch;
+pub use super::closest::{numbered_line, ClosestMatch};
 use super::decode::has_crlf;
-use super::occurrences::{count_overlapping, has_bare_lf, lf_to_crlf, replace_all};
+use super::occurrences::{count_matches, has_bare_lf, lf_to_crlf, replace_all};
+use crate::error::{ErrorCode, ToolError};
 
 /// One requested replacement.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,11 +47,6 @@ pub enum EditError {
     MultipleMatches { edit: usize, count: usize },
 }
 
-/// Hint lines shown at most in a not-found message.
-const MAX_HINT_LINES: usize = 60;
-/// Characters shown at most per hint line.
-const MAX_HINT_LINE_CHARS: usize = 500;
-
 impl EditError {
     /// The 1-based number of the edit that failed.
     pub fn edit_number(&self) -> usize {
@@ -59,16 +55,6 @@ impl EditError {
             | EditError::Identical { edit }
             | EditError::NotFound { edit, .. }
             | EditError::MultipleMatches { edit, .. } => *edit,
-        }
-    }
-
-    /// The SPEC §8 error code for this error.
-    pub fn code(&self) -> &'static str {
-        match self {
-            EditError::EmptyOldString { .. } => "INVALID_ARGUMENTS",
-            EditError::Identical { .. } => "IDENTICAL_STRINGS",
-            EditError::NotFound { .. } => "NO_MATCH",
-            EditError::MultipleMatches { .. } => "MULTIPLE_MATCHES",
         }
     }
 
@@ -85,7 +71,7 @@ impl EditError {
                 let mut message = format!("edit {edit}: oldString not found in file");
                 if let Some(closest) = closest {
                     message.push('\n');
-                    message.push_str(&closest_hint(closest));
+                    message.push_str(&closest.describe());
                 }
                 message
             }
@@ -104,45 +90,16 @@ impl fmt::Display for EditError {
 
 impl std::error::Error for EditError {}
 
-/// Formats one line as `read_file` does: the 1-based number right-aligned to
-/// 4 columns, ` | `, then the line.
-pub fn numbered_line(n: usize, line: &str) -> String {
-    format!("{n:>4} | {line}")
-}
-
-fn closest_hint(closest: &ClosestMatch) -> String {
-    let (start, end) = (closest.start_line, closest.end_line());
-    let place = if start == end {
-        format!("line {start}")
-    } else {
-        format!("lines {start}-{end}")
-    };
-    let mut hint = if closest.whitespace_only {
-        format!("The closest match is at {place} (whitespace or indentation differs):")
-    } else {
-        format!("The closest match is at {place} (similar, not identical):")
-    };
-    for (n, line) in (start..).zip(closest.lines.iter().take(MAX_HINT_LINES)) {
-        hint.push('\n');
-        hint.push_str(&numbered_line(
-            n,
-            &truncate_chars(line, MAX_HINT_LINE_CHARS),
-        ));
-    }
-    if closest.lines.len() > MAX_HINT_LINES {
-        let more = closest.lines.len() - MAX_HINT_LINES;
-        hint.push_str(&format!("\n… ({more} more lines)"));
-    }
-    hint
-}
-
-fn truncate_chars(line: &str, max: usize) -> String {
-    match line.char_indices().nth(max) {
-        None => line.to_owned(),
-        Some((cut, _)) => {
-            let more = line[cut..].chars().count();
-            format!("{}… ({more} more characters)", &line[..cut])
-        }
+/// The one mapping of an edit failure to its SPEC §8 code, with [`EditError::message`].
+impl From<EditError> for ToolError {
+    fn from(e: EditError) -> Self {
+        let code = match e {
+            EditError::EmptyOldString { .. } => ErrorCode::InvalidArguments,
+            EditError::Identical { .. } => ErrorCode::IdenticalStrings,
+            EditError::NotFound { .. } => ErrorCode::NoMatch,
+            EditError::MultipleMatches { .. } => ErrorCode::MultipleMatches,
+        };
+        ToolError::new(code, e.message())
     }
 }
 
@@ -150,11 +107,14 @@ fn truncate_chars(line: &str, max: usize) -> String {
 /// the first edit that cannot be applied, leaving nothing half-done (the input
 /// is not modified).
 ///
-/// If the text has CRLF line endings and an `old_string` with bare `\n`s has no
-/// match, it is retried with those converted to `\r\n`; when that matches, the
-/// `new_string`'s bare `\n`s are converted too. In a text whose every line ends
-/// with CRLF, a `new_string`'s bare `\n`s are always converted, so an edit never
-/// introduces a lone LF into a consistently CRLF file.
+/// A match never starts or ends between the `\r` and the `\n` of a CRLF pair:
+/// `"\n## Title"` does not match inside `"\r\n## Title"`, nor `"a\r"` inside
+/// `"a\r\n"`. If the text has CRLF line endings and an `old_string` with bare
+/// `\n`s has no match, it is retried with those converted to `\r\n`; when that
+/// matches, the `new_string`'s bare `\n`s are converted too. In a text whose
+/// every line ends with CRLF, a `new_string`'s bare `\n`s are always converted.
+/// So an edit never leaves a lone `\r` or `\n` in a CRLF file that neither the
+/// file nor the `new_string` had.
 pub fn apply_edits(text: &str, edits: &[Edit]) -> Result<EditOutcome, EditError> {
     let mut current = text.to_owned();
     let mut replacements = Vec::with_capacity(edits.len());
@@ -209,7 +169,7 @@ struct Target<'e> {
 /// Finds the edit's `old_string` in `text`, retrying with CRLF line endings
 /// when the text uses them. `None` when neither form occurs.
 fn locate<'e>(text: &str, edit: &'e Edit) -> Option<Target<'e>> {
-    let found = count_overlapping(text.as_bytes(), edit.old_string.as_bytes());
+    let found = count_matches(text.as_bytes(), edit.old_string.as_bytes());
     if found.count > 0 {
         let pure_crlf = has_bare_lf(&edit.new_string) && has_crlf(text) && !has_bare_lf(text);
         return Some(Target {
@@ -227,7 +187,7 @@ fn locate<'e>(text: &str, edit: &'e Edit) -> Option<Target<'e>> {
         return None;
     }
     let old = lf_to_crlf(&edit.old_string);
-    let found = count_overlapping(text.as_bytes(), old.as_bytes());
+    let found = count_matches(text.as_bytes(), old.as_bytes());
     (found.count > 0).then(|| Target {
         old: old.into(),
         new: lf_to_crlf(&edit.new_string).into(),
@@ -236,9 +196,136 @@ fn locate<'e>(text: &str, edit: &'e Edit) -> Option<Target<'e>> {
     })
 }
 
+/// A naive reference model of SPEC §5 edit_file, obviously following the rules, that the
+/// engine's property tests and the `edit_engine` fuzz target compare the engine with. Safe
+/// for any Unicode text.
+#[cfg(any(test, fuzzing))]
+#[doc(hidden)]
+pub mod model {
+    use super::{Edit, EditError, EditOutcome};
+
+    fn boundaries(text: &str) -> impl Iterator<Item = usize> + '_ {
+        (0..text.len()).filter(|&i| text.is_char_boundary(i))
+    }
+
+    /// True when byte offset `at` falls between the `\r` and the `\n` of a pair.
+    fn inside_pair(text: &str, at: usize) -> bool {
+        text[..at].ends_with('\r') && text[at..].starts_with('\n')
+    }
+
+    fn matches_at(text: &str, at: usize, needle: &str) -> bool {
+        text[at..].starts_with(needle)
+            && !inside_pair(text, at)
+            && !inside_pair(text, at + needle.len())
+    }
+
+    fn occurrences(text: &str, needle: &str) -> Vec<usize> {
+        boundaries(text)
+            .filter(|&i| matches_at(text, i, needle))
+            .collect()
+    }
+
+    fn crlf(s: &str) -> String {
+        let mut out = String::new();
+        let mut prev = None;
+        for c in s.chars() {
+            if c == '\n' && prev != Some('\r') {
+                out.push('\r');
+            }
+            out.push(c);
+            prev = Some(c);
+        }
+        out
+    }
+
+    fn replace_all_naive(text: &str, old: &str, new: &str) -> (String, usize) {
+        let mut out = String::new();
+        let (mut i, mut n) = (0, 0);
+        while i < text.len() {
+            if matches_at(text, i, old) {
+                out.push_str(new);
+                i += old.len();
+                n += 1;
+            } else {
+                let c = text[i..].chars().next().expect("i is a char boundary");
+                out.push(c);
+                i += c.len_utf8();
+            }
+        }
+        (out, n)
+    }
+
+    /// Applies `edits` the naive way. A not-found error carries no closest-match hint.
+    pub fn apply(text: &str, edits: &[Edit]) -> Result<(String, Vec<usize>), EditError> {
+        let mut text = text.to_owned();
+        let mut counts = vec![];
+        for (i, e) in edits.iter().enumerate() {
+            let n = i + 1;
+            if e.old_string.is_empty() {
+                return Err(EditError::EmptyOldString { edit: n });
+            }
+            if e.old_string == e.new_string {
+                return Err(EditError::Identical { edit: n });
+            }
+            let (mut old, mut new) = (e.old_string.clone(), e.new_string.clone());
+            let mut found = occurrences(&text, &old);
+            if !found.is_empty() && text.contains("\r\n") && crlf(&text) == text {
+                new = crlf(&new);
+            }
+            let bare_lf = old != crlf(&old);
+            if found.is_empty() && text.contains("\r\n") && bare_lf {
+                let converted = occurrences(&text, &crlf(&old));
+                if !converted.is_empty() {
+                    (old, new, found) = (crlf(&old), crlf(&new), converted);
+                }
+            }
+            if found.is_empty() {
+                return Err(EditError::NotFound {
+                    edit: n,
+                    closest: None,
+                });
+            }
+            if e.replace_all {
+                let (out, k) = replace_all_naive(&text, &old, &new);
+                text = out;
+                counts.push(k);
+            } else if found.len() == 1 {
+                text = format!(
+                    "{}{}{}",
+                    &text[..found[0]],
+                    new,
+                    &text[found[0] + old.len()..]
+                );
+                counts.push(1);
+            } else {
+                return Err(EditError::MultipleMatches {
+                    edit: n,
+                    count: found.len(),
+                });
+            }
+        }
+        Ok((text, counts))
+    }
+
+    /// The engine's result in the model's shape: the closest-match hint dropped.
+    pub fn without_hint(
+        result: Result<EditOutcome, EditError>,
+    ) -> Result<(String, Vec<usize>), EditError> {
+        match result {
+            Ok(outcome) => Ok((outcome.text, outcome.replacements)),
+            Err(EditError::NotFound { edit, .. }) => Err(EditError::NotFound {
+                edit,
+                closest: None,
+            }),
+            Err(other) => Err(other),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::occurrences::has_bare_lf;
     use proptest::prelude::*;
     use std::time::Instant;
 
@@ -268,6 +355,40 @@ mod tests {
         // A mixed file is left as the model wrote it.
         let out = apply("a\r\nb\n", &[edit("a", "a\nz")]).unwrap();
         assert_eq!(out, "a\nz\r\nb\n");
+    }
+
+    #[test]
+    fn an_old_string_starting_with_lf_never_matches_inside_a_crlf_pair() {
+        let text = "# Notes\r\n## Sessions\r\nnone\r\n";
+        let out = apply(text, &[edit("\n## Sessions", "\n## Sessions\nfirst")]).unwrap();
+        assert_eq!(out, "# Notes\r\n## Sessions\r\nfirst\r\nnone\r\n");
+    }
+
+    #[test]
+    fn an_old_string_ending_with_cr_never_matches_inside_a_crlf_pair() {
+        let err = apply("a\r\nb\r\n", &[edit("a\r", "X")]).unwrap_err();
+        assert!(
+            matches!(err, EditError::NotFound { edit: 1, .. }),
+            "{err:?}"
+        );
+        // A lone `\r` (not followed by `\n`) is matched as usual.
+        assert_eq!(apply("a\rb\r\n", &[edit("a\r", "X")]).unwrap(), "Xb\r\n");
+    }
+
+    #[test]
+    fn replace_all_of_lf_in_a_crlf_file_replaces_whole_pairs() {
+        let out = apply("a\r\nb\r\n", &[edit_all("\n", "\n\n")]).unwrap();
+        assert_eq!(out, "a\r\n\r\nb\r\n\r\n");
+        // In a mixed file only the bare LF matches literally; the pair is left whole.
+        let out = apply("a\r\nb\nc", &[edit_all("\n", "|")]).unwrap();
+        assert_eq!(out, "a\r\nb|c");
+    }
+
+    #[test]
+    fn a_match_may_start_at_a_lone_lf_after_a_pair() {
+        // `\r\n\n`: the second `\n` is bare and may start a match.
+        let out = apply("a\r\n\nb", &[edit("\nb", "c")]).unwrap();
+        assert_eq!(out, "a\r\nc");
     }
 
     #[test]
@@ -310,7 +431,7 @@ mod tests {
             err.message(),
             "edit 1: oldString found 2 times — set replaceAll: true or add surrounding context to disambiguate"
         );
-        assert_eq!(err.code(), "MULTIPLE_MATCHES");
+        assert_eq!(ToolError::from(err).code, ErrorCode::MultipleMatches);
     }
 
     #[test]
@@ -327,7 +448,7 @@ mod tests {
             err.message(),
             "edit 1: oldString and newString are identical"
         );
-        assert_eq!(err.code(), "IDENTICAL_STRINGS");
+        assert_eq!(ToolError::from(err).code, ErrorCode::IdenticalStrings);
     }
 
     #[test]
@@ -335,7 +456,7 @@ mod tests {
         let err = apply("abc", &[edit("b", "c"), edit("", "x")]).unwrap_err();
         assert_eq!(err, EditError::EmptyOldString { edit: 2 });
         assert_eq!(err.message(), "edit 2: oldString must not be empty");
-        assert_eq!(err.code(), "INVALID_ARGUMENTS");
+        assert_eq!(ToolError::from(err).code, ErrorCode::InvalidArguments);
     }
 
     #[test]
@@ -343,7 +464,7 @@ mod tests {
         let err = apply("abc", &[edit("a", "x"), edit("b", "y"), edit("nope", "z")]).unwrap_err();
         assert_eq!(err.edit_number(), 3);
         assert_eq!(err.message(), "edit 3: oldString not found in file");
-        assert_eq!(err.code(), "NO_MATCH");
+        assert_eq!(ToolError::from(err).code, ErrorCode::NoMatch);
     }
 
     #[test]
@@ -472,31 +593,6 @@ mod tests {
     }
 
     #[test]
-    fn hint_truncates_long_lines_and_many_lines() {
-        let closest = ClosestMatch {
-            start_line: 9,
-            lines: vec!["é".repeat(MAX_HINT_LINE_CHARS + 3); MAX_HINT_LINES + 2],
-            whitespace_only: true,
-        };
-        let message = EditError::NotFound {
-            edit: 1,
-            closest: Some(closest),
-        }
-        .message();
-        let lines: Vec<&str> = message.lines().collect();
-        assert_eq!(lines.len(), 2 + MAX_HINT_LINES + 1);
-        assert!(lines[2].starts_with("   9 | éé"));
-        assert!(lines[2].ends_with("é… (3 more characters)"));
-        assert_eq!(lines.last().unwrap(), &"… (2 more lines)");
-    }
-
-    #[test]
-    fn numbered_line_matches_read_file_format() {
-        assert_eq!(numbered_line(7, "\tx"), "   7 | \tx");
-        assert_eq!(numbered_line(12345, ""), "12345 | ");
-    }
-
-    #[test]
     fn large_text_many_edits_is_fast() {
         let mut text = String::with_capacity(2 << 20);
         let mut i = 0;
@@ -519,117 +615,83 @@ mod tests {
         assert!(!outcome.text.contains("REPEATED_TOKEN"));
     }
 
-    /// The reference model: naive scanning, obviously following the rules.
-    mod model {
-        use super::*;
-
-        fn occurrences(text: &str, needle: &str) -> Vec<usize> {
-            (0..text.len())
-                .filter(|&i| text[i..].starts_with(needle))
-                .collect()
-        }
-
-        fn crlf(s: &str) -> String {
-            let mut out = String::new();
-            let mut prev = None;
-            for c in s.chars() {
-                if c == '\n' && prev != Some('\r') {
-                    out.push('\r');
-                }
-                out.push(c);
-                prev = Some(c);
-            }
-            out
-        }
-
-        fn replace_all_naive(text: &str, old: &str, new: &str) -> (String, usize) {
-            let mut out = String::new();
-            let (mut i, mut n) = (0, 0);
-            while i < text.len() {
-                if text[i..].starts_with(old) {
-                    out.push_str(new);
-                    i += old.len();
-                    n += 1;
-                } else {
-                    out.push_str(&text[i..i + 1]);
-                    i += 1;
-                }
-            }
-            (out, n)
-        }
-
-        /// Errors are compared without the closest-match hint.
-        pub fn apply(text: &str, edits: &[Edit]) -> Result<(String, Vec<usize>), EditError> {
-            let mut text = text.to_owned();
-            let mut counts = vec![];
-            for (i, e) in edits.iter().enumerate() {
-                let n = i + 1;
-                if e.old_string.is_empty() {
-                    return Err(EditError::EmptyOldString { edit: n });
-                }
-                if e.old_string == e.new_string {
-                    return Err(EditError::Identical { edit: n });
-                }
-                let (mut old, mut new) = (e.old_string.clone(), e.new_string.clone());
-                let mut found = occurrences(&text, &old);
-                if !found.is_empty() && text.contains("\r\n") && crlf(&text) == text {
-                    new = crlf(&new);
-                }
-                let bare_lf = old != crlf(&old);
-                if found.is_empty() && text.contains("\r\n") && bare_lf {
-                    let converted = occurrences(&text, &crlf(&old));
-                    if !converted.is_empty() {
-                        (old, new, found) = (crlf(&old), crlf(&new), converted);
-                    }
-                }
-                if found.is_empty() {
-                    return Err(EditError::NotFound {
-                        edit: n,
-                        closest: None,
-                    });
-                }
-                if e.replace_all {
-                    let (out, k) = replace_all_naive(&text, &old, &new);
-                    text = out;
-                    counts.push(k);
-                } else if found.len() == 1 {
-                    text = format!(
-                        "{}{}{}",
-                        &text[..found[0]],
-                        new,
-                        &text[found[0] + old.len()..]
-                    );
-                    counts.push(1);
-                } else {
-                    return Err(EditError::MultipleMatches {
-                        edit: n,
-                        count: found.len(),
-                    });
-                }
-            }
-            Ok((text, counts))
-        }
-    }
-
-    fn without_hint(
-        result: Result<EditOutcome, EditError>,
-    ) -> Result<(String, Vec<usize>), EditError> {
-        match result {
-            Ok(outcome) => Ok((outcome.text, outcome.replacements)),
-            Err(EditError::NotFound { edit, .. }) => Err(EditError::NotFound {
-                edit,
-                closest: None,
-            }),
-            Err(other) => Err(other),
-        }
-    }
-
     fn arb_edit() -> impl Strategy<Value = Edit> {
         ("[ab\r\n]{0,4}", "[ab\r\n$&]{0,4}", any::<bool>()).prop_map(|(old, new, all)| Edit {
             old_string: old,
             new_string: new,
             replace_all: all,
         })
+    }
+
+    /// A `\r` not followed by `\n`.
+    fn has_lone_cr(text: &str) -> bool {
+        let bytes = text.as_bytes();
+        (0..bytes.len()).any(|i| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n'))
+    }
+
+    /// Every `\n` is part of a CRLF pair, and there is at least one.
+    fn is_crlf_file(text: &str) -> bool {
+        has_crlf(text) && !has_bare_lf(text)
+    }
+
+    /// Replacement text built of `a`, `b`, LF and whole CRLF pairs: no lone `\r`.
+    fn new_without_lone_cr() -> impl Strategy<Value = String> {
+        proptest::collection::vec(prop_oneof!["a", "b", "\n", "\r\n"], 0..4)
+            .prop_map(|pieces| pieces.concat())
+    }
+
+    fn lf_edit() -> impl Strategy<Value = Edit> {
+        ("[ab\n]{1,4}", "[ab\n]{0,4}", any::<bool>()).prop_map(|(old, new, all)| Edit {
+            old_string: old,
+            new_string: new,
+            replace_all: all,
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// SPEC §5: an edit never leaves a lone `\r` or `\n` in a CRLF file that it did not have.
+        #[test]
+        fn an_edit_adds_no_lone_cr_or_lf(
+            text in "[ab\r\n]{0,24}",
+            old in "[ab\r\n]{1,4}",
+            new in new_without_lone_cr(),
+            all in any::<bool>(),
+        ) {
+            let edits = [Edit { old_string: old, new_string: new, replace_all: all }];
+            if let Ok(outcome) = apply_edits(&text, &edits) {
+                if !has_lone_cr(&text) {
+                    prop_assert!(!has_lone_cr(&outcome.text), "lone CR in {:?}", outcome.text);
+                }
+                if is_crlf_file(&text) {
+                    prop_assert!(!has_bare_lf(&outcome.text), "bare LF in {:?}", outcome.text);
+                }
+            }
+        }
+
+        /// An edit written with LF gives, on the CRLF copy of a file that has line breaks, the
+        /// CRLF copy of what it gives on the LF file, or fails the same way.
+        #[test]
+        fn lf_edits_on_a_crlf_copy_give_the_crlf_copy(
+            text in "[ab\n]{0,24}",
+            edits in proptest::collection::vec(lf_edit(), 1..4),
+        ) {
+            let mut text = text;
+            for edit in &edits {
+                let edits = std::slice::from_ref(edit);
+                let on_lf = model::without_hint(apply_edits(&text, edits));
+                if text.contains('\n') {
+                    let on_crlf = model::without_hint(apply_edits(&lf_to_crlf(&text), edits));
+                    let expected = on_lf.clone().map(|(out, counts)| (lf_to_crlf(&out), counts));
+                    prop_assert_eq!(on_crlf, expected);
+                }
+                match on_lf {
+                    Ok((out, _)) => text = out,
+                    Err(_) => break,
+                }
+            }
+        }
     }
 
     proptest! {
@@ -641,7 +703,7 @@ mod tests {
             edits in proptest::collection::vec(arb_edit(), 1..4),
         ) {
             let expected = model::apply(&text, &edits);
-            prop_assert_eq!(without_hint(apply_edits(&text, &edits)), expected);
+            prop_assert_eq!(model::without_hint(apply_edits(&text, &edits)), expected);
         }
     }
 }

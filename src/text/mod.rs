@@ -8,6 +8,7 @@
 //! - [`diff`]: time-bounded unified diffs for write, edit and append.
 //! - [`page`]: `read_file`'s pages: numbered lines of a range, bounded, streamed.
 //! - [`quantity`]: counts with their unit, as the messages write them.
+//! - [`patch`]: `apply_patch`'s parser (Codex format, unified diff) and matcher.
 
 mod closest;
 pub mod decode;
@@ -16,3 +17,4 @@ pub mod edit;
 mod occurrences;
 pub mod page;
 pub mod quantity;
+pub mod patch;

@@ -11,28 +11,51 @@ pub(crate) struct Occurrences {
     pub first: Option<usize>,
 }
 
-/// Counts overlapping occurrences of a non-empty `needle` in `haystack`.
-///
-/// Runs in linear time even for periodic needles (`aaaa…` in `aaaa…`): once
-/// an occurrence is found, the next overlapping one can only start a whole
-/// period later and needs just the last `period` bytes compared.
-pub(crate) fn count_overlapping(haystack: &[u8], needle: &[u8]) -> Occurrences {
-    debug_assert!(!needle.is_empty());
-    let finder = Finder::new(needle);
-    let period = smallest_period(needle);
-    let tail = &needle[needle.len() - period..];
+/// Counts the overlapping occurrences of a non-empty `needle` in `haystack`
+/// that do not split a CRLF pair (see [`splits_crlf_pair`]).
+pub(crate) fn count_matches(haystack: &[u8], needle: &[u8]) -> Occurrences {
     let mut result = Occurrences {
         count: 0,
         first: None,
     };
+    each_occurrence(haystack, needle, |pos| {
+        if keeps_crlf_pairs(haystack, pos, pos + needle.len()) {
+            result.first.get_or_insert(pos);
+            result.count += 1;
+        }
+    });
+    result
+}
+
+/// True when a match of `haystack[start..end]` starts or ends between the
+/// `\r` and the `\n` of a CRLF pair. Replacing such a match would leave a
+/// lone `\r` or `\n` behind (SPEC §5), so it is not a match.
+fn splits_crlf_pair(haystack: &[u8], at: usize) -> bool {
+    at > 0 && haystack.get(at - 1) == Some(&b'\r') && haystack.get(at) == Some(&b'\n')
+}
+
+fn keeps_crlf_pairs(haystack: &[u8], start: usize, end: usize) -> bool {
+    !splits_crlf_pair(haystack, start) && !splits_crlf_pair(haystack, end)
+}
+
+/// Calls `found` with the offset of every occurrence of a non-empty `needle`,
+/// overlapping ones included, in increasing order.
+///
+/// Runs in linear time even for periodic needles (`aaaa…` in `aaaa…`): once
+/// an occurrence is found, the next overlapping one can only start a whole
+/// period later and needs just the last `period` bytes compared.
+fn each_occurrence(haystack: &[u8], needle: &[u8], mut found: impl FnMut(usize)) {
+    debug_assert!(!needle.is_empty());
+    let finder = Finder::new(needle);
+    let period = smallest_period(needle);
+    let tail = &needle[needle.len() - period..];
     let mut start = 0;
     while let Some(offset) = finder.find(&haystack[start..]) {
         let mut pos = start + offset;
-        result.first.get_or_insert(pos);
-        result.count += 1;
+        found(pos);
         while period < needle.len() && extends_run(haystack, pos + needle.len(), tail) {
             pos += period;
-            result.count += 1;
+            found(pos);
         }
         // No occurrence starts less than a period after `pos`, and one exactly
         // a period later was just ruled out (or the needle is aperiodic).
@@ -41,7 +64,6 @@ pub(crate) fn count_overlapping(haystack: &[u8], needle: &[u8]) -> Occurrences {
             break;
         }
     }
-    result
 }
 
 fn extends_run(haystack: &[u8], end: usize, tail: &[u8]) -> bool {
@@ -65,20 +87,23 @@ fn smallest_period(needle: &[u8]) -> usize {
     needle.len() - border.last().copied().unwrap_or(0)
 }
 
-/// Replaces every non-overlapping occurrence of a non-empty `needle`, left to
-/// right, with the literal `replacement`. Returns the new text and the number
-/// of replacements.
+/// Replaces the non-overlapping occurrences of a non-empty `needle` that do
+/// not split a CRLF pair, left to right, with the literal `replacement`.
+/// Returns the new text and the number of replacements.
 pub(crate) fn replace_all(haystack: &str, needle: &str, replacement: &str) -> (String, usize) {
-    debug_assert!(!needle.is_empty());
+    let bytes = haystack.as_bytes();
     let mut out = String::with_capacity(haystack.len());
     let mut copied_up_to = 0;
     let mut count = 0;
-    for pos in Finder::new(needle).find_iter(haystack.as_bytes()) {
-        out.push_str(&haystack[copied_up_to..pos]);
-        out.push_str(replacement);
-        copied_up_to = pos + needle.len();
-        count += 1;
-    }
+    each_occurrence(bytes, needle.as_bytes(), |pos| {
+        let end = pos + needle.len();
+        if pos >= copied_up_to && keeps_crlf_pairs(bytes, pos, end) {
+            out.push_str(&haystack[copied_up_to..pos]);
+            out.push_str(replacement);
+            copied_up_to = end;
+            count += 1;
+        }
+    });
     out.push_str(&haystack[copied_up_to..]);
     (out, count)
 }
@@ -119,20 +144,52 @@ mod tests {
 
     #[test]
     fn counts_overlapping_occurrences() {
-        assert_eq!(count_overlapping(b"aaa", b"aa").count, 2);
-        assert_eq!(count_overlapping(b"ababa", b"aba").count, 2);
-        assert_eq!(count_overlapping(b"aabaabaa", b"aabaa").count, 2);
-        let none = count_overlapping(b"xyz", b"q");
+        assert_eq!(count_matches(b"aaa", b"aa").count, 2);
+        assert_eq!(count_matches(b"ababa", b"aba").count, 2);
+        assert_eq!(count_matches(b"aabaabaa", b"aabaa").count, 2);
+        let none = count_matches(b"xyz", b"q");
         assert_eq!((none.count, none.first), (0, None));
-        let one = count_overlapping(b"xyz", b"yz");
+        let one = count_matches(b"xyz", b"yz");
         assert_eq!((one.count, one.first), (1, Some(1)));
+    }
+
+    #[test]
+    fn a_match_never_splits_a_crlf_pair() {
+        assert_eq!(count_matches(b"a\r\nb", b"\nb").count, 0);
+        assert_eq!(count_matches(b"a\r\nb", b"a\r").count, 0);
+        assert_eq!(count_matches(b"a\r\nb", b"\r\nb").count, 1);
+        // A lone `\r` or a bare `\n` may start or end a match.
+        assert_eq!(count_matches(b"a\rb\n\nc", b"\nc").count, 1);
+        assert_eq!(count_matches(b"a\rb", b"a\r").count, 1);
+        let found = count_matches(b"\r\n\n", b"\n");
+        assert_eq!((found.count, found.first), (1, Some(2)));
+        assert_eq!(
+            replace_all("a\r\nb\nc", "\n", "|"),
+            ("a\r\nb|c".to_owned(), 1)
+        );
+        // A skipped occurrence does not hide an overlapping one that is allowed.
+        assert_eq!(
+            replace_all("\r\n\n\n", "\n\n", "X"),
+            ("\r\nX".to_owned(), 1)
+        );
+    }
+
+    #[test]
+    fn skipping_split_pairs_stays_linear() {
+        let haystack = "\r\n".repeat(1 << 19);
+        let needle = format!("{}\r", "\r\n".repeat(2048));
+        assert_eq!(
+            count_matches(haystack.as_bytes(), needle.as_bytes()).count,
+            0
+        );
+        assert_eq!(replace_all(&haystack, &needle, "x").1, 0);
     }
 
     #[test]
     fn periodic_needle_in_periodic_haystack_is_linear() {
         let haystack = vec![b'a'; 1 << 20];
         let needle = vec![b'a'; 4096];
-        let found = count_overlapping(&haystack, &needle);
+        let found = count_matches(&haystack, &needle);
         assert_eq!(found.count, haystack.len() - needle.len() + 1);
         assert_eq!(found.first, Some(0));
     }
@@ -166,9 +223,36 @@ mod tests {
     proptest! {
         #[test]
         fn count_matches_naive(haystack in "[ab\n]{0,40}", needle in "[ab\n]{1,5}") {
-            let found = count_overlapping(haystack.as_bytes(), needle.as_bytes());
+            let found = count_matches(haystack.as_bytes(), needle.as_bytes());
             prop_assert_eq!(found.count, naive_count(haystack.as_bytes(), needle.as_bytes()));
             prop_assert_eq!(found.first, haystack.find(&needle));
+        }
+
+        #[test]
+        fn crlf_aware_matching_agrees_with_a_naive_scan(
+            haystack in "[ab\r\n]{0,40}",
+            needle in "[ab\r\n]{1,5}",
+            with in "[xa]{0,3}",
+        ) {
+            let (h, n) = (haystack.as_bytes(), needle.as_bytes());
+            let allowed = |i: usize| {
+                h[i..].starts_with(n) && !splits_crlf_pair(h, i) && !splits_crlf_pair(h, i + n.len())
+            };
+            let starts: Vec<usize> = (0..h.len()).filter(|&i| allowed(i)).collect();
+            let found = count_matches(h, n);
+            prop_assert_eq!((found.count, found.first), (starts.len(), starts.first().copied()));
+            let (mut expected, mut i, mut count) = (String::new(), 0, 0);
+            while i < h.len() {
+                if allowed(i) {
+                    expected.push_str(&with);
+                    i += n.len();
+                    count += 1;
+                } else {
+                    expected.push(h[i] as char);
+                    i += 1;
+                }
+            }
+            prop_assert_eq!(replace_all(&haystack, &needle, &with), (expected, count));
         }
 
         #[test]

@@ -15,9 +15,9 @@ use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
 use crate::paths::sandbox::FinalLink;
 use crate::permissions::Operation;
-use crate::text::decode::{decode_for_edit, DecodeError, TextFile};
+use crate::text::decode::{decode_for_edit, TextFile};
 use crate::text::diff::unified_diff;
-use crate::text::edit::{apply_edits, Edit, EditError};
+use crate::text::edit::{apply_edits, Edit};
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "edit_file",
@@ -83,17 +83,6 @@ fn format_call(args: &Value) -> String {
     }
 }
 
-/// The engine's failure as a coded tool error.
-fn edit_error(e: EditError) -> ToolError {
-    let code = match e {
-        EditError::EmptyOldString { .. } => ErrorCode::InvalidArguments,
-        EditError::Identical { .. } => ErrorCode::IdenticalStrings,
-        EditError::NotFound { .. } => ErrorCode::NoMatch,
-        EditError::MultipleMatches { .. } => ErrorCode::MultipleMatches,
-    };
-    ToolError::new(code, e.message())
-}
-
 struct PlannedEdit {
     old: Vec<u8>,
     new: Vec<u8>,
@@ -147,20 +136,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                             ),
                         )
                     })?;
-                let decoded = decode_for_edit(&old).map_err(|e| match e {
-                    DecodeError::Binary => ToolError::new(
-                        ErrorCode::BinaryFile,
-                        format!("{} is a binary file; edit_file edits text files only", target.path.display()),
-                    ),
-                    DecodeError::Encoding { byte_offset } => ToolError::new(
-                        ErrorCode::Encoding,
-                        format!(
-                            "{} is not valid UTF-8 (first invalid byte at offset {byte_offset}); edit_file refuses it so no bytes are lost. Use write_file to replace it entirely",
-                            target.path.display()
-                        ),
-                    ),
-                })?;
-                let outcome = apply_edits(&decoded.text, &edits).map_err(edit_error)?;
+                let decoded = decode_for_edit(&old).map_err(|e| e.into_tool_error(&target.path, "edit_file"))?;
+                let outcome = apply_edits(&decoded.text, &edits).map_err(ToolError::from)?;
                 let diff = unified_diff(
                     &decoded.text,
                     &outcome.text,
