@@ -106,8 +106,13 @@ impl Sandbox {
         field: &str,
         final_link: FinalLink,
     ) -> Result<Target, ToolError> {
-        check_name_lengths(path, field)?;
         let shown = path.shown();
+        if !path.is_absolute() {
+            return Err(ToolError::invalid(format!(
+                "{field}: {shown} is not an absolute path; give the path to use"
+            )));
+        }
+        check_name_lengths(path, field)?;
         let canonical = self.canonicalize_absolute(&shown, path, final_link)?;
         self.check(&shown, canonical)
     }
