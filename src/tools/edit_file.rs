@@ -14,6 +14,7 @@ use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
 use crate::paths::sandbox::FinalLink;
+use crate::paths::shown::Shown;
 use crate::permissions::Operation;
 use crate::text::decode::{decode_for_edit, DecodeError, TextFile};
 use crate::text::diff::unified_diff;
@@ -141,7 +142,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                             ErrorCode::TooLarge,
                             format!(
                                 "{} is {} bytes, over the edit limit of {} bytes (editMaxFileBytes); it cannot be edited with edit_file",
-                                target.path.display(),
+                                target.path.shown(),
                                 opened.stat.st_size,
                                 limits.edit_max_file_bytes
                             ),
@@ -150,13 +151,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 let decoded = decode_for_edit(&old).map_err(|e| match e {
                     DecodeError::Binary => ToolError::new(
                         ErrorCode::BinaryFile,
-                        format!("{} is a binary file; edit_file edits text files only", target.path.display()),
+                        format!("{} is a binary file; edit_file edits text files only", target.path.shown()),
                     ),
                     DecodeError::Encoding { byte_offset } => ToolError::new(
                         ErrorCode::Encoding,
                         format!(
                             "{} is not valid UTF-8 (first invalid byte at offset {byte_offset}); edit_file refuses it so no bytes are lost. Use write_file to replace it entirely",
-                            target.path.display()
+                            target.path.shown()
                         ),
                     ),
                 })?;
@@ -200,13 +201,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         .await?;
         let summary = format!(
             "Edited {} ({}, {})",
-            target.path.display(),
+            target.path.shown(),
             super::quantity(edit_count as u64, "edit", "edits"),
             super::quantity(plan.replacements as u64, "replacement", "replacements")
         );
         let mut success =
             Success::text(files::with_diff(summary, &plan.diff, limits.read_max_bytes))
-                .with_data("path", target.path.display().to_string())
+                .with_data("path", target.path.shown().into_owned())
                 .with_data("edits", edit_count)
                 .with_data("replacements", plan.replacements);
         success.diff = Some(plan.diff);

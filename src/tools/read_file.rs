@@ -10,6 +10,7 @@ use super::{at_least_one, object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::error::ToolError;
 use crate::paths::sandbox::FinalLink;
+use crate::paths::shown::Shown;
 use crate::permissions::Operation;
 use crate::text::page::{render_page, LineRange, LineTotal, PageLimits};
 
@@ -108,7 +109,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             })
             .await?;
         let mut success = Success::text(page.text)
-            .with_data("path", target.path.display().to_string())
+            .with_data("path", target.path.shown().into_owned())
             .with_data("startLine", page.first)
             .with_data("endLine", page.last)
             .with_data("truncated", page.truncated);

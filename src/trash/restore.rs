@@ -42,6 +42,7 @@ use super::naming;
 use super::read;
 use super::stream::{write_restored, CHUNK};
 use crate::paths::fsops;
+use crate::paths::shown::Shown;
 use crate::paths::trees::{remove_tree_at, Removal};
 use crate::paths::xattrs::{self, Xattr};
 
@@ -84,7 +85,7 @@ fn claim(archive: &Path) -> Result<File, TrashError> {
         if e.kind() == io::ErrorKind::WouldBlock {
             return Err(TrashError::Conflict(format!(
                 "{} is being restored by another call",
-                archive.display()
+                archive.shown()
             )));
         }
         return Err(e.into());
