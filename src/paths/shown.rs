@@ -26,9 +26,14 @@
 //! alike: [`unescape`] of any shown form gives back exactly the name's bytes.
 //!
 //! **Reading a name back.** Paths are taken literally (SPEC §3.1); the shown form is accepted only
-//! as a fallback, in [`super::resolve::prefer_shown_names`]: a component that exists literally
-//! always means itself; one that does not, and is exactly the shown form of an existing entry,
-//! means that entry.
+//! as a fallback, in [`super::resolve::prefer_shown_names`], which every tool's path goes
+//! through: a component that exists literally always means itself; one that does not, and is
+//! exactly the shown form of an existing entry (in a directory inside the allowed trees), means
+//! that entry; one that exists under neither spelling stays literal. So a tool that acts on an
+//! existing entry reaches it by the name it was shown (`write_file` over an existing file too),
+//! and a new file or directory is created under the name as the model wrote it, also inside a
+//! directory given by its shown form. `restore_file` does not guess: the original path is
+//! recorded in its shown form and decoded exactly ([`unescape`]).
 //!
 //! **Echoes.** Text that came to us as text (a model's argument, a label we stored) is not a
 //! name read from the disk: [`echo`] quotes it unchanged unless it holds an unsafe character.
