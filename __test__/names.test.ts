@@ -31,6 +31,9 @@ const NAMES: Array<{ name: Buffer; shown: string }> = [
   { name: b('both\\x\n.txt'), shown: 'both\\\\x\\n.txt' },
 ]
 
+/** The name with a terminal escape sequence in it. */
+const ESC = NAMES[2]!
+
 const content = (i: number) => `needle ${i}\n`
 
 /** `dir/name` as a Buffer path (names that are not UTF-8 cannot be JS strings). */
@@ -104,8 +107,8 @@ describe('names are shown escaped, one line per entry', () => {
     expect(lines).toHaveLength(NAMES.length)
     NAMES.forEach(({ shown }, i) => expect(lines).toContain(`${shown}:1: needle ${i}`))
     // One file by its shown name: labelled with it too.
-    const one = await ws.call('grep', { pattern: 'needle', path: NAMES[2].shown })
-    expect(one.output).toBe(`${NAMES[2].shown}:1: needle 2`)
+    const one = await ws.call('grep', { pattern: 'needle', path: ESC.shown })
+    expect(one.output).toBe(`${ESC.shown}:1: needle 2`)
   })
 
   it('delete_file output and data, trash_list, and restore_file with the shown archive path', async () => {
@@ -155,12 +158,12 @@ describe('names are shown escaped, one line per entry', () => {
     const asked: ConfirmRequest[] = []
     const { ws, root } = tempWorkspace({ confirm: (request) => (asked.push(request), true) })
     plant(root)
-    const written = await ws.call('write_file', { path: NAMES[2].shown, content: 'x\n' })
+    const written = await ws.call('write_file', { path: ESC.shown, content: 'x\n' })
     expect(written.status, written.output).toBe('ok')
     expect(asked).toHaveLength(1)
-    expect(asked[0].path).toBe(`${root}/${NAMES[2].shown}`)
-    expect(asked[0].detail).toBe(`${root}/${NAMES[2].shown}`)
-    expect(asked[0].diff?.split('\n').slice(0, 2)).toEqual([`--- ${NAMES[2].shown}`, `+++ ${NAMES[2].shown}`])
+    expect(asked[0]!.path).toBe(`${root}/${ESC.shown}`)
+    expect(asked[0]!.detail).toBe(`${root}/${ESC.shown}`)
+    expect(asked[0]!.diff?.split('\n').slice(0, 2)).toEqual([`--- ${ESC.shown}`, `+++ ${ESC.shown}`])
   })
 })
 
