@@ -17,6 +17,15 @@ import { ALL } from './helpers/trash.js'
 
 type Args = Record<string, unknown>
 
+/** How the tools show a name without backslashes: control characters, bidi controls and line separators escaped. */
+function shownName(name: string): string {
+  return name.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g, (c) => {
+    const named: Record<string, string> = { '\t': '\\t', '\n': '\\n', '\r': '\\r' }
+    const code = c.charCodeAt(0)
+    return named[c] ?? (code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`)
+  })
+}
+
 interface Fixture {
   ws: Workspace
   root: string
@@ -358,7 +367,8 @@ describe('hostile input', () => {
       expect(readFileSync(join(fx.root, name), 'utf8')).toBe(content)
       const r = await hostileKeep('read_file', { path: name })
       expect(r.status).toBe('ok')
-      expect(r.data?.path, JSON.stringify(name)).toBe(join(fx.root, name))
+      // Named in its shown form: control and bidi characters escaped (none has a backslash).
+      expect(r.data?.path, JSON.stringify(name)).toBe(join(fx.root, shownName(name)))
       const e = await hostileKeep('edit_file', { path: name, edits: [{ oldString: '\u202E\u0301', newString: '\u0301\u202E' }] })
       expect(e.status, e.output).toBe('ok')
       const del = await hostileKeep('delete_file', { path: name })

@@ -19,6 +19,7 @@ use crate::locks::{Asker, ChangeGuard, ReadGuard};
 use crate::options::Limits;
 use crate::paths::canonical::Canonical;
 use crate::paths::sandbox::FinalLink;
+use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::permissions::{Operation, Permissions};
 use crate::workspace::Workspace;
@@ -171,7 +172,7 @@ impl<'a> Authorization<'a> {
             always_ask: false,
             label,
             path: &target.path,
-            detail: target.path.display().to_string(),
+            detail: target.path.shown().into_owned(),
             diff: None,
             recursive: None,
             permanent: None,
@@ -329,7 +330,7 @@ impl Call {
         let request = ConfirmRequest {
             tool: self.tool_name.clone(),
             label: auth.label.to_owned(),
-            path: auth.path.display().to_string(),
+            path: auth.path.shown().into_owned(),
             detail: auth.detail,
             diff: auth.diff,
             recursive: auth.recursive,

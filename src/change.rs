@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::paths::shown::Shown;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -69,19 +70,19 @@ impl FileChange {
     /// This file as a result's `data.files` lists it: `{ path, action, from?, trashedTo? }`
     /// (SPEC §12; the digests go to the audit log and the history).
     pub fn summary(&self) -> Value {
-        let mut entry = json!({ "path": self.path.display().to_string(), "action": self.action });
+        let mut entry = json!({ "path": self.path.shown().into_owned(), "action": self.action });
         if let Some(from) = &self.from {
-            entry["from"] = from.display().to_string().into();
+            entry["from"] = from.shown().into_owned().into();
         }
         if let Some(archive) = &self.trashed_to {
-            entry["trashedTo"] = archive.display().to_string().into();
+            entry["trashedTo"] = archive.shown().into_owned().into();
         }
         entry
     }
 }
 
 fn display<S: serde::Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&path.display().to_string())
+    s.serialize_str(&path.shown())
 }
 
 fn display_some<S: serde::Serializer>(path: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {

@@ -12,6 +12,7 @@ use crate::audit::AuditRecord;
 use crate::call::{BoxFuture, Call, CallContext, Failure, Outcome, ToolNames, ToolResult};
 use crate::error::{ErrorCode, ToolError};
 use crate::options::OptionError;
+use crate::paths::shown::{echo, Shown};
 use crate::tools::{self, ToolSpec};
 use crate::workspace::Workspace;
 
@@ -140,7 +141,7 @@ impl Toolset {
     pub fn format_call(&self, name: &str, args: &Value) -> String {
         // The tool the host's name calls: an offered tool first (a tool may be renamed to the
         // name of one that is disabled), then any tool by that name, then by its original name.
-        match self
+        let header = match self
             .tools
             .iter()
             .find(|t| t.name == name && self.available(t))
@@ -149,7 +150,9 @@ impl Toolset {
         {
             Some(tool) => (tool.spec.format_call)(args),
             None => tools::format_path(args),
-        }
+        };
+        // The model's arguments, headed for the host's terminal: no control characters.
+        echo(&header).into_owned()
     }
 
     /// This workspace's trash entries, newest first, as JSON (`ws.trashList()`).
@@ -255,7 +258,7 @@ impl Toolset {
         let cwd = self.ws.cwd_snapshot().cwd;
         Some(
             crate::paths::resolve::absolute_input(raw, "path", &cwd, self.ws.home())
-                .map(|p| p.display().to_string())
+                .map(|p| p.shown().into_owned())
                 .unwrap_or_else(|_| raw.to_owned()),
         )
     }
@@ -277,7 +280,7 @@ impl Toolset {
         // The SPEC's one-path fields describe the first file (for a move, its source).
         let first = files.first();
         let path = first
-            .map(|f| f.from.as_ref().unwrap_or(&f.path).display().to_string())
+            .map(|f| f.from.as_ref().unwrap_or(&f.path).shown().into_owned())
             .or(raw_path)
             .unwrap_or_default();
         log.append(&AuditRecord {
@@ -288,7 +291,7 @@ impl Toolset {
             code,
             trashed_to: first
                 .and_then(|f| f.trashed_to.as_ref())
-                .map(|p| p.display().to_string()),
+                .map(|p| p.shown().into_owned()),
             sha256_before: first.and_then(|f| f.sha256_before.clone()),
             sha256_after: first.and_then(|f| f.sha256_after.clone()),
             files,

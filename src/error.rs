@@ -3,6 +3,7 @@
 use std::io;
 use std::path::Path;
 
+use crate::paths::shown::Shown;
 use serde::Serialize;
 
 /// The `ToolResult.code` values of SPEC §8.
@@ -70,7 +71,7 @@ impl ToolError {
     /// `doing` is a short verb phrase such as "read" or "create directory".
     pub fn io(err: &io::Error, doing: &str, path: &Path) -> Self {
         let (code, why) = describe_io(err);
-        Self::new(code, format!("cannot {doing} {}: {why}", path.display()))
+        Self::new(code, format!("cannot {doing} {}: {why}", path.shown()))
     }
 }
 

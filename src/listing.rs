@@ -17,6 +17,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::cancel::CancelToken;
 use crate::error::ToolError;
 use crate::paths::fsops::{self, EntryKind};
+use crate::paths::shown::Shown;
 use crate::paths::{Sandbox, Target};
 use crate::text::quantity::bytes;
 use crate::walk::{self, WalkOptions};
@@ -146,11 +147,11 @@ fn entry_line(
     mtime: i64,
     link: impl FnOnce() -> Option<PathBuf>,
 ) -> String {
-    let name = rel.display();
+    let name = rel.shown();
     match kind {
         EntryKind::Directory => format!("{name}/"),
         EntryKind::Symlink => match link() {
-            Some(target) => format!("{name} -> {}", target.display()),
+            Some(target) => format!("{name} -> {}", target.shown()),
             None => format!("{name} -> (unreadable link)"),
         },
         EntryKind::File => format!("{name} ({}, {})", bytes(size), date(mtime)),
@@ -197,6 +198,22 @@ mod tests {
                 || None
             ),
             "a/b.txt (12 bytes, 2023-11-14)"
+        );
+    }
+
+    #[test]
+    fn names_and_link_targets_are_shown_escaped() {
+        use std::os::unix::ffi::OsStrExt;
+        let name = Path::new(OsStr::from_bytes(b"a\nb\xff"));
+        assert_eq!(
+            entry_line(name, EntryKind::Directory, 0, 0, || None),
+            "a\\nb\\xff/"
+        );
+        assert_eq!(
+            entry_line(Path::new("l"), EntryKind::Symlink, 0, 0, || Some(
+                PathBuf::from("\x1b]0;t\x07")
+            )),
+            "l -> \\x1b]0;t\\x07"
         );
     }
 

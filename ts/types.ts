@@ -216,7 +216,11 @@ export interface ToolResult {
   code?: ErrorCode
   /** The unified diff alone (write/edit/append), for a UI. */
   diff?: string
-  /** Structured details, e.g. `trashedTo` for a delete. */
+  /**
+   * Structured details, e.g. `trashedTo` for a delete. Paths here and in `output` are in their
+   * shown form (control characters, bidi controls and bytes that are not UTF-8 escaped; README,
+   * Security model): pass them back to the tools as they are.
+   */
   data?: Record<string, unknown>
 }
 
@@ -226,11 +230,11 @@ export interface ConfirmRequest {
   tool: string
   /** A short question, e.g. `Write file?`. */
   label: string
-  /** The absolute path acted on. */
+  /** The absolute path acted on, in its shown form (no control characters). */
   path: string
   /** The absolute path, plus ` (recursive)`, ` (permanent)` or ` → <destination>` where that applies. */
   detail: string
-  /** The unified diff of the pending write/edit/append. */
+  /** The unified diff of the pending write/edit/append. Its lines are the file's exact text: escape control characters before printing it to a terminal. */
   diff?: string
   /** Set for a recursive directory removal. */
   recursive?: boolean
@@ -266,9 +270,9 @@ export interface CwdInfo {
 
 /** One archive in this workspace's trash (SPEC §7). */
 export interface TrashEntry {
-  /** Absolute path of the `.tar.gz` archive; pass it to `restore_file` as `trashedPath`. */
+  /** Absolute path of the `.tar.gz` archive (shown form); pass it to `restore_file` as `trashedPath`. */
   archivePath: string
-  /** Absolute path the entry was trashed from. */
+  /** Absolute path the entry was trashed from, in its shown form (exact for any bytes). */
   originalPath: string
   /** Path relative to the workspace root (or `absolute/…` for paths outside it). */
   relativePath: string

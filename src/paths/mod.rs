@@ -7,7 +7,9 @@
 //! directory file descriptor opened beneath the allowed root with `RESOLVE_NO_SYMLINKS`, so the
 //! kernel refuses to follow anything that was swapped in after the check); [`trees`] removes and
 //! copies whole trees the same way, with [`file_copy`] (holes kept) and [`xattrs`] (extended
-//! attributes and ACLs) for what a copy to another file system must carry.
+//! attributes and ACLs) for what a copy to another file system must carry. [`shown`] is how a
+//! name is written in any output (control characters and bytes that are not UTF-8 escaped,
+//! reversibly), and [`resolve::prefer_shown_names`] reads a shown name back.
 
 pub mod canonical;
 pub mod file_copy;
@@ -15,7 +17,9 @@ pub mod fsops;
 pub mod project;
 pub mod resolve;
 pub mod sandbox;
+pub mod shown;
 pub mod trees;
 pub mod xattrs;
 
 pub use sandbox::{Sandbox, Target};
+pub use shown::Shown;

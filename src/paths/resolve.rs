@@ -1,9 +1,14 @@
 //! Turning the model's path string into an absolute path: relative to the workspace cwd (never
 //! `process.cwd()`), `~/` for the home directory, bytes taken literally (no trimming, unquoting,
-//! percent-decoding or Unicode normalisation).
+//! percent-decoding or Unicode normalisation). The one exception is a fallback, never a
+//! rewrite: a component that does not exist but is the [shown form](super::shown) of an entry
+//! that does names that entry ([`prefer_shown_names`]).
 
-use std::path::{Path, PathBuf};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
 
+use super::shown::{echo, unescape_component, Shown};
 use crate::error::ToolError;
 
 /// `~` and `~/rest` expand to the home directory; anything else is returned as it is.
@@ -36,7 +41,17 @@ pub fn absolute_input(
             "{field}: must not be empty; give a file path"
         )));
     }
-    if raw.len() > PATH_MAX_BYTES {
+    // A shown name is up to four times as long as the name (`\xff` for one byte): measured as
+    // the name it shows, once it is not too long to be one.
+    if raw.len() > 4 * PATH_MAX_BYTES
+        || (raw.len() > PATH_MAX_BYTES
+            && raw
+                .split('/')
+                .map(|part| shortest_len(part) + 1)
+                .sum::<usize>()
+                - 1
+                > PATH_MAX_BYTES)
+    {
         // Not echoed: no file path is this long, and the text goes to the model.
         return Err(ToolError::invalid(format!(
             "{field}: is {} bytes long, over the {PATH_MAX_BYTES} bytes a file path can have; give a shorter path",
@@ -48,13 +63,12 @@ pub fn absolute_input(
             "{field}: contains a NUL byte, which no file path can contain"
         )));
     }
-    if let Some(long) = raw.split('/').find(|part| part.len() > NAME_MAX_BYTES) {
+    if let Some(long) = raw
+        .split('/')
+        .find(|part| part.len() > NAME_MAX_BYTES && shortest_len(part) > NAME_MAX_BYTES)
+    {
         // Refused before anything is created (write_file would otherwise make the parents first).
-        let start: String = long.chars().take(40).collect();
-        return Err(ToolError::invalid(format!(
-            "{field}: the name `{start}…` is {} bytes long, over the {NAME_MAX_BYTES} bytes a file name can have; use a shorter name",
-            long.len()
-        )));
+        return Err(name_too_long(field, OsStr::new(long)));
     }
     let expanded = expand_home(raw, home).ok_or_else(|| {
         ToolError::invalid(format!(
@@ -68,6 +82,71 @@ pub fn absolute_input(
     })
 }
 
+/// The length of the name `part` stands for: itself, or the name it is the shown form of.
+fn shortest_len(part: &str) -> usize {
+    unescape_component(part).map_or(part.len(), |name| name.len())
+}
+
+fn name_too_long(field: &str, name: &OsStr) -> ToolError {
+    let shown = name.shown();
+    let start: String = shown.chars().take(40).collect();
+    ToolError::invalid(format!(
+        "{field}: the name `{start}…` is {} bytes long, over the {NAME_MAX_BYTES} bytes a file name can have; use a shorter name",
+        name.len()
+    ))
+}
+
+/// Refuses a path with a component longer than a file name can be (after
+/// [`prefer_shown_names`] chose the names, a shown form that named nothing is taken literally).
+pub fn check_name_lengths(path: &Path, field: &str) -> Result<(), ToolError> {
+    match path
+        .components()
+        .find(|c| c.as_os_str().len() > NAME_MAX_BYTES)
+    {
+        Some(long) => Err(name_too_long(field, long.as_os_str())),
+        None => Ok(()),
+    }
+}
+
+/// `absolute` with each component that does not exist, but is the shown form of an entry that
+/// does, replaced by that entry's name; `None` when no component was replaced (the path means
+/// itself). A component that exists literally always means itself, and one that exists under
+/// neither name stays literal, so a new file gets the name the model wrote.
+///
+/// Only directories for which `may_look_in` (given their canonical path) is true are looked
+/// into, so that what lies outside the allowed trees decides nothing. The chosen path is checked
+/// like any other afterwards.
+pub fn prefer_shown_names(absolute: &Path, may_look_in: impl Fn(&Path) -> bool) -> Option<PathBuf> {
+    let decoded = |name: &OsStr| {
+        unescape_component(name.to_str()?).filter(|bytes| bytes.as_slice() != name.as_bytes())
+    };
+    if !absolute.components().any(|c| match c {
+        Component::Normal(name) => decoded(name).is_some(),
+        _ => false,
+    }) {
+        return None;
+    }
+    let exists = |p: &Path| std::fs::symlink_metadata(p).is_ok();
+    let mut out = PathBuf::new();
+    let mut replaced = false;
+    for component in absolute.components() {
+        if let Component::Normal(name) = component {
+            if let Some(bytes) = decoded(name) {
+                let shown_name = OsStr::from_bytes(&bytes);
+                let look =
+                    || super::canonical::resolve(&out).is_ok_and(|dir| may_look_in(&dir.path));
+                if look() && !exists(&out.join(name)) && exists(&out.join(shown_name)) {
+                    out.push(shown_name);
+                    replaced = true;
+                    continue;
+                }
+            }
+        }
+        out.push(component);
+    }
+    replaced.then_some(out)
+}
+
 /// For tools that act on a file: `raw` ending in `/` names a directory, so unless it is one
 /// (then the tool's own "is a directory" error applies) it is refused rather than silently read,
 /// written or appended as the file without the slash (`write_file("src/")` must not create a
@@ -79,8 +158,9 @@ pub fn file_path_not_directory_syntax(
 ) -> Result<(), ToolError> {
     if raw.len() > 1 && raw.ends_with('/') && !resolved.is_dir() {
         return Err(ToolError::invalid(format!(
-            "{field}: `{raw}` ends with `/`, so it names a directory, but {} is not a directory; give the file path without the trailing slash",
-            resolved.display()
+            "{field}: `{}` ends with `/`, so it names a directory, but {} is not a directory; give the file path without the trailing slash",
+            echo(raw),
+            resolved.shown()
         )));
     }
     Ok(())
@@ -166,6 +246,49 @@ mod tests {
             .unwrap_err()
             .message
             .starts_with("source:"));
+    }
+
+    #[test]
+    fn a_shown_name_is_read_back_only_when_the_literal_does_not_exist() {
+        use std::os::unix::ffi::OsStrExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let d = std::fs::canonicalize(tmp.path()).unwrap();
+        for name in [&b"a\nb"[..], b"x\\ny", b"x\ny", b"bad\xff", b"a\\x41"] {
+            std::fs::write(d.join(OsStr::from_bytes(name)), "").unwrap();
+        }
+        std::fs::create_dir(d.join("dir\n")).unwrap();
+        let pick = |raw: &str| prefer_shown_names(&d.join(raw), |_| true);
+        assert_eq!(pick("a\\nb"), Some(d.join("a\nb")));
+        assert_eq!(
+            pick("bad\\xff"),
+            Some(d.join(OsStr::from_bytes(b"bad\xff")))
+        );
+        // The directory is found, the new name below it stays literal.
+        assert_eq!(pick("dir\\n/new\\t"), Some(d.join("dir\n/new\\t")));
+        // Literal names mean themselves: `x\ny` exists (and is shown `x\\ny`).
+        assert_eq!(pick("x\\ny"), None);
+        assert_eq!(pick("x\\\\ny"), Some(d.join("x\\ny")));
+        assert_eq!(pick("a\\x41"), None);
+        // Nothing by either name: literal.
+        assert_eq!(pick("new\\n"), None);
+        assert_eq!(pick("plain"), None);
+        // Not allowed to look: literal.
+        assert_eq!(prefer_shown_names(&d.join("a\\nb"), |_| false), None);
+    }
+
+    #[test]
+    fn shown_forms_of_long_names_are_measured_as_the_names() {
+        let cwd = Path::new("/w");
+        let long = "\\x1b".repeat(200);
+        assert!(absolute_input(&long, "path", cwd, None).is_ok());
+        assert!(absolute_input(&"\\x1b".repeat(256), "path", cwd, None).is_err());
+        assert!(check_name_lengths(&cwd.join(&long), "path")
+            .unwrap_err()
+            .message
+            .contains("800 bytes"));
+        let deep = format!("{}/f", vec!["\\x1b\\x1b"; 1000].join("/"));
+        assert!(deep.len() > PATH_MAX_BYTES);
+        assert!(absolute_input(&deep, "path", cwd, None).is_ok());
     }
 
     #[test]

@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use super::canonical::{resolve, resolve_parent, Canonical};
-use super::resolve::absolute_input;
+use super::resolve::{absolute_input, check_name_lengths, prefer_shown_names};
+use super::shown::{echo, Shown};
 use crate::error::ToolError;
 
 /// Whether a path's final symlink is followed (most tools) or is the entry acted on
@@ -97,9 +98,28 @@ impl Sandbox {
         self.check(raw, canonical)
     }
 
-    /// The canonical path of the model's `raw` path, not yet checked against the sandbox. A path
-    /// that cannot be resolved because of what lies outside the allowed trees (a file where a
-    /// directory should be, a loop, a permission) gets the same answer as any outside path.
+    /// Checks an absolute path we recorded ourselves (a trashed entry's original path), with no
+    /// fallback to shown names: it is the exact name already.
+    pub fn resolve_absolute(
+        &self,
+        path: &Path,
+        field: &str,
+        final_link: FinalLink,
+    ) -> Result<Target, ToolError> {
+        let shown = path.shown();
+        if !path.is_absolute() {
+            return Err(ToolError::invalid(format!(
+                "{field}: {shown} is not an absolute path; give the path to use"
+            )));
+        }
+        check_name_lengths(path, field)?;
+        let canonical = self.canonicalize_absolute(&shown, path, final_link)?;
+        self.check(&shown, canonical)
+    }
+
+    /// The canonical path of the model's `raw` path, not yet checked against the sandbox. A
+    /// component given in its shown form names the entry it shows when nothing has that name
+    /// literally ([`prefer_shown_names`], looking only into allowed directories).
     pub fn canonicalize(
         &self,
         raw: &str,
@@ -108,16 +128,34 @@ impl Sandbox {
         home: Option<&Path>,
         final_link: FinalLink,
     ) -> Result<Canonical, ToolError> {
-        let absolute = absolute_input(raw, field, cwd, home)?;
+        let mut absolute = absolute_input(raw, field, cwd, home)?;
+        if let Some(named) = prefer_shown_names(&absolute, |dir| {
+            self.anchor_of(dir).is_some() && !self.is_hidden(dir)
+        }) {
+            absolute = named;
+        }
+        check_name_lengths(&absolute, field)?;
+        self.canonicalize_absolute(raw, &absolute, final_link)
+    }
+
+    /// A path that cannot be resolved because of what lies outside the allowed trees (a file
+    /// where a directory should be, a loop, a permission) gets the same answer as any outside
+    /// path.
+    fn canonicalize_absolute(
+        &self,
+        raw: &str,
+        absolute: &Path,
+        final_link: FinalLink,
+    ) -> Result<Canonical, ToolError> {
         match final_link {
-            FinalLink::Follow => resolve(&absolute),
-            FinalLink::Keep => resolve_parent(&absolute),
+            FinalLink::Follow => resolve(absolute),
+            FinalLink::Keep => resolve_parent(absolute),
         }
         .map_err(|e| {
             if self.anchor_of(&e.at).is_none() || self.is_hidden(&e.at) {
-                self.outside(raw, &absolute)
+                self.outside(raw, absolute)
             } else {
-                ToolError::io(&e.error, "resolve", &absolute)
+                ToolError::io(&e.error, "resolve", absolute)
             }
         })
     }
@@ -128,7 +166,7 @@ impl Sandbox {
         if self.is_hidden(&path) || (!canonical.exists && self.contains_hidden(&path)) {
             return Err(ToolError::not_allowed(format!(
                 "{} is the agent-fs-tools data directory (trash, audit log, journal), inside it, or a folder that is to hold it, which the file tools cannot reach; use trash_list and restore_file for what was removed",
-                path.display()
+                path.shown()
             )));
         }
         let Some(anchor) = self.anchor_of(&path) else {
@@ -150,12 +188,12 @@ impl Sandbox {
             .allowed
             .iter()
             .flatten()
-            .map(|t| t.display().to_string())
+            .map(|t| t.shown().into_owned())
             .collect();
         let named = if raw.is_empty() {
-            path.display().to_string()
+            path.shown()
         } else {
-            raw.to_owned()
+            echo(raw)
         };
         ToolError::not_allowed(format!(
             "{named} is outside the allowed directories ({}), or leads outside them through a symbolic link; use a path inside them",
@@ -264,6 +302,26 @@ mod tests {
             .resolve("out_dir", "path", &r, None, FinalLink::Keep)
             .unwrap();
         assert_eq!(t.path, r.join("out_dir"));
+    }
+
+    #[test]
+    fn shown_names_are_read_back_inside_the_allowed_trees_only() {
+        let f = fixture();
+        std::fs::write(f.base.join("R/a\nb"), "").unwrap();
+        std::fs::write(f.base.join("outside/o\nb"), "").unwrap();
+        let t = resolve(&f, "a\\nb").unwrap();
+        assert_eq!(t.path, f.base.join("R/a\nb"));
+        assert!(t.exists);
+        let e = resolve(&f, "../outside/o\\nb").unwrap_err();
+        assert_eq!(e.code, ErrorCode::PathNotAllowed);
+        assert!(
+            e.message.starts_with("../outside/o\\nb is outside"),
+            "{}",
+            e.message
+        );
+        // The model's own control characters are not echoed.
+        let e = resolve(&f, "../outside/\u{1b}]0;x\u{7}").unwrap_err();
+        assert!(!e.message.chars().any(char::is_control), "{}", e.message);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::glob::PathGlob;
 use crate::cancel::CancelToken;
 use crate::error::ToolError;
 use crate::paths::fsops::{self, EntryKind};
+use crate::paths::shown::{echo, Shown};
 use crate::paths::{Sandbox, Target};
 use crate::walk::{self, WalkOptions};
 
@@ -78,7 +79,7 @@ pub fn listing(mut found: Vec<Found>, max: usize, searched: &Searched<'_>) -> Li
     let shown: Vec<String> = found
         .iter()
         .take(max)
-        .map(|f| f.rel.display().to_string())
+        .map(|f| f.rel.shown().into_owned())
         .collect();
     let text = render(
         &shown,
@@ -109,7 +110,7 @@ fn render(
     include_ignored: bool,
 ) -> String {
     if shown.is_empty() {
-        let mut text = format!("No files match `{pattern}` in {}.", dir.display());
+        let mut text = format!("No files match `{}` in {}.", echo(pattern), dir.shown());
         if !include_ignored {
             text.push_str(" Files ignored by .gitignore were skipped; set includeIgnored: true to include them.");
         }
@@ -160,6 +161,19 @@ mod tests {
             none.starts_with("No files match `*.zig` in /w.") && none.contains("includeIgnored")
         );
         assert!(!render(&[], 0, 2, "*.zig", dir, true).contains("includeIgnored"));
+    }
+
+    #[test]
+    fn names_are_shown_escaped_one_a_line() {
+        let searched = Searched {
+            pattern: "*\n",
+            dir: Path::new("/w\r"),
+            include_ignored: true,
+        };
+        let listed = listing(vec![f("x\u{1b}[2J\ny", 1)], 5, &searched);
+        assert_eq!(listed.text, "x\\x1b[2J\\ny");
+        let none = listing(vec![], 5, &searched);
+        assert_eq!(none.text, "No files match `*\\n` in /w\\r.");
     }
 
     #[test]

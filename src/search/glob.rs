@@ -11,6 +11,7 @@ use std::path::Path;
 use globset::{GlobBuilder, GlobMatcher};
 
 use crate::error::ToolError;
+use crate::paths::shown::echo;
 
 /// A glob as the search tools take it (see the module documentation).
 #[derive(Debug, Clone)]
@@ -51,12 +52,14 @@ impl PathGlob {
         }
         if glob.starts_with('/') {
             return Err(GlobError(format!(
-                "`{pattern}` is absolute; the glob matches paths relative to the searched directory, so put the directory in path and the rest in the pattern (e.g. path: \"/src\", pattern: \"**/*.ts\")"
+                "`{}` is absolute; the glob matches paths relative to the searched directory, so put the directory in path and the rest in the pattern (e.g. path: \"/src\", pattern: \"**/*.ts\")",
+                echo(pattern)
             )));
         }
         if glob.split('/').any(|part| part == "..") {
             return Err(GlobError(format!(
-                "`{pattern}` contains `..`; the glob matches paths below the searched directory, so set path to the directory to search instead"
+                "`{}` contains `..`; the glob matches paths below the searched directory, so set path to the directory to search instead",
+                echo(pattern)
             )));
         }
         // `dir/` means everything below `dir`.
@@ -72,7 +75,7 @@ impl PathGlob {
             .literal_separator(true)
             .backslash_escape(true)
             .build()
-            .map_err(|e| GlobError(format!("invalid glob `{pattern}`: {}", e.kind())))?
+            .map_err(|e| GlobError(format!("invalid glob `{}`: {}", echo(pattern), e.kind())))?
             .compile_matcher();
         Ok(Self {
             matcher,

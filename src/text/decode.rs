@@ -2,6 +2,8 @@
 //! lossy decoder for display.
 
 use std::fmt;
+
+use crate::paths::shown::Shown;
 use std::path::Path;
 
 use memchr::memmem;
@@ -57,11 +59,11 @@ impl DecodeError {
     /// The one mapping of a decoding failure to its SPEC §8 code, with the message for the
     /// model: `path` is the file, `tool` the tool that refuses it (`edit_file`, `apply_patch`).
     pub fn into_tool_error(self, path: &Path, tool: &str) -> ToolError {
-        let path = path.display();
+        let path = path.shown();
         match self {
             DecodeError::Binary => ToolError::new(
                 ErrorCode::BinaryFile,
-                format!("{path} is a binary file; {tool} edits text files only"),
+                format!("{path} is a binary file (it has a NUL byte near its start); {tool} edits text files only. Leave it as it is, or replace it whole with write_file if it must change"),
             ),
             DecodeError::Encoding { byte_offset } => ToolError::new(
                 ErrorCode::Encoding,
@@ -158,7 +160,7 @@ mod tests {
         assert_eq!(tool_error.code, ErrorCode::BinaryFile);
         assert_eq!(
             tool_error.message,
-            "/w/b.bin is a binary file; apply_patch edits text files only"
+            "/w/b.bin is a binary file (it has a NUL byte near its start); apply_patch edits text files only. Leave it as it is, or replace it whole with write_file if it must change"
         );
     }
 

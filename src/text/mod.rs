@@ -16,5 +16,5 @@ pub mod diff;
 pub mod edit;
 mod occurrences;
 pub mod page;
-pub mod quantity;
 pub mod patch;
+pub mod quantity;

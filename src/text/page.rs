@@ -18,6 +18,7 @@ use super::decode::looks_binary;
 use super::edit::numbered_line;
 use super::quantity::bytes;
 use crate::error::{ErrorCode, ToolError};
+use crate::paths::shown::Shown as _;
 
 /// After the shown lines, how many more bytes are scanned to count the remaining lines. When
 /// more than this is left (known from the file size), the rest is not read at all.
@@ -103,11 +104,11 @@ impl PageError {
         match self {
             PageError::Binary => ToolError::new(
                 ErrorCode::BinaryFile,
-                format!("{} is a binary file (it contains NUL bytes); read_file shows text files only", path.display()),
+                format!("{} is a binary file (it contains NUL bytes); read_file shows text files only", path.shown()),
             ),
             PageError::PastEnd { start, total } => ToolError::invalid(format!(
                 "read_file: startLine {start} is past the end of {}, which has {total} lines; use a startLine from 1 to {total}",
-                path.display()
+                path.shown()
             )),
             PageError::Io(e) => ToolError::io(&e, "read", path),
         }

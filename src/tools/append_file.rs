@@ -17,6 +17,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::journal::{self, Tail};
 use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
+use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::permissions::Operation;
 use crate::text::decode::{decode_for_edit, DecodeError};
@@ -72,7 +73,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         format!(
                             "appending {} bytes would make {} {} bytes, over the limit of {max} bytes (appendMaxTotalBytes); start a new file",
                             content.len(),
-                            target.path.display(),
+                            target.path.shown(),
                             current + content.len() as u64
                         ),
                     )
@@ -135,14 +136,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let summary = if created {
             format!(
                 "Created {} with {}",
-                target.path.display(),
+                target.path.shown(),
                 super::bytes(content.len() as u64)
             )
         } else {
             format!(
                 "Appended {} to {}",
                 super::bytes(content.len() as u64),
-                target.path.display()
+                target.path.shown()
             )
         };
         let mut success = Success::text(files::with_diff(
@@ -150,7 +151,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             &diff,
             call.limits().read_max_bytes,
         ))
-        .with_data("path", target.path.display().to_string())
+        .with_data("path", target.path.shown().into_owned())
         .with_data("bytes", content.len())
         .with_data("created", created);
         success.diff = Some(diff);
@@ -311,14 +312,14 @@ fn refuse_unless_utf8_text(old: &[u8], path: &std::path::Path) -> Result<(), Too
             ErrorCode::BinaryFile,
             format!(
                 "{} is a binary file (or text in UTF-16 or UTF-32), and append_file adds UTF-8 text, which would corrupt it; leave it as it is, or write a new file",
-                path.display()
+                path.shown()
             ),
         )),
         Err(DecodeError::Encoding { byte_offset }) => Err(ToolError::new(
             ErrorCode::Encoding,
             format!(
                 "{} is not UTF-8 text (first invalid byte at offset {byte_offset}), and append_file adds UTF-8 text, which would mix two encodings in it; leave it as it is, or write a new file",
-                path.display()
+                path.shown()
             ),
         )),
     }
@@ -348,6 +349,6 @@ fn digests(planned: &Planned, content: &[u8]) -> (Option<String>, String) {
 fn hard_links(path: &std::path::Path, links: u64) -> ToolError {
     ToolError::not_allowed(format!(
         "{} has {links} hard links; appending in place would also change the other links, which may be outside the allowed directories. Write a new file instead",
-        path.display()
+        path.shown()
     ))
 }

@@ -13,6 +13,7 @@ use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
+use crate::paths::shown::Shown;
 use crate::permissions::Operation;
 
 pub static SPEC: ToolSpec = ToolSpec {
@@ -66,7 +67,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .await?;
         let done = |output: String, created: bool| {
             let success = Success::text(output)
-                .with_data("path", target.path.display().to_string())
+                .with_data("path", target.path.shown().into_owned())
                 .with_data("created", created);
             if created {
                 success.with_change(FileChange::new(target.path.clone(), Action::Created))
@@ -77,7 +78,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         match existing {
             Some(true) => {
                 return Ok(done(
-                    format!("Directory already exists: {}", target.path.display()),
+                    format!("Directory already exists: {}", target.path.shown()),
                     false,
                 ))
             }
@@ -86,7 +87,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     ErrorCode::NotADirectory,
                     format!(
                         "{} exists and is not a directory; choose another path",
-                        target.path.display()
+                        target.path.shown()
                     ),
                 )
                 .into())
@@ -109,7 +110,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         })
         .await?;
         Ok(done(
-            format!("Created directory {}", target.path.display()),
+            format!("Created directory {}", target.path.shown()),
             true,
         ))
     })

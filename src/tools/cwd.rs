@@ -13,6 +13,7 @@ use crate::paths::canonical::resolve;
 use crate::paths::fsops;
 use crate::paths::project::find_project_root;
 use crate::paths::sandbox::FinalLink;
+use crate::paths::shown::Shown;
 use crate::workspace::{CwdFrame, CwdInfo};
 
 pub static GET: ToolSpec = ToolSpec {
@@ -83,8 +84,8 @@ struct PushArgs {
 
 fn with_cwd_data(success: Success, info: &CwdInfo) -> Success {
     success
-        .with_data("cwd", info.cwd.display().to_string())
-        .with_data("projectRoot", info.project_root.display().to_string())
+        .with_data("cwd", info.cwd.shown().into_owned())
+        .with_data("projectRoot", info.project_root.shown().into_owned())
         .with_data("depth", info.depth)
 }
 
@@ -94,8 +95,8 @@ fn run_get(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let info = call.ws.cwd_snapshot();
         let text = format!(
             "CWD: {}\nProjectRoot: {}\nStack depth: {}",
-            info.cwd.display(),
-            info.project_root.display(),
+            info.cwd.shown(),
+            info.project_root.shown(),
             info.depth
         );
         Ok(with_cwd_data(Success::text(text), &info))
@@ -133,7 +134,7 @@ fn run_push(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             (stack.saved.len(), same)
         };
         let verb = if same { "Already in" } else { "Pushed to" };
-        let mut text = format!("{verb} {} (stack depth: {depth})", target.path.display());
+        let mut text = format!("{verb} {} (stack depth: {depth})", target.path.shown());
         if project_root.is_none() {
             text.push_str("\nNote: not a git repository, using directory as project root");
         }
@@ -149,7 +150,7 @@ fn run_pop(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             let info = call.ws.cwd_snapshot();
             let text = format!(
                 "Stack is empty, already at initial directory: {}",
-                info.cwd.display()
+                info.cwd.shown()
             );
             return Ok(with_cwd_data(Success::text(text), &info));
         };
@@ -167,7 +168,7 @@ fn run_pop(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     ErrorCode::NotFound,
                     format!(
                         "cannot pop to {}: the directory no longer exists; {unchanged}. Use cwd_push to go elsewhere",
-                        dir.display()
+                        dir.shown()
                     ),
                 )
             };
@@ -199,9 +200,9 @@ fn run_pop(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         drop(stack);
         let text = format!(
             "Popped to {} (stack depth: {})\nProjectRoot: {}",
-            info.cwd.display(),
+            info.cwd.shown(),
             info.depth,
-            info.project_root.display()
+            info.project_root.shown()
         );
         Ok(with_cwd_data(Success::text(text), &info))
     })

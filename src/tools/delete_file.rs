@@ -14,6 +14,7 @@ use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
+use crate::paths::shown::Shown;
 use crate::permissions::Operation;
 
 pub static SPEC: ToolSpec = ToolSpec {
@@ -70,7 +71,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         ErrorCode::NotAFile,
                         format!(
                             "{} is a directory, use {remove_dir} instead",
-                            planned.path.display()
+                            planned.path.shown()
                         ),
                     )),
                     EntryKind::Special => Err(files::not_regular(&planned.path)),
@@ -79,9 +80,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             })
             .await?;
         let detail = if args.permanent {
-            format!("{} (permanent)", target.path.display())
+            format!("{} (permanent)", target.path.shown())
         } else {
-            target.path.display().to_string()
+            target.path.shown().into_owned()
         };
         call.authorize(Authorization {
             always_ask: args.permanent,
@@ -118,16 +119,16 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 put_in_trash(&ws, parent.as_fd(), &name, &committed.path, true, &cancel).map(Some)
             })
             .await?;
-        let mut success = Success::text(format!("Removed {}", target.path.display()))
-            .with_data("path", target.path.display().to_string());
+        let mut success = Success::text(format!("Removed {}", target.path.shown()))
+            .with_data("path", target.path.shown().into_owned());
         let mut change = FileChange::new(target.path, Action::Deleted);
         if let Some(archived) = archived {
             success.output.push_str(&format!(
                 "\nIt is in the trash at {}; {}.",
-                archived.archive_path.display(),
+                archived.archive_path.shown(),
                 restore_hint(call, &archived.archive_path)
             ));
-            success = success.with_data("trashedTo", archived.archive_path.display().to_string());
+            success = success.with_data("trashedTo", archived.archive_path.shown().into_owned());
             change.sha256_before = Some(archived.metadata.original_sha256);
             change.trashed_to = Some(archived.archive_path);
         } else {

@@ -13,6 +13,7 @@ use super::trashing::put_in_trash;
 use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops::{self, EntryKind};
+use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::trash::Archived;
 use crate::workspace::Workspace;
@@ -26,7 +27,7 @@ pub fn refuse_dangerous(ws: &Workspace, path: &Path) -> Result<(), ToolError> {
             ErrorCode::DangerousPath,
             format!(
                 "{} is the workspace root, an ancestor of it, or holds the agent-fs-tools data directory; nothing can be put in its place. Choose another destination",
-                path.display()
+                path.shown()
             ),
         ));
     }
@@ -52,7 +53,7 @@ pub fn replaces_tree(existing: Option<EntryKind>, path: &Path) -> Option<String>
     (existing == Some(EntryKind::Directory)).then(|| {
         format!(
             " (replaces the directory {} and everything in it, which goes to the trash first)",
-            path.display()
+            path.shown()
         )
     })
 }

@@ -14,6 +14,7 @@ use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
 use crate::paths::sandbox::FinalLink;
+use crate::paths::shown::Shown;
 use crate::permissions::Operation;
 use crate::text::decode::{decode_for_edit, TextFile};
 use crate::text::diff::unified_diff;
@@ -130,7 +131,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                             ErrorCode::TooLarge,
                             format!(
                                 "{} is {} bytes, over the edit limit of {} bytes (editMaxFileBytes); it cannot be edited with edit_file",
-                                target.path.display(),
+                                target.path.shown(),
                                 opened.stat.st_size,
                                 limits.edit_max_file_bytes
                             ),
@@ -178,13 +179,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         .await?;
         let summary = format!(
             "Edited {} ({}, {})",
-            target.path.display(),
+            target.path.shown(),
             super::quantity(edit_count as u64, "edit", "edits"),
             super::quantity(plan.replacements as u64, "replacement", "replacements")
         );
         let mut success =
             Success::text(files::with_diff(summary, &plan.diff, limits.read_max_bytes))
-                .with_data("path", target.path.display().to_string())
+                .with_data("path", target.path.shown().into_owned())
                 .with_data("edits", edit_count)
                 .with_data("replacements", plan.replacements);
         success.diff = Some(plan.diff);

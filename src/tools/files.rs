@@ -12,6 +12,7 @@ use rustix::fs::Stat;
 use crate::error::{libc_codes, ErrorCode, ToolError};
 use crate::journal::Journal;
 use crate::paths::fsops::{self, EntryKind};
+use crate::paths::shown::Shown;
 use crate::paths::Target;
 
 /// An open regular file and the directory it was opened in.
@@ -25,14 +26,14 @@ pub struct OpenedFile {
 pub fn file_not_found(path: &Path) -> ToolError {
     ToolError::new(
         ErrorCode::NotFound,
-        format!("file not found: {}", path.display()),
+        format!("file not found: {}", path.shown()),
     )
 }
 
 pub fn is_a_directory(path: &Path) -> ToolError {
     ToolError::new(
         ErrorCode::NotAFile,
-        format!("{} is a directory, not a file", path.display()),
+        format!("{} is a directory, not a file", path.shown()),
     )
 }
 
@@ -41,7 +42,7 @@ pub fn not_regular(path: &Path) -> ToolError {
         ErrorCode::NotARegularFile,
         format!(
             "{} is not a regular file (a FIFO, socket or device); only regular files can be read or changed",
-            path.display()
+            path.shown()
         ),
     )
 }
@@ -65,14 +66,11 @@ pub fn open_directory(
     fsops::open_dir(&target.anchor, &target.path, readable).map_err(|e| match e.raw_os_error() {
         Some(libc_codes::ENOENT) => ToolError::new(
             ErrorCode::NotFound,
-            format!("directory not found: {}", target.path.display()),
+            format!("directory not found: {}", target.path.shown()),
         ),
         Some(libc_codes::ENOTDIR) => ToolError::new(
             ErrorCode::NotADirectory,
-            format!(
-                "{} is not a directory; {not_dir_hint}",
-                target.path.display()
-            ),
+            format!("{} is not a directory; {not_dir_hint}", target.path.shown()),
         ),
         _ => ToolError::io(&e, doing, &target.path),
     })
@@ -129,8 +127,8 @@ pub fn diff_label(path: &Path, root: &Path) -> String {
     path.strip_prefix(root)
         .ok()
         .filter(|p| !p.as_os_str().is_empty())
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| path.display().to_string())
+        .map(|p| p.shown().into_owned())
+        .unwrap_or_else(|| path.shown().into_owned())
 }
 
 /// `summary` followed by the diff for the model, cut at `max_bytes` with a note (the full diff
@@ -192,7 +190,7 @@ pub fn changed_since_planned(path: &Path) -> ToolError {
         ErrorCode::Conflict,
         format!(
             "{} changed while waiting for confirmation; nothing was written. Read the file again and redo the change",
-            path.display()
+            path.shown()
         ),
     )
 }

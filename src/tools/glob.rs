@@ -14,6 +14,7 @@ use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::error::ToolError;
 use crate::paths::sandbox::FinalLink;
+use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::permissions::Operation;
 use crate::search::find::{find_files, listing, Searched};
@@ -108,7 +109,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             },
         );
         let success = Success::text(listed.text)
-            .with_data("path", target.path.display().to_string())
+            .with_data("path", target.path.shown().into_owned())
             .with_data("files", listed.shown)
             .with_data("total", listed.total)
             .with_data("truncated", listed.total > max);

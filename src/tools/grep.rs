@@ -14,6 +14,7 @@ use super::{at_least_one, object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::sandbox::FinalLink;
+use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::permissions::Operation;
 use crate::search::glob::PathGlob;
@@ -162,7 +163,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             },
         );
         let success = Success::text(rendered.text)
-            .with_data("path", target.path.display().to_string())
+            .with_data("path", target.path.shown().into_owned())
             .with_data("matches", rendered.matches)
             .with_data("files", rendered.files)
             .with_data("truncated", rendered.cut.is_some());
@@ -192,7 +193,7 @@ fn not_found(target: &Target) -> ToolError {
         ErrorCode::NotFound,
         format!(
             "path not found: {}; check the path (list_directory or glob can show what exists)",
-            target.path.display()
+            target.path.shown()
         ),
     )
 }

@@ -13,6 +13,7 @@ use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::error::ToolError;
 use crate::listing::{direct_entries, walk_tree};
 use crate::paths::sandbox::FinalLink;
+use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::permissions::Operation;
 
@@ -103,7 +104,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .await?;
         call.check_abort()?;
         let success = Success::text(listing.text(max, args.recursive))
-            .with_data("path", target.path.display().to_string())
+            .with_data("path", target.path.shown().into_owned())
             .with_data("entries", listing.lines.len())
             .with_data("truncated", listing.truncated);
         Ok(success)

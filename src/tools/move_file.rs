@@ -24,6 +24,7 @@ use crate::change::{Action, FileChange};
 use crate::error::{libc_codes, ErrorCode, ToolError};
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
+use crate::paths::shown::Shown;
 use crate::paths::trees::{self, Copied, CopyError, Removal};
 use crate::permissions::Operation;
 use crate::trash::Archived;
@@ -77,7 +78,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         if root.starts_with(&source.path) || call.ws.sandbox().contains_hidden(&source.path) {
             return Err(ToolError::new(
                 ErrorCode::DangerousPath,
-                format!("{} is the workspace root, an ancestor of it, or holds the agent-fs-tools data directory; it cannot be moved", source.path.display()),
+                format!("{} is the workspace root, an ancestor of it, or holds the agent-fs-tools data directory; it cannot be moved", source.path.shown()),
             )
             .into());
         }
@@ -85,7 +86,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         if destination.path.starts_with(&source.path) {
             return Err(ToolError::invalid(format!(
                 "move_file: invalid arguments: destination {} is the source or inside it",
-                destination.path.display()
+                destination.path.shown()
             ))
             .into());
         }
@@ -98,7 +99,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 let (src_parent, src_name) = files::open_parent(&src, "move")?;
                 let src_stat = fsops::lstat_at(src_parent.as_fd(), &src_name)
                     .map_err(|e| ToolError::io(&e, "move", &src.path))?
-                    .ok_or_else(|| ToolError::new(ErrorCode::NotFound, format!("source not found: {}", src.path.display())))?;
+                    .ok_or_else(|| ToolError::new(ErrorCode::NotFound, format!("source not found: {}", src.path.shown())))?;
                 let dst_stat = match files::open_parent(&dst, "move to") {
                     Ok((parent, name)) => fsops::lstat_at(parent.as_fd(), &name).map_err(|e| ToolError::io(&e, "move to", &dst.path))?,
                     Err(e) if e.code == ErrorCode::NotFound => None,
@@ -108,7 +109,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     if (d.st_dev, d.st_ino) == (src_stat.st_dev, src_stat.st_ino) {
                         return Err(ToolError::invalid(format!(
                             "move_file: invalid arguments: source and destination are the same file ({})",
-                            dst.path.display()
+                            dst.path.shown()
                         )));
                     }
                     if !overwrite {
@@ -116,7 +117,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                             ErrorCode::AlreadyExists,
                             format!(
                                 "{} already exists; pass overwrite: true to replace it (the existing one goes to the trash first), or choose another destination",
-                                dst.path.display()
+                                dst.path.shown()
                             ),
                         ));
                     }
@@ -135,8 +136,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             path: &source.path,
             detail: format!(
                 "{} → {}{}",
-                source.path.display(),
-                destination.path.display(),
+                source.path.shown(),
+                destination.path.shown(),
                 replaced_tree.as_deref().unwrap_or("")
             ),
             diff: None,
@@ -203,7 +204,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                                     .push_str("; the destination was restored as it was"),
                                 Err(re) => error.message.push_str(&format!(
                                     "; the previous destination is in the trash at {} ({})",
-                                    archived.archive_path.display(),
+                                    archived.archive_path.shown(),
                                     trash_error(re, "restore", &dst.path).message
                                 )),
                             }
@@ -228,11 +229,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .await?;
         let mut success = Success::text(format!(
             "Moved {} → {}",
-            source.path.display(),
-            destination.path.display()
+            source.path.shown(),
+            destination.path.shown()
         ))
-        .with_data("source", source.path.display().to_string())
-        .with_data("destination", destination.path.display().to_string());
+        .with_data("source", source.path.shown().into_owned())
+        .with_data("destination", destination.path.shown().into_owned());
         let mut change = FileChange {
             from: Some(source.path.clone()),
             ..FileChange::new(destination.path.clone(), Action::Moved)
@@ -240,11 +241,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         if let Some(archived) = archived {
             success.output.push_str(&format!(
                 "\nThe previous {} is in the trash at {}; {}.",
-                destination.path.display(),
-                archived.archive_path.display(),
+                destination.path.shown(),
+                archived.archive_path.shown(),
                 restore_hint(call, &archived.archive_path)
             ));
-            success = success.with_data("trashedTo", archived.archive_path.display().to_string());
+            success = success.with_data("trashedTo", archived.archive_path.shown().into_owned());
             change.sha256_before = Some(archived.metadata.original_sha256);
             change.trashed_to = Some(archived.archive_path);
         }
@@ -293,7 +294,7 @@ fn copy_into_place(
 }
 
 fn copy_error(e: CopyError, at: &Places<'_>) -> ToolError {
-    let (src, dst) = (at.src_path.display(), at.dst_path.display());
+    let (src, dst) = (at.src_path.shown(), at.dst_path.shown());
     let inside = |relative: &Path| {
         if relative.as_os_str().is_empty() {
             at.src_path.to_owned()
@@ -307,14 +308,14 @@ fn copy_error(e: CopyError, at: &Places<'_>) -> ToolError {
             ErrorCode::NotARegularFile,
             format!(
                 "cannot move {src} to {dst}: {} is a FIFO, socket or device, which cannot be copied to another file system",
-                inside(&relative).display()
+                inside(&relative).shown()
             ),
         ),
         CopyError::Changed(relative) => ToolError::new(
             ErrorCode::Conflict,
             format!(
                 "cannot move {src} to {dst}: {} changed while it was being copied to the other file system; retry once nothing writes to it",
-                inside(&relative).display()
+                inside(&relative).shown()
             ),
         ),
         CopyError::Io(e, relative) => ToolError::io(&e, "copy", &inside(&relative)),
@@ -349,19 +350,19 @@ fn remove_copied_source(
             ErrorCode::Conflict,
             format!(
                 "copied {} to {dst} (another file system), but {} in {} changed or appeared while it was being moved and {} left there; {dst} has the rest",
-                src_path.display(),
+                src_path.shown(),
                 super::quantity(kept, "entry", "entries"),
-                src_path.display(),
+                src_path.shown(),
                 if kept == 1 { "was" } else { "were" },
-                dst = dst_path.display(),
+                dst = dst_path.shown(),
             ),
         ),
         Err(e) => {
             let mut error = ToolError::io(&e, "remove the moved", src_path);
             error.message = format!(
                 "copied {} to {} (another file system), which is complete, but {}; what is left of the source can be removed with delete_file or remove_dir",
-                src_path.display(),
-                dst_path.display(),
+                src_path.shown(),
+                dst_path.shown(),
                 error.message
             );
             error
@@ -370,8 +371,8 @@ fn remove_copied_source(
     if let Some(archived) = archived {
         error.message.push_str(&format!(
             "; the previous {} is in the trash at {}",
-            dst_path.display(),
-            archived.archive_path.display()
+            dst_path.shown(),
+            archived.archive_path.shown()
         ));
     }
     Err(error)

@@ -10,6 +10,7 @@ use super::{at_least_one, object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::error::ToolError;
 use crate::paths::sandbox::FinalLink;
+use crate::paths::shown::Shown;
 use crate::permissions::Operation;
 use crate::text::page::{render_page, LineRange, LineTotal, PageLimits};
 
@@ -100,7 +101,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let path = target.path.clone();
         let read = move |opened: files::OpenedFile| {
             let size = opened.stat.st_size as u64;
-            render_page(opened.file, range, limits, Some(size)).map_err(|e| e.into_tool_error(&path))
+            render_page(opened.file, range, limits, Some(size))
+                .map_err(|e| e.into_tool_error(&path))
         };
         // The lock is taken after any prompt: a read never holds one across it (see `locks`).
         let page = if call.is_granted(&auth) {
@@ -116,7 +118,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             call.blocking(move || read(opened)).await?
         };
         let mut success = Success::text(page.text)
-            .with_data("path", target.path.display().to_string())
+            .with_data("path", target.path.shown().into_owned())
             .with_data("startLine", page.first)
             .with_data("endLine", page.last)
             .with_data("truncated", page.truncated);

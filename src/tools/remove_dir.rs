@@ -17,6 +17,7 @@ use crate::change::{Action, FileChange};
 use crate::error::{libc_codes, ErrorCode, ToolError};
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
+use crate::paths::shown::Shown;
 use crate::paths::trees::{self, Removal};
 use crate::permissions::Operation;
 use crate::workspace::Workspace;
@@ -90,7 +91,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         if let Some(why) = danger(&call.ws, &canonical.path) {
             return Err(ToolError::new(
                 ErrorCode::DangerousPath,
-                format!("{} is {why}; remove_dir refuses to remove it. Remove specific entries inside it instead", canonical.path.display()),
+                format!("{} is {why}; remove_dir refuses to remove it. Remove specific entries inside it instead", canonical.path.shown()),
             )
             .into());
         }
@@ -100,7 +101,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let (planned, recursive) = (target.clone(), args.recursive);
         call.blocking(move || {
             let (parent, name) = files::open_parent(&planned, "remove")?;
-            let p = planned.path.display();
+            let p = planned.path.shown();
             let stat = fsops::lstat_at(parent.as_fd(), &name)
                 .map_err(|e| ToolError::io(&e, "remove", &planned.path))?
                 .ok_or_else(|| ToolError::new(ErrorCode::NotFound, format!("{p} does not exist")))?;
@@ -123,7 +124,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             Ok(())
         })
         .await?;
-        let mut detail = target.path.display().to_string();
+        let mut detail = target.path.shown().into_owned();
         if args.recursive {
             detail.push_str(" (recursive)");
         }
@@ -176,8 +177,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             })
             .await?;
         let how = if args.recursive { " recursively" } else { "" };
-        let mut success = Success::text(format!("Removed {}{how}", target.path.display()))
-            .with_data("path", target.path.display().to_string())
+        let mut success = Success::text(format!("Removed {}{how}", target.path.shown()))
+            .with_data("path", target.path.shown().into_owned())
             .with_data("recursive", args.recursive);
         let mut change = FileChange::new(target.path, Action::Removed);
         if let Some(archived) = archived {
@@ -186,10 +187,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 "
 {files} ({}) are in the trash at {}; {}.",
                 super::bytes(archived.metadata.size),
-                archived.archive_path.display(),
+                archived.archive_path.shown(),
                 restore_hint(call, &archived.archive_path)
             ));
-            success = success.with_data("trashedTo", archived.archive_path.display().to_string());
+            success = success.with_data("trashedTo", archived.archive_path.shown().into_owned());
             change.sha256_before = Some(archived.metadata.original_sha256);
             change.trashed_to = Some(archived.archive_path);
         } else if args.recursive {
@@ -206,7 +207,7 @@ fn not_empty(path: &Path) -> ToolError {
         ErrorCode::NotEmpty,
         format!(
             "{} is not empty, pass recursive: true to remove the entire tree",
-            path.display()
+            path.shown()
         ),
     )
 }

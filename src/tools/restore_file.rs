@@ -15,8 +15,9 @@ use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
-use crate::paths::resolve::absolute_input;
+use crate::paths::resolve::{absolute_input, prefer_shown_names};
 use crate::paths::sandbox::FinalLink;
+use crate::paths::shown::{unescape, Shown};
 use crate::permissions::Operation;
 use crate::trash::TrashError;
 
@@ -82,23 +83,34 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 None,
             )?
         };
+        // An archive name is shown like any name (a basename may hold a bidi control).
+        let bucket = std::fs::canonicalize(call.ws.bucket().dir()).ok();
+        let archive =
+            prefer_shown_names(&archive, |dir| Some(dir) == bucket.as_deref()).unwrap_or(archive);
         let (ws, inspected) = (call.ws.clone(), archive.clone());
         let metadata = call
             .blocking(move || {
                 ws.bucket().inspect(&inspected).map_err(|e| match e {
                     TrashError::NotFound => ToolError::new(
                         ErrorCode::NotFound,
-                        format!("no archive {} in the trash; use trash_list to see what can be restored", inspected.display()),
+                        format!("no archive {} in the trash; use trash_list to see what can be restored", inspected.shown()),
                     ),
                     e => trash_error(e, "restore from", &inspected),
                 })
             })
             .await?;
-        let raw_target = args
-            .target_path
-            .clone()
-            .unwrap_or_else(|| metadata.original_path.clone());
-        let target = call.resolve(&raw_target, "targetPath", FinalLink::Keep)?;
+        let target = match &args.target_path {
+            Some(raw) => call.resolve(raw, "targetPath", FinalLink::Keep)?,
+            // Recorded in its shown form: the exact name, whether or not anything has it now
+            // (an older record with control characters in it is the name itself).
+            None => {
+                let original = unescape(&metadata.original_path)
+                    .map_or_else(|| PathBuf::from(&metadata.original_path), PathBuf::from);
+                call.ws
+                    .sandbox()
+                    .resolve_absolute(&original, "targetPath", FinalLink::Keep)?
+            }
+        };
         destination::refuse_dangerous(&call.ws, &target.path)?;
         let lock = call.lock_for_change(&[&target.path, &archive]).await?;
         let planned = target.clone();
@@ -110,7 +122,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 ErrorCode::AlreadyExists,
                 format!(
                     "{} already exists; pass overwrite: true to replace it (the existing one goes to the trash first), or give a targetPath",
-                    target.path.display()
+                    target.path.shown()
                 ),
             )
             .into());
@@ -120,7 +132,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             always_ask: replaced_tree.is_some(),
             detail: format!(
                 "{}{}",
-                target.path.display(),
+                target.path.shown(),
                 replaced_tree.as_deref().unwrap_or("")
             ),
             recursive: replaced_tree.is_some().then_some(true),
@@ -167,14 +179,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .await?;
         let mut success = Success::text(format!(
             "Restored {} ({}, {}) from {}",
-            target.path.display(),
+            target.path.shown(),
             metadata.kind.as_str(),
             super::bytes(metadata.size),
-            archive.display()
+            archive.shown()
         ))
-        .with_data("path", target.path.display().to_string())
+        .with_data("path", target.path.shown().into_owned())
         .with_data("kind", metadata.kind.as_str())
-        .with_data("restoredFrom", archive.display().to_string());
+        .with_data("restoredFrom", archive.shown().into_owned());
         let mut change = FileChange {
             sha256_after: Some(metadata.original_sha256.clone()),
             ..FileChange::new(target.path.clone(), Action::Added)
@@ -182,11 +194,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         if let Some(previous) = replaced {
             success.output.push_str(&format!(
                 "\nThe entry that was at {} is in the trash at {}; {}.",
-                target.path.display(),
-                previous.archive_path.display(),
+                target.path.shown(),
+                previous.archive_path.shown(),
                 restore_hint(call, &previous.archive_path)
             ));
-            success = success.with_data("trashedTo", previous.archive_path.display().to_string());
+            success = success.with_data("trashedTo", previous.archive_path.shown().into_owned());
             change.action = Action::Modified;
             change.sha256_before = Some(previous.metadata.original_sha256);
             change.trashed_to = Some(previous.archive_path);

@@ -1,5 +1,7 @@
 //! `trash_list`: what this workspace's trash holds, newest first, with the archive path to pass
-//! to `restore_file`. Files in the bucket that are not readable archives are skipped.
+//! to `restore_file`. Files in the bucket that are not readable archives are skipped. Paths are
+//! shown as every tool shows them (`paths::shown`): the original path is recorded in that form,
+//! and one recorded by an older version with control characters in it is escaped here.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -7,6 +9,7 @@ use serde_json::{json, Value};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{BoxFuture, Call, Outcome, Success};
 use crate::error::ToolError;
+use crate::paths::shown::{echo, Shown};
 use crate::trash::TrashEntry;
 
 pub static SPEC: ToolSpec = ToolSpec {
@@ -35,9 +38,9 @@ struct Args {}
 pub fn entry_json(entry: &TrashEntry) -> Value {
     let m = &entry.metadata;
     let mut v = json!({
-        "archivePath": entry.archive_path.display().to_string(),
-        "originalPath": m.original_path,
-        "relativePath": m.relative_path,
+        "archivePath": entry.archive_path.shown(),
+        "originalPath": echo(&m.original_path),
+        "relativePath": echo(&m.relative_path),
         "kind": m.kind.as_str(),
         "size": m.size,
         "trashedAt": m.trashed_at,
@@ -77,12 +80,12 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 .unwrap_or_default();
             text.push_str(&format!(
                 "\n{}\n    was {} ({}{files}, {}), trashed {} by {}",
-                entry.archive_path.display(),
-                m.original_path,
+                entry.archive_path.shown(),
+                echo(&m.original_path),
                 m.kind.as_str(),
                 super::bytes(m.size),
                 m.trashed_at,
-                m.agent_name
+                echo(&m.agent_name)
             ));
         }
         Ok(Success::text(text).with_data(

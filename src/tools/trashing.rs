@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::call::Call;
 use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
+use crate::paths::shown::Shown;
 use crate::trash::{
     archive_relative_path, restore_temp_name, Archived, Metadata, TrashError, TrashItem,
 };
@@ -16,7 +17,7 @@ use crate::workspace::Workspace;
 /// The trash's error as a tool error about `path`; `doing` is e.g. "trash". The code is the
 /// trash's own ([`TrashError::error_code`]); the message says it for the model.
 pub fn trash_error(e: TrashError, doing: &str, path: &Path) -> ToolError {
-    let p = path.display();
+    let p = path.shown();
     let code = e.error_code();
     let message = match e {
         TrashError::NotFound => format!("file not found: {p}"),
@@ -122,8 +123,8 @@ fn ensure_bucket_writable(bucket: &Path, path: &Path) -> Result<(), ToolError> {
             code,
             format!(
                 "cannot keep a copy of {} in the trash: the trash directory {} cannot be written ({e}); nothing was changed. Ask the user to fix the trash data directory (trash.dataDir)",
-                path.display(),
-                bucket.display()
+                path.shown(),
+                bucket.shown()
             ),
         )
     })
@@ -132,7 +133,7 @@ fn ensure_bucket_writable(bucket: &Path, path: &Path) -> Result<(), ToolError> {
 /// "restore it with restore_file { "trashedPath": "…" }", with the host's name for restore_file.
 pub fn restore_hint(call: &Call, archive: &Path) -> String {
     let restore = call.names.exposed("restore_file");
-    let quoted = serde_json::to_string(&archive.display().to_string()).unwrap_or_default();
+    let quoted = serde_json::to_string(&archive.shown().into_owned()).unwrap_or_default();
     format!("restore it with {restore} {{ \"trashedPath\": {quoted} }}")
 }
 

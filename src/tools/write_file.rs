@@ -20,6 +20,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
 use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
+use crate::paths::shown::Shown;
 use crate::permissions::Operation;
 use crate::workspace::Workspace;
 
@@ -137,22 +138,22 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let verb = if created { "Created" } else { "Wrote" };
         let mut summary = format!(
             "{verb} {} ({})",
-            target.path.display(),
+            target.path.shown(),
             super::bytes(content.len() as u64)
         );
         if let Some(archive) = &trashed {
             summary.push_str(&format!(
                 "\nThe previous content is in the trash at {}; {}.",
-                archive.display(),
+                archive.shown(),
                 restore_hint(call, archive)
             ));
         }
         let mut success = Success::text(files::with_diff(summary, &diff, limits.read_max_bytes))
-            .with_data("path", target.path.display().to_string())
+            .with_data("path", target.path.shown().into_owned())
             .with_data("bytes", content.len())
             .with_data("created", created);
         if let Some(archive) = &trashed {
-            success = success.with_data("trashedTo", archive.display().to_string());
+            success = success.with_data("trashedTo", archive.shown().into_owned());
         }
         success.diff = Some(diff);
         let action = if created {

@@ -18,6 +18,7 @@ use super::remove;
 use super::restore;
 use super::write::{self, Target, TempFile};
 use crate::paths::fsops;
+use crate::paths::shown::Shown;
 
 /// A finished archive, as returned by [`Bucket::archive`] and [`Bucket::trash`]. It keeps the
 /// archive locked while it lives: [`Bucket::clear`] skips it, and only
@@ -143,15 +144,14 @@ impl Bucket {
             return failure.error;
         }
         match failure.error {
-            TrashError::Conflict(why) => TrashError::Conflict(format!(
-                "{why}; what was removed is in {}",
-                archive.display()
-            )),
+            TrashError::Conflict(why) => {
+                TrashError::Conflict(format!("{why}; what was removed is in {}", archive.shown()))
+            }
             TrashError::Io(e) => TrashError::Io(std::io::Error::new(
                 e.kind(),
                 format!(
                     "{e} (part of the entry was removed; all of it is in {})",
-                    archive.display()
+                    archive.shown()
                 ),
             )),
             other => other,

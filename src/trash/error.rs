@@ -9,6 +9,7 @@ use std::fmt;
 use std::io;
 
 use crate::error::{io_error_code, ErrorCode};
+use crate::paths::shown::Shown;
 
 /// Why a trash operation did not complete. Whatever the variant, the original entry is untouched
 /// unless the message says otherwise, and no temporary file is left behind.
@@ -140,10 +141,10 @@ impl std::error::Error for Signal {}
 
 /// The conflict text for an entry that changed while we worked on it.
 pub(crate) fn changed(path: &std::path::Path, what: &str) -> TrashError {
-    TrashError::Conflict(format!("{} {what}", path.display()))
+    TrashError::Conflict(format!("{} {what}", path.shown()))
 }
 
 /// `io::Error` form of [`changed`], for use inside `Read` adapters.
 pub(crate) fn changed_io(path: &std::path::Path, what: &str) -> io::Error {
-    Signal::Changed(format!("{} {what}", path.display())).into_io()
+    Signal::Changed(format!("{} {what}", path.shown())).into_io()
 }

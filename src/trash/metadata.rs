@@ -51,7 +51,8 @@ pub struct Metadata {
     pub agent_name: String,
     /// When the entry was archived: RFC 3339, UTC, milliseconds (`2026-11-22T05:17:17.123Z`).
     pub trashed_at: String,
-    /// Absolute path of the entry when it was trashed.
+    /// Absolute path of the entry when it was trashed, in its shown form (`paths::shown`: exact
+    /// for any bytes, control characters escaped).
     pub original_path: String,
     /// Where the content sits inside the archive (see [`super::archive_relative_path`]).
     pub relative_path: String,

@@ -44,6 +44,7 @@ use super::naming;
 use super::read;
 use super::stream::{write_restored, CHUNK};
 use crate::paths::fsops;
+use crate::paths::shown::Shown;
 use crate::paths::trees::{remove_tree_at, Removal};
 use crate::paths::xattrs::{self, Xattr};
 
@@ -96,7 +97,7 @@ fn claim(archive: &Path) -> Result<ArchiveHold, TrashError> {
         Some(hold) => Ok(hold),
         None => Err(TrashError::Conflict(format!(
             "{} is in use by another call (being restored, or still being trashed)",
-            archive.display()
+            archive.shown()
         ))),
     }
 }

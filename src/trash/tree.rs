@@ -26,6 +26,7 @@ use super::metadata::Kind;
 use super::stream::SourceReader;
 use super::tarx;
 use crate::paths::fsops::{self, EntryKind as Fs, Snapshot};
+use crate::paths::shown::Shown;
 use crate::paths::xattrs::{self, Xattr};
 
 /// An entry seen while archiving, in preorder.
@@ -100,7 +101,7 @@ pub(crate) fn archive_source<W: Write>(
         }
         Fs::Special => {
             return Err(TrashError::Unsupported(
-                item.original_path.display().to_string(),
+                item.original_path.shown().into_owned(),
             ))
         }
     };
@@ -170,7 +171,7 @@ impl<W: Write> Walker<'_, '_, W> {
                 }
                 Fs::Special => {
                     let path = self.display(&rel);
-                    return Err(TrashError::Unsupported(path.display().to_string()));
+                    return Err(TrashError::Unsupported(path.shown().into_owned()));
                 }
             }
         }

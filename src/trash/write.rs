@@ -33,6 +33,7 @@ use super::stream::CHUNK;
 use super::tarx;
 use super::tree::{self, Observed, Summary};
 use crate::paths::fsops;
+use crate::paths::shown::Shown;
 
 /// How many fresh names to try should a final name already exist (it never should).
 const NAME_ATTEMPTS: usize = 16;
@@ -112,7 +113,7 @@ fn build_metadata(identity: &Identity, item: &TrashItem<'_>, summary: &Summary) 
         run_id: identity.run_id.clone(),
         agent_name: identity.agent_name.clone(),
         trashed_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
-        original_path: item.original_path.to_string_lossy().into_owned(),
+        original_path: item.original_path.shown().into_owned(),
         relative_path: item.relative_path.to_owned(),
         kind: summary.kind,
         original_sha256: naming::hex(&summary.sha256),

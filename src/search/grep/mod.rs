@@ -31,6 +31,7 @@ use super::glob::PathGlob;
 use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops::{self, EntryKind};
+use crate::paths::shown::Shown;
 use crate::paths::{Sandbox, Target};
 use crate::walk::{self, WalkOptions};
 pub use collected::Collected;
@@ -137,7 +138,7 @@ pub fn search_tree(
                 lock().more = true;
             }
         } else {
-            let label = rel.display().to_string();
+            let label = rel.shown();
             let hits = search_file(
                 &mut worker.searcher,
                 &worker.matcher,
@@ -166,17 +167,15 @@ pub fn search_single_file(
     bounds: &Bounds,
     cancel: &CancelToken,
 ) -> Result<Collected, ToolError> {
-    let label = path
-        .file_name()
-        .map(|n| Path::new(n).display().to_string())
-        .unwrap_or_default();
+    let name = path.file_name().unwrap_or_default();
+    let label = name.shown();
     let mut searcher = bounds.searcher();
     let mut collected = Collected::default();
     match search_file(&mut searcher, matcher, file, &label, bounds, cancel) {
         _ if cancel.is_aborted() => Err(ToolError::aborted()),
         Ok(Some(hits)) => {
             if hits.matches > 0 {
-                collected.add(PathBuf::from(&label), hits, bounds);
+                collected.add(PathBuf::from(name), hits, bounds);
             }
             Ok(collected)
         }
@@ -184,7 +183,7 @@ pub fn search_single_file(
             ErrorCode::BinaryFile,
             format!(
                 "{} is a binary file; grep searches text files only",
-                path.display()
+                path.shown()
             ),
         )),
         Err(e) => Err(ToolError::io(&e, "search", path)),

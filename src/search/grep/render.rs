@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::collected::{Collected, Line};
 use super::Bounds;
+use crate::paths::shown::{echo, Shown};
 
 /// Which bound cut the output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,8 +55,8 @@ pub fn output(collected: &Collected, bounds: &Bounds, searched: &Searched<'_>) -
 fn no_matches(searched: &Searched<'_>) -> String {
     let mut text = format!(
         "No matches for `{}` in {}.",
-        searched.pattern,
-        searched.path.display()
+        echo(searched.pattern),
+        searched.path.shown()
     );
     if searched.ignored_skipped {
         text.push_str(" Binary files and files ignored by .gitignore were skipped; set includeIgnored: true to search ignored files.");
@@ -81,7 +82,7 @@ fn render(collected: &Collected, bounds: &Bounds) -> Rendered {
     let mut files = 0;
     let mut cut = None;
     'files: for (rel, hits) in &collected.files {
-        let label = rel.display().to_string();
+        let label = rel.shown();
         let mut started = false;
         // After the last allowed match, only its trailing context is still shown.
         let mut trailing = bounds.context;
@@ -172,6 +173,13 @@ mod tests {
         let r = render(&c, &b);
         assert_eq!(r.text, "a.rs:2: fn a() {}\nb.rs:1: fn main() {}");
         assert_eq!((r.matches, r.files, r.cut), (2, 2, None));
+    }
+
+    #[test]
+    fn file_names_are_shown_escaped_and_text_as_it_is() {
+        let b = bounds(100, 65536, 0);
+        let c = collect(&[("a\nb\u{202e}.rs", "hit\tx\n")], "hit", &b);
+        assert_eq!(render(&c, &b).text, "a\\nb\\u202e.rs:1: hit\tx");
     }
 
     #[test]
