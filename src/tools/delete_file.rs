@@ -110,6 +110,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     if now.map(|s| (s.st_dev, s.st_ino)) != Some(inode) {
                         return Err(files::changed_since_planned(&committed.path));
                     }
+                    fsops::race_point::reached(fsops::race_point::RacePoint::BeforeRemove, &name);
                     fsops::unlink_at(parent.as_fd(), &name)
                         .map_err(|e| ToolError::io(&e, "delete", &committed.path))?;
                     return Ok(None);

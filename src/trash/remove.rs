@@ -67,6 +67,7 @@ pub(crate) fn remove_observed(
             let inode = (entry.snapshot.dev, entry.snapshot.ino);
             let relinked = unlinked.contains(&inode);
             expect_unchanged_as(dir, entry, base, relinked)?;
+            fsops::race_point::reached(fsops::race_point::RacePoint::BeforeRemove, entry.name());
             ignore_missing(fsops::unlink_at(dir, entry.name()))?;
             unlinked.insert(inode);
             removed_any = true;

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, Stat};
 
 use super::meta::keep_metadata_of;
+use super::race_point::{self, RacePoint};
 use super::{errno, fsync_dir, lstat_at, EntryKind};
 
 /// Marker in the names of our temporary files, so a later run can recognise leftovers.
@@ -59,6 +60,7 @@ pub fn write_atomic(
             keep_metadata_of(dir, name, old, &file)?;
         }
         file.sync_all()?;
+        race_point::reached(RacePoint::BeforeReplace, name);
         rustix::fs::renameat(dir, temp, dir, name).map_err(errno)
     })();
     if result.is_err() {

@@ -8,12 +8,15 @@
 //! - [`open`](self::open): directories beneath an anchor, files and subdirectories on a descriptor;
 //! - [`entry`](self::entry): what an entry is (`lstat`, [`Snapshot`]) and a directory's names;
 //! - [`change`](self::change): atomic replacement, renames, unlinks, new entries, temp names;
-//! - [`meta`](self::meta): owner, mode, times, fsync and advisory locks.
+//! - [`meta`](self::meta): owner, mode, times, fsync and advisory locks;
+//! - [`race_point`](self::race_point): where a concurrent change would race with a commit (tests
+//!   make those races certain there).
 
 mod change;
 mod entry;
 mod meta;
 mod open;
+pub mod race_point;
 
 use std::io;
 
