@@ -7,7 +7,8 @@
 //!
 //! - [`open`](self::open): directories beneath an anchor, files and subdirectories on a descriptor;
 //! - [`entry`](self::entry): what an entry is (`lstat`, [`Snapshot`]) and a directory's names;
-//! - [`change`](self::change): atomic replacement, renames, unlinks, new entries, temp names;
+//! - [`change`](self::change): renames and swaps, unlinks, new entries, temp and kept names;
+//! - [`replace`](self::replace): atomic replacement of a file, only of the file planned on;
 //! - [`meta`](self::meta): owner, mode, times, fsync and advisory locks;
 //! - [`race_point`](self::race_point): where a concurrent change would race with a commit (tests
 //!   make those races certain there).
@@ -17,6 +18,7 @@ mod entry;
 mod meta;
 mod open;
 pub mod race_point;
+mod replace;
 
 use std::io;
 
@@ -24,6 +26,7 @@ pub use change::*;
 pub use entry::*;
 pub use meta::*;
 pub use open::*;
+pub use replace::*;
 
 fn errno(e: rustix::io::Errno) -> io::Error {
     io::Error::from(e)
@@ -38,6 +41,14 @@ mod tests {
     use std::ffi::{OsStr, OsString};
     use std::os::fd::AsFd;
     use std::os::unix::fs::symlink;
+
+    /// Replacing the file `stat` describes, whatever its content.
+    fn planned(stat: &rustix::fs::Stat) -> Replacing<'_> {
+        Replacing::File {
+            stat,
+            same_content: &|_| Ok(true),
+        }
+    }
 
     fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
         let dir = tempfile::tempdir().unwrap();
@@ -102,7 +113,7 @@ mod tests {
         let dir = open_dir(&r, &r.join("a"), false).unwrap();
         let name = OsStr::new("shared.txt");
         let old = lstat_at(dir.as_fd(), name).unwrap().unwrap();
-        write_atomic(dir.as_fd(), name, &temp_name(name), b"new", Some(&old)).unwrap();
+        write_atomic(dir.as_fd(), name, &temp_name(name), b"new", planned(&old)).unwrap();
 
         let get = |attr: &str| {
             let mut buf = vec![0u8; 256];
@@ -138,7 +149,7 @@ mod tests {
         let dir = open_dir(&r, &r.join("a"), false).unwrap();
         let name = OsStr::new("f.sh");
         let old = lstat_at(dir.as_fd(), name).unwrap().unwrap();
-        write_atomic(dir.as_fd(), name, &temp_name(name), b"new", Some(&old)).unwrap();
+        write_atomic(dir.as_fd(), name, &temp_name(name), b"new", planned(&old)).unwrap();
         assert_eq!(std::fs::read(&f).unwrap(), b"new");
         assert_eq!(
             std::fs::metadata(&f).unwrap().permissions().mode() & 0o777,
