@@ -9,6 +9,7 @@
 //! - [`entry`](self::entry): what an entry is (`lstat`, [`Snapshot`]) and a directory's names;
 //! - [`change`](self::change): renames and swaps, unlinks, new entries, temp and kept names;
 //! - [`replace`](self::replace): atomic replacement of a file, only of the file planned on;
+//! - [`remove`](self::remove): removal of an entry, only of the entry expected;
 //! - [`meta`](self::meta): owner, mode, times, fsync and advisory locks;
 //! - [`race_point`](self::race_point): where a concurrent change would race with a commit (tests
 //!   make those races certain there).
@@ -18,6 +19,7 @@ mod entry;
 mod meta;
 mod open;
 pub mod race_point;
+mod remove;
 mod replace;
 
 use std::io;
@@ -26,6 +28,7 @@ pub use change::*;
 pub use entry::*;
 pub use meta::*;
 pub use open::*;
+pub use remove::*;
 pub use replace::*;
 
 fn errno(e: rustix::io::Errno) -> io::Error {
