@@ -136,6 +136,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     e.message.push_str("; use write_file to create a new file");
                     e
                 })?;
+                files::ensure_writable(&opened, &target.path)?;
                 let old = files::read_at_most(&mut opened.file, limits.edit_max_file_bytes, "read", &target.path)?
                     .ok_or_else(|| {
                         ToolError::new(
@@ -250,5 +251,28 @@ mod tests {
             "fn old() {} // saved by the editor\n"
         );
         assert_eq!(ws.names(), ["ef-saved.txt"]);
+    }
+
+    #[tokio::test]
+    async fn a_read_only_file_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let ws = TestWorkspace::new();
+        let path = ws.root.join("ef-read-only.txt");
+        std::fs::write(&path, "fn old() {}\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let edit = json!({ "path": "ef-read-only.txt", "edits": [{ "oldString": "old", "newString": "new" }] });
+        let result = ws.call("edit_file", edit).await;
+        assert_eq!(
+            result.code,
+            Some(ErrorCode::OsPermission),
+            "{}",
+            result.output
+        );
+        assert!(
+            result.output.contains("is read-only (mode 0444)"),
+            "{}",
+            result.output
+        );
+        assert_eq!(ws.read("ef-read-only.txt"), "fn old() {}\n");
     }
 }

@@ -110,6 +110,34 @@ pub fn open_existing(target: &Target, doing: &str) -> Result<Option<OpenedFile>,
     }
 }
 
+/// `OS_PERMISSION` unless the user may change the existing file `opened`, the rule an editor
+/// applies before saving (vim's 'readonly', VS Code's read-only files): the system lets this
+/// process write it (owner, group, mode, ACLs, a read-only mount), and it has a write permission
+/// bit at all, so that a file made read-only (`chmod a-w`) is respected even by root, whom the
+/// system would let through. A rewrite replaces the file through a rename, which needs only the
+/// directory's permission: without this check a read-only file would be replaced silently.
+pub fn ensure_writable(opened: &OpenedFile, path: &Path) -> Result<(), ToolError> {
+    use std::os::fd::AsFd;
+    let mode = opened.stat.st_mode & 0o7777;
+    let refused = |why: &str| {
+        ToolError::new(
+            ErrorCode::OsPermission,
+            format!(
+                "{} is {why} (mode {mode:04o}); nothing was written. If it should change, ask the user to make it writable (e.g. chmod u+w)",
+                path.display()
+            ),
+        )
+    };
+    if mode & 0o222 == 0 {
+        return Err(refused("read-only"));
+    }
+    match fsops::may_write_at(opened.parent.as_fd(), &opened.name) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(refused("not writable by this user")),
+        Err(e) => Err(ToolError::io(&e, "check", path)),
+    }
+}
+
 /// Reads all of `file` if it has at most `max` bytes; `None` if it is larger.
 pub fn read_at_most(
     file: &mut File,

@@ -80,6 +80,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 let planned = match files::open_existing(&target, "read")? {
                     None => Planned::Absent,
                     Some(mut opened) => {
+                        files::ensure_writable(&opened, &target.path)?;
                         let bytes = files::read_at_most(&mut opened.file, limits.edit_max_file_bytes, "read", &target.path)?;
                         Planned::Present { stat: opened.stat, bytes }
                     }
@@ -289,5 +290,36 @@ mod tests {
         assert_eq!(ws.read("wf-swapped.txt"), "another file\n");
         assert_eq!(ws.read("wf-other.txt"), "planned on\n");
         assert_eq!(ws.names(), ["wf-other.txt", "wf-swapped.txt"]);
+    }
+
+    /// A file made read-only is not replaced, even by root (whom the system would let through):
+    /// as an editor would, the tool refuses and says what to do.
+    #[tokio::test]
+    async fn a_read_only_file_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let ws = TestWorkspace::new();
+        let path = ws.root.join("wf-read-only.txt");
+        std::fs::write(&path, "keep me\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let result = ws
+            .call(
+                "write_file",
+                json!({ "path": "wf-read-only.txt", "content": "agent\n" }),
+            )
+            .await;
+        assert_eq!(
+            result.code,
+            Some(ErrorCode::OsPermission),
+            "{}",
+            result.output
+        );
+        assert_eq!(
+            result.output,
+            format!(
+                "{} is read-only (mode 0444); nothing was written. If it should change, ask the user to make it writable (e.g. chmod u+w)",
+                path.display()
+            )
+        );
+        assert_eq!(ws.read("wf-read-only.txt"), "keep me\n");
     }
 }

@@ -113,6 +113,18 @@ pub fn try_lock_exclusive(fd: impl AsFd) -> io::Result<()> {
     rustix::fs::flock(fd, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(errno)
 }
 
+/// Whether this process may write the existing entry `name` of `dir`, as the system decides for
+/// its effective user and groups (mode, ACLs, a read-only mount): `faccessat(W_OK, AT_EACCESS)`.
+/// `Ok(false)` when refused (`EACCES`, `EPERM`, `EROFS`).
+pub fn may_write_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<bool> {
+    use rustix::io::Errno;
+    match rustix::fs::accessat(dir, name, rustix::fs::Access::WRITE_OK, AtFlags::EACCESS) {
+        Ok(()) => Ok(true),
+        Err(Errno::ACCESS | Errno::PERM | Errno::ROFS) => Ok(false),
+        Err(e) => Err(errno(e)),
+    }
+}
+
 /// Whether another process has `file` open for writing (or mapped writable): `Some(true)` or
 /// `Some(false)`, or `None` where the system cannot tell (no leases on this file system or
 /// platform, or we may not take one: only the file's owner or a process with `CAP_LEASE` may).
