@@ -7,7 +7,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, writeFileSync } from 'node
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ToolResult } from 'agent-fs-tools'
-import { tempWorkspaceDirs } from './helpers/temp.js'
+import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { read } from './helpers/files.js'
 
 const asRoot = process.getuid?.() === 0
@@ -92,5 +92,25 @@ describe('read-only files', () => {
     expect(results[0]!.output).toContain('is read-only (mode 0444); nothing was written')
     expect(read(join(root, 'mine-read-only.txt'))).toBe('protected\n')
     if (asRoot) expect(read(join(root, 'root-owned.txt'))).toBe('root only\n')
+  })
+
+  it('a file without any write bit is refused by write_file, edit_file and append_file, even as root', async () => {
+    const { ws, root } = tempWorkspace({ permissions: { cwdWriteFile: true } })
+    const file = join(root, 'generated.txt')
+    writeFileSync(file, 'do not edit\n')
+    chmodSync(file, 0o444)
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ['write_file', { path: 'generated.txt', content: 'replaced\n' }],
+      ['edit_file', { path: 'generated.txt', edits: [{ oldString: 'not', newString: 'now' }] }],
+      ['append_file', { path: 'generated.txt', content: 'more\n' }],
+    ]
+    for (const [tool, args] of calls) {
+      const result = await ws.call(tool, args)
+      expect(result, tool).toMatchObject({ status: 'error', code: 'OS_PERMISSION' })
+      expect(result.output).toBe(
+        `${file} is read-only (mode 0444); nothing was written. If it should change, ask the user to make it writable (e.g. chmod u+w)`,
+      )
+    }
+    expect(read(file)).toBe('do not edit\n')
   })
 })
