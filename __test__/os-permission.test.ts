@@ -3,11 +3,11 @@
  * Tests run as root here, so the calls run in a child process as `nobody` (uid 65534).
  */
 import { spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ToolResult } from 'agent-fs-tools'
-import { tempWorkspaceDirs } from './helpers/temp.js'
+import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { read } from './helpers/files.js'
 
 const asRoot = process.getuid?.() === 0
@@ -56,5 +56,61 @@ describe('OS_PERMISSION', () => {
     expect(read(join(root, 'private.txt'))).toBe('p')
     expect(existsSync(join(root, 'locked/new.txt'))).toBe(false)
     expect(existsSync(join(root, 'locked/sub'))).toBe(false)
+  })
+})
+
+describe('read-only files', () => {
+  it('write_file and edit_file refuse a file the user may not write, as append_file does; nothing changes', () => {
+    const { root } = tempWorkspaceDirs()
+    chmodSync(dirname(root), 0o755)
+    // The directory is writable: a rename over the file would succeed without this rule.
+    chmodSync(root, 0o777)
+    writeFileSync(join(root, 'mine-read-only.txt'), 'protected\n')
+    chmodSync(join(root, 'mine-read-only.txt'), 0o444)
+    if (asRoot) chownSync(join(root, 'mine-read-only.txt'), 65534, 65534)
+    const calls: Array<[string, unknown]> = [
+      ['write_file', { path: 'mine-read-only.txt', content: 'replaced\n' }],
+      ['edit_file', { path: 'mine-read-only.txt', edits: [{ oldString: 'protected', newString: 'edited' }] }],
+      ['append_file', { path: 'mine-read-only.txt', content: 'more\n' }],
+    ]
+    const paths = ['mine-read-only.txt', 'mine-read-only.txt', 'mine-read-only.txt']
+    if (asRoot) {
+      // Someone else's file, readable but not writable by the caller.
+      writeFileSync(join(root, 'root-owned.txt'), 'root only\n')
+      chmodSync(join(root, 'root-owned.txt'), 0o644)
+      calls.push(
+        ['write_file', { path: 'root-owned.txt', content: 'replaced\n' }],
+        ['edit_file', { path: 'root-owned.txt', edits: [{ oldString: 'root', newString: 'anyone' }] }],
+      )
+      paths.push('root-owned.txt', 'root-owned.txt')
+    }
+    const results = callsAsUnprivileged(root, calls)
+    results.forEach((result, i) => {
+      expect(result, `${calls[i]![0]} ${paths[i]}`).toMatchObject({ status: 'error', code: 'OS_PERMISSION' })
+      expect(result.output).toContain(join(root, paths[i]!))
+    })
+    expect(results[0]!.output).toContain('is read-only (mode 0444); nothing was written')
+    expect(read(join(root, 'mine-read-only.txt'))).toBe('protected\n')
+    if (asRoot) expect(read(join(root, 'root-owned.txt'))).toBe('root only\n')
+  })
+
+  it('a file without any write bit is refused by write_file, edit_file and append_file, even as root', async () => {
+    const { ws, root } = tempWorkspace({ permissions: { cwdWriteFile: true } })
+    const file = join(root, 'generated.txt')
+    writeFileSync(file, 'do not edit\n')
+    chmodSync(file, 0o444)
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ['write_file', { path: 'generated.txt', content: 'replaced\n' }],
+      ['edit_file', { path: 'generated.txt', edits: [{ oldString: 'not', newString: 'now' }] }],
+      ['append_file', { path: 'generated.txt', content: 'more\n' }],
+    ]
+    for (const [tool, args] of calls) {
+      const result = await ws.call(tool, args)
+      expect(result, tool).toMatchObject({ status: 'error', code: 'OS_PERMISSION' })
+      expect(result.output).toBe(
+        `${file} is read-only (mode 0444); nothing was written. If it should change, ask the user to make it writable (e.g. chmod u+w)`,
+      )
+    }
+    expect(read(file)).toBe('do not edit\n')
   })
 })

@@ -59,7 +59,7 @@ pub fn remove_tree_at(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io
         if keeps(&stat) {
             return Ok(1);
         }
-        return fsops::unlink_at(dir, name).map(|()| 0);
+        return remove_leaf(dir, name, how).map(u64::from);
     }
     let mut kept = 0;
     let mut first_error = None;
@@ -83,9 +83,15 @@ pub fn remove_tree_at(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io
                     top.kept = true;
                     Ok(())
                 }
-                Ok(Some(_)) => match fsops::unlink_at(parent, &child) {
+                Ok(Some(_)) => match remove_leaf(parent, &child, how) {
+                    Ok(true) => {
+                        kept += 1;
+                        top.kept = true;
+                        Ok(())
+                    }
+                    Ok(false) => Ok(()),
                     Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-                    other => other,
+                    Err(e) => Err(e),
                 },
                 Err(e) => Err(e),
             };
@@ -114,6 +120,20 @@ pub fn remove_tree_at(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io
         }
     }
     first_error.map_or(Ok(kept), Err)
+}
+
+/// Removes the file or symlink `name` of `dir`; returns whether it was kept instead. With a
+/// `keep` rule, the entry is checked again once renamed aside (`fsops::remove_exact`): one
+/// swapped in under the name after the caller's check is kept, never removed.
+fn remove_leaf(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io::Result<bool> {
+    let Some(keep) = how.keep else {
+        return fsops::unlink_at(dir, name).map(|()| false);
+    };
+    match fsops::remove_exact(dir, name, &|now| !keep(now)) {
+        Ok(()) => Ok(false),
+        Err(fsops::RemoveError::NotExpected { .. }) => Ok(true),
+        Err(fsops::RemoveError::Io { error, .. }) => Err(error),
+    }
 }
 
 fn open_for_removal(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io::Result<Frame> {
@@ -513,6 +533,41 @@ mod tests {
         assert!(!base.join("t/top.sh").exists());
         assert!(fs::symlink_metadata(base.join("t/a/link")).is_err());
         assert!(fs::symlink_metadata(base.join("t/dangling")).is_err());
+    }
+
+    /// With a keep rule (a moved source), an entry swapped in under a name after its check is
+    /// checked again and kept: only what the rule lets go is removed.
+    #[test]
+    fn an_entry_swapped_in_after_its_check_is_kept() {
+        use crate::paths::fsops::race_point::{self, RacePoint};
+        let dir = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(dir.path()).unwrap();
+        fs::create_dir_all(base.join("t")).unwrap();
+        fs::write(base.join("t/tr-copied"), "copied").unwrap();
+        fs::write(base.join("elsewhere"), "not copied").unwrap();
+        let copied = fs::symlink_metadata(base.join("t/tr-copied"))
+            .unwrap()
+            .ino();
+        let keep = move |s: &Stat| s.st_ino != copied;
+        let (a, b) = (base.join("t/tr-copied"), base.join("elsewhere"));
+        race_point::at(RacePoint::BeforeRemove, "tr-copied", move || {
+            rustix::fs::renameat_with(
+                rustix::fs::CWD,
+                &a,
+                rustix::fs::CWD,
+                &b,
+                rustix::fs::RenameFlags::EXCHANGE,
+            )
+            .unwrap()
+        });
+        let how = Removal {
+            make_writable: false,
+            keep: Some(&keep),
+        };
+        let kept = remove_tree_at(open(&base).as_fd(), OsStr::new("t"), how).unwrap();
+        assert_eq!(kept, 1);
+        assert_eq!(fs::read(base.join("t/tr-copied")).unwrap(), b"not copied");
+        assert_eq!(fs::read(base.join("elsewhere")).unwrap(), b"copied");
     }
 
     #[test]

@@ -87,6 +87,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         Ok((Planned::Absent, diff))
                     }
                     Some(mut opened) => {
+                        files::ensure_writable(&opened, &target.path)?;
                         let size = opened.stat.st_size as u64;
                         if size + content.len() as u64 > max {
                             return Err(too_large(size));

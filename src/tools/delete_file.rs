@@ -1,7 +1,12 @@
 //! `delete_file`: remove a file or a symlink (the link itself, never its target) into the
 //! recoverable trash, or permanently when asked (which always asks the user).
 
-use std::os::fd::AsFd;
+use std::ffi::OsStr;
+use std::io::ErrorKind;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::path::Path;
+
+use rustix::fs::Stat;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -12,7 +17,7 @@ use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::fsops::{self, EntryKind, RemoveError};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::permissions::Operation;
@@ -107,13 +112,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .blocking(move || {
                 let (parent, name) = files::open_parent(&committed, "delete")?;
                 if permanent {
-                    let now = fsops::lstat_at(parent.as_fd(), &name)
-                        .map_err(|e| ToolError::io(&e, "delete", &committed.path))?;
-                    if now.map(|s| (s.st_dev, s.st_ino)) != Some(inode) {
-                        return Err(files::changed_since_planned(&committed.path));
-                    }
-                    fsops::unlink_at(parent.as_fd(), &name)
-                        .map_err(|e| ToolError::io(&e, "delete", &committed.path))?;
+                    delete_permanently(parent.as_fd(), &name, inode, &committed.path)?;
                     return Ok(None);
                 }
                 put_in_trash(&ws, parent.as_fd(), &name, &committed.path, true, &cancel).map(Some)
@@ -136,4 +135,65 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         }
         Ok(success.with_change(change))
     })
+}
+
+/// Unlinks `name` in `parent` if it is still the file `inode` the user confirmed
+/// (`fsops::remove_exact`: checked after it is renamed aside, so nothing swapped in under the
+/// name is removed).
+fn delete_permanently(
+    parent: BorrowedFd<'_>,
+    name: &OsStr,
+    inode: (u64, u64),
+    path: &Path,
+) -> Result<(), ToolError> {
+    let confirmed = |now: &Stat| (now.st_dev, now.st_ino) == inode;
+    fsops::remove_exact(parent, name, &confirmed).map_err(|e| match e {
+        RemoveError::Io { error, kept: None } if error.kind() != ErrorKind::NotFound => {
+            ToolError::io(&error, "delete", path)
+        }
+        RemoveError::Io { kept, .. } | RemoveError::NotExpected { kept } => {
+            let mut message = format!(
+                "{} changed while waiting for confirmation; nothing was deleted. Look at it again and retry",
+                path.shown()
+            );
+            if let Some(kept) = kept {
+                message.push_str(&format!(
+                    ". What took its place meanwhile was kept as {}",
+                    path.with_file_name(kept).shown()
+                ));
+            }
+            ToolError::new(ErrorCode::Conflict, message)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::ErrorCode;
+    use crate::paths::fsops::race_point::{self, RacePoint};
+    use crate::tools::testing::{exchange, TestWorkspace};
+    use serde_json::json;
+
+    /// Another file swapped in under the name after the last check is not removed, to the
+    /// trash or permanently: only the entry that was checked (and archived) may go.
+    #[tokio::test]
+    async fn a_file_swapped_in_after_the_check_is_kept() {
+        for permanent in [false, true] {
+            let ws = TestWorkspace::new();
+            let name = format!("df-swapped-{permanent}.txt");
+            let (path, other) = (ws.root.join(&name), ws.root.join("df-other.txt"));
+            std::fs::write(&path, "to delete\n").unwrap();
+            std::fs::write(&other, "another file\n").unwrap();
+            race_point::at(RacePoint::BeforeRemove, &name, move || {
+                exchange(&path, &other)
+            });
+            let args = json!({ "path": name, "permanent": permanent });
+            let result = ws.call("delete_file", args).await;
+            assert_eq!(result.code, Some(ErrorCode::Conflict), "{}", result.output);
+            let mut contents = vec![ws.read(&name), ws.read("df-other.txt")];
+            contents.sort();
+            assert_eq!(contents, ["another file\n", "to delete\n"]);
+            assert_eq!(ws.names().len(), 2, "{:?}", ws.names());
+        }
+    }
 }

@@ -13,6 +13,7 @@ use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
+use crate::paths::fsops::Replacing;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::permissions::Operation;
@@ -125,6 +126,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     e.message.push_str("; use write_file to create a new file");
                     e
                 })?;
+                files::ensure_writable(&opened, &target.path)?;
                 let old = files::read_at_most(&mut opened.file, limits.edit_max_file_bytes, "read", &target.path)?
                     .ok_or_else(|| {
                         ToolError::new(
@@ -169,12 +171,17 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         call.blocking(move || {
             let target = committed_target;
             let (parent, name) = files::open_parent(&target, "edit")?;
-            Planned::Present {
+            let planned = Planned::Present {
                 stat,
                 bytes: Some(old),
-            }
-            .verify(&parent, &name, &target.path)?;
-            files::write_atomic(ws.journal(), &target, parent.as_fd(), &new, Some(&stat))
+            };
+            planned.verify(&parent, &name, &target.path)?;
+            let same_content = |file: &mut std::fs::File| planned.same_content(file);
+            let replacing = Replacing::File {
+                stat: &stat,
+                same_content: &same_content,
+            };
+            files::write_atomic(ws.journal(), &target, parent.as_fd(), &new, replacing)
         })
         .await?;
         let summary = format!(
@@ -195,4 +202,56 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             ..FileChange::new(target.path, Action::Modified)
         }))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::ErrorCode;
+    use crate::paths::fsops::race_point::{self, RacePoint};
+    use crate::tools::testing::{save_in_place, TestWorkspace};
+    use serde_json::json;
+
+    /// An editor saves in place between the last check and the rename: its bytes stay, the
+    /// edit is a conflict.
+    #[tokio::test]
+    async fn an_in_place_save_after_the_check_is_kept() {
+        let ws = TestWorkspace::new();
+        let path = ws.root.join("ef-saved.txt");
+        std::fs::write(&path, "fn old() {}\n").unwrap();
+        let saved = path.clone();
+        race_point::at(RacePoint::BeforeReplace, "ef-saved.txt", move || {
+            save_in_place(&saved, "fn old() {} // saved by the editor\n")
+        });
+        let edit = json!({ "path": "ef-saved.txt", "edits": [{ "oldString": "old", "newString": "new" }] });
+        let result = ws.call("edit_file", edit).await;
+        assert_eq!(result.code, Some(ErrorCode::Conflict), "{}", result.output);
+        assert_eq!(
+            ws.read("ef-saved.txt"),
+            "fn old() {} // saved by the editor\n"
+        );
+        assert_eq!(ws.names(), ["ef-saved.txt"]);
+    }
+
+    #[tokio::test]
+    async fn a_read_only_file_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let ws = TestWorkspace::new();
+        let path = ws.root.join("ef-read-only.txt");
+        std::fs::write(&path, "fn old() {}\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let edit = json!({ "path": "ef-read-only.txt", "edits": [{ "oldString": "old", "newString": "new" }] });
+        let result = ws.call("edit_file", edit).await;
+        assert_eq!(
+            result.code,
+            Some(ErrorCode::OsPermission),
+            "{}",
+            result.output
+        );
+        assert!(
+            result.output.contains("is read-only (mode 0444)"),
+            "{}",
+            result.output
+        );
+        assert_eq!(ws.read("ef-read-only.txt"), "fn old() {}\n");
+    }
 }

@@ -11,7 +11,7 @@ use rustix::fs::Stat;
 
 use crate::error::{libc_codes, ErrorCode, ToolError};
 use crate::journal::Journal;
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::fsops::{self, EntryKind, ReplaceError, Replacing};
 use crate::paths::shown::Shown;
 use crate::paths::Target;
 
@@ -108,6 +108,34 @@ pub fn open_existing(target: &Target, doing: &str) -> Result<Option<OpenedFile>,
     }
 }
 
+/// `OS_PERMISSION` unless the user may change the existing file `opened`, the rule an editor
+/// applies before saving (vim's 'readonly', VS Code's read-only files): the system lets this
+/// process write it (owner, group, mode, ACLs, a read-only mount), and it has a write permission
+/// bit at all, so that a file made read-only (`chmod a-w`) is respected even by root, whom the
+/// system would let through. A rewrite replaces the file through a rename, which needs only the
+/// directory's permission: without this check a read-only file would be replaced silently.
+pub fn ensure_writable(opened: &OpenedFile, path: &Path) -> Result<(), ToolError> {
+    use std::os::fd::AsFd;
+    let mode = opened.stat.st_mode & 0o7777;
+    let refused = |why: &str| {
+        ToolError::new(
+            ErrorCode::OsPermission,
+            format!(
+                "{} is {why} (mode {mode:04o}); nothing was written. If it should change, ask the user to make it writable (e.g. chmod u+w)",
+                path.shown()
+            ),
+        )
+    };
+    if mode & 0o222 == 0 {
+        return Err(refused("read-only"));
+    }
+    match fsops::may_write_at(opened.parent.as_fd(), &opened.name) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(refused("not writable by this user")),
+        Err(e) => Err(ToolError::io(&e, "check", path)),
+    }
+}
+
 /// Reads all of `file` if it has at most `max` bytes; `None` if it is larger.
 pub fn read_at_most(
     file: &mut File,
@@ -153,24 +181,45 @@ pub fn with_diff(summary: String, diff: &str, max_bytes: u64) -> String {
     )
 }
 
-/// Replaces (or creates) `target` atomically in its opened `parent` directory
-/// (`fsops::write_atomic`: a replaced file's owner, extended attributes, ACLs and mode are kept),
-/// the temp file journaled so that a crash does not leave it behind for good
+/// Replaces (or creates) `target` atomically in its opened `parent` directory, only as planned
+/// (`fsops::write_atomic`: what took the file's place or was written into it since it was planned
+/// on stays, and the write is `CONFLICT`; a replaced file's owner, extended attributes, ACLs and
+/// mode are kept), the temp file journaled so that a crash does not leave it behind for good
 /// (`Journal::with_temp`).
 pub fn write_atomic(
     journal: &Journal,
     target: &Target,
     parent: BorrowedFd<'_>,
     data: &[u8],
-    replaced: Option<&Stat>,
+    replacing: Replacing<'_>,
 ) -> Result<(), ToolError> {
     let (parent_path, name) = target.split().ok_or_else(|| is_a_directory(&target.path))?;
     let temp = fsops::temp_name(name);
     journal
         .with_temp(parent_path, parent, &temp, || {
-            fsops::write_atomic(parent, name, &temp, data, replaced)
+            fsops::write_atomic(parent, name, &temp, data, replacing)
         })
-        .map_err(|e| ToolError::io(&e, "write", &target.path))
+        .map_err(|e| match e {
+            ReplaceError::Changed {
+                kept,
+                being_written,
+            } => {
+                let path = target.path.shown();
+                let mut message = if being_written {
+                    format!("{path} is open for writing in another program; nothing was written. Retry once that program has saved or closed it")
+                } else {
+                    changed_since_planned(&target.path).message
+                };
+                if let Some(kept) = kept {
+                    message.push_str(&format!(
+                        ". Another version that took its place meanwhile was kept as {}",
+                        parent_path.join(kept).shown()
+                    ));
+                }
+                ToolError::new(ErrorCode::Conflict, message)
+            }
+            ReplaceError::Io(e) => ToolError::io(&e, "write", &target.path),
+        })
 }
 
 /// The same file, unchanged? (inode, size and modification times all equal).
@@ -229,6 +278,22 @@ pub enum Planned {
 }
 
 impl Planned {
+    /// Whether `file` still holds what was planned on: the bytes read, or (a file too large to
+    /// keep in memory) the same size and modification time.
+    pub fn same_content(&self, file: &mut File) -> std::io::Result<bool> {
+        match self {
+            Planned::Absent => Ok(false),
+            Planned::Present {
+                bytes: Some(bytes), ..
+            } => fsops::same_bytes(file, bytes),
+            Planned::Present { stat, bytes: None } => {
+                let now = fsops::fstat(&*file)?;
+                Ok((now.st_size, now.st_mtime, now.st_mtime_nsec)
+                    == (stat.st_size, stat.st_mtime, stat.st_mtime_nsec))
+            }
+        }
+    }
+
     /// `CONFLICT` unless the file at `parent/name` is still what was planned on.
     pub fn verify(
         &self,

@@ -22,6 +22,8 @@ pub mod move_file;
 pub mod read_file;
 pub mod remove_dir;
 pub mod restore_file;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod trash_list;
 mod trashing;
 pub mod write_file;

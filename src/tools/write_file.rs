@@ -17,8 +17,8 @@ use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
-use crate::hashing::sha256_hex;
-use crate::paths::fsops;
+use crate::hashing::{sha256_hex, sha256_reader};
+use crate::paths::fsops::{self, Replacing};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::permissions::Operation;
@@ -81,6 +81,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 let planned = match files::open_existing(&target, "read")? {
                     None => Planned::Absent,
                     Some(mut opened) => {
+                        files::ensure_writable(&opened, &target.path)?;
                         let bytes = files::read_at_most(&mut opened.file, limits.edit_max_file_bytes, "read", &target.path)?;
                         Planned::Present { stat: opened.stat, bytes }
                     }
@@ -171,8 +172,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
 }
 
 /// Creates the parents, checks the file is still what was planned on, keeps the old content in
-/// the trash when asked (`keep`, with the call's abort token), and replaces the file. Returns the
-/// archive of the old content.
+/// the trash when asked (`keep`, with the call's abort token), and replaces the file — only the
+/// file planned on, with the content planned on (`files::write_atomic`). Returns the archive of
+/// the old content.
 fn commit(
     ws: &Workspace,
     target: &crate::paths::Target,
@@ -186,15 +188,11 @@ fn commit(
     let (parent, _) = fsops::ensure_dir(&target.anchor, parent_path)
         .map_err(|e| ToolError::io(&e, "create the parent directory of", &target.path))?;
     planned.verify(&parent, name, &target.path)?;
-    let replaced = match planned {
-        Planned::Present { stat, .. } => Some(stat),
-        Planned::Absent => None,
-    };
     let archived = match keep {
         Some(cancel) => {
             let archived = put_in_trash(ws, parent.as_fd(), name, &target.path, false, cancel)?;
             // The archive is read by name: make sure it holds what was diffed, not something
-            // swapped in since the check above (that would be replaced without a copy).
+            // swapped in since the check above.
             if let Planned::Present {
                 bytes: Some(old), ..
             } = planned
@@ -207,7 +205,124 @@ fn commit(
         }
         None => None,
     };
-    files::write_atomic(ws.journal(), target, parent.as_fd(), content, replaced)?;
+    // A file too large to keep in memory is compared with its archive where there is one.
+    let same_content = |file: &mut std::fs::File| match (planned, &archived) {
+        (Planned::Present { bytes: None, .. }, Some(archived)) => {
+            Ok(sha256_reader(file)? == archived.metadata.original_sha256)
+        }
+        _ => planned.same_content(file),
+    };
+    let replacing = match planned {
+        Planned::Absent => Replacing::Nothing,
+        Planned::Present { stat, .. } => Replacing::File {
+            stat,
+            same_content: &same_content,
+        },
+    };
+    files::write_atomic(ws.journal(), target, parent.as_fd(), content, replacing)?;
     // The archive stays locked (out of `trashClear`'s reach) until the old content is replaced.
     Ok(archived.map(|a| a.archive_path))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::ErrorCode;
+    use crate::paths::fsops::race_point::{self, RacePoint};
+    use crate::tools::testing::{exchange, save_in_place, TestWorkspace};
+    use serde_json::json;
+
+    /// An editor saves in place between the last check and the rename: its bytes stay, the
+    /// write is a conflict.
+    #[tokio::test]
+    async fn an_in_place_save_after_the_check_is_kept() {
+        let ws = TestWorkspace::new();
+        let path = ws.root.join("wf-saved.txt");
+        std::fs::write(&path, "planned on\n").unwrap();
+        let saved = path.clone();
+        race_point::at(RacePoint::BeforeReplace, "wf-saved.txt", move || {
+            save_in_place(&saved, "saved by the editor\n")
+        });
+        let result = ws
+            .call(
+                "write_file",
+                json!({ "path": "wf-saved.txt", "content": "agent\n" }),
+            )
+            .await;
+        assert_eq!(result.code, Some(ErrorCode::Conflict), "{}", result.output);
+        assert_eq!(ws.read("wf-saved.txt"), "saved by the editor\n");
+        assert_eq!(ws.names(), ["wf-saved.txt"]);
+    }
+
+    /// A file created at the target after the check that it was absent is not replaced.
+    #[tokio::test]
+    async fn a_file_that_appears_after_the_check_is_kept() {
+        let ws = TestWorkspace::new();
+        let path = ws.root.join("wf-appeared.txt");
+        race_point::at(RacePoint::BeforeReplace, "wf-appeared.txt", move || {
+            std::fs::write(&path, "made by another program\n").unwrap()
+        });
+        let result = ws
+            .call(
+                "write_file",
+                json!({ "path": "wf-appeared.txt", "content": "agent\n" }),
+            )
+            .await;
+        assert_eq!(result.code, Some(ErrorCode::Conflict), "{}", result.output);
+        assert_eq!(ws.read("wf-appeared.txt"), "made by another program\n");
+        assert_eq!(ws.names(), ["wf-appeared.txt"]);
+    }
+
+    /// Another file swapped in under the name after the check is not replaced; both files are
+    /// where the swap put them.
+    #[tokio::test]
+    async fn a_file_swapped_in_after_the_check_is_kept() {
+        let ws = TestWorkspace::new();
+        let (path, other) = (ws.root.join("wf-swapped.txt"), ws.root.join("wf-other.txt"));
+        std::fs::write(&path, "planned on\n").unwrap();
+        std::fs::write(&other, "another file\n").unwrap();
+        race_point::at(RacePoint::BeforeReplace, "wf-swapped.txt", move || {
+            exchange(&path, &other)
+        });
+        let result = ws
+            .call(
+                "write_file",
+                json!({ "path": "wf-swapped.txt", "content": "agent\n" }),
+            )
+            .await;
+        assert_eq!(result.code, Some(ErrorCode::Conflict), "{}", result.output);
+        assert_eq!(ws.read("wf-swapped.txt"), "another file\n");
+        assert_eq!(ws.read("wf-other.txt"), "planned on\n");
+        assert_eq!(ws.names(), ["wf-other.txt", "wf-swapped.txt"]);
+    }
+
+    /// A file made read-only is not replaced, even by root (whom the system would let through):
+    /// as an editor would, the tool refuses and says what to do.
+    #[tokio::test]
+    async fn a_read_only_file_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let ws = TestWorkspace::new();
+        let path = ws.root.join("wf-read-only.txt");
+        std::fs::write(&path, "keep me\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let result = ws
+            .call(
+                "write_file",
+                json!({ "path": "wf-read-only.txt", "content": "agent\n" }),
+            )
+            .await;
+        assert_eq!(
+            result.code,
+            Some(ErrorCode::OsPermission),
+            "{}",
+            result.output
+        );
+        assert_eq!(
+            result.output,
+            format!(
+                "{} is read-only (mode 0444); nothing was written. If it should change, ask the user to make it writable (e.g. chmod u+w)",
+                path.display()
+            )
+        );
+        assert_eq!(ws.read("wf-read-only.txt"), "keep me\n");
+    }
 }

@@ -4,8 +4,9 @@
 //! [`verify_unchanged`] (before the archive is committed) checks that every entry still has the
 //! inode, size, times and, for directories, the number of entries that were archived;
 //! [`remove_observed`] (after the commit) unlinks entries children-first, re-checking each one
-//! right before it goes. A directory that gained an entry in between is not empty, so `rmdir`
-//! refuses it: an entry the archive does not hold is never removed.
+//! right before it goes and again once it is renamed aside, the entry removed being the one
+//! checked ([`fsops::remove_exact`]). A directory that gained an entry in between is not empty,
+//! so `rmdir` refuses it: an entry the archive does not hold is never removed.
 
 use std::collections::HashSet;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -13,7 +14,9 @@ use std::path::Path;
 
 use super::error::{changed, TrashError};
 use super::tree::Observed;
-use crate::paths::fsops;
+use crate::paths::fsops::{self, RemoveError, Snapshot};
+use crate::paths::shown::Shown;
+use rustix::fs::Stat;
 
 /// One step of a traversal.
 enum Step<'o, 'f> {
@@ -67,20 +70,23 @@ pub(crate) fn remove_observed(
             let inode = (entry.snapshot.dev, entry.snapshot.ino);
             let relinked = unlinked.contains(&inode);
             expect_unchanged_as(dir, entry, base, relinked)?;
-            ignore_missing(fsops::unlink_at(dir, entry.name()))?;
+            // Renamed aside, the entry's ctime is the rename's.
+            let as_archived = |now: &Stat| entry.snapshot.same_except_ctime(&Snapshot::of(now));
+            match fsops::remove_exact(dir, entry.name(), &as_archived) {
+                Err(RemoveError::Io { error, kept: None })
+                    if error.kind() == std::io::ErrorKind::NotFound => {}
+                other => other.map_err(|e| removal_error(base, entry, e))?,
+            }
             unlinked.insert(inode);
             removed_any = true;
             Ok(())
         }
         Step::Enter(..) => Ok(()),
         Step::Leave(entry) => {
-            fsops::rmdir_at(dir, entry.name()).map_err(|e| {
-                if e.kind() == std::io::ErrorKind::DirectoryNotEmpty {
-                    conflict(base, entry, "gained new entries while it was being removed")
-                } else {
-                    e.into()
-                }
-            })?;
+            // Emptied, a directory has a new mtime: the same inode is what is left to compare.
+            let same_dir = |now: &Stat| entry.snapshot.same_inode(&Snapshot::of(now));
+            fsops::remove_exact(dir, entry.name(), &same_dir)
+                .map_err(|e| removal_error(base, entry, e))?;
             removed_any = true;
             Ok(())
         }
@@ -170,12 +176,32 @@ fn gone(base: &Path, entry: &Observed, e: std::io::Error) -> TrashError {
     }
 }
 
-/// `Ok` if the entry was already gone (someone else removed it; it is in the archive anyway).
-fn ignore_missing(result: std::io::Result<()>) -> Result<(), TrashError> {
-    match result {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        other => Ok(other?),
+/// Why `entry` was not removed, as the trash reports it.
+fn removal_error(base: &Path, entry: &Observed, e: RemoveError) -> TrashError {
+    let (mut error, kept) = match e {
+        RemoveError::NotExpected { kept } => (
+            conflict(base, entry, "was replaced while it was being removed"),
+            kept,
+        ),
+        RemoveError::Io { error, kept } => {
+            let error = match error.kind() {
+                std::io::ErrorKind::DirectoryNotEmpty => {
+                    conflict(base, entry, "gained new entries while it was being removed")
+                }
+                _ => gone(base, entry, error),
+            };
+            (error, kept)
+        }
+    };
+    if let (Some(kept), TrashError::Conflict(why)) = (kept, &mut error) {
+        let dir = base.join(&entry.rel);
+        let kept = dir.parent().unwrap_or(base).join(kept);
+        why.push_str(&format!(
+            " (what took its place meanwhile was kept as {})",
+            kept.shown()
+        ));
     }
+    error
 }
 
 /// The conflict text for `entry`.

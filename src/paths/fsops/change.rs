@@ -1,18 +1,16 @@
-//! Changing entries through directory descriptors: atomic replacement (temp file, fsync,
-//! rename), no-replace renames, unlinks, new directories and symlinks, and the temp names a later
-//! run recognises as ours.
+//! Changing entries through directory descriptors: no-replace renames and swaps, unlinks, new
+//! directories and symlinks, the temp names a later run recognises as ours, and the visible names
+//! of entries kept aside.
 
 use std::ffi::{OsStr, OsString};
-use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, Stat};
+use rustix::fs::{AtFlags, Mode, RenameFlags};
 
-use super::meta::keep_metadata_of;
-use super::{errno, fsync_dir, lstat_at, EntryKind};
+use super::{errno, lstat_at, EntryKind};
 
 /// Marker in the names of our temporary files, so a later run can recognise leftovers.
 pub const TEMP_MARKER: &str = ".agent-fs-tools.tmp";
@@ -27,46 +25,71 @@ pub fn is_temp_name(name: &OsStr) -> bool {
 
 /// A fresh, recognisable temporary name next to `name` (≤ 255 bytes).
 pub fn temp_name(name: &OsStr) -> OsString {
+    sibling_name(".", name, &format!(".{}{TEMP_MARKER}", unique()))
+}
+
+/// Marker in the names of entries a commit moved aside and could not put back (see
+/// [`keep_visible`]).
+pub const KEPT_MARKER: &str = ".kept-by-agent-fs-tools";
+
+/// A fresh, visible name next to `name` for an entry kept aside (≤ 255 bytes):
+/// `<name>.kept-by-agent-fs-tools.<pid>.<n>`.
+pub fn kept_name(name: &OsStr) -> OsString {
+    sibling_name("", name, &format!("{KEPT_MARKER}.{}", unique()))
+}
+
+/// `<pid>.<n>`, unique in this machine for as long as this process runs.
+fn unique() -> String {
     let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let suffix = format!(".{}.{n}{TEMP_MARKER}", std::process::id());
+    format!("{}.{n}", std::process::id())
+}
+
+/// `prefix`, as much of `name` as fits in 255 bytes, and `suffix`.
+fn sibling_name(prefix: &str, name: &OsStr, suffix: &str) -> OsString {
     let bytes = name.as_bytes();
-    let keep = bytes.len().min(255 - 1 - suffix.len());
-    let mut out = Vec::with_capacity(keep + suffix.len() + 1);
-    out.push(b'.');
+    let keep = bytes.len().min(255 - prefix.len() - suffix.len());
+    let mut out = Vec::with_capacity(prefix.len() + keep + suffix.len());
+    out.extend_from_slice(prefix.as_bytes());
     out.extend_from_slice(&bytes[..keep]);
     out.extend_from_slice(suffix.as_bytes());
     std::ffi::OsStr::from_bytes(&out).to_owned()
 }
 
-/// Replaces (or creates) `name` in `dir` atomically: the temp file `temp` (a [`temp_name`] of
-/// `name`, which the caller may journal first) in the same directory, written, given what the
-/// file it replaces had (`replaced`, its stat; see [`keep_metadata_of`]), fsynced, renamed over
-/// `name`, and the directory fsynced. A new file gets mode 0666 minus umask. On any failure the
-/// temp file is removed and `name` is untouched.
-pub fn write_atomic(
-    dir: BorrowedFd<'_>,
-    name: &OsStr,
-    temp: &OsStr,
-    data: &[u8],
-    replaced: Option<&Stat>,
-) -> io::Result<()> {
-    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let fd = rustix::fs::openat(dir, temp, flags, Mode::from_raw_mode(0o666)).map_err(errno)?;
-    let result = (|| {
-        let mut file = File::from(fd);
-        file.write_all(data)?;
-        if let Some(old) = replaced {
-            keep_metadata_of(dir, name, old, &file)?;
+/// Moves the entry `from` of `dir` (one of our temp names, holding something that is not ours
+/// to remove and cannot go back where it was) to a fresh [`kept_name`] of `name`, without
+/// replacing anything, so that the user sees it and no cleanup of temp files removes it.
+/// Returns the new name.
+pub fn keep_visible(dir: BorrowedFd<'_>, from: &OsStr, name: &OsStr) -> io::Result<OsString> {
+    loop {
+        let kept = kept_name(name);
+        match rename_noreplace(dir, from, dir, &kept) {
+            Ok(()) => return Ok(kept),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
         }
-        file.sync_all()?;
-        rustix::fs::renameat(dir, temp, dir, name).map_err(errno)
-    })();
-    if result.is_err() {
-        let _ = rustix::fs::unlinkat(dir, temp, AtFlags::empty());
-    } else {
-        fsync_dir(dir);
     }
-    result
+}
+
+/// Swaps the entries `a` in `dir_a` and `b` in `dir_b` atomically: at every instant each name
+/// holds one of the two (`renameat2(RENAME_EXCHANGE)`; macOS has `renameatx_np(RENAME_SWAP)`).
+/// Both must exist. A file system that cannot swap gives an error for which
+/// [`is_unsupported_rename`] is true.
+pub fn rename_exchange(
+    dir_a: BorrowedFd<'_>,
+    a: &OsStr,
+    dir_b: BorrowedFd<'_>,
+    b: &OsStr,
+) -> io::Result<()> {
+    rustix::fs::renameat_with(dir_a, a, dir_b, b, RenameFlags::EXCHANGE).map_err(errno)
+}
+
+/// Whether a rename failed only because the file system (or kernel) lacks the flag asked for:
+/// `EINVAL` from `renameat2`, `EOPNOTSUPP`, or no `renameat2` at all (`ENOSYS`).
+pub fn is_unsupported_rename(e: &io::Error) -> bool {
+    use rustix::io::Errno;
+    [Errno::INVAL, Errno::OPNOTSUPP, Errno::NOSYS]
+        .iter()
+        .any(|n| e.raw_os_error() == Some(n.raw_os_error()))
 }
 
 /// Renames `from_name` in `from_dir` to `to_name` in `to_dir` without replacing an existing
@@ -82,11 +105,13 @@ pub fn rename_noreplace(
     to_dir: BorrowedFd<'_>,
     to_name: &OsStr,
 ) -> io::Result<()> {
-    match rustix::fs::renameat_with(from_dir, from_name, to_dir, to_name, RenameFlags::NOREPLACE) {
-        Err(rustix::io::Errno::INVAL) => {
+    match rustix::fs::renameat_with(from_dir, from_name, to_dir, to_name, RenameFlags::NOREPLACE)
+        .map_err(errno)
+    {
+        Err(e) if is_unsupported_rename(&e) => {
             rename_noreplace_fallback(from_dir, from_name, to_dir, to_name)
         }
-        other => other.map_err(errno),
+        other => other,
     }
 }
 

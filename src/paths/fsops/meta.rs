@@ -112,3 +112,74 @@ pub fn set_mode_fd(fd: impl AsFd, mode: u32) -> io::Result<()> {
 pub fn try_lock_exclusive(fd: impl AsFd) -> io::Result<()> {
     rustix::fs::flock(fd, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(errno)
 }
+
+/// Whether this process may write the existing entry `name` of `dir`, as the system decides for
+/// its effective user and groups (mode, ACLs, a read-only mount): `faccessat(W_OK, AT_EACCESS)`.
+/// `Ok(false)` when refused (`EACCES`, `EPERM`, `EROFS`).
+pub fn may_write_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<bool> {
+    use rustix::io::Errno;
+    match rustix::fs::accessat(dir, name, rustix::fs::Access::WRITE_OK, AtFlags::EACCESS) {
+        Ok(()) => Ok(true),
+        Err(Errno::ACCESS | Errno::PERM | Errno::ROFS) => Ok(false),
+        Err(e) => Err(errno(e)),
+    }
+}
+
+/// Whether another process has `file` open for writing (or mapped writable): `Some(true)` or
+/// `Some(false)`, or `None` where the system cannot tell (no leases on this file system or
+/// platform, or we may not take one: only the file's owner or a process with `CAP_LEASE` may).
+///
+/// Linux has no direct query, but a read lease (`F_SETLEASE` `F_RDLCK`) is refused with `EAGAIN`
+/// exactly when the file is open for writing anywhere; so one is taken on our read-only `file`
+/// and released at once. Should a writer open the file in that instant, the lease break is
+/// signalled with SIGURG (ignored unless handled) rather than SIGIO, which would end the process.
+#[cfg(target_os = "linux")]
+pub fn open_for_writing_elsewhere(file: &File) -> Option<bool> {
+    use std::os::fd::AsRawFd;
+    /// `F_SETSIG` (Linux, every architecture); the `libc` crate does not name it.
+    const F_SETSIG: libc::c_int = 10;
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl with integer arguments on a descriptor `file` keeps open; no memory is
+    // passed.
+    unsafe {
+        if libc::fcntl(fd, F_SETSIG, libc::SIGURG) != 0 {
+            return None;
+        }
+        if libc::fcntl(fd, libc::F_SETLEASE, libc::F_RDLCK) == 0 {
+            libc::fcntl(fd, libc::F_SETLEASE, libc::F_UNLCK);
+            return Some(false);
+        }
+    }
+    match io::Error::last_os_error().raw_os_error() {
+        Some(libc::EAGAIN) => Some(true),
+        _ => None,
+    }
+}
+
+/// See the Linux version: other systems have no way to tell.
+#[cfg(not(target_os = "linux"))]
+pub fn open_for_writing_elsewhere(_file: &File) -> Option<bool> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_open_for_writing_is_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, "x").unwrap();
+        let reader = File::open(&path).unwrap();
+        if cfg!(not(target_os = "linux")) {
+            assert_eq!(open_for_writing_elsewhere(&reader), None);
+            return;
+        }
+        assert_eq!(open_for_writing_elsewhere(&reader), Some(false));
+        let writer = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        assert_eq!(open_for_writing_elsewhere(&reader), Some(true));
+        drop(writer);
+        assert_eq!(open_for_writing_elsewhere(&reader), Some(false));
+    }
+}

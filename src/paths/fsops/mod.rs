@@ -7,13 +7,20 @@
 //!
 //! - [`open`](self::open): directories beneath an anchor, files and subdirectories on a descriptor;
 //! - [`entry`](self::entry): what an entry is (`lstat`, [`Snapshot`]) and a directory's names;
-//! - [`change`](self::change): atomic replacement, renames, unlinks, new entries, temp names;
-//! - [`meta`](self::meta): owner, mode, times, fsync and advisory locks.
+//! - [`change`](self::change): renames and swaps, unlinks, new entries, temp and kept names;
+//! - [`replace`](self::replace): atomic replacement of a file, only of the file planned on;
+//! - [`remove`](self::remove): removal of an entry, only of the entry expected;
+//! - [`meta`](self::meta): owner, mode, times, fsync and advisory locks;
+//! - [`race_point`](self::race_point): where a concurrent change would race with a commit (tests
+//!   make those races certain there).
 
 mod change;
 mod entry;
 mod meta;
 mod open;
+pub mod race_point;
+mod remove;
+mod replace;
 
 use std::io;
 
@@ -21,6 +28,8 @@ pub use change::*;
 pub use entry::*;
 pub use meta::*;
 pub use open::*;
+pub use remove::*;
+pub use replace::*;
 
 fn errno(e: rustix::io::Errno) -> io::Error {
     io::Error::from(e)
@@ -35,6 +44,14 @@ mod tests {
     use std::ffi::{OsStr, OsString};
     use std::os::fd::AsFd;
     use std::os::unix::fs::symlink;
+
+    /// Replacing the file `stat` describes, whatever its content.
+    fn planned(stat: &rustix::fs::Stat) -> Replacing<'_> {
+        Replacing::File {
+            stat,
+            same_content: &|_| Ok(true),
+        }
+    }
 
     fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
         let dir = tempfile::tempdir().unwrap();
@@ -99,7 +116,7 @@ mod tests {
         let dir = open_dir(&r, &r.join("a"), false).unwrap();
         let name = OsStr::new("shared.txt");
         let old = lstat_at(dir.as_fd(), name).unwrap().unwrap();
-        write_atomic(dir.as_fd(), name, &temp_name(name), b"new", Some(&old)).unwrap();
+        write_atomic(dir.as_fd(), name, &temp_name(name), b"new", planned(&old)).unwrap();
 
         let get = |attr: &str| {
             let mut buf = vec![0u8; 256];
@@ -135,7 +152,7 @@ mod tests {
         let dir = open_dir(&r, &r.join("a"), false).unwrap();
         let name = OsStr::new("f.sh");
         let old = lstat_at(dir.as_fd(), name).unwrap().unwrap();
-        write_atomic(dir.as_fd(), name, &temp_name(name), b"new", Some(&old)).unwrap();
+        write_atomic(dir.as_fd(), name, &temp_name(name), b"new", planned(&old)).unwrap();
         assert_eq!(std::fs::read(&f).unwrap(), b"new");
         assert_eq!(
             std::fs::metadata(&f).unwrap().permissions().mode() & 0o777,

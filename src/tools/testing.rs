@@ -1,0 +1,93 @@
+//! What the tools' tests share: a workspace on a fresh temporary directory, every permission
+//! granted and a user who says yes to every prompt.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::call::{CallContext, ToolResult};
+use crate::confirm::{Answer, ConfirmRequest, Confirmer};
+use crate::dispatch::Toolset;
+
+struct Yes;
+
+impl Confirmer for Yes {
+    fn ask(&self, _request: ConfirmRequest) -> Answer {
+        Box::pin(async { true })
+    }
+}
+
+/// A workspace whose root is `root` (canonical), its data dir beside it.
+pub struct TestWorkspace {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub toolset: Toolset,
+}
+
+impl TestWorkspace {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let (root, data) = (base.join("root"), base.join("data"));
+        std::fs::create_dir(&root).unwrap();
+        let toolset = Toolset::new(&json!({
+            "root": root,
+            "trash": { "dataDir": data },
+            "permissions": { "cwdWriteFile": true, "cwdRemoveFile": true },
+        }))
+        .unwrap();
+        TestWorkspace {
+            _dir: dir,
+            root,
+            toolset,
+        }
+    }
+
+    /// Calls `tool` with `args`, answering yes to any prompt.
+    pub async fn call(&self, tool: &str, args: Value) -> ToolResult {
+        let ctx = CallContext {
+            confirmer: Some(Arc::new(Yes)),
+            ..CallContext::default()
+        };
+        self.toolset.call(tool, args, ctx).await
+    }
+
+    /// The names in `root`, sorted (our temp files included: a test checks none is left).
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&self.root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The content of `name` in `root`.
+    pub fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.root.join(name)).unwrap()
+    }
+}
+
+/// Overwrites the file at `path` in place, as an editor saves: `open(O_TRUNC)`, `write`.
+pub fn save_in_place(path: &std::path::Path, content: &str) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .unwrap();
+    file.write_all(content.as_bytes()).unwrap();
+}
+
+/// Swaps the entries `a` and `b` atomically (`RENAME_EXCHANGE`).
+pub fn exchange(a: &std::path::Path, b: &std::path::Path) {
+    rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        a,
+        rustix::fs::CWD,
+        b,
+        rustix::fs::RenameFlags::EXCHANGE,
+    )
+    .unwrap();
+}
