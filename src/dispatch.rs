@@ -351,10 +351,12 @@ mod panic_tests {
 #[cfg(test)]
 mod recovery_tests {
     use super::*;
+    use crate::datadir::DataDir;
     use crate::hashing::sha256_hex;
-    use crate::journal::{Record, TempRecord};
+    use crate::journal::{Journal, Record, TempRecord};
     use std::fs;
     use std::os::unix::fs::MetadataExt;
+    use std::path::Path;
 
     /// A move between file systems that a crash cut short left its temp tree and its journal
     /// record; the next workspace removes both in the background, and its first call waits.
@@ -381,10 +383,13 @@ mod recovery_tests {
             pid: dead_pid,
         });
         let root_hash = sha256_hex(root.as_os_str().as_encoded_bytes());
-        let journal = data.join("journal").join(root_hash);
-        fs::create_dir_all(&journal).unwrap();
-        let record_file = journal.join(format!("{dead_pid}-1.json"));
-        fs::write(&record_file, serde_json::to_vec(&record).unwrap()).unwrap();
+        fs::create_dir_all(&data).unwrap();
+        let journal = Journal::new(
+            Arc::new(DataDir::new(data.clone())),
+            Path::new("journal").join(root_hash),
+        );
+        let record_file = journal.dir().join(format!("{dead_pid}-1.json"));
+        journal.rewrite(&record_file, &serde_json::to_vec(&record).unwrap());
 
         let toolset = Toolset::new(&json!({ "root": root, "trash": { "dataDir": data } })).unwrap();
         let args = json!({ "path": "." });

@@ -32,22 +32,34 @@
 //!
 //! Records of a live process are not replayed: a record whose `pid` is alive and that is younger
 //! than [`LIVE_GRACE`] is skipped (a pid alive but older than that is taken to be a reused pid).
+//!
+//! Recovery acts only on records we wrote and only inside the allowed trees: the journal lives in
+//! the data directory, reached by descriptor (`store.rs`); a record counts only if it is a regular
+//! file of this user whose seal verifies under the data directory's key (`seal.rs`); and the file
+//! or directory it names is opened beneath the allowed tree holding it, never through a link.
+//! Anything else is left where it is, untouched.
 
-use std::ffi::OsStr;
-use std::fs::{self, File, OpenOptions};
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use crate::paths::{fsops, trees};
+use crate::datadir::DataDir;
+use crate::paths::{fsops, trees, Sandbox};
 
+mod seal;
+mod store;
 mod tail;
+
+use store::Store;
 
 pub use tail::{roll_back_if_ours, Tail};
 
@@ -163,6 +175,9 @@ pub enum Recovered {
     TempRemoved,
     /// A record that may belong to an operation in flight: kept for later.
     Skipped,
+    /// A record we cannot show we wrote (not a regular file of ours, or its seal does not
+    /// verify): never acted on, left where it is.
+    Untrusted,
 }
 
 /// How a record is written.
@@ -174,18 +189,19 @@ enum Durability {
     PageCache,
 }
 
-/// One workspace's journal directory.
+/// One workspace's journal directory, `<dataDir>/<rel>`.
 #[derive(Debug, Clone)]
 pub struct Journal {
-    dir: PathBuf,
+    store: Store,
 }
 
 /// A written record; [`Entry::finish`] removes it.
 #[derive(Debug)]
 pub struct Entry {
-    path: PathBuf,
+    store: Store,
+    name: OsString,
     /// The copy of an append's bytes kept beside the record.
-    kept: Option<PathBuf>,
+    kept: Option<OsString>,
 }
 
 impl Entry {
@@ -193,34 +209,39 @@ impl Entry {
     /// record is handled by recovery (a complete append is kept, a temp file already gone is just
     /// dropped), leftover kept bytes without a record are swept.
     pub fn finish(self) {
-        let _ = fs::remove_file(&self.path);
+        let _ = self.store.remove(&self.name);
         if let Some(kept) = &self.kept {
-            let _ = fs::remove_file(kept);
+            let _ = self.store.remove(kept);
         }
+    }
+
+    /// Where the record is (for tests).
+    pub fn path(&self) -> PathBuf {
+        self.store.path().join(&self.name)
     }
 }
 
-/// Where the bytes of the append recorded at `record` are kept: `<stem>.bytes` beside
+/// Where the bytes of the append recorded as `record` are kept: `<stem>.bytes` beside
 /// `<stem>.json`, so a record can never name any other file.
-fn kept_bytes_path(record: &Path) -> PathBuf {
-    record.with_extension(KEPT_EXTENSION)
+fn kept_bytes_name(record: &OsStr) -> OsString {
+    Path::new(record)
+        .with_extension(KEPT_EXTENSION)
+        .into_os_string()
 }
 
 const KEPT_EXTENSION: &str = "bytes";
 
-fn fsync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-}
-
 impl Journal {
-    pub fn new(dir: PathBuf) -> Self {
-        Self { dir }
+    /// The journal at `<data>/<rel>` (e.g. `journal/<sha256 of the root>`); its key is kept in
+    /// the directory above.
+    pub fn new(data: Arc<DataDir>, rel: impl Into<PathBuf>) -> Self {
+        Self {
+            store: Store::new(data, rel.into()),
+        }
     }
 
-    pub fn dir(&self) -> &Path {
-        &self.dir
+    pub fn dir(&self) -> PathBuf {
+        self.store.path()
     }
 
     /// Writes and fsyncs a record for appending `content` to `file` (at `path`) of `old_size`
@@ -245,8 +266,8 @@ impl Journal {
             kept_bytes: true,
         });
         let name = fresh_name(record.pid());
-        let kept = kept_bytes_path(&self.dir.join(&name));
-        let written = self.create(&kept).and_then(|mut f| {
+        let kept = kept_bytes_name(&name);
+        let written = self.store.create(&kept).and_then(|mut f| {
             f.write_all(content)?;
             f.sync_all()
         });
@@ -257,7 +278,7 @@ impl Journal {
                 ..entry
             }),
             Err(e) => {
-                let _ = fs::remove_file(&kept);
+                let _ = self.store.remove(&kept);
                 Err(e)
             }
         }
@@ -304,100 +325,79 @@ impl Journal {
         self.write_as(&fresh_name(record.pid()), record, durability)
     }
 
-    /// Writes `record` as `name` (a [`fresh_name`]), creating the directory if needed.
-    fn write_as(&self, name: &str, record: &Record, durability: Durability) -> io::Result<Entry> {
-        let final_path = self.dir.join(name);
-        let path = match durability {
-            Durability::Fsynced => self.dir.join(format!(".{name}.partial")),
-            Durability::PageCache => final_path.clone(),
-        };
+    /// Writes `record`, sealed, as `name` (a [`fresh_name`]), creating the directory if needed.
+    fn write_as(&self, name: &OsStr, record: &Record, durability: Durability) -> io::Result<Entry> {
         let bytes = serde_json::to_vec(record).map_err(io::Error::other)?;
-        let result = self.create(&path).and_then(|mut f| {
-            f.write_all(&bytes)?;
-            if durability == Durability::Fsynced {
-                f.sync_all()?;
-                fs::rename(&path, &final_path)?;
-                fsync_dir(&self.dir);
+        match durability {
+            Durability::PageCache => self.store.write_sealed(name, &bytes, false)?,
+            Durability::Fsynced => {
+                let mut partial = OsString::from(".");
+                partial.push(name);
+                partial.push(".partial");
+                self.store.write_sealed(&partial, &bytes, true)?;
+                if let Err(e) = self.store.rename(&partial, name) {
+                    let _ = self.store.remove(&partial);
+                    return Err(e);
+                }
+                self.store.sync();
             }
-            Ok(())
-        });
-        if result.is_err() {
-            let _ = fs::remove_file(&path);
         }
-        result.map(|()| Entry {
-            path: final_path,
+        Ok(Entry {
+            store: self.store.clone(),
+            name: name.to_owned(),
             kept: None,
         })
     }
 
-    /// Creates the new file `path` in the journal directory, creating the directory (and
-    /// fsyncing its parent) the first time.
-    fn create(&self, path: &Path) -> io::Result<File> {
-        let open = || {
-            OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(path)
-        };
-        match open() {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                fs::create_dir_all(&self.dir)?;
-                if let Some(parent) = self.dir.parent() {
-                    fsync_dir(parent);
-                }
-                open()
-            }
-            other => other,
-        }
-    }
-
     /// Replays every record left by a crash (cheap when the directory is missing or empty), then
-    /// removes kept append bytes whose record is gone.
-    pub fn recover(&self) -> Vec<Recovered> {
-        let Ok(entries) = fs::read_dir(&self.dir) else {
+    /// removes kept append bytes whose record is gone. Only records we wrote (sealed) are acted
+    /// on, and only on what lies inside `sandbox`'s allowed trees.
+    pub fn recover(&self, sandbox: &Sandbox) -> Vec<Recovered> {
+        let Ok(names) = self.store.names() else {
             return Vec::new();
         };
         let mut done = Vec::new();
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with('.') && name.ends_with(".partial") {
+        for name in names {
+            let text = name.to_string_lossy();
+            if text.starts_with('.') && text.ends_with(".partial") {
                 // A record never completed: nothing was done under it.
-                if !in_flight(pid_of(&name), &path) {
-                    let _ = fs::remove_file(&path);
+                if !self.in_flight(pid_of(&text), &name) {
+                    let _ = self.store.remove(&name);
                 }
                 continue;
             }
-            if !name.ends_with(".json") {
+            if !text.ends_with(".json") {
                 continue;
             }
-            let Ok(bytes) = fs::read(&path) else { continue };
-            let record = Record::parse(&bytes).ok();
+            let record = self
+                .store
+                .read_sealed(&name)
+                .and_then(|body| Record::parse(&body).ok());
             // A young record of a live process (this one included: another workspace of it) may
-            // be an operation in flight; an unparseable one, a temp record being written.
-            if in_flight(
-                record.as_ref().map(Record::pid).or_else(|| pid_of(&name)),
-                &path,
-            ) {
+            // be an operation in flight; one that does not open, a record still being written.
+            let pid = record.as_ref().map(Record::pid).or_else(|| pid_of(&text));
+            if self.in_flight(pid, &name) {
                 done.push(Recovered::Skipped);
                 continue;
             }
-            let kept = kept_bytes_path(&path);
+            let Some(record) = record else {
+                // Not ours, or not whole: never acted on, left where it is.
+                done.push(Recovered::Untrusted);
+                continue;
+            };
+            let kept = kept_bytes_name(&name);
             let outcome = match &record {
-                None => Ok(Recovered::LeftAlone),
-                Some(Record::Append(record)) => replay(record, &kept),
-                Some(Record::Temp(record)) => remove_temp(record),
+                Record::Append(record) => replay(record, self.store.open_ours(&kept).ok(), sandbox),
+                Record::Temp(record) => remove_temp(record, sandbox),
             };
             if outcome.is_ok() {
-                let _ = fs::remove_file(&path);
-                let _ = fs::remove_file(&kept);
+                let _ = self.store.remove(&name);
+                let _ = self.store.remove(&kept);
             }
             done.push(outcome.unwrap_or(Recovered::LeftAlone));
         }
         self.sweep_kept_bytes();
-        fsync_dir(&self.dir);
+        self.store.sync();
         done
     }
 
@@ -405,44 +405,54 @@ impl Journal {
     /// record, or a record removed but not its copy. Those of a live young process may be an
     /// append about to be recorded and stay.
     fn sweep_kept_bytes(&self) {
-        let Ok(entries) = fs::read_dir(&self.dir) else {
+        let Ok(names) = self.store.names() else {
             return;
         };
-        for entry in entries.flatten() {
-            let path = entry.path();
+        for name in names {
+            let path = Path::new(&name);
             if path.extension() != Some(OsStr::new(KEPT_EXTENSION)) {
                 continue;
             }
-            let name = entry.file_name();
-            if path.with_extension("json").exists()
-                || in_flight(pid_of(&name.to_string_lossy()), &path)
+            let record = path.with_extension("json");
+            if self.store.exists(record.as_os_str())
+                || self.in_flight(pid_of(&name.to_string_lossy()), &name)
             {
                 continue;
             }
-            let _ = fs::remove_file(&path);
+            let _ = self.store.remove(&name);
         }
+    }
+
+    /// Whether the record `name` of `pid` may belong to an operation still in flight: `pid` is
+    /// alive and the record is younger than [`LIVE_GRACE`].
+    fn in_flight(&self, pid: Option<u32>, name: &OsStr) -> bool {
+        pid_alive(pid) && self.store.age(name).is_none_or(|a| a < LIVE_GRACE)
+    }
+
+    /// Rewrites the record at `entry_path` with the body `body`, sealed (tests stage crashes
+    /// with it).
+    #[cfg(test)]
+    pub fn rewrite(&self, entry_path: &Path, body: &[u8]) {
+        let name = entry_path.file_name().unwrap();
+        let _ = self.store.remove(name);
+        self.store.write_sealed(name, body, false).unwrap();
+    }
+
+    /// The body of the record at `entry_path`, if it is sealed and ours (for tests).
+    #[cfg(test)]
+    pub fn read(&self, entry_path: &Path) -> Option<Vec<u8>> {
+        self.store.read_sealed(entry_path.file_name()?)
     }
 }
 
 /// A fresh record name `<pid>-<time>-<n>.json`.
-fn fresh_name(pid: u32) -> String {
+fn fresh_name(pid: u32) -> OsString {
     let stamp = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default()
         .as_nanos();
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{pid}-{stamp:x}-{n}.json")
-}
-
-/// Whether a record (at `path`) of `pid` may belong to an operation still in flight: `pid` is
-/// alive and the record is younger than [`LIVE_GRACE`].
-fn in_flight(pid: Option<u32>, path: &Path) -> bool {
-    pid_alive(pid) && age(path).is_none_or(|a| a < LIVE_GRACE)
-}
-
-fn age(path: &Path) -> Option<Duration> {
-    let modified = fs::symlink_metadata(path).ok()?.modified().ok()?;
-    SystemTime::now().duration_since(modified).ok()
+    format!("{pid}-{stamp:x}-{n}.json").into()
 }
 
 fn pid_of(name: &str) -> Option<u32> {
@@ -450,18 +460,32 @@ fn pid_of(name: &str) -> Option<u32> {
 }
 
 fn pid_alive(pid: Option<u32>) -> bool {
-    let Some(pid) = pid else { return false };
-    Path::new(&format!("/proc/{pid}")).exists()
+    let Some(pid) = pid
+        .and_then(|p| i32::try_from(p).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    // Signal 0 checks that the process exists; EPERM means it does, but is someone else's.
+    !matches!(
+        rustix::process::test_kill_process(pid),
+        Err(rustix::io::Errno::SRCH)
+    )
 }
 
-/// Applies one append record to its file, its appended bytes kept at `kept` (when the record
-/// says so); `Err` only for an I/O failure worth retrying next time.
-pub fn replay(record: &AppendRecord, kept: &Path) -> io::Result<Recovered> {
-    // Reached from `/` without following any symlink, as every user path is.
+/// Applies one append record to its file, with the copy of the appended bytes kept beside the
+/// record (`kept`, when there is one); `Err` only for an I/O failure worth retrying next time.
+pub fn replay(
+    record: &AppendRecord,
+    kept: Option<File>,
+    sandbox: &Sandbox,
+) -> io::Result<Recovered> {
+    // Reached beneath the allowed tree holding it without following any symlink, as every user
+    // path is.
     let (Some(parent), Some(name)) = (record.path.parent(), record.path.file_name()) else {
         return Ok(Recovered::LeftAlone);
     };
-    let Ok(dir) = fsops::open_dir(Path::new("/"), parent, false) else {
+    let Ok(dir) = open_beneath_allowed(sandbox, parent) else {
         return Ok(Recovered::LeftAlone);
     };
     let Ok(mut file) = fsops::open_for_update(dir.as_fd(), name) else {
@@ -492,15 +516,8 @@ pub fn replay(record: &AppendRecord, kept: &Path) -> io::Result<Recovered> {
 /// The kept copy of the appended bytes, opened at its start, if the record has one and it is
 /// intact: exactly `appendLen` bytes hashing to `appendSha256` (a copy torn by a power cut
 /// proves nothing).
-fn kept_bytes(record: &AppendRecord, kept: &Path) -> io::Result<Option<File>> {
-    if !record.kept_bytes {
-        return Ok(None);
-    }
-    let Ok(mut copy) = OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(kept)
-    else {
+fn kept_bytes(record: &AppendRecord, kept: Option<File>) -> io::Result<Option<File>> {
+    let (true, Some(mut copy)) = (record.kept_bytes, kept) else {
         return Ok(None);
     };
     let meta = copy.metadata()?;
@@ -525,13 +542,13 @@ fn tail_sha256(file: &mut File, from: u64) -> io::Result<String> {
 /// symlink and still the same dev and ino. It goes as our own temp trees do (see
 /// [`trees::Removal::OWN_TEMP`]): never following a link, read-only directories made writable
 /// first. `Err` only for an I/O failure worth retrying next time.
-pub fn remove_temp(record: &TempRecord) -> io::Result<Recovered> {
+pub fn remove_temp(record: &TempRecord, sandbox: &Sandbox) -> io::Result<Recovered> {
     let name = record.name.as_os_str();
     let ours = crate::trash::is_restore_temp_name(name) || fsops::is_temp_name(name);
     if name.as_bytes().contains(&b'/') || !ours {
         return Ok(Recovered::LeftAlone);
     }
-    let Ok(dir) = fsops::open_dir(Path::new("/"), &record.dir, false) else {
+    let Ok(dir) = open_beneath_allowed(sandbox, &record.dir) else {
         return Ok(Recovered::LeftAlone);
     };
     let stat = rustix::fs::fstat(&dir)?;
@@ -545,37 +562,62 @@ pub fn remove_temp(record: &TempRecord) -> io::Result<Recovered> {
     }
 }
 
+/// Opens the directory `dir` beneath the allowed tree holding it (never a hidden one, never
+/// through a link); `PermissionDenied` when it lies outside them all.
+fn open_beneath_allowed(sandbox: &Sandbox, dir: &Path) -> io::Result<std::os::fd::OwnedFd> {
+    match sandbox.anchor_of(dir) {
+        Some(anchor) if !sandbox.is_hidden(dir) => fsops::open_dir(&anchor, dir, false),
+        _ => Err(io::Error::from(io::ErrorKind::PermissionDenied)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::{self, OpenOptions};
     use std::os::unix::fs::{symlink, PermissionsExt};
+
+    /// A journal at `<base>/journal/x` in the data directory `base`.
+    fn journal_in(base: &Path) -> Journal {
+        let base = fs::canonicalize(base).unwrap();
+        Journal::new(Arc::new(DataDir::new(base)), "journal/x")
+    }
+
+    /// No allowedPaths: every path is reachable.
+    fn anywhere() -> Sandbox {
+        Sandbox::new(PathBuf::from("/"), None, vec![])
+    }
+
+    fn kept_bytes_path(record: &Path) -> PathBuf {
+        record.with_extension(KEPT_EXTENSION)
+    }
 
     /// A pid no process has (above any `pid_max`): the writer of a record "died".
     const DEAD_PID: u32 = u32::MAX - 1;
 
     fn setup() -> (tempfile::TempDir, Journal, PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
-        let journal = Journal::new(tmp.path().join("journal").join("x"));
+        let journal = journal_in(tmp.path());
         let file = tmp.path().join("f.txt");
         fs::write(&file, b"old").unwrap();
         (tmp, journal, file)
     }
 
     /// Rewrites the record at `path` as if its writer were dead, in the current format.
-    fn kill_writer(path: &Path) {
-        let mut record = Record::parse(&fs::read(path).unwrap()).unwrap();
+    fn kill_writer(journal: &Journal, path: &Path) {
+        let mut record = Record::parse(&journal.read(path).unwrap()).unwrap();
         match &mut record {
             Record::Append(r) => r.pid = DEAD_PID,
             Record::Temp(r) => r.pid = DEAD_PID,
         }
-        fs::write(path, serde_json::to_vec(&record).unwrap()).unwrap();
+        journal.rewrite(path, &serde_json::to_vec(&record).unwrap());
     }
 
     fn begin(journal: &Journal, file: &Path, content: &[u8]) -> PathBuf {
         let f = File::open(file).unwrap();
         let entry = journal.begin(file, &f, 3, content).unwrap();
-        kill_writer(&entry.path);
-        entry.path
+        kill_writer(journal, &entry.path());
+        entry.path()
     }
 
     #[test]
@@ -583,7 +625,7 @@ mod tests {
         let (_tmp, journal, file) = setup();
         let f = File::open(&file).unwrap();
         let entry = journal.begin(&file, &f, 3, b"new").unwrap();
-        let bytes = fs::read(&entry.path).unwrap();
+        let bytes = journal.read(&entry.path()).unwrap();
         let Record::Append(record) = Record::parse(&bytes).unwrap() else {
             panic!("not an append record")
         };
@@ -596,18 +638,18 @@ mod tests {
         assert_eq!(record.append_sha256, crate::hashing::sha256_hex(b"new"));
         assert_eq!(record.pid, std::process::id());
         assert!(record.kept_bytes);
-        assert_eq!(fs::read(kept_bytes_path(&entry.path)).unwrap(), b"new");
+        assert_eq!(fs::read(kept_bytes_path(&entry.path())).unwrap(), b"new");
         // A fresh record of this (live) process is not replayed.
-        assert_eq!(journal.recover(), vec![Recovered::Skipped]);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::Skipped]);
         entry.finish();
         assert_eq!(fs::read_dir(journal.dir()).unwrap().count(), 0);
-        assert!(journal.recover().is_empty());
+        assert!(journal.recover(&anywhere()).is_empty());
     }
 
     /// Rewrites the append record at `rec` in a format before kept bytes: no `keptBytes`, and
     /// (the oldest) no `kind`; the kept copy is gone.
-    fn as_old_record(rec: &Path, with_kind: bool) {
-        let Record::Append(record) = Record::parse(&fs::read(rec).unwrap()).unwrap() else {
+    fn as_old_record(journal: &Journal, rec: &Path, with_kind: bool) {
+        let Record::Append(record) = Record::parse(&journal.read(rec).unwrap()).unwrap() else {
             panic!("not an append record")
         };
         let mut old = serde_json::to_value(Record::Append(record)).unwrap();
@@ -616,7 +658,7 @@ mod tests {
         if !with_kind {
             fields.remove("kind");
         }
-        fs::write(rec, serde_json::to_vec(&old).unwrap()).unwrap();
+        journal.rewrite(rec, &serde_json::to_vec(&old).unwrap());
         fs::remove_file(kept_bytes_path(rec)).unwrap();
     }
 
@@ -625,16 +667,16 @@ mod tests {
         for with_kind in [false, true] {
             let (_tmp, journal, file) = setup();
             let rec = begin(&journal, &file, b"new");
-            as_old_record(&rec, with_kind);
+            as_old_record(&journal, &rec, with_kind);
             fs::write(&file, b"oldnew").unwrap();
-            assert_eq!(journal.recover(), vec![Recovered::Complete]);
+            assert_eq!(journal.recover(&anywhere()), vec![Recovered::Complete]);
             assert_eq!(fs::read(&file).unwrap(), b"oldnew");
             assert!(!rec.exists());
             // Without our bytes, a partial append cannot be told from someone else's.
             let rec = begin(&journal, &file, b"new");
-            as_old_record(&rec, with_kind);
+            as_old_record(&journal, &rec, with_kind);
             fs::write(&file, b"oldne").unwrap();
-            assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+            assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
             assert_eq!(fs::read(&file).unwrap(), b"oldne");
             assert_eq!(records(&journal), 0);
         }
@@ -646,14 +688,14 @@ mod tests {
         let rec = begin(&journal, &file, b"new");
         fs::remove_file(kept_bytes_path(&rec)).unwrap();
         append(&file, b"ne");
-        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
         assert_eq!(fs::read(&file).unwrap(), b"oldne");
         // A copy of the right length that is not what was appended (a power cut's zeros).
         let (_tmp, journal, file) = setup();
         let rec = begin(&journal, &file, b"new");
         fs::write(kept_bytes_path(&rec), b"\0\0\0").unwrap();
         append(&file, b"\0\0");
-        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
         assert_eq!(fs::read(&file).unwrap(), b"old\0\0");
         assert_eq!(records(&journal), 0);
     }
@@ -672,7 +714,7 @@ mod tests {
             .dir()
             .join(format!("{}-1-1.{KEPT_EXTENSION}", std::process::id()));
         fs::write(&live, b"being recorded").unwrap();
-        assert!(journal.recover().is_empty());
+        assert!(journal.recover(&anywhere()).is_empty());
         assert!(!dead.exists() && live.exists());
     }
 
@@ -681,7 +723,7 @@ mod tests {
         let (_tmp, journal, file) = setup();
         let rec = begin(&journal, &file, b"new");
         fs::write(&file, b"oldnew").unwrap();
-        assert_eq!(journal.recover(), vec![Recovered::Complete]);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::Complete]);
         assert_eq!(fs::read(&file).unwrap(), b"oldnew");
         assert!(!rec.exists());
     }
@@ -701,7 +743,7 @@ mod tests {
         let (_tmp, journal, file) = setup();
         let rec = begin(&journal, &file, b"new");
         append(&file, b"ne");
-        assert_eq!(journal.recover(), vec![Recovered::RolledBack]);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::RolledBack]);
         assert_eq!(fs::read(&file).unwrap(), b"old");
         assert_eq!(records(&journal), 0);
         assert!(!rec.exists());
@@ -722,7 +764,7 @@ mod tests {
             append(&file, b"0123");
             append(&file, theirs);
             let expected = [&b"old0123"[..], theirs].concat();
-            assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+            assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
             assert_eq!(fs::read(&file).unwrap(), expected);
             assert_eq!(records(&journal), 0);
         }
@@ -730,7 +772,7 @@ mod tests {
         begin(&journal, &file, b"new");
         append(&file, b"ne");
         append(&file, b"Z");
-        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
         assert_eq!(fs::read(&file).unwrap(), b"oldneZ");
     }
 
@@ -739,12 +781,12 @@ mod tests {
         let (_tmp, journal, file) = setup();
         begin(&journal, &file, b"new");
         append(&file, b"\0\0\0");
-        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
         assert_eq!(fs::read(&file).unwrap(), b"old\0\0\0");
         // Nothing of ours went through, and the user appended: theirs stays too.
         begin(&journal, &file, b"new");
         append(&file, b"x");
-        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
         assert_eq!(fs::read(&file).unwrap(), b"old\0\0\0x");
     }
 
@@ -752,7 +794,7 @@ mod tests {
     fn an_append_that_never_began_leaves_the_file_as_it_is() {
         let (_tmp, journal, file) = setup();
         begin(&journal, &file, b"new");
-        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
         assert_eq!(fs::read(&file).unwrap(), b"old");
         assert_eq!(records(&journal), 0);
     }
@@ -764,12 +806,12 @@ mod tests {
         let other = file.with_extension("other");
         fs::write(&other, b"oldne").unwrap();
         fs::rename(&other, &file).unwrap();
-        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
         assert_eq!(fs::read(&file).unwrap(), b"oldne");
         let (_tmp2, journal, file) = setup();
         begin(&journal, &file, b"new");
         fs::write(&file, b"o").unwrap();
-        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
         assert_eq!(fs::read(&file).unwrap(), b"o");
         assert_eq!(fs::read_dir(journal.dir()).unwrap().count(), 0);
     }
@@ -778,7 +820,7 @@ mod tests {
     fn temp_setup() -> (tempfile::TempDir, Journal, PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
         let base = fs::canonicalize(tmp.path()).unwrap();
-        let journal = Journal::new(base.join("journal").join("x"));
+        let journal = journal_in(&base);
         let dir = base.join("d");
         fs::create_dir(&dir).unwrap();
         (tmp, journal, dir)
@@ -794,8 +836,8 @@ mod tests {
         let entry = journal
             .begin_temp(dir, fd.as_fd(), OsStr::new(name))
             .unwrap();
-        kill_writer(&entry.path);
-        entry.path
+        kill_writer(journal, &entry.path());
+        entry.path()
     }
 
     fn records(journal: &Journal) -> usize {
@@ -808,7 +850,7 @@ mod tests {
         let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
         let temp = fsops::temp_name(OsStr::new("f.txt"));
         let entry = journal.begin_temp(&dir, fd.as_fd(), &temp).unwrap();
-        let bytes = fs::read(&entry.path).unwrap();
+        let bytes = journal.read(&entry.path()).unwrap();
         let Record::Temp(record) = Record::parse(&bytes).unwrap() else {
             panic!("not a temp record")
         };
@@ -827,7 +869,7 @@ mod tests {
         let name = ".f.txt.1234.0.agent-fs-tools.tmp";
         let rec = crashed_temp(&journal, &dir, name, true);
         fs::write(dir.join("f.txt"), b"keep").unwrap();
-        assert_eq!(journal.recover(), vec![Recovered::TempRemoved]);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::TempRemoved]);
         assert!(!dir.join(name).exists() && !rec.exists());
         assert_eq!(fs::read(dir.join("f.txt")).unwrap(), b"keep");
     }
@@ -841,25 +883,25 @@ mod tests {
         let file = odd.join(OsStr::from_bytes(b"n\xffe.log"));
         fs::write(&file, b"old").unwrap();
         let rec = begin(&journal, &file, b"new");
-        let stored = fs::read(&rec).unwrap();
+        let stored = journal.read(&rec).unwrap();
         assert!(
-            std::str::from_utf8(&stored).is_ok(),
-            "the record stays JSON"
+            std::str::from_utf8(&fs::read(&rec).unwrap()).is_ok(),
+            "the record stays text: JSON and its seal"
         );
         let Record::Append(record) = Record::parse(&stored).unwrap() else {
             panic!("not an append record")
         };
         assert_eq!(record.path, file);
         fs::write(&file, b"oldne").unwrap();
-        assert_eq!(journal.recover(), vec![Recovered::RolledBack]);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::RolledBack]);
         assert_eq!(fs::read(&file).unwrap(), b"old");
         // A temp file of a name that is not UTF-8 is recorded and swept.
         let temp = fsops::temp_name(OsStr::from_bytes(b"\xfe.txt"));
         fs::write(odd.join(&temp), b"a whole copy").unwrap();
         let fd = fsops::open_dir(Path::new("/"), &odd, false).unwrap();
         let entry = journal.begin_temp(&odd, fd.as_fd(), &temp).unwrap();
-        kill_writer(&entry.path);
-        assert_eq!(journal.recover(), vec![Recovered::TempRemoved]);
+        kill_writer(&journal, &entry.path());
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::TempRemoved]);
         assert!(!odd.join(&temp).exists());
     }
 
@@ -879,8 +921,8 @@ mod tests {
         fs::set_permissions(root.join("sub"), fs::Permissions::from_mode(0o555)).unwrap();
         let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
         let entry = journal.begin_temp(&dir, fd.as_fd(), &temp).unwrap();
-        kill_writer(&entry.path);
-        assert_eq!(journal.recover(), vec![Recovered::TempRemoved]);
+        kill_writer(&journal, &entry.path());
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::TempRemoved]);
         assert!(!root.exists() && records(&journal) == 0);
         assert_eq!(fs::read(outside.join("keep.txt")).unwrap(), b"outside");
         // A move's copied tree under a temp name goes too, read-only parts and all.
@@ -892,7 +934,7 @@ mod tests {
         )
         .unwrap();
         crashed_temp(&journal, &dir, name, false);
-        assert_eq!(journal.recover(), vec![Recovered::TempRemoved]);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::TempRemoved]);
         assert!(!dir.join(name).exists());
     }
 
@@ -905,15 +947,15 @@ mod tests {
         let entry = journal
             .begin_temp(&dir, fd.as_fd(), OsStr::new(name))
             .unwrap();
-        assert_eq!(journal.recover(), vec![Recovered::Skipped]);
-        assert!(dir.join(name).exists() && entry.path.exists());
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::Skipped]);
+        assert!(dir.join(name).exists() && entry.path().exists());
     }
 
     #[test]
     fn a_gone_temp_only_drops_the_record() {
         let (_tmp, journal, dir) = temp_setup();
         let rec = crashed_temp(&journal, &dir, ".f.1.2.agent-fs-tools.tmp", false);
-        assert_eq!(journal.recover(), vec![Recovered::LeftAlone]);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
         assert!(!rec.exists());
     }
 
@@ -935,7 +977,7 @@ mod tests {
         symlink(&sub, dir.join(".d.1.2.agent-fs-tools.tmp")).unwrap();
         fs::write(sub.join("kept.txt"), b"user").unwrap();
         crashed_temp(&journal, &dir, ".d.1.2.agent-fs-tools.tmp", false);
-        let mut outcomes = journal.recover();
+        let mut outcomes = journal.recover(&anywhere());
         outcomes.sort_by_key(|o| format!("{o:?}"));
         assert_eq!(
             outcomes,
@@ -979,7 +1021,7 @@ mod tests {
         fs::write(other.join(name), b"user").unwrap();
         fs::remove_dir(&replaced).unwrap();
         fs::rename(&other, &replaced).unwrap();
-        assert_eq!(journal.recover(), vec![Recovered::LeftAlone; 2]);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone; 2]);
         assert!(real.join(name).exists() && replaced.join(name).exists());
         assert_eq!(records(&journal), 0);
     }
@@ -1001,12 +1043,70 @@ mod tests {
         assert_eq!(records(&journal), 1);
     }
 
+    /// A record that looks right but was not written by us (unsealed, sealed under another key,
+    /// or not this user's) is never acted on, and stays where it is.
+    #[test]
+    fn only_records_we_wrote_are_replayed() {
+        let (tmp, journal, file) = setup();
+        let rec = begin(&journal, &file, b"new");
+        append(&file, b"ne");
+        let body = journal.read(&rec).unwrap();
+        // Under a dead writer's name (a record named for a live one is taken to be in flight).
+        let planted = journal.dir().join(format!("{DEAD_PID}-1-9.json"));
+        fs::rename(kept_bytes_path(&rec), kept_bytes_path(&planted)).unwrap();
+        fs::remove_file(&rec).unwrap();
+        let rec = planted;
+        // Planted: the same body, unsealed.
+        fs::write(&rec, &body).unwrap();
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::Untrusted]);
+        assert_eq!(fs::read(&file).unwrap(), b"oldne");
+        assert!(rec.exists());
+        // Sealed under another data directory's key.
+        let other = journal_in(&tmp.path().join("other-data").tap_mkdir());
+        other
+            .store
+            .write_sealed(OsStr::new("x.json"), &body, false)
+            .unwrap();
+        fs::copy(other.dir().join("x.json"), &rec).unwrap();
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::Untrusted]);
+        assert_eq!(fs::read(&file).unwrap(), b"oldne");
+        // Ours again: replayed.
+        journal.rewrite(&rec, &body);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::RolledBack]);
+        assert_eq!(fs::read(&file).unwrap(), b"old");
+    }
+
+    /// Recovery acts only inside the allowed trees of the workspace recovering.
+    #[test]
+    fn records_of_paths_outside_the_allowed_trees_are_left_alone() {
+        let (tmp, journal, file) = setup();
+        let rec = begin(&journal, &file, b"new");
+        append(&file, b"ne");
+        let elsewhere = fs::canonicalize(tmp.path()).unwrap().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        let bounded = Sandbox::new(elsewhere.clone(), Some(vec![elsewhere]), vec![]);
+        assert_eq!(journal.recover(&bounded), vec![Recovered::LeftAlone]);
+        assert_eq!(fs::read(&file).unwrap(), b"oldne");
+        assert!(!rec.exists());
+    }
+
+    trait TapMkdir {
+        fn tap_mkdir(self) -> Self;
+    }
+
+    impl TapMkdir for PathBuf {
+        fn tap_mkdir(self) -> Self {
+            fs::create_dir_all(&self).unwrap();
+            self
+        }
+    }
+
     #[test]
     fn with_temp_goes_on_when_the_journal_cannot_be_written() {
         let (_tmp, _journal, dir) = temp_setup();
         // The journal directory cannot be created: its parent is a file.
         fs::write(dir.join("file"), b"").unwrap();
-        let journal = Journal::new(dir.join("file").join("journal"));
+        let journal = Journal::new(Arc::new(DataDir::new(dir.join("file"))), "journal");
         let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
         let temp = OsStr::new(".f.1.2.agent-fs-tools.tmp");
         assert_eq!(

@@ -62,23 +62,27 @@ pub struct Workspace {
 /// back, temp files and trees of interrupted writes, moves and restores removed, and temp files
 /// of interrupted trashes an hour old swept (younger ones may be in flight). The receiver turns
 /// `true` when it is done; [`Workspace::recovered`] waits for it.
-fn recover_in_background(journal: Journal, bucket: Bucket) -> watch::Receiver<bool> {
-    let recover = |journal: &Journal, bucket: &Bucket| {
-        journal.recover();
+fn recover_in_background(
+    journal: Journal,
+    bucket: Bucket,
+    sandbox: Sandbox,
+) -> watch::Receiver<bool> {
+    let recover = |journal: &Journal, bucket: &Bucket, sandbox: &Sandbox| {
+        journal.recover(sandbox);
         let _ = bucket.sweep_partials(std::time::Duration::from_secs(3600));
     };
     let (done, recovered) = watch::channel(false);
-    let (journal_, bucket_) = (journal.clone(), bucket.clone());
+    let (journal_, bucket_, sandbox_) = (journal.clone(), bucket.clone(), sandbox.clone());
     let spawned = std::thread::Builder::new()
         .name("afs-recovery".into())
         .spawn(move || {
-            recover(&journal_, &bucket_);
+            recover(&journal_, &bucket_, &sandbox_);
             let _ = done.send(true);
         });
     if spawned.is_err() {
         // No thread to be had: recover here. The sender went with the closure, so waiters
         // see a closed channel and go on, as they should.
-        recover(&journal, &bucket);
+        recover(&journal, &bucket, &sandbox);
     }
     recovered
 }
@@ -91,14 +95,13 @@ impl Workspace {
         let options = WorkspaceOptions::parse(options, tool_names, home.as_deref())?;
         let root_hash = sha256_hex(options.root.as_os_str().as_encoded_bytes());
         let data_dir = Arc::new(DataDir::new(options.trash.data_dir.clone()));
-        let journal_dir = options.trash.data_dir.join("journal");
         // The whole data directory is ours, not only the trees we write in it today.
         let sandbox = Sandbox::new(
             options.root.clone(),
             options.allowed_paths.clone(),
             vec![options.trash.data_dir.clone()],
         );
-        let journal = Journal::new(journal_dir.join(&root_hash));
+        let journal = Journal::new(data_dir.clone(), Path::new("journal").join(&root_hash));
         let project_root = find_project_root(&options.root).unwrap_or_else(|| options.root.clone());
         let bucket = Bucket::new(
             &options.trash.data_dir,
@@ -110,7 +113,7 @@ impl Workspace {
             },
             options.trash.compression_level,
         );
-        let recovered = recover_in_background(journal.clone(), bucket.clone());
+        let recovered = recover_in_background(journal.clone(), bucket.clone(), sandbox.clone());
         Ok(Self {
             cwd: Mutex::new(CwdStack {
                 current: CwdFrame {

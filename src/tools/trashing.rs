@@ -86,7 +86,7 @@ pub fn put_in_trash(
     remove: bool,
     cancel: &CancelToken,
 ) -> Result<Archived, ToolError> {
-    ensure_bucket_writable(ws.bucket().dir(), path)?;
+    ensure_bucket_writable(ws, path)?;
     let relative = archive_relative_path(ws.sandbox().root(), path);
     let item = TrashItem {
         parent,
@@ -105,15 +105,21 @@ pub fn put_in_trash(
 
 /// Creates the bucket if needed and checks it is writable, so a broken data directory is
 /// reported as what it is (nothing was touched) rather than as a problem with the user's file.
-fn ensure_bucket_writable(bucket: &Path, path: &Path) -> Result<(), ToolError> {
-    use std::os::unix::fs::DirBuilderExt;
-    let ready = std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(bucket)
-        .and_then(|()| {
-            rustix::fs::access(bucket, rustix::fs::Access::WRITE_OK).map_err(std::io::Error::from)
-        });
+fn ensure_bucket_writable(ws: &Workspace, path: &Path) -> Result<(), ToolError> {
+    let bucket = ws.bucket().dir();
+    // Created through the data directory's descriptor, never through a link.
+    let relative = bucket
+        .strip_prefix(ws.data_dir().path())
+        .unwrap_or(Path::new("trash"));
+    let ready = ws.data_dir().open(relative, true).and_then(|fd| {
+        rustix::fs::accessat(
+            fd,
+            ".",
+            rustix::fs::Access::WRITE_OK,
+            rustix::fs::AtFlags::empty(),
+        )
+        .map_err(std::io::Error::from)
+    });
     ready.map_err(|e| {
         let code = match e.kind() {
             std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => ErrorCode::OsPermission,
