@@ -16,12 +16,13 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   bin: Record<string, string>
   files: string[]
 }
-const ENTRIES = ['.', './zod', './tomo', './ai-sdk'] as const
+const ENTRIES = ['.', './zod', './tomo', './ai-sdk', './sea'] as const
 const EXPECTED_EXPORTS: Record<(typeof ENTRIES)[number], string[]> = {
   '.': ['Workspace', 'ERROR_CODES'],
   './zod': ['zodSchemas', 'zodSchemaOf'],
   './tomo': ['createTomoTools', 'toTomoResult', 'displayNameOf'],
   './ai-sdk': ['createAiSdkTools', 'toModelOutput'],
+  './sea': ['extractSeaAddon'],
 }
 
 interface EntryConditions {
