@@ -138,6 +138,9 @@ describe('bin', () => {
     const bin = join(root, pkg.bin['agent-fs-tools']!)
     expect(readFileSync(bin, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true)
     expect(node([bin, '--help'])).toMatch(/^Usage: agent-fs-tools/)
+    expect(node([bin, '--help'])).toContain('-v, --version')
+    expect(node([bin, '--version'])).toBe(`${pkgVersion}\n`)
+    expect(node([bin, '-v'])).toBe(`${pkgVersion}\n`)
     const unknown = spawnSync(process.execPath, [bin, 'frobnicate'], { encoding: 'utf8' })
     expect(unknown.status).not.toBe(0)
   })
@@ -216,6 +219,12 @@ describe('npm pack', () => {
     const zodEntry = spawnSync(process.execPath, ['-e', "require('agent-fs-tools/zod')"], { cwd: project, encoding: 'utf8' })
     expect(zodEntry.status).not.toBe(0)
     expect(zodEntry.stderr).toContain("'zod'")
+  })
+
+  it('the installed bin answers --version and --help', () => {
+    const bin = join(project, 'node_modules', '.bin', 'agent-fs-tools')
+    expect(execFileSync(bin, ['--version'], { cwd: project, encoding: 'utf8' })).toBe(`${pkgVersion}\n`)
+    expect(execFileSync(bin, ['--help'], { cwd: project, encoding: 'utf8' })).toMatch(/^Usage: agent-fs-tools <command>/)
   })
 
   it('the published layout: with no .node in the main package, the loader finds the per-platform package from npm/', () => {
