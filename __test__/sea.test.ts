@@ -20,16 +20,20 @@ const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'
 const hasFuse = readFileSync(process.execPath).includes(`${FUSE}:0`)
 
 /**
- * The host: what the README tells a host to write. Prints one JSON line of what its tool calls
- * returned. `ADDON_DIR` stands in for the default cache directory.
+ * The host, in TypeScript as the README shows it: a first module extracts the addon (in a SEA),
+ * then the package is imported; the bundle keeps that order. `ADDON_DIR` stands in for the
+ * default cache directory. Prints one JSON line of what its tool calls returned.
  */
+const SEA_SETUP = `
+import { extractSeaAddon } from 'agent-fs-tools/sea'
+export const extracted = extractSeaAddon({ dir: process.env.ADDON_DIR })
+`
 const HOST = `
-const { extractSeaAddon } = require('agent-fs-tools/sea')
-const extracted = extractSeaAddon({ dir: process.env.ADDON_DIR })
-const { Workspace } = require('agent-fs-tools')
+import { extracted } from './sea-setup.js'
+import { Workspace } from 'agent-fs-tools'
 
-async function main() {
-  const [root, dataDir] = process.argv.slice(2)
+const [root, dataDir] = process.argv.slice(2) as [string, string]
+async function main(): Promise<void> {
   const ws = new Workspace({ root, permissions: { cwdWriteFile: true, cwdRemoveFile: true }, trash: { dataDir } })
   const write = await ws.call('write_file', { path: 'notes.txt', content: 'from a single executable\\n' })
   const read = await ws.call('read_file', { path: 'notes.txt' })
@@ -37,7 +41,7 @@ async function main() {
   const trash = await ws.trashList()
   console.log(JSON.stringify({ extracted: extracted ?? null, loadedFrom: process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? null, write, read, remove, trash }))
 }
-main().catch((error) => {
+main().catch((error: unknown) => {
   console.error(error)
   process.exitCode = 1
 })
@@ -60,10 +64,11 @@ beforeAll(() => {
   // The host project depends on the package (here: this checkout).
   mkdirSync(join(work, 'node_modules'))
   symlinkSync(root, join(work, 'node_modules', 'agent-fs-tools'), 'dir')
-  writeFileSync(join(work, 'host.cjs'), HOST)
+  writeFileSync(join(work, 'sea-setup.ts'), SEA_SETUP)
+  writeFileSync(join(work, 'host.ts'), HOST)
   bundle = join(work, 'dist', 'host.cjs')
   const result = buildSync({
-    entryPoints: [join(work, 'host.cjs')],
+    entryPoints: [join(work, 'host.ts')],
     bundle: true,
     platform: 'node',
     format: 'cjs',
