@@ -12,9 +12,12 @@
 
 const { readFileSync } = require('node:fs')
 const { createRequire } = require('node:module')
-const { resolve } = require('node:path')
+const { join, resolve } = require('node:path')
 
 const SUPPORTED = 'Linux x64 and arm64 (glibc and musl), macOS arm64 and x64'
+
+/** This file; undefined in an ES module bundle, whose `require` comes from its own `createRequire`. */
+const here = typeof __filename === 'string' ? __filename : undefined
 
 /** The supported platforms, by napi-rs name: one per `napi.targets` entry and `npm/` package. */
 const PLATFORMS = ['linux-x64-gnu', 'linux-x64-musl', 'linux-arm64-gnu', 'linux-arm64-musl', 'darwin-x64', 'darwin-arm64']
@@ -133,7 +136,7 @@ function loadInstalled(platform) {
       break
   }
   throw new Error(
-    `agent-fs-tools: no native addon for ${platform}: neither agent-fs-tools.${platform}.node beside ${__filename} ` +
+    `agent-fs-tools: no native addon for ${platform}: neither agent-fs-tools.${platform}.node beside ${here ?? 'the bundle'} ` +
       `nor the package agent-fs-tools-${platform} could be loaded (${errors.map((e) => e.message.split('\n')[0]).join('; ')}). ` +
       `Reinstall without omitting optional dependencies, or set NAPI_RS_NATIVE_LIBRARY_PATH to the .node file.`,
     { cause: new AggregateError(errors) },
@@ -149,7 +152,7 @@ function loadBinding() {
     // `require` loads only built-in modules.
     const path = resolve(explicit)
     try {
-      return createRequire(__filename)(path)
+      return createRequire(here ?? join(process.cwd(), 'index.js'))(path)
     } catch (error) {
       throw new Error(`agent-fs-tools: cannot load NAPI_RS_NATIVE_LIBRARY_PATH=${path}: ${error.message}`, { cause: error })
     }

@@ -47,6 +47,9 @@ main().catch((error: unknown) => {
 })
 `
 
+/** What the README gives ES module bundles: the loader is CommonJS and calls `require`. */
+const ESM_BANNER = "import { createRequire as topLevelCreateRequire } from 'node:module'; const require = topLevelCreateRequire(import.meta.url);"
+
 interface HostOutput {
   extracted: string | null
   loadedFrom: string | null
@@ -116,6 +119,24 @@ describe('an esbuild bundle', () => {
     expect(out.extracted).toBeNull() // not a single executable: the helper does nothing
     expect(out.loadedFrom).toBe(addon)
     expectToolCalls(out, child.root)
+  })
+
+  it('in ES module format (with a `require` from createRequire in the banner), loads and makes tool calls', () => {
+    const esm = join(work, 'dist', 'host.mjs')
+    const result = buildSync({
+      entryPoints: [join(work, 'host.ts')],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      external: ['*.node'],
+      banner: { js: ESM_BANNER },
+      outfile: esm,
+      logLevel: 'silent',
+    })
+    expect(result.errors).toEqual([])
+    const child = run(process.execPath, [esm], { NAPI_RS_NATIVE_LIBRARY_PATH: addon })
+    expect(child.stderr).toBe('')
+    expectToolCalls(JSON.parse(child.stdout) as HostOutput, child.root)
   })
 
   it('without the variable, loads the .node placed beside the bundle', () => {
