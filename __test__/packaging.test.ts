@@ -4,24 +4,27 @@
  * in another project. Runs against the built package (`npm run build`).
  */
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const root = resolve(__dirname, '..')
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   exports: Record<string, unknown>
   bin: Record<string, string>
   files: string[]
+  version: string
 }
-const ENTRIES = ['.', './zod', './tomo', './ai-sdk'] as const
+const pkgVersion = pkg.version
+const ENTRIES = ['.', './zod', './tomo', './ai-sdk', './sea'] as const
 const EXPECTED_EXPORTS: Record<(typeof ENTRIES)[number], string[]> = {
   '.': ['Workspace', 'ERROR_CODES'],
   './zod': ['zodSchemas', 'zodSchemaOf'],
   './tomo': ['createTomoTools', 'toTomoResult', 'displayNameOf'],
   './ai-sdk': ['createAiSdkTools', 'toModelOutput'],
+  './sea': ['extractSeaAddon'],
 }
 
 interface EntryConditions {
@@ -135,57 +138,195 @@ describe('bin', () => {
     const bin = join(root, pkg.bin['agent-fs-tools']!)
     expect(readFileSync(bin, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true)
     expect(node([bin, '--help'])).toMatch(/^Usage: agent-fs-tools/)
+    expect(node([bin, '--help'])).toContain('-v, --version')
+    expect(node([bin, '--version'])).toBe(`${pkgVersion}\n`)
+    expect(node([bin, '-v'])).toBe(`${pkgVersion}\n`)
     const unknown = spawnSync(process.execPath, [bin, 'frobnicate'], { encoding: 'utf8' })
     expect(unknown.status).not.toBe(0)
   })
 })
 
-describe('npm pack', () => {
-  it('packs the loader, the .node, both builds and their declarations; installs and runs in another project', () => {
-    const work = mkdtempSync(join(tmpdir(), 'afs-pack-'))
-    try {
-      const packed = execFileSync('npm', ['pack', '--json', '--pack-destination', work], {
-        cwd: root,
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'ignore'],
-      })
-      const [info] = JSON.parse(packed) as Array<{ filename: string; files: Array<{ path: string }> }>
-      const paths = info!.files.map((f) => f.path)
-      expect(paths).toEqual(
-        expect.arrayContaining([
-          'package.json',
-          'index.js',
-          'index.d.ts',
-          'dist/esm/package.json',
-          'dist/cjs/package.json',
-          'dist/esm/cli/main.js',
-          ...ENTRIES.flatMap((entry) => {
-            const name = entry === '.' ? 'index' : entry.slice(2)
-            return [`dist/esm/${name}.js`, `dist/esm/${name}.d.ts`, `dist/cjs/${name}.js`, `dist/cjs/${name}.d.ts`]
-          }),
-        ]),
-      )
-      expect(paths.some((p) => /^agent-fs-tools\.[\w-]+\.node$/.test(p))).toBe(true)
-      expect(paths.some((p) => p.startsWith('src/') || p.startsWith('ts/') || p.startsWith('__test__/'))).toBe(false)
-      expect(paths.some((p) => p.startsWith('dist/cjs/cli/'))).toBe(false)
+/** This checkout's `.node` (the one `npm run build` made) and its napi-rs platform name. */
+const builtAddon = readdirSync(root).find((name) => /^agent-fs-tools\.[\w-]+\.node$/.test(name))!
+const platform = builtAddon.slice('agent-fs-tools.'.length, -'.node'.length)
 
-      const project = join(work, 'project')
-      mkdirSync(project)
-      writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
-      execFileSync(
-        'npm',
-        ['install', join(work, info!.filename), '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock'],
-        { cwd: project, stdio: ['ignore', 'ignore', 'pipe'] },
-      )
-      const check = `const ws = new m.Workspace({ root: process.cwd() }); console.log(ws.cwd().depth === 0 && ws.definitions().length > 0)`
-      expect(node(['-e', `const m = require('agent-fs-tools'); ${check}`], project).trim()).toBe('true')
-      expect(node(['--input-type=module', '-e', `const m = await import('agent-fs-tools'); ${check}`], project).trim()).toBe('true')
-      // Optional peers are needed only by the entries that use them.
-      const zodEntry = spawnSync(process.execPath, ['-e', "require('agent-fs-tools/zod')"], { cwd: project, encoding: 'utf8' })
-      expect(zodEntry.status).not.toBe(0)
-      expect(zodEntry.stderr).toContain("'zod'")
-    } finally {
-      rmSync(work, { recursive: true, force: true })
-    }
+function npm(args: string[], cwd: string): string {
+  return execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+}
+
+/** Installs a tarball into `project` from disk only. */
+function install(tarball: string, project: string): void {
+  npm(['install', tarball, '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock'], project)
+}
+
+/** `npm pack` of `dir` into `destination`: the tarball's path and the paths it holds. */
+function pack(dir: string, destination: string): { tarball: string; paths: string[] } {
+  const [info] = JSON.parse(npm(['pack', '--json', '--pack-destination', destination], dir)) as Array<{
+    filename: string
+    files: Array<{ path: string }>
+  }>
+  return { tarball: join(destination, info!.filename), paths: info!.files.map((f) => f.path) }
+}
+
+const runsCheck = `const ws = new m.Workspace({ root: process.cwd() }); console.log(ws.cwd().depth === 0 && ws.definitions().length > 0)`
+
+describe('npm pack', () => {
+  let work: string
+  let paths: string[]
+  let project: string
+
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), 'afs-pack-'))
+    const packed = pack(root, work)
+    paths = packed.paths
+    project = join(work, 'project')
+    mkdirSync(project)
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
+    install(packed.tarball, project)
   }, 120_000)
+
+  afterAll(() => {
+    rmSync(work, { recursive: true, force: true })
+  })
+
+  it("packs the loader, this platform's .node and no other, both builds, their declarations and the LICENSE", () => {
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'LICENSE',
+        'README.md',
+        'index.js',
+        'index.d.ts',
+        'dist/esm/package.json',
+        'dist/cjs/package.json',
+        'dist/esm/cli/main.js',
+        ...ENTRIES.flatMap((entry) => {
+          const name = entry === '.' ? 'index' : entry.slice(2)
+          return [`dist/esm/${name}.js`, `dist/esm/${name}.d.ts`, `dist/cjs/${name}.js`, `dist/cjs/${name}.d.ts`]
+        }),
+      ]),
+    )
+    expect(paths.filter((p) => p.endsWith('.node'))).toEqual([builtAddon])
+    expect(paths.some((p) => p.startsWith('src/') || p.startsWith('ts/') || p.startsWith('__test__/') || p.startsWith('npm/'))).toBe(false)
+    // The CLI is ESM only and has no API: no CJS build of it, no declarations.
+    expect(paths.some((p) => p.startsWith('dist/cjs/cli/'))).toBe(false)
+    expect(paths.filter((p) => p.startsWith('dist/esm/cli/') && p.endsWith('.d.ts'))).toEqual([])
+  })
+
+  it('installs and runs in another project (CJS and ESM); optional peers only for their entries', () => {
+    expect(node(['-e', `const m = require('agent-fs-tools'); ${runsCheck}`], project).trim()).toBe('true')
+    expect(node(['--input-type=module', '-e', `const m = await import('agent-fs-tools'); ${runsCheck}`], project).trim()).toBe('true')
+    const zodEntry = spawnSync(process.execPath, ['-e', "require('agent-fs-tools/zod')"], { cwd: project, encoding: 'utf8' })
+    expect(zodEntry.status).not.toBe(0)
+    expect(zodEntry.stderr).toContain("'zod'")
+  })
+
+  it('the installed bin answers --version and --help', () => {
+    const bin = join(project, 'node_modules', '.bin', 'agent-fs-tools')
+    expect(execFileSync(bin, ['--version'], { cwd: project, encoding: 'utf8' })).toBe(`${pkgVersion}\n`)
+    expect(execFileSync(bin, ['--help'], { cwd: project, encoding: 'utf8' })).toMatch(/^Usage: agent-fs-tools <command>/)
+  })
+
+  it('the published layout: with no .node in the main package, the loader finds the per-platform package from npm/', () => {
+    // What `napi artifacts` does in the release workflow: the binary moves into its npm/ package.
+    rmSync(join(project, 'node_modules', 'agent-fs-tools', builtAddon))
+    const missing = spawnSync(process.execPath, ['-e', "require('agent-fs-tools')"], { cwd: project, encoding: 'utf8' })
+    expect(missing.status).not.toBe(0)
+    expect(missing.stderr).toContain(`agent-fs-tools: no native addon for ${platform}: neither ${builtAddon} beside`)
+    expect(missing.stderr).toContain(`nor the package agent-fs-tools-${platform} could be loaded`)
+
+    const platformPackage = join(work, platform)
+    cpSync(join(root, 'npm', platform), platformPackage, { recursive: true })
+    // What it would publish: a dry run over an empty stand-in (packing 100 MB of debug build is
+    // slow; the list depends on names only). Then the real binary, installed from the directory.
+    writeFileSync(join(platformPackage, builtAddon), '')
+    const [contents] = JSON.parse(npm(['pack', '--dry-run', '--json'], platformPackage)) as Array<{ files: Array<{ path: string }> }>
+    expect(contents!.files.map((f) => f.path).sort()).toEqual(['LICENSE', 'README.md', builtAddon, 'package.json'])
+    rmSync(join(platformPackage, builtAddon))
+    symlinkSync(join(root, builtAddon), join(platformPackage, builtAddon))
+    install(platformPackage, project)
+    expect(node(['-e', `const m = require('agent-fs-tools'); ${runsCheck}`], project).trim()).toBe('true')
+    expect(node(['--input-type=module', '-e', `const m = await import('agent-fs-tools'); ${runsCheck}`], project).trim()).toBe('true')
+  })
+})
+
+describe('what the main package may carry (scripts/check-package.mjs, run by prepack and prepublishOnly)', () => {
+  const check = (dir: string, ...flags: string[]) =>
+    spawnSync(process.execPath, [join(root, 'scripts', 'check-package.mjs'), ...flags, dir], { encoding: 'utf8' })
+
+  it("packing takes this platform's binary only; publishing takes none", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'afs-check-'))
+    try {
+      mkdirSync(join(dir, 'dist', 'esm'), { recursive: true })
+      mkdirSync(join(dir, 'dist', 'cjs'), { recursive: true })
+      writeFileSync(join(dir, 'dist', 'esm', 'index.js'), '')
+      writeFileSync(join(dir, 'dist', 'cjs', 'index.js'), '')
+      writeFileSync(join(dir, builtAddon), '')
+      expect(check(dir).status).toBe(0)
+
+      const other = platform === 'darwin-arm64' ? 'agent-fs-tools.linux-x64-gnu.node' : 'agent-fs-tools.darwin-arm64.node'
+      writeFileSync(join(dir, other), '')
+      const mixed = check(dir)
+      expect(mixed.status).not.toBe(0)
+      expect(mixed.stderr).toContain(`agent-fs-tools: ${other} is not this machine's binary (${builtAddon})`)
+      rmSync(join(dir, other))
+
+      const publish = check(dir, '--publish')
+      expect(publish.status).not.toBe(0)
+      expect(publish.stderr).toContain(`agent-fs-tools: ${builtAddon} is at the package root: binaries are published in the per-platform packages`)
+      rmSync(join(dir, builtAddon))
+      expect(check(dir, '--publish').status).toBe(0)
+
+      rmSync(join(dir, 'dist'), { recursive: true })
+      expect(check(dir).stderr).toContain('dist/esm/index.js is missing: run `npm run build` first')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('per-platform packages (npm/)', () => {
+  const targets = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { napi: { targets: string[] } }).napi.targets
+  /** napi-rs's platform name of a Rust target triple. */
+  const platformOf = (triple: string): string => {
+    const [cpu, , os, abi] = triple.split('-') as [string, string, string, string | undefined]
+    const arch = cpu === 'x86_64' ? 'x64' : cpu === 'aarch64' ? 'arm64' : cpu
+    return os === 'darwin' ? `darwin-${arch}` : `${os}-${arch}-${abi}`
+  }
+
+  it('napi.targets names every supported target; npm/ has one package per target, and the loader knows each', () => {
+    expect([...targets].sort()).toEqual(
+      [
+        'aarch64-apple-darwin',
+        'aarch64-unknown-linux-gnu',
+        'aarch64-unknown-linux-musl',
+        'x86_64-apple-darwin',
+        'x86_64-unknown-linux-gnu',
+        'x86_64-unknown-linux-musl',
+      ].sort(),
+    )
+    const platforms = targets.map(platformOf)
+    expect(readdirSync(join(root, 'npm')).sort()).toEqual([...platforms].sort())
+    const loader = readFileSync(join(root, 'index.js'), 'utf8')
+    const license = readFileSync(join(root, 'LICENSE'), 'utf8')
+    for (const p of platforms) {
+      const manifest = JSON.parse(readFileSync(join(root, 'npm', p, 'package.json'), 'utf8')) as Record<string, unknown>
+      expect(manifest.name).toBe(`agent-fs-tools-${p}`)
+      expect(manifest.version).toBe(pkgVersion)
+      expect(manifest.main).toBe(`agent-fs-tools.${p}.node`)
+      expect(manifest.files).toEqual([`agent-fs-tools.${p}.node`])
+      expect(readFileSync(join(root, 'npm', p, 'LICENSE'), 'utf8')).toBe(license)
+      expect(loader).toContain(`require('./agent-fs-tools.${p}.node')`)
+      expect(loader).toContain(`require('agent-fs-tools-${p}')`)
+    }
+    const listed = /^const PLATFORMS = (\[.*\])$/m.exec(loader)?.[1]
+    expect(listed).toBeDefined()
+    expect((JSON.parse(listed!.replace(/'/g, '"')) as string[]).sort()).toEqual([...platforms].sort())
+  })
+
+  it('the release workflow builds exactly napi.targets', () => {
+    const workflow = readFileSync(join(root, '.github', 'workflows', 'release.yml'), 'utf8')
+    const built = [...workflow.matchAll(/\{ host: [\w.-]+, target: ([\w-]+)\b/g)].map((m) => m[1]!)
+    expect(built.sort()).toEqual([...targets].sort())
+  })
 })

@@ -74,7 +74,7 @@ let build = 'as found'
 if (flag('--build') && !smoke) {
   const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx'
   console.log('building the addon (release, LTO; takes minutes on 2 cores) and dist/ …')
-  execFileSync(npx, ['napi', 'build', '--platform', '--release', '--', '--locked'], { cwd: repo, stdio: 'inherit' })
+  execFileSync(npx, ['napi', 'build', '--platform', '--no-js', '--release', '--', '--locked'], { cwd: repo, stdio: 'inherit' })
   execFileSync(process.execPath, [join(repo, 'scripts/build-ts.mjs')], { cwd: repo, stdio: 'inherit' })
   build = 'release'
 }

@@ -4,7 +4,7 @@
  * with a `package.json` giving its module type, so Node and TypeScript read the `.js` and `.d.ts`
  * files of each tree in the right format (no "masquerading" types).
  *
- * `ts/native.ts` imports the napi-rs loader as `../index.js` (relative to `ts/`); in `dist/<format>/`
+ * `ts/native.ts` imports the addon loader as `../index.js` (relative to `ts/`); in `dist/<format>/`
  * the loader is one level further up, so that one specifier is rewritten after compiling.
  *
  * The trees are built in a staging directory and swapped in with renames, so a test or `npm pack`

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-export {}
+import { readFileSync } from 'node:fs'
+
 /**
  * `agent-fs-tools` command line (ESM only): a small dispatcher. Each subcommand lives in its own
  * module, loaded only when it runs (so `--help` needs none of the optional peers), and resolves to
@@ -24,13 +25,24 @@ Commands:
       Interactive playground of the tools; scripted without a terminal (see "agent-fs-tools demo --help").
 
 Options:
-  -h, --help    Show this help.
+  -h, --help       Show this help.
+  -v, --version    Print the version.
 `
+
+/** The package's version, from its package.json (`dist/esm/cli/` is three levels below it). */
+function version(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+  return manifest.version
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
     process.stdout.write(USAGE)
+    return 0
+  }
+  if (command === '-v' || command === '--version') {
+    process.stdout.write(`${version()}\n`)
     return 0
   }
   const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined

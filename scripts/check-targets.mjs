@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+/**
+ * `npm run check:targets [-- <triple>...]`: type-checks the crate (lib and tests, nothing linked)
+ * for the targets this machine cannot build for: by default `aarch64-apple-darwin`,
+ * `x86_64-apple-darwin`, `aarch64-unknown-linux-gnu` and `x86_64-unknown-linux-musl`.
+ *
+ * The rustup toolchain here has only the host's std. Debian's `rustc-web`, `cargo-web` and
+ * `rust-web-src` build std from source for any target (`-Zbuild-std`, enabled on a stable
+ * compiler by `RUSTC_BOOTSTRAP=1`); they are installed with `apt-get` when missing (as root, as in
+ * CI). The check uses its own target directory, `target/check-targets`, so it never disturbs the
+ * napi build. The first run per target builds std (minutes); later runs are incremental.
+ *
+ * Prints each target's errors (each once, though the lib and its test build both report it) and
+ * a count per target; exits non-zero when any target has errors.
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const DEFAULT_TARGETS = ['aarch64-apple-darwin', 'x86_64-apple-darwin', 'aarch64-unknown-linux-gnu', 'x86_64-unknown-linux-musl']
+const PACKAGES = ['rustc-web', 'cargo-web', 'rust-web-src']
+const RUSTC = '/usr/bin/rustc'
+const CARGO = '/usr/bin/cargo'
+const targetDir = join(root, 'target', 'check-targets')
+
+/** The Debian packages not installed yet. */
+function missingPackages() {
+  return PACKAGES.filter((name) => {
+    try {
+      return !execFileSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).includes('install ok installed')
+    } catch {
+      return true
+    }
+  })
+}
+
+function ensureToolchain() {
+  const missing = missingPackages()
+  if (missing.length === 0) return
+  if (process.getuid?.() !== 0) {
+    throw new Error(`check:targets needs the Debian packages ${missing.join(', ')}: run as root, or \`sudo apt-get install ${missing.join(' ')}\` first.`)
+  }
+  console.log(`installing ${missing.join(', ')} with apt-get …`)
+  execFileSync('apt-get', ['update', '-q'], { stdio: 'inherit' })
+  execFileSync('apt-get', ['install', '-y', '-q', ...missing], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+}
+
+/** Runs `cargo check` for one target; resolves to its distinct error messages (rendered). */
+function check(target) {
+  const args = ['check', '-Zbuild-std=std,panic_abort', '--target', target, '--lib', '--tests', '--locked', '--message-format=json']
+  const env = { ...process.env, RUSTC, RUSTC_BOOTSTRAP: '1', CARGO_TARGET_DIR: targetDir }
+  return new Promise((resolve, reject) => {
+    const child = spawn(CARGO, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] })
+    const errors = new Map()
+    let buffered = ''
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (chunk) => {
+      buffered += chunk
+      const lines = buffered.split('\n')
+      buffered = lines.pop()
+      for (const line of lines) {
+        if (!line.startsWith('{')) continue
+        const event = JSON.parse(line)
+        const message = event.reason === 'compiler-message' ? event.message : undefined
+        if (message?.level !== 'error' || /^aborting due to/.test(message.message)) continue
+        const span = message.spans?.find((s) => s.is_primary)
+        errors.set(`${span?.file_name}:${span?.line_start}:${span?.column_start}: ${message.message}`, message.rendered)
+      }
+    })
+    child.on('error', reject)
+    child.on('close', (code) => {
+      if (code !== 0 && errors.size === 0) reject(new Error(`cargo check --target ${target} failed (exit ${code}) without a compiler error`))
+      else resolve([...errors.values()])
+    })
+  })
+}
+
+const targets = process.argv.slice(2).filter((arg) => !arg.startsWith('-'))
+ensureToolchain()
+console.log(execFileSync(RUSTC, ['--version'], { encoding: 'utf8' }).trim())
+const counts = []
+for (const target of targets.length > 0 ? targets : DEFAULT_TARGETS) {
+  const started = Date.now()
+  console.log(`\n── ${target} ──`)
+  const errors = await check(target)
+  for (const rendered of errors) process.stdout.write(rendered)
+  counts.push(`${target}: ${errors.length === 0 ? 'ok' : `${errors.length} error${errors.length === 1 ? '' : 's'}`} (${((Date.now() - started) / 1000).toFixed(0)} s)`)
+}
+console.log(`\ncheck:targets\n${counts.map((line) => `  ${line}`).join('\n')}`)
+process.exitCode = counts.some((line) => line.includes(' error')) ? 1 : 0
