@@ -11,7 +11,8 @@ import { NativeWorkspace as LoadedNativeWorkspace } from '../index.js'
 
 /**
  * The native class as this layer uses it: the contract between the Rust core and the JS layer.
- * `__test__/native-contract.test-d.ts` checks that the generated `index.d.ts` satisfies it.
+ * The compiler checks that the class the loader declares (`index.d.ts`, generated from the Rust
+ * signatures) satisfies it: {@link NativeWorkspace} is assigned without a cast.
  */
 export interface NativeWorkspaceContract {
   /** JSON of `ToolDefinition[]` (enabled tools, host names). Static per workspace. */
@@ -45,5 +46,5 @@ export interface NativeWorkspaceContract {
 /** Constructor of the native class; throws an `InvalidArg` error naming a bad option. */
 export type NativeWorkspaceConstructor = new (optionsJson: string) => NativeWorkspaceContract
 
-/** The native class from the loader. */
-export const NativeWorkspace = LoadedNativeWorkspace as unknown as NativeWorkspaceConstructor
+/** The native class from the loader, checked against the contract by the compiler. */
+export const NativeWorkspace: NativeWorkspaceConstructor = LoadedNativeWorkspace
