@@ -55,6 +55,7 @@ use serde::{Deserialize, Serialize};
 use crate::datadir::DataDir;
 use crate::paths::{fsops, trees, Sandbox};
 
+pub mod commit;
 mod seal;
 mod store;
 mod tail;
@@ -140,6 +141,7 @@ mod path_bytes {
 pub enum Record {
     Append(AppendRecord),
     Temp(TempRecord),
+    Commit(commit::CommitRecord),
 }
 
 impl Record {
@@ -158,6 +160,7 @@ impl Record {
         match self {
             Record::Append(r) => r.pid,
             Record::Temp(r) => r.pid,
+            Record::Commit(r) => r.pid,
         }
     }
 }
@@ -175,6 +178,10 @@ pub enum Recovered {
     TempRemoved,
     /// A record that may belong to an operation in flight: kept for later.
     Skipped,
+    /// A change of many entries cut short before its commit point: undone.
+    CommitUndone,
+    /// A change of many entries cut short after its commit point: finished.
+    CommitFinished,
     /// A record we cannot show we wrote (not a regular file of ours, or its seal does not
     /// verify): never acted on, left where it is.
     Untrusted,
@@ -349,6 +356,22 @@ impl Journal {
         })
     }
 
+    /// Rewrites the record of `entry` as `record`, atomically and durably (a `.partial` copy,
+    /// fsynced, renamed over it, the directory fsynced).
+    fn rewrite_durable(&self, entry: &Entry, record: &Record) -> io::Result<()> {
+        let bytes = serde_json::to_vec(record).map_err(io::Error::other)?;
+        let mut partial = OsString::from(".");
+        partial.push(&entry.name);
+        partial.push(".partial");
+        self.store.write_sealed(&partial, &bytes, true)?;
+        if let Err(e) = self.store.rename(&partial, &entry.name) {
+            let _ = self.store.remove(&partial);
+            return Err(e);
+        }
+        self.store.sync();
+        Ok(())
+    }
+
     /// Replays every record left by a crash (cheap when the directory is missing or empty), then
     /// removes kept append bytes whose record is gone. Only records we wrote (sealed) are acted
     /// on, and only on what lies inside `sandbox`'s allowed trees.
@@ -356,8 +379,13 @@ impl Journal {
         let Ok(names) = self.store.names() else {
             return Vec::new();
         };
+        // Changes of many entries first: until one is undone or finished, the temp names it lists
+        // may hold a user's displaced file, which a temp record must not remove.
+        let (commits, others): (Vec<_>, Vec<_>) = names
+            .into_iter()
+            .partition(|name| self.is_commit_record(name));
         let mut done = Vec::new();
-        for name in names {
+        for name in commits.into_iter().chain(others) {
             let text = name.to_string_lossy();
             if text.starts_with('.') && text.ends_with(".partial") {
                 // A record never completed: nothing was done under it.
@@ -389,6 +417,7 @@ impl Journal {
             let outcome = match &record {
                 Record::Append(record) => replay(record, self.store.open_ours(&kept).ok(), sandbox),
                 Record::Temp(record) => remove_temp(record, sandbox),
+                Record::Commit(record) => commit::recover(record, sandbox),
             };
             if outcome.is_ok() {
                 let _ = self.store.remove(&name);
@@ -399,6 +428,16 @@ impl Journal {
         self.sweep_kept_bytes();
         self.store.sync();
         done
+    }
+
+    /// Whether `name` is a sealed record of a change of many entries.
+    fn is_commit_record(&self, name: &OsStr) -> bool {
+        name.to_string_lossy().ends_with(".json")
+            && self
+                .store
+                .read_sealed(name)
+                .and_then(|body| Record::parse(&body).ok())
+                .is_some_and(|r| matches!(r, Record::Commit(_)))
     }
 
     /// Removes kept append bytes without a record: a crash between writing them and the
@@ -609,6 +648,7 @@ mod tests {
         match &mut record {
             Record::Append(r) => r.pid = DEAD_PID,
             Record::Temp(r) => r.pid = DEAD_PID,
+            Record::Commit(r) => r.pid = DEAD_PID,
         }
         journal.rewrite(path, &serde_json::to_vec(&record).unwrap());
     }

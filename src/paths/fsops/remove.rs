@@ -50,9 +50,32 @@ pub fn remove_exact(
     name: &OsStr,
     expected: &dyn Fn(&Stat) -> bool,
 ) -> Result<(), RemoveError> {
-    race_point::reached(RacePoint::BeforeRemove, name);
     let aside = temp_name(name);
-    move_aside(dir, name, &aside)?;
+    let found = set_aside(dir, name, &aside, expected)?;
+    let removed = if EntryKind::of(&found) == EntryKind::Directory {
+        rmdir_at(dir, &aside)
+    } else {
+        unlink_at(dir, &aside)
+    };
+    removed.map_err(|error| {
+        let kept = put_back(dir, &aside, name);
+        RemoveError::Io { error, kept }
+    })
+}
+
+/// The first half of [`remove_exact`]: renames `name` to the fresh temp name `aside` and checks
+/// it there; the expected entry stays under `aside` (its `lstat` is returned) for the caller to
+/// remove — or to put back, for a change of many files that is undone halfway. Anything else goes
+/// back as [`remove_exact`] says.
+pub fn set_aside(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    aside: &OsStr,
+    expected: &dyn Fn(&Stat) -> bool,
+) -> Result<Stat, RemoveError> {
+    race_point::reached(RacePoint::BeforeRemove, name);
+    move_aside(dir, name, aside)?;
+    let aside = aside.to_owned();
     let found = match lstat_at(dir, &aside) {
         Ok(Some(stat)) => stat,
         Ok(None) => return Err(RemoveError::NotExpected { kept: None }),
@@ -65,15 +88,7 @@ pub fn remove_exact(
         let kept = put_back(dir, &aside, name);
         return Err(RemoveError::NotExpected { kept });
     }
-    let removed = if EntryKind::of(&found) == EntryKind::Directory {
-        rmdir_at(dir, &aside)
-    } else {
-        unlink_at(dir, &aside)
-    };
-    removed.map_err(|error| {
-        let kept = put_back(dir, &aside, name);
-        RemoveError::Io { error, kept }
-    })
+    Ok(found)
 }
 
 /// Renames `name` to the fresh temp name `aside`. Where the file system has no
@@ -89,7 +104,7 @@ fn move_aside(dir: BorrowedFd<'_>, name: &OsStr, aside: &OsStr) -> io::Result<()
 
 /// Renames `aside` back to `name` without replacing anything, else to a visible kept name
 /// (returned).
-fn put_back(dir: BorrowedFd<'_>, aside: &OsStr, name: &OsStr) -> Option<OsString> {
+pub fn put_back(dir: BorrowedFd<'_>, aside: &OsStr, name: &OsStr) -> Option<OsString> {
     match rename_noreplace(dir, aside, dir, name) {
         Ok(()) => None,
         Err(_) => Some(keep_visible(dir, aside, name).unwrap_or_else(|_| aside.to_owned())),

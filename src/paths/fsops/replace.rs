@@ -93,6 +93,47 @@ pub fn write_atomic(
     write_atomic_with(dir, name, temp, data, replacing, rename_exchange)
 }
 
+/// Stages `data` as the new file `temp` beside `name`, durable, with what `metadata_of` has (the
+/// file it will replace, or the one it moves; see [`keep_metadata_of`]); for a change of many
+/// files that puts every file in place only once every one is staged ([`swap_in`]). On failure
+/// `temp` is gone.
+pub fn stage(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    temp: &OsStr,
+    data: &[u8],
+    metadata_of: Option<&Stat>,
+) -> io::Result<()> {
+    let staged = write_temp(dir, name, temp, data, metadata_of);
+    if staged.is_err() {
+        let _ = unlink_at(dir, temp);
+    }
+    staged
+}
+
+/// Puts the staged `temp` (holding `data`) in place of `name`, only as planned (`replacing`, as
+/// for [`write_atomic`]). Where nothing was to be replaced, `temp` takes the free name. Where a
+/// file was, the two are exchanged and checked, and the planned file is left under `temp`: the
+/// caller removes it once the whole change is in place, or exchanges it back. On any failure
+/// `name` holds what it held and `temp` is gone. A file system that cannot exchange names fails
+/// with `Unsupported` (a change of many files could not be undone halfway otherwise).
+pub fn swap_in(
+    dir: BorrowedFd<'_>,
+    temp: &OsStr,
+    name: &OsStr,
+    data: &[u8],
+    replacing: Replacing<'_>,
+) -> Result<(), ReplaceError> {
+    race_point::reached(RacePoint::BeforeReplace, name);
+    match replacing {
+        Replacing::Nothing => take_free_name(dir, temp, name),
+        Replacing::File { stat, same_content } => {
+            let planned = Planned { stat, same_content };
+            take_planned_name_keeping(dir, temp, name, data, &planned, rename_exchange, true)
+        }
+    }
+}
+
 /// How two names are swapped: [`rename_exchange`], or in tests a file system without it.
 type Swap = fn(BorrowedFd<'_>, &OsStr, BorrowedFd<'_>, &OsStr) -> io::Result<()>;
 
@@ -175,8 +216,27 @@ fn take_planned_name(
     planned: &Planned<'_>,
     swap: Swap,
 ) -> Result<(), ReplaceError> {
+    take_planned_name_keeping(dir, temp, name, data, planned, swap, false)
+}
+
+/// [`take_planned_name`]; with `keep_old`, the planned file stays under `temp` (see [`swap_in`]).
+fn take_planned_name_keeping(
+    dir: BorrowedFd<'_>,
+    temp: &OsStr,
+    name: &OsStr,
+    data: &[u8],
+    planned: &Planned<'_>,
+    swap: Swap,
+    keep_old: bool,
+) -> Result<(), ReplaceError> {
     match swap(dir, temp, dir, name) {
         Ok(()) => {}
+        Err(e) if is_unsupported_rename(&e) && keep_old => {
+            let _ = unlink_at(dir, temp);
+            return Err(ReplaceError::Io(io::Error::from(
+                io::ErrorKind::Unsupported,
+            )));
+        }
         Err(e) if is_unsupported_rename(&e) => {
             return replace_after_check(dir, temp, name, planned)
         }
@@ -195,7 +255,9 @@ fn take_planned_name(
     // `temp` now holds what `name` held.
     match compare(dir, temp, planned) {
         Ok(Found::Planned) => {
-            let _ = unlink_at(dir, temp);
+            if !keep_old {
+                let _ = unlink_at(dir, temp);
+            }
             Ok(())
         }
         Ok(found) => Err(swap_back(dir, temp, name, data, swap, found)),

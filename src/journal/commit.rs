@@ -1,0 +1,724 @@
+//! A change of many entries, all or nothing — also when the process is killed at any point
+//! (SPEC §12 for `apply_patch`; undo uses it too).
+//!
+//! 1. **Stage** (nothing visible changes): each new file is written and fsynced under a temp name
+//!    beside its target ([`fsops::stage`], journaled like any temp file). What the change destroys
+//!    was put in the trash by the caller before.
+//! 2. **Record**: one fsynced journal record, state `applying`, lists every step: its directory
+//!    (path, dev, ino), its name, its temp name (`aside`), and the identities that tell ours from
+//!    anything else — the inode of each staged file and its SHA-256, the dev and ino of what each
+//!    step replaces or removes. From here on the record answers for the temp names.
+//! 3. **Apply**, step by step: a staged file takes a free name (`RENAME_NOREPLACE`) or is
+//!    exchanged with the planned file (`RENAME_EXCHANGE`, then checked, [`fsops::swap_in`]), which
+//!    stays under the temp name; an entry to remove is renamed aside and checked
+//!    ([`fsops::set_aside`]). A step that finds anything but what was planned undoes the steps
+//!    before it (exchanged back, renamed back), and the change fails with nothing changed.
+//! 4. **Applied**: every directory touched is fsynced and the record becomes `applied` (fsynced).
+//!    This is the commit point.
+//! 5. **Clean up**: what each step displaced (kept under its temp name until now) is removed —
+//!    it is in the trash — and the record goes.
+//!
+//! Recovery of a record left by a crash: `applying` → every step is undone as far as it was done
+//! (judged by the recorded identities, never by names alone), staged files are removed; `applied`
+//! → the clean-up is finished. Either way, afterwards every entry is as before the change or every
+//! one as the change says. An entry that is neither ours nor the planned one (the user changed it
+//! after the crash) is left where it is.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::Stat;
+use serde::{Deserialize, Serialize};
+
+use super::{path_bytes, Durability, Entry, Journal, Record, Recovered};
+use crate::hashing::sha256_hex;
+use crate::paths::fsops::{self, RemoveError, ReplaceError, Replacing, Snapshot};
+use crate::paths::{trees, Sandbox};
+
+/// What tells an entry from any other, also across a rename (which keeps all of these) and a
+/// freed inode number given to a new file (which has its own size and times).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Ident {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime: (i64, u32),
+}
+
+impl Ident {
+    fn of(stat: &Stat) -> Self {
+        Self::of_snapshot(&Snapshot::of(stat))
+    }
+
+    fn of_snapshot(snap: &Snapshot) -> Self {
+        Self {
+            dev: snap.dev,
+            ino: snap.ino,
+            size: snap.size,
+            mtime: snap.mtime,
+        }
+    }
+
+    fn is(&self, stat: &Stat) -> bool {
+        Self::of(stat) == *self
+    }
+}
+
+/// One step of a change, as the record keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct StepRecord {
+    /// The canonical path of the directory, and its dev and ino.
+    #[serde(with = "path_bytes")]
+    pub dir: PathBuf,
+    pub dir_dev: u64,
+    pub dir_ino: u64,
+    #[serde(with = "path_bytes")]
+    pub name: PathBuf,
+    /// The temp name: the staged file before the step, what it displaced after.
+    #[serde(with = "path_bytes")]
+    pub aside: PathBuf,
+    pub action: StepAction,
+}
+
+/// What a step does.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum StepAction {
+    /// The staged file (`staged`, holding `sha256`) takes the name; `replaces` is the file it
+    /// displaces, if any.
+    #[serde(rename_all = "camelCase")]
+    Put {
+        staged: Ident,
+        sha256: String,
+        replaces: Option<Ident>,
+    },
+    /// The entry `removes` leaves the name.
+    #[serde(rename_all = "camelCase")]
+    Remove { removes: Ident },
+}
+
+/// A change of many entries in flight (kind `commit`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct CommitRecord {
+    /// `applying` until every step is done and durable, then `applied`.
+    pub applied: bool,
+    pub steps: Vec<StepRecord>,
+    pub pid: u32,
+}
+
+/// A file as planned: the stat it had and the bytes that were read (to tell an in-place write).
+pub struct PlannedFile {
+    pub stat: Stat,
+    pub bytes: Vec<u8>,
+}
+
+/// One step, staged.
+struct Staged {
+    dir: OwnedFd,
+    record: StepRecord,
+    /// For a put: the new content; and the planned file it replaces.
+    data: Vec<u8>,
+    replaces: Option<PlannedFile>,
+    /// For a remove: what the entry must still be.
+    removes: Option<Snapshot>,
+    /// The temp record answering for the staged file until the commit record does.
+    temp_entry: Option<Entry>,
+}
+
+/// Why a change was not made.
+#[derive(Debug)]
+pub struct CommitError {
+    /// The step (in the order added) that failed.
+    pub step: usize,
+    pub reason: StepFailure,
+}
+
+/// What went wrong with a step.
+#[derive(Debug)]
+pub enum StepFailure {
+    /// The entry was not what was planned on (the message says how: replaced, written to, open
+    /// for writing elsewhere); `kept` names a visible copy of something that took its place.
+    Changed {
+        being_written: bool,
+        kept: Option<OsString>,
+    },
+    Io(io::Error),
+}
+
+impl From<ReplaceError> for StepFailure {
+    fn from(e: ReplaceError) -> Self {
+        match e {
+            ReplaceError::Changed {
+                kept,
+                being_written,
+            } => StepFailure::Changed {
+                being_written,
+                kept,
+            },
+            ReplaceError::Io(e) => StepFailure::Io(e),
+        }
+    }
+}
+
+impl From<RemoveError> for StepFailure {
+    fn from(e: RemoveError) -> Self {
+        match e {
+            RemoveError::NotExpected { kept } => StepFailure::Changed {
+                being_written: false,
+                kept,
+            },
+            RemoveError::Io { error, .. } => StepFailure::Io(error),
+        }
+    }
+}
+
+/// A change being prepared: steps are staged one by one, then [`Commit::apply`] makes them all.
+pub struct Commit<'a> {
+    journal: &'a Journal,
+    steps: Vec<Staged>,
+}
+
+impl Journal {
+    /// A new change of many entries (see the module docs).
+    pub fn commit(&self) -> Commit<'_> {
+        Commit {
+            journal: self,
+            steps: Vec::new(),
+        }
+    }
+}
+
+impl Commit<'_> {
+    /// Stages `data` as the new content of `name` in `dir` (canonical path `dir_path`), with the
+    /// metadata of `metadata_of` (the file it replaces, or the one it moves); `replaces` is the
+    /// file there now, as planned (`None`: the name must be free).
+    pub fn put(
+        &mut self,
+        dir: OwnedFd,
+        dir_path: &Path,
+        name: &OsStr,
+        data: Vec<u8>,
+        metadata_of: Option<&Stat>,
+        replaces: Option<PlannedFile>,
+    ) -> io::Result<()> {
+        let aside = fsops::temp_name(name);
+        let temp_entry = self.journal.begin_temp(dir_path, dir.as_fd(), &aside);
+        if let Err(e) = fsops::stage(dir.as_fd(), name, &aside, &data, metadata_of) {
+            if let Some(entry) = temp_entry {
+                entry.finish();
+            }
+            return Err(e);
+        }
+        let staged = fsops::lstat_at(dir.as_fd(), &aside)?
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        let record = StepRecord {
+            dir: dir_path.to_owned(),
+            dir_dev: Snapshot::of(&fsops::fstat(&dir)?).dev,
+            dir_ino: Snapshot::of(&fsops::fstat(&dir)?).ino,
+            name: PathBuf::from(name),
+            aside: PathBuf::from(&aside),
+            action: StepAction::Put {
+                staged: Ident::of(&staged),
+                sha256: sha256_hex(&data),
+                replaces: replaces.as_ref().map(|p| Ident::of(&p.stat)),
+            },
+        };
+        self.steps.push(Staged {
+            dir,
+            record,
+            data,
+            replaces,
+            removes: None,
+            temp_entry,
+        });
+        Ok(())
+    }
+
+    /// Adds the removal of `name` in `dir` (canonical path `dir_path`), which must still be the
+    /// entry `expected` describes (its contents already in the trash).
+    pub fn remove(
+        &mut self,
+        dir: OwnedFd,
+        dir_path: &Path,
+        name: &OsStr,
+        expected: Snapshot,
+    ) -> io::Result<()> {
+        let dir_stat = Snapshot::of(&fsops::fstat(&dir)?);
+        let record = StepRecord {
+            dir: dir_path.to_owned(),
+            dir_dev: dir_stat.dev,
+            dir_ino: dir_stat.ino,
+            name: PathBuf::from(name),
+            aside: PathBuf::from(fsops::temp_name(name)),
+            action: StepAction::Remove {
+                removes: Ident::of_snapshot(&expected),
+            },
+        };
+        self.steps.push(Staged {
+            dir,
+            record,
+            data: Vec::new(),
+            replaces: None,
+            removes: Some(expected),
+            temp_entry: None,
+        });
+        Ok(())
+    }
+
+    /// Makes every step, or none (see the module docs). Staged files are gone either way.
+    pub fn apply(mut self) -> Result<(), CommitError> {
+        let failed = |step, reason| CommitError { step, reason };
+        let record = Record::Commit(CommitRecord {
+            applied: false,
+            steps: self.steps.iter().map(|s| s.record.clone()).collect(),
+            pid: std::process::id(),
+        });
+        let entry = match self.journal.write(&record, Durability::Fsynced) {
+            Ok(entry) => entry,
+            Err(e) => {
+                self.discard();
+                return Err(failed(0, StepFailure::Io(e)));
+            }
+        };
+        // The commit record answers for the temp names from here on.
+        for step in &mut self.steps {
+            if let Some(temp) = step.temp_entry.take() {
+                temp.finish();
+            }
+        }
+        for index in 0..self.steps.len() {
+            if let Err(reason) = apply_step(&self.steps[index]) {
+                for done in self.steps[..index].iter().rev() {
+                    undo_step(done.dir.as_fd(), &done.record);
+                }
+                self.discard();
+                sync_dirs(&self.steps);
+                entry.finish();
+                return Err(failed(index, reason));
+            }
+        }
+        sync_dirs(&self.steps);
+        let Record::Commit(mut applied) = record else {
+            unreachable!("built above")
+        };
+        applied.applied = true;
+        // The commit point. Should the record not be rewritten, recovery undoes the change, so the
+        // call must not report it done: undo it now.
+        if let Err(e) = self
+            .journal
+            .rewrite_durable(&entry, &Record::Commit(applied))
+        {
+            for done in self.steps.iter().rev() {
+                undo_step(done.dir.as_fd(), &done.record);
+            }
+            sync_dirs(&self.steps);
+            entry.finish();
+            return Err(failed(0, StepFailure::Io(e)));
+        }
+        for step in &self.steps {
+            clean_up(step.dir.as_fd(), &step.record);
+        }
+        entry.finish();
+        Ok(())
+    }
+
+    /// Removes the staged files of steps not applied.
+    fn discard(&mut self) {
+        for step in &mut self.steps {
+            if let StepAction::Put { staged, sha256, .. } = &step.record.action {
+                remove_staged(
+                    step.dir.as_fd(),
+                    step.record.aside.as_os_str(),
+                    staged,
+                    sha256,
+                );
+            }
+            if let Some(temp) = step.temp_entry.take() {
+                temp.finish();
+            }
+        }
+    }
+}
+
+impl Drop for Commit<'_> {
+    /// A change dropped before it was applied leaves nothing staged behind.
+    fn drop(&mut self) {
+        self.discard();
+    }
+}
+
+fn apply_step(step: &Staged) -> Result<(), StepFailure> {
+    let (dir, name, aside) = (
+        step.dir.as_fd(),
+        step.record.name.as_os_str(),
+        step.record.aside.as_os_str(),
+    );
+    match (&step.record.action, &step.replaces, &step.removes) {
+        (StepAction::Put { .. }, None, _) => {
+            fsops::swap_in(dir, aside, name, &step.data, Replacing::Nothing)?
+        }
+        (StepAction::Put { .. }, Some(planned), _) => {
+            let same_content = |file: &mut File| fsops::same_bytes(file, &planned.bytes);
+            fsops::swap_in(
+                dir,
+                aside,
+                name,
+                &step.data,
+                Replacing::File {
+                    stat: &planned.stat,
+                    same_content: &same_content,
+                },
+            )?
+        }
+        (StepAction::Remove { .. }, _, Some(expected)) => {
+            let expected = *expected;
+            fsops::set_aside(dir, name, aside, &|found| {
+                let found = Snapshot::of(found);
+                found.same_except_ctime(&expected) || found == expected
+            })?;
+        }
+        (StepAction::Remove { .. }, _, None) => unreachable!("a remove step knows what it removes"),
+    }
+    Ok(())
+}
+
+/// Takes back a step, as far as it was done: judged by identities (and a staged file by its
+/// content too), so only what is ours moves.
+fn undo_step(dir: BorrowedFd<'_>, step: &StepRecord) {
+    let (name, aside) = (step.name.as_os_str(), step.aside.as_os_str());
+    let at = |n: &OsStr| fsops::lstat_at(dir, n).ok().flatten();
+    match &step.action {
+        StepAction::Put {
+            staged,
+            sha256,
+            replaces: None,
+        } => {
+            // Ours took the free name: it leaves it (aside, then removed).
+            if is_staged(dir, name, staged, sha256) && at(aside).is_none() {
+                let _ = fsops::rename_noreplace(dir, name, dir, aside);
+            }
+            remove_staged(dir, aside, staged, sha256);
+        }
+        StepAction::Put {
+            staged,
+            sha256,
+            replaces: Some(old),
+        } => {
+            let swapped =
+                is_staged(dir, name, staged, sha256) && at(aside).is_some_and(|s| old.is(&s));
+            if swapped {
+                let _ = fsops::rename_exchange(dir, aside, dir, name);
+            }
+            remove_staged(dir, aside, staged, sha256);
+        }
+        StepAction::Remove { removes } => {
+            if at(aside).is_some_and(|s| removes.is(&s)) && at(name).is_none() {
+                let _ = fsops::rename_noreplace(dir, aside, dir, name);
+            }
+        }
+    }
+}
+
+/// After the commit point: removes what a step displaced (in the trash already).
+fn clean_up(dir: BorrowedFd<'_>, step: &StepRecord) {
+    let aside = step.aside.as_os_str();
+    let displaced = match &step.action {
+        StepAction::Put { replaces, .. } => *replaces,
+        StepAction::Remove { removes } => Some(*removes),
+    };
+    if let Some(displaced) = displaced {
+        if fsops::lstat_at(dir, aside)
+            .ok()
+            .flatten()
+            .is_some_and(|s| displaced.is(&s))
+        {
+            let _ = trees::remove_tree_at(dir, aside, trees::Removal::EVERYTHING);
+        }
+    }
+}
+
+/// Whether `name` is the staged file `staged` with the content hashing to `sha256`.
+fn is_staged(dir: BorrowedFd<'_>, name: &OsStr, staged: &Ident, sha256: &str) -> bool {
+    let Ok(file) = fsops::open_for_read(dir, name) else {
+        return false;
+    };
+    fsops::fstat(&file).is_ok_and(|s| staged.is(&s))
+        && crate::hashing::sha256_reader(file).is_ok_and(|hash| hash == sha256)
+}
+
+/// Unlinks `name` if it is the staged file.
+fn remove_staged(dir: BorrowedFd<'_>, name: &OsStr, staged: &Ident, sha256: &str) {
+    if is_staged(dir, name, staged, sha256) {
+        let _ = fsops::unlink_at(dir, name);
+    }
+}
+
+/// fsyncs every directory the steps touch, once each.
+fn sync_dirs(steps: &[Staged]) {
+    let mut seen = Vec::new();
+    for step in steps {
+        let key = (step.record.dir_dev, step.record.dir_ino);
+        if !seen.contains(&key) {
+            seen.push(key);
+            fsops::fsync_dir(step.dir.as_fd());
+        }
+    }
+}
+
+/// Recovery of a commit record a crash left: undone while `applying`, finished once `applied`
+/// (see the module docs); only directories still the recorded ones, inside the allowed trees.
+pub fn recover(record: &CommitRecord, sandbox: &Sandbox) -> io::Result<Recovered> {
+    let mut dirs = Vec::new();
+    for step in &record.steps {
+        let dir = match super::open_beneath_allowed(sandbox, &step.dir) {
+            Ok(dir)
+                if Snapshot::of(&fsops::fstat(&dir)?).dev == step.dir_dev
+                    && Snapshot::of(&fsops::fstat(&dir)?).ino == step.dir_ino =>
+            {
+                Some(dir)
+            }
+            _ => None,
+        };
+        dirs.push(dir);
+    }
+    let steps = record.steps.iter().zip(&dirs);
+    if record.applied {
+        for (step, dir) in steps {
+            if let Some(dir) = dir {
+                clean_up(dir.as_fd(), step);
+            }
+        }
+        Ok(Recovered::CommitFinished)
+    } else {
+        for (step, dir) in steps.rev() {
+            if let Some(dir) = dir {
+                undo_step(dir.as_fd(), step);
+            }
+        }
+        for dir in dirs.iter().flatten() {
+            fsops::fsync_dir(dir.as_fd());
+        }
+        Ok(Recovered::CommitUndone)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::datadir::DataDir;
+    use std::fs;
+    use std::sync::Arc;
+
+    struct Setup {
+        _tmp: tempfile::TempDir,
+        root: PathBuf,
+        journal: Journal,
+    }
+
+    fn setup() -> Setup {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        let root = base.join("root");
+        fs::create_dir(&root).unwrap();
+        fs::write(root.join("a.txt"), "a old\n").unwrap();
+        fs::write(root.join("b.txt"), "b old\n").unwrap();
+        fs::write(root.join("gone.txt"), "to remove\n").unwrap();
+        let journal = Journal::new(Arc::new(DataDir::new(base.join("data"))), "journal/x");
+        Setup {
+            _tmp: tmp,
+            root,
+            journal,
+        }
+    }
+
+    fn dir(root: &Path) -> OwnedFd {
+        fsops::open_dir(root, root, false).unwrap()
+    }
+
+    fn planned(root: &Path, name: &str) -> PlannedFile {
+        let stat = fsops::lstat_at(dir(root).as_fd(), OsStr::new(name))
+            .unwrap()
+            .unwrap();
+        PlannedFile {
+            stat,
+            bytes: fs::read(root.join(name)).unwrap(),
+        }
+    }
+
+    /// a.txt and b.txt rewritten, c.txt added, gone.txt removed.
+    fn stage_all<'a>(s: &'a Setup) -> Commit<'a> {
+        let root = &s.root;
+        let mut commit = s.journal.commit();
+        for (name, data) in [("a.txt", "a new\n"), ("b.txt", "b new\n")] {
+            let plan = planned(root, name);
+            let stat = plan.stat;
+            commit
+                .put(
+                    dir(root),
+                    root,
+                    OsStr::new(name),
+                    data.into(),
+                    Some(&stat),
+                    Some(plan),
+                )
+                .unwrap();
+        }
+        commit
+            .put(
+                dir(root),
+                root,
+                OsStr::new("c.txt"),
+                b"c new\n".to_vec(),
+                None,
+                None,
+            )
+            .unwrap();
+        let gone = Snapshot::of(&planned(root, "gone.txt").stat);
+        commit
+            .remove(dir(root), root, OsStr::new("gone.txt"), gone)
+            .unwrap();
+        commit
+    }
+
+    fn tree(root: &Path) -> Vec<(String, String)> {
+        let mut entries: Vec<_> = fs::read_dir(root)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, fs::read_to_string(e.path()).unwrap_or_default())
+            })
+            .collect();
+        entries.sort();
+        entries
+    }
+
+    fn before() -> Vec<(String, String)> {
+        vec![
+            ("a.txt".into(), "a old\n".into()),
+            ("b.txt".into(), "b old\n".into()),
+            ("gone.txt".into(), "to remove\n".into()),
+        ]
+    }
+
+    fn after() -> Vec<(String, String)> {
+        vec![
+            ("a.txt".into(), "a new\n".into()),
+            ("b.txt".into(), "b new\n".into()),
+            ("c.txt".into(), "c new\n".into()),
+        ]
+    }
+
+    #[test]
+    fn every_step_is_made_and_nothing_is_left_behind() {
+        let s = setup();
+        assert_eq!(tree(&s.root), before());
+        stage_all(&s).apply().unwrap();
+        assert_eq!(tree(&s.root), after());
+        assert_eq!(s.journal.store.names().unwrap(), Vec::<OsString>::new());
+    }
+
+    #[test]
+    fn a_file_written_in_place_after_planning_stops_the_whole_change() {
+        let s = setup();
+        let commit = stage_all(&s);
+        // An editor saves b.txt in place after it was planned on (same inode, other bytes).
+        fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(s.root.join("b.txt"))
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b"b edited\n"))
+            .unwrap();
+        let error = commit.apply().unwrap_err();
+        assert_eq!(error.step, 1);
+        assert!(matches!(error.reason, StepFailure::Changed { .. }));
+        let mut expected = before();
+        expected[1].1 = "b edited\n".into();
+        assert_eq!(
+            tree(&s.root),
+            expected,
+            "a.txt is back, nothing staged is left"
+        );
+    }
+
+    #[test]
+    fn a_file_that_appears_at_an_added_name_stops_the_whole_change() {
+        let s = setup();
+        let commit = stage_all(&s);
+        fs::write(s.root.join("c.txt"), "someone else's\n").unwrap();
+        let error = commit.apply().unwrap_err();
+        assert_eq!(error.step, 2);
+        let mut expected = before();
+        expected.insert(2, ("c.txt".into(), "someone else's\n".into()));
+        assert_eq!(tree(&s.root), expected);
+    }
+
+    #[test]
+    fn a_dropped_change_leaves_nothing_staged() {
+        let s = setup();
+        drop(stage_all(&s));
+        assert_eq!(tree(&s.root), before());
+    }
+
+    /// A crash at every point of the apply: the next recovery leaves all as before, or all as
+    /// the change says.
+    #[test]
+    fn a_crash_at_any_step_is_undone_or_finished_by_recovery() {
+        for crash_after in 0..=5 {
+            let s = setup();
+            let mut commit = stage_all(&s);
+            let mut record = CommitRecord {
+                applied: false,
+                steps: commit.steps.iter().map(|st| st.record.clone()).collect(),
+                pid: u32::MAX - 1,
+            };
+            for step in commit.steps.iter().take(crash_after.min(4)) {
+                apply_step(step).unwrap();
+            }
+            if crash_after == 5 {
+                record.applied = true;
+            }
+            // The process dies: nothing of `commit` runs any more.
+            for step in &mut commit.steps {
+                step.temp_entry = None;
+            }
+            std::mem::forget(commit);
+            let outcome = recover(&record, &Sandbox::new(s.root.clone(), None, vec![])).unwrap();
+            if crash_after == 5 {
+                assert_eq!(outcome, Recovered::CommitFinished);
+                assert_eq!(tree(&s.root), after(), "finished after {crash_after}");
+            } else {
+                assert_eq!(outcome, Recovered::CommitUndone);
+                assert_eq!(tree(&s.root), before(), "undone after {crash_after}");
+            }
+        }
+    }
+
+    /// What the user put in place after the crash is never taken back.
+    #[test]
+    fn recovery_leaves_what_is_neither_ours_nor_planned() {
+        let s = setup();
+        let commit = stage_all(&s);
+        let record = CommitRecord {
+            applied: false,
+            steps: commit.steps.iter().map(|st| st.record.clone()).collect(),
+            pid: u32::MAX - 1,
+        };
+        apply_step(&commit.steps[0]).unwrap();
+        std::mem::forget(commit);
+        // After the crash, the user replaces a.txt (which holds ours) with a new file.
+        fs::remove_file(s.root.join("a.txt")).unwrap();
+        fs::write(s.root.join("a.txt"), "user\n").unwrap();
+        recover(&record, &Sandbox::new(s.root.clone(), None, vec![])).unwrap();
+        let found = tree(&s.root);
+        assert!(
+            found.contains(&("a.txt".into(), "user\n".into())),
+            "{found:?}"
+        );
+    }
+}
