@@ -52,6 +52,13 @@ pub struct FileChange {
         serialize_with = "display_some"
     )]
     pub trashed_to: Option<PathBuf>,
+    /// For a move that also changed the content: the archive that keeps the content it had at
+    /// `from`.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "display_some"
+    )]
+    pub from_trashed_to: Option<PathBuf>,
 }
 
 impl FileChange {
@@ -64,6 +71,7 @@ impl FileChange {
             sha256_before: None,
             sha256_after: None,
             trashed_to: None,
+            from_trashed_to: None,
         }
     }
 
@@ -76,6 +84,9 @@ impl FileChange {
         }
         if let Some(archive) = &self.trashed_to {
             entry["trashedTo"] = archive.shown().into_owned().into();
+        }
+        if let Some(archive) = &self.from_trashed_to {
+            entry["fromTrashedTo"] = archive.shown().into_owned().into();
         }
         entry
     }

@@ -19,6 +19,7 @@ pub struct Limits {
     pub write_max_bytes: u64,
     pub append_max_total_bytes: u64,
     pub edit_max_file_bytes: u64,
+    pub patch_max_bytes: u64,
     pub list_max_entries: u64,
     pub cwd_max_depth: u64,
     pub diff_timeout_ms: u64,
@@ -32,6 +33,7 @@ impl Default for Limits {
             write_max_bytes: 1024 * 1024,
             append_max_total_bytes: 10 * 1024 * 1024,
             edit_max_file_bytes: 10 * 1024 * 1024,
+            patch_max_bytes: 4 * 1024 * 1024,
             list_max_entries: 500,
             cwd_max_depth: 100,
             diff_timeout_ms: 1000,
@@ -47,6 +49,7 @@ impl Limits {
             "writeMaxBytes" => &mut self.write_max_bytes,
             "appendMaxTotalBytes" => &mut self.append_max_total_bytes,
             "editMaxFileBytes" => &mut self.edit_max_file_bytes,
+            "patchMaxBytes" => &mut self.patch_max_bytes,
             "listMaxEntries" => &mut self.list_max_entries,
             "cwdMaxDepth" => &mut self.cwd_max_depth,
             "diffTimeoutMs" => &mut self.diff_timeout_ms,
@@ -340,7 +343,7 @@ fn limits(value: Option<&Value>) -> Result<Limits> {
         let name = format!("limits.{key}");
         let slot = out.slot(key).ok_or_else(|| {
             OptionError(format!(
-                "{name}: unknown limit; known limits are readMaxBytes, readMaxLines, writeMaxBytes, appendMaxTotalBytes, editMaxFileBytes, listMaxEntries, cwdMaxDepth, diffTimeoutMs"
+                "{name}: unknown limit; known limits are readMaxBytes, readMaxLines, writeMaxBytes, appendMaxTotalBytes, editMaxFileBytes, patchMaxBytes, listMaxEntries, cwdMaxDepth, diffTimeoutMs"
             ))
         })?;
         if v.is_null() {

@@ -61,6 +61,8 @@ export interface Limits {
   appendMaxTotalBytes: number
   /** Largest file `edit_file` edits, in bytes. Default 10 MiB. */
   editMaxFileBytes: number
+  /** Largest patch `apply_patch` accepts, in bytes (each file it changes is bounded by `editMaxFileBytes`). Default 4 MiB. */
+  patchMaxBytes: number
   /** Most entries `list_directory` returns. Default 500. */
   listMaxEntries: number
   /** Most frames on the cwd stack. Default 100. */

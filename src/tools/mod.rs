@@ -9,6 +9,7 @@ use crate::error::ToolError;
 pub use crate::text::quantity::{bytes, quantity};
 
 pub mod append_file;
+pub mod apply_patch;
 pub mod create_directory;
 pub mod cwd;
 pub mod delete_file;
@@ -52,6 +53,7 @@ pub static ALL: &[&ToolSpec] = &[
     &write_file::SPEC,
     &edit_file::SPEC,
     &append_file::SPEC,
+    &apply_patch::SPEC,
     &list_directory::SPEC,
     &create_directory::SPEC,
     &delete_file::SPEC,

@@ -267,6 +267,14 @@ impl Bucket {
         Ok(removed)
     }
 
+    /// Removes `archived`, a copy made for a change that then did not happen: it was never
+    /// reported to anyone, and what it holds is still where it was.
+    pub fn discard(&self, archived: Archived) {
+        if fs::remove_file(&archived.archive_path).is_ok() {
+            let _ = File::open(&self.dir).and_then(fsops::sync_fd);
+        }
+    }
+
     /// Read the metadata of an archive that must be directly inside this bucket.
     pub fn inspect(&self, archive: &Path) -> Result<Metadata, TrashError> {
         read::read_metadata(&self.locate(archive)?)

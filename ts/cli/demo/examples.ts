@@ -13,6 +13,10 @@ const EXAMPLES: Readonly<Record<string, Record<string, unknown>>> = {
     path: 'src/greet.ts',
     edits: [{ oldString: "'Hello, ' + name", newString: '`Hello, ${name}!`' }],
   },
+  apply_patch: {
+    input:
+      '*** Begin Patch\n*** Update File: src/greet.ts\n@@\n export function greet(name: string): string {\n-  return \'Hello, \' + name\n+  return `Hello, ${name}!`\n }\n*** Add File: src/farewell.ts\n+export const farewell = (name: string): string => `Bye, ${name}`\n*** End Patch\n',
+  },
   list_directory: { path: '.', recursive: true },
   create_directory: { path: 'build/output' },
   delete_file: { path: 'src/index.ts' },

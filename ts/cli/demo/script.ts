@@ -38,6 +38,14 @@ export const BUILTIN_SCRIPT: readonly ScriptCall[] = [
       ],
     },
   },
+  {
+    tool: 'apply_patch',
+    args: {
+      input:
+        '*** Begin Patch\n*** Update File: src/index.ts\n@@\n-console.log(greet(\'world\'))\n+console.log(greet(\'playground\'))\n*** Add File: src/farewell.ts\n+export const farewell = (name: string): string => `Bye, ${name}`\n*** End Patch\n',
+    },
+    note: 'one patch, two files, all or nothing',
+  },
   { tool: 'read_file', args: { path: 'src/greet.ts', startLine: 1, endLine: 2 } },
   { tool: 'read_file', args: { path: 'src/missing.ts' } },
   { tool: 'create_directory', args: { path: 'build/output' } },
