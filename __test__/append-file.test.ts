@@ -169,7 +169,9 @@ describe('append_file errors', () => {
     expect(failed.result.output).not.toContain('changed meanwhile')
     expect(read(join(root, 'log.txt'))).toBe(before)
     const journal = join(dataDir, 'journal')
-    const left = existsSync(journal) ? readdirSync(journal).flatMap((d) => readdirSync(join(journal, d))) : []
+    const left = existsSync(journal)
+      ? readdirSync(journal, { withFileTypes: true }).filter((d) => d.isDirectory()).flatMap((d) => readdirSync(join(journal, d.name)))
+      : []
     expect(left).toEqual([])
   })
 })

@@ -202,7 +202,10 @@ async function nextWorkspace(dirs: { root: string; dataDir: string }): Promise<{
 function journalRecords(dirs: { dataDir: string }): string[] {
   const journal = join(dirs.dataDir, 'journal')
   if (!existsSync(journal)) return []
-  return readdirSync(journal).flatMap((d) => readdirSync(join(journal, d)).map((n) => join(d, n)))
+  // (`key` beside the journals is the key records are sealed with.)
+  return readdirSync(journal, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .flatMap((d) => readdirSync(join(journal, d.name)).map((n) => join(d.name, n)))
 }
 
 /** Names in `dir` (recursively) that are leftovers of an interrupted write or restore. */
@@ -621,6 +624,79 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
     } finally {
       rmSync(backup, { force: true })
     }
+  })
+
+  it('apply_patch: all files as before or all as the patch says, never a mix', async () => {
+    const dirs = tempWorkspaceDirs()
+    // Large files, a line changed in each: planning is quick, the commit (archiving, staging,
+    // exchanging six files) is where the kills land.
+    const big = (tag: string): string => bigText(tag, 1 << 20)
+    const before: Record<string, string | null> = {
+      'u1.txt': `${big('u1')}OLD-1\n`,
+      'u2.txt': `${big('u2')}OLD-2\n`,
+      'gone.txt': big('gone'),
+      'm1.txt': `${big('m1')}OLD-M\n`,
+      'taken.txt': big('taken'),
+      'added/new.txt': null,
+      'moved/m1.txt': null,
+    }
+    const addedText = bigText('added', 256 << 10)
+    const takenText = 'replaced by the patch\n'
+    const after: Record<string, string | null> = {
+      'u1.txt': `${big('u1')}NEW-1\n`,
+      'u2.txt': `${big('u2')}NEW-2\n`,
+      'gone.txt': null,
+      'm1.txt': null,
+      'taken.txt': takenText,
+      'added/new.txt': addedText,
+      'moved/m1.txt': `${big('m1')}NEW-M\n`,
+    }
+    const plus = (text: string): string => text.split('\n').slice(0, -1).map((l) => `+${l}\n`).join('')
+    const input = [
+      '*** Begin Patch\n',
+      '*** Update File: u1.txt\n@@\n-OLD-1\n+NEW-1\n',
+      '*** Update File: u2.txt\n@@\n-OLD-2\n+NEW-2\n',
+      `*** Add File: added/new.txt\n${plus(addedText)}`,
+      '*** Delete File: gone.txt\n',
+      '*** Update File: m1.txt\n*** Move to: moved/m1.txt\n@@\n-OLD-M\n+NEW-M\n',
+      `*** Add File: taken.txt\n${plus(takenText)}`,
+      '*** End Patch\n',
+    ].join('')
+    const inputFile = join(dirs.dataDir, '..', 'patch.txt')
+    writeFileSync(inputFile, input)
+    const calls: Call[] = [['apply_patch', { inputFile }]]
+    const reset = (): void => {
+      for (const dir of ['added', 'moved']) rmSync(join(dirs.root, dir), { recursive: true, force: true })
+      for (const [name, text] of Object.entries(before)) {
+        if (text === null) rmSync(join(dirs.root, name), { force: true })
+        else writeFileSync(join(dirs.root, name), text)
+      }
+    }
+    const state = (): Record<string, string | null> =>
+      Object.fromEntries(
+        Object.keys(before).map((name) => {
+          const path = join(dirs.root, name)
+          return [name, existsSync(path) ? sha(readFileSync(path)) : null]
+        }),
+      )
+    const digests = (files: Record<string, string | null>): Record<string, string | null> =>
+      Object.fromEntries(Object.entries(files).map(([n, t]) => [n, t === null ? null : sha(t)]))
+    const [whenBefore, whenAfter] = [digests(before), digests(after)]
+    const window = await calibrate(dirs, calls, reset)
+    const seed = Date.now() % 100_000
+    const t: Tally = { kills: 0, midway: 0, leftovers: 0 }
+    let applied = 0
+    for (const delay of delays(window, seed, t)) {
+      reset()
+      emptyBucket(dirs)
+      await killOnce(dirs, calls, delay, t, ATOMIC_TEMP)
+      const found = state()
+      const whole = isDeepStrictEqual(found, whenBefore) || isDeepStrictEqual(found, whenAfter)
+      expect(whole, `a mix of before and after (kill at ${delay} ms): ${JSON.stringify(found)}`).toBe(true)
+      if (isDeepStrictEqual(found, whenAfter)) applied++
+    }
+    expect(t.kills).toBe(KILLS)
+    report('apply_patch (6 files)', seed, window, t, `, ${applied} left the patch applied, ${t.kills - applied} left it undone`)
   })
 
   it('move_file across file systems: the source whole or the destination complete; never a partial copy', async (ctx) => {

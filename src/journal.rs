@@ -37,7 +37,8 @@
 //! the data directory, reached by descriptor (`store.rs`); a record counts only if it is a regular
 //! file of this user whose seal verifies under the data directory's key (`seal.rs`); and the file
 //! or directory it names is opened beneath the allowed tree holding it, never through a link.
-//! Anything else is left where it is, untouched.
+//! A record that does not verify (planted, or torn by a kill while it was written) is never
+//! acted on, only dropped.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -183,7 +184,7 @@ pub enum Recovered {
     /// A change of many entries cut short after its commit point: finished.
     CommitFinished,
     /// A record we cannot show we wrote (not a regular file of ours, or its seal does not
-    /// verify): never acted on, left where it is.
+    /// verify): never acted on; the record itself is dropped.
     Untrusted,
 }
 
@@ -409,7 +410,9 @@ impl Journal {
                 continue;
             }
             let Some(record) = record else {
-                // Not ours, or not whole: never acted on, left where it is.
+                // Not ours, or not whole (a record torn by the kill): never acted on, and dropped
+                // as the garbage it is.
+                let _ = self.store.remove(&name);
                 done.push(Recovered::Untrusted);
                 continue;
             };
@@ -1100,7 +1103,7 @@ mod tests {
         fs::write(&rec, &body).unwrap();
         assert_eq!(journal.recover(&anywhere()), vec![Recovered::Untrusted]);
         assert_eq!(fs::read(&file).unwrap(), b"oldne");
-        assert!(rec.exists());
+        assert!(!rec.exists(), "dropped");
         // Sealed under another data directory's key.
         let other = journal_in(&tmp.path().join("other-data").tap_mkdir());
         other
@@ -1108,9 +1111,11 @@ mod tests {
             .write_sealed(OsStr::new("x.json"), &body, false)
             .unwrap();
         fs::copy(other.dir().join("x.json"), &rec).unwrap();
+        fs::write(kept_bytes_path(&rec), b"new").unwrap();
         assert_eq!(journal.recover(&anywhere()), vec![Recovered::Untrusted]);
         assert_eq!(fs::read(&file).unwrap(), b"oldne");
         // Ours again: replayed.
+        fs::write(kept_bytes_path(&rec), b"new").unwrap();
         journal.rewrite(&rec, &body);
         assert_eq!(journal.recover(&anywhere()), vec![Recovered::RolledBack]);
         assert_eq!(fs::read(&file).unwrap(), b"old");

@@ -5,7 +5,8 @@
  *   node crash-child.mjs <config.json>
  *
  * config: { root, dataDir, calls: [[tool, args], …], loop?: boolean }. An argument object may
- * carry `contentFile` instead of `content` (large contents do not fit on a command line).
+ * carry `contentFile` instead of `content`, or `inputFile` instead of `input` (large contents and
+ * patches are read from files).
  * Prints `ready` once the workspace exists, `done <i>` after each call, `finished <ms>` at the
  * end; a call that does not succeed prints `failed <json>` and exits with status 2.
  */
@@ -14,11 +15,15 @@ import { Workspace } from 'agent-fs-tools'
 
 const config = JSON.parse(readFileSync(process.argv[2], 'utf8'))
 const contents = new Map()
+const fromFile = (file) => {
+  if (!contents.has(file)) contents.set(file, readFileSync(file, 'utf8'))
+  return contents.get(file)
+}
 const calls = config.calls.map(([tool, args]) => {
-  if (args.contentFile === undefined) return [tool, args]
-  const { contentFile, ...rest } = args
-  if (!contents.has(contentFile)) contents.set(contentFile, readFileSync(contentFile, 'utf8'))
-  return [tool, { ...rest, content: contents.get(contentFile) }]
+  const { contentFile, inputFile, ...rest } = args
+  if (contentFile !== undefined) rest.content = fromFile(contentFile)
+  if (inputFile !== undefined) rest.input = fromFile(inputFile)
+  return [tool, rest]
 })
 
 const ws = new Workspace({
