@@ -128,7 +128,8 @@ impl Store {
             Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
                 let mut key = [0u8; KEY_LEN];
                 File::open("/dev/urandom")?.read_exact(&mut key)?;
-                let temp = OsString::from(format!(".{KEY_NAME}.{}.partial", std::process::id()));
+                // Unique per attempt: two threads (or workspaces) of one process may race here.
+                let temp = fsops::temp_name(name);
                 let mut file = create_new(dir.as_fd(), &temp)?;
                 let made = file.write_all(&key).and_then(|()| file.sync_all());
                 // Another process may have made one meanwhile: the first one in place wins.

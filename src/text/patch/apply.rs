@@ -205,12 +205,32 @@ fn resolve_anchors(
 ) -> Result<(usize, Option<usize>), Miss> {
     let mut from = cursor;
     let mut anchor_line = None;
-    for anchor in &chunk.anchors {
-        let line = seek_anchor(hay, anchor, from).ok_or_else(|| Miss::Anchor(anchor.clone()))?;
+    for (index, anchor) in chunk.anchors.iter().enumerate() {
+        let line = match seek_anchor(hay, anchor, from) {
+            Some(line) => line,
+            // The function or class an earlier chunk was in, named again for a later chunk
+            // inside it: its line is behind the cursor already, and the chunk goes on from the
+            // cursor (it never moves back).
+            None if index == 0 => enclosing_anchor(hay, anchor, cursor)
+                .ok_or_else(|| Miss::Anchor(anchor.clone()))?,
+            None => return Err(Miss::Anchor(anchor.clone())),
+        };
         anchor_line = Some(line);
+        from = (line + 1).max(from);
+    }
+    Ok((anchor_line.map_or(cursor, |line| line.max(cursor)), anchor_line))
+}
+
+/// The last line before `cursor` that `anchor` names, if it is the nearest such line (the scope
+/// the cursor is in).
+fn enclosing_anchor(hay: &Haystack, anchor: &str, cursor: usize) -> Option<usize> {
+    let mut last = None;
+    let mut from = 0;
+    while let Some(line) = seek_anchor(hay, anchor, from).filter(|&line| line < cursor) {
+        last = Some(line);
         from = line + 1;
     }
-    Ok((anchor_line.unwrap_or(cursor), anchor_line))
+    last
 }
 
 /// The first line at or after `from` that an anchor names: equal once trimmed, then with

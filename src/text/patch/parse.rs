@@ -13,11 +13,23 @@ use super::{parse_codex, parse_unified, ChunkLine, FileChange, Patch, PatchForma
 pub(super) struct Line<'a> {
     pub no: usize,
     pub text: &'a str,
+    /// The line ended in `\r\n` while the patch itself does not use CRLF: the `\r` is the
+    /// content's (`git diff` of a CRLF file), which an added file keeps.
+    pub content_cr: bool,
 }
 
 impl Line<'_> {
     pub fn is_blank(&self) -> bool {
         self.text.trim().is_empty()
+    }
+
+    /// The line's content after a one-byte marker (`+`, ` `, `-`), with a content `\r` kept.
+    pub fn content_after_marker(&self) -> String {
+        let mut content = self.text[1..].to_owned();
+        if self.content_cr {
+            content.push('\r');
+        }
+        content
     }
 }
 
@@ -70,13 +82,24 @@ fn drop_leading_boms(patch: &mut Patch) {
     }
 }
 
+/// The input's lines. A patch sent with CRLF line endings (every line ends `\r\n`) loses them; in
+/// any other patch a `\r` before a line's `\n` belongs to the content and is noted.
 fn split_lines(input: &str) -> Vec<Line<'_>> {
-    input
-        .split('\n')
+    let ended: Vec<&str> = input.split('\n').collect();
+    let transported = ended.len() > 1
+        && ended[..ended.len() - 1]
+            .iter()
+            .all(|line| line.ends_with('\r'));
+    ended
+        .into_iter()
         .enumerate()
-        .map(|(i, text)| Line {
-            no: i + 1,
-            text: text.strip_suffix('\r').unwrap_or(text),
+        .map(|(i, text)| {
+            let stripped = text.strip_suffix('\r');
+            Line {
+                no: i + 1,
+                text: stripped.unwrap_or(text),
+                content_cr: stripped.is_some() && !transported,
+            }
         })
         .collect()
 }
@@ -181,6 +204,29 @@ mod tests {
         let lines = split_lines("a\r\nb\n\nc");
         let got: Vec<(usize, &str)> = lines.iter().map(|l| (l.no, l.text)).collect();
         assert_eq!(got, [(1, "a"), (2, "b"), (3, ""), (4, "c")]);
+    }
+
+    /// `git diff` of a CRLF file: the headers end `\n`, the content lines `\r\n`. An added file
+    /// keeps its CRLF; the same patch sent with CRLF line endings throughout does not.
+    #[test]
+    fn an_added_file_keeps_the_cr_of_its_content_unless_the_whole_patch_is_crlf() {
+        let diff = "diff --git a/w.txt b/w.txt\nnew file mode 100644\n--- /dev/null\n+++ b/w.txt\n@@ -0,0 +1,2 @@\n+one\r\n+two\r\n";
+        let added = |input: &str| match &parse(input).unwrap().files[0].change {
+            FileChange::Add { text, .. } => text.clone(),
+            other => panic!("not an add: {other:?}"),
+        };
+        assert_eq!(added(diff), "one\r\ntwo\r\n");
+        assert_eq!(added(&diff.replace('\n', "\r\n").replace("\r\r", "\r")), "one\ntwo\n");
+        let codex = "*** Begin Patch\n*** Add File: w.txt\n+one\r\n+two\r\n*** End Patch\n";
+        assert_eq!(added(codex), "one\r\ntwo\r\n");
+        // An update's added lines take the file's endings: no content `\r` is kept for them.
+        let update = "--- a/w.txt\n+++ b/w.txt\n@@ -1 +1 @@\n-one\r\n+ONE\r\n";
+        match &parse(update).unwrap().files[0].change {
+            FileChange::Update { chunks, .. } => {
+                assert!(chunks[0].lines.contains(&ChunkLine::Add("ONE".into())))
+            }
+            other => panic!("not an update: {other:?}"),
+        }
     }
 
     #[test]

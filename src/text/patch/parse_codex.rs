@@ -133,8 +133,8 @@ fn parse_add(body: &[Line], at: usize, path: &str) -> Result<(FilePatch, usize),
     let mut i = at + 1;
     while i < body.len() {
         let line = body[i];
-        if let Some(content) = line.text.strip_prefix('+') {
-            text.push_str(content);
+        if line.text.starts_with('+') {
+            text.push_str(&line.content_after_marker());
             text.push('\n');
             i += 1;
         } else if line.is_blank() {

@@ -308,7 +308,9 @@ fn parse_hunk(lines: &[Line], at: usize) -> Result<(Chunk, usize), PatchError> {
         let line = match text.as_bytes().first() {
             Some(b' ') => ChunkLine::Context(text[1..].to_owned()),
             Some(b'-') => ChunkLine::Remove(text[1..].to_owned()),
-            Some(b'+') => ChunkLine::Add(text[1..].to_owned()),
+            // An added line keeps a content `\r` (an added file's text is written as given; an
+            // update's added lines take the file's own line endings instead).
+            Some(b'+') => ChunkLine::Add(lines[i].content_after_marker()),
             None if counting || i < blank_run_end => ChunkLine::Context(String::new()),
             None => match hunk_lines_after_blank_run(lines, i) {
                 Some(end) => {
@@ -354,7 +356,7 @@ fn hunk_lines_after_blank_run(lines: &[Line], at: usize) -> Option<usize> {
 impl Section {
     /// The file change this section describes; `None` for a section with nothing to apply
     /// (a mode change only).
-    fn into_file_patch(self) -> Result<Option<FilePatch>, PatchError> {
+    fn into_file_patch(mut self) -> Result<Option<FilePatch>, PatchError> {
         let (old, new) = match (self.old_path, self.new_path) {
             (Some(old), Some(new)) => (old, new),
             _ => match &self.git_paths {
@@ -391,6 +393,16 @@ impl Section {
             }
             let from = self.rename_from.unwrap_or(old);
             let to = self.rename_to.unwrap_or(new);
+            // An update's added lines end as the file's lines do: a content `\r` is not theirs.
+            for hunk in &mut self.hunks {
+                for line in &mut hunk.lines {
+                    if let ChunkLine::Add(text) = line {
+                        if text.ends_with('\r') {
+                            text.pop();
+                        }
+                    }
+                }
+            }
             if from != to {
                 FileChange::Update {
                     path: from,

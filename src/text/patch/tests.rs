@@ -743,6 +743,26 @@ fn nested_anchors_narrow_down_and_the_anchor_line_may_be_context() {
     assert!(patched_text(text, &patch).ends_with("        return 2\n"));
 }
 
+/// Two chunks in one function, each naming it (as `git diff` prints the enclosing function for
+/// every hunk): the second's anchor is behind the cursor, and the chunk goes on from there.
+#[test]
+fn an_anchor_named_again_for_a_later_chunk_in_the_same_scope() {
+    let text = "fn run() {\n    a();\n    b();\n    c();\n    d();\n    e();\n}\n";
+    let patch = codex(
+        "*** Update File: f.rs\n@@ fn run() {\n-    a();\n+    A();\n@@ fn run() {\n-    e();\n+    E();\n",
+    );
+    assert_eq!(
+        patched_text(text, &patch),
+        "fn run() {\n    A();\n    b();\n    c();\n    d();\n    E();\n}\n"
+    );
+    // It never moves a chunk back before the cursor.
+    let patch = codex(
+        "*** Update File: f.rs\n@@ fn run() {\n-    d();\n+    D();\n@@ fn run() {\n-    a();\n+    A();\n",
+    );
+    let error = ToolError::from(patched(text, &patch).unwrap_err());
+    assert_eq!(error.code, ErrorCode::NoMatch);
+}
+
 #[test]
 fn an_anchor_that_is_not_there_is_no_match() {
     let text = "fn alpha(items: &[Item]) -> usize {\n    1\n}\n";
