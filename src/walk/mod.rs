@@ -23,14 +23,11 @@ pub mod ignore_rules;
 
 use std::collections::BinaryHeap;
 use std::ffi::{OsStr, OsString};
-use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-
-use rustix::fs::{FileType, RawDir};
 
 use crate::cancel::CancelToken;
 use crate::error::ToolError;
@@ -138,7 +135,7 @@ where
 /// The most threads one walk uses.
 const MAX_THREADS: usize = 8;
 
-/// Bytes of directory entries read per `getdents64` call.
+/// Bytes of directory entries read per `getdents64` call (Linux; the buffer is reused).
 const DIRENT_BUFFER_BYTES: usize = 32 * 1024;
 
 /// A directory's index among all directories found by the walk (the walked one is 0).
@@ -279,7 +276,7 @@ where
                 Err(_) => return nothing(),
             },
         };
-        let Ok(mut entries) = read_entries(dir.as_fd(), buffer) else {
+        let Ok(mut entries) = fsops::read_entries(dir.as_fd(), buffer) else {
             return nothing();
         };
         entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
@@ -400,33 +397,6 @@ impl<T, V> Drop for EndOnPanic<'_, '_, T, V> {
         state.done = true;
         self.0.wake.notify_all();
     }
-}
-
-/// The entries of a directory (without `.` and `..`), each with its type as the listing gives
-/// it (`None` where the file system does not say).
-fn read_entries(
-    dir: BorrowedFd<'_>,
-    buffer: &mut Vec<u8>,
-) -> io::Result<Vec<(OsString, Option<EntryKind>)>> {
-    buffer.clear();
-    let mut raw = RawDir::new(dir, buffer.spare_capacity_mut());
-    let mut entries = Vec::new();
-    while let Some(entry) = raw.next() {
-        let entry = entry.map_err(io::Error::from)?;
-        let name = entry.file_name().to_bytes();
-        if name == b"." || name == b".." {
-            continue;
-        }
-        let kind = match entry.file_type() {
-            FileType::RegularFile => Some(EntryKind::File),
-            FileType::Directory => Some(EntryKind::Directory),
-            FileType::Symlink => Some(EntryKind::Symlink),
-            FileType::Unknown => None,
-            _ => Some(EntryKind::Special),
-        };
-        entries.push((OsStr::from_bytes(name).to_owned(), kind));
-    }
-    Ok(entries)
 }
 
 /// Whether the first `need` items in walk order are known (no directory before them is still
