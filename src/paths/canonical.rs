@@ -1,12 +1,36 @@
 //! A userspace `realpath` that also works for paths that do not exist yet and for dangling
 //! symlinks: containment must be decided on where a write would really land (SPEC §3.2).
+//!
+//! Each existing component is written as the volume stores it, not as it was typed: on a case-
+//! (or normalization-) insensitive volume, APFS's default, `/Users/me/PROJ/.Agent-FS-Tools`
+//! finds `/Users/me/proj/.agent-fs-tools`, and its canonical path is the latter. So one existing
+//! directory has one canonical path, and every comparison made on canonical paths (containment,
+//! the hidden data directory, the workspace root and its ancestors, locks) is a comparison of
+//! entries, never of what the model typed. (Linux's names are exact; macOS tells the stored name,
+//! see `platform::stored_name`.)
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+use super::platform;
 use crate::error::libc_codes;
+
+/// Where the stored name of an existing entry comes from ([`platform::stored_name`]; tests give
+/// their own).
+type StoredName<'a> = &'a dyn Fn(&Path) -> Option<OsString>;
+
+/// `candidate` (an existing entry, not a symlink to follow) spelled with the name its volume
+/// stores it under.
+fn as_stored(candidate: PathBuf, stored_name: StoredName<'_>) -> PathBuf {
+    match (stored_name(&candidate), candidate.parent()) {
+        (Some(name), Some(parent)) if candidate.file_name() != Some(name.as_os_str()) => {
+            parent.join(name)
+        }
+        _ => candidate,
+    }
+}
 
 /// Linux's own limit on symlinks followed in one resolution.
 const MAX_SYMLINKS: usize = 40;
@@ -56,6 +80,10 @@ pub fn canonicalize_lenient(path: &Path) -> io::Result<Canonical> {
 
 /// [`canonicalize_lenient`], saying where an error happened.
 pub fn resolve(path: &Path) -> Result<Canonical, Unresolvable> {
+    resolve_with(path, &platform::stored_name)
+}
+
+fn resolve_with(path: &Path, stored_name: StoredName<'_>) -> Result<Canonical, Unresolvable> {
     debug_assert!(path.is_absolute());
     let mut pending = VecDeque::new();
     push_components(&mut pending, path);
@@ -110,7 +138,7 @@ pub fn resolve(path: &Path) -> Result<Canonical, Unresolvable> {
                         at: candidate,
                     });
                 }
-                out = candidate;
+                out = as_stored(candidate, stored_name);
                 depth += 1;
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -139,14 +167,26 @@ pub fn canonicalize_parent(path: &Path) -> io::Result<Canonical> {
 
 /// [`canonicalize_parent`], saying where an error happened.
 pub fn resolve_parent(path: &Path) -> Result<Canonical, Unresolvable> {
+    resolve_parent_with(path, &platform::stored_name)
+}
+
+fn resolve_parent_with(
+    path: &Path,
+    stored_name: StoredName<'_>,
+) -> Result<Canonical, Unresolvable> {
     let (Some(parent), Some(Component::Normal(name))) =
         (path.parent(), path.components().next_back())
     else {
-        return resolve(path);
+        return resolve_with(path, stored_name);
     };
-    let parent = resolve(parent)?;
+    let parent = resolve_with(parent, stored_name)?;
     let full = parent.path.join(name);
     let exists = parent.exists && std::fs::symlink_metadata(&full).is_ok();
+    let full = if exists {
+        as_stored(full, stored_name)
+    } else {
+        full
+    };
     Ok(Canonical { path: full, exists })
 }
 
@@ -234,6 +274,37 @@ mod tests {
                 .raw_os_error(),
             Some(libc_codes::ENOTDIR)
         );
+    }
+
+    /// A volume that finds an entry under another name than it stores (APFS, case-insensitive:
+    /// `Src` finds `src`) cannot be made here; this one says that `typed` is stored as `stored`,
+    /// both real directories, so that what follows the substitution still exists.
+    #[test]
+    fn components_are_spelled_as_the_volume_stores_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = real(dir.path());
+        std::fs::create_dir_all(root.join("typed/sub")).unwrap();
+        std::fs::create_dir_all(root.join("stored/sub")).unwrap();
+        std::fs::write(root.join("stored/sub/file"), "").unwrap();
+        symlink("stored/sub", root.join("link")).unwrap();
+        symlink("file", root.join("stored/sub/here")).unwrap();
+        let typed = root.join("typed");
+        let volume = move |path: &Path| (path == typed).then(|| OsString::from("stored"));
+        let c = resolve_with(&root.join("typed/sub/file"), &volume).unwrap();
+        assert_eq!((c.path, c.exists), (root.join("stored/sub/file"), true));
+        let c = resolve_with(&root.join("typed/sub/new/deeper"), &volume).unwrap();
+        assert_eq!(
+            (c.path, c.exists),
+            (root.join("stored/sub/new/deeper"), false)
+        );
+        // The final entry kept as it is (a link, or what a move names) is spelled as stored too.
+        let c = resolve_parent_with(&root.join("typed"), &volume).unwrap();
+        assert_eq!((c.path, c.exists), (root.join("stored"), true));
+        let c = resolve_parent_with(&root.join("typed/sub/here"), &volume).unwrap();
+        assert_eq!((c.path, c.exists), (root.join("stored/sub/here"), true));
+        // A name the volume stores as it was given is left alone.
+        let c = resolve_with(&root.join("link/file"), &volume).unwrap();
+        assert_eq!(c.path, root.join("stored/sub/file"));
     }
 
     #[test]

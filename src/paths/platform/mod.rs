@@ -103,10 +103,10 @@ pub fn read_entries(
     dir: BorrowedFd<'_>,
     buffer: &mut Vec<u8>,
 ) -> io::Result<Vec<(OsString, Option<EntryKind>)>> {
-    choose!(
-        linux::read_entries(dir, buffer),
+    choose!(linux::read_entries(dir, buffer), {
+        let _ = buffer; // `readdir` has its own
         portable::read_entries(dir)
-    )
+    })
 }
 
 /// Whether an error says the file system (or system) does not do what was asked: `ENOTSUP`,
@@ -225,6 +225,7 @@ mod tests {
     /// Every way this machine has: the portable one always, Linux's where it runs. (The test
     /// suites also run whole with `AGENT_FS_TOOLS_PORTABLE=1`.)
     fn ways_to_open() -> Vec<(&'static str, OpenBeneath)> {
+        #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
         let mut ways: Vec<(&'static str, OpenBeneath)> = vec![("portable", portable::open_beneath)];
         #[cfg(target_os = "linux")]
         ways.push(("linux", linux::open_beneath));
@@ -319,6 +320,7 @@ mod tests {
         let data: Vec<u8> = (0..600_000u32).map(|i| (i % 251) as u8).collect();
         std::fs::write(dir.path().join("source"), &data).unwrap();
         type Copy = fn(&File, &mut File, u64) -> io::Result<u64>;
+        #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
         let mut ways: Vec<(&str, Copy)> = vec![("portable", portable::copy_bytes)];
         #[cfg(target_os = "linux")]
         ways.push(("linux", linux::copy_bytes));
