@@ -72,6 +72,8 @@ pub fn direct_entries(
     names.sort();
     let truncated = names.len() > max;
     let mut lines = Vec::with_capacity(names.len().min(max));
+    // The data directory reached under another name (a bind mount, a macOS firmlink).
+    let hidden = sandbox.hidden_identities();
     for name in names.iter().take(max) {
         let name = OsStr::from_bytes(name);
         let Some(stat) = fsops::lstat_at(fd.as_fd(), name)
@@ -79,6 +81,9 @@ pub fn direct_entries(
         else {
             continue; // removed while listing
         };
+        if hidden.contains(&fsops::identity(&stat)) {
+            continue;
+        }
         let link = || {
             fsops::read_link_at(fd.as_fd(), name)
                 .ok()

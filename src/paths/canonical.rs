@@ -41,6 +41,15 @@ pub struct Canonical {
     pub path: PathBuf,
     /// Whether the whole path exists (after following a final symlink).
     pub exists: bool,
+    /// The device and inode number of each existing entry of `path` below `/`, outermost first:
+    /// which directories it is in, whatever names reach them (a bind mount, a macOS firmlink).
+    pub identities: Vec<(u64, u64)>,
+}
+
+/// The device and inode number of what `meta` describes.
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
 }
 
 fn push_components(queue: &mut VecDeque<OsString>, path: &Path) {
@@ -95,11 +104,14 @@ fn resolve_with(path: &Path, stored_name: StoredName<'_>) -> Result<Canonical, U
     // link points (found by fuzz/path_resolution).
     let mut depth = 0usize;
     let mut existing_depth: Option<usize> = None;
+    // The identities of the existing components of `out` (all of them until the first missing).
+    let mut identities = Vec::new();
     let mut links = 0;
     while let Some(part) = pending.pop_front() {
         if part == ".." {
             if out.pop() {
                 depth -= 1;
+                identities.truncate(depth);
             }
             if existing_depth.is_some_and(|d| depth <= d) {
                 existing_depth = None;
@@ -128,6 +140,7 @@ fn resolve_with(path: &Path, stored_name: StoredName<'_>) -> Result<Canonical, U
                 if target.is_absolute() {
                     out = PathBuf::from("/");
                     depth = 0;
+                    identities.clear();
                 }
                 push_components(&mut pending, &target);
             }
@@ -140,6 +153,7 @@ fn resolve_with(path: &Path, stored_name: StoredName<'_>) -> Result<Canonical, U
                 }
                 out = as_stored(candidate, stored_name);
                 depth += 1;
+                identities.push(identity(&meta));
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 existing_depth = Some(depth);
@@ -155,7 +169,11 @@ fn resolve_with(path: &Path, stored_name: StoredName<'_>) -> Result<Canonical, U
         }
     }
     let exists = existing_depth.is_none();
-    Ok(Canonical { path: out, exists })
+    Ok(Canonical {
+        path: out,
+        exists,
+        identities,
+    })
 }
 
 /// Like [`canonicalize_lenient`] but the final component is kept as it is (not followed), for
@@ -179,15 +197,28 @@ fn resolve_parent_with(
     else {
         return resolve_with(path, stored_name);
     };
-    let parent = resolve_with(parent, stored_name)?;
-    let full = parent.path.join(name);
-    let exists = parent.exists && std::fs::symlink_metadata(&full).is_ok();
-    let full = if exists {
-        as_stored(full, stored_name)
-    } else {
-        full
+    let Canonical {
+        path: parent,
+        exists: parent_exists,
+        mut identities,
+    } = resolve_with(parent, stored_name)?;
+    let full = parent.join(name);
+    let entry = parent_exists
+        .then(|| std::fs::symlink_metadata(&full).ok())
+        .flatten();
+    let exists = entry.is_some();
+    let full = match entry {
+        Some(meta) => {
+            identities.push(identity(&meta));
+            as_stored(full, stored_name)
+        }
+        None => full,
     };
-    Ok(Canonical { path: full, exists })
+    Ok(Canonical {
+        path: full,
+        exists,
+        identities,
+    })
 }
 
 #[cfg(test)]
@@ -305,6 +336,36 @@ mod tests {
         // A name the volume stores as it was given is left alone.
         let c = resolve_with(&root.join("link/file"), &volume).unwrap();
         assert_eq!(c.path, root.join("stored/sub/file"));
+    }
+
+    #[test]
+    fn identities_are_those_of_the_existing_entries_of_the_canonical_path() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = real(dir.path());
+        std::fs::create_dir_all(root.join("x/deep")).unwrap();
+        symlink(root.join("x/deep"), root.join("link")).unwrap();
+        symlink("x", root.join("rel")).unwrap();
+        let ids_of = |path: &Path| -> Vec<(u64, u64)> {
+            path.ancestors()
+                .filter(|a| a.parent().is_some())
+                .map(|a| std::fs::symlink_metadata(a).unwrap())
+                .map(|m| (m.dev(), m.ino()))
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect()
+        };
+        for (typed, existing) in [
+            ("link/../deep", "x/deep"),
+            ("rel/deep/new/more", "x/deep"),
+            ("missing/../rel", "x"),
+        ] {
+            let c = canonicalize_lenient(&root.join(typed)).unwrap();
+            assert_eq!(c.identities, ids_of(&root.join(existing)), "{typed}");
+        }
+        let c = canonicalize_parent(&root.join("link")).unwrap();
+        assert_eq!(c.identities, ids_of(&root.join("link")));
     }
 
     #[test]

@@ -74,8 +74,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let args: Args = parse_args("move_file", args)?;
         let source = call.resolve(&args.source, "source", FinalLink::Keep)?;
         let destination = call.resolve(&args.destination, "destination", FinalLink::Keep)?;
-        let root = call.ws.sandbox().root();
-        if root.starts_with(&source.path) || call.ws.sandbox().contains_hidden(&source.path) {
+        let sandbox = call.ws.sandbox();
+        if sandbox.holds_root(&source.path) || sandbox.contains_hidden(&source.path) {
             return Err(ToolError::new(
                 ErrorCode::DangerousPath,
                 format!("{} is the workspace root, an ancestor of it, or holds the agent-fs-tools data directory; it cannot be moved", source.path.shown()),

@@ -9,7 +9,8 @@
 //! crate's, re-resolves each directory by path when it descends and lists whatever a swapped
 //! link points to; `tests/races.rs` caught it.) Symlinks are never followed.
 //!
-//! **Skipped:** `.git`, the hidden trash directories, our own atomic-write temp files and, unless
+//! **Skipped:** `.git`, the hidden trash directories (by name, and by identity when reached under
+//! another name: their contents are never read), our own atomic-write temp files and, unless
 //! `include_ignored`, whatever the ignore rules ([`ignore_rules`]) ignore.
 //!
 //! **Fast.** Entry types come from the directory listing (`d_type`), so nothing is `lstat`ed
@@ -112,6 +113,7 @@ where
         wake: Condvar::new(),
         next_node: AtomicUsize::new(1),
         stop: AtomicBool::new(false),
+        hidden: options.sandbox.hidden_identities(),
     };
     std::thread::scope(|scope| {
         let mut started = 0;
@@ -204,6 +206,9 @@ struct Walker<'a, T, V> {
     next_node: AtomicUsize,
     /// Set once the walk should end early (aborted, or the limit's items are known).
     stop: AtomicBool,
+    /// The hidden directories' identities: one reached under another name (a bind mount, a
+    /// macOS firmlink) is recognised when it is opened, and not read.
+    hidden: Vec<(u64, u64)>,
 }
 
 impl<T, V> Walker<'_, T, V>
@@ -276,6 +281,11 @@ where
                 Err(_) => return nothing(),
             },
         };
+        let hidden =
+            || fsops::fstat(&dir).is_ok_and(|stat| self.hidden.contains(&fsops::identity(&stat)));
+        if !self.hidden.is_empty() && hidden() {
+            return nothing();
+        }
         let Ok(mut entries) = fsops::read_entries(dir.as_fd(), buffer) else {
             return nothing();
         };
