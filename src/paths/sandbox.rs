@@ -92,6 +92,20 @@ impl Sandbox {
         self.hidden.iter().filter_map(|h| identity_of(h)).collect()
     }
 
+    /// The final names of the hidden directories (a walk compares identities only for these).
+    pub fn hidden_names(&self) -> Vec<std::ffi::OsString> {
+        self.hidden
+            .iter()
+            .filter_map(|h| h.file_name().map(|n| n.to_owned()))
+            .collect()
+    }
+
+    /// Whether `path` is or contains a hidden directory by name (cheap: a walk asks it of every
+    /// directory it reads; see [`Sandbox::contains_hidden`]).
+    pub fn may_hold_hidden(&self, path: &Path) -> bool {
+        self.hidden.iter().any(|h| h.starts_with(path))
+    }
+
     /// Whether `path` is or contains a hidden directory (removing, moving or replacing it would
     /// take the data directory with it), under this name or another one.
     pub fn contains_hidden(&self, path: &Path) -> bool {

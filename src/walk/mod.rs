@@ -114,6 +114,7 @@ where
         next_node: AtomicUsize::new(1),
         stop: AtomicBool::new(false),
         hidden: options.sandbox.hidden_identities(),
+        hidden_names: options.sandbox.hidden_names(),
     };
     std::thread::scope(|scope| {
         let mut started = 0;
@@ -206,9 +207,11 @@ struct Walker<'a, T, V> {
     next_node: AtomicUsize,
     /// Set once the walk should end early (aborted, or the limit's items are known).
     stop: AtomicBool,
-    /// The hidden directories' identities: one reached under another name (a bind mount, a
-    /// macOS firmlink) is recognised when it is opened, and not read.
+    /// The hidden directories' identities and names: one reached under another path (a bind
+    /// mount, a macOS firmlink) is recognised by its identity when its name comes up, and is
+    /// neither visited nor read.
     hidden: Vec<(u64, u64)>,
+    hidden_names: Vec<OsString>,
 }
 
 impl<T, V> Walker<'_, T, V>
@@ -270,6 +273,14 @@ where
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether the subdirectory `name` of `dir` is a hidden directory reached under another
+    /// path (same name, same device and inode).
+    fn is_hidden_elsewhere(&self, dir: BorrowedFd<'_>, name: &OsStr) -> bool {
+        self.hidden_names.iter().any(|hidden| hidden == name)
+            && fsops::lstat_at(dir, name)
+                .is_ok_and(|stat| stat.is_some_and(|s| self.hidden.contains(&fsops::identity(&s))))
+    }
+
     /// Reads one directory: its findings, and the subdirectories to read next.
     fn read_directory(&self, task: Task, buffer: &mut Vec<u8>) -> (Found<T>, Vec<Task>) {
         let nothing = || (Vec::new(), Vec::new());
@@ -281,11 +292,6 @@ where
                 Err(_) => return nothing(),
             },
         };
-        let hidden =
-            || fsops::fstat(&dir).is_ok_and(|stat| self.hidden.contains(&fsops::identity(&stat)));
-        if !self.hidden.is_empty() && hidden() {
-            return nothing();
-        }
         let Ok(mut entries) = fsops::read_entries(dir.as_fd(), buffer) else {
             return nothing();
         };
@@ -298,7 +304,7 @@ where
             task.rules
                 .enter(dir.as_fd(), &task.abs, has(".gitignore"), has(".git"))
         };
-        let may_hide = options.sandbox.contains_hidden(&task.abs);
+        let may_hide = options.sandbox.may_hold_hidden(&task.abs);
         let dir = Arc::new(dir);
         let mut abs = PathBuffer::new(task.abs);
         let mut rel = PathBuffer::new(task.rel);
@@ -319,6 +325,9 @@ where
                 },
             };
             let is_dir = kind == EntryKind::Directory;
+            if is_dir && self.is_hidden_elsewhere(dir.as_fd(), name) {
+                continue;
+            }
             abs.push(name);
             rel.push(name);
             let skipped = (may_hide && options.sandbox.is_hidden(abs.path()))
