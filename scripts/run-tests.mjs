@@ -140,15 +140,22 @@ function fileSystemTestFiles() {
 }
 
 const results = []
-if (!skipCargo) {
-  results.push(await cargoTests())
-  if (!skipPortable) results.push(await cargoTests('cargo test (portable)', PORTABLE))
+/** Runs a suite and notes how long it took. */
+async function timed(suite) {
+  const started = Date.now()
+  const result = await suite()
+  results.push({ ...result, seconds: Math.round((Date.now() - started) / 1000) })
 }
-if (!skipTargets) results.push(await targetCheck())
-results.push(await vitestTests())
-if (!skipPortable) results.push(await vitestTests('vitest (portable)', fileSystemTestFiles(), PORTABLE))
+if (!skipCargo) {
+  await timed(() => cargoTests())
+  if (!skipPortable) await timed(() => cargoTests('cargo test (portable)', PORTABLE))
+}
+if (!skipTargets) await timed(targetCheck)
+await timed(() => vitestTests())
+if (!skipPortable) await timed(() => vitestTests('vitest (portable)', fileSystemTestFiles(), PORTABLE))
 
 console.log('')
+for (const { name, seconds } of results) console.log(`${name} took ${seconds} s`)
 for (const { name, passed, failed } of results) console.log(`${name}: ${passed} passed, ${failed} failed`)
 const passed = results.reduce((sum, r) => sum + r.passed, 0)
 const failed = results.reduce((sum, r) => sum + r.failed, 0)
