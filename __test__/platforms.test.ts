@@ -123,7 +123,9 @@ describe('one directory under two paths (macOS: firmlinks; Linux: bind mounts)',
       return
     }
     const bucket = bucketDir(join(alias, '.afs'), root)
-    const archive = join(bucket, readdirSync(bucket)[0])
+    const [archived] = readdirSync(bucket)
+    expect(archived, 'the overwrite was trashed').toBeDefined()
+    const archive = join(bucket, archived ?? '')
 
     for (const [tool, args] of [
       ['read_file', { path: archive }],
