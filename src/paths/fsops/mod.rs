@@ -1,6 +1,7 @@
 //! The one race-free filesystem layer (SPEC §3.3): every user path is acted on through it.
 //! Directories are opened beneath their allowed tree with `openat2(RESOLVE_BENEATH |
-//! RESOLVE_NO_SYMLINKS)` (or, on kernels without it, a component walk with `O_NOFOLLOW`), and
+//! RESOLVE_NO_SYMLINKS)` (on macOS, and on kernels without it, a component walk with
+//! `O_NOFOLLOW`: see [`platform`](super::platform)), and
 //! every file operation is an `*at` call on such a descriptor, with `O_NOFOLLOW` on every open,
 //! exclusive creation and no-replace renames. A symlink or directory swapped in after the sandbox
 //! check makes the operation fail (`ELOOP`/`EXDEV`); it never redirects it.

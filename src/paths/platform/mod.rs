@@ -2,7 +2,7 @@
 //!
 //! Every guarantee of the `*at` layer holds on every supported system; what differs is how fast
 //! it is kept. Linux has primitives for which other systems need a slower way with the same
-//! result; each pair lives here, the Linux one in [`linux`], the portable one in [`portable`]
+//! result; each pair lives here, the Linux one in `linux`, the portable one in `portable`
 //! (what macOS runs), and what only macOS has in `macos`:
 //!
 //! | need | Linux | portable (macOS) |
@@ -134,7 +134,7 @@ fn listed_kind(file_type: FileType) -> Option<EntryKind> {
 }
 
 /// Whether another process has `file` open for writing: `Some(true)` or `Some(false)`, or
-/// `None` where the system cannot tell (see [`linux::open_for_writing_elsewhere`]; other
+/// `None` where the system cannot tell (see `linux::open_for_writing_elsewhere`; other
 /// systems have no way to know).
 pub fn open_for_writing_elsewhere(file: &File) -> Option<bool> {
     choose!(linux::open_for_writing_elsewhere(file), {
