@@ -10,8 +10,8 @@
  * CI). The check uses its own target directory, `target/check-targets`, so it never disturbs the
  * napi build. The first run per target builds std (minutes); later runs are incremental.
  *
- * Prints each target's errors (each once, though the lib and its test build both report it) and
- * a count per target; exits non-zero when any target has errors.
+ * Prints each target's errors and this crate's warnings (each once, though the lib and its test
+ * build both report it) and a count per target; exits non-zero when any target has one.
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { dirname, join } from 'node:path'
@@ -46,13 +46,13 @@ function ensureToolchain() {
   execFileSync('apt-get', ['install', '-y', '-q', ...missing], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
 }
 
-/** Runs `cargo check` for one target; resolves to its distinct error messages (rendered). */
+/** Runs `cargo check` for one target; resolves to its distinct problems: `{ level, rendered }`. */
 function check(target) {
   const args = ['check', '-Zbuild-std=std,panic_abort', '--target', target, '--lib', '--tests', '--locked', '--message-format=json']
   const env = { ...process.env, RUSTC, RUSTC_BOOTSTRAP: '1', CARGO_TARGET_DIR: targetDir }
   return new Promise((resolve, reject) => {
     const child = spawn(CARGO, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] })
-    const errors = new Map()
+    const problems = new Map()
     let buffered = ''
     child.stdout.setEncoding('utf8')
     child.stdout.on('data', (chunk) => {
@@ -63,15 +63,20 @@ function check(target) {
         if (!line.startsWith('{')) continue
         const event = JSON.parse(line)
         const message = event.reason === 'compiler-message' ? event.message : undefined
-        if (message?.level !== 'error' || /^aborting due to/.test(message.message)) continue
+        if (!message || /^aborting due to|generated \d+ warning/.test(message.message)) continue
         const span = message.spans?.find((s) => s.is_primary)
-        errors.set(`${span?.file_name}:${span?.line_start}:${span?.column_start}: ${message.message}`, message.rendered)
+        // Our own warnings count too (as `clippy -D warnings` does on the host): code only one
+        // platform compiles must not rot unseen.
+        const ours = span?.file_name.startsWith('src/') || span?.file_name.startsWith('tests/')
+        if (message.level !== 'error' && !(message.level === 'warning' && ours)) continue
+        const at = `${span?.file_name}:${span?.line_start}:${span?.column_start}: ${message.message}`
+        problems.set(at, { level: message.level, rendered: message.rendered })
       }
     })
     child.on('error', reject)
     child.on('close', (code) => {
-      if (code !== 0 && errors.size === 0) reject(new Error(`cargo check --target ${target} failed (exit ${code}) without a compiler error`))
-      else resolve([...errors.values()])
+      if (code !== 0 && problems.size === 0) reject(new Error(`cargo check --target ${target} failed (exit ${code}) without a compiler error`))
+      else resolve([...problems.values()])
     })
   })
 }
@@ -79,13 +84,20 @@ function check(target) {
 const targets = process.argv.slice(2).filter((arg) => !arg.startsWith('-'))
 ensureToolchain()
 console.log(execFileSync(RUSTC, ['--version'], { encoding: 'utf8' }).trim())
+/** `3 errors`, `1 warning`, or nothing for none. */
+const count = (n, what) => (n === 0 ? [] : [`${n} ${what}${n === 1 ? '' : 's'}`])
+
 const counts = []
+let failed = false
 for (const target of targets.length > 0 ? targets : DEFAULT_TARGETS) {
   const started = Date.now()
   console.log(`\n── ${target} ──`)
-  const errors = await check(target)
-  for (const rendered of errors) process.stdout.write(rendered)
-  counts.push(`${target}: ${errors.length === 0 ? 'ok' : `${errors.length} error${errors.length === 1 ? '' : 's'}`} (${((Date.now() - started) / 1000).toFixed(0)} s)`)
+  const problems = await check(target)
+  for (const { rendered } of problems) process.stdout.write(rendered)
+  const errors = problems.filter((p) => p.level === 'error').length
+  const found = [...count(errors, 'error'), ...count(problems.length - errors, 'warning')]
+  failed ||= found.length > 0
+  counts.push(`${target}: ${found.length === 0 ? 'ok' : found.join(', ')} (${((Date.now() - started) / 1000).toFixed(0)} s)`)
 }
 console.log(`\ncheck:targets\n${counts.map((line) => `  ${line}`).join('\n')}`)
-process.exitCode = counts.some((line) => line.includes(' error')) ? 1 : 0
+process.exitCode = failed ? 1 : 0

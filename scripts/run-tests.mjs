@@ -5,12 +5,20 @@
  *
  *   1. `cargo test --locked --target <host triple>` (skipped with `--no-cargo`): the Rust unit
  *      tests, reusing the dependencies `napi build --platform` compiled for the same target.
- *   2. vitest, with its default reporter for people and its JSON reporter for the counts.
+ *   2. The same tests again with `AGENT_FS_TOOLS_PORTABLE=1`: the portable ways macOS takes
+ *      instead of Linux's fast paths (`src/paths/platform/`). Nothing is rebuilt: the switch is
+ *      read at run time.
+ *   3. `npm run check:targets -- aarch64-apple-darwin` (skipped with `--no-cargo` or
+ *      `--no-targets`): the crate must keep compiling for macOS. One passed or failed test.
+ *   4. vitest, with its default reporter for people and its JSON reporter for the counts.
+ *   5. vitest again with `AGENT_FS_TOOLS_PORTABLE=1`, for the test files that reach the file
+ *      system layer (all but `NOT_THROUGH_THE_FILE_SYSTEM`).
  *
- * Exits non-zero when a suite fails or cannot run, or when no test ran at all.
+ * `--no-portable` skips 2 and 5. Exits non-zero when a suite fails or cannot run, or when no
+ * test ran at all.
  */
 import { spawn, execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -18,11 +26,41 @@ import { fileURLToPath } from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const skipCargo = process.argv.includes('--no-cargo')
+const skipTargets = skipCargo || process.argv.includes('--no-targets')
+const skipPortable = process.argv.includes('--no-portable')
 
-/** Runs a command with inherited stdin, echoing its output, and returns its exit code and stdout. */
-function run(command, args) {
+/** Switches the addon and the Rust tests to the portable ways (see `src/paths/platform/`). */
+const PORTABLE = { AGENT_FS_TOOLS_PORTABLE: '1' }
+
+/** The macOS target CI type-checks (Apple silicon; x86-64 differs only in widths already covered). */
+const CHECKED_TARGET = 'aarch64-apple-darwin'
+
+/**
+ * Test files that never reach the Rust file system layer (packaging, bundling, typings, schemas,
+ * the demo): not run a second time in the portable mode. A new test file runs in both modes.
+ */
+const NOT_THROUGH_THE_FILE_SYSTEM = [
+  'bench-smoke',
+  'demo-cli',
+  'demo',
+  'hunks',
+  'json',
+  'loader',
+  'native-contract',
+  'packaging',
+  'sea',
+  'tool-config',
+  'typecheck',
+  'zod',
+]
+
+/**
+ * Runs a command with inherited stdin, echoing its output, and returns its exit code and stdout;
+ * `env` is added to this process's environment.
+ */
+function run(command, args, env = {}) {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: root, stdio: ['inherit', 'pipe', 'inherit'] })
+    const child = spawn(command, args, { cwd: root, stdio: ['inherit', 'pipe', 'inherit'], env: { ...process.env, ...env } })
     let stdout = ''
     child.stdout.on('data', (chunk) => {
       stdout += chunk
@@ -45,8 +83,8 @@ function hostTriple() {
 }
 
 /** Sums cargo's `test result: … N passed; M failed; …` lines (one per test binary and doc tests). */
-async function cargoTests() {
-  const { code, stdout } = await run('cargo', ['test', '--locked', '--target', hostTriple()])
+async function cargoTests(name = 'cargo test', env = {}) {
+  const { code, stdout } = await run('cargo', ['test', '--locked', '--target', hostTriple()], env)
   let passed = 0
   let failed = 0
   for (const match of stdout.matchAll(/^test result: \w+\. (\d+) passed; (\d+) failed;/gm)) {
@@ -55,21 +93,26 @@ async function cargoTests() {
   }
   // A build failure or a crashed test binary reports no (or too few) failures: count one.
   if (code !== 0 && failed === 0) failed = 1
-  return { name: 'cargo test', code, passed, failed }
+  return { name, code, passed, failed }
 }
 
-async function vitestTests() {
+/** `check:targets` for the macOS target: one test, failed when the crate does not compile. */
+async function targetCheck() {
+  const { code } = await run(process.execPath, [join(root, 'scripts', 'check-targets.mjs'), CHECKED_TARGET])
+  return { name: `check:targets ${CHECKED_TARGET}`, code, passed: code === 0 ? 1 : 0, failed: code === 0 ? 0 : 1 }
+}
+
+/** vitest over `files` (all when none), named `name`, with `env` added. */
+async function vitestTests(name = 'vitest', files = [], env = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'afs-vitest-'))
   const report = join(dir, 'report.json')
   try {
     const vitest = join(dirname(createRequire(import.meta.url).resolve('vitest/package.json')), 'vitest.mjs')
-    const { code } = await run(process.execPath, [
-      vitest,
-      'run',
-      '--reporter=default',
-      '--reporter=json',
-      `--outputFile.json=${report}`,
-    ])
+    const { code } = await run(
+      process.execPath,
+      [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...files],
+      env,
+    )
     let passed = 0
     let failed = 0
     try {
@@ -82,17 +125,37 @@ async function vitestTests() {
       console.error(`could not read vitest's JSON report: ${error.message}`)
     }
     if (code !== 0 && failed === 0) failed = 1
-    return { name: 'vitest', code, passed, failed, empty: passed + failed === 0 }
+    return { name, code, passed, failed, empty: passed + failed === 0 }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
 }
 
+/** The test files that reach the file system layer, as paths vitest accepts. */
+function fileSystemTestFiles() {
+  return readdirSync(join(root, '__test__'))
+    .filter((file) => /\.test\.tsx?$/.test(file))
+    .filter((file) => !NOT_THROUGH_THE_FILE_SYSTEM.includes(file.replace(/\.test\.tsx?$/, '')))
+    .map((file) => `__test__/${file}`)
+}
+
 const results = []
-if (!skipCargo) results.push(await cargoTests())
-results.push(await vitestTests())
+/** Runs a suite and notes how long it took. */
+async function timed(suite) {
+  const started = Date.now()
+  const result = await suite()
+  results.push({ ...result, seconds: Math.round((Date.now() - started) / 1000) })
+}
+if (!skipCargo) {
+  await timed(() => cargoTests())
+  if (!skipPortable) await timed(() => cargoTests('cargo test (portable)', PORTABLE))
+}
+if (!skipTargets) await timed(targetCheck)
+await timed(() => vitestTests())
+if (!skipPortable) await timed(() => vitestTests('vitest (portable)', fileSystemTestFiles(), PORTABLE))
 
 console.log('')
+for (const { name, seconds } of results) console.log(`${name} took ${seconds} s`)
 for (const { name, passed, failed } of results) console.log(`${name}: ${passed} passed, ${failed} failed`)
 const passed = results.reduce((sum, r) => sum + r.passed, 0)
 const failed = results.reduce((sum, r) => sum + r.failed, 0)

@@ -133,7 +133,6 @@ pub(crate) mod libc_codes {
     pub const EROFS: i32 = Errno::ROFS.raw_os_error();
     pub const ELOOP: i32 = Errno::LOOP.raw_os_error();
     pub const ENOTEMPTY: i32 = Errno::NOTEMPTY.raw_os_error();
-    pub const ENOSYS: i32 = Errno::NOSYS.raw_os_error();
 }
 
 #[cfg(test)]

@@ -296,11 +296,11 @@ impl Journal {
     /// `dir` (canonical path `dir_path`). `None` when the record cannot be written (read-only
     /// data dir): the write goes on without one.
     pub fn begin_temp(&self, dir_path: &Path, dir: BorrowedFd<'_>, temp: &OsStr) -> Option<Entry> {
-        let stat = rustix::fs::fstat(dir).ok()?;
+        let (dir_dev, dir_ino) = fsops::identity(&fsops::fstat(dir).ok()?);
         let record = Record::Temp(TempRecord {
             dir: dir_path.to_owned(),
-            dir_dev: stat.st_dev,
-            dir_ino: stat.st_ino,
+            dir_dev,
+            dir_ino,
             name: PathBuf::from(temp),
             pid: std::process::id(),
         });
@@ -593,8 +593,7 @@ pub fn remove_temp(record: &TempRecord, sandbox: &Sandbox) -> io::Result<Recover
     let Ok(dir) = open_beneath_allowed(sandbox, &record.dir) else {
         return Ok(Recovered::LeftAlone);
     };
-    let stat = rustix::fs::fstat(&dir)?;
-    if (stat.st_dev, stat.st_ino) != (record.dir_dev, record.dir_ino) {
+    if fsops::identity(&fsops::fstat(&dir)?) != (record.dir_dev, record.dir_ino) {
         return Ok(Recovered::LeftAlone);
     }
     match trees::remove_tree_at(dir.as_fd(), name, trees::Removal::OWN_TEMP) {

@@ -10,7 +10,7 @@
 
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -60,24 +60,20 @@ pub fn direct_entries(
     sandbox: &Sandbox,
     max: usize,
 ) -> Result<Listing, ToolError> {
-    let dir = rustix::fs::Dir::read_from(&fd)
-        .map_err(|e| ToolError::io(&e.into(), "list", &target.path))?;
+    let entries = fsops::read_entries(fd.as_fd(), &mut Vec::new())
+        .map_err(|e| ToolError::io(&e, "list", &target.path))?;
     let mut names: Vec<Vec<u8>> = Vec::new();
-    for entry in dir {
-        let entry = entry.map_err(|e| ToolError::io(&e.into(), "list", &target.path))?;
-        let name = entry.file_name().to_bytes();
-        if name == b"."
-            || name == b".."
-            || fsops::is_temp_name(OsStr::from_bytes(name))
-            || sandbox.is_hidden(&target.path.join(OsStr::from_bytes(name)))
-        {
+    for (name, _) in entries {
+        if fsops::is_temp_name(&name) || sandbox.is_hidden(&target.path.join(&name)) {
             continue;
         }
-        names.push(name.to_vec());
+        names.push(name.into_vec());
     }
     names.sort();
     let truncated = names.len() > max;
     let mut lines = Vec::with_capacity(names.len().min(max));
+    // The data directory reached under another name (a bind mount, a macOS firmlink).
+    let hidden = sandbox.hidden_identities();
     for name in names.iter().take(max) {
         let name = OsStr::from_bytes(name);
         let Some(stat) = fsops::lstat_at(fd.as_fd(), name)
@@ -85,6 +81,9 @@ pub fn direct_entries(
         else {
             continue; // removed while listing
         };
+        if hidden.contains(&fsops::identity(&stat)) {
+            continue;
+        }
         let link = || {
             fsops::read_link_at(fd.as_fd(), name)
                 .ok()

@@ -1,12 +1,36 @@
 //! A userspace `realpath` that also works for paths that do not exist yet and for dangling
 //! symlinks: containment must be decided on where a write would really land (SPEC §3.2).
+//!
+//! Each existing component is written as the volume stores it, not as it was typed: on a case-
+//! (or normalization-) insensitive volume, APFS's default, `/Users/me/PROJ/.Agent-FS-Tools`
+//! finds `/Users/me/proj/.agent-fs-tools`, and its canonical path is the latter. So one existing
+//! directory has one canonical path, and every comparison made on canonical paths (containment,
+//! the hidden data directory, the workspace root and its ancestors, locks) is a comparison of
+//! entries, never of what the model typed. (Linux's names are exact; macOS tells the stored name,
+//! see `platform::stored_name`.)
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+use super::platform;
 use crate::error::libc_codes;
+
+/// Where the stored name of an existing entry comes from ([`platform::stored_name`]; tests give
+/// their own).
+type StoredName<'a> = &'a dyn Fn(&Path) -> Option<OsString>;
+
+/// `candidate` (an existing entry, not a symlink to follow) spelled with the name its volume
+/// stores it under.
+fn as_stored(candidate: PathBuf, stored_name: StoredName<'_>) -> PathBuf {
+    match (stored_name(&candidate), candidate.parent()) {
+        (Some(name), Some(parent)) if candidate.file_name() != Some(name.as_os_str()) => {
+            parent.join(name)
+        }
+        _ => candidate,
+    }
+}
 
 /// Linux's own limit on symlinks followed in one resolution.
 const MAX_SYMLINKS: usize = 40;
@@ -17,6 +41,15 @@ pub struct Canonical {
     pub path: PathBuf,
     /// Whether the whole path exists (after following a final symlink).
     pub exists: bool,
+    /// The device and inode number of each existing entry of `path` below `/`, outermost first:
+    /// which directories it is in, whatever names reach them (a bind mount, a macOS firmlink).
+    pub identities: Vec<(u64, u64)>,
+}
+
+/// The device and inode number of what `meta` describes.
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
 }
 
 fn push_components(queue: &mut VecDeque<OsString>, path: &Path) {
@@ -56,6 +89,10 @@ pub fn canonicalize_lenient(path: &Path) -> io::Result<Canonical> {
 
 /// [`canonicalize_lenient`], saying where an error happened.
 pub fn resolve(path: &Path) -> Result<Canonical, Unresolvable> {
+    resolve_with(path, &platform::stored_name)
+}
+
+fn resolve_with(path: &Path, stored_name: StoredName<'_>) -> Result<Canonical, Unresolvable> {
     debug_assert!(path.is_absolute());
     let mut pending = VecDeque::new();
     push_components(&mut pending, path);
@@ -67,11 +104,14 @@ pub fn resolve(path: &Path) -> Result<Canonical, Unresolvable> {
     // link points (found by fuzz/path_resolution).
     let mut depth = 0usize;
     let mut existing_depth: Option<usize> = None;
+    // The identities of the existing components of `out` (all of them until the first missing).
+    let mut identities = Vec::new();
     let mut links = 0;
     while let Some(part) = pending.pop_front() {
         if part == ".." {
             if out.pop() {
                 depth -= 1;
+                identities.truncate(depth);
             }
             if existing_depth.is_some_and(|d| depth <= d) {
                 existing_depth = None;
@@ -100,6 +140,7 @@ pub fn resolve(path: &Path) -> Result<Canonical, Unresolvable> {
                 if target.is_absolute() {
                     out = PathBuf::from("/");
                     depth = 0;
+                    identities.clear();
                 }
                 push_components(&mut pending, &target);
             }
@@ -110,8 +151,9 @@ pub fn resolve(path: &Path) -> Result<Canonical, Unresolvable> {
                         at: candidate,
                     });
                 }
-                out = candidate;
+                out = as_stored(candidate, stored_name);
                 depth += 1;
+                identities.push(identity(&meta));
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 existing_depth = Some(depth);
@@ -127,7 +169,11 @@ pub fn resolve(path: &Path) -> Result<Canonical, Unresolvable> {
         }
     }
     let exists = existing_depth.is_none();
-    Ok(Canonical { path: out, exists })
+    Ok(Canonical {
+        path: out,
+        exists,
+        identities,
+    })
 }
 
 /// Like [`canonicalize_lenient`] but the final component is kept as it is (not followed), for
@@ -139,15 +185,40 @@ pub fn canonicalize_parent(path: &Path) -> io::Result<Canonical> {
 
 /// [`canonicalize_parent`], saying where an error happened.
 pub fn resolve_parent(path: &Path) -> Result<Canonical, Unresolvable> {
+    resolve_parent_with(path, &platform::stored_name)
+}
+
+fn resolve_parent_with(
+    path: &Path,
+    stored_name: StoredName<'_>,
+) -> Result<Canonical, Unresolvable> {
     let (Some(parent), Some(Component::Normal(name))) =
         (path.parent(), path.components().next_back())
     else {
-        return resolve(path);
+        return resolve_with(path, stored_name);
     };
-    let parent = resolve(parent)?;
-    let full = parent.path.join(name);
-    let exists = parent.exists && std::fs::symlink_metadata(&full).is_ok();
-    Ok(Canonical { path: full, exists })
+    let Canonical {
+        path: parent,
+        exists: parent_exists,
+        mut identities,
+    } = resolve_with(parent, stored_name)?;
+    let full = parent.join(name);
+    let entry = parent_exists
+        .then(|| std::fs::symlink_metadata(&full).ok())
+        .flatten();
+    let exists = entry.is_some();
+    let full = match entry {
+        Some(meta) => {
+            identities.push(identity(&meta));
+            as_stored(full, stored_name)
+        }
+        None => full,
+    };
+    Ok(Canonical {
+        path: full,
+        exists,
+        identities,
+    })
 }
 
 #[cfg(test)]
@@ -234,6 +305,67 @@ mod tests {
                 .raw_os_error(),
             Some(libc_codes::ENOTDIR)
         );
+    }
+
+    /// A volume that finds an entry under another name than it stores (APFS, case-insensitive:
+    /// `Src` finds `src`) cannot be made here; this one says that `typed` is stored as `stored`,
+    /// both real directories, so that what follows the substitution still exists.
+    #[test]
+    fn components_are_spelled_as_the_volume_stores_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = real(dir.path());
+        std::fs::create_dir_all(root.join("typed/sub")).unwrap();
+        std::fs::create_dir_all(root.join("stored/sub")).unwrap();
+        std::fs::write(root.join("stored/sub/file"), "").unwrap();
+        symlink("stored/sub", root.join("link")).unwrap();
+        symlink("file", root.join("stored/sub/here")).unwrap();
+        let typed = root.join("typed");
+        let volume = move |path: &Path| (path == typed).then(|| OsString::from("stored"));
+        let c = resolve_with(&root.join("typed/sub/file"), &volume).unwrap();
+        assert_eq!((c.path, c.exists), (root.join("stored/sub/file"), true));
+        let c = resolve_with(&root.join("typed/sub/new/deeper"), &volume).unwrap();
+        assert_eq!(
+            (c.path, c.exists),
+            (root.join("stored/sub/new/deeper"), false)
+        );
+        // The final entry kept as it is (a link, or what a move names) is spelled as stored too.
+        let c = resolve_parent_with(&root.join("typed"), &volume).unwrap();
+        assert_eq!((c.path, c.exists), (root.join("stored"), true));
+        let c = resolve_parent_with(&root.join("typed/sub/here"), &volume).unwrap();
+        assert_eq!((c.path, c.exists), (root.join("stored/sub/here"), true));
+        // A name the volume stores as it was given is left alone.
+        let c = resolve_with(&root.join("link/file"), &volume).unwrap();
+        assert_eq!(c.path, root.join("stored/sub/file"));
+    }
+
+    #[test]
+    fn identities_are_those_of_the_existing_entries_of_the_canonical_path() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = real(dir.path());
+        std::fs::create_dir_all(root.join("x/deep")).unwrap();
+        symlink(root.join("x/deep"), root.join("link")).unwrap();
+        symlink("x", root.join("rel")).unwrap();
+        let ids_of = |path: &Path| -> Vec<(u64, u64)> {
+            path.ancestors()
+                .filter(|a| a.parent().is_some())
+                .map(|a| std::fs::symlink_metadata(a).unwrap())
+                .map(|m| (m.dev(), m.ino()))
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect()
+        };
+        for (typed, existing) in [
+            ("link/../deep", "x/deep"),
+            ("rel/deep/new/more", "x/deep"),
+            ("missing/../rel", "x"),
+        ] {
+            let c = canonicalize_lenient(&root.join(typed)).unwrap();
+            assert_eq!(c.identities, ids_of(&root.join(existing)), "{typed}");
+        }
+        let c = canonicalize_parent(&root.join("link")).unwrap();
+        assert_eq!(c.identities, ids_of(&root.join("link")));
     }
 
     #[test]

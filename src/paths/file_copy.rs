@@ -2,10 +2,12 @@
 //! [`super::trees::copy_tree_at`].
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Seek, SeekFrom};
 
 use rustix::fs::SeekFrom as Whence;
 use rustix::io::Errno;
+
+use super::platform;
 
 /// Copies the bytes of `source` (from its start) into the empty `copy`, at most `step` bytes
 /// between two calls of `go_on`, which ends the copy with `false`. Only the data of a file with
@@ -28,7 +30,7 @@ pub fn copy_bytes(
             Ok(data) => data,
             Err(Errno::NXIO) => break, // only a hole from `offset` to the end
             // A file system without SEEK_DATA: every byte is data.
-            Err(Errno::INVAL) if offset == 0 => {
+            Err(e) if offset == 0 && cannot_seek_data(e) => {
                 return copy_range(source, copy, 0, u64::MAX, step, go_on)
             }
             Err(e) => return Err(e.into()),
@@ -44,8 +46,35 @@ pub fn copy_bytes(
     Ok(true)
 }
 
+/// Where the stretch of data or hole that `offset` is in ends (at most at `end`), and whether it
+/// is a hole, as `SEEK_DATA`/`SEEK_HOLE` tell (Linux and macOS alike). Before data, the file
+/// offset is put at `offset`. A file system that cannot tell: data to `end`. No data after
+/// `offset`: a hole to `end` (or the file shrank, which a caller's later stat catches).
+pub fn stretch_at(file: &File, offset: u64, end: u64) -> io::Result<(u64, bool)> {
+    let stretch = match rustix::fs::seek(file, Whence::Data(offset)) {
+        Ok(data) if data > offset => (data.min(end), true),
+        Ok(_) => (
+            rustix::fs::seek(file, Whence::Hole(offset))?.min(end),
+            false,
+        ),
+        Err(Errno::NXIO) => (end, true),
+        Err(e) if cannot_seek_data(e) => (end, false),
+        Err(e) => return Err(e.into()),
+    };
+    if !stretch.1 {
+        rustix::fs::seek(file, Whence::Start(offset))?;
+    }
+    Ok(stretch)
+}
+
+/// Whether `SEEK_DATA` failed because the file system does not have it (Linux: `EINVAL`; macOS
+/// also `ENOTSUP`).
+fn cannot_seek_data(e: Errno) -> bool {
+    e == Errno::INVAL || platform::is_unsupported(e)
+}
+
 /// Copies `len` bytes (or up to the end) from `offset` in `source` to the same offset in `copy`,
-/// in the kernel where it can (`copy_file_range`, `sendfile`).
+/// in the kernel where it can (see [`platform::copy_bytes`]).
 fn copy_range(
     source: &File,
     copy: &mut File,
@@ -59,7 +88,7 @@ fn copy_range(
     let mut left = len;
     while left > 0 {
         let want = left.min(step);
-        let copied = io::copy(&mut source.take(want), copy)?;
+        let copied = platform::copy_bytes(source, copy, want)?;
         left -= copied;
         if copied < want {
             break; // the end of the file, sooner than listed: the caller's version check sees it

@@ -4,16 +4,19 @@
 //! The pipeline is: [`resolve`] (cwd, `~/`, literal bytes) → [`canonical`] (symlinks resolved,
 //! including dangling links and a not-yet-existing tail) → [`sandbox`] (containment by whole
 //! components, hidden trash) → [`fsops`] (every open, create, rename and unlink goes through a
-//! directory file descriptor opened beneath the allowed root with `RESOLVE_NO_SYMLINKS`, so the
-//! kernel refuses to follow anything that was swapped in after the check); [`trees`] removes and
+//! directory file descriptor opened beneath the allowed root without following a symlink, so
+//! anything swapped in after the check is refused, never followed); [`trees`] removes and
 //! copies whole trees the same way, with [`file_copy`] (holes kept) and [`xattrs`] (extended
 //! attributes and ACLs) for what a copy to another file system must carry. [`shown`] is how a
 //! name is written in any output (control characters and bytes that are not UTF-8 escaped,
-//! reversibly), and [`resolve::prefer_shown_names`] reads a shown name back.
+//! reversibly), and [`resolve::prefer_shown_names`] reads a shown name back. [`platform`] is the
+//! one place that knows which operating system this is: Linux's fast paths and the portable
+//! ways macOS takes, with the same guarantees.
 
 pub mod canonical;
 pub mod file_copy;
 pub mod fsops;
+pub mod platform;
 pub mod project;
 pub mod resolve;
 pub mod sandbox;

@@ -3,6 +3,12 @@
 //! never reachable, nor is a missing folder that is to hold it (only we create it, so nothing the
 //! model made can stand in for it); containment is compared by whole path components, never by
 //! string prefix.
+//!
+//! A directory can have more than one path: a bind mount, a macOS firmlink (`/Users` is also
+//! `/System/Volumes/Data/Users`). Canonical paths spell one name per entry (see
+//! [`super::canonical`]) but cannot know every mount, so what must never be reached or replaced
+//! — the data directory, the workspace root and its ancestors — is also recognised by device and
+//! inode number, whatever path reaches it.
 
 use std::path::{Path, PathBuf};
 
@@ -74,15 +80,55 @@ impl Sandbox {
         }
     }
 
-    /// Whether `path` is (inside) a directory the tools must not reach.
+    /// Whether `path` is (inside) a directory the tools must not reach, by its name (cheap: for
+    /// the entries of a directory already checked; [`Sandbox::check`] also compares identities).
     pub fn is_hidden(&self, path: &Path) -> bool {
         self.hidden.iter().any(|h| path.starts_with(h))
     }
 
+    /// The device and inode number of each hidden directory that exists now (one `lstat` each:
+    /// the data directory is made on first use, and may be made again).
+    pub fn hidden_identities(&self) -> Vec<(u64, u64)> {
+        self.hidden.iter().filter_map(|h| identity_of(h)).collect()
+    }
+
+    /// The final names of the hidden directories (a walk compares identities only for these).
+    pub fn hidden_names(&self) -> Vec<std::ffi::OsString> {
+        self.hidden
+            .iter()
+            .filter_map(|h| h.file_name().map(|n| n.to_owned()))
+            .collect()
+    }
+
+    /// Whether `path` is or contains a hidden directory by name (cheap: a walk asks it of every
+    /// directory it reads; see [`Sandbox::contains_hidden`]).
+    pub fn may_hold_hidden(&self, path: &Path) -> bool {
+        self.hidden.iter().any(|h| h.starts_with(path))
+    }
+
     /// Whether `path` is or contains a hidden directory (removing, moving or replacing it would
-    /// take the data directory with it).
+    /// take the data directory with it), under this name or another one.
     pub fn contains_hidden(&self, path: &Path) -> bool {
         self.hidden.iter().any(|h| h.starts_with(path))
+            || identity_of(path).is_some_and(|entry| {
+                self.hidden
+                    .iter()
+                    .any(|h| resolve(h).is_ok_and(|h| h.identities.contains(&entry)))
+            })
+    }
+
+    /// Whether `path` is the workspace root, under this name or another one.
+    pub fn is_root(&self, path: &Path) -> bool {
+        path == self.root || identity_of(path).is_some_and(|e| identity_of(&self.root) == Some(e))
+    }
+
+    /// Whether `path` is the workspace root or one of its ancestors, under this name or another
+    /// one (removing or replacing it would take the root with it).
+    pub fn holds_root(&self, path: &Path) -> bool {
+        self.root.starts_with(path)
+            || identity_of(path).is_some_and(|entry| {
+                resolve(&self.root).is_ok_and(|root| root.identities.contains(&entry))
+            })
     }
 
     /// Resolves the model's `raw` path (argument `field`) against `cwd` and checks it.
@@ -162,8 +208,14 @@ impl Sandbox {
 
     /// Checks an already canonical path (`raw` is the model's, for messages).
     pub fn check(&self, raw: &str, canonical: Canonical) -> Result<Target, ToolError> {
+        let hidden = self.is_hidden(&canonical.path)
+            || (!canonical.exists && self.contains_hidden(&canonical.path))
+            || self
+                .hidden_identities()
+                .iter()
+                .any(|h| canonical.identities.contains(h));
         let path = canonical.path;
-        if self.is_hidden(&path) || (!canonical.exists && self.contains_hidden(&path)) {
+        if hidden {
             return Err(ToolError::not_allowed(format!(
                 "{} is the agent-fs-tools data directory (trash, audit log, journal), inside it, or a folder that is to hold it, which the file tools cannot reach; use trash_list and restore_file for what was removed",
                 path.shown()
@@ -200,6 +252,13 @@ impl Sandbox {
             trees.join(", ")
         ))
     }
+}
+
+/// The device and inode number of the entry at `path` (not following a final link), if any.
+pub fn identity_of(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    Some((meta.dev(), meta.ino()))
 }
 
 #[cfg(test)]
@@ -330,6 +389,60 @@ mod tests {
         let e = resolve(&f, ".data/trash/x.tar.gz").unwrap_err();
         assert!(e.message.contains("trash"));
         assert!(f.sandbox.contains_hidden(&f.base.join("R/.data")));
+    }
+
+    /// `base/alias` is a bind mount of `base`: every directory in it has a second path, as
+    /// macOS's firmlinks give `/Users` (`/System/Volumes/Data/Users`). Only root may mount.
+    struct BindMount(PathBuf);
+
+    impl BindMount {
+        fn new(from: &Path, at: &Path) -> Option<Self> {
+            std::fs::create_dir(at).unwrap();
+            let mounted = std::process::Command::new("mount")
+                .arg("--bind")
+                .args([from, at])
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            mounted.then(|| BindMount(at.to_owned()))
+        }
+    }
+
+    impl Drop for BindMount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+
+    #[test]
+    fn the_data_directory_and_the_root_are_known_under_another_name() {
+        let f = fixture();
+        let sandbox = Sandbox::new(f.base.join("R"), None, vec![f.base.join("R/.data/trash")]);
+        std::fs::write(f.base.join("R/.data/trash/archive"), "").unwrap();
+        let Some(_mount) = BindMount::new(&f.base, &f.base.join("outside/alias")) else {
+            eprintln!("skipped: a bind mount is not possible here (not root)");
+            return;
+        };
+        let alias = f.base.join("outside/alias");
+        let resolve =
+            |p: &Path, link| sandbox.resolve(p.to_str().unwrap(), "path", &f.base, None, link);
+        for hidden in [
+            "R/.data/trash",
+            "R/.data/trash/archive",
+            "R/.data/trash/new",
+        ] {
+            for link in [FinalLink::Follow, FinalLink::Keep] {
+                let e = resolve(&alias.join(hidden), link).unwrap_err();
+                assert_eq!(e.code, ErrorCode::PathNotAllowed, "{hidden}");
+            }
+        }
+        assert!(resolve(&alias.join("R/.data"), FinalLink::Keep).is_ok());
+        assert!(sandbox.contains_hidden(&alias.join("R/.data")));
+        assert!(sandbox.contains_hidden(&alias.join("R")));
+        assert!(!sandbox.contains_hidden(&alias.join("R_evil")));
+        assert!(sandbox.is_root(&alias.join("R")) && !sandbox.is_root(&alias));
+        assert!(sandbox.holds_root(&alias) && sandbox.holds_root(&alias.join("R")));
+        assert!(!sandbox.holds_root(&alias.join("R/.data")));
     }
 
     #[test]

@@ -10,10 +10,10 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, Stat, Timespec, Timestamps};
+use rustix::fs::{AtFlags, Mode, OFlags, Stat, Timespec, Timestamps};
 
-use super::fsops::{self, EntryKind};
-use super::{file_copy, xattrs};
+use super::fsops::{self, EntryKind, Snapshot};
+use super::{file_copy, platform, xattrs};
 use crate::error::libc_codes;
 
 /// How [`remove_tree_at`] treats what it finds.
@@ -173,28 +173,26 @@ pub struct Copied {
 /// a file with several changes that, and the other names are still the copied file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Version {
-    size: i64,
-    mtime: (i64, u64),
+    size: u64,
+    mtime: (i64, u32),
 }
 
 impl Version {
     fn of(stat: &Stat) -> Self {
-        Self {
-            size: stat.st_size,
-            mtime: (stat.st_mtime, stat.st_mtime_nsec),
-        }
+        let Snapshot { size, mtime, .. } = Snapshot::of(stat);
+        Self { size, mtime }
     }
 }
 
 impl Copied {
     /// Whether `stat` is an entry this copy read, as it was when read.
     pub fn unchanged(&self, stat: &Stat) -> bool {
-        self.versions.get(&(stat.st_dev, stat.st_ino)) == Some(&Version::of(stat))
+        self.versions.get(&fsops::identity(stat)) == Some(&Version::of(stat))
     }
 
     fn record(&mut self, stat: &Stat) {
         self.versions
-            .insert((stat.st_dev, stat.st_ino), Version::of(stat));
+            .insert(fsops::identity(stat), Version::of(stat));
     }
 }
 
@@ -215,9 +213,8 @@ struct CopyFrame {
 /// in `dst_dir`: contents (holes kept), owner (where we may), extended attributes of files and
 /// directories (where the destination takes them; a symlink's are not copied), permission bits
 /// (without set-user/group-ID) and modification times; names of one file inside the tree stay
-/// hard links of one copy. Files are
-/// not fsynced one by one: the caller syncs the destination's file system once before publishing
-/// the copy.
+/// hard links of one copy. The caller makes the copy durable with [`fsops::sync_new_tree`] before
+/// publishing it (each file and directory went through [`fsops::sync_written`]).
 pub fn copy_tree_at(
     src_dir: BorrowedFd<'_>,
     src_name: &OsStr,
@@ -298,7 +295,7 @@ impl Copier<'_> {
                     .map_err(|e| io_at(e.into()))?;
             }
             EntryKind::File => {
-                let key = (stat.st_dev, stat.st_ino);
+                let key = fsops::identity(&stat);
                 if let Some(first) = self.first_copies.get(&key) {
                     if !self.copied.unchanged(&stat) {
                         return Err(CopyError::Changed(relative.to_owned()));
@@ -308,7 +305,7 @@ impl Copier<'_> {
                 }
                 let (src, dst) = ((src_dir, src_name), (dst_dir, dst_name));
                 let stat = copy_file(src, dst, &stat, relative, self.aborted)?;
-                if stat.st_nlink > 1 {
+                if fsops::link_count(&stat) > 1 {
                     self.first_copies.insert(key, relative.to_owned());
                 }
                 self.copied.record(&stat);
@@ -344,15 +341,7 @@ impl Copier<'_> {
             (Some(parent), Some(file)) => (parent, file),
             _ => return Err(io::ErrorKind::InvalidInput.into()),
         };
-        let at = if parent.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            parent
-        };
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let resolve =
-            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-        let parent = rustix::fs::openat2(root, at, flags, Mode::empty(), resolve)?;
+        let parent = fsops::open_dir_beneath(root.as_fd(), parent, false)?;
         rustix::fs::linkat(&parent, file, dir, name, AtFlags::empty())?;
         Ok(())
     }
@@ -370,31 +359,33 @@ fn copy_file(
     let io_at = |e: io::Error| CopyError::Io(e, relative.to_owned());
     let source = fsops::open_for_read(src_dir, src_name).map_err(io_at)?;
     let before = fsops::fstat(&source).map_err(io_at)?;
-    if (before.st_dev, before.st_ino) != (listed.st_dev, listed.st_ino) {
+    if fsops::identity(&before) != fsops::identity(listed) {
         return Err(CopyError::Changed(relative.to_owned()));
     }
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let mut copy = rustix::fs::openat(dst_dir, dst_name, flags, Mode::from_raw_mode(0o600))
         .map(File::from)
         .map_err(|e| io_at(e.into()))?;
-    let has_holes = (before.st_blocks as u64).saturating_mul(512) < before.st_size as u64;
+    let has_holes = fsops::may_have_holes(&before);
     let go_on = || !aborted();
     if !file_copy::copy_bytes(&source, &mut copy, has_holes, COPY_CHUNK, &go_on).map_err(io_at)? {
         return Err(CopyError::Aborted);
     }
     let after = fsops::fstat(&source).map_err(io_at)?;
-    let ctime = |s: &Stat| (s.st_ctime, s.st_ctime_nsec);
+    let ctime = |s: &Stat| Snapshot::of(s).ctime;
     if Version::of(&after) != Version::of(&before) || ctime(&after) != ctime(&before) {
         return Err(CopyError::Changed(relative.to_owned()));
     }
     give_metadata(source.as_fd(), copy.as_fd(), &before).map_err(io_at)?;
+    fsops::sync_written(copy.as_fd()).map_err(io_at)?;
     Ok(before)
 }
 
 /// The copied directory gets the source's metadata last: filling it changed its mtime, and a
 /// read-only mode would have stopped the filling.
 fn finish_directory(frame: &CopyFrame) -> io::Result<()> {
-    give_metadata(frame.source.as_fd(), frame.copy.as_fd(), &frame.stat)
+    give_metadata(frame.source.as_fd(), frame.copy.as_fd(), &frame.stat)?;
+    fsops::sync_written(frame.copy.as_fd())
 }
 
 /// Gives `copy` the metadata of `source` (whose stat is `stat`): its owner (where we may, see
@@ -404,13 +395,14 @@ fn finish_directory(frame: &CopyFrame) -> io::Result<()> {
 fn give_metadata(source: BorrowedFd<'_>, copy: BorrowedFd<'_>, stat: &Stat) -> io::Result<()> {
     fsops::give_owner(copy, stat.st_uid, stat.st_gid)?;
     xattrs::copy(source, copy)?;
+    platform::copy_acl(source, copy)?;
     let owned = fsops::fstat(copy)?;
     let mode = mode_of_copy(
-        stat.st_mode,
+        Snapshot::of(stat).mode,
         (stat.st_uid, stat.st_gid),
         (owned.st_uid, owned.st_gid),
     );
-    rustix::fs::fchmod(copy, Mode::from_raw_mode(mode))?;
+    fsops::set_mode_fd(copy, mode)?;
     rustix::fs::futimens(copy, &timestamps(stat))?;
     Ok(())
 }
@@ -765,14 +757,7 @@ mod tests {
     fn a_fifo_stops_the_copy_and_names_itself() {
         let (_dir, base) = with_sample_tree();
         let fifo = base.join("t/a/pipe");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::FileType::Fifo,
-            Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
+        crate::paths::platform::make_fifo(&fifo);
         let e = copy_t_to_c(&base, &|| false).unwrap_err();
         assert!(
             matches!(e, CopyError::Special(ref p) if p == Path::new("a/pipe")),

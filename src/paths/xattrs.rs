@@ -1,14 +1,17 @@
-//! Extended attributes (user attributes, POSIX ACLs, file capabilities, security labels) read
-//! from one open file or directory and given to another: a move between file systems copies
-//! them all; the trash archives user attributes and ACLs (as `SCHILY.xattr.*` PAX records, see
-//! [`is_archived`]) and a restore puts them back.
-//! Symlinks' attributes are not handled: there is no descriptor-based call for them.
+//! Extended attributes (Linux: user attributes, POSIX ACLs, file capabilities, security labels;
+//! macOS: `com.apple.*` and others, without namespaces) read from one open file or directory and
+//! given to another: a move between file systems copies them all; the trash archives those
+//! [`is_archived`] names (as `SCHILY.xattr.*` PAX records) and a restore puts them back.
+//! Symlinks' attributes are not handled: there is no descriptor-based call for them. (macOS's
+//! ACLs are not extended attributes: see `platform::copy_acl`.)
 
 use std::io;
 use std::os::fd::BorrowedFd;
 
 use rustix::fs::XattrFlags;
 use rustix::io::Errno;
+
+use super::platform;
 
 /// One extended attribute: its full name (`user.origin`, `system.posix_acl_access`) and value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,7 +27,7 @@ pub fn read_all(fd: BorrowedFd<'_>) -> io::Result<Vec<Xattr>> {
         |buf| rustix::fs::flistxattr(fd, buf),
     ) {
         Ok(names) => names,
-        Err(Errno::NOTSUP) => return Ok(Vec::new()),
+        Err(e) if platform::is_unsupported(e) => return Ok(Vec::new()),
         Err(e) => return Err(e.into()),
     };
     let mut all = Vec::new();
@@ -38,7 +41,8 @@ pub fn read_all(fd: BorrowedFd<'_>) -> io::Result<Vec<Xattr>> {
                 value,
             }),
             // Removed since it was listed, or hidden from us (`trusted.*` without privilege).
-            Err(Errno::NODATA | Errno::PERM | Errno::ACCESS) => {}
+            Err(e) if e == platform::NO_SUCH_ATTRIBUTE => {}
+            Err(Errno::PERM | Errno::ACCESS) => {}
             Err(e) => return Err(e.into()),
         }
     }
@@ -52,7 +56,8 @@ pub fn read_all(fd: BorrowedFd<'_>) -> io::Result<Vec<Xattr>> {
 pub fn write_all(fd: BorrowedFd<'_>, xattrs: &[Xattr]) -> io::Result<()> {
     for xattr in xattrs {
         match rustix::fs::fsetxattr(fd, &xattr.name[..], &xattr.value, XattrFlags::empty()) {
-            Ok(()) | Err(Errno::NOTSUP | Errno::PERM | Errno::ACCESS) => {}
+            Ok(()) | Err(Errno::PERM | Errno::ACCESS) => {}
+            Err(e) if platform::is_unsupported(e) => {}
             // A name or value this file system cannot hold.
             Err(Errno::INVAL | Errno::RANGE | Errno::TOOBIG) => {}
             Err(e) => return Err(e.into()),
@@ -61,13 +66,31 @@ pub fn write_all(fd: BorrowedFd<'_>, xattrs: &[Xattr]) -> io::Result<()> {
     Ok(())
 }
 
-/// Whether an attribute is one the trash keeps and a restore gives back: user attributes and
-/// POSIX ACLs. Not `security.*` (file capabilities, SELinux labels) or `trusted.*`: an archive is
-/// untrusted input, and a restored file should not gain privileges from one.
+/// Whether an attribute is one the trash keeps and a restore gives back. On Linux: user
+/// attributes and POSIX ACLs; not `security.*` (file capabilities, SELinux labels), `trusted.*`
+/// or other `system.*` ones: an archive is untrusted input, and a restored file should not gain
+/// privileges from one. macOS names have no namespace: every attribute is kept (Finder tags,
+/// `com.apple.quarantine`, …) but the protected `com.apple.system.*` ones. Each system refuses
+/// the other's names it cannot hold, and [`write_all`] leaves those out, so one rule serves both.
 pub fn is_archived(name: &[u8]) -> bool {
-    name.starts_with(b"user.")
-        || name == b"system.posix_acl_access"
-        || name == b"system.posix_acl_default"
+    if name == b"system.posix_acl_access" || name == b"system.posix_acl_default" {
+        return true;
+    }
+    ![
+        &b"security."[..],
+        b"trusted.",
+        b"system.",
+        b"com.apple.system.",
+    ]
+    .iter()
+    .any(|privileged| name.starts_with(privileged))
+}
+
+/// Whether an attribute of a file stays with the file's new content when it is rewritten
+/// (atomically, through a new file): all but file capabilities (`security.capability`), which
+/// new content must not inherit.
+pub fn is_kept_on_rewrite(name: &[u8]) -> bool {
+    name != b"security.capability"
 }
 
 /// Gives `copy` every extended attribute of `source` that it can take (see [`write_all`]).
@@ -148,6 +171,34 @@ mod tests {
         assert_eq!(read[0].value, big);
         assert_eq!(read[1].value, b"");
         assert_eq!(read[2].value, b"1");
+    }
+
+    #[test]
+    fn the_trash_keeps_no_attribute_that_carries_privileges() {
+        for kept in [
+            &b"user.origin"[..],
+            b"system.posix_acl_access",
+            b"system.posix_acl_default",
+            b"com.apple.quarantine",
+            b"com.apple.metadata:_kMDItemUserTags",
+        ] {
+            assert!(is_archived(kept), "{}", String::from_utf8_lossy(kept));
+        }
+        for refused in [
+            &b"security.capability"[..],
+            b"security.selinux",
+            b"trusted.overlay.opaque",
+            b"system.nfs4_acl",
+            b"com.apple.system.Security",
+        ] {
+            assert!(
+                !is_archived(refused),
+                "{}",
+                String::from_utf8_lossy(refused)
+            );
+        }
+        assert!(!is_kept_on_rewrite(b"security.capability"));
+        assert!(is_kept_on_rewrite(b"com.apple.quarantine"));
     }
 
     #[test]

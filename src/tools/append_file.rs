@@ -92,8 +92,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         if size + content.len() as u64 > max {
                             return Err(too_large(size));
                         }
-                        if sandboxed && opened.stat.st_nlink > 1 {
-                            return Err(hard_links(&target.path, opened.stat.st_nlink));
+                        if sandboxed && fsops::link_count(&opened.stat) > 1 {
+                            return Err(hard_links(&target.path, fsops::link_count(&opened.stat)));
                         }
                         let old = files::read_at_most(&mut opened.file, max, "read", &target.path)?
                             .ok_or_else(|| too_large(size))?;
@@ -208,11 +208,11 @@ fn commit(
             };
             let now =
                 fsops::fstat(&file).map_err(|e| ToolError::io(&e, "append to", &target.path))?;
-            if (now.st_dev, now.st_ino) != (stat.st_dev, stat.st_ino) {
+            if fsops::identity(&now) != fsops::identity(stat) {
                 return Err(files::changed_since_planned(&target.path));
             }
-            if sandboxed && now.st_nlink > 1 {
-                return Err(hard_links(&target.path, now.st_nlink));
+            if sandboxed && fsops::link_count(&now) > 1 {
+                return Err(hard_links(&target.path, fsops::link_count(&now)));
             }
             let unchanged = match bytes {
                 Some(expected) => {

@@ -80,7 +80,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         ),
                     )),
                     EntryKind::Special => Err(files::not_regular(&planned.path)),
-                    _ => Ok((stat.st_dev, stat.st_ino)),
+                    _ => Ok(fsops::identity(&stat)),
                 }
             })
             .await?;
@@ -146,7 +146,7 @@ fn delete_permanently(
     inode: (u64, u64),
     path: &Path,
 ) -> Result<(), ToolError> {
-    let confirmed = |now: &Stat| (now.st_dev, now.st_ino) == inode;
+    let confirmed = |now: &Stat| fsops::identity(now) == inode;
     fsops::remove_exact(parent, name, &confirmed).map_err(|e| match e {
         RemoveError::Io { error, kept: None } if error.kind() != ErrorKind::NotFound => {
             ToolError::io(&error, "delete", path)

@@ -22,7 +22,7 @@ use crate::workspace::Workspace;
 /// take the workspace root or the data directory with it: the root, an ancestor of it, or a
 /// path that is or holds the data directory.
 pub fn refuse_dangerous(ws: &Workspace, path: &Path) -> Result<(), ToolError> {
-    if ws.sandbox().root().starts_with(path) || ws.sandbox().contains_hidden(path) {
+    if ws.sandbox().holds_root(path) || ws.sandbox().contains_hidden(path) {
         return Err(ToolError::new(
             ErrorCode::DangerousPath,
             format!(

@@ -74,8 +74,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let args: Args = parse_args("move_file", args)?;
         let source = call.resolve(&args.source, "source", FinalLink::Keep)?;
         let destination = call.resolve(&args.destination, "destination", FinalLink::Keep)?;
-        let root = call.ws.sandbox().root();
-        if root.starts_with(&source.path) || call.ws.sandbox().contains_hidden(&source.path) {
+        let sandbox = call.ws.sandbox();
+        if sandbox.holds_root(&source.path) || sandbox.contains_hidden(&source.path) {
             return Err(ToolError::new(
                 ErrorCode::DangerousPath,
                 format!("{} is the workspace root, an ancestor of it, or holds the agent-fs-tools data directory; it cannot be moved", source.path.shown()),
@@ -106,7 +106,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     Err(e) => return Err(e),
                 };
                 if let Some(d) = &dst_stat {
-                    if (d.st_dev, d.st_ino) == (src_stat.st_dev, src_stat.st_ino) {
+                    if fsops::identity(d) == fsops::identity(&src_stat) {
                         return Err(ToolError::invalid(format!(
                             "move_file: invalid arguments: source and destination are the same file ({})",
                             dst.path.shown()
@@ -122,7 +122,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         ));
                     }
                 }
-                Ok(((src_stat.st_dev, src_stat.st_ino), dst_stat.as_ref().map(EntryKind::of)))
+                Ok((fsops::identity(&src_stat), dst_stat.as_ref().map(EntryKind::of)))
             })
             .await?;
         let replaced_tree = destination::replaces_tree(destination_existed, &destination.path);
@@ -158,7 +158,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 let (src_parent, src_name) = files::open_parent(&src, "move")?;
                 let now = fsops::lstat_at(src_parent.as_fd(), &src_name)
                     .map_err(|e| ToolError::io(&e, "move", &src.path))?;
-                if now.map(|s| (s.st_dev, s.st_ino)) != Some(source_inode) {
+                if now.as_ref().map(fsops::identity) != Some(source_inode) {
                     return Err(files::changed_since_planned(&src.path));
                 }
                 let Destination {
@@ -279,9 +279,8 @@ fn copy_into_place(
                 trees::copy_tree_at(at.src_parent, at.src_name, at.dst_parent, &temp, aborted)
                     .map_err(|e| copy_error(e, at))
                     .and_then(|copied| {
-                        rustix::fs::syncfs(at.dst_parent).map_err(|e| {
-                            ToolError::io(&e.into(), "sync the copy of", at.src_path)
-                        })?;
+                        fsops::sync_new_tree(at.dst_parent)
+                            .map_err(|e| ToolError::io(&e, "sync the copy of", at.src_path))?;
                         fsops::rename_noreplace(at.dst_parent, &temp, at.dst_parent, at.dst_name)
                             .map_err(|e| ToolError::io(&e, "move to", at.dst_path))?;
                         Ok(copied)

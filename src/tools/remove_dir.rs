@@ -16,7 +16,7 @@ use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
 use crate::change::{Action, FileChange};
 use crate::error::{libc_codes, ErrorCode, ToolError};
 use crate::paths::fsops::{self, EntryKind};
-use crate::paths::sandbox::FinalLink;
+use crate::paths::sandbox::{identity_of, FinalLink};
 use crate::paths::shown::Shown;
 use crate::paths::trees::{self, Removal};
 use crate::permissions::Operation;
@@ -61,21 +61,22 @@ fn format_call(args: &Value) -> String {
     super::format_path_flag(args, "recursive")
 }
 
+/// Whether `a` and `b` are the same existing entry (device and inode), whatever their names.
+fn same_entry(a: &Path, b: &Path) -> bool {
+    let a = identity_of(a);
+    a.is_some() && a == identity_of(b)
+}
+
 /// Why `path` must never be removed, if it must not.
 fn danger(ws: &Workspace, path: &Path) -> Option<&'static str> {
-    let root = ws.sandbox().root();
+    let home = ws.home().and_then(|h| std::fs::canonicalize(h).ok());
     if path == Path::new("/") {
         Some("the filesystem root")
-    } else if ws
-        .home()
-        .and_then(|h| std::fs::canonicalize(h).ok())
-        .as_deref()
-        == Some(path)
-    {
+    } else if home.is_some_and(|home| home == path || same_entry(&home, path)) {
         Some("the home directory")
-    } else if path == root {
+    } else if ws.sandbox().is_root(path) {
         Some("the workspace root")
-    } else if root.starts_with(path) {
+    } else if ws.sandbox().holds_root(path) {
         Some("an ancestor of the workspace root")
     } else if ws.sandbox().is_hidden(path) || ws.sandbox().contains_hidden(path) {
         Some("the agent-fs-tools data directory (or holds it)")

@@ -15,7 +15,8 @@
 //! Files are written with `O_CREAT|O_EXCL|O_NOFOLLOW`, hashed as they are written, and given
 //! their owner (as far as we may), user extended attributes and ACLs, mode and mtime. When the stream ends, the digest, size and file count must match the
 //! metadata; only then do directories get their modes and mtimes (deepest first, after they were
-//! filled), everything is flushed with one `syncfs`, and the temp root is renamed to the target
+//! filled), everything is made durable at once (one `syncfs` on Linux, see
+//! `fsops::sync_new_tree`), and the temp root is renamed to the target
 //! with `RENAME_NOREPLACE`. Only after
 //! that (and an fsync of the target's directory) is the archive deleted. Any failure removes the
 //! temp root and keeps the archive. The archive is `flock`ed for the duration (`hold.rs`), so
@@ -355,8 +356,9 @@ impl<'a> Extraction<'a> {
 
     /// Stream an entry's bytes into a freshly created file (chunks of zeros become holes, see
     /// [`write_restored`]); give it its owner, extended attributes, mode and mtime. (Durability
-    /// comes from one `syncfs` before the commit, not an fsync per file: a tree of thousands of
-    /// files restores several times faster, and nothing is visible at the target before then.)
+    /// comes on Linux from one `syncfs` before the commit, not an fsync per file: a tree of
+    /// thousands of files restores several times faster, and nothing is visible at the target
+    /// before then. Elsewhere `fsops::sync_written` fsyncs each file here.)
     fn fill_file<R: Read>(
         &mut self,
         mut file: File,
@@ -380,6 +382,7 @@ impl<'a> Extraction<'a> {
         xattrs::write_all(file.as_fd(), &info.xattrs)?;
         fsops::set_mode_fd(&file, info.mode)?;
         fsops::set_mtime_fd(&file, info.mtime)?;
+        fsops::sync_written(file.as_fd())?;
         Ok((hasher.finalize().into(), copied))
     }
 
@@ -410,8 +413,8 @@ impl<'a> Extraction<'a> {
     }
 
     /// Give directories their owners, extended attributes, modes and mtimes, deepest first;
-    /// then flush everything extracted (files and directories alike) to disk with one `syncfs`
-    /// of the target's file system.
+    /// then make everything extracted (files and directories alike) durable
+    /// ([`fsops::sync_new_tree`]).
     fn finish_dirs(&mut self) -> Result<(), TrashError> {
         for dir in self.pending.iter().rev() {
             let fd = self.places.open(&dir.sub)?;
@@ -419,8 +422,9 @@ impl<'a> Extraction<'a> {
             xattrs::write_all(fd.as_fd(), &dir.xattrs)?;
             fsops::set_mode_fd(&fd, dir.mode)?;
             fsops::set_mtime_fd(&fd, dir.mtime)?;
+            fsops::sync_written(fd.as_fd())?;
         }
-        rustix::fs::syncfs(self.parent).map_err(io::Error::from)?;
+        fsops::sync_new_tree(self.parent)?;
         Ok(())
     }
 

@@ -13,6 +13,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::error::{changed_io, Signal};
+use crate::paths::{file_copy, fsops};
 
 /// The most bytes read from a file in one step.
 pub(crate) const CHUNK: usize = 64 * 1024;
@@ -45,8 +46,7 @@ impl<'a> SourceReader<'a> {
         display: &'a Path,
     ) -> Self {
         let has_holes = len > CHUNK as u64
-            && rustix::fs::fstat(&*file)
-                .is_ok_and(|st| (st.st_blocks as u64).saturating_mul(512) < len);
+            && fsops::fstat(&*file).is_ok_and(|stat| fsops::may_have_holes(&stat));
         SourceReader {
             file,
             offset: 0,
@@ -67,25 +67,8 @@ impl<'a> SourceReader<'a> {
     /// The end of the stretch of data or hole that `offset` is in, and whether it is a hole;
     /// before data, the file offset is put at `offset`.
     fn stretch_at_offset(&mut self) -> io::Result<(u64, bool)> {
-        use rustix::fs::SeekFrom::{Data, Hole, Start};
         let end = self.offset + self.remaining;
-        let stretch = match rustix::fs::seek(&*self.file, Data(self.offset)) {
-            Ok(data) if data > self.offset => (data.min(end), true),
-            Ok(_) => (
-                rustix::fs::seek(&*self.file, Hole(self.offset))?.min(end),
-                false,
-            ),
-            // No data after `offset`: a hole to the end (or the file shrank, which the caller's
-            // stat after archiving catches).
-            Err(rustix::io::Errno::NXIO) => (end, true),
-            // A file system that cannot tell: all data.
-            Err(rustix::io::Errno::INVAL) => (end, false),
-            Err(e) => return Err(e.into()),
-        };
-        if !stretch.1 {
-            rustix::fs::seek(&*self.file, Start(self.offset))?;
-        }
-        Ok(stretch)
+        file_copy::stretch_at(self.file, self.offset, end)
     }
 
     /// Hashes and counts bytes handed out; returns how many.

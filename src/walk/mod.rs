@@ -9,7 +9,8 @@
 //! crate's, re-resolves each directory by path when it descends and lists whatever a swapped
 //! link points to; `tests/races.rs` caught it.) Symlinks are never followed.
 //!
-//! **Skipped:** `.git`, the hidden trash directories, our own atomic-write temp files and, unless
+//! **Skipped:** `.git`, the hidden trash directories (by name, and by identity when reached under
+//! another name: their contents are never read), our own atomic-write temp files and, unless
 //! `include_ignored`, whatever the ignore rules ([`ignore_rules`]) ignore.
 //!
 //! **Fast.** Entry types come from the directory listing (`d_type`), so nothing is `lstat`ed
@@ -23,14 +24,11 @@ pub mod ignore_rules;
 
 use std::collections::BinaryHeap;
 use std::ffi::{OsStr, OsString};
-use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-
-use rustix::fs::{FileType, RawDir};
 
 use crate::cancel::CancelToken;
 use crate::error::ToolError;
@@ -115,6 +113,8 @@ where
         wake: Condvar::new(),
         next_node: AtomicUsize::new(1),
         stop: AtomicBool::new(false),
+        hidden: options.sandbox.hidden_identities(),
+        hidden_names: options.sandbox.hidden_names(),
     };
     std::thread::scope(|scope| {
         let mut started = 0;
@@ -138,7 +138,7 @@ where
 /// The most threads one walk uses.
 const MAX_THREADS: usize = 8;
 
-/// Bytes of directory entries read per `getdents64` call.
+/// Bytes of directory entries read per `getdents64` call (Linux; the buffer is reused).
 const DIRENT_BUFFER_BYTES: usize = 32 * 1024;
 
 /// A directory's index among all directories found by the walk (the walked one is 0).
@@ -207,6 +207,11 @@ struct Walker<'a, T, V> {
     next_node: AtomicUsize,
     /// Set once the walk should end early (aborted, or the limit's items are known).
     stop: AtomicBool,
+    /// The hidden directories' identities and names: one reached under another path (a bind
+    /// mount, a macOS firmlink) is recognised by its identity when its name comes up, and is
+    /// neither visited nor read.
+    hidden: Vec<(u64, u64)>,
+    hidden_names: Vec<OsString>,
 }
 
 impl<T, V> Walker<'_, T, V>
@@ -268,6 +273,14 @@ where
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether the subdirectory `name` of `dir` is a hidden directory reached under another
+    /// path (same name, same device and inode).
+    fn is_hidden_elsewhere(&self, dir: BorrowedFd<'_>, name: &OsStr) -> bool {
+        self.hidden_names.iter().any(|hidden| hidden == name)
+            && fsops::lstat_at(dir, name)
+                .is_ok_and(|stat| stat.is_some_and(|s| self.hidden.contains(&fsops::identity(&s))))
+    }
+
     /// Reads one directory: its findings, and the subdirectories to read next.
     fn read_directory(&self, task: Task, buffer: &mut Vec<u8>) -> (Found<T>, Vec<Task>) {
         let nothing = || (Vec::new(), Vec::new());
@@ -279,7 +292,7 @@ where
                 Err(_) => return nothing(),
             },
         };
-        let Ok(mut entries) = read_entries(dir.as_fd(), buffer) else {
+        let Ok(mut entries) = fsops::read_entries(dir.as_fd(), buffer) else {
             return nothing();
         };
         entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
@@ -291,7 +304,7 @@ where
             task.rules
                 .enter(dir.as_fd(), &task.abs, has(".gitignore"), has(".git"))
         };
-        let may_hide = options.sandbox.contains_hidden(&task.abs);
+        let may_hide = options.sandbox.may_hold_hidden(&task.abs);
         let dir = Arc::new(dir);
         let mut abs = PathBuffer::new(task.abs);
         let mut rel = PathBuffer::new(task.rel);
@@ -312,6 +325,9 @@ where
                 },
             };
             let is_dir = kind == EntryKind::Directory;
+            if is_dir && self.is_hidden_elsewhere(dir.as_fd(), name) {
+                continue;
+            }
             abs.push(name);
             rel.push(name);
             let skipped = (may_hide && options.sandbox.is_hidden(abs.path()))
@@ -400,33 +416,6 @@ impl<T, V> Drop for EndOnPanic<'_, '_, T, V> {
         state.done = true;
         self.0.wake.notify_all();
     }
-}
-
-/// The entries of a directory (without `.` and `..`), each with its type as the listing gives
-/// it (`None` where the file system does not say).
-fn read_entries(
-    dir: BorrowedFd<'_>,
-    buffer: &mut Vec<u8>,
-) -> io::Result<Vec<(OsString, Option<EntryKind>)>> {
-    buffer.clear();
-    let mut raw = RawDir::new(dir, buffer.spare_capacity_mut());
-    let mut entries = Vec::new();
-    while let Some(entry) = raw.next() {
-        let entry = entry.map_err(io::Error::from)?;
-        let name = entry.file_name().to_bytes();
-        if name == b"." || name == b".." {
-            continue;
-        }
-        let kind = match entry.file_type() {
-            FileType::RegularFile => Some(EntryKind::File),
-            FileType::Directory => Some(EntryKind::Directory),
-            FileType::Symlink => Some(EntryKind::Symlink),
-            FileType::Unknown => None,
-            _ => Some(EntryKind::Special),
-        };
-        entries.push((OsStr::from_bytes(name).to_owned(), kind));
-    }
-    Ok(entries)
 }
 
 /// Whether the first `need` items in walk order are known (no directory before them is still

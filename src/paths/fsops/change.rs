@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rustix::fs::{AtFlags, Mode, RenameFlags};
 
 use super::{errno, lstat_at, EntryKind};
+use crate::paths::platform;
 
 /// Marker in the names of our temporary files, so a later run can recognise leftovers.
 pub const TEMP_MARKER: &str = ".agent-fs-tools.tmp";
@@ -71,7 +72,8 @@ pub fn keep_visible(dir: BorrowedFd<'_>, from: &OsStr, name: &OsStr) -> io::Resu
 }
 
 /// Swaps the entries `a` in `dir_a` and `b` in `dir_b` atomically: at every instant each name
-/// holds one of the two (`renameat2(RENAME_EXCHANGE)`; macOS has `renameatx_np(RENAME_SWAP)`).
+/// holds one of the two (`renameat2(RENAME_EXCHANGE)`; on macOS `renameatx_np(RENAME_SWAP)`,
+/// which rustix calls for the same flag).
 /// Both must exist. A file system that cannot swap gives an error for which
 /// [`is_unsupported_rename`] is true.
 pub fn rename_exchange(
@@ -84,19 +86,23 @@ pub fn rename_exchange(
 }
 
 /// Whether a rename failed only because the file system (or kernel) lacks the flag asked for:
-/// `EINVAL` from `renameat2`, `EOPNOTSUPP`, or no `renameat2` at all (`ENOSYS`).
+/// `EINVAL` from `renameat2`, `EOPNOTSUPP`/`ENOTSUP` (macOS's `renameatx_np` on a file system
+/// without `RENAME_SWAP`/`RENAME_EXCL`), or no `renameat2` at all (`ENOSYS`).
 pub fn is_unsupported_rename(e: &io::Error) -> bool {
     use rustix::io::Errno;
-    [Errno::INVAL, Errno::OPNOTSUPP, Errno::NOSYS]
-        .iter()
-        .any(|n| e.raw_os_error() == Some(n.raw_os_error()))
+    let Some(raw) = e.raw_os_error() else {
+        return false;
+    };
+    let errno = Errno::from_raw_os_error(raw);
+    errno == Errno::INVAL || errno == Errno::NOSYS || platform::is_unsupported(errno)
 }
 
 /// Renames `from_name` in `from_dir` to `to_name` in `to_dir` without replacing an existing
 /// destination (an existing one → `EEXIST`).
 ///
-/// Uses `renameat2(RENAME_NOREPLACE)`. Where the file system lacks it (`EINVAL`, e.g. some network
-/// file systems), a non-directory falls back to `linkat` + `unlinkat` (still create-only); a
+/// Uses `renameat2(RENAME_NOREPLACE)` (macOS: `renameatx_np(RENAME_EXCL)`). Where the file
+/// system lacks it (`EINVAL`, `ENOTSUP`, e.g. some network file systems), a non-directory falls
+/// back to `linkat` + `unlinkat` (still create-only); a
 /// directory falls back to check-then-rename, whose window can at worst replace a directory that
 /// was created empty in between (a non-empty or non-directory target still makes it fail).
 pub fn rename_noreplace(

@@ -6,9 +6,10 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStringExt;
 
-use rustix::fs::{AtFlags, Dir, FileType, Stat};
+use rustix::fs::{AtFlags, FileType, Stat};
 
 use super::errno;
+use crate::paths::platform;
 
 /// The kind of a directory entry, from `lstat` (symlinks are never followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +95,26 @@ impl Snapshot {
     }
 }
 
+/// The device and inode number in a `stat`: which entry it is, whatever its name.
+// `stat`'s field types differ between platforms (macOS: `dev_t` i32).
+#[allow(clippy::unnecessary_cast)]
+pub fn identity(stat: &Stat) -> (u64, u64) {
+    (stat.st_dev as u64, stat.st_ino as u64)
+}
+
+/// How many names (hard links) the entry has.
+// `nlink_t` is u16 on macOS, u32 on 64-bit Arm Linux, u64 on x86-64 Linux.
+#[allow(clippy::unnecessary_cast)]
+pub fn link_count(stat: &Stat) -> u64 {
+    stat.st_nlink as u64
+}
+
+/// Whether a file has fewer blocks than bytes: it may have holes worth keeping.
+#[allow(clippy::unnecessary_cast)]
+pub fn may_have_holes(stat: &Stat) -> bool {
+    (stat.st_blocks as u64).saturating_mul(512) < stat.st_size as u64
+}
+
 /// `lstat` of `name` in `dir`; `None` if it does not exist.
 pub fn lstat_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Option<Stat>> {
     match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
@@ -125,17 +146,24 @@ pub fn read_link_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<OsString> {
     Ok(OsString::from_vec(target.into_bytes()))
 }
 
-/// The names in the directory `dir` (any descriptor of it, `O_PATH` included), without `.` and
+/// The names in the directory `dir` (any descriptor of it, a handle included), without `.` and
 /// `..`, sorted bytewise.
 pub fn list_names(dir: BorrowedFd<'_>) -> io::Result<Vec<OsString>> {
-    let mut reader = Dir::new(super::reopen_readable(dir)?).map_err(errno)?;
-    let mut names = Vec::new();
-    while let Some(entry) = reader.read() {
-        let name = entry.map_err(errno)?.file_name().to_bytes().to_vec();
-        if name != b"." && name != b".." {
-            names.push(OsString::from_vec(name));
-        }
-    }
+    let readable = super::reopen_readable(dir)?;
+    let mut names: Vec<OsString> = read_entries(readable.as_fd(), &mut Vec::new())?
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
     names.sort();
     Ok(names)
+}
+
+/// The entries of the directory `dir` (open for reading), without `.` and `..`, in the order
+/// the file system gives them, each with its kind as the listing says it (`None` where the file
+/// system does not say: ask [`lstat_at`]). `buffer` may be reused from call to call.
+pub fn read_entries(
+    dir: BorrowedFd<'_>,
+    buffer: &mut Vec<u8>,
+) -> io::Result<Vec<(OsString, Option<EntryKind>)>> {
+    platform::read_entries(dir, buffer)
 }

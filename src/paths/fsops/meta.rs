@@ -9,12 +9,13 @@ use std::os::fd::{AsFd, BorrowedFd};
 use rustix::fs::{AtFlags, Gid, Mode, OFlags, Stat, Timespec, Timestamps, Uid};
 
 use super::{errno, fstat, open_for_read};
-use crate::paths::xattrs;
+use crate::paths::{platform, xattrs};
 
 /// Gives `new` (the next version of `name` in `dir`, whose stat was `old`) what a rewrite must
 /// not take from the user: the owner and group (where we may, see [`give_owner`]), extended
 /// attributes and ACLs (read from `name` if it is still that file and readable; not file
-/// capabilities: new content does not inherit privileges), then the permission bits.
+/// capabilities: new content does not inherit privileges, see [`xattrs::is_kept_on_rewrite`]),
+/// then the permission bits.
 pub(super) fn keep_metadata_of(
     dir: BorrowedFd<'_>,
     name: &OsStr,
@@ -25,8 +26,9 @@ pub(super) fn keep_metadata_of(
     if let Ok(current) = open_for_read(dir, name) {
         if fstat(&current).is_ok_and(|now| (now.st_dev, now.st_ino) == (old.st_dev, old.st_ino)) {
             let mut kept = xattrs::read_all(current.as_fd())?;
-            kept.retain(|x| x.name != b"security.capability");
+            kept.retain(|x| xattrs::is_kept_on_rewrite(&x.name));
             xattrs::write_all(new.as_fd(), &kept)?;
+            platform::copy_acl(current.as_fd(), new.as_fd())?;
         }
     }
     rustix::fs::fchmod(new, Mode::from_raw_mode(old.st_mode & 0o7777)).map_err(errno)
@@ -79,6 +81,18 @@ pub fn sync_fd(fd: impl AsFd) -> io::Result<()> {
     rustix::fs::fsync(fd).map_err(errno)
 }
 
+/// A file or directory of a new tree (a copy, a restore) is complete: make it durable where the
+/// whole tree cannot be synced at once (see [`platform::sync_written`]).
+pub fn sync_written(fd: BorrowedFd<'_>) -> io::Result<()> {
+    platform::sync_written(fd)
+}
+
+/// Makes a new tree in `parent` durable, before it is renamed into place there (see
+/// [`platform::sync_new_tree`]; every entry of it went through [`sync_written`]).
+pub fn sync_new_tree(parent: BorrowedFd<'_>) -> io::Result<()> {
+    platform::sync_new_tree(parent)
+}
+
 /// A modification time for `futimens`/`utimensat`; the access time is left alone.
 fn mtime_only(mtime: (i64, u32)) -> Timestamps {
     Timestamps {
@@ -105,7 +119,7 @@ pub fn set_link_mtime_at(dir: BorrowedFd<'_>, name: &OsStr, mtime: (i64, u32)) -
 
 /// Sets the permission bits of an open file or directory.
 pub fn set_mode_fd(fd: impl AsFd, mode: u32) -> io::Result<()> {
-    rustix::fs::fchmod(fd, Mode::from_raw_mode(mode & 0o7777)).map_err(errno)
+    rustix::fs::fchmod(fd, Mode::from_raw_mode((mode & 0o7777) as _)).map_err(errno)
 }
 
 /// Takes an exclusive advisory lock on `fd` without waiting; `WouldBlock` if someone holds it.
@@ -127,39 +141,9 @@ pub fn may_write_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<bool> {
 
 /// Whether another process has `file` open for writing (or mapped writable): `Some(true)` or
 /// `Some(false)`, or `None` where the system cannot tell (no leases on this file system or
-/// platform, or we may not take one: only the file's owner or a process with `CAP_LEASE` may).
-///
-/// Linux has no direct query, but a read lease (`F_SETLEASE` `F_RDLCK`) is refused with `EAGAIN`
-/// exactly when the file is open for writing anywhere; so one is taken on our read-only `file`
-/// and released at once. Should a writer open the file in that instant, the lease break is
-/// signalled with SIGURG (ignored unless handled) rather than SIGIO, which would end the process.
-#[cfg(target_os = "linux")]
+/// platform, or we may not take one). See [`platform::open_for_writing_elsewhere`].
 pub fn open_for_writing_elsewhere(file: &File) -> Option<bool> {
-    use std::os::fd::AsRawFd;
-    /// `F_SETSIG` (Linux, every architecture); the `libc` crate does not name it.
-    const F_SETSIG: libc::c_int = 10;
-    let fd = file.as_raw_fd();
-    // SAFETY: fcntl with integer arguments on a descriptor `file` keeps open; no memory is
-    // passed.
-    unsafe {
-        if libc::fcntl(fd, F_SETSIG, libc::SIGURG) != 0 {
-            return None;
-        }
-        if libc::fcntl(fd, libc::F_SETLEASE, libc::F_RDLCK) == 0 {
-            libc::fcntl(fd, libc::F_SETLEASE, libc::F_UNLCK);
-            return Some(false);
-        }
-    }
-    match io::Error::last_os_error().raw_os_error() {
-        Some(libc::EAGAIN) => Some(true),
-        _ => None,
-    }
-}
-
-/// See the Linux version: other systems have no way to tell.
-#[cfg(not(target_os = "linux"))]
-pub fn open_for_writing_elsewhere(_file: &File) -> Option<bool> {
-    None
+    platform::open_for_writing_elsewhere(file)
 }
 
 #[cfg(test)]
@@ -172,7 +156,7 @@ mod tests {
         let path = dir.path().join("f");
         std::fs::write(&path, "x").unwrap();
         let reader = File::open(&path).unwrap();
-        if cfg!(not(target_os = "linux")) {
+        if !platform::linux_fast_paths() {
             assert_eq!(open_for_writing_elsewhere(&reader), None);
             return;
         }

@@ -1,6 +1,7 @@
 //! The one race-free filesystem layer (SPEC §3.3): every user path is acted on through it.
 //! Directories are opened beneath their allowed tree with `openat2(RESOLVE_BENEATH |
-//! RESOLVE_NO_SYMLINKS)` (or, on kernels without it, a component walk with `O_NOFOLLOW`), and
+//! RESOLVE_NO_SYMLINKS)` (on macOS, and on kernels without it, a component walk with
+//! `O_NOFOLLOW`: see [`platform`](super::platform)), and
 //! every file operation is an `*at` call on such a descriptor, with `O_NOFOLLOW` on every open,
 //! exclusive creation and no-replace renames. A symlink or directory swapped in after the sandbox
 //! check makes the operation fail (`ELOOP`/`EXDEV`); it never redirects it.
@@ -40,7 +41,6 @@ mod tests {
     use super::*;
     use crate::error::libc_codes;
     use crate::paths::xattrs;
-    use rustix::fs::{FileType, Mode};
     use std::ffi::{OsStr, OsString};
     use std::os::fd::AsFd;
     use std::os::unix::fs::symlink;
@@ -132,7 +132,7 @@ mod tests {
         );
         assert_eq!(get("user.origin").as_deref(), Some(&b"kept"[..]));
         assert_eq!(get("system.posix_acl_access"), Some(acl));
-        assert_eq!(meta.mode(), old.st_mode);
+        assert_eq!(meta.mode(), Snapshot::of(&old).mode);
         if with_caps {
             assert_eq!((meta.uid(), meta.gid()), (1234, 5678));
             assert_eq!(get("security.capability"), None);
@@ -170,14 +170,7 @@ mod tests {
         let (_d, base) = setup();
         let r = base.join("R");
         let fifo = r.join("a/fifo");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            FileType::Fifo,
-            Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
+        crate::paths::platform::make_fifo(&fifo);
         let dir = open_dir(&r, &r.join("a"), false).unwrap();
         let file = open_for_read(dir.as_fd(), OsStr::new("fifo")).unwrap();
         assert_eq!(EntryKind::of(&fstat(&file).unwrap()), EntryKind::Special);

@@ -1,7 +1,7 @@
 //! Opening directories and files without following a symlink: directories beneath an allowed
-//! tree (`openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`, or a component walk with `O_NOFOLLOW`
-//! on kernels without it), files and subdirectories relative to a descriptor, and creating
-//! missing directories the same way.
+//! tree (one `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` on Linux, a component walk with
+//! `O_NOFOLLOW` elsewhere: see [`platform`]), files and subdirectories relative to a descriptor,
+//! and creating missing directories the same way.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -9,18 +9,29 @@ use std::io;
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::{Component, Path};
 
-use rustix::fs::{Mode, OFlags, ResolveFlags};
+use rustix::fs::{Mode, OFlags};
 
 use super::errno;
 use crate::error::libc_codes;
+use crate::paths::platform;
+
+/// The flags of a directory handle for `*at` calls (`O_PATH` on Linux, see
+/// [`platform::handle_access`]), never following a final symlink.
+fn handle_flags() -> OFlags {
+    platform::handle_access() | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+/// The flags of a directory opened for listing, or of a handle (see [`handle_flags`]).
+fn dir_flags(readable: bool) -> OFlags {
+    if readable {
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+    } else {
+        handle_flags()
+    }
+}
 
 fn open_anchor(anchor: &Path) -> io::Result<OwnedFd> {
-    rustix::fs::open(
-        anchor,
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(errno)
+    rustix::fs::open(anchor, handle_flags(), Mode::empty()).map_err(errno)
 }
 
 fn relative<'a>(anchor: &Path, dir: &'a Path) -> io::Result<&'a Path> {
@@ -29,62 +40,16 @@ fn relative<'a>(anchor: &Path, dir: &'a Path) -> io::Result<&'a Path> {
 }
 
 /// Opens the directory `dir` (canonical, inside `anchor`) without following any symlink on the
-/// way. `readable` gives a descriptor that can be listed and fsynced; otherwise an `O_PATH` one.
+/// way. `readable` gives a descriptor that can be listed and fsynced; otherwise a handle for
+/// `*at` calls (`O_PATH` on Linux).
 pub fn open_dir(anchor: &Path, dir: &Path, readable: bool) -> io::Result<OwnedFd> {
     let rel = relative(anchor, dir)?;
-    let anchor_fd = open_anchor(anchor)?;
-    let access = if readable {
-        OFlags::RDONLY
-    } else {
-        OFlags::PATH
-    };
-    let flags = access | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let rel_arg: &Path = if rel.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        rel
-    };
-    match rustix::fs::openat2(
-        &anchor_fd,
-        rel_arg,
-        flags,
-        Mode::empty(),
-        ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
-    ) {
-        Err(e) if e.raw_os_error() == libc_codes::ENOSYS => {
-            walk_without_openat2(anchor_fd, rel, flags)
-        }
-        other => other.map_err(errno),
-    }
-}
-
-/// The fallback for kernels before 5.6: one `openat(O_NOFOLLOW | O_DIRECTORY)` per component.
-fn walk_without_openat2(anchor_fd: OwnedFd, rel: &Path, flags: OFlags) -> io::Result<OwnedFd> {
-    let mut current = anchor_fd;
-    let parts: Vec<&OsStr> = rel
-        .components()
-        .map(|c| match c {
-            Component::Normal(n) => Ok(n),
-            _ => Err(io::Error::from_raw_os_error(libc_codes::EXDEV)),
-        })
-        .collect::<io::Result<_>>()?;
-    if parts.is_empty() {
-        return rustix::fs::openat(&current, ".", flags, Mode::empty()).map_err(errno);
-    }
-    for (i, part) in parts.iter().enumerate() {
-        let step = if i + 1 == parts.len() {
-            flags
-        } else {
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
-        };
-        current = rustix::fs::openat(&current, *part, step, Mode::empty()).map_err(errno)?;
-    }
-    Ok(current)
+    platform::open_beneath(open_anchor(anchor)?, rel, dir_flags(readable))
 }
 
 /// `mkdir -p dir` beneath `anchor`, creating each missing component with `mkdirat` (mode 0777
-/// minus umask) and descending with `O_NOFOLLOW`. Returns an `O_PATH` descriptor of `dir` and
-/// whether anything was created. An existing non-directory component → `ENOTDIR`.
+/// minus umask) and descending with `O_NOFOLLOW`. Returns a handle of `dir` and whether anything
+/// was created. An existing non-directory component → `ENOTDIR`.
 pub fn ensure_dir(anchor: &Path, dir: &Path) -> io::Result<(OwnedFd, bool)> {
     ensure_dir_mode(anchor, dir, 0o777)
 }
@@ -102,12 +67,10 @@ pub fn ensure_dir_mode(anchor: &Path, dir: &Path, mode: u32) -> io::Result<(Owne
 
 /// `mkdir -p` of the relative path `rel` beneath the directory `start`, one component at a time
 /// (`mkdirat` with `mode`, then `openat(O_NOFOLLOW)`): a symlink on the way is `ELOOP`/`ENOTDIR`,
-/// never followed. Returns an `O_PATH` descriptor of the last directory and whether anything was
-/// created.
+/// never followed. Returns a handle of the last directory and whether anything was created.
 pub fn make_dirs_beneath(start: OwnedFd, rel: &Path, mode: u32) -> io::Result<(OwnedFd, bool)> {
     let mut current = start;
     let mut created = false;
-    let step = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     for component in rel.components() {
         let Component::Normal(part) = component else {
             return Err(io::Error::from_raw_os_error(libc_codes::EXDEV));
@@ -117,31 +80,17 @@ pub fn make_dirs_beneath(start: OwnedFd, rel: &Path, mode: u32) -> io::Result<(O
             Err(e) if e == rustix::io::Errno::EXIST => {}
             Err(e) => return Err(errno(e)),
         }
-        current = rustix::fs::openat(&current, part, step, Mode::empty()).map_err(errno)?;
+        current =
+            rustix::fs::openat(&current, part, handle_flags(), Mode::empty()).map_err(errno)?;
     }
     Ok((current, created))
 }
 
 /// Opens the directory `rel` (relative, plain components) beneath `dir` without following any
-/// symlink: an `O_PATH` descriptor, or a readable one when `readable`.
+/// symlink: a handle, or a readable descriptor when `readable`.
 pub fn open_dir_beneath(dir: BorrowedFd<'_>, rel: &Path, readable: bool) -> io::Result<OwnedFd> {
-    let start = rustix::fs::openat(
-        dir,
-        ".",
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(errno)?;
-    let access = if readable {
-        OFlags::RDONLY
-    } else {
-        OFlags::PATH
-    };
-    walk_without_openat2(
-        start,
-        rel,
-        access | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-    )
+    let start = rustix::fs::openat(dir, ".", handle_flags(), Mode::empty()).map_err(errno)?;
+    platform::open_beneath(start, rel, dir_flags(readable))
 }
 
 /// Opens the subdirectory `name` of `dir` for reading its entries, never following a symlink (a
@@ -156,7 +105,7 @@ pub fn open_subdir(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<OwnedFd> {
     .map_err(errno)
 }
 
-/// A readable descriptor of the same directory as the (`O_PATH`) `dir`, for operations that
+/// A readable descriptor of the same directory as the handle `dir`, for operations that
 /// need one (listing, fsync, `futimens` beneath it).
 pub fn reopen_readable(dir: BorrowedFd<'_>) -> io::Result<OwnedFd> {
     rustix::fs::openat(

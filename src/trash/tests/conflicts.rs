@@ -145,8 +145,7 @@ fn fifo_inside_a_tree_refuses_the_whole_trash() {
     let env = Env::new();
     let tree = env.path("tree");
     build_tree(&tree);
-    let fifo_dir = std::fs::File::open(tree.join("src")).unwrap();
-    rustix::fs::mkfifoat(&fifo_dir, "pipe", rustix::fs::Mode::from_raw_mode(0o644)).unwrap();
+    crate::paths::platform::make_fifo(&tree.join("src/pipe"));
     let before = snapshot_without_fifo(&tree);
     let result = env.trash("tree");
     match result {
