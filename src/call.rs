@@ -124,6 +124,12 @@ impl ToolNames {
             .find(|(name, _, offered)| *name == original && *offered)
             .map(|(_, exposed, _)| exposed.as_str())
     }
+
+    /// `text(name)` with the host's name for `original` when this workspace offers that tool,
+    /// else nothing: a hint that points the model at another tool only when it can call it.
+    pub fn hint(&self, original: &str, text: impl FnOnce(&str) -> String) -> String {
+        self.offered(original).map(text).unwrap_or_default()
+    }
 }
 
 /// Why a call did not succeed.

@@ -11,10 +11,11 @@ use serde_json::{json, Value};
 
 use super::files::{self, Planned};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::journal::{self, Tail};
+use crate::options::WorkspaceOptions;
 use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
@@ -24,9 +25,7 @@ use crate::text::decode::{decode_for_edit, DecodeError};
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "append_file",
-    description: "Append text to the end of a file, creating the file (and missing parent directories) if it does not exist. \
-Nothing is added between the existing content and `content`: include a leading newline if the file may not end with one. \
-Use it for logs and for writing a large file in parts; to change existing text use edit_file.",
+    description,
     schema,
     mutates: true,
     destructive: false,
@@ -35,6 +34,20 @@ Use it for logs and for writing a large file in parts; to change existing text u
     format_call: super::format_path,
     run,
 };
+
+fn description(names: &ToolNames, _: &WorkspaceOptions) -> String {
+    let parts = names.hint("write_file", |write| {
+        format!(", and to write a file too large for one {write} call in parts")
+    });
+    let edit = names.hint("edit_file", |edit| {
+        format!(" To change existing text use {edit}.")
+    });
+    format!(
+        "Add text to the end of a file, creating the file (and missing parent directories) if needed. Nothing is \
+put between the old end and `content`: start it with a newline if the file may not end with one. Use it for logs{parts}.\
+{edit}"
+    )
+}
 
 fn schema() -> Value {
     object_schema(

@@ -14,9 +14,10 @@ use serde_json::{json, Value};
 use super::files::{self, file_not_found};
 use super::trashing::{put_in_trash, restore_hint};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
+use crate::options::WorkspaceOptions;
 use crate::paths::fsops::{self, EntryKind, RemoveError};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
@@ -24,9 +25,7 @@ use crate::permissions::Operation;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "delete_file",
-    description: "Delete a file or a symbolic link (the link itself, not what it points to). The file goes to the \
-recoverable trash and can be brought back with restore_file; the result names the archive. Use remove_dir for \
-directories. permanent: true deletes without keeping a copy and always asks the user.",
+    description,
     schema,
     mutates: true,
     destructive: true,
@@ -35,6 +34,17 @@ directories. permanent: true deletes without keeping a copy and always asks the 
     format_call,
     run,
 };
+
+fn description(names: &ToolNames, _: &WorkspaceOptions) -> String {
+    let restore = names.hint("restore_file", |restore| format!(", to pass to {restore}"));
+    let remove_dir = names.hint("remove_dir", |remove_dir| {
+        format!(" For a directory use {remove_dir}.")
+    });
+    format!(
+        "Delete a file or a symbolic link (the link itself, not its target). It goes to the recoverable trash, and \
+the result names its archive{restore}. permanent: true keeps no copy, and the user is always asked.{remove_dir}"
+    )
+}
 
 fn schema() -> Value {
     object_schema(

@@ -9,10 +9,11 @@ use serde_json::{json, Value};
 
 use super::files::{self, file_not_found, Planned};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
+use crate::options::WorkspaceOptions;
 use crate::paths::fsops::Replacing;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
@@ -23,11 +24,7 @@ use crate::text::edit::{apply_edits, Edit};
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "edit_file",
-    description: "Edit a text file by exact string replacement. Pass every change to one file in a single call as the \
-`edits` array: edits apply in order, each to the result of the previous one, and either all succeed or the file is left \
-untouched. Each oldString must match the file exactly (copy it from read_file without the line-number prefix) and, \
-unless replaceAll is true, occur exactly once: include enough surrounding lines to make it unique. Use replaceAll: true \
-to change every occurrence (e.g. renaming an identifier). Line endings, a BOM and a missing final newline are preserved.",
+    description,
     schema,
     mutates: true,
     destructive: false,
@@ -36,6 +33,23 @@ to change every occurrence (e.g. renaming an identifier). Line endings, a BOM an
     format_call,
     run,
 };
+
+fn description(names: &ToolNames, _: &WorkspaceOptions) -> String {
+    let read = names.hint("read_file", |read| {
+        format!(" (copy it from {read} without the `  12 | ` prefix)")
+    });
+    let write = names.hint("write_file", |write| {
+        format!(" To create a file, or rewrite all of it, use {write}.")
+    });
+    format!(
+        "Change part of a text file by exact string replacement. Put every change to one file in one call, as \
+`edits`: they apply in order, each to the result of the previous one, and all succeed or the file is left untouched. \
+Each oldString must match the file exactly{read} and occur once, unless replaceAll is true (every occurrence, e.g. a \
+rename); add surrounding lines to make it unique. When it is not found, the error shows the closest lines of the file. \
+LF line endings in oldString and newString also work in a CRLF file; line endings, a BOM and a missing final newline \
+are kept.{write}"
+    )
+}
 
 fn schema() -> Value {
     object_schema(

@@ -9,9 +9,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::error::ToolError;
 use crate::listing::{direct_entries, walk_tree};
+use crate::options::WorkspaceOptions;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::paths::Target;
@@ -19,9 +20,7 @@ use crate::permissions::Operation;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "list_directory",
-    description: "List a directory: `name/` for directories, `name -> target` for symbolic links, `name (size, date)` for files. \
-With recursive: true, lists the whole tree (paths relative to the listed directory), skipping .git and files ignored by \
-.gitignore unless includeIgnored is true. Output is capped; list a subdirectory to narrow a large tree.",
+    description,
     schema,
     mutates: false,
     destructive: false,
@@ -30,6 +29,18 @@ With recursive: true, lists the whole tree (paths relative to the listed directo
     format_call,
     run,
 };
+
+fn description(names: &ToolNames, options: &WorkspaceOptions) -> String {
+    let glob = names.hint("glob", |glob| {
+        format!("; to find files in a large tree use {glob} with a pattern")
+    });
+    format!(
+        "List what is in a directory: `name/` for a directory, `name -> target` for a symbolic link, \
+`name (size in bytes, date)` for a file. Only its direct entries, unless recursive is true: then the whole tree, \
+without .git and what .gitignore ignores (unless includeIgnored). Shows at most {} entries{glob}.",
+        options.limits.list_max_entries
+    )
+}
 
 fn schema() -> Value {
     object_schema(

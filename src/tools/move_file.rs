@@ -19,9 +19,10 @@ use super::destination::{self, Destination};
 use super::files;
 use super::trashing::{put_back, restore_hint, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::options::WorkspaceOptions;
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
@@ -32,9 +33,7 @@ use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "move_file",
-    description: "Move or rename a file, symbolic link or directory, creating the destination's parent directories. \
-Fails if the destination exists unless overwrite is true, in which case the existing destination is first put into the \
-recoverable trash.",
+    description,
     schema,
     mutates: true,
     destructive: true,
@@ -43,6 +42,13 @@ recoverable trash.",
     format_call,
     run,
 };
+
+fn description(_: &ToolNames, _: &WorkspaceOptions) -> String {
+    "Move or rename a file, symbolic link or directory. destination is the new path, not a directory to move \
+into; its missing parents are created. An existing destination is an error unless overwrite is true: then it goes to \
+the recoverable trash first, and when it is a directory, the whole tree goes and the user is always asked."
+        .to_owned()
+}
 
 fn schema() -> Value {
     object_schema(

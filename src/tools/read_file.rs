@@ -7,8 +7,9 @@ use serde_json::{json, Value};
 
 use super::files::{self, file_not_found};
 use super::{at_least_one, object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::error::ToolError;
+use crate::options::WorkspaceOptions;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::permissions::Operation;
@@ -16,10 +17,7 @@ use crate::text::page::{render_page, LineRange, LineTotal, PageLimits};
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "read_file",
-    description: "Read a text file. Returns its lines numbered like `  12 | text` (the numbers are not part of the file). \
-Large files are returned in pages: without a range at most the first lines are shown, followed by a note with the total \
-line count and the startLine to continue from. Use startLine/endLine to read a specific part. Binary files are refused. \
-Relative paths are resolved against the current working directory (see cwd_get).",
+    description,
     schema,
     mutates: false,
     destructive: false,
@@ -28,6 +26,18 @@ Relative paths are resolved against the current working directory (see cwd_get).
     format_call,
     run,
 };
+
+fn description(_: &ToolNames, options: &WorkspaceOptions) -> String {
+    let limits = &options.limits;
+    format!(
+        "Read a text file to see its content. Lines come back numbered like `  12 | text` (the number is not \
+part of the file). One call shows at most {} lines and {}; the output then gives the line count and the startLine \
+that continues. startLine and endLine (1-based, inclusive) pick a range; either may be given alone. Binary files are \
+refused.",
+        limits.read_max_lines,
+        super::bytes(limits.read_max_bytes)
+    )
+}
 
 fn schema() -> Value {
     object_schema(

@@ -12,9 +12,10 @@ use serde_json::{json, Value};
 use super::files;
 use super::trashing::{put_in_trash, restore_hint};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::options::WorkspaceOptions;
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
@@ -24,9 +25,7 @@ use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "remove_dir",
-    description: "Remove a directory. By default only an empty directory is removed. With recursive: true the \
-directory and everything in it are moved into the recoverable trash as one archive (restore_file brings the whole \
-tree back); the user is always asked. permanent: true deletes without keeping a copy. Use delete_file for files.",
+    description,
     schema,
     mutates: true,
     destructive: true,
@@ -35,6 +34,18 @@ tree back); the user is always asked. permanent: true deletes without keeping a 
     format_call,
     run,
 };
+
+fn description(names: &ToolNames, _: &WorkspaceOptions) -> String {
+    let restore = names.hint("restore_file", |restore| {
+        format!(" ({restore} brings it back)")
+    });
+    let delete = names.hint("delete_file", |delete| format!(" For a file use {delete}."));
+    format!(
+        "Remove a directory. Without recursive only an empty one; with recursive: true the whole tree goes to the \
+recoverable trash as one archive{restore}, and the user is always asked. permanent: true keeps no copy. Always \
+refused: the filesystem root, the home directory, the workspace root and its parents, and the trash.{delete}"
+    )
+}
 
 fn schema() -> Value {
     object_schema(

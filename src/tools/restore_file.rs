@@ -12,9 +12,10 @@ use serde_json::{json, Value};
 use super::destination::{self, Destination};
 use super::trashing::{put_back, restore_hint, restore_into, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
+use crate::options::WorkspaceOptions;
 use crate::paths::resolve::{absolute_input, prefer_shown_names};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::{unescape, Shown};
@@ -23,9 +24,7 @@ use crate::trash::TrashError;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "restore_file",
-    description: "Restore a file, symbolic link or directory tree from the trash (see trash_list, or the archive path \
-printed by the tool that removed it) to where it was, or to targetPath. Fails if something exists there unless \
-overwrite is true, in which case the existing entry is put into the trash first.",
+    description,
     schema,
     mutates: true,
     destructive: false,
@@ -35,10 +34,19 @@ overwrite is true, in which case the existing entry is put into the trash first.
     run,
 };
 
+fn description(names: &ToolNames, _: &WorkspaceOptions) -> String {
+    let list = names.hint("trash_list", |list| format!(" from {list} or"));
+    format!(
+        "Bring back a file, symbolic link or directory from the trash, to where it was or to targetPath. \
+trashedPath is an archive path{list} from the result that trashed it. Something already at the target is an error \
+unless overwrite is true: then it goes to the trash first."
+    )
+}
+
 fn schema() -> Value {
     object_schema(
         json!({
-            "trashedPath": { "type": "string", "minLength": 1, "description": "The archive to restore: its full path as trash_list shows it, or just its file name." },
+            "trashedPath": { "type": "string", "minLength": 1, "description": "The archive to restore: its full path, as the trash listing or the result that trashed it shows it, or just its file name." },
             "targetPath": { "type": "string", "minLength": 1, "description": "Where to restore it. Default: the path it was removed from." },
             "overwrite": { "type": "boolean", "description": "Replace an existing entry at the target (it goes to the trash first). Default false." },
         }),

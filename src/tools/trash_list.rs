@@ -7,16 +7,15 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{BoxFuture, Call, Outcome, Success};
+use crate::call::{BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::error::ToolError;
+use crate::options::WorkspaceOptions;
 use crate::paths::shown::{echo, Shown};
 use crate::trash::TrashEntry;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "trash_list",
-    description: "List the files and directories removed or overwritten in this workspace that can still be restored, \
-newest first: the archive path (pass it to restore_file), the original path, what it was, its size, when and by which \
-agent it was trashed.",
+    description,
     schema,
     mutates: false,
     destructive: false,
@@ -25,6 +24,14 @@ agent it was trashed.",
     format_call: |_| String::new(),
     run,
 };
+
+fn description(names: &ToolNames, _: &WorkspaceOptions) -> String {
+    let restore = names.hint("restore_file", |restore| format!(" (to pass to {restore})"));
+    format!(
+        "List what was deleted or overwritten in this workspace and can still be restored. Newest first, each \
+entry gives its archive path{restore}, the original path, its kind and size, when and by which agent."
+    )
+}
 
 fn schema() -> Value {
     object_schema(json!({}), &[])

@@ -13,11 +13,12 @@ use std::path::PathBuf;
 use super::files::{self, Planned};
 use super::trashing::{put_in_trash, restore_hint};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::{sha256_hex, sha256_reader};
+use crate::options::WorkspaceOptions;
 use crate::paths::fsops::{self, Replacing};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
@@ -26,9 +27,7 @@ use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "write_file",
-    description: "Create a file or replace its whole content, atomically, creating missing parent directories. \
-Use it for new files or complete rewrites; to change part of an existing file prefer edit_file, which sends only the \
-changed text. The previous content of an overwritten file is kept in the recoverable trash. The result shows the diff.",
+    description,
     schema,
     mutates: true,
     destructive: true,
@@ -37,6 +36,21 @@ changed text. The previous content of an overwritten file is kept in the recover
     format_call: super::format_path,
     run,
 };
+
+fn description(names: &ToolNames, options: &WorkspaceOptions) -> String {
+    let edit = names.hint("edit_file", |edit| {
+        format!("; to change part of a file use {edit}, which sends only the changed text")
+    });
+    let trash = if options.trash.keep_overwrites {
+        " The previous content of a replaced file goes to the recoverable trash."
+    } else {
+        ""
+    };
+    format!(
+        "Create a file, or replace the whole content of one. Use it for new files and complete rewrites{edit}. \
+Missing parent directories are created.{trash} The result shows the diff."
+    )
+}
 
 fn schema() -> Value {
     object_schema(
