@@ -131,9 +131,10 @@ fn run_push(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let args: PushArgs = parse_args("cwd_push", args)?;
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
         let planned = target.clone();
+        let hint = format!("{} changes to a directory; give one", call.tool_name);
         let project_root = call
             .blocking(move || {
-                files::open_directory(&planned, false, "change to", "cwd_push needs a directory")?;
+                files::open_directory(&planned, false, "change to", &hint)?;
                 Ok(find_project_root(&planned.path))
             })
             .await?;
@@ -141,9 +142,12 @@ fn run_push(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let (depth, same) = {
             let mut stack = call.ws.cwd_stack();
             if stack.saved.len() >= max {
+                let pop = call.names.hint("cwd_pop", |pop| {
+                    format!("; use {pop} to return from directories you are done with")
+                });
                 return Err(ToolError::new(
                     ErrorCode::StackOverflow,
-                    format!("directory stack overflow (max {max})"),
+                    format!("directory stack overflow (max {max}){pop}"),
                 )
                 .into());
             }
@@ -182,6 +186,9 @@ fn run_pop(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             saved.cwd.clone(),
             call.ws.cwd_stack().saved.len(),
         );
+        let elsewhere = call
+            .names
+            .hint("cwd_push", |push| format!(" Use {push} to go elsewhere"));
         // The saved directory is reached again as a push would reach it: without following a
         // link that replaced part of it since, and only inside the allowed trees.
         call.blocking(move || {
@@ -190,7 +197,7 @@ fn run_pop(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 ToolError::new(
                     ErrorCode::NotFound,
                     format!(
-                        "cannot pop to {}: the directory no longer exists; {unchanged}. Use cwd_push to go elsewhere",
+                        "cannot pop to {}: the directory no longer exists; {unchanged}.{elsewhere}",
                         dir.shown()
                     ),
                 )
@@ -200,9 +207,20 @@ fn run_pop(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             match fsops::open_dir(&anchor, &dir, false) {
                 Ok(_) => Ok(()),
                 // (A link in the way is ELOOP or ENOTDIR, as the kernel decides.)
-                Err(e) if matches!(e.raw_os_error(), Some(libc_codes::ENOENT | libc_codes::ENOTDIR)) && !became_link() => Err(gone()),
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc_codes::ENOENT | libc_codes::ENOTDIR)
+                    ) && !became_link() =>
+                {
+                    Err(gone())
+                }
                 Err(e) => {
-                    let e = if became_link() { std::io::Error::from_raw_os_error(libc_codes::ELOOP) } else { e };
+                    let e = if became_link() {
+                        std::io::Error::from_raw_os_error(libc_codes::ELOOP)
+                    } else {
+                        e
+                    };
                     let mut error = ToolError::io(&e, "pop to", &dir);
                     error.message.push_str(&format!("; {unchanged}"));
                     Err(error)

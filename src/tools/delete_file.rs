@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::files::{self, file_not_found};
-use super::trashing::{put_in_trash, restore_hint};
+use super::trashing::{in_trash, put_in_trash};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
@@ -73,7 +73,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let args: Args = parse_args("delete_file", args)?;
         let target = call.resolve(&args.path, "path", FinalLink::Keep)?;
         let lock = call.lock_for_change(&[&target.path]).await?;
-        let remove_dir = call.names.exposed("remove_dir");
+        let is_a_directory = match call.names.offered("remove_dir") {
+            Some(remove_dir) => format!("is a directory, use {remove_dir} instead"),
+            None => format!(
+                "is a directory, and {} deletes only files and symbolic links",
+                call.tool_name
+            ),
+        };
         let planned = target.clone();
         let inode = call
             .blocking(move || {
@@ -84,10 +90,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 match EntryKind::of(&stat) {
                     EntryKind::Directory => Err(ToolError::new(
                         ErrorCode::NotAFile,
-                        format!(
-                            "{} is a directory, use {remove_dir} instead",
-                            planned.path.shown()
-                        ),
+                        format!("{} {is_a_directory}", planned.path.shown()),
                     )),
                     EntryKind::Special => Err(files::not_regular(&planned.path)),
                     _ => Ok((stat.st_dev, stat.st_ino)),
@@ -132,11 +135,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .with_data("path", target.path.shown().into_owned());
         let mut change = FileChange::new(target.path, Action::Deleted);
         if let Some(archived) = archived {
-            success.output.push_str(&format!(
-                "\nIt is in the trash at {}; {}.",
-                archived.archive_path.shown(),
-                restore_hint(call, &archived.archive_path)
-            ));
+            success
+                .output
+                .push_str(&in_trash(call, "It", &archived.archive_path));
             success = success.with_data("trashedTo", archived.archive_path.shown().into_owned());
             change.sha256_before = Some(archived.metadata.original_sha256);
             change.trashed_to = Some(archived.archive_path);

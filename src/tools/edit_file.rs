@@ -132,12 +132,17 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let limits = call.limits().clone();
         let label = files::diff_label(&target.path, call.ws.sandbox().root());
         let planned_target = target.clone();
+        let tool = call.tool_name.clone();
+        let write_file = call.names.offered("write_file").map(str::to_owned);
         let plan = call
             .blocking(move || {
                 let target = planned_target;
                 let mut opened = files::open_existing(&target, "read")?.ok_or_else(|| {
                     let mut e = file_not_found(&target.path);
-                    e.message.push_str("; use write_file to create a new file");
+                    match &write_file {
+                        Some(write) => e.message.push_str(&format!("; check the path, or use {write} to create a new file")),
+                        None => e.message.push_str("; check the path"),
+                    }
                     e
                 })?;
                 files::ensure_writable(&opened, &target.path)?;
@@ -146,14 +151,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         ToolError::new(
                             ErrorCode::TooLarge,
                             format!(
-                                "{} is {} bytes, over the edit limit of {} bytes (editMaxFileBytes); it cannot be edited with edit_file",
+                                "{} is {} bytes, over the edit limit of {} bytes (editMaxFileBytes), so {tool} cannot change it; leave it as it is, or ask the user to change it or to raise the limit",
                                 target.path.shown(),
                                 opened.stat.st_size,
                                 limits.edit_max_file_bytes
                             ),
                         )
                     })?;
-                let decoded = decode_for_edit(&old).map_err(|e| e.into_tool_error(&target.path, "edit_file"))?;
+                let decoded = decode_for_edit(&old).map_err(|e| e.into_tool_error(&target.path, &tool, write_file.as_deref()))?;
                 let outcome = apply_edits(&decoded.text, &edits).map_err(ToolError::from)?;
                 let diff = unified_diff(
                     &decoded.text,

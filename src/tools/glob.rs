@@ -87,8 +87,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         )?;
         let checked = target.clone();
         // Opened once, before asking: what is searched is the directory that was checked.
+        let names = call.names.clone();
         let dir = call
-            .blocking(move || open_search_dir(&checked, "glob"))
+            .blocking(move || open_search_dir(&checked, &names))
             .await?;
         call.authorize(Authorization::of(
             Operation::Read,
@@ -127,8 +128,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
 }
 
 /// Opens the directory to search (readable), with the SPEC's messages for what is not one.
-pub(super) fn open_search_dir(target: &Target, tool: &str) -> Result<OwnedFd, ToolError> {
-    let hint = format!("{tool} searches a directory (use read_file to read a file)");
+pub(super) fn open_search_dir(target: &Target, names: &ToolNames) -> Result<OwnedFd, ToolError> {
+    let hint = match names.offered("read_file") {
+        Some(read) => format!("give the directory to search, or use {read} to read a file"),
+        None => "give the directory to search".to_owned(),
+    };
     super::files::open_directory(target, true, "search", &hint)
 }
 

@@ -123,7 +123,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             FinalLink::Follow,
         )?;
         let checked = target.clone();
-        let scope = call.blocking(move || open_scope(&checked)).await?;
+        let names = call.names.clone();
+        let scope = call.blocking(move || open_scope(&checked, &names)).await?;
         call.authorize(Authorization::of(
             Operation::Read,
             &target,
@@ -182,22 +183,31 @@ enum Scope {
     File(OpenedFile),
 }
 
-fn open_scope(target: &Target) -> Result<Scope, ToolError> {
-    match open_search_dir(target, "grep") {
+fn open_scope(target: &Target, names: &ToolNames) -> Result<Scope, ToolError> {
+    match open_search_dir(target, names) {
         Ok(dir) => Ok(Scope::Dir(dir)),
         Err(e) if e.code == ErrorCode::NotADirectory => files::open_existing(target, "search")?
             .map(Scope::File)
-            .ok_or_else(|| not_found(target)),
-        Err(e) if e.code == ErrorCode::NotFound => Err(not_found(target)),
+            .ok_or_else(|| not_found(target, names)),
+        Err(e) if e.code == ErrorCode::NotFound => Err(not_found(target, names)),
         Err(e) => Err(e),
     }
 }
 
-fn not_found(target: &Target) -> ToolError {
+fn not_found(target: &Target, names: &ToolNames) -> ToolError {
+    let finders: Vec<&str> = ["list_directory", "glob"]
+        .into_iter()
+        .filter_map(|tool| names.offered(tool))
+        .collect();
+    let show = match finders.as_slice() {
+        [] => String::new(),
+        [one] => format!(" ({one} can show what exists)"),
+        [one, two, ..] => format!(" ({one} or {two} can show what exists)"),
+    };
     ToolError::new(
         ErrorCode::NotFound,
         format!(
-            "path not found: {}; check the path (list_directory or glob can show what exists)",
+            "path not found: {}; check the path{show}",
             target.path.shown()
         ),
     )

@@ -3,19 +3,15 @@
 //! unless `includeIgnored`, whatever `.gitignore` files ignore. The listing itself is
 //! [`crate::listing`]; this file is the tool around it.
 
-use std::os::fd::OwnedFd;
-
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
-use crate::error::ToolError;
 use crate::listing::{direct_entries, walk_tree};
 use crate::options::WorkspaceOptions;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
-use crate::paths::Target;
 use crate::permissions::Operation;
 
 pub static SPEC: ToolSpec = ToolSpec {
@@ -82,8 +78,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let raw = args.path.as_deref().unwrap_or(".");
         let target = call.resolve(raw, "path", FinalLink::Follow)?;
         let checked = target.clone();
+        let hint = match call.names.offered("read_file") {
+            Some(read) => format!("use {read} to read a file"),
+            None => "give a directory".to_owned(),
+        };
         // Opened once, before asking: what is listed is the directory that was checked.
-        let dir = call.blocking(move || open_listable(&checked)).await?;
+        let dir = call
+            .blocking(move || super::files::open_directory(&checked, true, "list", &hint))
+            .await?;
         let question = Authorization::of(
             Operation::Read,
             &target,
@@ -120,11 +122,6 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .with_data("truncated", listing.truncated);
         Ok(success)
     })
-}
-
-/// Opens the directory to list (readable), with the SPEC's messages for what is not one.
-fn open_listable(target: &Target) -> Result<OwnedFd, ToolError> {
-    super::files::open_directory(target, true, "list", "use read_file to read a file")
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use super::destination::{self, Destination};
 use super::files;
-use super::trashing::{put_back, restore_hint, trash_error};
+use super::trashing::{in_trash, put_back, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
@@ -91,7 +91,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         destination::refuse_dangerous(&call.ws, &destination.path)?;
         if destination.path.starts_with(&source.path) {
             return Err(ToolError::invalid(format!(
-                "move_file: invalid arguments: destination {} is the source or inside it",
+                "{}: invalid arguments: destination {} is the source or inside it; a directory cannot be moved into itself. Choose a destination outside the source",
+                call.tool_name,
                 destination.path.shown()
             ))
             .into());
@@ -100,6 +101,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .lock_for_change(&[&source.path, &destination.path])
             .await?;
         let (src, dst, overwrite) = (source.clone(), destination.clone(), args.overwrite);
+        let tool = call.tool_name.clone();
         let (source_inode, destination_existed) = call
             .blocking(move || {
                 let (src_parent, src_name) = files::open_parent(&src, "move")?;
@@ -114,7 +116,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 if let Some(d) = &dst_stat {
                     if (d.st_dev, d.st_ino) == (src_stat.st_dev, src_stat.st_ino) {
                         return Err(ToolError::invalid(format!(
-                            "move_file: invalid arguments: source and destination are the same file ({})",
+                            "{tool}: invalid arguments: source and destination are the same file ({}); nothing to move. Give another destination",
                             dst.path.shown()
                         )));
                     }
@@ -159,6 +161,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             destination.clone(),
             call.cancel.clone(),
         );
+        let removers: Vec<String> = ["delete_file", "remove_dir"]
+            .into_iter()
+            .filter_map(|tool| call.names.offered(tool).map(str::to_owned))
+            .collect();
         let archived = call
             .blocking(move || {
                 let (src_parent, src_name) = files::open_parent(&src, "move")?;
@@ -227,6 +233,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         &dst.path,
                         &copied,
                         archived.as_ref(),
+                        &removers,
                     )?;
                 }
                 fsops::fsync_dir(src_parent.as_fd());
@@ -245,12 +252,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             ..FileChange::new(destination.path.clone(), Action::Moved)
         };
         if let Some(archived) = archived {
-            success.output.push_str(&format!(
-                "\nThe previous {} is in the trash at {}; {}.",
-                destination.path.shown(),
-                archived.archive_path.shown(),
-                restore_hint(call, &archived.archive_path)
-            ));
+            let subject = format!("The previous {}", destination.path.shown());
+            success
+                .output
+                .push_str(&in_trash(call, &subject, &archived.archive_path));
             success = success.with_data("trashedTo", archived.archive_path.shown().into_owned());
             change.sha256_before = Some(archived.metadata.original_sha256);
             change.trashed_to = Some(archived.archive_path);
@@ -343,6 +348,7 @@ fn remove_copied_source(
     dst_path: &Path,
     copied: &Copied,
     archived: Option<&Archived>,
+    removers: &[String],
 ) -> Result<(), ToolError> {
     let changed = |stat: &rustix::fs::Stat| !copied.unchanged(stat);
     let how = Removal {
@@ -365,8 +371,12 @@ fn remove_copied_source(
         ),
         Err(e) => {
             let mut error = ToolError::io(&e, "remove the moved", src_path);
+            let remove = match removers {
+                [] => "what is left of the source can be removed by the user".to_owned(),
+                _ => format!("what is left of the source can be removed with {}", removers.join(" or ")),
+            };
             error.message = format!(
-                "copied {} to {} (another file system), which is complete, but {}; what is left of the source can be removed with delete_file or remove_dir",
+                "copied {} to {} (another file system), which is complete, but {}; {remove}",
                 src_path.shown(),
                 dst_path.shown(),
                 error.message

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::files;
-use super::trashing::{put_in_trash, restore_hint};
+use super::trashing::{in_trash, put_in_trash};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
@@ -102,33 +102,54 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         if let Some(why) = danger(&call.ws, &canonical.path) {
             return Err(ToolError::new(
                 ErrorCode::DangerousPath,
-                format!("{} is {why}; remove_dir refuses to remove it. Remove specific entries inside it instead", canonical.path.shown()),
+                format!("{} is {why}; {} refuses to remove it. Remove specific entries inside it instead", canonical.path.shown(), call.tool_name),
             )
             .into());
         }
         let target = call.ws.sandbox().check(&args.path, canonical)?;
         let lock = call.lock_for_change(&[&target.path]).await?;
-        let delete_file = call.names.exposed("delete_file");
+        // What to do with a file or a link instead: the tool for it, if it is offered.
+        let (file_instead, link_instead) = match call.names.offered("delete_file") {
+            Some(delete) => (
+                format!(", use {delete} instead"),
+                format!(", use {delete} instead (it removes the link, not its target)"),
+            ),
+            None => {
+                let only = format!("; {} removes only directories", call.tool_name);
+                (only.clone(), only)
+            }
+        };
         let (planned, recursive) = (target.clone(), args.recursive);
         call.blocking(move || {
             let (parent, name) = files::open_parent(&planned, "remove")?;
             let p = planned.path.shown();
             let stat = fsops::lstat_at(parent.as_fd(), &name)
                 .map_err(|e| ToolError::io(&e, "remove", &planned.path))?
-                .ok_or_else(|| ToolError::new(ErrorCode::NotFound, format!("{p} does not exist")))?;
+                .ok_or_else(|| {
+                    ToolError::new(ErrorCode::NotFound, format!("{p} does not exist"))
+                })?;
             match EntryKind::of(&stat) {
                 EntryKind::Directory => {}
                 EntryKind::Symlink => {
                     return Err(ToolError::new(
                         ErrorCode::NotADirectory,
-                        format!("{p} is a symbolic link, use {delete_file} instead (it removes the link, not its target)"),
+                        format!("{p} is a symbolic link{link_instead}"),
                     ))
                 }
-                _ => return Err(ToolError::new(ErrorCode::NotADirectory, format!("{p} is a file, use {delete_file} instead"))),
+                _ => {
+                    return Err(ToolError::new(
+                        ErrorCode::NotADirectory,
+                        format!("{p} is a file{file_instead}"),
+                    ))
+                }
             }
             if !recursive {
-                let dir = fsops::open_dir(&planned.anchor, &planned.path, false).map_err(|e| ToolError::io(&e, "remove", &planned.path))?;
-                if !fsops::list_names(dir.as_fd()).map_err(|e| ToolError::io(&e, "list", &planned.path))?.is_empty() {
+                let dir = fsops::open_dir(&planned.anchor, &planned.path, false)
+                    .map_err(|e| ToolError::io(&e, "remove", &planned.path))?;
+                if !fsops::list_names(dir.as_fd())
+                    .map_err(|e| ToolError::io(&e, "list", &planned.path))?
+                    .is_empty()
+                {
                     return Err(not_empty(&planned.path));
                 }
             }
@@ -193,14 +214,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .with_data("recursive", args.recursive);
         let mut change = FileChange::new(target.path, Action::Removed);
         if let Some(archived) = archived {
-            let files = super::quantity(archived.metadata.file_count.unwrap_or(0), "file", "files");
-            success.output.push_str(&format!(
-                "
-{files} ({}) are in the trash at {}; {}.",
-                super::bytes(archived.metadata.size),
-                archived.archive_path.shown(),
-                restore_hint(call, &archived.archive_path)
-            ));
+            let subject = format!(
+                "The directory, with {} ({}),",
+                super::quantity(archived.metadata.file_count.unwrap_or(0), "file", "files"),
+                super::bytes(archived.metadata.size)
+            );
+            success
+                .output
+                .push_str(&in_trash(call, &subject, &archived.archive_path));
             success = success.with_data("trashedTo", archived.archive_path.shown().into_owned());
             change.sha256_before = Some(archived.metadata.original_sha256);
             change.trashed_to = Some(archived.archive_path);

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::destination::{self, Destination};
-use super::trashing::{put_back, restore_hint, restore_into, trash_error};
+use super::trashing::{in_trash, put_back, restore_into, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
@@ -96,13 +96,20 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let archive =
             prefer_shown_names(&archive, |dir| Some(dir) == bucket.as_deref()).unwrap_or(archive);
         let (ws, inspected) = (call.ws.clone(), archive.clone());
+        let list = call.names.hint("trash_list", |list| {
+            format!("; use {list} to see what can be restored")
+        });
         let metadata = call
             .blocking(move || {
                 ws.bucket().inspect(&inspected).map_err(|e| match e {
                     TrashError::NotFound => ToolError::new(
                         ErrorCode::NotFound,
-                        format!("no archive {} in the trash; use trash_list to see what can be restored", inspected.shown()),
+                        format!("no archive {} in the trash{list}", inspected.shown()),
                     ),
+                    TrashError::NotInBucket => ToolError::not_allowed(format!(
+                        "{} is not an archive in this workspace's trash{list}",
+                        inspected.shown()
+                    )),
                     e => trash_error(e, "restore from", &inspected),
                 })
             })
@@ -174,10 +181,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 if let Err(e) = restore(&from, &aborted) {
                     let mut error = trash_error(e, "restore", &committed.path);
                     if let Some(previous) = &replaced {
-                        if put_back(&ws, previous, parent_path, parent.as_fd(), name).is_ok() {
-                            error
+                        match put_back(&ws, previous, parent_path, parent.as_fd(), name) {
+                            Ok(_) => error
                                 .message
-                                .push_str("; the entry that was there has been put back");
+                                .push_str("; the entry that was there has been put back"),
+                            Err(_) => error.message.push_str(&format!(
+                                "; the entry that was there is in the trash at {}",
+                                previous.archive_path.shown()
+                            )),
                         }
                     }
                     return Err(error);
@@ -200,12 +211,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             ..FileChange::new(target.path.clone(), Action::Added)
         };
         if let Some(previous) = replaced {
-            success.output.push_str(&format!(
-                "\nThe entry that was at {} is in the trash at {}; {}.",
-                target.path.shown(),
-                previous.archive_path.shown(),
-                restore_hint(call, &previous.archive_path)
-            ));
+            let subject = format!("The entry that was at {}", target.path.shown());
+            success
+                .output
+                .push_str(&in_trash(call, &subject, &previous.archive_path));
             success = success.with_data("trashedTo", previous.archive_path.shown().into_owned());
             change.action = Action::Modified;
             change.sha256_before = Some(previous.metadata.original_sha256);

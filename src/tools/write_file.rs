@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 
 use super::files::{self, Planned};
-use super::trashing::{put_in_trash, restore_hint};
+use super::trashing::{in_trash, put_in_trash};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::cancel::CancelToken;
@@ -74,10 +74,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let args: Args = parse_args("write_file", args)?;
         let limits = call.limits().clone();
         if args.content.len() as u64 > limits.write_max_bytes {
+            let parts = call.names.hint("append_file", |append| {
+                format!(", or write the first part with this tool and the rest with {append}")
+            });
             return Err(ToolError::new(
                 ErrorCode::TooLarge,
                 format!(
-                    "content is {} bytes, over the write limit of {} bytes (writeMaxBytes); write a smaller file, or write it in parts with append_file",
+                    "content is {} bytes, over the write limit of {} bytes (writeMaxBytes); nothing was written. Write a smaller file{parts}",
                     args.content.len(),
                     limits.write_max_bytes
                 ),
@@ -157,11 +160,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             super::bytes(content.len() as u64)
         );
         if let Some(archive) = &trashed {
-            summary.push_str(&format!(
-                "\nThe previous content is in the trash at {}; {}.",
-                archive.shown(),
-                restore_hint(call, archive)
-            ));
+            summary.push_str(&in_trash(call, "The previous content", archive));
         }
         let mut success = Success::text(files::with_diff(summary, &diff, limits.read_max_bytes))
             .with_data("path", target.path.shown().into_owned())
