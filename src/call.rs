@@ -32,8 +32,9 @@ fn owned(paths: &[&Path]) -> Vec<PathBuf> {
 #[derive(Clone, Default)]
 pub struct CallContext {
     pub confirmer: Option<Arc<dyn Confirmer>>,
-    /// A partial permissions object overriding the workspace's for this call.
-    pub permissions: Option<Value>,
+    /// This call's permissions, when the host overrides the workspace's
+    /// ([`crate::dispatch::Toolset::call_permissions`] merges a partial object).
+    pub permissions: Option<Permissions>,
     pub cancel: CancelToken,
     /// The host's id for this call.
     pub id: Option<u32>,

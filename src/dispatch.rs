@@ -1,5 +1,6 @@
 //! The flow every tool call goes through, once, above the tools (SPEC §2): look the tool up
-//! (enabled? renamed? `readOnly`?), settle the call's permissions, run the tool (which resolves,
+//! (enabled? renamed?), check the arguments against its schema, refuse it if `readOnly` hides it,
+//! settle the call's permissions, run the tool (which resolves,
 //! plans, authorizes and commits through [`crate::call::Call`]), turn a panic into a result,
 //! audit what a mutating tool did, and shape the `ToolResult`. Also the host's view of the
 //! toolset: `definitions`, `formatCall` and the trash methods.
@@ -13,6 +14,7 @@ use crate::call::{BoxFuture, Call, CallContext, Failure, Outcome, ToolNames, Too
 use crate::error::{ErrorCode, ToolError};
 use crate::options::OptionError;
 use crate::paths::shown::{echo, Shown};
+use crate::permissions::Permissions;
 use crate::tools::{self, ToolSpec};
 use crate::workspace::Workspace;
 
@@ -21,6 +23,8 @@ struct Exposed {
     spec: &'static ToolSpec,
     name: String,
     enabled: bool,
+    /// Its arguments' JSON Schema, as `definitions` gives it and calls are checked against.
+    schema: Value,
 }
 
 /// The tools one workspace offers, and the host's entry points to them.
@@ -45,6 +49,7 @@ impl Toolset {
                         .and_then(|c| c.name.clone())
                         .unwrap_or_else(|| spec.name.to_owned()),
                     enabled: config.and_then(|c| c.enabled).unwrap_or(true),
+                    schema: (spec.schema)(),
                 }
             })
             .collect();
@@ -81,7 +86,7 @@ impl Toolset {
                     json!({
                         "name": t.name,
                         "description": (t.spec.description)(&self.names, self.ws.options()),
-                        "inputSchema": (t.spec.schema)(),
+                        "inputSchema": t.schema,
                         "annotations": {
                             "readOnly": !t.spec.mutates,
                             "destructive": t.spec.destructive,
@@ -93,14 +98,9 @@ impl Toolset {
         )
     }
 
+    /// The enabled tool the host's `name` calls (which `readOnly` may still refuse).
     fn lookup(&self, name: &str) -> Result<&Exposed, ToolError> {
         if let Some(tool) = self.tools.iter().find(|t| t.name == name && t.enabled) {
-            if self.ws.options().read_only && tool.spec.mutates {
-                return Err(ToolError::new(
-                    ErrorCode::ReadOnly,
-                    format!("{name} changes files, and this workspace is read-only; only reading tools are available"),
-                ));
-            }
             return Ok(tool);
         }
         if self
@@ -191,6 +191,20 @@ impl Toolset {
         .unwrap_or_else(|e| Err(ToolError::new(ErrorCode::IoError, e.to_string())))
     }
 
+    /// This workspace's permissions with a host's per-call `partial` object merged over them
+    /// (`ctx.permissions`). An unknown key or a value that is not a boolean is a host bug, not
+    /// the model's: the error names `ctx.permissions.<key>`, for a `TypeError`.
+    pub fn call_permissions(&self, partial: &Value) -> Result<Permissions, String> {
+        match partial {
+            Value::Null => Ok(self.ws.options().permissions),
+            partial => self
+                .ws
+                .options()
+                .permissions
+                .merged(partial, "ctx.permissions"),
+        }
+    }
+
     /// Runs one tool call. Never fails: every problem is a `ToolResult`.
     pub async fn call(&self, name: &str, args: Value, ctx: CallContext) -> ToolResult {
         self.ws.recovered().await;
@@ -198,20 +212,23 @@ impl Toolset {
             Ok(tool) => tool,
             Err(e) => return ToolResult::error(e),
         };
-        let permissions = match &ctx.permissions {
-            None | Some(Value::Null) => Ok(self.ws.options().permissions),
-            Some(p) => self
-                .ws
-                .options()
-                .permissions
-                .merged(p, "permissions")
-                .map_err(ToolError::invalid),
-        };
+        // The arguments first (SPEC §2), then what the workspace allows.
+        let checked = tools::arguments::check(&tool.name, &tool.schema, &args);
+        if !self.available(tool) {
+            let refused = checked.err().unwrap_or_else(|| {
+                ToolError::new(
+                    ErrorCode::ReadOnly,
+                    format!("{name} changes files, and this workspace is read-only; nothing was changed. Only reading tools are available"),
+                )
+            });
+            return ToolResult::error(refused);
+        }
+        let permissions = ctx.permissions.unwrap_or(self.ws.options().permissions);
         let raw_path = self.argument_path(tool, &args);
-        let outcome = match permissions {
+        let outcome = match checked {
             Err(e) => Err(Failure::Error(e)),
-            Ok(_) if ctx.cancel.is_aborted() => Err(Failure::Error(ToolError::aborted())),
-            Ok(permissions) => {
+            Ok(()) if ctx.cancel.is_aborted() => Err(Failure::Error(ToolError::aborted())),
+            Ok(()) => {
                 let call = Call::new(
                     self.ws.clone(),
                     tool.name.clone(),
@@ -612,6 +629,74 @@ mod hint_tests {
                 .ends_with("U+FFFD, and edit_file will refuse to edit it.]"),
             "{}",
             read.output
+        );
+    }
+}
+
+#[cfg(test)]
+mod argument_tests {
+    use crate::error::ErrorCode;
+    use crate::tools::testing::TestWorkspace;
+    use serde_json::json;
+
+    /// The arguments are checked before anything else: in a read-only workspace a write with
+    /// bad arguments is told about its arguments; with good ones, that it cannot write.
+    #[tokio::test]
+    async fn arguments_are_checked_before_read_only() {
+        let ws = TestWorkspace::with(
+            json!({ "readOnly": true, "tools": { "write_file": { "name": "save" } } }),
+        );
+        let bad = ws.call("save", json!({ "path": 5 })).await;
+        assert_eq!(
+            bad.code,
+            Some(ErrorCode::InvalidArguments),
+            "{}",
+            bad.output
+        );
+        assert!(
+            bad.output
+                .starts_with("save: invalid arguments: path: must be a string, got the integer 5"),
+            "{}",
+            bad.output
+        );
+        let empty = ws.call("save", json!({ "path": "", "content": "x" })).await;
+        assert_eq!(
+            empty.code,
+            Some(ErrorCode::InvalidArguments),
+            "{}",
+            empty.output
+        );
+        let good = ws
+            .call("save", json!({ "path": "a.txt", "content": "x" }))
+            .await;
+        assert_eq!(good.code, Some(ErrorCode::ReadOnly), "{}", good.output);
+        assert!(!ws.root.join("a.txt").exists());
+    }
+
+    /// A host's bad `ctx.permissions` is named for the host, not reported to the model.
+    #[test]
+    fn bad_call_permissions_name_the_key() {
+        let ws = TestWorkspace::new();
+        let e = ws
+            .toolset
+            .call_permissions(&json!({ "cwdWrite": true }))
+            .unwrap_err();
+        assert!(
+            e.starts_with("ctx.permissions.cwdWrite: unknown permission"),
+            "{e}"
+        );
+        let e = ws
+            .toolset
+            .call_permissions(&json!({ "cwdWriteFile": "yes" }))
+            .unwrap_err();
+        assert_eq!(e, "ctx.permissions.cwdWriteFile: must be a boolean");
+        let p = ws
+            .toolset
+            .call_permissions(&json!({ "cwdReadFile": false }))
+            .unwrap();
+        assert!(
+            !p.cwd_read_file && p.cwd_write_file,
+            "merged over the workspace's: {p:?}"
         );
     }
 }

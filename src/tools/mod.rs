@@ -10,6 +10,7 @@ use crate::options::WorkspaceOptions;
 pub use crate::text::quantity::{bytes, quantity};
 
 pub mod append_file;
+pub mod arguments;
 pub mod create_directory;
 pub mod cwd;
 pub mod delete_file;
@@ -75,7 +76,9 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// Parses a call's arguments into the tool's typed struct. Unknown fields, wrong types and
-/// missing fields are `INVALID_ARGUMENTS` naming the field.
+/// missing fields are `INVALID_ARGUMENTS` naming the field. (The dispatcher has checked them
+/// against the tool's schema already, with the messages the model sees: [`arguments::check`];
+/// this is the typed conversion, and a guard should a struct and its schema disagree.)
 pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
     if !args.is_object() {
         return Err(ToolError::invalid(format!(
@@ -108,10 +111,16 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, Too
             } else {
                 field.clone()
             };
-            let expected = expected
-                .trim_start_matches(", expected ")
-                .replace("one of ", "");
-            format!("{name}: unknown argument; this tool takes {expected}")
+            let takes = match expected.trim_start_matches(", ") {
+                "there are no fields" => "this tool takes no arguments".to_owned(),
+                expected => format!(
+                    "the arguments are {}",
+                    expected
+                        .trim_start_matches("expected ")
+                        .replace("one of ", "")
+                ),
+            };
+            format!("{name}: unknown argument; {takes}")
         } else {
             format!("{field}: {inner}")
         };
@@ -217,7 +226,7 @@ mod tests {
         );
         let e = m(json!({ "path": "a", "bogus": 1 }));
         assert!(
-            e.contains("bogus: unknown argument; this tool takes `path` or `startLine`"),
+            e.contains("bogus: unknown argument; the arguments are `path` or `startLine`"),
             "{e}"
         );
         assert!(m(json!({ "path": "a", "startLine": "3" })).contains("startLine: invalid type"));
