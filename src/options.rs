@@ -191,7 +191,7 @@ fn path_string<'a>(value: &'a Value, name: &str) -> Result<&'a str> {
 fn absolute(raw: &str, name: &str, home: Option<&Path>) -> Result<PathBuf> {
     let expanded = expand_home(raw, home).ok_or_else(|| {
         OptionError(format!(
-            "{name}: `~` is used but no home directory is known"
+            "{name}: `~/` is used but no home directory is known"
         ))
     })?;
     if expanded.is_absolute() {

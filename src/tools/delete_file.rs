@@ -65,13 +65,14 @@ struct Args {
 }
 
 fn format_call(args: &Value) -> String {
-    super::format_path_flag(args, "permanent")
+    super::format_path_flag(args, &["permanent"])
 }
 
 fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
     Box::pin(async move {
         let args: Args = parse_args("delete_file", args)?;
         let target = call.resolve(&args.path, "path", FinalLink::Keep)?;
+        crate::paths::resolve::file_path_not_directory_syntax(&args.path, "path", &target.path)?;
         let lock = call.lock_for_change(&[&target.path]).await?;
         let is_a_directory = match call.names.offered("remove_dir") {
             Some(remove_dir) => format!("is a directory, use {remove_dir} instead"),
@@ -83,6 +84,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let planned = target.clone();
         let inode = call
             .blocking(move || {
+                if planned.split().is_none() {
+                    // The root of the file system.
+                    return Err(ToolError::new(
+                        ErrorCode::NotAFile,
+                        format!("{} {is_a_directory}", planned.path.shown()),
+                    ));
+                }
                 let (parent, name) = files::open_parent(&planned, "delete")?;
                 let stat = fsops::lstat_at(parent.as_fd(), &name)
                     .map_err(|e| ToolError::io(&e, "delete", &planned.path))?
@@ -180,10 +188,51 @@ fn delete_permanently(
 
 #[cfg(test)]
 mod tests {
+    use super::format_call;
     use crate::error::ErrorCode;
     use crate::paths::fsops::race_point::{self, RacePoint};
     use crate::tools::testing::{exchange, TestWorkspace};
     use serde_json::json;
+
+    /// `f/` and `f/.` name a directory: the file `f` is not deleted through them.
+    #[tokio::test]
+    async fn a_directory_form_never_deletes_the_file() {
+        let ws = TestWorkspace::new();
+        std::fs::write(ws.root.join("f"), "keep\n").unwrap();
+        for raw in ["f/", "f/.", "./f/./"] {
+            let result = ws.call("delete_file", json!({ "path": raw })).await;
+            assert_eq!(
+                result.code,
+                Some(ErrorCode::InvalidArguments),
+                "{raw}: {}",
+                result.output
+            );
+            assert!(
+                result.output.contains("names a directory"),
+                "{}",
+                result.output
+            );
+            assert_eq!(ws.read("f"), "keep\n");
+        }
+    }
+
+    /// The root of the file system is a directory like any other: the tool for it is named.
+    #[tokio::test]
+    async fn the_root_is_a_directory_for_remove_dir() {
+        let ws = TestWorkspace::new();
+        let result = ws.call("delete_file", json!({ "path": "/" })).await;
+        assert_eq!(result.code, Some(ErrorCode::NotAFile), "{}", result.output);
+        assert_eq!(result.output, "/ is a directory, use remove_dir instead");
+    }
+
+    #[test]
+    fn format_call_is_the_path_and_permanent() {
+        assert_eq!(format_call(&json!({ "path": "a.txt" })), "a.txt");
+        assert_eq!(
+            format_call(&json!({ "path": "a.txt", "permanent": true })),
+            "a.txt (permanent)"
+        );
+    }
 
     /// Another file swapped in under the name after the last check is not removed, to the
     /// trash or permanently: only the entry that was checked (and archived) may go.

@@ -167,13 +167,23 @@ pub fn format_path(args: &Value) -> String {
         .to_owned()
 }
 
-/// `formatCall` for a path tool with one boolean flag: `path`, or `path (flag)` when it is set.
-pub fn format_path_flag(args: &Value, flag: &str) -> String {
-    let path = format_path(args);
-    if args.get(flag).and_then(Value::as_bool) == Some(true) {
-        format!("{path} ({flag})")
+/// `formatCall` for a path tool with boolean flags: `path`, or `path (flag, other)` with those
+/// that are set.
+pub fn format_path_flag(args: &Value, flags: &[&str]) -> String {
+    with_flags(format_path(args), args, flags)
+}
+
+/// `header (flag, other)` with the `flags` set to `true` in `args`, or `header` when none is.
+pub fn with_flags(header: String, args: &Value, flags: &[&str]) -> String {
+    let set: Vec<&str> = flags
+        .iter()
+        .copied()
+        .filter(|flag| args.get(*flag).and_then(Value::as_bool) == Some(true))
+        .collect();
+    if set.is_empty() {
+        header
     } else {
-        path
+        format!("{header} ({})", set.join(", "))
     }
 }
 

@@ -72,7 +72,11 @@ struct Args {
 
 fn format_call(args: &Value) -> String {
     let get = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("");
-    format!("{} → {}", get("source"), get("destination"))
+    super::with_flags(
+        format!("{} → {}", get("source"), get("destination")),
+        args,
+        &["overwrite"],
+    )
 }
 
 fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
@@ -392,4 +396,19 @@ fn remove_copied_source(
         ));
     }
     Err(error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_call_is_source_to_destination_and_overwrite() {
+        let f = |args: Value| format_call(&args);
+        assert_eq!(f(json!({ "source": "a", "destination": "b" })), "a → b");
+        assert_eq!(
+            f(json!({ "source": "a", "destination": "b", "overwrite": true })),
+            "a → b (overwrite)"
+        );
+    }
 }

@@ -69,7 +69,7 @@ struct Args {
 }
 
 fn format_call(args: &Value) -> String {
-    super::format_path_flag(args, "recursive")
+    super::format_path_flag(args, &["recursive", "permanent"])
 }
 
 /// Why `path` must never be removed, if it must not.
@@ -242,4 +242,28 @@ fn not_empty(path: &Path) -> ToolError {
             path.shown()
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_call_shows_every_flag_set() {
+        let f = |args: Value| format_call(&args);
+        assert_eq!(f(json!({ "path": "build" })), "build");
+        assert_eq!(
+            f(json!({ "path": "build", "recursive": true })),
+            "build (recursive)"
+        );
+        assert_eq!(
+            f(json!({ "path": "build", "permanent": true })),
+            "build (permanent)"
+        );
+        assert_eq!(
+            f(json!({ "path": "build", "recursive": true, "permanent": true })),
+            "build (recursive, permanent)"
+        );
+        assert_eq!(f(json!({ "path": "build", "recursive": false })), "build");
+    }
 }

@@ -63,14 +63,15 @@ struct Args {
     overwrite: bool,
 }
 
+/// The archive as the model named it, `→ target` when given, `(overwrite)` when set.
 fn format_call(args: &Value) -> String {
     let get = |k: &str| args.get(k).and_then(Value::as_str);
-    let archive = get("trashedPath").unwrap_or("");
-    let name = archive.rsplit('/').next().unwrap_or(archive);
-    match get("targetPath") {
-        Some(target) => format!("{name} → {target}"),
-        None => name.to_owned(),
-    }
+    let archive = get("trashedPath").unwrap_or("").to_owned();
+    let header = match get("targetPath") {
+        Some(target) => format!("{archive} → {target}"),
+        None => archive,
+    };
+    super::with_flags(header, args, &["overwrite"])
 }
 
 fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
@@ -222,4 +223,22 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         }
         Ok(success.with_change(change))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The archive as the model gave it (its directory tells which trash), like any path tool.
+    #[test]
+    fn format_call_is_the_archive_as_given() {
+        let archive = "/home/u/.agent-fs-tools/trash/ab12/20240101T000000Z-s-r-1-a.txt.tar.gz";
+        assert_eq!(format_call(&json!({ "trashedPath": archive })), archive);
+        assert_eq!(
+            format_call(
+                &json!({ "trashedPath": "x.tar.gz", "targetPath": "b.txt", "overwrite": true })
+            ),
+            "x.tar.gz → b.txt (overwrite)"
+        );
+    }
 }

@@ -98,8 +98,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 let planned = match files::open_existing(&target, "read")? {
                     None => Planned::Absent,
                     Some(mut opened) => {
-                        files::ensure_writable(&opened, &target.path)?;
                         let bytes = files::read_at_most(&mut opened.file, limits.edit_max_file_bytes, "read", &target.path)?;
+                        // Nothing to write when the content is the same: no need to be writable.
+                        if bytes.as_deref() != Some(content.as_bytes()) {
+                            files::ensure_writable(&opened, &target.path)?;
+                        }
                         Planned::Present { stat: opened.stat, bytes }
                     }
                 };
@@ -118,16 +121,30 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             })
             .await?
         };
-        call.authorize(Authorization {
+        // Without keepOverwrites an overwrite cannot be undone, so it always asks (SPEC §4).
+        let permanent =
+            !call.ws.options().trash.keep_overwrites && !matches!(planned, Planned::Absent);
+        let question = Authorization {
             diff: Some(diff.clone()),
+            always_ask: permanent,
+            permanent: permanent.then_some(true),
+            detail: if permanent {
+                format!("{} (permanent)", target.path.shown())
+            } else {
+                target.path.shown().into_owned()
+            },
             ..Authorization::of(
                 Operation::Write,
                 &target,
                 "Write file?",
                 "The user denied this write.",
             )
-        })
-        .await?;
+        };
+        if matches!(&planned, Planned::Present { bytes: Some(old), .. } if old[..] == content.as_bytes()[..])
+        {
+            return unchanged(call, &target, question, content.len()).await;
+        }
+        call.authorize(question).await?;
         let _lock = lock.exclusive().await;
         let created = matches!(planned, Planned::Absent);
         let sha_before = match &planned {
@@ -182,6 +199,30 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             ..FileChange::new(target.path, action)
         }))
     })
+}
+
+/// The file already holds `content` (`bytes` long): nothing is written, archived or asked, and
+/// the result says so. Only a call that may not read the file is still asked (as a write), so
+/// that the answer does not tell it what the file holds.
+async fn unchanged(
+    call: &Call,
+    target: &crate::paths::Target,
+    question: Authorization<'_>,
+    bytes: usize,
+) -> Outcome {
+    let read = Authorization::of(Operation::Read, target, "Read file?", "");
+    if !call.is_granted(&read) {
+        call.authorize(question).await?;
+    }
+    Ok(Success::text(format!(
+        "{} already has this content ({}); nothing was written.",
+        target.path.shown(),
+        super::bytes(bytes as u64)
+    ))
+    .with_data("path", target.path.shown().into_owned())
+    .with_data("bytes", bytes)
+    .with_data("created", false)
+    .with_data("unchanged", true))
 }
 
 /// Creates the parents, checks the file is still what was planned on, keeps the old content in
