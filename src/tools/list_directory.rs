@@ -116,7 +116,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             })
             .await?;
         call.check_abort()?;
-        let success = Success::text(listing.text(max, args.recursive))
+        let glob = call.names.offered("glob");
+        let success = Success::text(listing.text(max, args.recursive, glob))
             .with_data("path", target.path.shown().into_owned())
             .with_data("entries", listing.lines.len())
             .with_data("truncated", listing.truncated);

@@ -77,13 +77,16 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let mut text = if entries.is_empty() {
             "The trash is empty.".to_owned()
         } else {
-            format!("{} trashed entries, newest first:", entries.len())
+            format!(
+                "{} in the trash, newest first:",
+                super::quantity(entries.len() as u64, "entry", "entries")
+            )
         };
         for entry in &entries {
             let m = &entry.metadata;
             let files = m
                 .file_count
-                .map(|n| format!(", {n} files"))
+                .map(|n| format!(", {}", super::quantity(n, "file", "files")))
                 .unwrap_or_default();
             text.push_str(&format!(
                 "\n{}\n    was {} ({}{files}, {}), trashed {} by {}",
@@ -100,4 +103,43 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             entries.iter().map(entry_json).collect::<Vec<_>>(),
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tools::testing::TestWorkspace;
+    use serde_json::json;
+
+    /// One of anything is singular, in the list and in what a removal says.
+    #[tokio::test]
+    async fn one_entry_and_one_file_are_singular() {
+        let ws = TestWorkspace::new();
+        std::fs::create_dir(ws.root.join("d")).unwrap();
+        std::fs::write(ws.root.join("d/a.txt"), "hello").unwrap();
+        let removed = ws
+            .call("remove_dir", json!({ "path": "d", "recursive": true }))
+            .await;
+        assert!(
+            removed
+                .output
+                .contains("\nThe directory, with 1 file (5 bytes), is in the trash at "),
+            "{}",
+            removed.output
+        );
+        let listed = ws.call("trash_list", json!({})).await;
+        assert!(
+            listed
+                .output
+                .starts_with("1 entry in the trash, newest first:\n"),
+            "{}",
+            listed.output
+        );
+        assert!(
+            listed
+                .output
+                .contains("(directory, 1 file, 5 bytes), trashed "),
+            "{}",
+            listed.output
+        );
+    }
 }
