@@ -39,7 +39,8 @@ pub struct ToolSpec {
     pub schema: fn() -> Value,
     /// Changes the file system (absent under `readOnly`; audited).
     pub mutates: bool,
-    /// May destroy data (an MCP `destructiveHint`).
+    /// May replace or remove data (an MCP `destructiveHint`); `false` only for a tool whose
+    /// changes are purely additive (append_file, create_directory).
     pub destructive: bool,
     /// Calling it again with the same arguments changes nothing more (an MCP `idempotentHint`).
     pub idempotent: bool,
@@ -241,6 +242,24 @@ mod tests {
         );
         assert!(m(json!({ "path": "a", "startLine": "3" })).contains("startLine: invalid type"));
         assert!(m(json!([1])).contains("must be a JSON object"));
+    }
+
+    /// Every tool that replaces or removes something says so (MCP clients may auto-approve a
+    /// tool that says it only adds); only reading tools are read-only.
+    #[test]
+    fn destructive_is_true_for_every_tool_that_replaces_or_removes() {
+        let additive = ["append_file", "create_directory"];
+        for tool in ALL.iter().filter(|t| t.mutates) {
+            assert_eq!(
+                tool.destructive,
+                !additive.contains(&tool.name),
+                "{}",
+                tool.name
+            );
+        }
+        for tool in ALL.iter().filter(|t| !t.mutates) {
+            assert!(!tool.destructive, "{}", tool.name);
+        }
     }
 
     #[test]

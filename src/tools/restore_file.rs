@@ -27,7 +27,8 @@ pub static SPEC: ToolSpec = ToolSpec {
     description,
     schema,
     mutates: true,
-    destructive: false,
+    // It replaces content (an MCP client must not auto-approve it as additive).
+    destructive: true,
     idempotent: false,
     path_argument: Some("trashedPath"),
     format_call,

@@ -82,13 +82,19 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 super::quantity(entries.len() as u64, "entry", "entries")
             )
         };
-        for entry in &entries {
+        // Bounded like a listing (entries) and a read (bytes): the newest first.
+        let (max_entries, max_bytes) = (
+            call.limits().list_max_entries as usize,
+            call.limits().read_max_bytes as usize,
+        );
+        let mut shown = 0;
+        for entry in entries.iter().take(max_entries) {
             let m = &entry.metadata;
             let files = m
                 .file_count
                 .map(|n| format!(", {}", super::quantity(n, "file", "files")))
                 .unwrap_or_default();
-            text.push_str(&format!(
+            let line = format!(
                 "\n{}\n    was {} ({}{files}, {}), trashed {} by {}",
                 entry.archive_path.shown(),
                 echo(&m.original_path),
@@ -96,12 +102,29 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 super::bytes(m.size),
                 m.trashed_at,
                 echo(&m.agent_name)
+            );
+            if shown > 0 && text.len() + line.len() > max_bytes {
+                break;
+            }
+            text.push_str(&line);
+            shown += 1;
+        }
+        if shown < entries.len() {
+            text.push_str(&format!(
+                "\n[{} not shown: the output limit is reached.]",
+                super::quantity(
+                    (entries.len() - shown) as u64,
+                    "older entry is",
+                    "older entries are"
+                )
             ));
         }
-        Ok(Success::text(text).with_data(
-            "entries",
-            entries.iter().map(entry_json).collect::<Vec<_>>(),
-        ))
+        Ok(Success::text(text)
+            .with_data(
+                "entries",
+                entries[..shown].iter().map(entry_json).collect::<Vec<_>>(),
+            )
+            .with_data("total", entries.len()))
     })
 }
 
@@ -138,6 +161,43 @@ mod tests {
             listed
                 .output
                 .contains("(directory, 1 file, 5 bytes), trashed "),
+            "{}",
+            listed.output
+        );
+    }
+
+    /// The list is bounded like a listing: the newest entries, then how many more there are.
+    #[tokio::test]
+    async fn a_long_trash_shows_the_newest_within_the_limits() {
+        let ws = TestWorkspace::with(json!({ "limits": { "listMaxEntries": 3 } }));
+        for i in 0..5 {
+            std::fs::write(ws.root.join(format!("f{i}.txt")), "x").unwrap();
+            let deleted = ws
+                .call("delete_file", json!({ "path": format!("f{i}.txt") }))
+                .await;
+            assert_eq!(deleted.status, "ok", "{}", deleted.output);
+        }
+        let listed = ws.call("trash_list", json!({})).await;
+        let data = listed.data.unwrap();
+        assert_eq!(data["entries"].as_array().unwrap().len(), 3);
+        assert_eq!(data["total"], 5);
+        assert!(
+            listed
+                .output
+                .starts_with("5 entries in the trash, newest first:\n"),
+            "{}",
+            listed.output
+        );
+        assert!(
+            listed
+                .output
+                .ends_with("\n[2 older entries are not shown: the output limit is reached.]"),
+            "{}",
+            listed.output
+        );
+        assert_eq!(
+            listed.output.matches(".tar.gz\n").count(),
+            3,
             "{}",
             listed.output
         );
