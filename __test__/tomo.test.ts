@@ -85,6 +85,22 @@ describe('execute', () => {
     expect(append.output).toMatch(/^@@ .*\n(.*\n)*\+three$/)
   })
 
+  it('a large rewrite is bounded like ws.call, and keeps where the old content went in the trash', async () => {
+    const { ws, byName, root } = tomoTools({ permissions: { cwdWriteFile: true } })
+    const line = (i: number, word: string) => `${word} ${i} ${'x'.repeat(90)}\n`
+    writeFileSync(join(root, 'big.txt'), Array.from({ length: 10_000 }, (_, i) => line(i, 'old')).join(''))
+    const content = Array.from({ length: 10_000 }, (_, i) => line(i, 'new')).join('')
+    const { context } = tomoContext({ permissions: { ...TOMO_DEFAULT_PERMISSIONS, cwdWriteFile: true } })
+    const result = await byName('write_file').execute({ path: 'big.txt', content }, context)
+    expect(result).toMatchObject({ status: 'ok', format: 'diff' })
+    expect(result.output).toMatch(/^@@ /)
+    expect(result.output.length).toBeLessThan(70_000)
+    expect(result.output).toMatch(/\n\[diff truncated: \d+ more lines not shown\]\n/)
+    const archive = (await ws.trashList())[0]!.archivePath
+    expect(result.output.endsWith(`\nThe previous content is in the trash at ${archive}; restore it with restore_file { "trashedPath": ${JSON.stringify(archive)} }.`)).toBe(true)
+    expect(readFileSync(join(root, 'big.txt'), 'utf8')).toBe(content)
+  })
+
   it('a "no" from Tomo is a plain denied result and nothing is written', async () => {
     const { byName, root } = tomoTools()
     const { context } = tomoContext({}, false)

@@ -86,11 +86,20 @@ function tomoConfirm(confirm: NonNullable<TomoToolContext['confirm']>): ConfirmH
 /**
  * Maps a workspace result to Tomo's: a successful change that carries a diff (write, edit, append)
  * becomes `format: 'diff'` with the hunks only; everything else is `plain` with the SPEC output.
+ *
+ * The hunks are taken from `output`, not from `diff`: `output` is what the model may read, with the
+ * diff cut at `readMaxBytes` and a note saying so (a 1 MB rewrite is not sent whole). The lines
+ * that follow the summary in `output` (where an overwrite went in the trash, and how to restore
+ * it) follow the hunks.
  */
 export function toTomoResult(result: ToolResult): TomoToolResult {
   if (result.status === 'ok' && typeof result.diff === 'string') {
-    const hunks = hunksOnly(result.diff)
-    if (hunks !== undefined) return { output: hunks, status: 'ok', format: 'diff' }
+    const split = result.output.indexOf('\n\n')
+    const hunks = split < 0 ? undefined : hunksOnly(result.output.slice(split + 2))
+    if (hunks !== undefined) {
+      const notes = result.output.slice(0, split).split('\n').slice(1)
+      return { output: [hunks, ...notes].join('\n'), status: 'ok', format: 'diff' }
+    }
   }
   return { output: result.output, status: result.status, format: 'plain' }
 }
