@@ -273,7 +273,7 @@ impl Call {
             .change(owned(paths), asker)
             .await
             .map_err(|_| {
-                let path = paths.first().map(|p| p.display().to_string());
+                let path = paths.first().map(|p| p.shown().into_owned());
                 ToolError::new(
                     ErrorCode::Conflict,
                     format!(

@@ -325,14 +325,14 @@ fn refuse_unless_utf8_text(old: &[u8], path: &std::path::Path) -> Result<(), Too
         Err(DecodeError::Binary) => Err(ToolError::new(
             ErrorCode::BinaryFile,
             format!(
-                "{} is a binary file (or text in UTF-16 or UTF-32), and append_file adds UTF-8 text, which would corrupt it; leave it as it is, or write a new file",
+                "{} is a binary file (or text in UTF-16 or UTF-32), and appending UTF-8 text would corrupt it; leave it as it is, or write a new file",
                 path.shown()
             ),
         )),
         Err(DecodeError::Encoding { byte_offset }) => Err(ToolError::new(
             ErrorCode::Encoding,
             format!(
-                "{} is not UTF-8 text (first invalid byte at offset {byte_offset}), and append_file adds UTF-8 text, which would mix two encodings in it; leave it as it is, or write a new file",
+                "{} is not UTF-8 text (first invalid byte at offset {byte_offset}), and appending UTF-8 text would mix two encodings in it; leave it as it is, or write a new file",
                 path.shown()
             ),
         )),

@@ -79,7 +79,8 @@ fn format_call(args: &Value) -> String {
 fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
     Box::pin(async move {
         let args: Args = parse_args("glob", args)?;
-        let matcher = PathGlob::new(&args.pattern).map_err(|e| e.for_field("glob", "pattern"))?;
+        let matcher =
+            PathGlob::new(&args.pattern).map_err(|e| e.for_field(&call.tool_name, "pattern"))?;
         let target = call.resolve(
             args.path.as_deref().unwrap_or("."),
             "path",

@@ -110,13 +110,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             ))
             .into());
         }
-        let matcher = build_matcher(&args.pattern, args.case_insensitive)?;
+        let matcher = build_matcher(&args.pattern, args.case_insensitive, &call.tool_name)?;
         let include = args
             .include
             .as_deref()
             .map(PathGlob::new)
             .transpose()
-            .map_err(|e| e.for_field("grep", "include"))?;
+            .map_err(|e| e.for_field(&call.tool_name, "include"))?;
         let target = call.resolve(
             args.path.as_deref().unwrap_or("."),
             "path",

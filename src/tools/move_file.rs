@@ -88,7 +88,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         if root.starts_with(&source.path) || call.ws.sandbox().contains_hidden(&source.path) {
             return Err(ToolError::new(
                 ErrorCode::DangerousPath,
-                format!("{} is the workspace root, an ancestor of it, or holds the agent-fs-tools data directory; it cannot be moved", source.path.shown()),
+                format!("{} is the workspace root, an ancestor of it, or holds the agent-fs-tools data directory; it cannot be moved. Move specific entries inside it instead", source.path.shown()),
             )
             .into());
         }
@@ -111,7 +111,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 let (src_parent, src_name) = files::open_parent(&src, "move")?;
                 let src_stat = fsops::lstat_at(src_parent.as_fd(), &src_name)
                     .map_err(|e| ToolError::io(&e, "move", &src.path))?
-                    .ok_or_else(|| ToolError::new(ErrorCode::NotFound, format!("source not found: {}", src.path.shown())))?;
+                    .ok_or_else(|| ToolError::new(ErrorCode::NotFound, format!("source not found: {}; check the path", src.path.shown())))?;
                 let dst_stat = match files::open_parent(&dst, "move to") {
                     Ok((parent, name)) => fsops::lstat_at(parent.as_fd(), &name).map_err(|e| ToolError::io(&e, "move to", &dst.path))?,
                     Err(e) if e.code == ErrorCode::NotFound => None,

@@ -87,7 +87,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         if let (Some(s), Some(e)) = (args.start_line, args.end_line) {
             if e < s {
                 return Err(ToolError::invalid(format!(
-                    "read_file: invalid arguments: endLine ({e}) is before startLine ({s})"
+                    "{}: invalid arguments: endLine ({e}) is before startLine ({s}); give an endLine at or after startLine, or leave it out",
+                    call.tool_name
                 ))
                 .into());
             }
