@@ -44,7 +44,7 @@ fn description(names: &ToolNames, options: &WorkspaceOptions) -> String {
     let trash = if options.trash.keep_overwrites {
         " The previous content of a replaced file goes to the recoverable trash."
     } else {
-        ""
+        " The previous content of a replaced file is not kept, so the user is always asked first."
     };
     format!(
         "Create a file, or replace the whole content of one. Use it for new files and complete rewrites{edit}. \
