@@ -221,7 +221,7 @@ describe('list_directory limits', () => {
     expect(result.output).not.toMatch(/truncat/i)
   })
 
-  it('listMaxEntries: one over lists the limit, then says it was truncated and how to narrow it', async () => {
+  it('listMaxEntries: one over lists the limit, then says it was truncated and how to reach the rest', async () => {
     const { ws, root } = tempWorkspace({ limits: { listMaxEntries: 3 } })
     writeTree(root, { a: '', b: '', c: '', d: '' })
     const result = await ws.call('list_directory', {})
@@ -231,8 +231,19 @@ describe('list_directory limits', () => {
     expect(lines).toHaveLength(4)
     expect(lines[3]).toMatch(/truncated/i)
     expect(lines[3]).toMatch(/3/)
-    expect(lines[3]).toMatch(/subdirectory/i)
+    // A flat directory has no subdirectory to list: the rest is found with glob.
+    expect(lines[3]).toBe('[Listing truncated at 3 of 4 entries, sorted by name. To see the rest, use glob with a pattern (e.g. `*.rs`, or `name*`) to find files in it.]')
     expect(result.output).not.toMatch(/^d \(/m)
+  })
+
+  it('a flat directory over listMaxEntries without glob says the rest cannot be listed; a tree says to list a subdirectory', async () => {
+    const { ws, root } = tempWorkspace({ limits: { listMaxEntries: 3 }, tools: { glob: { enabled: false } } })
+    writeTree(root, { a: '', b: '', c: '', 'd/e': '' })
+    const flat = await ws.call('list_directory', {})
+    expect(flat.output).toMatch(/\[Listing truncated at 3 of 4 entries, sorted by name\. The entries after these, by name, cannot be listed in one call\.\]$/)
+    expect(flat.output).not.toContain('glob')
+    const tree = await ws.call('list_directory', { recursive: true })
+    expect(tree.output).toMatch(/List a subdirectory, or list without recursive, to see the rest\.\]$/)
   })
 
   it('listMaxEntries bounds a recursive listing too', async () => {

@@ -18,6 +18,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Workspace } from 'agent-fs-tools'
+import { confirmationForm, NO_ELICITATION_NOTE } from '../ts/cli/mcp/confirm.js'
 import { toMcpTool } from '../ts/cli/mcp/tools.js'
 import { tempWorkspaceDirs, type TempWorkspaceDirs } from './helpers/temp.js'
 
@@ -111,7 +112,7 @@ describe('tools/list', () => {
         idempotentHint: idempotent.has(def.name),
         openWorldHint: false,
       })
-      expect(tool.outputSchema).toMatchObject({ type: 'object', required: ['status'] })
+      expect(tool.outputSchema).toMatchObject({ type: 'object', required: ['status', 'output'] })
     }
     const byName = Object.fromEntries(tools.map((t) => [t.name, t.annotations]))
     expect(byName.read_file).toMatchObject({ readOnlyHint: true, idempotentHint: true })
@@ -195,6 +196,22 @@ describe('tools/call', () => {
       `Remove file? ${file}`,
       `Restore file? ${file}`,
     ])
+  })
+
+  it('structuredContent is as bounded as the text: a 1 MB rewrite gives the cut diff once, not the whole diff', async () => {
+    const dirs = tempWorkspaceDirs()
+    const line = (i: number, word: string) => `${word} ${i} ${'x'.repeat(90)}\n`
+    writeFileSync(join(dirs.root, 'big.txt'), Array.from({ length: 10_000 }, (_, i) => line(i, 'old')).join(''))
+    const { call } = await connect({ elicit: yes }, dirs)
+    const content = Array.from({ length: 10_000 }, (_, i) => line(i, 'new')).join('')
+    const result = await call('write_file', { path: 'big.txt', content })
+    const structured = result.structuredContent as { status: string; output: string; diff?: string }
+    expect(structured.status).toBe('ok')
+    expect(structured.output).toBe(text(result))
+    expect(structured.output).toMatch(/\[diff truncated: \d+ more lines not shown\]/)
+    expect(structured.output).toContain('The previous content is in the trash at ')
+    expect(structured.diff).toBeUndefined()
+    expect(JSON.stringify(result).length).toBeLessThan(200_000)
   })
 
   it.each([
@@ -289,7 +306,7 @@ describe('confirmations', () => {
     const { call, root } = await connect({ elicit: () => answer })
     const result = await call('write_file', { path: 'a.txt', content: 'hello\n' })
     expect(result.isError).toBe(true)
-    expect(result.structuredContent).toEqual({ status: 'denied' })
+    expect(result.structuredContent).toEqual({ status: 'denied', output: text(result) })
     expect(text(result)).toBe('The user denied this write.')
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
   })
@@ -298,7 +315,7 @@ describe('confirmations', () => {
     const { call, root } = await connect()
     const result = await call('write_file', { path: 'a.txt', content: 'hello\n' })
     expect(result.isError).toBe(true)
-    expect(result.structuredContent).toEqual({ status: 'denied' })
+    expect(result.structuredContent).toEqual({ status: 'denied', output: text(result) })
     expect(text(result)).toMatch(/^The user denied this write\. No confirmation handler is available/)
     expect(text(result)).toContain('This MCP client does not support confirmations (elicitation)')
     expect(text(result)).toContain('--permissions')
@@ -326,7 +343,8 @@ describe('confirmations', () => {
     expect((await call('append_file', { path: 'a.txt', content: 'y\n' })).structuredContent).toMatchObject({ status: 'ok' })
     expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('x\ny\n')
     expect(prompts).toEqual([])
-    expect((await call('delete_file', { path: 'a.txt' })).structuredContent).toEqual({ status: 'denied' })
+    const refused = await call('delete_file', { path: 'a.txt' })
+    expect(refused.structuredContent).toEqual({ status: 'denied', output: text(refused) })
     expect(prompts).toHaveLength(1)
   })
 })
@@ -441,5 +459,27 @@ describe('command line', () => {
     expect(result.status).toBe(2)
     expect(result.stderr).toContain(message)
     expect(result.stdout).toBe('')
+  })
+})
+
+describe('confirmation texts', () => {
+  const request = { tool: 'remove_dir', label: 'Remove directory recursively?', path: '/w/build', detail: '/w/build (recursive)' }
+
+  it('a recursive removal says the tree goes to the trash, not that it cannot be undone', () => {
+    const message = confirmationForm({ ...request, recursive: true }).message
+    expect(message).toBe(
+      'Remove directory recursively? /w/build (recursive)\n\nThe directory and everything in it go to the trash as one archive, from where they can be restored.',
+    )
+    expect(message).not.toMatch(/cannot be undone|irreversible/)
+  })
+
+  it('a permanent action says that no copy is kept', () => {
+    const message = confirmationForm({ ...request, detail: '/w/build (recursive) (permanent)', recursive: true, permanent: true }).message
+    expect(message).toContain('No copy is kept in the trash: this cannot be undone.')
+  })
+
+  it('the note for clients without elicitation does not call trashed removals irreversible', () => {
+    expect(NO_ELICITATION_NOTE).not.toMatch(/irreversible/)
+    expect(NO_ELICITATION_NOTE).toContain('keeps no copy in the trash')
   })
 })

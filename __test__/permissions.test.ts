@@ -153,6 +153,19 @@ describe('per-call overrides', () => {
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
   })
 
+  // A host's mistake, not the model's: a TypeError naming the key (SPEC §2 lets ws.call reject
+  // for host bugs), never an INVALID_ARGUMENTS result that the model would try to fix.
+  it.each([
+    [{ cwdWrite: true }, 'ctx.permissions.cwdWrite: unknown permission; known permissions are cwdReadFile'],
+    [{ cwdWriteFile: 'yes' }, 'ctx.permissions.cwdWriteFile: must be a boolean'],
+  ])('a bad ctx.permissions %j rejects with a TypeError naming it', async (permissions, message) => {
+    const { ws, root } = tempWorkspace()
+    const call = ws.call('write_file', { path: 'a.txt', content: 'x' }, { permissions: permissions as never })
+    await expect(call).rejects.toThrow(TypeError)
+    await expect(call).rejects.toThrow(message)
+    expect(existsSync(join(root, 'a.txt'))).toBe(false)
+  })
+
   it('ctx.confirm overrides the workspace handler in both directions', async () => {
     const wsYes = vi.fn<ConfirmHandler>(() => true)
     const { ws, root } = tempWorkspace({ confirm: wsYes })

@@ -356,7 +356,7 @@ describe('remove_dir DANGEROUS_PATH (decided before any prompt)', () => {
     const home = homedir()
     expect(existsSync(home)).toBe(true)
     await expectDangerous(ws, confirm, home)
-    await expectDangerous(ws, confirm, '~')
+    await expectDangerous(ws, confirm, '~/')
     expect(existsSync(home)).toBe(true)
   })
 

@@ -428,6 +428,8 @@ describe('literal bytes', () => {
     expect(home.output).toContain(join(homedir(), unique))
     writeTree(root, { '~/x.txt': 'tilde dir\n' })
     expect((await ws.call('read_file', { path: './~/x.txt' })).output).toBe(numbered(1, 'tilde dir'))
+    // A bare `~` is a name like any other (SPEC §3.1: only `~/` is home).
+    expect((await ws.call('list_directory', { path: '~' })).output).toMatch(/^x\.txt \(10 bytes, /)
   })
 })
 

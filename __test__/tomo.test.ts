@@ -85,6 +85,33 @@ describe('execute', () => {
     expect(append.output).toMatch(/^@@ .*\n(.*\n)*\+three$/)
   })
 
+  it('apply_patch over several files: the combined diff with each file header, then the files and notes', async () => {
+    const { byName, root } = tomoTools()
+    writeFileSync(join(root, 'a.txt'), 'one\ntwo\n')
+    const { context } = tomoContext()
+    const input = '*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+TWO\n*** Add File: b.txt\n+bee\n*** End Patch\n'
+    const result = await byName('apply_patch').execute({ input }, context)
+    expect(result).toMatchObject({ status: 'ok', format: 'diff' })
+    expect(result.output.startsWith('--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n--- /dev/null\n+++ b/b.txt\n')).toBe(true)
+    expect(result.output).toContain('\nSuccess. Updated the following files:\nM a.txt\nA b.txt')
+  })
+
+  it('a large rewrite is bounded like ws.call, and keeps where the old content went in the trash', async () => {
+    const { ws, byName, root } = tomoTools({ permissions: { cwdWriteFile: true } })
+    const line = (i: number, word: string) => `${word} ${i} ${'x'.repeat(90)}\n`
+    writeFileSync(join(root, 'big.txt'), Array.from({ length: 10_000 }, (_, i) => line(i, 'old')).join(''))
+    const content = Array.from({ length: 10_000 }, (_, i) => line(i, 'new')).join('')
+    const { context } = tomoContext({ permissions: { ...TOMO_DEFAULT_PERMISSIONS, cwdWriteFile: true } })
+    const result = await byName('write_file').execute({ path: 'big.txt', content }, context)
+    expect(result).toMatchObject({ status: 'ok', format: 'diff' })
+    expect(result.output).toMatch(/^@@ /)
+    expect(result.output.length).toBeLessThan(70_000)
+    expect(result.output).toMatch(/\n\[diff truncated: \d+ more lines not shown\]\n/)
+    const archive = (await ws.trashList())[0]!.archivePath
+    expect(result.output.endsWith(`\nThe previous content is in the trash at ${archive}; restore it with restore_file { "trashedPath": ${JSON.stringify(archive)} }.`)).toBe(true)
+    expect(readFileSync(join(root, 'big.txt'), 'utf8')).toBe(content)
+  })
+
   it('a "no" from Tomo is a plain denied result and nothing is written', async () => {
     const { byName, root } = tomoTools()
     const { context } = tomoContext({}, false)

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
+import type { ConfirmHandler } from 'agent-fs-tools'
 import { tempWorkspace } from './helpers/temp.js'
 import { auditLines, read, siblingDir, sleep, writeTree } from './helpers/files.js'
 import { ALL, archiveNames, bucketDir, bucketNames, sha256, snapshot, tarExtract, tarList, tarMetadata } from './helpers/trash.js'
@@ -418,11 +419,17 @@ describe('write_file keeps overwritten content', () => {
     expect(archiveNames(dataDir, root)).toEqual([])
   })
 
-  it('keepOverwrites: false keeps nothing', async () => {
-    const { ws, root, dataDir } = tempWorkspace({ permissions: ALL, trash: { keepOverwrites: false } })
+  it('keepOverwrites: false keeps nothing, so an overwrite always asks (it cannot be undone)', async () => {
+    const confirm = vi.fn<ConfirmHandler>(() => true)
+    const { ws, root, dataDir } = tempWorkspace({ permissions: ALL, confirm, trash: { keepOverwrites: false } })
     writeTree(root, { 'f.txt': 'old' })
     const result = await ws.call('write_file', { path: 'f.txt', content: 'new' })
     expect(result.status).toBe('ok')
+    expect(confirm).toHaveBeenCalledOnce()
+    expect(confirm.mock.calls[0]![0]).toMatchObject({ label: 'Write file?', detail: `${join(root, 'f.txt')} (permanent)`, permanent: true })
+    // A new file loses nothing: granted as usual.
+    expect((await ws.call('write_file', { path: 'g.txt', content: 'new' })).status).toBe('ok')
+    expect(confirm).toHaveBeenCalledOnce()
     expect(result.data?.trashedTo).toBeUndefined()
     expect(read(join(root, 'f.txt'))).toBe('new')
     expect(archiveNames(dataDir, root)).toEqual([])

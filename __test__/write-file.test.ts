@@ -9,6 +9,31 @@ import { mkfifo, names, read, siblingDir, writeTree } from './helpers/files.js'
 const writable = { permissions: { cwdWriteFile: true } } as const
 
 describe('write_file success', () => {
+  it('identical content: nothing asked, archived or written, and the result says so', async () => {
+    const confirm = vi.fn<ConfirmHandler>(() => true)
+    const { ws, root } = tempWorkspace({ confirm })
+    const path = join(root, 'same.txt')
+    writeFileSync(path, 'same\n')
+    const before = statSync(path)
+    const result = await ws.call('write_file', { path: 'same.txt', content: 'same\n' })
+    expect(result).toMatchObject({ status: 'ok', data: { unchanged: true, created: false } })
+    expect(result.output).toBe(`${path} already has this content (5 bytes); nothing was written.`)
+    expect(result.diff).toBeUndefined()
+    expect(confirm).not.toHaveBeenCalled()
+    expect(statSync(path).ino).toBe(before.ino)
+    expect(statSync(path).mtimeMs).toBe(before.mtimeMs)
+    expect((await ws.trashList()).length).toBe(0)
+  })
+
+  it('identical content in a file the call may not read is still asked, as a write', async () => {
+    const confirm = vi.fn<ConfirmHandler>(() => false)
+    const { ws, root } = tempWorkspace({ confirm, permissions: { cwdReadFile: false } })
+    writeFileSync(join(root, 'same.txt'), 'same\n')
+    const result = await ws.call('write_file', { path: 'same.txt', content: 'same\n' })
+    expect(result.status).toBe('denied')
+    expect(confirm).toHaveBeenCalledOnce()
+  })
+
   it('creates a new file with exactly the content', async () => {
     const { ws, root } = tempWorkspace(writable)
     const result = await ws.call('write_file', { path: 'new.txt', content: 'hello\nworld\n' })
@@ -126,7 +151,7 @@ describe('write_file limits', () => {
   })
 
   it('diffTimeoutMs bounds the diff: a pathological rewrite still completes with a usable diff', async () => {
-    const { ws, root } = tempWorkspace({ ...writable, limits: { diffTimeoutMs: 1 }, trash: { keepOverwrites: false } })
+    const { ws, root } = tempWorkspace({ ...writable, confirm: () => true, limits: { diffTimeoutMs: 1 }, trash: { keepOverwrites: false } })
     const n = 30000
     const before = Array.from({ length: n }, (_, i) => `line ${(i * 7919) % n}`).join('\n')
     const after = Array.from({ length: n }, (_, i) => `line ${(i * 104729) % n}`).join('\n')

@@ -87,6 +87,17 @@ impl NativeWorkspace {
         confirm: Option<ConfirmFn>,
         answering: Option<Vec<u32>>,
     ) -> Result<String> {
+        // A bad `ctx.permissions` is the host's bug: a rejection (a TypeError in the package),
+        // checked before anything else.
+        let permissions = permissions_json
+            .as_deref()
+            .map(|p| {
+                let partial = parse_json(p, "ctx.permissions")?;
+                self.inner
+                    .call_permissions(&partial)
+                    .map_err(|e| Error::new(Status::InvalidArg, e))
+            })
+            .transpose()?;
         let cancel = self.token(call_id);
         // The package sends well-formed JSON; what can still fail here is nesting deeper than
         // the parser's limit (128 levels), i.e. hostile arguments: a ToolResult, never a throw.
@@ -104,10 +115,6 @@ impl NativeWorkspace {
                     .map_err(|e| Error::from_reason(e.to_string()));
             }
         };
-        let permissions = permissions_json
-            .as_deref()
-            .map(|p| parse_json(p, "permissions"))
-            .transpose()?;
         let ctx = CallContext {
             confirmer: confirm.map(|f| Arc::new(JsConfirmer(Arc::new(f))) as Arc<dyn Confirmer>),
             permissions,

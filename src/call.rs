@@ -32,8 +32,9 @@ fn owned(paths: &[&Path]) -> Vec<PathBuf> {
 #[derive(Clone, Default)]
 pub struct CallContext {
     pub confirmer: Option<Arc<dyn Confirmer>>,
-    /// A partial permissions object overriding the workspace's for this call.
-    pub permissions: Option<Value>,
+    /// This call's permissions, when the host overrides the workspace's
+    /// ([`crate::dispatch::Toolset::call_permissions`] merges a partial object).
+    pub permissions: Option<Permissions>,
     pub cancel: CancelToken,
     /// The host's id for this call.
     pub id: Option<u32>,
@@ -123,6 +124,12 @@ impl ToolNames {
             .iter()
             .find(|(name, _, offered)| *name == original && *offered)
             .map(|(_, exposed, _)| exposed.as_str())
+    }
+
+    /// `text(name)` with the host's name for `original` when this workspace offers that tool,
+    /// else nothing: a hint that points the model at another tool only when it can call it.
+    pub fn hint(&self, original: &str, text: impl FnOnce(&str) -> String) -> String {
+        self.offered(original).map(text).unwrap_or_default()
     }
 }
 
@@ -266,7 +273,7 @@ impl Call {
             .change(owned(paths), asker)
             .await
             .map_err(|_| {
-                let path = paths.first().map(|p| p.display().to_string());
+                let path = paths.first().map(|p| p.shown().into_owned());
                 ToolError::new(
                     ErrorCode::Conflict,
                     format!(

@@ -1,5 +1,6 @@
 //! The flow every tool call goes through, once, above the tools (SPEC §2): look the tool up
-//! (enabled? renamed? `readOnly`?), settle the call's permissions, run the tool (which resolves,
+//! (enabled? renamed?), check the arguments against its schema, refuse it if `readOnly` hides it,
+//! settle the call's permissions, run the tool (which resolves,
 //! plans, authorizes and commits through [`crate::call::Call`]), turn a panic into a result,
 //! audit what a mutating tool did, and shape the `ToolResult`. Also the host's view of the
 //! toolset: `definitions`, `formatCall` and the trash methods.
@@ -13,6 +14,7 @@ use crate::call::{BoxFuture, Call, CallContext, Failure, Outcome, ToolNames, Too
 use crate::error::{ErrorCode, ToolError};
 use crate::options::OptionError;
 use crate::paths::shown::{echo, Shown};
+use crate::permissions::Permissions;
 use crate::tools::{self, ToolSpec};
 use crate::workspace::Workspace;
 
@@ -21,6 +23,8 @@ struct Exposed {
     spec: &'static ToolSpec,
     name: String,
     enabled: bool,
+    /// Its arguments' JSON Schema, as `definitions` gives it and calls are checked against.
+    schema: Value,
 }
 
 /// The tools one workspace offers, and the host's entry points to them.
@@ -45,6 +49,7 @@ impl Toolset {
                         .and_then(|c| c.name.clone())
                         .unwrap_or_else(|| spec.name.to_owned()),
                     enabled: config.and_then(|c| c.enabled).unwrap_or(true),
+                    schema: (spec.schema)(),
                 }
             })
             .collect();
@@ -80,8 +85,8 @@ impl Toolset {
                 .map(|t| {
                     json!({
                         "name": t.name,
-                        "description": t.spec.description,
-                        "inputSchema": (t.spec.schema)(),
+                        "description": (t.spec.description)(&self.names, self.ws.options()),
+                        "inputSchema": t.schema,
                         "annotations": {
                             "readOnly": !t.spec.mutates,
                             "destructive": t.spec.destructive,
@@ -93,14 +98,9 @@ impl Toolset {
         )
     }
 
+    /// The enabled tool the host's `name` calls (which `readOnly` may still refuse).
     fn lookup(&self, name: &str) -> Result<&Exposed, ToolError> {
         if let Some(tool) = self.tools.iter().find(|t| t.name == name && t.enabled) {
-            if self.ws.options().read_only && tool.spec.mutates {
-                return Err(ToolError::new(
-                    ErrorCode::ReadOnly,
-                    format!("{name} changes files, and this workspace is read-only; only reading tools are available"),
-                ));
-            }
             return Ok(tool);
         }
         if self
@@ -191,6 +191,20 @@ impl Toolset {
         .unwrap_or_else(|e| Err(ToolError::new(ErrorCode::IoError, e.to_string())))
     }
 
+    /// This workspace's permissions with a host's per-call `partial` object merged over them
+    /// (`ctx.permissions`). An unknown key or a value that is not a boolean is a host bug, not
+    /// the model's: the error names `ctx.permissions.<key>`, for a `TypeError`.
+    pub fn call_permissions(&self, partial: &Value) -> Result<Permissions, String> {
+        match partial {
+            Value::Null => Ok(self.ws.options().permissions),
+            partial => self
+                .ws
+                .options()
+                .permissions
+                .merged(partial, "ctx.permissions"),
+        }
+    }
+
     /// Runs one tool call. Never fails: every problem is a `ToolResult`.
     pub async fn call(&self, name: &str, args: Value, ctx: CallContext) -> ToolResult {
         self.ws.recovered().await;
@@ -198,20 +212,23 @@ impl Toolset {
             Ok(tool) => tool,
             Err(e) => return ToolResult::error(e),
         };
-        let permissions = match &ctx.permissions {
-            None | Some(Value::Null) => Ok(self.ws.options().permissions),
-            Some(p) => self
-                .ws
-                .options()
-                .permissions
-                .merged(p, "permissions")
-                .map_err(ToolError::invalid),
-        };
+        // The arguments first (SPEC §2), then what the workspace allows.
+        let checked = tools::arguments::check(&tool.name, &tool.schema, &args);
+        if !self.available(tool) {
+            let refused = checked.err().unwrap_or_else(|| {
+                ToolError::new(
+                    ErrorCode::ReadOnly,
+                    format!("{name} changes files, and this workspace is read-only; nothing was changed. Only reading tools are available"),
+                )
+            });
+            return ToolResult::error(refused);
+        }
+        let permissions = ctx.permissions.unwrap_or(self.ws.options().permissions);
         let raw_path = self.argument_path(tool, &args);
-        let outcome = match permissions {
+        let outcome = match checked {
             Err(e) => Err(Failure::Error(e)),
-            Ok(_) if ctx.cancel.is_aborted() => Err(Failure::Error(ToolError::aborted())),
-            Ok(permissions) => {
+            Ok(()) if ctx.cancel.is_aborted() => Err(Failure::Error(ToolError::aborted())),
+            Ok(()) => {
                 let call = Call::new(
                     self.ws.clone(),
                     tool.name.clone(),
@@ -403,5 +420,288 @@ mod recovery_tests {
         );
         assert!(!temp.exists() && !record_file.exists());
         toolset.workspace().recovered().await; // at once, now
+    }
+}
+
+#[cfg(test)]
+mod description_tests {
+    use super::*;
+
+    /// Whether `text` has `word` with no letter, digit or `_` right before or after it.
+    fn has_word(text: &str, word: &str) -> bool {
+        let is_name = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        text.match_indices(word).any(|(at, _)| {
+            !is_name(text[..at].chars().next_back())
+                && !is_name(text[at + word.len()..].chars().next())
+        })
+    }
+
+    /// Every text of the definitions a model reads: descriptions and argument descriptions.
+    fn texts(definitions: &Value) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for def in definitions.as_array().unwrap() {
+            let name = def["name"].as_str().unwrap().to_owned();
+            out.push((
+                name.clone(),
+                def["description"].as_str().unwrap().to_owned(),
+            ));
+            for (arg, schema) in def["inputSchema"]["properties"].as_object().unwrap() {
+                let text = schema["description"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                out.push((format!("{name}.{arg}"), text));
+            }
+        }
+        out
+    }
+
+    /// No description names a tool the model cannot call by that name: renamed (Tomo calls
+    /// delete_file remove_file), disabled, or hidden by readOnly.
+    #[test]
+    fn descriptions_name_only_the_tools_offered() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().display().to_string();
+        let data = tmp.path().join("data");
+        let all_renamed: serde_json::Map<String, Value> = tools::names()
+            .into_iter()
+            .map(|n| (n.to_owned(), json!({ "name": format!("x_{n}") })))
+            .collect();
+        let configs = [
+            json!({}),
+            json!({ "tools": { "delete_file": { "name": "remove_file" } } }),
+            json!({ "tools": { "glob": { "enabled": false }, "restore_file": { "enabled": false } } }),
+            json!({ "readOnly": true }),
+            json!({ "tools": all_renamed }),
+        ];
+        for config in configs {
+            let mut options = config.clone();
+            options["root"] = json!(root);
+            options["trash"] = json!({ "dataDir": data });
+            let toolset = Toolset::new(&options).unwrap();
+            let definitions = toolset.definitions();
+            let offered: Vec<&str> = definitions
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["name"].as_str().unwrap())
+                .collect();
+            for original in tools::names() {
+                if offered.contains(&original) {
+                    continue;
+                }
+                for (whose, text) in texts(&definitions) {
+                    assert!(
+                        !has_word(&text, original),
+                        "{config}: {whose} names {original}, which is not offered: {text}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The Tomo rename, and the hints that depend on what is offered.
+    #[test]
+    fn descriptions_use_the_host_s_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        let toolset = Toolset::new(&json!({
+            "root": tmp.path(),
+            "trash": { "dataDir": tmp.path().join("data") },
+            "tools": { "delete_file": { "name": "remove_file" } },
+        }))
+        .unwrap();
+        let definitions = toolset.definitions();
+        let description = |name: &str| {
+            definitions
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|d| d["name"] == name)
+                .map(|d| d["description"].as_str().unwrap().to_owned())
+                .unwrap()
+        };
+        assert!(
+            description("remove_dir").contains("For a file use remove_file."),
+            "{}",
+            description("remove_dir")
+        );
+        assert!(description("remove_file").contains("For a directory use remove_dir."));
+        assert!(description("trash_list").contains("(to pass to restore_file)"));
+    }
+
+    #[test]
+    fn every_description_is_short_and_says_first_when_to_use_the_tool() {
+        let tmp = tempfile::tempdir().unwrap();
+        let toolset = Toolset::new(&json!({
+            "root": tmp.path(),
+            "trash": { "dataDir": tmp.path().join("data") },
+        }))
+        .unwrap();
+        let mut wrong = Vec::new();
+        for def in toolset.definitions().as_array().unwrap() {
+            let text = def["description"].as_str().unwrap();
+            if !(60..=800).contains(&text.len()) {
+                wrong.push(format!("{}: {} bytes", def["name"], text.len()));
+            }
+            let first = text.split(". ").next().unwrap();
+            if first.len() >= 160 {
+                wrong.push(format!("{}: {first}", def["name"]));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+}
+
+#[cfg(test)]
+mod hint_tests {
+    use crate::tools::testing::TestWorkspace;
+    use serde_json::json;
+
+    /// Tomo calls delete_file remove_file: the messages pointing from one to the other use it.
+    #[tokio::test]
+    async fn hints_use_the_host_s_names() {
+        let ws =
+            TestWorkspace::with(json!({ "tools": { "delete_file": { "name": "remove_file" } } }));
+        std::fs::write(ws.root.join("f.txt"), "x\n").unwrap();
+        std::fs::create_dir(ws.root.join("d")).unwrap();
+        let result = ws.call("remove_dir", json!({ "path": "f.txt" })).await;
+        assert!(
+            result
+                .output
+                .ends_with("f.txt is a file, use remove_file instead"),
+            "{}",
+            result.output
+        );
+        let result = ws.call("remove_file", json!({ "path": "d" })).await;
+        assert!(
+            result
+                .output
+                .ends_with("/d is a directory, use remove_dir instead"),
+            "{}",
+            result.output
+        );
+    }
+
+    /// A hint never points at a tool the model cannot call: disabled, or hidden by readOnly.
+    #[tokio::test]
+    async fn hints_name_only_the_tools_offered() {
+        let ws = TestWorkspace::with(json!({
+            "tools": { "restore_file": { "enabled": false }, "glob": { "enabled": false }, "write_file": { "enabled": false } },
+        }));
+        std::fs::write(ws.root.join("f.txt"), "x\n").unwrap();
+        let deleted = ws.call("delete_file", json!({ "path": "f.txt" })).await;
+        assert_eq!(deleted.status, "ok", "{}", deleted.output);
+        assert!(
+            deleted.output.contains("\nIt is in the trash at "),
+            "{}",
+            deleted.output
+        );
+        assert!(!deleted.output.contains("restore"), "{}", deleted.output);
+        let missing = ws
+            .call("grep", json!({ "pattern": "x", "path": "nowhere" }))
+            .await;
+        assert!(
+            missing
+                .output
+                .ends_with("check the path (list_directory can show what exists)"),
+            "{}",
+            missing.output
+        );
+        let edit =
+            json!({ "path": "nowhere.txt", "edits": [{ "oldString": "a", "newString": "b" }] });
+        let missing = ws.call("edit_file", edit).await;
+        assert!(
+            missing.output.ends_with("nowhere.txt; check the path"),
+            "{}",
+            missing.output
+        );
+
+        let ws = TestWorkspace::with(json!({ "readOnly": true }));
+        std::fs::write(ws.root.join("latin1.txt"), b"caf\xe9\n").unwrap();
+        let read = ws.call("read_file", json!({ "path": "latin1.txt" })).await;
+        assert!(
+            read.output.ends_with(
+                "[Note: this file is not valid UTF-8; invalid bytes are shown as U+FFFD.]"
+            ),
+            "{}",
+            read.output
+        );
+        let ws = TestWorkspace::new();
+        std::fs::write(ws.root.join("latin1.txt"), b"caf\xe9\n").unwrap();
+        let read = ws.call("read_file", json!({ "path": "latin1.txt" })).await;
+        assert!(
+            read.output
+                .ends_with("U+FFFD, and edit_file will refuse to edit it.]"),
+            "{}",
+            read.output
+        );
+    }
+}
+
+#[cfg(test)]
+mod argument_tests {
+    use crate::error::ErrorCode;
+    use crate::tools::testing::TestWorkspace;
+    use serde_json::json;
+
+    /// The arguments are checked before anything else: in a read-only workspace a write with
+    /// bad arguments is told about its arguments; with good ones, that it cannot write.
+    #[tokio::test]
+    async fn arguments_are_checked_before_read_only() {
+        let ws = TestWorkspace::with(
+            json!({ "readOnly": true, "tools": { "write_file": { "name": "save" } } }),
+        );
+        let bad = ws.call("save", json!({ "path": 5 })).await;
+        assert_eq!(
+            bad.code,
+            Some(ErrorCode::InvalidArguments),
+            "{}",
+            bad.output
+        );
+        assert!(
+            bad.output
+                .starts_with("save: invalid arguments: path: must be a string, got the integer 5"),
+            "{}",
+            bad.output
+        );
+        let empty = ws.call("save", json!({ "path": "", "content": "x" })).await;
+        assert_eq!(
+            empty.code,
+            Some(ErrorCode::InvalidArguments),
+            "{}",
+            empty.output
+        );
+        let good = ws
+            .call("save", json!({ "path": "a.txt", "content": "x" }))
+            .await;
+        assert_eq!(good.code, Some(ErrorCode::ReadOnly), "{}", good.output);
+        assert!(!ws.root.join("a.txt").exists());
+    }
+
+    /// A host's bad `ctx.permissions` is named for the host, not reported to the model.
+    #[test]
+    fn bad_call_permissions_name_the_key() {
+        let ws = TestWorkspace::new();
+        let e = ws
+            .toolset
+            .call_permissions(&json!({ "cwdWrite": true }))
+            .unwrap_err();
+        assert!(
+            e.starts_with("ctx.permissions.cwdWrite: unknown permission"),
+            "{e}"
+        );
+        let e = ws
+            .toolset
+            .call_permissions(&json!({ "cwdWriteFile": "yes" }))
+            .unwrap_err();
+        assert_eq!(e, "ctx.permissions.cwdWriteFile: must be a boolean");
+        let p = ws
+            .toolset
+            .call_permissions(&json!({ "cwdReadFile": false }))
+            .unwrap();
+        assert!(
+            !p.cwd_read_file && p.cwd_write_file,
+            "merged over the workspace's: {p:?}"
+        );
     }
 }

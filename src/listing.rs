@@ -28,24 +28,42 @@ pub struct Listing {
     pub lines: Vec<String>,
     /// There were more entries than the bound.
     pub truncated: bool,
+    /// How many entries there are in all, when known (a direct listing reads every name).
+    pub total: Option<usize>,
 }
 
 impl Listing {
-    /// The listing as the model reads it, with a note saying how to see the rest when it was
-    /// cut at `max` entries (a `recursive` one can also be listed without recursion).
-    pub fn text(&self, max: usize, recursive: bool) -> String {
+    /// The listing as the model reads it, with a note saying how to reach the rest when it was
+    /// cut at `max` entries: a recursive listing narrows to a subdirectory or to the direct
+    /// entries; a flat directory has no smaller listing, so `glob` (the host's name for it, if
+    /// offered) finds its files by pattern.
+    pub fn text(&self, max: usize, recursive: bool, glob: Option<&str>) -> String {
         let mut text = self.lines.join("\n");
         if self.lines.is_empty() {
             text = "(empty directory)".into();
         }
         if self.truncated {
-            text.push_str(&format!(
-                "\n[Listing truncated at {max} entries. List a subdirectory{} to see the rest.]",
-                if recursive {
-                    ", or list without recursive,"
-                } else {
-                    ""
+            let of = self
+                .total
+                .map(|total| format!(" of {total}"))
+                .unwrap_or_default();
+            let find = glob.map(|glob| {
+                format!("use {glob} with a pattern (e.g. `*.rs`, or `name*`) to find files in it")
+            });
+            let rest = match (recursive, find) {
+                (true, Some(find)) => format!(
+                    "List a subdirectory, or list without recursive, to see the rest; or {find}."
+                ),
+                (true, None) => {
+                    "List a subdirectory, or list without recursive, to see the rest.".to_owned()
                 }
+                (false, Some(find)) => format!("To see the rest, {find}."),
+                (false, None) => {
+                    "The entries after these, by name, cannot be listed in one call.".to_owned()
+                }
+            };
+            text.push_str(&format!(
+                "\n[Listing truncated at {max}{of} entries, sorted by name. {rest}]"
             ));
         }
         text
@@ -97,7 +115,11 @@ pub fn direct_entries(
             link,
         ));
     }
-    Ok(Listing { lines, truncated })
+    Ok(Listing {
+        lines,
+        truncated,
+        total: Some(names.len()),
+    })
 }
 
 /// The whole tree below `dir` (open, at `listed`), the first `max` entries in walk order, `.git`
@@ -135,6 +157,7 @@ pub fn walk_tree(
     Ok(Listing {
         lines: walked.items,
         truncated: walked.truncated,
+        total: None,
     })
 }
 
@@ -221,18 +244,27 @@ mod tests {
         let empty = Listing {
             lines: vec![],
             truncated: false,
+            total: Some(0),
         };
-        assert_eq!(empty.text(500, false), "(empty directory)");
-        let cut = Listing {
+        assert_eq!(empty.text(500, false, Some("glob")), "(empty directory)");
+        let flat = Listing {
             lines: vec!["a".into(), "b/".into()],
             truncated: true,
+            total: Some(7),
         };
         assert_eq!(
-            cut.text(2, false),
-            "a\nb/\n[Listing truncated at 2 entries. List a subdirectory to see the rest.]"
+            flat.text(2, false, Some("glob")),
+            "a\nb/\n[Listing truncated at 2 of 7 entries, sorted by name. To see the rest, use glob with a pattern (e.g. `*.rs`, or `name*`) to find files in it.]"
         );
-        assert!(cut
-            .text(2, true)
-            .ends_with("List a subdirectory, or list without recursive, to see the rest.]"));
+        assert!(flat
+            .text(2, false, None)
+            .ends_with("The entries after these, by name, cannot be listed in one call.]"));
+        let tree = Listing {
+            total: None,
+            ..flat
+        };
+        assert!(tree.text(2, true, None).ends_with(
+            "[Listing truncated at 2 entries, sorted by name. List a subdirectory, or list without recursive, to see the rest.]"
+        ));
     }
 }

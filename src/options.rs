@@ -194,7 +194,7 @@ fn path_string<'a>(value: &'a Value, name: &str) -> Result<&'a str> {
 fn absolute(raw: &str, name: &str, home: Option<&Path>) -> Result<PathBuf> {
     let expanded = expand_home(raw, home).ok_or_else(|| {
         OptionError(format!(
-            "{name}: `~` is used but no home directory is known"
+            "{name}: `~/` is used but no home directory is known"
         ))
     })?;
     if expanded.is_absolute() {
@@ -313,8 +313,9 @@ fn tools(value: Option<&Value>, tool_names: &[&str]) -> Result<HashMap<String, T
         }
         out.insert(tool.clone(), parsed);
     }
-    // Renames must leave every exposed name unique.
+    // Renames must leave every exposed name unique; the error names the option that renamed.
     let mut exposed: HashMap<String, &str> = HashMap::new();
+    let renamed = |tool: &str| out.get(tool).is_some_and(|c| c.name.is_some());
     for original in tool_names {
         let config = out.get(*original);
         if config.and_then(|c| c.enabled) == Some(false) {
@@ -324,8 +325,13 @@ fn tools(value: Option<&Value>, tool_names: &[&str]) -> Result<HashMap<String, T
             .and_then(|c| c.name.clone())
             .unwrap_or_else(|| original.to_string());
         if let Some(other) = exposed.insert(name.clone(), original) {
+            let (culprit, holder) = if renamed(original) {
+                (*original, other)
+            } else {
+                (other, *original)
+            };
             return err(format!(
-                "tools.{original}.name: `{name}` is already the name of {other}; tool names must be unique"
+                "tools.{culprit}.name: `{name}` is already the name of {holder}; tool names must be unique (rename or disable {holder} too, or choose another name)"
             ));
         }
     }
@@ -528,7 +534,15 @@ mod tests {
             ),
             (
                 json!({ "root": root, "tools": { "read_file": { "name": "write_file" } } }),
-                "tools.write_file.name:",
+                "tools.read_file.name: `write_file` is already the name of write_file;",
+            ),
+            (
+                json!({ "root": root, "tools": { "write_file": { "name": "read_file" } } }),
+                "tools.write_file.name: `read_file` is already the name of read_file;",
+            ),
+            (
+                json!({ "root": root, "tools": { "read_file": { "name": "x" }, "write_file": { "name": "x" } } }),
+                "tools.write_file.name: `x` is already the name of read_file;",
             ),
             (
                 json!({ "root": root, "limits": { "readMaxBytes": 0 } }),

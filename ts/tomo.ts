@@ -85,12 +85,29 @@ function tomoConfirm(confirm: NonNullable<TomoToolContext['confirm']>): ConfirmH
 
 /**
  * Maps a workspace result to Tomo's: a successful change that carries a diff (write, edit, append)
- * becomes `format: 'diff'` with the hunks only; everything else is `plain` with the SPEC output.
+ * becomes `format: 'diff'` with the hunks only (a patch over several files: the combined diff,
+ * with each file's header); everything else is `plain` with the SPEC output.
+ *
+ * The hunks are taken from `output`, not from `diff`: `output` is what the model may read, with the
+ * diff cut at `readMaxBytes` and a note saying so (a 1 MB rewrite is not sent whole). The lines
+ * that follow the summary in `output` (where an overwrite went in the trash, and how to restore
+ * it) follow the hunks.
  */
 export function toTomoResult(result: ToolResult): TomoToolResult {
-  if (result.status === 'ok' && typeof result.diff === 'string') {
-    const hunks = hunksOnly(result.diff)
-    if (hunks !== undefined) return { output: hunks, status: 'ok', format: 'diff' }
+  if (result.status === 'ok' && typeof result.diff === 'string' && result.diff !== '') {
+    // Where the (possibly cut) diff starts in `output`: its first line.
+    const firstLine = result.diff.slice(0, result.diff.indexOf('\n') + 1)
+    const at = firstLine === '' ? -1 : result.output.indexOf(firstLine)
+    const shown = at < 0 ? undefined : result.output.slice(at)
+    const files = shown?.match(/^--- /gm)?.length ?? 0
+    // Several files (apply_patch): the whole combined diff, each file's header kept.
+    const body = files > 1 ? shown?.replace(/\n+$/, '') : shown === undefined ? undefined : hunksOnly(shown)
+    if (body !== undefined) {
+      const lines = result.output.slice(0, at).replace(/\n+$/, '').split('\n')
+      // One file: the summary is what the diff shows; several: the list of files stays.
+      const notes = (files > 1 ? lines : lines.slice(1)).filter((line) => line !== '')
+      return { output: [body, ...notes].join('\n'), status: 'ok', format: 'diff' }
+    }
   }
   return { output: result.output, status: result.status, format: 'plain' }
 }

@@ -98,8 +98,9 @@ export class Workspace {
 
   /**
    * Runs one tool call. Resolves to a {@link ToolResult} for every tool-level failure (bad
-   * arguments, missing files, denials, aborts, OS errors); rejects only for host bugs such as a
-   * non-function `ctx.confirm`.
+   * arguments, missing files, denials, aborts, OS errors); rejects with a `TypeError` naming the
+   * mistake only for host bugs: a non-function `ctx.confirm`, a `ctx.signal` that is not an
+   * AbortSignal, a `ctx.permissions` key that is not a permission or a value that is not a boolean.
    *
    * @param name - the tool's name as the model called it.
    * @param args - the model's arguments; `undefined` means `{}`.
@@ -154,6 +155,11 @@ export class Workspace {
         outer.length > 0 ? [...outer] : null,
       )
       return JSON.parse(resultJson) as ToolResult
+    } catch (error) {
+      // The core rejects only a host's mistake (a key of ctx.permissions that is not a
+      // permission, a value that is not a boolean), naming it.
+      if (isInvalidArg(error)) throw new TypeError(error.message, { cause: error })
+      throw error
     } finally {
       withdraw?.()
     }

@@ -11,12 +11,10 @@ use std::path::{Component, Path, PathBuf};
 use super::shown::{echo, unescape_component, Shown};
 use crate::error::ToolError;
 
-/// `~` and `~/rest` expand to the home directory; anything else is returned as it is.
-/// `None` when `~` is used and no home directory is known.
+/// `~/rest` expands to the home directory (SPEC §3.1); anything else is returned as it is, a
+/// bare `~` included (a name like any other). `None` when `~/` is used and no home directory is
+/// known.
 pub fn expand_home(raw: &str, home: Option<&Path>) -> Option<PathBuf> {
-    if raw == "~" {
-        return home.map(Path::to_path_buf);
-    }
     if let Some(rest) = raw.strip_prefix("~/") {
         return home.map(|h| h.join(rest));
     }
@@ -72,7 +70,7 @@ pub fn absolute_input(
     }
     let expanded = expand_home(raw, home).ok_or_else(|| {
         ToolError::invalid(format!(
-            "{field}: `~` needs a home directory, and none is known; use an absolute path"
+            "{field}: `~/` needs a home directory, and none is known; use an absolute path"
         ))
     })?;
     Ok(if expanded.is_absolute() {
@@ -147,18 +145,24 @@ pub fn prefer_shown_names(absolute: &Path, may_look_in: impl Fn(&Path) -> bool) 
     replaced.then_some(out)
 }
 
-/// For tools that act on a file: `raw` ending in `/` names a directory, so unless it is one
-/// (then the tool's own "is a directory" error applies) it is refused rather than silently read,
-/// written or appended as the file without the slash (`write_file("src/")` must not create a
-/// file called `src`).
+/// Whether `raw` names a directory by its form: it ends with `/` or `/.` (`src/`, `src/.`).
+fn directory_syntax(raw: &str) -> bool {
+    let trimmed = raw.trim_end_matches('/');
+    !trimmed.is_empty() && (trimmed.len() < raw.len() || trimmed.ends_with("/."))
+}
+
+/// For tools that act on a file: `raw` ending in `/` or `/.` names a directory, so unless it is
+/// one (then the tool's own "is a directory" error applies) it is refused rather than silently
+/// read, written, appended or deleted as the file without the slash (`write_file("src/")` must
+/// not create a file called `src`, `delete_file("f/.")` must not delete the file `f`).
 pub fn file_path_not_directory_syntax(
     raw: &str,
     field: &str,
     resolved: &Path,
 ) -> Result<(), ToolError> {
-    if raw.len() > 1 && raw.ends_with('/') && !resolved.is_dir() {
+    if directory_syntax(raw) && !resolved.is_dir() {
         return Err(ToolError::invalid(format!(
-            "{field}: `{}` ends with `/`, so it names a directory, but {} is not a directory; give the file path without the trailing slash",
+            "{field}: `{}` names a directory (it ends with `/` or `/.`), but {} is not a directory; give the file path without the trailing `/` or `/.`",
             echo(raw),
             resolved.shown()
         )));
@@ -197,6 +201,16 @@ mod tests {
     }
 
     #[test]
+    fn directory_syntax_is_a_trailing_slash_or_slash_dot() {
+        for raw in ["f/", "f/.", "f//", "f/./", "a/f/.//", "/f/"] {
+            assert!(directory_syntax(raw), "{raw}");
+        }
+        for raw in ["f", "/", "//", ".", "f/..", "f.", "f/.x", "a/.f"] {
+            assert!(!directory_syntax(raw), "{raw}");
+        }
+    }
+
+    #[test]
     fn tilde_means_home_only_at_the_start() {
         let home = Some(Path::new("/home/u"));
         assert_eq!(
@@ -205,7 +219,11 @@ mod tests {
         );
         assert_eq!(
             absolute_input("~", "path", Path::new("/w"), home).unwrap(),
-            Path::new("/home/u")
+            Path::new("/w/~")
+        );
+        assert_eq!(
+            absolute_input("~/", "path", Path::new("/w"), home).unwrap(),
+            Path::new("/home/u/")
         );
         assert_eq!(
             absolute_input("a/~/b", "path", Path::new("/w"), home).unwrap(),

@@ -217,7 +217,7 @@ impl Sandbox {
         let path = canonical.path;
         if hidden {
             return Err(ToolError::not_allowed(format!(
-                "{} is the agent-fs-tools data directory (trash, audit log, journal), inside it, or a folder that is to hold it, which the file tools cannot reach; use trash_list and restore_file for what was removed",
+                "{} is the agent-fs-tools data directory (trash, audit log, journal), inside it, or a folder that is to hold it, which the file tools cannot reach; what was removed is listed and restored by the trash tools instead",
                 path.shown()
             )));
         }

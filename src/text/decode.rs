@@ -57,18 +57,24 @@ pub enum DecodeError {
 
 impl DecodeError {
     /// The one mapping of a decoding failure to its SPEC §8 code, with the message for the
-    /// model: `path` is the file, `tool` the tool that refuses it (`edit_file`, `apply_patch`).
-    pub fn into_tool_error(self, path: &Path, tool: &str) -> ToolError {
+    /// model: `path` is the file, `tool` the host's name of the tool that refuses it
+    /// (`edit_file`, `apply_patch`), `write_file` the host's name of the tool that could replace
+    /// it whole, if the workspace offers one.
+    pub fn into_tool_error(self, path: &Path, tool: &str, write_file: Option<&str>) -> ToolError {
         let path = path.shown();
+        let replace = match write_file {
+            Some(write) => format!(", or replace it whole with {write} if it must change"),
+            None => String::new(),
+        };
         match self {
             DecodeError::Binary => ToolError::new(
                 ErrorCode::BinaryFile,
-                format!("{path} is a binary file (it has a NUL byte near its start); {tool} edits text files only. Leave it as it is, or replace it whole with write_file if it must change"),
+                format!("{path} is a binary file (it has a NUL byte near its start); {tool} edits text files only. Leave it as it is{replace}"),
             ),
             DecodeError::Encoding { byte_offset } => ToolError::new(
                 ErrorCode::Encoding,
                 format!(
-                    "{path} is not valid UTF-8 (first invalid byte at offset {byte_offset}); {tool} refuses it so no bytes are lost. Use write_file to replace it entirely"
+                    "{path} is not valid UTF-8 (first invalid byte at offset {byte_offset}); {tool} refuses it so that no bytes are lost. Leave it as it is{replace}"
                 ),
             ),
         }
@@ -156,7 +162,8 @@ mod tests {
     fn decode_rejects_binary_before_encoding() {
         let err = decode_for_edit(b"\xFF\0").unwrap_err();
         assert_eq!(err, DecodeError::Binary);
-        let tool_error = err.into_tool_error(Path::new("/w/b.bin"), "apply_patch");
+        let tool_error =
+            err.into_tool_error(Path::new("/w/b.bin"), "apply_patch", Some("write_file"));
         assert_eq!(tool_error.code, ErrorCode::BinaryFile);
         assert_eq!(
             tool_error.message,
@@ -169,11 +176,11 @@ mod tests {
         let err = decode_for_edit(b"ok\n\xC3(").unwrap_err();
         assert_eq!(err, DecodeError::Encoding { byte_offset: 3 });
         assert!(err.to_string().contains("offset 3"));
-        let tool_error = err.into_tool_error(Path::new("/w/f.txt"), "edit_file");
+        let tool_error = err.into_tool_error(Path::new("/w/f.txt"), "edit_file", None);
         assert_eq!(tool_error.code, ErrorCode::Encoding);
         assert_eq!(
             tool_error.message,
-            "/w/f.txt is not valid UTF-8 (first invalid byte at offset 3); edit_file refuses it so no bytes are lost. Use write_file to replace it entirely"
+            "/w/f.txt is not valid UTF-8 (first invalid byte at offset 3); edit_file refuses it so that no bytes are lost. Leave it as it is"
         );
         // Offsets count the BOM: they are file offsets.
         let err = decode_for_edit(b"\xEF\xBB\xBFab\xFF").unwrap_err();

@@ -2,7 +2,8 @@
 //! `  12 | text`, within a line and a byte limit, with a note saying how to continue.
 //!
 //! The source is streamed, so the cost follows what is shown, not the file's size: only the
-//! requested lines are kept, a very long line is cut, and after the range the remaining lines
+//! requested lines are kept, a line longer than a page is cut (with the column that reads on
+//! from the cut, so every byte can be reached), and after the range the remaining lines
 //! are counted only up to a scan budget ([`COUNT_BUDGET_BYTES`]). When the known size says more
 //! than the budget is left, the rest is not read at all, and the total is a lower bound. Reading
 //! the first lines of a 1 GB log then costs about what it costs for a small file.
@@ -16,7 +17,7 @@ use std::path::Path;
 
 use super::decode::looks_binary;
 use super::edit::numbered_line;
-use super::quantity::bytes;
+use super::quantity::{bytes, quantity};
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::shown::Shown as _;
 
@@ -29,20 +30,30 @@ const READ_BUFFER_BYTES: usize = 64 * 1024;
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// After the beginning of a line that alone is longer than the byte limit.
-const LINE_CUT_NOTE: &str = " … [line cut: it is longer than the output limit]\n";
-
-/// After a page with bytes that are not UTF-8.
-const NOT_UTF8_NOTE: &str = "\n[Note: this file is not valid UTF-8; invalid bytes are shown as U+FFFD, and edit_file will refuse to edit it.]";
+/// How much room a cut line leaves for the notes after it (at most half the page).
+const CUT_NOTE_ROOM: usize = 256;
 
 /// The lines asked for: 1-based, inclusive; without an `end`, up to the end of the file.
+/// `column` is the 1-based byte offset in the line `start` where the page begins (1: the whole
+/// line), for reading on in a line longer than a page. Columns count the line's bytes without
+/// a BOM and without the `\r` of a CRLF.
 #[derive(Debug, Clone, Copy)]
 pub struct LineRange {
     pub start: u64,
     pub end: Option<u64>,
+    pub column: u64,
 }
 
 impl LineRange {
+    /// Lines `start` to `end`, from the beginning of line `start`.
+    pub fn lines(start: u64, end: Option<u64>) -> Self {
+        Self {
+            start,
+            end,
+            column: 1,
+        }
+    }
+
     fn contains(&self, line: u64) -> bool {
         line >= self.start && self.end.is_none_or(|end| line <= end)
     }
@@ -83,6 +94,8 @@ pub struct Page {
     pub total: LineTotal,
     /// Lines of the range were left out for the limits.
     pub truncated: bool,
+    /// Some shown line is not valid UTF-8 (its invalid bytes are shown as U+FFFD).
+    pub lossy: bool,
 }
 
 /// Why a page could not be rendered.
@@ -95,20 +108,38 @@ pub enum PageError {
         start: u64,
         total: u64,
     },
+    /// The column starts after the end of its line (`length` bytes).
+    PastLineEnd {
+        line: u64,
+        column: u64,
+        length: u64,
+    },
     Io(io::Error),
 }
 
 impl PageError {
-    /// The tool error for a page of the file at `path` that failed this way.
-    pub fn into_tool_error(self, path: &Path) -> ToolError {
+    /// The tool error for a page of the file at `path` that failed this way; `tool` is the
+    /// host's name of the reading tool.
+    pub fn into_tool_error(self, path: &Path, tool: &str) -> ToolError {
         match self {
             PageError::Binary => ToolError::new(
                 ErrorCode::BinaryFile,
-                format!("{} is a binary file (it contains NUL bytes); read_file shows text files only", path.shown()),
+                format!("{} is a binary file (it contains NUL bytes), and only text files can be read; leave it as it is, or read a text file that describes it", path.shown()),
             ),
             PageError::PastEnd { start, total } => ToolError::invalid(format!(
-                "read_file: startLine {start} is past the end of {}, which has {total} lines; use a startLine from 1 to {total}",
-                path.shown()
+                "{tool}: startLine {start} is past the end of {}, which has {}; use a startLine from 1 to {total}",
+                path.shown(),
+                quantity(total, "line", "lines")
+            )),
+            PageError::PastLineEnd {
+                line,
+                column,
+                length,
+            } => ToolError::invalid(format!(
+                "{tool}: startColumn {column} is past the end of line {line} of {}, which has {}; use a startColumn from 1 to {}",
+                path.shown(),
+                bytes(length),
+                length + 1
             )),
             PageError::Io(e) => ToolError::io(&e, "read", path),
         }
@@ -139,6 +170,13 @@ pub fn render_page(
         return Err(PageError::Binary);
     }
     let shown = read_range(&mut reader, range, limits)?;
+    if let Some((line, length)) = shown.short_line {
+        return Err(PageError::PastLineEnd {
+            line,
+            column: range.column,
+            length,
+        });
+    }
     let total = total_lines(&mut reader, &shown, range, size)?;
     if let LineTotal::Exact(n) = total {
         if n > 0 && range.start > n {
@@ -165,6 +203,8 @@ struct Shown {
     lossy: bool,
     /// Lines of the range were left out for the limits.
     truncated: bool,
+    /// The first line of the range is shorter than the column asked for: (line, its length).
+    short_line: Option<(u64, u64)>,
 }
 
 /// Reads up to the end of `range` (or until the limits are reached), rendering its lines.
@@ -179,12 +219,28 @@ fn read_range(
         line.clear();
         let number = shown.read + 1;
         let wanted = range.contains(number);
+        let bom = if wanted && number == 1 && reader.fill_buf()?.starts_with(UTF8_BOM) {
+            UTF8_BOM.len()
+        } else {
+            0
+        };
+        // The first line may start at a column: the bytes before it are skipped (a BOM too).
+        let first_column = if number == range.start {
+            range.column
+        } else {
+            1
+        };
+        let skip = if first_column > 1 {
+            bom + (first_column - 1) as usize
+        } else {
+            0
+        };
         // A wanted line is kept up to just over the byte limit: enough to show, or to know
         // that it does not fit.
         let keep = if wanted { limits.max_bytes + 4 } else { 0 };
-        if !next_line(reader, &mut line, keep)? {
+        let Some(read) = next_line(reader, &mut line, skip, keep)? else {
             break;
-        }
+        };
         shown.read = number;
         if !wanted {
             if range.ends_before(number) {
@@ -192,23 +248,42 @@ fn read_range(
             }
             continue;
         }
-        let (content, valid) = line_content(&mut line, number);
-        if !shown.push(&numbered_line(number as usize, &content), valid, limits) {
+        let length = (read.length - usize::from(read.crlf) - bom) as u64;
+        if first_column > length + 1 {
+            shown.short_line = Some((number, length));
             break;
         }
+        let whole = skip + line.len() >= read.length;
+        strip_line(
+            &mut line,
+            if skip > 0 { 0 } else { bom },
+            read.crlf && whole,
+        );
+        let (content, valid) = decode(&line);
+        let rendered = numbered_line(number as usize, &content);
+        if !shown.fits(rendered.len(), limits) {
+            if shown.count == 0 {
+                shown.push_cut(number, &line, first_column, length, limits.max_bytes);
+            }
+            shown.truncated = true;
+            break;
+        }
+        shown.push(&rendered, valid);
     }
     Ok(shown)
 }
 
-/// A line's text without the BOM (on line 1) and a trailing `\r`, with invalid UTF-8 replaced,
-/// and whether it was valid.
-fn line_content(line: &mut Vec<u8>, number: u64) -> (Cow<'_, str>, bool) {
-    if number == 1 && line.starts_with(UTF8_BOM) {
-        line.drain(..UTF8_BOM.len());
-    }
-    if line.last() == Some(&b'\r') {
+/// Removes a BOM of `bom` bytes from the start of a kept line, and its `\r` (when `crlf` and
+/// the line was kept whole).
+fn strip_line(line: &mut Vec<u8>, bom: usize, crlf: bool) {
+    line.drain(..bom);
+    if crlf && line.last() == Some(&b'\r') {
         line.pop();
     }
+}
+
+/// A line's text, with invalid UTF-8 replaced, and whether it was valid.
+fn decode(line: &[u8]) -> (Cow<'_, str>, bool) {
     match std::str::from_utf8(line) {
         Ok(text) => (Cow::Borrowed(text), true),
         Err(_) => (String::from_utf8_lossy(line), false),
@@ -216,33 +291,45 @@ fn line_content(line: &mut Vec<u8>, number: u64) -> (Cow<'_, str>, bool) {
 }
 
 impl Shown {
-    /// Adds a rendered line if the limits leave room for it; `false` once the page is full.
-    fn push(&mut self, rendered: &str, valid: bool, limits: PageLimits) -> bool {
-        if self.count == limits.max_lines || self.text.len() + rendered.len() + 1 > limits.max_bytes
-        {
-            if self.count == 0 {
-                self.push_beginning(rendered, valid, limits.max_bytes);
-            }
-            self.truncated = true;
-            return false;
-        }
+    /// Whether a rendered line of `len` bytes still fits on the page.
+    fn fits(&self, len: usize, limits: PageLimits) -> bool {
+        self.count < limits.max_lines && self.text.len() + len < limits.max_bytes
+    }
+
+    fn push(&mut self, rendered: &str, valid: bool) {
         self.lossy |= !valid;
         self.text.push_str(rendered);
         self.text.push('\n');
         self.count += 1;
-        true
     }
 
-    /// Shows the beginning of a line that alone is longer than the byte limit.
-    fn push_beginning(&mut self, rendered: &str, valid: bool, max_bytes: usize) {
-        let mut cut = max_bytes.saturating_sub(64).max(1).min(rendered.len());
-        while !rendered.is_char_boundary(cut) {
+    /// Shows the beginning of `line` (line `number`, kept from column `first_column`, `length`
+    /// columns in all), which alone is longer than the page, and the column that reads on.
+    fn push_cut(
+        &mut self,
+        number: u64,
+        line: &[u8],
+        first_column: u64,
+        length: u64,
+        max_bytes: usize,
+    ) {
+        let prefix = numbered_line(number as usize, "").len();
+        let mut cut = max_bytes
+            .saturating_sub(prefix + CUT_NOTE_ROOM.min(max_bytes / 2))
+            .max(1)
+            .min(line.len());
+        // Back to the start of a UTF-8 sequence, so that the next page starts on a character.
+        while cut > 1 && line.get(cut).is_some_and(|b| b & 0xC0 == 0x80) {
             cut -= 1;
         }
-        self.text.push_str(&rendered[..cut]);
-        self.text.push_str(LINE_CUT_NOTE);
-        self.count = 1;
-        self.lossy |= !valid;
+        let (content, valid) = decode(&line[..cut]);
+        self.push(&numbered_line(number as usize, &content), valid);
+        let last = first_column + cut as u64 - 1;
+        self.text.push_str(&format!(
+            "[Line {number} is {} long; this shows columns {first_column}-{last} of it. Read on in it with startLine: {number}, startColumn: {}.]\n",
+            bytes(length),
+            last + 1
+        ));
     }
 
     /// The page, with its notes.
@@ -254,6 +341,7 @@ impl Shown {
                 last: 0,
                 total,
                 truncated: false,
+                lossy: false,
             };
         }
         let first = range.start;
@@ -262,15 +350,13 @@ impl Shown {
             self.text
                 .push_str(&continuation_note(first, last, total, size));
         }
-        if self.lossy {
-            self.text.push_str(NOT_UTF8_NOTE);
-        }
         Page {
             text: self.text.trim_end_matches('\n').to_owned(),
             first,
             last,
             total,
             truncated: self.truncated,
+            lossy: self.lossy,
         }
     }
 }
@@ -324,26 +410,49 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-/// Consumes one whole line (its `\n` too) keeping at most `keep` bytes of it, without the
-/// `\n`. `false` at end of input.
-fn next_line(reader: &mut impl BufRead, line: &mut Vec<u8>, keep: usize) -> io::Result<bool> {
-    let mut read_any = false;
+/// What [`next_line`] consumed.
+struct LineRead {
+    /// The line's bytes, without its `\n`.
+    length: usize,
+    /// It ended in `\r\n`.
+    crlf: bool,
+}
+
+/// Consumes one whole line (its `\n` too), keeping at most `keep` of its bytes after the first
+/// `skip`, without the `\n`. `None` at end of input.
+fn next_line(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    skip: usize,
+    keep: usize,
+) -> io::Result<Option<LineRead>> {
+    let mut length = 0usize;
+    let mut last = None;
     loop {
         let buf = reader.fill_buf()?;
         if buf.is_empty() {
-            return Ok(read_any);
+            return Ok((length > 0).then_some(LineRead {
+                length,
+                crlf: last == Some(b'\r'),
+            }));
         }
-        read_any = true;
         let (chunk, found) = match memchr::memchr(b'\n', buf) {
             Some(i) => (&buf[..i], Some(i + 1)),
             None => (buf, None),
         };
+        let from = skip.saturating_sub(length).min(chunk.len());
         let room = keep.saturating_sub(line.len());
-        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let kept = &chunk[from..];
+        line.extend_from_slice(&kept[..kept.len().min(room)]);
+        length += chunk.len();
+        last = chunk.last().copied().or(last);
         let used = found.unwrap_or(buf.len());
         reader.consume(used);
         if found.is_some() {
-            return Ok(true);
+            return Ok(Some(LineRead {
+                length,
+                crlf: last == Some(b'\r'),
+            }));
         }
     }
 }
@@ -382,7 +491,7 @@ mod tests {
     };
 
     fn page(text: &str, start: u64, end: Option<u64>, limits: PageLimits) -> Page {
-        render_page(text.as_bytes(), LineRange { start, end }, limits, None).unwrap()
+        render_page(text.as_bytes(), LineRange::lines(start, end), limits, None).unwrap()
     }
 
     #[test]
@@ -398,16 +507,7 @@ mod tests {
         assert_eq!(p.text, "   2 | 2\n   3 | 3");
         let p = page("1\n2\n", 2, Some(10), DEFAULT);
         assert_eq!(p.text, "   2 | 2");
-        let e = render_page(
-            &b"1\n2\n"[..],
-            LineRange {
-                start: 5,
-                end: None,
-            },
-            DEFAULT,
-            None,
-        )
-        .unwrap_err();
+        let e = render_page(&b"1\n2\n"[..], LineRange::lines(5, None), DEFAULT, None).unwrap_err();
         assert!(matches!(e, PageError::PastEnd { start: 5, total: 2 }));
     }
 
@@ -435,17 +535,14 @@ mod tests {
     #[test]
     fn byte_limit_cuts_between_lines_and_inside_a_huge_line() {
         let text = format!("{}\nshort\n", "x".repeat(1000));
-        let p = page(
-            &text,
-            1,
-            None,
-            PageLimits {
-                max_bytes: 200,
-                ..DEFAULT
-            },
-        );
+        let limits = PageLimits {
+            max_bytes: 200,
+            ..DEFAULT
+        };
+        let p = page(&text, 1, None, limits);
+        assert!(p.text.len() <= 300, "{}", p.text);
         assert!(
-            p.text.len() < 400 && p.text.contains("line cut"),
+            p.text.contains("[Line 1 is 1000 bytes long; this shows columns 1-93 of it. Read on in it with startLine: 1, startColumn: 94.]"),
             "{}",
             p.text
         );
@@ -454,39 +551,99 @@ mod tests {
             "{}",
             p.text
         );
+        // The column given reads on where the cut was, to the end of the line.
+        let range = LineRange {
+            column: 94,
+            ..LineRange::lines(1, Some(1))
+        };
+        let rest = render_page(text.as_bytes(), range, limits, None).unwrap();
+        assert!(
+            rest.text
+                .starts_with(&format!("   1 | {}\n[Line 1", "x".repeat(93))),
+            "{}",
+            rest.text
+        );
+        let range = LineRange {
+            column: 94 + 93 * 9,
+            ..LineRange::lines(1, Some(1))
+        };
+        let last = render_page(text.as_bytes(), range, limits, None).unwrap();
+        assert_eq!(last.text, format!("   1 | {}", "x".repeat(1000 - 93 * 10)));
+    }
+
+    /// A column counts the bytes of the line without its BOM and without the `\r` of a CRLF;
+    /// a cut never splits a character.
+    #[test]
+    fn columns_skip_the_bom_and_the_cr_and_cuts_keep_characters_whole() {
+        let text = format!("\u{feff}{}\r\nnext\r\n", "é".repeat(100));
+        let limits = PageLimits {
+            max_bytes: 120,
+            ..DEFAULT
+        };
+        let p = page(&text, 1, None, limits);
+        assert!(
+            p.text.starts_with(&format!(
+                "   1 | {}\n[Line 1 is 200 bytes long; this shows columns 1-52 of it",
+                "é".repeat(26)
+            )),
+            "{}",
+            p.text
+        );
+        let range = LineRange {
+            column: 53,
+            ..LineRange::lines(1, Some(1))
+        };
+        let p = render_page(
+            text.as_bytes(),
+            range,
+            PageLimits {
+                max_bytes: 500,
+                ..DEFAULT
+            },
+            None,
+        )
+        .unwrap();
+        assert_eq!(p.text, format!("   1 | {}", "é".repeat(74)));
+        let range = LineRange {
+            column: 201,
+            ..LineRange::lines(1, Some(1))
+        };
+        assert_eq!(
+            render_page(text.as_bytes(), range, DEFAULT, None)
+                .unwrap()
+                .text,
+            "   1 | "
+        );
+        let range = LineRange {
+            column: 202,
+            ..LineRange::lines(1, None)
+        };
+        assert!(matches!(
+            render_page(text.as_bytes(), range, DEFAULT, None),
+            Err(PageError::PastLineEnd {
+                line: 1,
+                column: 202,
+                length: 200
+            })
+        ));
     }
 
     #[test]
     fn binary_bom_and_invalid_utf8() {
         assert!(matches!(
-            render_page(
-                &b"a\0b"[..],
-                LineRange {
-                    start: 1,
-                    end: None
-                },
-                DEFAULT,
-                None,
-            ),
+            render_page(&b"a\0b"[..], LineRange::lines(1, None), DEFAULT, None,),
             Err(PageError::Binary)
         ));
         let p = page("\u{feff}hello\n", 1, None, DEFAULT);
         assert_eq!(p.text, "   1 | hello");
         let p = render_page(
             &b"ok\n\xff\xfe bad\n"[..],
-            LineRange {
-                start: 1,
-                end: None,
-            },
+            LineRange::lines(1, None),
             DEFAULT,
             None,
         )
         .unwrap();
-        assert!(
-            p.text.contains("\u{fffd}") && p.text.contains("edit_file will refuse"),
-            "{}",
-            p.text
-        );
+        assert!(p.text.contains("\u{fffd}") && p.lossy, "{}", p.text);
     }
 
     #[test]
@@ -499,10 +656,7 @@ mod tests {
         // The size says far more follows than the budget: the count is a lower bound, unread.
         let p = render_page(
             text.as_bytes(),
-            LineRange {
-                start: 1,
-                end: None,
-            },
+            LineRange::lines(1, None),
             limits,
             Some(1 << 30),
         )
@@ -516,10 +670,7 @@ mod tests {
         );
         let p = render_page(
             text.as_bytes(),
-            LineRange {
-                start: 1,
-                end: None,
-            },
+            LineRange::lines(1, None),
             limits,
             Some(text.len() as u64),
         )
@@ -545,10 +696,10 @@ mod tests {
     #[test]
     fn errors_map_to_their_codes_naming_the_file() {
         let path = Path::new("/w/log.txt");
-        let binary = PageError::Binary.into_tool_error(path);
+        let binary = PageError::Binary.into_tool_error(path, "read_file");
         assert_eq!(binary.code, ErrorCode::BinaryFile);
         assert!(binary.message.starts_with("/w/log.txt is a binary file"));
-        let past = PageError::PastEnd { start: 5, total: 2 }.into_tool_error(path);
+        let past = PageError::PastEnd { start: 5, total: 2 }.into_tool_error(path, "read_file");
         assert_eq!(past.code, ErrorCode::InvalidArguments);
         assert!(
             past.message.ends_with("use a startLine from 1 to 2"),
@@ -557,7 +708,9 @@ mod tests {
         );
         let denied = io::Error::from_raw_os_error(libc_codes::EACCES);
         assert_eq!(
-            PageError::Io(denied).into_tool_error(path).code,
+            PageError::Io(denied)
+                .into_tool_error(path, "read_file")
+                .code,
             ErrorCode::OsPermission
         );
     }

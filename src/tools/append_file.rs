@@ -11,10 +11,11 @@ use serde_json::{json, Value};
 
 use super::files::{self, Planned};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::journal::{self, Tail};
+use crate::options::WorkspaceOptions;
 use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
@@ -24,9 +25,7 @@ use crate::text::decode::{decode_for_edit, DecodeError};
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "append_file",
-    description: "Append text to the end of a file, creating the file (and missing parent directories) if it does not exist. \
-Nothing is added between the existing content and `content`: include a leading newline if the file may not end with one. \
-Use it for logs and for writing a large file in parts; to change existing text use edit_file.",
+    description,
     schema,
     mutates: true,
     destructive: false,
@@ -35,6 +34,20 @@ Use it for logs and for writing a large file in parts; to change existing text u
     format_call: super::format_path,
     run,
 };
+
+fn description(names: &ToolNames, _: &WorkspaceOptions) -> String {
+    let parts = names.hint("write_file", |write| {
+        format!(", and to write a file too large for one {write} call in parts")
+    });
+    let edit = names.hint("edit_file", |edit| {
+        format!(" To change existing text use {edit}.")
+    });
+    format!(
+        "Add text to the end of a file, creating the file (and missing parent directories) if needed. Nothing is \
+put between the old end and `content`: start it with a newline if the file may not end with one. Use it for logs{parts}.\
+{edit}"
+    )
+}
 
 fn schema() -> Value {
     object_schema(
@@ -312,14 +325,14 @@ fn refuse_unless_utf8_text(old: &[u8], path: &std::path::Path) -> Result<(), Too
         Err(DecodeError::Binary) => Err(ToolError::new(
             ErrorCode::BinaryFile,
             format!(
-                "{} is a binary file (or text in UTF-16 or UTF-32), and append_file adds UTF-8 text, which would corrupt it; leave it as it is, or write a new file",
+                "{} is a binary file (or text in UTF-16 or UTF-32), and appending UTF-8 text would corrupt it; leave it as it is, or write a new file",
                 path.shown()
             ),
         )),
         Err(DecodeError::Encoding { byte_offset }) => Err(ToolError::new(
             ErrorCode::Encoding,
             format!(
-                "{} is not UTF-8 text (first invalid byte at offset {byte_offset}), and append_file adds UTF-8 text, which would mix two encodings in it; leave it as it is, or write a new file",
+                "{} is not UTF-8 text (first invalid byte at offset {byte_offset}), and appending UTF-8 text would mix two encodings in it; leave it as it is, or write a new file",
                 path.shown()
             ),
         )),

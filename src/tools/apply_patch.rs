@@ -12,15 +12,15 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::files;
-use super::trashing::{put_in_trash, restore_hint};
+use super::trashing::{in_trash, put_in_trash};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Failure, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Failure, Outcome, Success, ToolNames};
 use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
 use crate::journal::commit::{PlannedFile, StepFailure};
-use crate::options::Limits;
+use crate::options::{Limits, WorkspaceOptions};
 use crate::paths::fsops::{self, EntryKind, Snapshot};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
@@ -33,16 +33,8 @@ use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "apply_patch",
-    description: "Apply one patch that adds, updates, deletes and moves any number of text files, all or nothing. \
-Use it for changes across several files, or many changes in one file: put every change of a step in one call. \
-Write either Codex's format:\n\
-*** Begin Patch\n*** Update File: src/app.ts\n@@ function main() {\n   const a = 1\n-  const b = 2\n+  const b = 3\n   return a + b\n\
-*** Add File: src/new.ts\n+export const x = 1\n*** Delete File: src/old.ts\n*** Update File: src/a.ts\n*** Move to: src/b.ts\n*** End Patch\n\
-or a unified diff as `git diff` prints it (--- a/path, +++ b/path, @@ hunks; /dev/null for added and deleted files). \
-Give 3 lines of unchanged context around each change (` ` lines), copied exactly from the file; an `@@ <line>` naming the \
-enclosing function or class tells repeated code apart. Paths are relative to the current working directory. If any file \
-fails (lines not found, found twice, file missing), nothing is changed and the error says which file and chunk and shows \
-the closest lines; fix the patch and send it whole again. Deleted and replaced files go to the recoverable trash.",
+    description,
+
     schema,
     mutates: true,
     destructive: true,
@@ -51,6 +43,28 @@ the closest lines; fix the patch and send it whole again. Deleted and replaced f
     format_call,
     run,
 };
+
+/// What the model reads: when to use it, both formats, context and anchors, what failure means.
+fn description(_names: &ToolNames, options: &WorkspaceOptions) -> String {
+    let trash = if options.trash.keep_overwrites {
+        "Deleted, replaced and updated files go to the recoverable trash."
+    } else {
+        "Deleted and replaced files go to the recoverable trash."
+    };
+    format!(
+        "{} {trash}",
+        "Apply one patch that adds, updates, deletes and moves any number of text files, all or nothing. \
+Use it for changes across several files, or many changes in one file: put every change of a step in one call. \
+Write either Codex's format:\n\
+*** Begin Patch\n*** Update File: src/app.ts\n@@ function main() {\n   const a = 1\n-  const b = 2\n+  const b = 3\n   return a + b\n\
+*** Add File: src/new.ts\n+export const x = 1\n*** Delete File: src/old.ts\n*** Update File: src/a.ts\n*** Move to: src/b.ts\n*** End Patch\n\
+or a unified diff as `git diff` prints it (--- a/path, +++ b/path, @@ hunks; /dev/null for added and deleted files). \
+Give 3 lines of unchanged context around each change (` ` lines), copied exactly from the file; an `@@ <line>` naming the \
+enclosing function or class tells repeated code apart. Paths are relative to the current working directory. If any file \
+fails (lines not found, found twice, file missing), nothing is changed and the error says which file and chunk and shows \
+the closest lines; fix the patch and send it whole again."
+    )
+}
 
 fn schema() -> Value {
     object_schema(
@@ -157,9 +171,13 @@ async fn apply(call: &Call, args: Value) -> Outcome {
     let lock = call.lock_for_change(&paths).await?;
     let root = call.ws.sandbox().root().to_owned();
     let keep_overwrites = call.ws.options().trash.keep_overwrites;
+    let names = Names {
+        tool: call.tool_name.clone(),
+        write_file: call.names.offered("write_file").map(str::to_owned),
+    };
     let plans = {
         let (files, resolved, limits) = (parsed.files.clone(), resolved.clone(), limits.clone());
-        call.blocking(move || plan_all(&files, &resolved, &limits, &root, keep_overwrites))
+        call.blocking(move || plan_all(&files, &resolved, &limits, &root, keep_overwrites, &names))
             .await?
     };
     let plans = match plans {
@@ -225,6 +243,12 @@ fn resolve_all(call: &Call, files: &[FilePatch]) -> Result<Vec<Resolved>, ToolEr
     Ok(resolved)
 }
 
+/// The host's names of this tool and of write_file (for messages that point at it).
+struct Names {
+    tool: String,
+    write_file: Option<String>,
+}
+
 enum Planning {
     AlreadyApplied,
     Plans(Vec<Planned>),
@@ -237,11 +261,12 @@ fn plan_all(
     limits: &Limits,
     root: &Path,
     keep_overwrites: bool,
+    names: &Names,
 ) -> Result<Planning, ToolError> {
     let planned: Result<Vec<Planned>, ToolError> = files
         .iter()
         .zip(resolved)
-        .map(|(file, at)| plan_file(file, at, limits, root, keep_overwrites))
+        .map(|(file, at)| plan_file(file, at, limits, root, keep_overwrites, names))
         .collect();
     match planned {
         Ok(plans) if plans.iter().all(|p| p.unchanged) => Ok(Planning::AlreadyApplied),
@@ -264,6 +289,7 @@ fn plan_file(
     limits: &Limits,
     root: &Path,
     keep_overwrites: bool,
+    names: &Names,
 ) -> Result<Planned, ToolError> {
     let label = |t: &Target| files::diff_label(&t.path, root);
     let timeout = std::time::Duration::from_millis(limits.diff_timeout_ms);
@@ -344,8 +370,9 @@ fn plan_file(
                     ),
                 )
             })?;
-            let decoded = decode_for_edit(&old.bytes)
-                .map_err(|e| e.into_tool_error(&at.target.path, "apply_patch"))?;
+            let decoded = decode_for_edit(&old.bytes).map_err(|e| {
+                e.into_tool_error(&at.target.path, &names.tool, names.write_file.as_deref())
+            })?;
             let applied = patch::apply(path, &decoded.text, chunks).map_err(ToolError::from)?;
             let notes = applied.fuzzy.iter().map(|f| f.describe(path)).collect();
             let new = TextFile {
@@ -721,21 +748,16 @@ fn success(call: &Call, committed: Vec<Committed>, diff: String, limits: &Limits
     for file in &committed {
         notes.extend(file.notes.iter().cloned());
         if let Some(archive) = &file.change.trashed_to {
-            notes.push(format!(
-                "What was at {} is in the trash at {}; {}.",
-                file.change.path.shown(),
-                archive.shown(),
-                restore_hint(call, archive)
-            ));
+            let subject = format!("What was at {}", file.change.path.shown());
+            notes.push(in_trash(call, &subject, archive).trim_start().to_owned());
         }
         if let Some(archive) = &file.removed_to {
             let gone = file.change.from.as_ref().unwrap_or(&file.change.path);
-            notes.push(format!(
-                "{} is in the trash at {}; {}.",
-                gone.shown(),
-                archive.shown(),
-                restore_hint(call, archive)
-            ));
+            notes.push(
+                in_trash(call, &gone.shown(), archive)
+                    .trim_start()
+                    .to_owned(),
+            );
         }
     }
     if !notes.is_empty() {

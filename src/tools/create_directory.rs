@@ -8,9 +8,10 @@ use serde_json::{json, Value};
 
 use super::files;
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
+use crate::options::WorkspaceOptions;
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
@@ -18,8 +19,7 @@ use crate::permissions::Operation;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "create_directory",
-    description: "Create a directory and any missing parent directories (like `mkdir -p`). Succeeds if the directory \
-already exists. Not needed before write_file, which creates parent directories itself.",
+    description,
     schema,
     mutates: true,
     destructive: false,
@@ -28,6 +28,15 @@ already exists. Not needed before write_file, which creates parent directories i
     format_call: super::format_path,
     run,
 };
+
+fn description(names: &ToolNames, _: &WorkspaceOptions) -> String {
+    let write = names.hint("write_file", |write| {
+        format!(" Not needed before {write}, which creates parent directories itself.")
+    });
+    format!(
+        "Create a directory and any missing parents (like `mkdir -p`); a directory that exists already is fine.{write}"
+    )
+}
 
 fn schema() -> Value {
     object_schema(

@@ -7,8 +7,9 @@ use serde_json::{json, Value};
 
 use super::files;
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{BoxFuture, Call, Outcome, Success};
+use crate::call::{BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::options::WorkspaceOptions;
 use crate::paths::canonical::resolve;
 use crate::paths::fsops;
 use crate::paths::project::find_project_root;
@@ -18,9 +19,7 @@ use crate::workspace::{CwdFrame, CwdInfo};
 
 pub static GET: ToolSpec = ToolSpec {
     name: "cwd_get",
-    description:
-        "Show the current working directory that relative paths resolve against, the project root \
-(the nearest directory holding .git), and the depth of the directory stack.",
+    description: get_description,
     schema: no_arguments,
     mutates: false,
     destructive: false,
@@ -30,10 +29,16 @@ pub static GET: ToolSpec = ToolSpec {
     run: run_get,
 };
 
+fn get_description(_: &ToolNames, _: &WorkspaceOptions) -> String {
+    "Show the working directory that relative paths of these tools resolve against. Also shows the project \
+root (the nearest directory holding .git) and the depth of the directory stack. It is this toolset's own: no shell or process \
+directory is involved."
+        .to_owned()
+}
+
 pub static PUSH: ToolSpec = ToolSpec {
     name: "cwd_push",
-    description: "Change the working directory for the following tool calls, remembering the current one so cwd_pop \
-can return to it (like pushd). Every push should be paired with a cwd_pop when the work there is done.",
+    description: push_description,
     schema: push_schema,
     mutates: false,
     destructive: false,
@@ -43,9 +48,19 @@ can return to it (like pushd). Every push should be paired with a cwd_pop when t
     run: run_push,
 };
 
+fn push_description(names: &ToolNames, _: &WorkspaceOptions) -> String {
+    let pop = names.hint("cwd_pop", |pop| {
+        format!(", remembering the current one so that {pop} returns to it (like pushd). Pair every push with a pop when the work there is done")
+    });
+    format!(
+        "Change the working directory that relative paths of these tools resolve against{pop}. It does not change \
+the directory of a shell or of the process."
+    )
+}
+
 pub static POP: ToolSpec = ToolSpec {
     name: "cwd_pop",
-    description: "Return to the working directory saved by the matching cwd_push (like popd), restoring its project root.",
+    description: pop_description,
     schema: no_arguments,
     mutates: false,
     destructive: false,
@@ -54,6 +69,14 @@ pub static POP: ToolSpec = ToolSpec {
     format_call: no_header,
     run: run_pop,
 };
+
+fn pop_description(names: &ToolNames, _: &WorkspaceOptions) -> String {
+    let push = names.hint("cwd_push", |push| format!(" saved by the last {push}"));
+    format!(
+        "Return to the working directory{push} (like popd), with its project root. It affects only the relative \
+paths of these tools."
+    )
+}
 
 fn no_arguments() -> Value {
     object_schema(json!({}), &[])
@@ -108,9 +131,10 @@ fn run_push(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let args: PushArgs = parse_args("cwd_push", args)?;
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
         let planned = target.clone();
+        let hint = format!("{} changes to a directory; give one", call.tool_name);
         let project_root = call
             .blocking(move || {
-                files::open_directory(&planned, false, "change to", "cwd_push needs a directory")?;
+                files::open_directory(&planned, false, "change to", &hint)?;
                 Ok(find_project_root(&planned.path))
             })
             .await?;
@@ -118,9 +142,12 @@ fn run_push(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let (depth, same) = {
             let mut stack = call.ws.cwd_stack();
             if stack.saved.len() >= max {
+                let pop = call.names.hint("cwd_pop", |pop| {
+                    format!("; use {pop} to return from directories you are done with")
+                });
                 return Err(ToolError::new(
                     ErrorCode::StackOverflow,
-                    format!("directory stack overflow (max {max})"),
+                    format!("directory stack overflow (max {max}){pop}"),
                 )
                 .into());
             }
@@ -159,6 +186,9 @@ fn run_pop(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             saved.cwd.clone(),
             call.ws.cwd_stack().saved.len(),
         );
+        let elsewhere = call
+            .names
+            .hint("cwd_push", |push| format!(" Use {push} to go elsewhere"));
         // The saved directory is reached again as a push would reach it: without following a
         // link that replaced part of it since, and only inside the allowed trees.
         call.blocking(move || {
@@ -167,7 +197,7 @@ fn run_pop(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 ToolError::new(
                     ErrorCode::NotFound,
                     format!(
-                        "cannot pop to {}: the directory no longer exists; {unchanged}. Use cwd_push to go elsewhere",
+                        "cannot pop to {}: the directory no longer exists; {unchanged}.{elsewhere}",
                         dir.shown()
                     ),
                 )
@@ -177,9 +207,20 @@ fn run_pop(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             match fsops::open_dir(&anchor, &dir, false) {
                 Ok(_) => Ok(()),
                 // (A link in the way is ELOOP or ENOTDIR, as the kernel decides.)
-                Err(e) if matches!(e.raw_os_error(), Some(libc_codes::ENOENT | libc_codes::ENOTDIR)) && !became_link() => Err(gone()),
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc_codes::ENOENT | libc_codes::ENOTDIR)
+                    ) && !became_link() =>
+                {
+                    Err(gone())
+                }
                 Err(e) => {
-                    let e = if became_link() { std::io::Error::from_raw_os_error(libc_codes::ELOOP) } else { e };
+                    let e = if became_link() {
+                        std::io::Error::from_raw_os_error(libc_codes::ELOOP)
+                    } else {
+                        e
+                    };
                     let mut error = ToolError::io(&e, "pop to", &dir);
                     error.message.push_str(&format!("; {unchanged}"));
                     Err(error)

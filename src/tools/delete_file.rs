@@ -12,11 +12,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::files::{self, file_not_found};
-use super::trashing::{put_in_trash, restore_hint};
+use super::trashing::{in_trash, put_in_trash};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
+use crate::options::WorkspaceOptions;
 use crate::paths::fsops::{self, EntryKind, RemoveError};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
@@ -24,9 +25,7 @@ use crate::permissions::Operation;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "delete_file",
-    description: "Delete a file or a symbolic link (the link itself, not what it points to). The file goes to the \
-recoverable trash and can be brought back with restore_file; the result names the archive. Use remove_dir for \
-directories. permanent: true deletes without keeping a copy and always asks the user.",
+    description,
     schema,
     mutates: true,
     destructive: true,
@@ -35,6 +34,17 @@ directories. permanent: true deletes without keeping a copy and always asks the 
     format_call,
     run,
 };
+
+fn description(names: &ToolNames, _: &WorkspaceOptions) -> String {
+    let restore = names.hint("restore_file", |restore| format!(", to pass to {restore}"));
+    let remove_dir = names.hint("remove_dir", |remove_dir| {
+        format!(" For a directory use {remove_dir}.")
+    });
+    format!(
+        "Delete a file or a symbolic link (the link itself, not its target). It goes to the recoverable trash, and \
+the result names its archive{restore}. permanent: true keeps no copy, and the user is always asked.{remove_dir}"
+    )
+}
 
 fn schema() -> Value {
     object_schema(
@@ -55,18 +65,32 @@ struct Args {
 }
 
 fn format_call(args: &Value) -> String {
-    super::format_path_flag(args, "permanent")
+    super::format_path_flag(args, &["permanent"])
 }
 
 fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
     Box::pin(async move {
         let args: Args = parse_args("delete_file", args)?;
         let target = call.resolve(&args.path, "path", FinalLink::Keep)?;
+        crate::paths::resolve::file_path_not_directory_syntax(&args.path, "path", &target.path)?;
         let lock = call.lock_for_change(&[&target.path]).await?;
-        let remove_dir = call.names.exposed("remove_dir");
+        let is_a_directory = match call.names.offered("remove_dir") {
+            Some(remove_dir) => format!("is a directory, use {remove_dir} instead"),
+            None => format!(
+                "is a directory, and {} deletes only files and symbolic links",
+                call.tool_name
+            ),
+        };
         let planned = target.clone();
         let inode = call
             .blocking(move || {
+                if planned.split().is_none() {
+                    // The root of the file system.
+                    return Err(ToolError::new(
+                        ErrorCode::NotAFile,
+                        format!("{} {is_a_directory}", planned.path.shown()),
+                    ));
+                }
                 let (parent, name) = files::open_parent(&planned, "delete")?;
                 let stat = fsops::lstat_at(parent.as_fd(), &name)
                     .map_err(|e| ToolError::io(&e, "delete", &planned.path))?
@@ -74,10 +98,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 match EntryKind::of(&stat) {
                     EntryKind::Directory => Err(ToolError::new(
                         ErrorCode::NotAFile,
-                        format!(
-                            "{} is a directory, use {remove_dir} instead",
-                            planned.path.shown()
-                        ),
+                        format!("{} {is_a_directory}", planned.path.shown()),
                     )),
                     EntryKind::Special => Err(files::not_regular(&planned.path)),
                     _ => Ok(fsops::identity(&stat)),
@@ -122,11 +143,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .with_data("path", target.path.shown().into_owned());
         let mut change = FileChange::new(target.path, Action::Deleted);
         if let Some(archived) = archived {
-            success.output.push_str(&format!(
-                "\nIt is in the trash at {}; {}.",
-                archived.archive_path.shown(),
-                restore_hint(call, &archived.archive_path)
-            ));
+            success
+                .output
+                .push_str(&in_trash(call, "It", &archived.archive_path));
             success = success.with_data("trashedTo", archived.archive_path.shown().into_owned());
             change.sha256_before = Some(archived.metadata.original_sha256);
             change.trashed_to = Some(archived.archive_path);
@@ -169,10 +188,51 @@ fn delete_permanently(
 
 #[cfg(test)]
 mod tests {
+    use super::format_call;
     use crate::error::ErrorCode;
     use crate::paths::fsops::race_point::{self, RacePoint};
     use crate::tools::testing::{exchange, TestWorkspace};
     use serde_json::json;
+
+    /// `f/` and `f/.` name a directory: the file `f` is not deleted through them.
+    #[tokio::test]
+    async fn a_directory_form_never_deletes_the_file() {
+        let ws = TestWorkspace::new();
+        std::fs::write(ws.root.join("f"), "keep\n").unwrap();
+        for raw in ["f/", "f/.", "./f/./"] {
+            let result = ws.call("delete_file", json!({ "path": raw })).await;
+            assert_eq!(
+                result.code,
+                Some(ErrorCode::InvalidArguments),
+                "{raw}: {}",
+                result.output
+            );
+            assert!(
+                result.output.contains("names a directory"),
+                "{}",
+                result.output
+            );
+            assert_eq!(ws.read("f"), "keep\n");
+        }
+    }
+
+    /// The root of the file system is a directory like any other: the tool for it is named.
+    #[tokio::test]
+    async fn the_root_is_a_directory_for_remove_dir() {
+        let ws = TestWorkspace::new();
+        let result = ws.call("delete_file", json!({ "path": "/" })).await;
+        assert_eq!(result.code, Some(ErrorCode::NotAFile), "{}", result.output);
+        assert_eq!(result.output, "/ is a directory, use remove_dir instead");
+    }
+
+    #[test]
+    fn format_call_is_the_path_and_permanent() {
+        assert_eq!(format_call(&json!({ "path": "a.txt" })), "a.txt");
+        assert_eq!(
+            format_call(&json!({ "path": "a.txt", "permanent": true })),
+            "a.txt (permanent)"
+        );
+    }
 
     /// Another file swapped in under the name after the last check is not removed, to the
     /// trash or permanently: only the entry that was checked (and archived) may go.

@@ -9,10 +9,11 @@ use serde_json::{json, Value};
 
 use super::files::{self, file_not_found, Planned};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
+use crate::options::WorkspaceOptions;
 use crate::paths::fsops::Replacing;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
@@ -23,19 +24,33 @@ use crate::text::edit::{apply_edits, Edit};
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "edit_file",
-    description: "Edit a text file by exact string replacement. Pass every change to one file in a single call as the \
-`edits` array: edits apply in order, each to the result of the previous one, and either all succeed or the file is left \
-untouched. Each oldString must match the file exactly (copy it from read_file without the line-number prefix) and, \
-unless replaceAll is true, occur exactly once: include enough surrounding lines to make it unique. Use replaceAll: true \
-to change every occurrence (e.g. renaming an identifier). Line endings, a BOM and a missing final newline are preserved.",
+    description,
     schema,
     mutates: true,
-    destructive: false,
+    // It replaces content (an MCP client must not auto-approve it as additive).
+    destructive: true,
     idempotent: false,
     path_argument: Some("path"),
     format_call,
     run,
 };
+
+fn description(names: &ToolNames, _: &WorkspaceOptions) -> String {
+    let read = names.hint("read_file", |read| {
+        format!(" (copy it from {read} without the `  12 | ` prefix)")
+    });
+    let write = names.hint("write_file", |write| {
+        format!(" To create a file, or rewrite all of it, use {write}.")
+    });
+    format!(
+        "Change part of a text file by exact string replacement. Put every change to one file in one call, as \
+`edits`: they apply in order, each to the result of the previous one, and all succeed or the file is left untouched. \
+Each oldString must match the file exactly{read} and occur once, unless replaceAll is true (every occurrence, e.g. a \
+rename); add surrounding lines to make it unique. When it is not found, the error shows the closest lines of the file. \
+LF line endings in oldString and newString also work in a CRLF file; line endings, a BOM and a missing final newline \
+are kept.{write}"
+    )
+}
 
 fn schema() -> Value {
     object_schema(
@@ -118,12 +133,17 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let limits = call.limits().clone();
         let label = files::diff_label(&target.path, call.ws.sandbox().root());
         let planned_target = target.clone();
+        let tool = call.tool_name.clone();
+        let write_file = call.names.offered("write_file").map(str::to_owned);
         let plan = call
             .blocking(move || {
                 let target = planned_target;
                 let mut opened = files::open_existing(&target, "read")?.ok_or_else(|| {
                     let mut e = file_not_found(&target.path);
-                    e.message.push_str("; use write_file to create a new file");
+                    match &write_file {
+                        Some(write) => e.message.push_str(&format!("; check the path, or use {write} to create a new file")),
+                        None => e.message.push_str("; check the path"),
+                    }
                     e
                 })?;
                 files::ensure_writable(&opened, &target.path)?;
@@ -132,14 +152,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         ToolError::new(
                             ErrorCode::TooLarge,
                             format!(
-                                "{} is {} bytes, over the edit limit of {} bytes (editMaxFileBytes); it cannot be edited with edit_file",
+                                "{} is {} bytes, over the edit limit of {} bytes (editMaxFileBytes), so {tool} cannot change it; leave it as it is, or ask the user to change it or to raise the limit",
                                 target.path.shown(),
                                 opened.stat.st_size,
                                 limits.edit_max_file_bytes
                             ),
                         )
                     })?;
-                let decoded = decode_for_edit(&old).map_err(|e| e.into_tool_error(&target.path, "edit_file"))?;
+                let decoded = decode_for_edit(&old).map_err(|e| e.into_tool_error(&target.path, &tool, write_file.as_deref()))?;
                 let outcome = apply_edits(&decoded.text, &edits).map_err(ToolError::from)?;
                 let diff = unified_diff(
                     &decoded.text,

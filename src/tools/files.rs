@@ -66,7 +66,10 @@ pub fn open_directory(
     fsops::open_dir(&target.anchor, &target.path, readable).map_err(|e| match e.raw_os_error() {
         Some(libc_codes::ENOENT) => ToolError::new(
             ErrorCode::NotFound,
-            format!("directory not found: {}", target.path.shown()),
+            format!(
+                "directory not found: {}; check the path (its parent directory, listed, shows what is there)",
+                target.path.shown()
+            ),
         ),
         Some(libc_codes::ENOTDIR) => ToolError::new(
             ErrorCode::NotADirectory,

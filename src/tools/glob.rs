@@ -11,8 +11,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::error::ToolError;
+use crate::options::WorkspaceOptions;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::paths::Target;
@@ -22,13 +23,7 @@ use crate::search::glob::PathGlob;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "glob",
-    description: "Find files by name with a glob pattern, such as `**/*.ts`, `*.py` or `src/**/test_*.rs`. \
-A pattern without `/` matches file names at any depth (`*.rs` finds every Rust file); a pattern with `/` matches the \
-path relative to the searched directory. `*` and `?` stay within one directory, `**` spans directories, `{a,b}` \
-matches either, `[abc]` one character of a set. Returns one file per line, as a path relative to the searched \
-directory (path, default the current working directory), most recently modified first. Skips .git and files ignored \
-by .gitignore unless includeIgnored is true; symbolic links are not followed. Output is capped; use a more specific \
-pattern or directory to narrow it. To search file contents, use grep.",
+    description,
     schema,
     mutates: false,
     destructive: false,
@@ -38,10 +33,24 @@ pattern or directory to narrow it. To search file contents, use grep.",
     run,
 };
 
+fn description(names: &ToolNames, options: &WorkspaceOptions) -> String {
+    let grep = names.hint("grep", |grep| {
+        format!(" To search file contents use {grep}.")
+    });
+    format!(
+        "Find files by name with a pattern such as `**/*.ts`, `*.py` or `src/**/test_*.rs`. Without `/` it \
+matches file names at any depth; with `/`, paths relative to the searched directory. `*` and `?` stay within a \
+directory, `**` spans directories, `{{a,b}}` matches either, `[abc]` one character. Lists paths relative to path \
+(default the working directory), newest first, at most {}. Skips .git and what .gitignore ignores unless \
+includeIgnored; links are not followed.{grep}",
+        options.limits.list_max_entries
+    )
+}
+
 fn schema() -> Value {
     object_schema(
         json!({
-            "pattern": { "type": "string", "minLength": 1, "description": "The glob to match against file paths relative to the searched directory, e.g. `**/*.ts`, `*.{js,jsx}` or `src/**/mod.rs`. Without a `/` it matches file names at any depth." },
+            "pattern": { "type": "string", "minLength": 1, "description": "The pattern to match against file paths relative to the searched directory, e.g. `**/*.ts`, `*.{js,jsx}` or `src/**/mod.rs`. Without a `/` it matches file names at any depth." },
             "path": { "type": "string", "minLength": 1, "description": "The directory to search, absolute or relative to the current working directory. Default: the current working directory." },
             "includeIgnored": { "type": "boolean", "description": "Also find files that .gitignore ignores (such as node_modules or build output). Default false." },
         }),
@@ -70,7 +79,8 @@ fn format_call(args: &Value) -> String {
 fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
     Box::pin(async move {
         let args: Args = parse_args("glob", args)?;
-        let matcher = PathGlob::new(&args.pattern).map_err(|e| e.for_field("glob", "pattern"))?;
+        let matcher =
+            PathGlob::new(&args.pattern).map_err(|e| e.for_field(&call.tool_name, "pattern"))?;
         let target = call.resolve(
             args.path.as_deref().unwrap_or("."),
             "path",
@@ -78,8 +88,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         )?;
         let checked = target.clone();
         // Opened once, before asking: what is searched is the directory that was checked.
+        let names = call.names.clone();
         let dir = call
-            .blocking(move || open_search_dir(&checked, "glob"))
+            .blocking(move || open_search_dir(&checked, &names))
             .await?;
         call.authorize(Authorization::of(
             Operation::Read,
@@ -118,8 +129,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
 }
 
 /// Opens the directory to search (readable), with the SPEC's messages for what is not one.
-pub(super) fn open_search_dir(target: &Target, tool: &str) -> Result<OwnedFd, ToolError> {
-    let hint = format!("{tool} searches a directory (use read_file to read a file)");
+pub(super) fn open_search_dir(target: &Target, names: &ToolNames) -> Result<OwnedFd, ToolError> {
+    let hint = match names.offered("read_file") {
+        Some(read) => format!("give the directory to search, or use {read} to read a file"),
+        None => "give the directory to search".to_owned(),
+    };
     super::files::open_directory(target, true, "search", &hint)
 }
 

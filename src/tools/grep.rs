@@ -11,8 +11,9 @@ use serde_json::{json, Value};
 use super::files::{self, OpenedFile};
 use super::glob::open_search_dir;
 use super::{at_least_one, object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::error::{ErrorCode, ToolError};
+use crate::options::WorkspaceOptions;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::paths::Target;
@@ -29,14 +30,7 @@ const MAX_CONTEXT_LINES: u64 = 100;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "grep",
-    description: "Search file contents with a regular expression (Rust regex syntax, as in ripgrep: `fn\\s+main`, \
-`TODO|FIXME`, `\\bparse_\\w+`; escape `( ) [ ] { } . * + ? | \\` to match them literally). Searches every text file \
-below path (default the current working directory), or the one file path names, a line at a time. Skips .git, binary \
-files and files ignored by .gitignore (unless includeIgnored is true); symbolic links are not followed. Each match is \
-a line `path:line: text`, path relative to the searched directory (for a single file, its name), sorted by path; with \
-contextLines, the lines around a match appear as `path-line- text` and `--` separates groups. Output is capped \
-(maxMatches, default 100, and a size limit); narrow it with a more specific pattern, include (e.g. `*.ts`) or a \
-subdirectory as path. To find files by name, use glob.",
+    description,
     schema,
     mutates: false,
     destructive: false,
@@ -46,12 +40,23 @@ subdirectory as path. To find files by name, use glob.",
     run,
 };
 
+fn description(names: &ToolNames, _: &WorkspaceOptions) -> String {
+    let glob = names.hint("glob", |glob| format!(" To find files by name use {glob}."));
+    format!(
+        "Search file contents with a regular expression (Rust syntax, as in ripgrep: `fn\\s+main`, `TODO|FIXME`; \
+escape `( ) [ ] {{ }} . * + ? | \\` to match them literally), in every text file below path (default the working \
+directory) or in the one file it names. Each match is a line `path:line: text`; contextLines adds the lines around \
+it. Skips .git, binary files and what .gitignore ignores unless includeIgnored. At most maxMatches lines (default \
+{DEFAULT_MAX_MATCHES}); narrow with include (e.g. `*.ts`) or a subdirectory.{glob}"
+    )
+}
+
 fn schema() -> Value {
     object_schema(
         json!({
             "pattern": { "type": "string", "minLength": 1, "description": "The regular expression to search for (Rust regex syntax), matched against each line. Escape regex characters to search for them literally, e.g. `foo\\(` for `foo(`." },
             "path": { "type": "string", "minLength": 1, "description": "The directory to search recursively, or a single file to search, absolute or relative to the current working directory. Default: the current working directory." },
-            "include": { "type": "string", "minLength": 1, "description": "Only search files matching this glob, e.g. `*.ts`, `*.{js,jsx}` or `src/**/*.rs`. Without a `/` it matches file names at any depth; with one, paths relative to the searched directory." },
+            "include": { "type": "string", "minLength": 1, "description": "Only search files matching this pattern, e.g. `*.ts`, `*.{js,jsx}` or `src/**/*.rs`. Without a `/` it matches file names at any depth; with one, paths relative to the searched directory." },
             "caseInsensitive": { "type": "boolean", "description": "Match letters regardless of case. Default false." },
             "contextLines": { "type": "integer", "minimum": 0, "maximum": MAX_CONTEXT_LINES, "description": "How many lines to show before and after each match. Default 0." },
             "maxMatches": { "type": "integer", "minimum": 1, "description": "The most matching lines to return. Default 100." },
@@ -105,20 +110,21 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             ))
             .into());
         }
-        let matcher = build_matcher(&args.pattern, args.case_insensitive)?;
+        let matcher = build_matcher(&args.pattern, args.case_insensitive, &call.tool_name)?;
         let include = args
             .include
             .as_deref()
             .map(PathGlob::new)
             .transpose()
-            .map_err(|e| e.for_field("grep", "include"))?;
+            .map_err(|e| e.for_field(&call.tool_name, "include"))?;
         let target = call.resolve(
             args.path.as_deref().unwrap_or("."),
             "path",
             FinalLink::Follow,
         )?;
         let checked = target.clone();
-        let scope = call.blocking(move || open_scope(&checked)).await?;
+        let names = call.names.clone();
+        let scope = call.blocking(move || open_scope(&checked, &names)).await?;
         call.authorize(Authorization::of(
             Operation::Read,
             &target,
@@ -177,22 +183,31 @@ enum Scope {
     File(OpenedFile),
 }
 
-fn open_scope(target: &Target) -> Result<Scope, ToolError> {
-    match open_search_dir(target, "grep") {
+fn open_scope(target: &Target, names: &ToolNames) -> Result<Scope, ToolError> {
+    match open_search_dir(target, names) {
         Ok(dir) => Ok(Scope::Dir(dir)),
         Err(e) if e.code == ErrorCode::NotADirectory => files::open_existing(target, "search")?
             .map(Scope::File)
-            .ok_or_else(|| not_found(target)),
-        Err(e) if e.code == ErrorCode::NotFound => Err(not_found(target)),
+            .ok_or_else(|| not_found(target, names)),
+        Err(e) if e.code == ErrorCode::NotFound => Err(not_found(target, names)),
         Err(e) => Err(e),
     }
 }
 
-fn not_found(target: &Target) -> ToolError {
+fn not_found(target: &Target, names: &ToolNames) -> ToolError {
+    let finders: Vec<&str> = ["list_directory", "glob"]
+        .into_iter()
+        .filter_map(|tool| names.offered(tool))
+        .collect();
+    let show = match finders.as_slice() {
+        [] => String::new(),
+        [one] => format!(" ({one} can show what exists)"),
+        [one, two, ..] => format!(" ({one} or {two} can show what exists)"),
+    };
     ToolError::new(
         ErrorCode::NotFound,
         format!(
-            "path not found: {}; check the path (list_directory or glob can show what exists)",
+            "path not found: {}; check the path{show}",
             target.path.shown()
         ),
     )

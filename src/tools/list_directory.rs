@@ -3,25 +3,20 @@
 //! unless `includeIgnored`, whatever `.gitignore` files ignore. The listing itself is
 //! [`crate::listing`]; this file is the tool around it.
 
-use std::os::fd::OwnedFd;
-
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
-use crate::error::ToolError;
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::listing::{direct_entries, walk_tree};
+use crate::options::WorkspaceOptions;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
-use crate::paths::Target;
 use crate::permissions::Operation;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "list_directory",
-    description: "List a directory: `name/` for directories, `name -> target` for symbolic links, `name (size, date)` for files. \
-With recursive: true, lists the whole tree (paths relative to the listed directory), skipping .git and files ignored by \
-.gitignore unless includeIgnored is true. Output is capped; list a subdirectory to narrow a large tree.",
+    description,
     schema,
     mutates: false,
     destructive: false,
@@ -30,6 +25,18 @@ With recursive: true, lists the whole tree (paths relative to the listed directo
     format_call,
     run,
 };
+
+fn description(names: &ToolNames, options: &WorkspaceOptions) -> String {
+    let glob = names.hint("glob", |glob| {
+        format!("; to find files in a large tree use {glob} with a pattern")
+    });
+    format!(
+        "List what is in a directory: `name/` for a directory, `name -> target` for a symbolic link, \
+`name (size in bytes, date)` for a file. Only its direct entries, unless recursive is true: then the whole tree, \
+without .git and what .gitignore ignores (unless includeIgnored). Shows at most {} entries{glob}.",
+        options.limits.list_max_entries
+    )
+}
 
 fn schema() -> Value {
     object_schema(
@@ -71,8 +78,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let raw = args.path.as_deref().unwrap_or(".");
         let target = call.resolve(raw, "path", FinalLink::Follow)?;
         let checked = target.clone();
+        let hint = match call.names.offered("read_file") {
+            Some(read) => format!("use {read} to read a file"),
+            None => "give a directory".to_owned(),
+        };
         // Opened once, before asking: what is listed is the directory that was checked.
-        let dir = call.blocking(move || open_listable(&checked)).await?;
+        let dir = call
+            .blocking(move || super::files::open_directory(&checked, true, "list", &hint))
+            .await?;
         let question = Authorization::of(
             Operation::Read,
             &target,
@@ -103,17 +116,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             })
             .await?;
         call.check_abort()?;
-        let success = Success::text(listing.text(max, args.recursive))
+        let glob = call.names.offered("glob");
+        let success = Success::text(listing.text(max, args.recursive, glob))
             .with_data("path", target.path.shown().into_owned())
             .with_data("entries", listing.lines.len())
             .with_data("truncated", listing.truncated);
         Ok(success)
     })
-}
-
-/// Opens the directory to list (readable), with the SPEC's messages for what is not one.
-fn open_listable(target: &Target) -> Result<OwnedFd, ToolError> {
-    super::files::open_directory(target, true, "list", "use read_file to read a file")
 }
 
 #[cfg(test)]

@@ -4,12 +4,14 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::call::{BoxFuture, Call, Outcome};
+use crate::call::{BoxFuture, Call, Outcome, ToolNames};
 use crate::error::ToolError;
+use crate::options::WorkspaceOptions;
 pub use crate::text::quantity::{bytes, quantity};
 
 pub mod append_file;
 pub mod apply_patch;
+pub mod arguments;
 pub mod create_directory;
 pub mod cwd;
 pub mod delete_file;
@@ -32,11 +34,14 @@ pub mod write_file;
 /// Everything the workspace needs to know about a tool.
 pub struct ToolSpec {
     pub name: &'static str,
-    pub description: &'static str,
+    /// The description for the model, built from the tools this workspace offers (their
+    /// names, and only those offered) and its options (limits, what goes to the trash).
+    pub description: fn(&ToolNames, &WorkspaceOptions) -> String,
     pub schema: fn() -> Value,
     /// Changes the file system (absent under `readOnly`; audited).
     pub mutates: bool,
-    /// May destroy data (an MCP `destructiveHint`).
+    /// May replace or remove data (an MCP `destructiveHint`); `false` only for a tool whose
+    /// changes are purely additive (append_file, create_directory).
     pub destructive: bool,
     /// Calling it again with the same arguments changes nothing more (an MCP `idempotentHint`).
     pub idempotent: bool,
@@ -74,7 +79,9 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// Parses a call's arguments into the tool's typed struct. Unknown fields, wrong types and
-/// missing fields are `INVALID_ARGUMENTS` naming the field.
+/// missing fields are `INVALID_ARGUMENTS` naming the field. (The dispatcher has checked them
+/// against the tool's schema already, with the messages the model sees: [`arguments::check`];
+/// this is the typed conversion, and a guard should a struct and its schema disagree.)
 pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
     if !args.is_object() {
         return Err(ToolError::invalid(format!(
@@ -107,10 +114,16 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, Too
             } else {
                 field.clone()
             };
-            let expected = expected
-                .trim_start_matches(", expected ")
-                .replace("one of ", "");
-            format!("{name}: unknown argument; this tool takes {expected}")
+            let takes = match expected.trim_start_matches(", ") {
+                "there are no fields" => "this tool takes no arguments".to_owned(),
+                expected => format!(
+                    "the arguments are {}",
+                    expected
+                        .trim_start_matches("expected ")
+                        .replace("one of ", "")
+                ),
+            };
+            format!("{name}: unknown argument; {takes}")
         } else {
             format!("{field}: {inner}")
         };
@@ -157,13 +170,23 @@ pub fn format_path(args: &Value) -> String {
         .to_owned()
 }
 
-/// `formatCall` for a path tool with one boolean flag: `path`, or `path (flag)` when it is set.
-pub fn format_path_flag(args: &Value, flag: &str) -> String {
-    let path = format_path(args);
-    if args.get(flag).and_then(Value::as_bool) == Some(true) {
-        format!("{path} ({flag})")
+/// `formatCall` for a path tool with boolean flags: `path`, or `path (flag, other)` with those
+/// that are set.
+pub fn format_path_flag(args: &Value, flags: &[&str]) -> String {
+    with_flags(format_path(args), args, flags)
+}
+
+/// `header (flag, other)` with the `flags` set to `true` in `args`, or `header` when none is.
+pub fn with_flags(header: String, args: &Value, flags: &[&str]) -> String {
+    let set: Vec<&str> = flags
+        .iter()
+        .copied()
+        .filter(|flag| args.get(*flag).and_then(Value::as_bool) == Some(true))
+        .collect();
+    if set.is_empty() {
+        header
     } else {
-        path
+        format!("{header} ({})", set.join(", "))
     }
 }
 
@@ -216,11 +239,29 @@ mod tests {
         );
         let e = m(json!({ "path": "a", "bogus": 1 }));
         assert!(
-            e.contains("bogus: unknown argument; this tool takes `path` or `startLine`"),
+            e.contains("bogus: unknown argument; the arguments are `path` or `startLine`"),
             "{e}"
         );
         assert!(m(json!({ "path": "a", "startLine": "3" })).contains("startLine: invalid type"));
         assert!(m(json!([1])).contains("must be a JSON object"));
+    }
+
+    /// Every tool that replaces or removes something says so (MCP clients may auto-approve a
+    /// tool that says it only adds); only reading tools are read-only.
+    #[test]
+    fn destructive_is_true_for_every_tool_that_replaces_or_removes() {
+        let additive = ["append_file", "create_directory"];
+        for tool in ALL.iter().filter(|t| t.mutates) {
+            assert_eq!(
+                tool.destructive,
+                !additive.contains(&tool.name),
+                "{}",
+                tool.name
+            );
+        }
+        for tool in ALL.iter().filter(|t| !t.mutates) {
+            assert!(!tool.destructive, "{}", tool.name);
+        }
     }
 
     #[test]
@@ -241,7 +282,6 @@ mod tests {
                     tool.name
                 );
             }
-            assert!(tool.description.len() > 40, "{}", tool.name);
         }
     }
 }

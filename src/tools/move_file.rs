@@ -17,11 +17,12 @@ use serde_json::{json, Value};
 
 use super::destination::{self, Destination};
 use super::files;
-use super::trashing::{put_back, restore_hint, trash_error};
+use super::trashing::{in_trash, put_back, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::options::WorkspaceOptions;
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
@@ -32,9 +33,7 @@ use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "move_file",
-    description: "Move or rename a file, symbolic link or directory, creating the destination's parent directories. \
-Fails if the destination exists unless overwrite is true, in which case the existing destination is first put into the \
-recoverable trash.",
+    description,
     schema,
     mutates: true,
     destructive: true,
@@ -43,6 +42,13 @@ recoverable trash.",
     format_call,
     run,
 };
+
+fn description(_: &ToolNames, _: &WorkspaceOptions) -> String {
+    "Move or rename a file, symbolic link or directory. destination is the new path, not a directory to move \
+into; its missing parents are created. An existing destination is an error unless overwrite is true: then it goes to \
+the recoverable trash first, and when it is a directory, the whole tree goes and the user is always asked."
+        .to_owned()
+}
 
 fn schema() -> Value {
     object_schema(
@@ -66,7 +72,11 @@ struct Args {
 
 fn format_call(args: &Value) -> String {
     let get = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("");
-    format!("{} → {}", get("source"), get("destination"))
+    super::with_flags(
+        format!("{} → {}", get("source"), get("destination")),
+        args,
+        &["overwrite"],
+    )
 }
 
 fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
@@ -78,14 +88,15 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         if sandbox.holds_root(&source.path) || sandbox.contains_hidden(&source.path) {
             return Err(ToolError::new(
                 ErrorCode::DangerousPath,
-                format!("{} is the workspace root, an ancestor of it, or holds the agent-fs-tools data directory; it cannot be moved", source.path.shown()),
+                format!("{} is the workspace root, an ancestor of it, or holds the agent-fs-tools data directory; it cannot be moved. Move specific entries inside it instead", source.path.shown()),
             )
             .into());
         }
         destination::refuse_dangerous(&call.ws, &destination.path)?;
         if destination.path.starts_with(&source.path) {
             return Err(ToolError::invalid(format!(
-                "move_file: invalid arguments: destination {} is the source or inside it",
+                "{}: invalid arguments: destination {} is the source or inside it; a directory cannot be moved into itself. Choose a destination outside the source",
+                call.tool_name,
                 destination.path.shown()
             ))
             .into());
@@ -94,12 +105,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .lock_for_change(&[&source.path, &destination.path])
             .await?;
         let (src, dst, overwrite) = (source.clone(), destination.clone(), args.overwrite);
+        let tool = call.tool_name.clone();
         let (source_inode, destination_existed) = call
             .blocking(move || {
                 let (src_parent, src_name) = files::open_parent(&src, "move")?;
                 let src_stat = fsops::lstat_at(src_parent.as_fd(), &src_name)
                     .map_err(|e| ToolError::io(&e, "move", &src.path))?
-                    .ok_or_else(|| ToolError::new(ErrorCode::NotFound, format!("source not found: {}", src.path.shown())))?;
+                    .ok_or_else(|| ToolError::new(ErrorCode::NotFound, format!("source not found: {}; check the path", src.path.shown())))?;
                 let dst_stat = match files::open_parent(&dst, "move to") {
                     Ok((parent, name)) => fsops::lstat_at(parent.as_fd(), &name).map_err(|e| ToolError::io(&e, "move to", &dst.path))?,
                     Err(e) if e.code == ErrorCode::NotFound => None,
@@ -108,7 +120,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 if let Some(d) = &dst_stat {
                     if fsops::identity(d) == fsops::identity(&src_stat) {
                         return Err(ToolError::invalid(format!(
-                            "move_file: invalid arguments: source and destination are the same file ({})",
+                            "{tool}: invalid arguments: source and destination are the same file ({}); nothing to move. Give another destination",
                             dst.path.shown()
                         )));
                     }
@@ -153,6 +165,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             destination.clone(),
             call.cancel.clone(),
         );
+        let removers: Vec<String> = ["delete_file", "remove_dir"]
+            .into_iter()
+            .filter_map(|tool| call.names.offered(tool).map(str::to_owned))
+            .collect();
         let archived = call
             .blocking(move || {
                 let (src_parent, src_name) = files::open_parent(&src, "move")?;
@@ -221,6 +237,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         &dst.path,
                         &copied,
                         archived.as_ref(),
+                        &removers,
                     )?;
                 }
                 fsops::fsync_dir(src_parent.as_fd());
@@ -239,12 +256,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             ..FileChange::new(destination.path.clone(), Action::Moved)
         };
         if let Some(archived) = archived {
-            success.output.push_str(&format!(
-                "\nThe previous {} is in the trash at {}; {}.",
-                destination.path.shown(),
-                archived.archive_path.shown(),
-                restore_hint(call, &archived.archive_path)
-            ));
+            let subject = format!("The previous {}", destination.path.shown());
+            success
+                .output
+                .push_str(&in_trash(call, &subject, &archived.archive_path));
             success = success.with_data("trashedTo", archived.archive_path.shown().into_owned());
             change.sha256_before = Some(archived.metadata.original_sha256);
             change.trashed_to = Some(archived.archive_path);
@@ -336,6 +351,7 @@ fn remove_copied_source(
     dst_path: &Path,
     copied: &Copied,
     archived: Option<&Archived>,
+    removers: &[String],
 ) -> Result<(), ToolError> {
     let changed = |stat: &rustix::fs::Stat| !copied.unchanged(stat);
     let how = Removal {
@@ -358,8 +374,12 @@ fn remove_copied_source(
         ),
         Err(e) => {
             let mut error = ToolError::io(&e, "remove the moved", src_path);
+            let remove = match removers {
+                [] => "what is left of the source can be removed by the user".to_owned(),
+                _ => format!("what is left of the source can be removed with {}", removers.join(" or ")),
+            };
             error.message = format!(
-                "copied {} to {} (another file system), which is complete, but {}; what is left of the source can be removed with delete_file or remove_dir",
+                "copied {} to {} (another file system), which is complete, but {}; {remove}",
                 src_path.shown(),
                 dst_path.shown(),
                 error.message
@@ -375,4 +395,19 @@ fn remove_copied_source(
         ));
     }
     Err(error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_call_is_source_to_destination_and_overwrite() {
+        let f = |args: Value| format_call(&args);
+        assert_eq!(f(json!({ "source": "a", "destination": "b" })), "a → b");
+        assert_eq!(
+            f(json!({ "source": "a", "destination": "b", "overwrite": true })),
+            "a → b (overwrite)"
+        );
+    }
 }

@@ -10,11 +10,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::files;
-use super::trashing::{put_in_trash, restore_hint};
+use super::trashing::{in_trash, put_in_trash};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::options::WorkspaceOptions;
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::{identity_of, FinalLink};
 use crate::paths::shown::Shown;
@@ -24,9 +25,7 @@ use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "remove_dir",
-    description: "Remove a directory. By default only an empty directory is removed. With recursive: true the \
-directory and everything in it are moved into the recoverable trash as one archive (restore_file brings the whole \
-tree back); the user is always asked. permanent: true deletes without keeping a copy. Use delete_file for files.",
+    description,
     schema,
     mutates: true,
     destructive: true,
@@ -35,6 +34,18 @@ tree back); the user is always asked. permanent: true deletes without keeping a 
     format_call,
     run,
 };
+
+fn description(names: &ToolNames, _: &WorkspaceOptions) -> String {
+    let restore = names.hint("restore_file", |restore| {
+        format!(" ({restore} brings it back)")
+    });
+    let delete = names.hint("delete_file", |delete| format!(" For a file use {delete}."));
+    format!(
+        "Remove a directory. Without recursive only an empty one; with recursive: true the whole tree goes to the \
+recoverable trash as one archive{restore}, and the user is always asked. permanent: true keeps no copy. Always \
+refused: the filesystem root, the home directory, the workspace root and its parents, and the trash.{delete}"
+    )
+}
 
 fn schema() -> Value {
     object_schema(
@@ -58,7 +69,7 @@ struct Args {
 }
 
 fn format_call(args: &Value) -> String {
-    super::format_path_flag(args, "recursive")
+    super::format_path_flag(args, &["recursive", "permanent"])
 }
 
 /// Whether `a` and `b` are the same existing entry (device and inode), whatever their names.
@@ -92,33 +103,54 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         if let Some(why) = danger(&call.ws, &canonical.path) {
             return Err(ToolError::new(
                 ErrorCode::DangerousPath,
-                format!("{} is {why}; remove_dir refuses to remove it. Remove specific entries inside it instead", canonical.path.shown()),
+                format!("{} is {why}; {} refuses to remove it. Remove specific entries inside it instead", canonical.path.shown(), call.tool_name),
             )
             .into());
         }
         let target = call.ws.sandbox().check(&args.path, canonical)?;
         let lock = call.lock_for_change(&[&target.path]).await?;
-        let delete_file = call.names.exposed("delete_file");
+        // What to do with a file or a link instead: the tool for it, if it is offered.
+        let (file_instead, link_instead) = match call.names.offered("delete_file") {
+            Some(delete) => (
+                format!(", use {delete} instead"),
+                format!(", use {delete} instead (it removes the link, not its target)"),
+            ),
+            None => {
+                let only = format!("; {} removes only directories", call.tool_name);
+                (only.clone(), only)
+            }
+        };
         let (planned, recursive) = (target.clone(), args.recursive);
         call.blocking(move || {
             let (parent, name) = files::open_parent(&planned, "remove")?;
             let p = planned.path.shown();
             let stat = fsops::lstat_at(parent.as_fd(), &name)
                 .map_err(|e| ToolError::io(&e, "remove", &planned.path))?
-                .ok_or_else(|| ToolError::new(ErrorCode::NotFound, format!("{p} does not exist")))?;
+                .ok_or_else(|| {
+                    ToolError::new(ErrorCode::NotFound, format!("{p} does not exist"))
+                })?;
             match EntryKind::of(&stat) {
                 EntryKind::Directory => {}
                 EntryKind::Symlink => {
                     return Err(ToolError::new(
                         ErrorCode::NotADirectory,
-                        format!("{p} is a symbolic link, use {delete_file} instead (it removes the link, not its target)"),
+                        format!("{p} is a symbolic link{link_instead}"),
                     ))
                 }
-                _ => return Err(ToolError::new(ErrorCode::NotADirectory, format!("{p} is a file, use {delete_file} instead"))),
+                _ => {
+                    return Err(ToolError::new(
+                        ErrorCode::NotADirectory,
+                        format!("{p} is a file{file_instead}"),
+                    ))
+                }
             }
             if !recursive {
-                let dir = fsops::open_dir(&planned.anchor, &planned.path, false).map_err(|e| ToolError::io(&e, "remove", &planned.path))?;
-                if !fsops::list_names(dir.as_fd()).map_err(|e| ToolError::io(&e, "list", &planned.path))?.is_empty() {
+                let dir = fsops::open_dir(&planned.anchor, &planned.path, false)
+                    .map_err(|e| ToolError::io(&e, "remove", &planned.path))?;
+                if !fsops::list_names(dir.as_fd())
+                    .map_err(|e| ToolError::io(&e, "list", &planned.path))?
+                    .is_empty()
+                {
                     return Err(not_empty(&planned.path));
                 }
             }
@@ -183,14 +215,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .with_data("recursive", args.recursive);
         let mut change = FileChange::new(target.path, Action::Removed);
         if let Some(archived) = archived {
-            let files = super::quantity(archived.metadata.file_count.unwrap_or(0), "file", "files");
-            success.output.push_str(&format!(
-                "
-{files} ({}) are in the trash at {}; {}.",
-                super::bytes(archived.metadata.size),
-                archived.archive_path.shown(),
-                restore_hint(call, &archived.archive_path)
-            ));
+            let subject = format!(
+                "The directory, with {} ({}),",
+                super::quantity(archived.metadata.file_count.unwrap_or(0), "file", "files"),
+                super::bytes(archived.metadata.size)
+            );
+            success
+                .output
+                .push_str(&in_trash(call, &subject, &archived.archive_path));
             success = success.with_data("trashedTo", archived.archive_path.shown().into_owned());
             change.sha256_before = Some(archived.metadata.original_sha256);
             change.trashed_to = Some(archived.archive_path);
@@ -211,4 +243,28 @@ fn not_empty(path: &Path) -> ToolError {
             path.shown()
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_call_shows_every_flag_set() {
+        let f = |args: Value| format_call(&args);
+        assert_eq!(f(json!({ "path": "build" })), "build");
+        assert_eq!(
+            f(json!({ "path": "build", "recursive": true })),
+            "build (recursive)"
+        );
+        assert_eq!(
+            f(json!({ "path": "build", "permanent": true })),
+            "build (permanent)"
+        );
+        assert_eq!(
+            f(json!({ "path": "build", "recursive": true, "permanent": true })),
+            "build (recursive, permanent)"
+        );
+        assert_eq!(f(json!({ "path": "build", "recursive": false })), "build");
+    }
 }

@@ -10,11 +10,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::destination::{self, Destination};
-use super::trashing::{put_back, restore_hint, restore_into, trash_error};
+use super::trashing::{in_trash, put_back, restore_into, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
+use crate::options::WorkspaceOptions;
 use crate::paths::resolve::{absolute_input, prefer_shown_names};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::{unescape, Shown};
@@ -23,22 +24,30 @@ use crate::trash::TrashError;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "restore_file",
-    description: "Restore a file, symbolic link or directory tree from the trash (see trash_list, or the archive path \
-printed by the tool that removed it) to where it was, or to targetPath. Fails if something exists there unless \
-overwrite is true, in which case the existing entry is put into the trash first.",
+    description,
     schema,
     mutates: true,
-    destructive: false,
+    // It replaces content (an MCP client must not auto-approve it as additive).
+    destructive: true,
     idempotent: false,
     path_argument: Some("trashedPath"),
     format_call,
     run,
 };
 
+fn description(names: &ToolNames, _: &WorkspaceOptions) -> String {
+    let list = names.hint("trash_list", |list| format!(" from {list} or"));
+    format!(
+        "Bring back a file, symbolic link or directory from the trash, to where it was or to targetPath. \
+trashedPath is an archive path{list} from the result that trashed it. Something already at the target is an error \
+unless overwrite is true: then it goes to the trash first."
+    )
+}
+
 fn schema() -> Value {
     object_schema(
         json!({
-            "trashedPath": { "type": "string", "minLength": 1, "description": "The archive to restore: its full path as trash_list shows it, or just its file name." },
+            "trashedPath": { "type": "string", "minLength": 1, "description": "The archive to restore: its full path, as the trash listing or the result that trashed it shows it, or just its file name." },
             "targetPath": { "type": "string", "minLength": 1, "description": "Where to restore it. Default: the path it was removed from." },
             "overwrite": { "type": "boolean", "description": "Replace an existing entry at the target (it goes to the trash first). Default false." },
         }),
@@ -55,14 +64,15 @@ struct Args {
     overwrite: bool,
 }
 
+/// The archive as the model named it, `→ target` when given, `(overwrite)` when set.
 fn format_call(args: &Value) -> String {
     let get = |k: &str| args.get(k).and_then(Value::as_str);
-    let archive = get("trashedPath").unwrap_or("");
-    let name = archive.rsplit('/').next().unwrap_or(archive);
-    match get("targetPath") {
-        Some(target) => format!("{name} → {target}"),
-        None => name.to_owned(),
-    }
+    let archive = get("trashedPath").unwrap_or("").to_owned();
+    let header = match get("targetPath") {
+        Some(target) => format!("{archive} → {target}"),
+        None => archive,
+    };
+    super::with_flags(header, args, &["overwrite"])
 }
 
 fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
@@ -88,13 +98,20 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let archive =
             prefer_shown_names(&archive, |dir| Some(dir) == bucket.as_deref()).unwrap_or(archive);
         let (ws, inspected) = (call.ws.clone(), archive.clone());
+        let list = call.names.hint("trash_list", |list| {
+            format!("; use {list} to see what can be restored")
+        });
         let metadata = call
             .blocking(move || {
                 ws.bucket().inspect(&inspected).map_err(|e| match e {
                     TrashError::NotFound => ToolError::new(
                         ErrorCode::NotFound,
-                        format!("no archive {} in the trash; use trash_list to see what can be restored", inspected.shown()),
+                        format!("no archive {} in the trash{list}", inspected.shown()),
                     ),
+                    TrashError::NotInBucket => ToolError::not_allowed(format!(
+                        "{} is not an archive in this workspace's trash{list}",
+                        inspected.shown()
+                    )),
                     e => trash_error(e, "restore from", &inspected),
                 })
             })
@@ -166,10 +183,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 if let Err(e) = restore(&from, &aborted) {
                     let mut error = trash_error(e, "restore", &committed.path);
                     if let Some(previous) = &replaced {
-                        if put_back(&ws, previous, parent_path, parent.as_fd(), name).is_ok() {
-                            error
+                        match put_back(&ws, previous, parent_path, parent.as_fd(), name) {
+                            Ok(_) => error
                                 .message
-                                .push_str("; the entry that was there has been put back");
+                                .push_str("; the entry that was there has been put back"),
+                            Err(_) => error.message.push_str(&format!(
+                                "; the entry that was there is in the trash at {}",
+                                previous.archive_path.shown()
+                            )),
                         }
                     }
                     return Err(error);
@@ -192,12 +213,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             ..FileChange::new(target.path.clone(), Action::Added)
         };
         if let Some(previous) = replaced {
-            success.output.push_str(&format!(
-                "\nThe entry that was at {} is in the trash at {}; {}.",
-                target.path.shown(),
-                previous.archive_path.shown(),
-                restore_hint(call, &previous.archive_path)
-            ));
+            let subject = format!("The entry that was at {}", target.path.shown());
+            success
+                .output
+                .push_str(&in_trash(call, &subject, &previous.archive_path));
             success = success.with_data("trashedTo", previous.archive_path.shown().into_owned());
             change.action = Action::Modified;
             change.sha256_before = Some(previous.metadata.original_sha256);
@@ -205,4 +224,22 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         }
         Ok(success.with_change(change))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The archive as the model gave it (its directory tells which trash), like any path tool.
+    #[test]
+    fn format_call_is_the_archive_as_given() {
+        let archive = "/home/u/.agent-fs-tools/trash/ab12/20240101T000000Z-s-r-1-a.txt.tar.gz";
+        assert_eq!(format_call(&json!({ "trashedPath": archive })), archive);
+        assert_eq!(
+            format_call(
+                &json!({ "trashedPath": "x.tar.gz", "targetPath": "b.txt", "overwrite": true })
+            ),
+            "x.tar.gz → b.txt (overwrite)"
+        );
+    }
 }

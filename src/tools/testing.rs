@@ -27,16 +27,24 @@ pub struct TestWorkspace {
 
 impl TestWorkspace {
     pub fn new() -> Self {
+        Self::with(json!({}))
+    }
+
+    /// A workspace with these options too (e.g. `tools`, `readOnly`, `limits`).
+    pub fn with(options: Value) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let base = std::fs::canonicalize(dir.path()).unwrap();
         let (root, data) = (base.join("root"), base.join("data"));
         std::fs::create_dir(&root).unwrap();
-        let toolset = Toolset::new(&json!({
+        let mut all = json!({
             "root": root,
             "trash": { "dataDir": data },
             "permissions": { "cwdWriteFile": true, "cwdRemoveFile": true },
-        }))
-        .unwrap();
+        });
+        for (key, value) in options.as_object().expect("options are an object") {
+            all[key] = value.clone();
+        }
+        let toolset = Toolset::new(&all).unwrap();
         TestWorkspace {
             _dir: dir,
             root,

@@ -24,12 +24,17 @@ pub fn trash_error(e: TrashError, doing: &str, path: &Path) -> ToolError {
         TrashError::Conflict(why) => {
             format!("cannot {doing} {p}: {why}. Nothing was lost; look at it again and retry")
         }
-        TrashError::Corrupt(why) => format!("cannot {doing} {p}: {why}"),
+        TrashError::Corrupt(why) if doing.starts_with("restore") => format!(
+            "cannot {doing} {p}: the trash archive is damaged ({why}), so nothing was restored and the archive was left as it is. Restore another archive, or ask the user to look at this one"
+        ),
+        TrashError::Corrupt(why) => format!(
+            "cannot {doing} {p}: the archive written to the trash is damaged ({why}), so nothing was removed. Ask the user to check the trash data directory (trash.dataDir)"
+        ),
         TrashError::AlreadyExists => format!(
             "{p} already exists; pass overwrite: true to replace it (the current one goes to the trash first)"
         ),
         TrashError::NotInBucket => format!(
-            "{p} is not an archive in this workspace's trash; use trash_list to see what can be restored"
+            "{p} is not an archive in this workspace's trash; only its own archives can be restored"
         ),
         TrashError::Aborted => return ToolError::aborted(),
         TrashError::Unsupported(what) => format!(
@@ -136,11 +141,15 @@ fn ensure_bucket_writable(ws: &Workspace, path: &Path) -> Result<(), ToolError> 
     })
 }
 
-/// "restore it with restore_file { "trashedPath": "…" }", with the host's name for restore_file.
-pub fn restore_hint(call: &Call, archive: &Path) -> String {
-    let restore = call.names.exposed("restore_file");
-    let quoted = serde_json::to_string(&archive.shown().into_owned()).unwrap_or_default();
-    format!("restore it with {restore} {{ \"trashedPath\": {quoted} }}")
+/// The line of a result saying where `subject` went in the trash: `\n<subject> is in the trash at
+/// <archive>; restore it with restore_file { "trashedPath": "…" }.`, with the host's name for
+/// restore_file, and the second half only when the workspace offers it.
+pub fn in_trash(call: &Call, subject: &str, archive: &Path) -> String {
+    let hint = call.names.hint("restore_file", |restore| {
+        let quoted = serde_json::to_string(&archive.shown().into_owned()).unwrap_or_default();
+        format!("; restore it with {restore} {{ \"trashedPath\": {quoted} }}")
+    });
+    format!("\n{subject} is in the trash at {}{hint}.", archive.shown())
 }
 
 #[cfg(test)]

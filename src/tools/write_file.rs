@@ -11,13 +11,14 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 
 use super::files::{self, Planned};
-use super::trashing::{put_in_trash, restore_hint};
+use super::trashing::{in_trash, put_in_trash};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::{sha256_hex, sha256_reader};
+use crate::options::WorkspaceOptions;
 use crate::paths::fsops::{self, Replacing};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
@@ -26,9 +27,7 @@ use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "write_file",
-    description: "Create a file or replace its whole content, atomically, creating missing parent directories. \
-Use it for new files or complete rewrites; to change part of an existing file prefer edit_file, which sends only the \
-changed text. The previous content of an overwritten file is kept in the recoverable trash. The result shows the diff.",
+    description,
     schema,
     mutates: true,
     destructive: true,
@@ -37,6 +36,21 @@ changed text. The previous content of an overwritten file is kept in the recover
     format_call: super::format_path,
     run,
 };
+
+fn description(names: &ToolNames, options: &WorkspaceOptions) -> String {
+    let edit = names.hint("edit_file", |edit| {
+        format!("; to change part of a file use {edit}, which sends only the changed text")
+    });
+    let trash = if options.trash.keep_overwrites {
+        " The previous content of a replaced file goes to the recoverable trash."
+    } else {
+        " The previous content of a replaced file is not kept, so the user is always asked first."
+    };
+    format!(
+        "Create a file, or replace the whole content of one. Use it for new files and complete rewrites{edit}. \
+Missing parent directories are created.{trash} The result shows the diff."
+    )
+}
 
 fn schema() -> Value {
     object_schema(
@@ -60,10 +74,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let args: Args = parse_args("write_file", args)?;
         let limits = call.limits().clone();
         if args.content.len() as u64 > limits.write_max_bytes {
+            let parts = call.names.hint("append_file", |append| {
+                format!(", or write the first part with this tool and the rest with {append}")
+            });
             return Err(ToolError::new(
                 ErrorCode::TooLarge,
                 format!(
-                    "content is {} bytes, over the write limit of {} bytes (writeMaxBytes); write a smaller file, or write it in parts with append_file",
+                    "content is {} bytes, over the write limit of {} bytes (writeMaxBytes); nothing was written. Write a smaller file{parts}",
                     args.content.len(),
                     limits.write_max_bytes
                 ),
@@ -81,8 +98,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 let planned = match files::open_existing(&target, "read")? {
                     None => Planned::Absent,
                     Some(mut opened) => {
-                        files::ensure_writable(&opened, &target.path)?;
                         let bytes = files::read_at_most(&mut opened.file, limits.edit_max_file_bytes, "read", &target.path)?;
+                        // Nothing to write when the content is the same: no need to be writable.
+                        if bytes.as_deref() != Some(content.as_bytes()) {
+                            files::ensure_writable(&opened, &target.path)?;
+                        }
                         Planned::Present { stat: opened.stat, bytes }
                     }
                 };
@@ -101,16 +121,30 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             })
             .await?
         };
-        call.authorize(Authorization {
+        // Without keepOverwrites an overwrite cannot be undone, so it always asks (SPEC §4).
+        let permanent =
+            !call.ws.options().trash.keep_overwrites && !matches!(planned, Planned::Absent);
+        let question = Authorization {
             diff: Some(diff.clone()),
+            always_ask: permanent,
+            permanent: permanent.then_some(true),
+            detail: if permanent {
+                format!("{} (permanent)", target.path.shown())
+            } else {
+                target.path.shown().into_owned()
+            },
             ..Authorization::of(
                 Operation::Write,
                 &target,
                 "Write file?",
                 "The user denied this write.",
             )
-        })
-        .await?;
+        };
+        if matches!(&planned, Planned::Present { bytes: Some(old), .. } if old[..] == content.as_bytes()[..])
+        {
+            return unchanged(call, &target, question, content.len()).await;
+        }
+        call.authorize(question).await?;
         let _lock = lock.exclusive().await;
         let created = matches!(planned, Planned::Absent);
         let sha_before = match &planned {
@@ -143,11 +177,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             super::bytes(content.len() as u64)
         );
         if let Some(archive) = &trashed {
-            summary.push_str(&format!(
-                "\nThe previous content is in the trash at {}; {}.",
-                archive.shown(),
-                restore_hint(call, archive)
-            ));
+            summary.push_str(&in_trash(call, "The previous content", archive));
         }
         let mut success = Success::text(files::with_diff(summary, &diff, limits.read_max_bytes))
             .with_data("path", target.path.shown().into_owned())
@@ -169,6 +199,30 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             ..FileChange::new(target.path, action)
         }))
     })
+}
+
+/// The file already holds `content` (`bytes` long): nothing is written, archived or asked, and
+/// the result says so. Only a call that may not read the file is still asked (as a write), so
+/// that the answer does not tell it what the file holds.
+async fn unchanged(
+    call: &Call,
+    target: &crate::paths::Target,
+    question: Authorization<'_>,
+    bytes: usize,
+) -> Outcome {
+    let read = Authorization::of(Operation::Read, target, "Read file?", "");
+    if !call.is_granted(&read) {
+        call.authorize(question).await?;
+    }
+    Ok(Success::text(format!(
+        "{} already has this content ({}); nothing was written.",
+        target.path.shown(),
+        super::bytes(bytes as u64)
+    ))
+    .with_data("path", target.path.shown().into_owned())
+    .with_data("bytes", bytes)
+    .with_data("created", false)
+    .with_data("unchanged", true))
 }
 
 /// Creates the parents, checks the file is still what was planned on, keeps the old content in

@@ -207,7 +207,7 @@ mod tests {
 
     #[test]
     fn long_lines_are_shortened_around_the_match() {
-        let m = build_matcher("NEEDLE", false).unwrap();
+        let m = build_matcher("NEEDLE", false, "grep").unwrap();
         let line = format!("{}NEEDLE{}\n", "a".repeat(5000), "b".repeat(5000));
         let shown = display_line(line.as_bytes(), Some(&m));
         assert!(

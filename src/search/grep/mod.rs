@@ -42,7 +42,12 @@ pub use render::{output, Cut, Rendered, Searched};
 const HEAP_LIMIT: usize = 64 * 1024 * 1024;
 
 /// The regex, line-oriented (it never matches across lines; `$` also matches before `\r\n`).
-pub fn build_matcher(pattern: &str, case_insensitive: bool) -> Result<RegexMatcher, ToolError> {
+/// `tool` is the host's name of the searching tool, for the message of a bad pattern.
+pub fn build_matcher(
+    pattern: &str,
+    case_insensitive: bool,
+    tool: &str,
+) -> Result<RegexMatcher, ToolError> {
     RegexMatcherBuilder::new()
         .case_insensitive(case_insensitive)
         .crlf(true)
@@ -50,7 +55,7 @@ pub fn build_matcher(pattern: &str, case_insensitive: bool) -> Result<RegexMatch
         .build(pattern)
         .map_err(|e| {
             ToolError::invalid(format!(
-                "grep: invalid arguments: pattern: invalid regular expression: {}\nThe pattern is a Rust regex matched against one line at a time; escape ( ) [ ] {{ }} . * + ? | \\ with a backslash to match them literally.",
+                "{tool}: invalid arguments: pattern: invalid regular expression: {}\nThe pattern is a Rust regex matched against one line at a time; escape ( ) [ ] {{ }} . * + ? | \\ with a backslash to match them literally.",
                 e.to_string().trim_end()
             ))
         })
@@ -182,7 +187,7 @@ pub fn search_single_file(
         Ok(None) => Err(ToolError::new(
             ErrorCode::BinaryFile,
             format!(
-                "{} is a binary file; grep searches text files only",
+                "{} is a binary file, and only text files are searched; search a text file or a directory",
                 path.shown()
             ),
         )),
@@ -219,7 +224,7 @@ mod testing {
 
     /// Searches `text` as a file with a one-byte label; `None` if it is binary.
     pub fn hits(text: &str, pattern: &str, b: &Bounds) -> Option<FileHits> {
-        let matcher = build_matcher(pattern, false).unwrap();
+        let matcher = build_matcher(pattern, false, "grep").unwrap();
         let mut searcher = b.searcher();
         let mut sink = Collect::new(&matcher, b, 1);
         searcher
@@ -247,12 +252,12 @@ mod tests {
 
     #[test]
     fn a_bad_regex_is_invalid_arguments_with_the_regex_error() {
-        let e = build_matcher("fn (", false).unwrap_err();
+        let e = build_matcher("fn (", false, "grep").unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArguments);
         assert!(e
             .message
             .starts_with("grep: invalid arguments: pattern: invalid regular expression:"));
         assert!(e.message.contains("unclosed group"), "{}", e.message);
-        assert!(build_matcher(r"a\nb", false).is_err());
+        assert!(build_matcher(r"a\nb", false, "grep").is_err());
     }
 }

@@ -237,7 +237,7 @@ mod tests {
 
     #[test]
     fn case_insensitive_and_crlf() {
-        let m = build_matcher("HELLO$", true).unwrap();
+        let m = build_matcher("HELLO$", true, "grep").unwrap();
         assert!(m.is_match(b"say hello").unwrap());
         let b = bounds(100, 65536, 0);
         let c = collect(&[("w", "end\r\nend\r\n")], "end$", &b);

@@ -211,14 +211,18 @@ fn resolve_anchors(
             // The function or class an earlier chunk was in, named again for a later chunk
             // inside it: its line is behind the cursor already, and the chunk goes on from the
             // cursor (it never moves back).
-            None if index == 0 => enclosing_anchor(hay, anchor, cursor)
-                .ok_or_else(|| Miss::Anchor(anchor.clone()))?,
+            None if index == 0 => {
+                enclosing_anchor(hay, anchor, cursor).ok_or_else(|| Miss::Anchor(anchor.clone()))?
+            }
             None => return Err(Miss::Anchor(anchor.clone())),
         };
         anchor_line = Some(line);
         from = (line + 1).max(from);
     }
-    Ok((anchor_line.map_or(cursor, |line| line.max(cursor)), anchor_line))
+    Ok((
+        anchor_line.map_or(cursor, |line| line.max(cursor)),
+        anchor_line,
+    ))
 }
 
 /// The last line before `cursor` that `anchor` names, if it is the nearest such line (the scope

@@ -25,7 +25,7 @@
 //! 2. Resolve every path of every [`FilePatch`] (an update's `path` and `move_to`) through the
 //!    sandbox, and refuse two that resolve to the same file: `parse` only compares spellings.
 //! 3. Read each existing file and decode it with `text::decode::decode_for_edit`
-//!    (`DecodeError::into_tool_error(path, "apply_patch")` for binary or non-UTF-8 files).
+//!    (`DecodeError::into_tool_error(path, "apply_patch", write_file)` for binary or non-UTF-8 files).
 //! 4. Already applied? When every file is as the patch says (an added file exists with its
 //!    `text`; a deleted file is gone; an update's file — for a move, the destination once the
 //!    source is gone — satisfies [`is_applied`]), answer `Patch already applied; nothing

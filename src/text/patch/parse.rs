@@ -216,7 +216,10 @@ mod tests {
             other => panic!("not an add: {other:?}"),
         };
         assert_eq!(added(diff), "one\r\ntwo\r\n");
-        assert_eq!(added(&diff.replace('\n', "\r\n").replace("\r\r", "\r")), "one\ntwo\n");
+        assert_eq!(
+            added(&diff.replace('\n', "\r\n").replace("\r\r", "\r")),
+            "one\ntwo\n"
+        );
         let codex = "*** Begin Patch\n*** Add File: w.txt\n+one\r\n+two\r\n*** End Patch\n";
         assert_eq!(added(codex), "one\r\ntwo\r\n");
         // An update's added lines take the file's endings: no content `\r` is kept for them.

@@ -23,12 +23,23 @@ export function supportsElicitation(capabilities: ClientCapabilities | undefined
   return capabilities?.elicitation?.form !== undefined
 }
 
-/** The elicitation form for a confirmation: the label, the detail and (for writes) the diff. */
+/**
+ * What happens to what the action removes or replaces, said plainly: a permanent action keeps no
+ * copy; a recursive one puts the whole tree in the trash, from where it can be restored.
+ */
+function consequence(request: ConfirmRequest): string | undefined {
+  if (request.permanent === true) return 'No copy is kept in the trash: this cannot be undone.'
+  if (request.recursive === true) {
+    return 'The directory and everything in it go to the trash as one archive, from where they can be restored.'
+  }
+  return undefined
+}
+
+/** The elicitation form for a confirmation: the label, the detail, what happens, and (for writes) the diff. */
 export function confirmationForm(request: ConfirmRequest): ElicitRequestFormParams {
   const lines = [`${request.label} ${request.detail}`]
-  if (request.recursive === true || request.permanent === true) {
-    lines.push('', 'This cannot be undone from the trash.')
-  }
+  const then = consequence(request)
+  if (then !== undefined) lines.push('', then)
   if (request.diff !== undefined && request.diff !== '') {
     lines.push('', '```diff', request.diff.replace(/\n$/, ''), '```')
   }
@@ -69,7 +80,8 @@ export function elicitationConfirm(server: Server, related: { requestId: Request
 export const NO_ELICITATION_NOTE =
   ' This MCP client does not support confirmations (elicitation), so agent-fs-tools cannot ask the user;' +
   ' the user can grant this kind of action in the --permissions file of the agent-fs-tools MCP server' +
-  ' (irreversible actions, recursive or permanent removals, always need a confirmation).'
+  ' (a recursive removal, the replacement of a whole directory, and anything that keeps no copy in the trash' +
+  ' always need a confirmation).'
 
 /**
  * A denial from a call made without a confirm handler could only come from the missing handler:
