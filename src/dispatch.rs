@@ -541,7 +541,11 @@ mod description_tests {
         for def in toolset.definitions().as_array().unwrap() {
             let text = def["description"].as_str().unwrap();
             // apply_patch shows the format it takes, which models need more than brevity.
-            let max = if def["name"] == "apply_patch" { 1200 } else { 800 };
+            let max = if def["name"] == "apply_patch" {
+                1200
+            } else {
+                800
+            };
             if !(60..=max).contains(&text.len()) {
                 wrong.push(format!("{}: {} bytes", def["name"], text.len()));
             }

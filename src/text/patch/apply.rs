@@ -113,8 +113,9 @@ pub fn is_applied(text: &str, chunks: &[Chunk]) -> bool {
             return false;
         };
         // Where apply would find the old lines: at the first level that finds any.
-        let old_found: Vec<usize> = MatchLevel::LADDER
-            .into_iter()
+        let old_found: Vec<usize> = MatchLevel::ladder_for(&old)
+            .iter()
+            .copied()
             .filter(|_| !old.is_empty())
             .map(|level| hay.occurrences(&old, level, from))
             .find(|found| !found.is_empty())
@@ -137,8 +138,9 @@ pub fn is_applied(text: &str, chunks: &[Chunk]) -> bool {
                 (None, Some(line)) => line + 1,
                 (None, None) => hay.len().saturating_sub(new.len()),
             };
-            match MatchLevel::LADDER
-                .into_iter()
+            match MatchLevel::ladder_for(&new)
+                .iter()
+                .copied()
                 .find(|&level| hay.matches_at(&new, level, start))
             {
                 Some(level) => Place {
@@ -278,8 +280,9 @@ fn find_place(
     }
     let m = pattern.len();
     if chunk.end_of_file && n >= m && n - m >= from {
-        let at_end = MatchLevel::LADDER
-            .into_iter()
+        let at_end = MatchLevel::ladder_for(pattern)
+            .iter()
+            .copied()
             .find(|&level| hay.matches_at(pattern, level, n - m));
         if let Some(level) = at_end {
             return Ok(Place {
@@ -289,7 +292,7 @@ fn find_place(
             });
         }
     }
-    for level in MatchLevel::LADDER {
+    for &level in MatchLevel::ladder_for(pattern) {
         let candidates = hay.occurrences(pattern, level, from);
         let place = |start| Place {
             start,

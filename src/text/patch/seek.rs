@@ -33,6 +33,17 @@ impl MatchLevel {
         MatchLevel::Punctuation,
     ];
 
+    /// The levels for `pattern`, strictest first. Lines that are all whitespace are matched
+    /// exactly only: read loosely, any run of blank lines would match them, and a retried patch
+    /// could not tell it was applied already.
+    pub(super) fn ladder_for(pattern: &[&str]) -> &'static [MatchLevel] {
+        if pattern.iter().all(|line| line.trim().is_empty()) {
+            &Self::LADDER[..1]
+        } else {
+            &Self::LADDER
+        }
+    }
+
     /// How the lines differed, for a note: `ignoring trailing whitespace`.
     pub fn describe(self) -> &'static str {
         match self {

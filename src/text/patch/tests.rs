@@ -743,6 +743,27 @@ fn nested_anchors_narrow_down_and_the_anchor_line_may_be_context() {
     assert!(patched_text(text, &patch).ends_with("        return 2\n"));
 }
 
+/// Lines that are all whitespace are matched exactly only: read loosely, the blank lines an
+/// applied patch left would match its old lines again, and a retry would apply it twice (found
+/// by the retry property).
+#[test]
+fn whitespace_only_lines_match_exactly_so_a_retry_is_seen_as_applied() {
+    let text = "\n \n  \n\n\n";
+    let patch = codex("*** Update File: f.txt\n@@\n  \n   \n \n+ \n \n*** End of File\n");
+    let once = patched_text(text, &patch);
+    assert_eq!(once, "\n \n  \n\n \n\n");
+    let parsed = parse(&patch).unwrap();
+    let (_, _, chunks) = only_update(&parsed);
+    assert!(
+        is_applied(&once, chunks),
+        "a retry is answered 'already applied'"
+    );
+    assert!(
+        patched(&once, &patch).is_err(),
+        "and never applied a second time"
+    );
+}
+
 /// Two chunks in one function, each naming it (as `git diff` prints the enclosing function for
 /// every hunk): the second's anchor is behind the cursor, and the chunk goes on from there.
 #[test]
