@@ -99,6 +99,21 @@ pub enum StepAction {
     /// The entry `removes` leaves the name.
     #[serde(rename_all = "camelCase")]
     Remove { removes: Ident },
+    /// The entry staged under the temp name (a file, link or whole tree, `staged`) takes the free
+    /// name.
+    #[serde(rename_all = "camelCase")]
+    Place { staged: Ident },
+    /// The entry `moves` goes from the name to `to_name` in the directory `to_dir`.
+    #[serde(rename_all = "camelCase")]
+    Rename {
+        moves: Ident,
+        #[serde(with = "path_bytes")]
+        to_dir: PathBuf,
+        to_dir_dev: u64,
+        to_dir_ino: u64,
+        #[serde(with = "path_bytes")]
+        to_name: PathBuf,
+    },
 }
 
 /// A change of many entries in flight (kind `commit`).
@@ -126,6 +141,8 @@ struct Staged {
     replaces: Option<PlannedFile>,
     /// For a remove: what the entry must still be.
     removes: Option<Snapshot>,
+    /// For a rename: the directory the entry goes to.
+    to_dir: Option<OwnedFd>,
     /// The temp record answering for the staged file until the commit record does.
     temp_entry: Option<Entry>,
 }
@@ -234,9 +251,99 @@ impl Commit<'_> {
             data,
             replaces,
             removes: None,
+            to_dir: None,
             temp_entry,
         });
         Ok(())
+    }
+
+    /// Adds putting the entry already staged as `aside` in `dir` (canonical path `dir_path`) —
+    /// a file, symlink or tree, e.g. extracted from the trash — in place as `name`, which must be
+    /// free then. `temp_entry` is the temp record that answered for `aside` while it was staged:
+    /// the commit record takes over from it.
+    pub fn place(
+        &mut self,
+        dir: OwnedFd,
+        dir_path: &Path,
+        aside: &OsStr,
+        name: &OsStr,
+        temp_entry: Option<Entry>,
+    ) -> io::Result<()> {
+        let staged = Snapshot::of(
+            &fsops::lstat_at(dir.as_fd(), aside)?
+                .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?,
+        );
+        let dir_stat = Snapshot::of(&fsops::fstat(&dir)?);
+        let record = StepRecord {
+            dir: dir_path.to_owned(),
+            dir_dev: dir_stat.dev,
+            dir_ino: dir_stat.ino,
+            name: PathBuf::from(name),
+            aside: PathBuf::from(aside),
+            action: StepAction::Place {
+                staged: Ident::of_snapshot(&staged),
+            },
+        };
+        self.push_plain(dir, record, None);
+        if let Some(step) = self.steps.last_mut() {
+            step.temp_entry = temp_entry;
+        }
+        Ok(())
+    }
+
+    /// Adds moving the entry `expected` describes from `name` in `dir` to `to_name` in `to_dir`
+    /// (canonical paths `dir_path`, `to_dir_path`), where nothing may be then.
+    #[allow(clippy::too_many_arguments)]
+    pub fn rename(
+        &mut self,
+        dir: OwnedFd,
+        dir_path: &Path,
+        name: &OsStr,
+        expected: Snapshot,
+        to_dir: OwnedFd,
+        to_dir_path: &Path,
+        to_name: &OsStr,
+    ) -> io::Result<()> {
+        let dir_stat = Snapshot::of(&fsops::fstat(&dir)?);
+        let to_stat = Snapshot::of(&fsops::fstat(&to_dir)?);
+        let record = StepRecord {
+            dir: dir_path.to_owned(),
+            dir_dev: dir_stat.dev,
+            dir_ino: dir_stat.ino,
+            name: PathBuf::from(name),
+            aside: PathBuf::from(fsops::temp_name(name)),
+            action: StepAction::Rename {
+                moves: Ident::of_snapshot(&expected),
+                to_dir: to_dir_path.to_owned(),
+                to_dir_dev: to_stat.dev,
+                to_dir_ino: to_stat.ino,
+                to_name: PathBuf::from(to_name),
+            },
+        };
+        self.push_plain(dir, record, Some(to_dir));
+        Ok(())
+    }
+
+    fn push_plain(&mut self, dir: OwnedFd, record: StepRecord, to_dir: Option<OwnedFd>) {
+        self.steps.push(Staged {
+            dir,
+            record,
+            data: Vec::new(),
+            replaces: None,
+            removes: None,
+            to_dir,
+            temp_entry: None,
+        });
+    }
+
+    /// How many steps the change has so far (a step's index names it in a [`CommitError`]).
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Whether the change has no step yet.
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
     }
 
     /// Adds the removal of `name` in `dir` (canonical path `dir_path`), which must still be the
@@ -265,6 +372,7 @@ impl Commit<'_> {
             data: Vec::new(),
             replaces: None,
             removes: Some(expected),
+            to_dir: None,
             temp_entry: None,
         });
         Ok(())
@@ -294,7 +402,11 @@ impl Commit<'_> {
         for index in 0..self.steps.len() {
             if let Err(reason) = apply_step(&self.steps[index]) {
                 for done in self.steps[..index].iter().rev() {
-                    undo_step(done.dir.as_fd(), &done.record);
+                    undo_step(
+                        done.dir.as_fd(),
+                        done.to_dir.as_ref().map(|d| d.as_fd()),
+                        &done.record,
+                    );
                 }
                 self.discard();
                 sync_dirs(&self.steps);
@@ -314,7 +426,11 @@ impl Commit<'_> {
             .rewrite_durable(&entry, &Record::Commit(applied))
         {
             for done in self.steps.iter().rev() {
-                undo_step(done.dir.as_fd(), &done.record);
+                undo_step(
+                    done.dir.as_fd(),
+                    done.to_dir.as_ref().map(|d| d.as_fd()),
+                    &done.record,
+                );
             }
             sync_dirs(&self.steps);
             entry.finish();
@@ -330,13 +446,13 @@ impl Commit<'_> {
     /// Removes the staged files of steps not applied.
     fn discard(&mut self) {
         for step in &mut self.steps {
-            if let StepAction::Put { staged, sha256, .. } = &step.record.action {
-                remove_staged(
-                    step.dir.as_fd(),
-                    step.record.aside.as_os_str(),
-                    staged,
-                    sha256,
-                );
+            let aside = step.record.aside.as_os_str();
+            match &step.record.action {
+                StepAction::Put { staged, sha256, .. } => {
+                    remove_staged(step.dir.as_fd(), aside, staged, sha256)
+                }
+                StepAction::Place { staged } => remove_tree_if(step.dir.as_fd(), aside, *staged),
+                _ => {}
             }
             if let Some(temp) = step.temp_entry.take() {
                 temp.finish();
@@ -349,6 +465,22 @@ impl Drop for Commit<'_> {
     /// A change dropped before it was applied leaves nothing staged behind.
     fn drop(&mut self) {
         self.discard();
+    }
+}
+
+fn changed() -> StepFailure {
+    StepFailure::Changed {
+        being_written: false,
+        kept: None,
+    }
+}
+
+/// A name taken meanwhile is a change; anything else an I/O error.
+fn taken(e: io::Error) -> StepFailure {
+    if e.kind() == io::ErrorKind::AlreadyExists {
+        changed()
+    } else {
+        StepFailure::Io(e)
     }
 }
 
@@ -383,13 +515,38 @@ fn apply_step(step: &Staged) -> Result<(), StepFailure> {
             })?;
         }
         (StepAction::Remove { .. }, _, None) => unreachable!("a remove step knows what it removes"),
+        (StepAction::Place { staged }, _, _) => {
+            let here = fsops::lstat_at(dir, aside).map_err(StepFailure::Io)?;
+            if !here.is_some_and(|s| staged.is(&s)) {
+                return Err(changed());
+            }
+            fsops::rename_noreplace(dir, aside, dir, name).map_err(taken)?;
+        }
+        (StepAction::Rename { moves, to_name, .. }, _, _) => {
+            let to_dir = step
+                .to_dir
+                .as_ref()
+                .expect("a rename knows where to")
+                .as_fd();
+            let here = fsops::lstat_at(dir, name).map_err(StepFailure::Io)?;
+            if !here.is_some_and(|s| moves.is(&s)) {
+                return Err(changed());
+            }
+            fsops::rename_noreplace(dir, name, to_dir, to_name.as_os_str()).map_err(taken)?;
+            // What moved must be what was checked (a swap in between is moved back).
+            let moved = fsops::lstat_at(to_dir, to_name.as_os_str()).map_err(StepFailure::Io)?;
+            if !moved.is_some_and(|s| moves.is(&s)) {
+                let _ = fsops::rename_noreplace(to_dir, to_name.as_os_str(), dir, name);
+                return Err(changed());
+            }
+        }
     }
     Ok(())
 }
 
 /// Takes back a step, as far as it was done: judged by identities (and a staged file by its
 /// content too), so only what is ours moves.
-fn undo_step(dir: BorrowedFd<'_>, step: &StepRecord) {
+fn undo_step(dir: BorrowedFd<'_>, to_dir: Option<BorrowedFd<'_>>, step: &StepRecord) {
     let (name, aside) = (step.name.as_os_str(), step.aside.as_os_str());
     let at = |n: &OsStr| fsops::lstat_at(dir, n).ok().flatten();
     match &step.action {
@@ -421,6 +578,30 @@ fn undo_step(dir: BorrowedFd<'_>, step: &StepRecord) {
                 let _ = fsops::rename_noreplace(dir, aside, dir, name);
             }
         }
+        StepAction::Place { staged } => {
+            if at(name).is_some_and(|s| staged.is(&s)) && at(aside).is_none() {
+                let _ = fsops::rename_noreplace(dir, name, dir, aside);
+            }
+            remove_tree_if(dir, aside, *staged);
+        }
+        StepAction::Rename { moves, to_name, .. } => {
+            let Some(to_dir) = to_dir else { return };
+            let there = fsops::lstat_at(to_dir, to_name.as_os_str()).ok().flatten();
+            if there.is_some_and(|s| moves.is(&s)) && at(name).is_none() {
+                let _ = fsops::rename_noreplace(to_dir, to_name.as_os_str(), dir, name);
+            }
+        }
+    }
+}
+
+/// Removes the entry (a tree too) `name` if it is `ident`.
+fn remove_tree_if(dir: BorrowedFd<'_>, name: &OsStr, ident: Ident) {
+    if fsops::lstat_at(dir, name)
+        .ok()
+        .flatten()
+        .is_some_and(|s| ident.is(&s))
+    {
+        let _ = trees::remove_tree_at(dir, name, trees::Removal::OWN_TEMP);
     }
 }
 
@@ -430,6 +611,7 @@ fn clean_up(dir: BorrowedFd<'_>, step: &StepRecord) {
     let displaced = match &step.action {
         StepAction::Put { replaces, .. } => *replaces,
         StepAction::Remove { removes } => Some(*removes),
+        StepAction::Place { .. } | StepAction::Rename { .. } => None,
     };
     if let Some(displaced) = displaced {
         if fsops::lstat_at(dir, aside)
@@ -462,10 +644,18 @@ fn remove_staged(dir: BorrowedFd<'_>, name: &OsStr, staged: &Ident, sha256: &str
 fn sync_dirs(steps: &[Staged]) {
     let mut seen = Vec::new();
     for step in steps {
-        let key = (step.record.dir_dev, step.record.dir_ino);
-        if !seen.contains(&key) {
-            seen.push(key);
-            fsops::fsync_dir(step.dir.as_fd());
+        for dir in [Some(&step.dir), step.to_dir.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            let Ok(stat) = fsops::fstat(dir) else {
+                continue;
+            };
+            let key = (Snapshot::of(&stat).dev, Snapshot::of(&stat).ino);
+            if !seen.contains(&key) {
+                seen.push(key);
+                fsops::fsync_dir(dir.as_fd());
+            }
         }
     }
 }
@@ -473,18 +663,29 @@ fn sync_dirs(steps: &[Staged]) {
 /// Recovery of a commit record a crash left: undone while `applying`, finished once `applied`
 /// (see the module docs); only directories still the recorded ones, inside the allowed trees.
 pub fn recover(record: &CommitRecord, sandbox: &Sandbox) -> io::Result<Recovered> {
-    let mut dirs = Vec::new();
-    for step in &record.steps {
-        let dir = match super::open_beneath_allowed(sandbox, &step.dir) {
-            Ok(dir)
-                if Snapshot::of(&fsops::fstat(&dir)?).dev == step.dir_dev
-                    && Snapshot::of(&fsops::fstat(&dir)?).ino == step.dir_ino =>
-            {
-                Some(dir)
+    // Each step's directory (and a rename's other one), if still the recorded one.
+    let open = |path: &Path, dev: u64, ino: u64| -> io::Result<Option<OwnedFd>> {
+        Ok(match super::open_beneath_allowed(sandbox, path) {
+            Ok(dir) => {
+                let now = Snapshot::of(&fsops::fstat(&dir)?);
+                ((now.dev, now.ino) == (dev, ino)).then_some(dir)
             }
+            Err(_) => None,
+        })
+    };
+    let mut dirs = Vec::new();
+    let mut to_dirs = Vec::new();
+    for step in &record.steps {
+        dirs.push(open(&step.dir, step.dir_dev, step.dir_ino)?);
+        to_dirs.push(match &step.action {
+            StepAction::Rename {
+                to_dir,
+                to_dir_dev,
+                to_dir_ino,
+                ..
+            } => open(to_dir, *to_dir_dev, *to_dir_ino)?,
             _ => None,
-        };
-        dirs.push(dir);
+        });
     }
     let steps = record.steps.iter().zip(&dirs);
     if record.applied {
@@ -495,9 +696,9 @@ pub fn recover(record: &CommitRecord, sandbox: &Sandbox) -> io::Result<Recovered
         }
         Ok(Recovered::CommitFinished)
     } else {
-        for (step, dir) in steps.rev() {
+        for ((step, dir), to_dir) in steps.zip(&to_dirs).rev() {
             if let Some(dir) = dir {
-                undo_step(dir.as_fd(), step);
+                undo_step(dir.as_fd(), to_dir.as_ref().map(|d| d.as_fd()), step);
             }
         }
         for dir in dirs.iter().flatten() {
@@ -696,6 +897,71 @@ mod tests {
                 assert_eq!(outcome, Recovered::CommitUndone);
                 assert_eq!(tree(&s.root), before(), "undone after {crash_after}");
             }
+        }
+    }
+
+    /// A staged tree takes a free name, and an entry moves to another directory, in one change;
+    /// a crash before the commit point takes both back.
+    #[test]
+    fn a_staged_tree_and_a_move_go_in_together_or_not_at_all() {
+        for crash in [false, true] {
+            let s = setup();
+            fs::create_dir_all(s.root.join(".staged/sub")).unwrap();
+            fs::write(s.root.join(".staged/sub/f.txt"), "tree\n").unwrap();
+            fs::create_dir(s.root.join("to")).unwrap();
+            let mut commit = s.journal.commit();
+            commit
+                .place(
+                    dir(&s.root),
+                    &s.root,
+                    OsStr::new(".staged"),
+                    OsStr::new("restored"),
+                    None,
+                )
+                .unwrap();
+            let moved = Snapshot::of(&planned(&s.root, "a.txt").stat);
+            let to = s.root.join("to");
+            commit
+                .rename(
+                    dir(&s.root),
+                    &s.root,
+                    OsStr::new("a.txt"),
+                    moved,
+                    dir(&to),
+                    &to,
+                    OsStr::new("a.txt"),
+                )
+                .unwrap();
+            if !crash {
+                commit.apply().unwrap();
+                assert_eq!(
+                    fs::read_to_string(s.root.join("restored/sub/f.txt")).unwrap(),
+                    "tree\n"
+                );
+                assert_eq!(
+                    fs::read_to_string(s.root.join("to/a.txt")).unwrap(),
+                    "a old\n"
+                );
+                assert!(!s.root.join("a.txt").exists() && !s.root.join(".staged").exists());
+                continue;
+            }
+            let record = CommitRecord {
+                applied: false,
+                steps: commit.steps.iter().map(|st| st.record.clone()).collect(),
+                pid: u32::MAX - 1,
+            };
+            for step in &commit.steps {
+                apply_step(step).unwrap();
+            }
+            std::mem::forget(commit);
+            recover(&record, &Sandbox::new(s.root.clone(), None, vec![])).unwrap();
+            assert!(
+                !s.root.join("restored").exists(),
+                "the staged tree is taken back and removed"
+            );
+            assert!(!s.root.join(".staged").exists());
+            assert_eq!(fs::read_to_string(s.root.join("a.txt")).unwrap(), "a old\n");
+            assert!(!s.root.join("to/a.txt").exists());
         }
     }
 

@@ -302,6 +302,25 @@ impl Bucket {
         restore::restore_archive(&archive, None, target_parent, target_name, temp, cancel)
     }
 
+    /// Extracts `archive` (directly inside this bucket) under the temp name `temp` in `parent`,
+    /// verified and durable, without putting it in place or deleting the archive; the returned
+    /// [`Archived`] holds it until dropped, or [`Bucket::discard`]ed once what it held is in place.
+    pub fn stage(
+        &self,
+        archive: &Path,
+        parent: BorrowedFd<'_>,
+        temp: &OsStr,
+        cancel: &dyn Fn() -> bool,
+    ) -> Result<Archived, TrashError> {
+        let archive_path = self.locate(archive)?;
+        let (metadata, hold) = restore::stage_archive(&archive_path, parent, temp, cancel)?;
+        Ok(Archived {
+            archive_path,
+            metadata,
+            hold,
+        })
+    }
+
     /// [`Bucket::restore`] of an archive the caller made and still holds (`archived`): through
     /// that hold, since a fresh claim would find the archive in use. Puts back what an overwrite
     /// or a move moved to the trash when the rest of the call failed.

@@ -91,6 +91,30 @@ pub(crate) fn restore_archive(
     Ok(metadata)
 }
 
+/// Extracts the archive at `archive` under the temp name `temp` in `parent`, verified against
+/// its metadata and durable, but neither puts it in place nor deletes the archive: a change of
+/// many entries (an undo) puts it in place with the rest. The archive stays claimed while the
+/// returned hold lives. On failure nothing is left under `temp`.
+pub(crate) fn stage_archive(
+    archive: &Path,
+    parent: BorrowedFd<'_>,
+    temp: &OsStr,
+    cancel: &dyn Fn() -> bool,
+) -> Result<(Metadata, ArchiveHold), TrashError> {
+    let hold = claim(archive)?;
+    let mut reader = read::from_file(hold.reader()?);
+    let mut entries = reader.entries().map_err(read::unreadable)?;
+    let metadata = read::read_metadata_entry(&mut entries)?;
+    let mut extraction = Extraction::new(parent, &metadata, temp, cancel);
+    let outcome = extraction.stage(&mut entries);
+    if outcome.is_err() {
+        extraction.discard();
+    }
+    outcome?;
+    drop(extraction);
+    Ok((metadata, hold))
+}
+
 /// Claim the archive for the whole restore without waiting for anybody: a conflict while another
 /// call holds it; not found if it is gone (a restore that just finished deleted it).
 fn claim(archive: &Path) -> Result<ArchiveHold, TrashError> {
@@ -206,6 +230,12 @@ impl<'a> Extraction<'a> {
         entries: &mut Entries<'_, R>,
         target_name: &OsStr,
     ) -> Result<(), TrashError> {
+        self.stage(entries)?;
+        self.commit(target_name)
+    }
+
+    /// Extract every entry under the temp name, check the result and make it durable.
+    fn stage<R: Read>(&mut self, entries: &mut Entries<'_, R>) -> Result<(), TrashError> {
         for entry in entries {
             let mut entry = entry.map_err(read::unreadable)?;
             self.extract(&mut entry)?;
@@ -214,8 +244,7 @@ impl<'a> Extraction<'a> {
             return Err(TrashError::corrupt("it holds no content"));
         }
         self.verify()?;
-        self.finish_dirs()?;
-        self.commit(target_name)
+        self.finish_dirs()
     }
 
     /// Create one entry.
