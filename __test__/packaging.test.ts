@@ -154,9 +154,9 @@ function npm(args: string[], cwd: string): string {
   return execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
 }
 
-/** Installs a tarball into `project` from disk only. */
+/** Installs a tarball into `project`, from the npm cache where it can (npm 11 asks the registry about an optional peer it has not cached). */
 function install(tarball: string, project: string): void {
-  npm(['install', tarball, '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock'], project)
+  npm(['install', tarball, '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock'], project)
 }
 
 /** `npm pack` of `dir` into `destination`: the tarball's path and the paths it holds. */
