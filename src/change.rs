@@ -4,12 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use crate::paths::shown::Shown;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// What happened to one path (SPEC §13 `Change.files[].action`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
     /// A file or link that did not exist before (written, appended to, or restored).
@@ -59,6 +61,40 @@ pub struct FileChange {
         serialize_with = "display_some"
     )]
     pub from_trashed_to: Option<PathBuf>,
+    /// What undo needs besides (kept in the history, not in results or the audit log).
+    #[serde(skip)]
+    pub undo: UndoFacts,
+}
+
+/// What taking a change back needs beyond the change record.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UndoFacts {
+    /// The stored form of the `text::delta::Delta` that turns the content after back into the
+    /// content before, when no archive keeps it (an edit, an append).
+    pub reverse: Option<Arc<Vec<u8>>>,
+    /// The entry at `path` after the change.
+    pub entry: Option<EntryFacts>,
+    /// What was removed was not kept (a permanent delete or removal).
+    pub permanent: bool,
+}
+
+/// An entry as the change left it: its kind, and its device and inode (what tells a moved or
+/// restored tree from anything put in its place since).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryFacts {
+    pub kind: EntryKindName,
+    pub dev: u64,
+    pub ino: u64,
+}
+
+/// An entry's kind, as the history stores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryKindName {
+    File,
+    Directory,
+    Symlink,
 }
 
 impl FileChange {
@@ -72,6 +108,7 @@ impl FileChange {
             sha256_after: None,
             trashed_to: None,
             from_trashed_to: None,
+            undo: UndoFacts::default(),
         }
     }
 

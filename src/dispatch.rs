@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use crate::audit::AuditRecord;
 use crate::call::{BoxFuture, Call, CallContext, Failure, Outcome, ToolNames, ToolResult};
 use crate::error::{ErrorCode, ToolError};
+use crate::history::Author;
 use crate::options::OptionError;
 use crate::paths::shown::{echo, Shown};
 use crate::permissions::Permissions;
@@ -225,6 +226,7 @@ impl Toolset {
         }
         let permissions = ctx.permissions.unwrap_or(self.ws.options().permissions);
         let raw_path = self.argument_path(tool, &args);
+        let summary = tool.spec.mutates.then(|| (tool.spec.format_call)(&args));
         let outcome = match checked {
             Err(e) => Err(Failure::Error(e)),
             Ok(()) if ctx.cancel.is_aborted() => Err(Failure::Error(ToolError::aborted())),
@@ -248,6 +250,17 @@ impl Toolset {
                 if tool.spec.mutates && !success.changes.is_empty() {
                     let files = success.changes.iter().map(|c| c.summary()).collect();
                     data.insert("files".to_owned(), Value::Array(files));
+                    // One change in the history (SPEC §13); its id lets a host undo it.
+                    let summary = summary.unwrap_or_default();
+                    if let Ok(id) = self.ws.history().record(
+                        &tool.name,
+                        &summary,
+                        &success.changes,
+                        &self.author(),
+                        Vec::new(),
+                    ) {
+                        data.insert("changeId".to_owned(), Value::String(id));
+                    }
                 }
                 ToolResult {
                     status: "ok",
@@ -278,6 +291,16 @@ impl Toolset {
                 .map(|p| p.shown().into_owned())
                 .unwrap_or_else(|_| raw.to_owned()),
         )
+    }
+
+    /// Who makes this workspace's changes (the trash settings name them).
+    pub fn author(&self) -> Author {
+        let trash = &self.ws.options().trash;
+        Author {
+            session_id: trash.session_id.clone(),
+            run_id: trash.run_id.clone(),
+            agent_name: trash.agent_name.clone(),
+        }
     }
 
     fn audit(&self, tool: &str, raw_path: Option<String>, outcome: &Outcome) {

@@ -12,6 +12,7 @@ pub mod datadir;
 pub mod dispatch;
 pub mod error;
 pub mod hashing;
+pub mod history;
 pub mod journal;
 pub mod listing;
 pub mod locks;

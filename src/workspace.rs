@@ -12,6 +12,7 @@ use tokio::sync::watch;
 use crate::audit::AuditLog;
 use crate::datadir::DataDir;
 use crate::hashing::sha256_hex;
+use crate::history::History;
 use crate::journal::Journal;
 use crate::locks::PathLocks;
 use crate::options::{OptionError, WorkspaceOptions};
@@ -50,6 +51,7 @@ pub struct Workspace {
     locks: PathLocks,
     audit: Option<AuditLog>,
     data_dir: Arc<DataDir>,
+    history: History,
     bucket: Bucket,
     journal: Journal,
     /// Becomes `true` once crash recovery, started by [`Workspace::new`], has finished.
@@ -125,6 +127,7 @@ impl Workspace {
             audit: options
                 .audit
                 .then(|| AuditLog::new(data_dir.clone(), format!("{root_hash}.jsonl"))),
+            history: History::new(data_dir.clone(), Path::new("history").join(&root_hash)),
             data_dir,
             bucket,
             journal,
@@ -155,6 +158,11 @@ impl Workspace {
     /// The data directory (trash, audit log, journal), held by descriptor once opened.
     pub fn data_dir(&self) -> &Arc<DataDir> {
         &self.data_dir
+    }
+
+    /// This workspace's history of changes (SPEC §13).
+    pub fn history(&self) -> &History {
+        &self.history
     }
 
     /// This workspace's trash bucket, `<dataDir>/trash/<sha256(root)>`.

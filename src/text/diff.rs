@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use similar::udiff::UnifiedHunkHeader;
 use similar::{capture_diff_slices_deadline, group_diff_ops, Algorithm, ChangeTag, DiffOp};
 
+use super::delta::Delta;
+
 /// Lines of unchanged context around each change.
 const CONTEXT_LINES: usize = 3;
 
@@ -35,13 +37,28 @@ pub fn unified_diff(
     new_label: &str,
     timeout: Duration,
 ) -> UnifiedDiff {
+    diff_with_delta(old, new, old_label, new_label, timeout, 0).0
+}
+
+/// [`unified_diff`], and the [`Delta`] that turns `new` back into `old`, from the same line
+/// matching (for undo; no second diff). The delta's byte positions are shifted by `offset`, for
+/// text that follows a prefix in the file (a BOM).
+pub fn diff_with_delta(
+    old: &str,
+    new: &str,
+    old_label: &str,
+    new_label: &str,
+    timeout: Duration,
+    offset: usize,
+) -> (UnifiedDiff, Delta) {
     if old == new {
-        return UnifiedDiff::default();
+        return (UnifiedDiff::default(), Delta::default());
     }
     let deadline = Instant::now().checked_add(timeout);
     let old_lines = split_lines(old);
     let new_lines = split_lines(new);
     let ops = capture_diff_slices_deadline(Algorithm::Myers, &old_lines, &new_lines, deadline);
+    let delta = delta_of(old, &old_lines, &new_lines, &ops, offset);
     let mut out = DiffWriter::new(old_label, new_label);
     for hunk in group_diff_ops(ops, CONTEXT_LINES) {
         if hunk.is_empty() {
@@ -54,7 +71,42 @@ pub fn unified_diff(
             }
         }
     }
-    out.finish()
+    (out.finish(), delta)
+}
+
+/// The reverse delta of line ops: every op that is not `Equal` becomes a replacement of its new
+/// bytes by its old ones.
+fn delta_of(
+    old: &str,
+    old_lines: &[&str],
+    new_lines: &[&str],
+    ops: &[DiffOp],
+    offset: usize,
+) -> Delta {
+    let starts = |lines: &[&str]| -> Vec<usize> {
+        let mut at = offset;
+        let mut out = Vec::with_capacity(lines.len() + 1);
+        for line in lines {
+            out.push(at);
+            at += line.len();
+        }
+        out.push(at);
+        out
+    };
+    let (old_at, new_at) = (starts(old_lines), starts(new_lines));
+    let mut padded = vec![0u8; offset];
+    padded.extend_from_slice(old.as_bytes());
+    let ranges = ops
+        .iter()
+        .filter(|op| op.tag() != similar::DiffTag::Equal)
+        .map(|op| {
+            let (o, n) = (op.old_range(), op.new_range());
+            (
+                old_at[o.start]..old_at[o.end],
+                new_at[n.start]..new_at[n.end],
+            )
+        });
+    Delta::from_ranges(&padded, ranges)
 }
 
 /// The diff of a new file: every line of `new` added, against `/dev/null`.
@@ -137,6 +189,24 @@ mod tests {
     use proptest::prelude::*;
 
     const TIMEOUT: Duration = Duration::from_secs(1);
+
+    proptest! {
+        /// The delta from the diff's own matching gives the old text back exactly, also after a
+        /// prefix (a BOM) and when the deadline makes the diff coarse.
+        #[test]
+        fn the_reverse_delta_gives_the_old_text_back(
+            old in "(a|b|c|\\r|\\n){0,60}",
+            new in "(a|b|c|\\r|\\n){0,60}",
+            bom in any::<bool>(),
+            coarse in any::<bool>(),
+        ) {
+            let prefix: &[u8] = if bom { b"\xEF\xBB\xBF" } else { b"" };
+            let timeout = if coarse { Duration::ZERO } else { TIMEOUT };
+            let (_, delta) = diff_with_delta(&old, &new, "a", "b", timeout, prefix.len());
+            let whole = |text: &str| [prefix, text.as_bytes()].concat();
+            prop_assert_eq!(delta.apply(&whole(&new)).unwrap(), whole(&old));
+        }
+    }
 
     /// Applies a unified diff produced by this module to `old`, checking that
     /// every context and removed line matches and that headers agree with hunks.

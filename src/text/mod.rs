@@ -12,6 +12,7 @@
 
 mod closest;
 pub mod decode;
+pub mod delta;
 pub mod diff;
 pub mod edit;
 mod occurrences;

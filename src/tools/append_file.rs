@@ -22,6 +22,7 @@ use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::permissions::Operation;
 use crate::text::decode::{decode_for_edit, DecodeError};
+use crate::text::delta::Delta;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "append_file",
@@ -133,6 +134,12 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let _lock = lock.exclusive().await;
         let created = matches!(planned, Planned::Absent);
         let (sha256_before, sha256_after) = digests(&planned, content.as_bytes());
+        let old_len = match &planned {
+            Planned::Present {
+                bytes: Some(old), ..
+            } => Some(old.len()),
+            _ => None,
+        };
         {
             let (target, content) = (target.clone(), content.clone());
             let ws = call.ws.clone();
@@ -169,7 +176,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         .with_data("bytes", content.len())
         .with_data("created", created);
         success.diff = Some(diff);
-        Ok(success.with_change(FileChange {
+        let mut change = FileChange {
             sha256_before,
             sha256_after: Some(sha256_after),
             ..FileChange::new(
@@ -180,7 +187,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     Action::Modified
                 },
             )
-        }))
+        };
+        // Taking the append back is cutting the file to its old length.
+        if let Some(old_len) = old_len {
+            let appended = old_len..old_len + content.len();
+            let reverse = Delta::from_ranges(&[], [(0..0, appended)]);
+            change.undo.reverse = Some(std::sync::Arc::new(reverse.encode()));
+        }
+        Ok(success.with_change(change))
     })
 }
 

@@ -27,6 +27,7 @@ use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::permissions::Operation;
 use crate::text::decode::{decode_for_edit, TextFile};
+use crate::text::delta::Delta;
 use crate::text::diff::{all_added, unified_diff};
 use crate::text::patch::{self, FileChange as PatchChange, FilePatch};
 use crate::workspace::Workspace;
@@ -646,6 +647,10 @@ fn commit(
                         let archived = archive_as_planned(ws, &target, old, cancel)?;
                         change_record.trashed_to = Some(archived.archive_path.clone());
                         archives.push(archived);
+                    } else if plan.action == Action::Modified {
+                        // No copy in the trash: the history keeps what takes it back.
+                        let reverse = Delta::around_common_ends(&old.bytes, &data);
+                        change_record.undo.reverse = Some(std::sync::Arc::new(reverse.encode()));
                     }
                     if plan.action != Action::Moved {
                         change_record.sha256_before = Some(sha256_hex(&old.bytes));

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::files;
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
-use crate::change::{Action, FileChange};
+use crate::change::{Action, EntryFacts, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::options::WorkspaceOptions;
 use crate::paths::fsops::{self, EntryKind};
@@ -74,21 +74,24 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 Ok(stat.map(|s| EntryKind::of(&s) == EntryKind::Directory))
             })
             .await?;
-        let done = |output: String, created: bool| {
+        let done = |output: String, created: Option<Option<EntryFacts>>| {
             let success = Success::text(output)
                 .with_data("path", target.path.shown().into_owned())
-                .with_data("created", created);
-            if created {
-                success.with_change(FileChange::new(target.path.clone(), Action::Created))
-            } else {
-                success
+                .with_data("created", created.is_some());
+            match created {
+                Some(facts) => {
+                    let mut change = FileChange::new(target.path.clone(), Action::Created);
+                    change.undo.entry = facts;
+                    success.with_change(change)
+                }
+                None => success,
             }
         };
         match existing {
             Some(true) => {
                 return Ok(done(
                     format!("Directory already exists: {}", target.path.shown()),
-                    false,
+                    None,
                 ))
             }
             Some(false) => {
@@ -111,16 +114,18 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         ))
         .await?;
         let _lock = lock.exclusive().await;
-        let (anchor, path) = (target.anchor.clone(), target.path.clone());
-        call.blocking(move || {
-            fsops::ensure_dir(&anchor, &path)
-                .map(|_| ())
-                .map_err(|e| ToolError::io(&e, "create directory", &path))
-        })
-        .await?;
+        let created = target.clone();
+        let facts = call
+            .blocking(move || {
+                fsops::ensure_dir(&created.anchor, &created.path)
+                    .map_err(|e| ToolError::io(&e, "create directory", &created.path))?;
+                let (parent, name) = files::open_parent(&created, "create directory")?;
+                Ok(files::entry_facts(parent.as_fd(), &name))
+            })
+            .await?;
         Ok(done(
             format!("Created directory {}", target.path.shown()),
-            true,
+            Some(facts),
         ))
     })
 }

@@ -151,6 +151,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             change.trashed_to = Some(archived.archive_path);
         } else {
             success.output.push_str(" permanently (no copy was kept).");
+            change.undo.permanent = true;
         }
         Ok(success.with_change(change))
     })

@@ -19,7 +19,7 @@ use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::permissions::Operation;
 use crate::text::decode::{decode_for_edit, TextFile};
-use crate::text::diff::unified_diff;
+use crate::text::diff::diff_with_delta;
 use crate::text::edit::{apply_edits, Edit};
 
 pub static SPEC: ToolSpec = ToolSpec {
@@ -105,6 +105,8 @@ struct PlannedEdit {
     new: Vec<u8>,
     stat: rustix::fs::Stat,
     diff: String,
+    /// The stored delta that takes the edit back.
+    reverse: Vec<u8>,
     replacements: usize,
 }
 
@@ -161,16 +163,18 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     })?;
                 let decoded = decode_for_edit(&old).map_err(|e| e.into_tool_error(&target.path, &tool, write_file.as_deref()))?;
                 let outcome = apply_edits(&decoded.text, &edits).map_err(ToolError::from)?;
-                let diff = unified_diff(
+                // The diff's line matching also gives the delta that takes the edit back (undo).
+                let bom = if decoded.bom { 3 } else { 0 };
+                let (diff, reverse) = diff_with_delta(
                     &decoded.text,
                     &outcome.text,
                     &label,
                     &label,
                     std::time::Duration::from_millis(limits.diff_timeout_ms),
-                )
-                .text;
+                    bom,
+                );
                 let new = TextFile { bom: decoded.bom, text: outcome.text }.to_bytes();
-                Ok(PlannedEdit { old, new, stat: opened.stat, diff, replacements: outcome.replacements.iter().sum() })
+                Ok(PlannedEdit { old, new, stat: opened.stat, diff: diff.text, reverse: reverse.encode(), replacements: outcome.replacements.iter().sum() })
             })
             .await?;
         call.authorize(Authorization {
@@ -216,11 +220,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 .with_data("edits", edit_count)
                 .with_data("replacements", plan.replacements);
         success.diff = Some(plan.diff);
-        Ok(success.with_change(FileChange {
+        let mut change = FileChange {
             sha256_before: Some(sha_before),
             sha256_after: Some(sha_after),
             ..FileChange::new(target.path, Action::Modified)
-        }))
+        };
+        change.undo.reverse = Some(std::sync::Arc::new(plan.reverse));
+        Ok(success.with_change(change))
     })
 }
 

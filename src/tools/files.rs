@@ -1,7 +1,7 @@
 //! Helpers the file tools share: opening an existing regular file through the race-free layer
 //! with the SPEC's messages, bounded reads, diff labels, and the diff part of an output.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::{BorrowedFd, OwnedFd};
@@ -9,6 +9,7 @@ use std::path::Path;
 
 use rustix::fs::Stat;
 
+use crate::change::{EntryFacts, EntryKindName};
 use crate::error::{libc_codes, ErrorCode, ToolError};
 use crate::journal::Journal;
 use crate::paths::fsops::{self, EntryKind, ReplaceError, Replacing};
@@ -223,6 +224,24 @@ pub fn write_atomic(
             }
             ReplaceError::Io(e) => ToolError::io(&e, "write", &target.path),
         })
+}
+
+/// The entry `name` of `dir` as a change leaves it, for the history (undo checks it is still
+/// that entry): its kind, device and inode. `None` if there is nothing there to describe.
+pub fn entry_facts(dir: BorrowedFd<'_>, name: &OsStr) -> Option<EntryFacts> {
+    let stat = fsops::lstat_at(dir, name).ok()??;
+    let kind = match EntryKind::of(&stat) {
+        EntryKind::File => EntryKindName::File,
+        EntryKind::Directory => EntryKindName::Directory,
+        EntryKind::Symlink => EntryKindName::Symlink,
+        EntryKind::Special => return None,
+    };
+    let identity = fsops::identity(&stat);
+    Some(EntryFacts {
+        kind,
+        dev: identity.0,
+        ino: identity.1,
+    })
 }
 
 /// The same file, unchanged? (inode, size and modification times all equal).

@@ -241,9 +241,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     )?;
                 }
                 fsops::fsync_dir(src_parent.as_fd());
-                Ok(archived)
+                Ok((archived, files::entry_facts(dst_parent.as_fd(), dst_name)))
             })
             .await?;
+        let (archived, moved) = archived;
         let mut success = Success::text(format!(
             "Moved {} → {}",
             source.path.shown(),
@@ -255,6 +256,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             from: Some(source.path.clone()),
             ..FileChange::new(destination.path.clone(), Action::Moved)
         };
+        change.undo.entry = moved;
         if let Some(archived) = archived {
             let subject = format!("The previous {}", destination.path.shown());
             success

@@ -230,6 +230,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             success
                 .output
                 .push_str(" and permanently (no copy was kept).");
+            change.undo.permanent = true;
         }
         Ok(success.with_change(change))
     })

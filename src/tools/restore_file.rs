@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::destination::{self, Destination};
+use super::files;
 use super::trashing::{in_trash, put_back, restore_into, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
@@ -195,9 +196,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     }
                     return Err(error);
                 }
-                Ok(replaced)
+                Ok((replaced, files::entry_facts(parent.as_fd(), name)))
             })
             .await?;
+        let (replaced, restored) = replaced;
         let mut success = Success::text(format!(
             "Restored {} ({}, {}) from {}",
             target.path.shown(),
@@ -212,6 +214,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             sha256_after: Some(metadata.original_sha256.clone()),
             ..FileChange::new(target.path.clone(), Action::Added)
         };
+        change.undo.entry = restored;
         if let Some(previous) = replaced {
             let subject = format!("The entry that was at {}", target.path.shown());
             success

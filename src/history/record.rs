@@ -1,0 +1,72 @@
+//! The history's records, as stored (one JSON line each).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::change::{Action, EntryFacts, FileChange};
+
+/// One change: a call that changed something, or an undo.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeRecord {
+    pub id: String,
+    /// RFC 3339, milliseconds.
+    pub time: String,
+    /// The tool as the host named it, or `undo`.
+    pub tool: String,
+    /// `formatCall` of the call.
+    pub summary: String,
+    pub files: Vec<FileRecord>,
+    pub session_id: String,
+    pub run_id: String,
+    pub agent_name: String,
+    /// The changes this one took back (an undo; several for a session).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undoes: Vec<String>,
+}
+
+/// One path of a change, with what taking it back needs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct FileRecord {
+    pub path: PathBuf,
+    pub action: Action,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256_before: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256_after: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trashed_to: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_trashed_to: Option<PathBuf>,
+    /// The delta (in the history's `deltas/`) that takes the content back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<String>,
+    /// The entry at `path` after the change (trees and links are known by it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<EntryFacts>,
+    /// What was removed was not kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub permanent: bool,
+}
+
+impl FileRecord {
+    /// The record of `file`, its delta stored as `delta`.
+    pub fn of(file: &FileChange, delta: Option<String>) -> Self {
+        Self {
+            path: file.path.clone(),
+            action: file.action,
+            from: file.from.clone(),
+            sha256_before: file.sha256_before.clone(),
+            sha256_after: file.sha256_after.clone(),
+            trashed_to: file.trashed_to.clone(),
+            from_trashed_to: file.from_trashed_to.clone(),
+            delta,
+            entry: file.undo.entry,
+            permanent: file.undo.permanent,
+        }
+    }
+}
