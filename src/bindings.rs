@@ -168,6 +168,55 @@ impl NativeWorkspace {
         Ok(stats.to_string())
     }
 
+    /// JSON of the history (SPEC §13 `Change[]`), newest first.
+    #[napi]
+    pub async fn history(&self, limit: Option<u32>, session_id: Option<String>) -> Result<String> {
+        let changes = self
+            .inner
+            .history(limit.map(|l| l as usize), session_id)
+            .await
+            .map_err(|e| Error::from_reason(e.message))?;
+        Ok(changes.to_string())
+    }
+
+    /// Takes back changes (SPEC §13); resolves to the JSON of a ToolResult. `requestJson`:
+    /// `{ id?, sessionId?, dryRun? }`.
+    #[napi(
+        ts_args_type = "callId: number, requestJson: string, confirm: ((requestJson: string) => Promise<boolean>) | null"
+    )]
+    pub async fn undo(
+        &self,
+        call_id: u32,
+        request_json: String,
+        confirm: Option<ConfirmFn>,
+    ) -> Result<String> {
+        let request = parse_json(&request_json, "undo options")?;
+        let text = |key: &str| request.get(key).and_then(Value::as_str).map(str::to_owned);
+        let request = crate::undo::UndoRequest {
+            selector: crate::undo::Selector {
+                id: text("id"),
+                session_id: text("sessionId"),
+            },
+            dry_run: request
+                .get("dryRun")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        };
+        let ctx = CallContext {
+            confirmer: confirm.map(|f| Arc::new(JsConfirmer(Arc::new(f))) as Arc<dyn Confirmer>),
+            permissions: None,
+            cancel: self.token(call_id),
+            id: Some(call_id),
+            answering: Vec::new(),
+        };
+        let result = self.inner.undo(request, ctx).await;
+        self.aborts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&call_id);
+        serde_json::to_string(&result).map_err(|e| Error::from_reason(e.to_string()))
+    }
+
     /// JSON `{ cwd, projectRoot, depth }`.
     #[napi]
     pub fn cwd(&self) -> String {

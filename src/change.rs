@@ -76,6 +76,8 @@ pub struct UndoFacts {
     pub entry: Option<EntryFacts>,
     /// What was removed was not kept (a permanent delete or removal).
     pub permanent: bool,
+    /// The permission bits of an empty directory removed without an archive (undo recreates it).
+    pub dir_mode: Option<u32>,
 }
 
 /// An entry as the change left it: its kind, and its device and inode (what tells a moved or

@@ -17,6 +17,7 @@ use crate::options::OptionError;
 use crate::paths::shown::{echo, Shown};
 use crate::permissions::Permissions;
 use crate::tools::{self, ToolSpec};
+use crate::undo::{self, UndoRequest};
 use crate::workspace::Workspace;
 
 /// A tool as this workspace exposes it.
@@ -244,22 +245,36 @@ impl Toolset {
         if tool.spec.mutates {
             self.audit(&tool.name, raw_path, &outcome);
         }
+        let recorded = summary.map(|summary| (tool.name.as_str(), summary, Vec::new()));
+        self.result(outcome, recorded)
+    }
+
+    /// The result of a call; a change it made is recorded in the history first (SPEC §13), as
+    /// `(tool, summary, undoes)`, and its id goes in `data.changeId`.
+    fn result(
+        &self,
+        outcome: Outcome,
+        recorded: Option<(&str, String, Vec<String>)>,
+    ) -> ToolResult {
         match outcome {
             Ok(success) => {
                 let mut data = success.data;
-                if tool.spec.mutates && !success.changes.is_empty() {
+                if !success.changes.is_empty() {
                     let files = success.changes.iter().map(|c| c.summary()).collect();
                     data.insert("files".to_owned(), Value::Array(files));
-                    // One change in the history (SPEC §13); its id lets a host undo it.
-                    let summary = summary.unwrap_or_default();
-                    if let Ok(id) = self.ws.history().record(
-                        &tool.name,
-                        &summary,
-                        &success.changes,
-                        &self.author(),
-                        Vec::new(),
-                    ) {
-                        data.insert("changeId".to_owned(), Value::String(id));
+                }
+                if let Some((tool, summary, undoes)) = recorded {
+                    // An undo is a change even when nothing on disk had to move.
+                    if !success.changes.is_empty() || !undoes.is_empty() {
+                        if let Ok(id) = self.ws.history().record(
+                            tool,
+                            &summary,
+                            &success.changes,
+                            &self.author(),
+                            undoes,
+                        ) {
+                            data.insert("changeId".to_owned(), Value::String(id));
+                        }
                     }
                 }
                 ToolResult {
@@ -279,6 +294,51 @@ impl Toolset {
             },
             Err(Failure::Error(e)) => ToolResult::error(e),
         }
+    }
+
+    /// The history, newest first (`ws.history()`, SPEC §13).
+    pub async fn history(
+        &self,
+        limit: Option<usize>,
+        session_id: Option<String>,
+    ) -> Result<Value, ToolError> {
+        self.ws.recovered().await;
+        let ws = self.ws.clone();
+        tokio::task::spawn_blocking(move || undo::history_view(&ws, limit, session_id.as_deref()))
+            .await
+            .unwrap_or_else(|e| Err(ToolError::new(ErrorCode::IoError, e.to_string())))
+    }
+
+    /// Takes back changes (`ws.undo()`, SPEC §13): the host's call, not the model's. Asks the
+    /// user once when `ctx` has a confirmer; the undo is a change in the history.
+    pub async fn undo(&self, request: UndoRequest, ctx: CallContext) -> ToolResult {
+        self.ws.recovered().await;
+        if self.ws.options().read_only && !request.dry_run {
+            return ToolResult::error(undo::read_only());
+        }
+        let call = Call::new(
+            self.ws.clone(),
+            "undo".to_owned(),
+            self.names.clone(),
+            self.ws.options().permissions,
+            ctx,
+        );
+        let run: BoxFuture<'_, Result<undo::Undone, Failure>> =
+            Box::pin(undo::undo(&call, request));
+        let mut recorded = None;
+        let outcome = catch_panics(Box::pin(async {
+            run.await.map(|undone| {
+                if !undone.undoes.is_empty() {
+                    recorded = Some(("undo", undone.summary, undone.undoes));
+                }
+                undone.success
+            })
+        }))
+        .await;
+        if recorded.is_some() || outcome.is_err() {
+            self.audit("undo", None, &outcome);
+        }
+        self.result(outcome, recorded)
     }
 
     /// The path argument of a call as the model gave it, made absolute like a tool would: what

@@ -23,6 +23,7 @@ pub mod search;
 pub mod text;
 pub mod tools;
 pub mod trash;
+pub mod undo;
 pub mod walk;
 pub mod workspace;
 

@@ -7,10 +7,13 @@ export { Workspace } from './workspace.js'
 export { ERROR_CODES } from './types.js'
 export type {
   CallContext,
+  Change,
+  ChangeAction,
   ConfirmHandler,
   ConfirmRequest,
   CwdInfo,
   ErrorCode,
+  HistoryOptions,
   JsonSchema,
   Limits,
   Permissions,
@@ -23,5 +26,6 @@ export type {
   TrashClearResult,
   TrashEntry,
   TrashOptions,
+  UndoOptions,
   WorkspaceOptions,
 } from './types.js'

@@ -41,6 +41,14 @@ export interface NativeWorkspaceContract {
   trashList(): Promise<string>
   /** JSON `{ cleared, bytesFreed }`. */
   trashClear(olderThanMs: number | null): Promise<string>
+  /** JSON `Change[]`, newest first. */
+  history(limit?: number | undefined | null, sessionId?: string | undefined | null): Promise<string>
+  /** JSON of a ToolResult; `requestJson` is `{ id?, sessionId?, dryRun? }`. */
+  undo(
+    callId: number,
+    requestJson: string,
+    confirm: ((requestJson: string) => Promise<boolean>) | null,
+  ): Promise<string>
 }
 
 /** Constructor of the native class; throws an `InvalidArg` error naming a bad option. */

@@ -311,3 +311,51 @@ export interface TrashClearResult {
   /** Bytes freed. */
   bytesFreed: number
 }
+
+/** What happened to one path in a {@link Change} (SPEC §13). */
+export type ChangeAction = 'added' | 'modified' | 'deleted' | 'moved' | 'created' | 'removed'
+
+/** One change in the workspace's history: a call that changed something, or an undo (SPEC §13). */
+export interface Change {
+  /** The change's id (a call's result carries it in `data.changeId`). */
+  id: string
+  /** When it was made: RFC 3339, UTC, milliseconds. */
+  time: string
+  /** The tool as the host named it, or `undo`. */
+  tool: string
+  /** `formatCall` of the call (for an undo: `undo <id> (<summary>)` or `undo session <id>`). */
+  summary: string
+  /** Every path it touched. */
+  files: { path: string; action: ChangeAction; from?: string }[]
+  sessionId: string
+  runId: string
+  agentName: string
+  /** Whether `ws.undo({ id })` can take it back now. */
+  undoable: boolean
+  /** Why it cannot be undone (undone already, a copy it needs was cleared, none was kept). */
+  reason?: string
+  /** The undo that took it back, while that stands. */
+  undoneBy?: string
+  /** For an undo: the changes it took back. */
+  undoes?: string[]
+}
+
+/** Options of {@link Workspace.history}. */
+export interface HistoryOptions {
+  /** At most this many changes, newest first. */
+  limit?: number
+  /** Only this session's changes. */
+  sessionId?: string
+}
+
+/** Options of {@link Workspace.undo}. */
+export interface UndoOptions {
+  /** The change to take back (an undo's id redoes it). Omitted: the latest change that is neither undone nor an undo. */
+  id?: string
+  /** Take back every change of this session, newest first, as one all-or-nothing step. */
+  sessionId?: string
+  /** Asks the user once (label `Undo change?`, detail per file, diff); without it nobody is asked. */
+  confirm?: ConfirmHandler
+  /** Report what would happen; change nothing. */
+  dryRun?: boolean
+}

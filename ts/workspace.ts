@@ -10,6 +10,9 @@ import { JsonValueError, toJson } from './internal/json.js'
 import { NativeWorkspace, type NativeWorkspaceContract } from './native.js'
 import type {
   CallContext,
+  Change,
+  HistoryOptions,
+  UndoOptions,
   ConfirmHandler,
   CwdInfo,
   ToolDefinition,
@@ -202,5 +205,39 @@ export class Workspace {
       throw new TypeError('olderThanMs: must be a non-negative number of milliseconds')
     }
     return JSON.parse(await this.#native.trashClear(olderThanMs ?? null)) as TrashClearResult
+  }
+
+  /**
+   * The history of changes, newest first (SPEC §13): every call that changed something, and every
+   * undo. It survives restarts (it lives in the data dir).
+   */
+  async history(options?: HistoryOptions): Promise<Change[]> {
+    if (options !== undefined && !isPlainObjectLike(options)) throw new TypeError('options: must be an object')
+    const { limit, sessionId } = options ?? {}
+    if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0)) {
+      throw new TypeError('limit: must be a non-negative integer')
+    }
+    if (sessionId !== undefined && typeof sessionId !== 'string') throw new TypeError('sessionId: must be a string')
+    return JSON.parse(await this.#native.history(limit ?? null, sessionId ?? null)) as Change[]
+  }
+
+  /**
+   * Takes back a change (SPEC §13): the latest that is neither undone nor an undo, the one `id`
+   * names (an undo's id redoes it), or every change of `sessionId` as one step. Every path must
+   * be exactly as the change left it, else `CONFLICT` and nothing changes; whatever the undo
+   * replaces goes to the trash first. The undo is itself a change. For the host only: no tool
+   * offers it to the model.
+   */
+  async undo(options?: UndoOptions): Promise<ToolResult> {
+    if (options !== undefined && !isPlainObjectLike(options)) throw new TypeError('options: must be an object')
+    const { id, sessionId, confirm, dryRun } = options ?? {}
+    if (id !== undefined && typeof id !== 'string') throw new TypeError('id: must be a string')
+    if (sessionId !== undefined && typeof sessionId !== 'string') throw new TypeError('sessionId: must be a string')
+    if (confirm !== undefined && typeof confirm !== 'function') throw new TypeError('confirm: must be a function')
+    if (dryRun !== undefined && typeof dryRun !== 'boolean') throw new TypeError('dryRun: must be a boolean')
+    const callId = nextCallId()
+    const requestJson = JSON.stringify({ id, sessionId, dryRun })
+    const native = confirm === undefined ? null : toNativeConfirm(confirm, [callId])
+    return JSON.parse(await this.#native.undo(callId, requestJson, native)) as ToolResult
   }
 }

@@ -51,6 +51,9 @@ pub struct FileRecord {
     /// What was removed was not kept.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub permanent: bool,
+    /// The mode of an empty directory removed without an archive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir_mode: Option<u32>,
 }
 
 impl FileRecord {
@@ -67,6 +70,7 @@ impl FileRecord {
             delta,
             entry: file.undo.entry,
             permanent: file.undo.permanent,
+            dir_mode: file.undo.dir_mode,
         }
     }
 }

@@ -651,9 +651,20 @@ fn commit(
                         // No copy in the trash: the history keeps what takes it back.
                         let reverse = Delta::around_common_ends(&old.bytes, &data);
                         change_record.undo.reverse = Some(std::sync::Arc::new(reverse.encode()));
+                    } else if plan.action == Action::Moved {
+                        // The file the move replaced was not kept.
+                        change_record.undo.permanent = true;
                     }
                     if plan.action != Action::Moved {
                         change_record.sha256_before = Some(sha256_hex(&old.bytes));
+                    }
+                }
+                if let (Some((_, source)), None) = (&plan.remove, &removed_to) {
+                    if plan.action == Action::Moved {
+                        // No copy of the source in the trash: the history keeps what takes its
+                        // content back from the destination's.
+                        let reverse = Delta::around_common_ends(&source.bytes, &data);
+                        change_record.undo.reverse = Some(std::sync::Arc::new(reverse.encode()));
                     }
                 }
                 change_record.sha256_after = Some(sha256_hex(&data));

@@ -28,7 +28,7 @@ pub mod restore_file;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod trash_list;
-mod trashing;
+pub(crate) mod trashing;
 pub mod write_file;
 
 /// Everything the workspace needs to know about a tool.

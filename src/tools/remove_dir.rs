@@ -188,7 +188,12 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let archived = call
             .blocking(move || {
                 let (parent, name) = files::open_parent(&committed, "remove")?;
+                let mut empty_mode = None;
                 let removed = if !recursive {
+                    empty_mode = fsops::lstat_at(parent.as_fd(), &name)
+                        .ok()
+                        .flatten()
+                        .map(|s| fsops::Snapshot::of(&s).permissions());
                     fsops::rmdir_at(parent.as_fd(), &name)
                 } else if permanent {
                     trees::remove_tree_at(parent.as_fd(), &name, Removal::EVERYTHING).map(drop)
@@ -201,19 +206,23 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         true,
                         &cancel,
                     )
-                    .map(Some);
+                    .map(|archived| (Some(archived), None));
                 };
-                removed.map(|()| None).map_err(|e| match e.raw_os_error() {
-                    Some(libc_codes::ENOTEMPTY) => not_empty(&committed.path),
-                    _ => ToolError::io(&e, "remove", &committed.path),
-                })
+                removed
+                    .map(|()| (None, empty_mode))
+                    .map_err(|e| match e.raw_os_error() {
+                        Some(libc_codes::ENOTEMPTY) => not_empty(&committed.path),
+                        _ => ToolError::io(&e, "remove", &committed.path),
+                    })
             })
             .await?;
         let how = if args.recursive { " recursively" } else { "" };
         let mut success = Success::text(format!("Removed {}{how}", target.path.shown()))
             .with_data("path", target.path.shown().into_owned())
             .with_data("recursive", args.recursive);
+        let (archived, empty_mode) = archived;
         let mut change = FileChange::new(target.path, Action::Removed);
+        change.undo.dir_mode = empty_mode;
         if let Some(archived) = archived {
             let subject = format!(
                 "The directory, with {} ({}),",

@@ -280,6 +280,16 @@ impl Bucket {
         read::read_metadata(&self.locate(archive)?)
     }
 
+    /// The content of the file `archive` (directly inside this bucket) keeps, verified; `None`
+    /// when it is larger than `max_bytes`.
+    pub fn read_file(
+        &self,
+        archive: &Path,
+        max_bytes: u64,
+    ) -> Result<Option<(Metadata, Vec<u8>)>, TrashError> {
+        read::read_file_content(&self.locate(archive)?, max_bytes)
+    }
+
     /// Recreate the archived entry as `target_name` inside `target_parent` (opened and checked
     /// by the caller, who trashes an existing target first when asked to overwrite).
     ///

@@ -59,3 +59,36 @@ pub(crate) fn read_metadata_entry<R: Read>(
 pub(crate) fn unreadable(e: std::io::Error) -> TrashError {
     TrashError::corrupt(format!("it cannot be decoded ({e})"))
 }
+
+/// The bytes of the file an archive at `path` keeps (its kind must be a file), verified against
+/// the metadata's SHA-256; at most `max_bytes` (else `None`, nothing read beyond the metadata).
+pub(crate) fn read_file_content(
+    path: &Path,
+    max_bytes: u64,
+) -> Result<Option<(Metadata, Vec<u8>)>, TrashError> {
+    let mut archive = open(path)?;
+    let mut entries = archive.entries().map_err(unreadable)?;
+    let metadata = read_metadata_entry(&mut entries)?;
+    if metadata.kind != super::Kind::File {
+        return Err(TrashError::corrupt("it does not keep a file"));
+    }
+    if metadata.size > max_bytes {
+        return Ok(None);
+    }
+    let mut entry = entries
+        .next()
+        .ok_or_else(|| TrashError::corrupt("it has no content entry"))?
+        .map_err(unreadable)?;
+    let mut bytes = Vec::with_capacity(metadata.size as usize);
+    entry
+        .by_ref()
+        .take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    if crate::hashing::sha256_hex(&bytes) != metadata.original_sha256 {
+        return Err(TrashError::corrupt(
+            "its content does not match its recorded SHA-256",
+        ));
+    }
+    Ok(Some((metadata, bytes)))
+}

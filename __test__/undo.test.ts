@@ -1,0 +1,319 @@
+/**
+ * History and undo (SPEC §13) through the public API, on real temporary directories: for every
+ * tool that changes something, change → undo gives back the exact tree (content, modes, kinds,
+ * links); conflicts refuse and change nothing; redo, session undo, dry run, confirm, restart and
+ * trashClear behave as the SPEC says.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { Workspace, type ToolResult } from 'agent-fs-tools'
+import { tempWorkspace } from './helpers/temp.js'
+import { ALL, recorder, snapshot, type Node } from './helpers/trash.js'
+
+/** A tree as undo must give it back: kind, mode, content, link target (times are not compared). */
+function tree(root: string): Record<string, Omit<Node, 'mtimeNs'>> {
+  const out: Record<string, Omit<Node, 'mtimeNs'>> = {}
+  for (const [path, { mtimeNs: _, ...rest }] of Object.entries(snapshot(root))) out[path] = rest
+  return out
+}
+
+function ok(result: ToolResult): ToolResult {
+  expect(result.output).not.toMatch(/^Error/)
+  expect(result.status, result.output).toBe('ok')
+  return result
+}
+
+function setup(files: (root: string) => void = () => {}) {
+  const made = tempWorkspace({ permissions: ALL, confirm: () => true })
+  files(made.root)
+  return { ...made, before: tree(made.root) }
+}
+
+describe('change → undo gives back the exact tree', () => {
+  const cases: Array<{
+    name: string
+    files?: (root: string) => void
+    change: (ws: Workspace, root: string) => Promise<ToolResult>
+  }> = [
+    {
+      name: 'write_file of a new file',
+      change: (ws) => ws.call('write_file', { path: 'new.txt', content: 'hello\n' }),
+    },
+    {
+      name: 'write_file over a file (its mode kept)',
+      files: (root) => {
+        writeFileSync(join(root, 'a.sh'), '#!/bin/sh\necho old\n')
+        chmodSync(join(root, 'a.sh'), 0o750)
+      },
+      change: (ws) => ws.call('write_file', { path: 'a.sh', content: 'echo new\n' }),
+    },
+    {
+      name: 'edit_file of a CRLF file with a BOM',
+      files: (root) => writeFileSync(join(root, 'w.txt'), '\ufeffone\r\ntwo\r\nthree\r\n'),
+      change: (ws) => ws.call('edit_file', { path: 'w.txt', edits: [{ oldString: 'two', newString: 'TWO\nand more' }] }),
+    },
+    {
+      name: 'append_file',
+      files: (root) => writeFileSync(join(root, 'log.txt'), 'first\n'),
+      change: (ws) => ws.call('append_file', { path: 'log.txt', content: 'second\n' }),
+    },
+    {
+      name: 'append_file creating the file',
+      change: (ws) => ws.call('append_file', { path: 'fresh.log', content: 'only\n' }),
+    },
+    {
+      name: 'delete_file of a file',
+      files: (root) => {
+        writeFileSync(join(root, 'gone.bin'), Buffer.from([0, 1, 2, 255]))
+        chmodSync(join(root, 'gone.bin'), 0o600)
+      },
+      change: (ws) => ws.call('delete_file', { path: 'gone.bin' }),
+    },
+    {
+      name: 'delete_file of a symlink',
+      files: (root) => symlinkSync('does/not/exist', join(root, 'link')),
+      change: (ws) => ws.call('delete_file', { path: 'link' }),
+    },
+    {
+      name: 'remove_dir of a tree with links, modes and a sparse file',
+      files: (root) => {
+        mkdirSync(join(root, 'tree/sub'), { recursive: true })
+        writeFileSync(join(root, 'tree/a.txt'), 'a\n')
+        writeFileSync(join(root, 'tree/sub/b.txt'), 'b\n')
+        chmodSync(join(root, 'tree/sub'), 0o711)
+        symlinkSync('../a.txt', join(root, 'tree/sub/to-a'))
+        writeFileSync(join(root, 'tree/sparse'), '')
+        truncateSync(join(root, 'tree/sparse'), 8 << 20)
+      },
+      change: (ws) => ws.call('remove_dir', { path: 'tree', recursive: true }),
+    },
+    {
+      name: 'remove_dir of an empty directory',
+      files: (root) => {
+        mkdirSync(join(root, 'empty'))
+        chmodSync(join(root, 'empty'), 0o705)
+      },
+      change: (ws) => ws.call('remove_dir', { path: 'empty' }),
+    },
+    {
+      name: 'move_file of a file',
+      files: (root) => writeFileSync(join(root, 'from.txt'), 'moving\n'),
+      change: (ws) => ws.call('move_file', { source: 'from.txt', destination: 'to.txt' }),
+    },
+    {
+      name: 'move_file of a directory over an existing file',
+      files: (root) => {
+        mkdirSync(join(root, 'd/e'), { recursive: true })
+        writeFileSync(join(root, 'd/e/x'), 'x\n')
+        writeFileSync(join(root, 'target'), 'replaced\n')
+      },
+      change: (ws) => ws.call('move_file', { source: 'd', destination: 'target', overwrite: true }),
+    },
+    {
+      name: 'create_directory',
+      change: (ws) => ws.call('create_directory', { path: 'made' }),
+    },
+    {
+      name: 'apply_patch adding, updating, deleting and moving files',
+      files: (root) => {
+        writeFileSync(join(root, 'upd.txt'), 'one\ntwo\n')
+        writeFileSync(join(root, 'del.txt'), 'bye\n')
+        writeFileSync(join(root, 'mv.txt'), 'keep\nme\n')
+        chmodSync(join(root, 'mv.txt'), 0o640)
+      },
+      change: (ws) =>
+        ws.call('apply_patch', {
+          input: [
+            '*** Begin Patch',
+            '*** Add File: added.txt',
+            '+brand new',
+            '*** Update File: upd.txt',
+            '@@',
+            ' one',
+            '-two',
+            '+TWO',
+            '*** Delete File: del.txt',
+            '*** Update File: mv.txt',
+            '*** Move to: moved.txt',
+            '@@',
+            ' keep',
+            '-me',
+            '+you',
+            '*** End Patch',
+          ].join('\n'),
+        }),
+    },
+  ]
+
+  for (const c of cases) {
+    it(c.name, async () => {
+      const { ws, root, before } = setup(c.files)
+      const changed = ok(await c.change(ws, root))
+      expect(changed.data?.changeId).toEqual(expect.any(String))
+      expect(tree(root)).not.toEqual(before)
+      const undone = ok(await ws.undo())
+      expect(undone.data?.undoes).toEqual([changed.data?.changeId])
+      expect(tree(root)).toEqual(before)
+      const [latest, original] = await ws.history()
+      expect(latest).toMatchObject({ tool: 'undo', undoes: [changed.data?.changeId], undoable: true })
+      expect(original).toMatchObject({ id: changed.data?.changeId, undoable: false, undoneBy: latest!.id })
+    })
+  }
+
+  it('restore_file (the restored entry goes back to the trash)', async () => {
+    const { ws, root } = setup((r) => writeFileSync(join(r, 'r.txt'), 'restore me\n'))
+    const deleted = ok(await ws.call('delete_file', { path: 'r.txt' }))
+    const trashed = tree(root)
+    ok(await ws.call('restore_file', { trashedPath: deleted.data?.trashedTo as string }))
+    expect(readFileSync(join(root, 'r.txt'), 'utf8')).toBe('restore me\n')
+    ok(await ws.undo())
+    expect(tree(root)).toEqual(trashed)
+  })
+})
+
+describe('redo, conflicts and sessions', () => {
+  it('undoing an undo redoes the change', async () => {
+    const { ws, root } = setup((r) => writeFileSync(join(r, 'a.txt'), 'one\n'))
+    ok(await ws.call('edit_file', { path: 'a.txt', edits: [{ oldString: 'one', newString: 'two' }] }))
+    const after = tree(root)
+    const undo = ok(await ws.undo())
+    expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('one\n')
+    ok(await ws.undo({ id: undo.data?.changeId as string }))
+    expect(tree(root)).toEqual(after)
+    // And the change can be undone again.
+    ok(await ws.undo())
+    expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('one\n')
+  })
+
+  it('refuses with CONFLICT naming the path when the user changed it since, and changes nothing', async () => {
+    const { ws, root } = setup((r) => writeFileSync(join(r, 'a.txt'), 'one\n'))
+    ok(await ws.call('write_file', { path: 'a.txt', content: 'agent\n' }))
+    writeFileSync(join(root, 'a.txt'), 'user edit\n')
+    const now = tree(root)
+    const refused = await ws.undo()
+    expect(refused).toMatchObject({ status: 'error', code: 'CONFLICT' })
+    expect(refused.output).toContain(join(root, 'a.txt'))
+    expect(refused.output).toContain('content changed')
+    expect(tree(root)).toEqual(now)
+  })
+
+  it('a later change to the same path must be undone first, and the error says which', async () => {
+    const { ws, root } = setup((r) => writeFileSync(join(r, 'a.txt'), 'one\n'))
+    const first = ok(await ws.call('edit_file', { path: 'a.txt', edits: [{ oldString: 'one', newString: 'two' }] }))
+    const second = ok(await ws.call('edit_file', { path: 'a.txt', edits: [{ oldString: 'two', newString: 'three' }] }))
+    const refused = await ws.undo({ id: first.data?.changeId as string })
+    expect(refused).toMatchObject({ status: 'error', code: 'CONFLICT' })
+    expect(refused.output).toContain(second.data?.changeId as string)
+    expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('three\n')
+    // Walking back one by one works.
+    ok(await ws.undo())
+    ok(await ws.undo())
+    expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('one\n')
+  })
+
+  it('undo({ sessionId }) takes back every change of the session as one change', async () => {
+    const made = tempWorkspace({ permissions: ALL, trash: { sessionId: 'S1' } })
+    const { ws, root } = made
+    writeFileSync(join(root, 'keep.txt'), 'k\n')
+    const before = tree(root)
+    ok(await ws.call('create_directory', { path: 'pkg' }))
+    ok(await ws.call('write_file', { path: 'pkg/index.ts', content: 'export {}\n' }))
+    ok(await ws.call('edit_file', { path: 'pkg/index.ts', edits: [{ oldString: '{}', newString: '{ a }' }] }))
+    ok(await ws.call('move_file', { source: 'keep.txt', destination: 'pkg/keep.txt' }))
+    ok(await ws.call('delete_file', { path: 'pkg/keep.txt' }))
+    const undone = ok(await ws.undo({ sessionId: 'S1' }))
+    expect(undone.data?.undoes).toHaveLength(5)
+    expect(tree(root)).toEqual(before)
+    const history = await ws.history({ sessionId: 'S1' })
+    expect(history[0]).toMatchObject({ tool: 'undo', summary: 'undo session S1' })
+    expect(history.slice(1).every((c) => c.undoneBy === history[0]!.id)).toBe(true)
+    // Redo the whole session.
+    ok(await ws.undo({ id: history[0]!.id }))
+    expect(existsSync(join(root, 'pkg/index.ts'))).toBe(true)
+    expect(readFileSync(join(root, 'pkg/index.ts'), 'utf8')).toBe('export { a }\n')
+    expect(existsSync(join(root, 'keep.txt'))).toBe(false)
+  })
+
+  it('a directory the change created is removed only if empty', async () => {
+    const { ws, root } = setup()
+    ok(await ws.call('create_directory', { path: 'made' }))
+    writeFileSync(join(root, 'made/user.txt'), 'mine\n')
+    const refused = await ws.undo()
+    expect(refused).toMatchObject({ status: 'error', code: 'CONFLICT' })
+    expect(refused.output).toContain('not empty')
+    expect(readFileSync(join(root, 'made/user.txt'), 'utf8')).toBe('mine\n')
+  })
+
+  it('nothing to undo is NOT_FOUND; an unknown id too', async () => {
+    const { ws } = setup()
+    expect(await ws.undo()).toMatchObject({ status: 'error', code: 'NOT_FOUND' })
+    expect(await ws.undo({ id: 'c-nope' })).toMatchObject({ status: 'error', code: 'NOT_FOUND' })
+  })
+})
+
+describe('dry run, confirm, restart, trashClear', () => {
+  it('dryRun reports what would happen and changes nothing', async () => {
+    const { ws, root } = setup((r) => writeFileSync(join(r, 'a.txt'), 'one\n'))
+    ok(await ws.call('delete_file', { path: 'a.txt' }))
+    const now = tree(root)
+    const dry = ok(await ws.undo({ dryRun: true }))
+    expect(dry.output).toContain('Would undo')
+    expect(dry.output).toContain(join(root, 'a.txt'))
+    expect(tree(root)).toEqual(now)
+    expect((await ws.history())[0]!.tool).toBe('delete_file')
+  })
+
+  it('confirm asks once with "Undo change?", a detail per file and the diff; "no" changes nothing', async () => {
+    const { ws, root } = setup((r) => writeFileSync(join(r, 'a.txt'), 'one\ntwo\n'))
+    ok(await ws.call('edit_file', { path: 'a.txt', edits: [{ oldString: 'two', newString: 'zwei' }] }))
+    const no = recorder(false)
+    const denied = await ws.undo({ confirm: no.confirm })
+    expect(denied.status).toBe('denied')
+    expect(no.requests).toHaveLength(1)
+    expect(no.requests[0]).toMatchObject({ tool: 'undo', label: 'Undo change?' })
+    expect(no.requests[0]!.detail).toContain(join(root, 'a.txt'))
+    expect(no.requests[0]!.diff).toContain('-zwei')
+    expect(no.requests[0]!.diff).toContain('+two')
+    expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('one\nzwei\n')
+    const yes = recorder(true)
+    ok(await ws.undo({ confirm: yes.confirm }))
+    expect(yes.requests).toHaveLength(1)
+    expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('one\ntwo\n')
+  })
+
+  it('the history survives a restart, and undo works from the new Workspace', async () => {
+    const { ws, root, dataDir } = tempWorkspace({ permissions: ALL, confirm: () => true })
+    writeFileSync(join(root, 'a.txt'), 'one\n')
+    const changed = ok(await ws.call('write_file', { path: 'a.txt', content: 'two\n' }))
+    const again = new Workspace({ root, permissions: ALL, trash: { dataDir } })
+    expect((await again.history())[0]).toMatchObject({ id: changed.data?.changeId, undoable: true })
+    ok(await again.undo())
+    expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('one\n')
+  })
+
+  it('trashClear makes changes that need a cleared archive report undoable: false with a reason', async () => {
+    const { ws, root } = setup((r) => writeFileSync(join(r, 'a.txt'), 'one\n'))
+    ok(await ws.call('delete_file', { path: 'a.txt' }))
+    ok(await ws.call('write_file', { path: 'b.txt', content: 'b\n' }))
+    await ws.trashClear()
+    const [write, del] = await ws.history()
+    expect(write).toMatchObject({ tool: 'write_file', undoable: true })
+    expect(del).toMatchObject({ tool: 'delete_file', undoable: false })
+    expect(del!.reason).toContain('trash')
+    const refused = await ws.undo({ id: del!.id })
+    expect(refused).toMatchObject({ status: 'error', code: 'CONFLICT' })
+    expect(existsSync(join(root, 'a.txt'))).toBe(false)
+  })
+
+  it('a permanent delete and an overwrite without keepOverwrites are listed as not undoable', async () => {
+    const { ws, root } = tempWorkspace({ permissions: ALL, confirm: () => true, trash: { keepOverwrites: false } })
+    writeFileSync(join(root, 'a.txt'), 'one\n')
+    writeFileSync(join(root, 'b.txt'), 'b\n')
+    ok(await ws.call('write_file', { path: 'a.txt', content: 'two\n' }))
+    ok(await ws.call('delete_file', { path: 'b.txt', permanent: true }, { confirm: () => true }))
+    const [del, write] = await ws.history()
+    expect(del).toMatchObject({ undoable: false, reason: expect.stringContaining('permanently') })
+    expect(write).toMatchObject({ undoable: false, reason: expect.stringContaining('keepOverwrites') })
+  })
+})

@@ -1,0 +1,387 @@
+//! Making an undo's effects on disk as one journaled commit (`journal::commit`): what leaves a
+//! place goes to the trash first; entries that move back are renamed; what comes back (from an
+//! archive, from bytes, an empty directory) is staged under a temp name beside its place (or
+//! inside a tree staged for its parent) and put in place with the rest. All or nothing, also
+//! under a kill.
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::disk;
+use super::effects::{Effects, Location, Placement};
+use super::plan::{Like, Plan, Slot};
+use crate::cancel::CancelToken;
+use crate::change::{Action, FileChange};
+use crate::error::{ErrorCode, ToolError};
+use crate::hashing::sha256_hex;
+use crate::journal::commit::{PlannedFile, StepFailure};
+use crate::paths::fsops::{self, EntryKind, Snapshot};
+use crate::paths::shown::Shown;
+use crate::text::delta::Delta;
+use crate::tools::files;
+use crate::tools::trashing::put_in_trash;
+use crate::trash::{restore_temp_name, Archived};
+use crate::workspace::Workspace;
+
+/// A tree staged for a path: its directory and the temp name it has beside its place.
+struct StagedTree {
+    dir: OwnedFd,
+    parent_path: PathBuf,
+    temp: OsString,
+}
+
+/// Makes `effects` (planned as `plan`); returns what changed, per path, in the history's terms
+/// (so that undoing the undo — a redo — takes it back the same way).
+pub fn apply(
+    ws: &Workspace,
+    plan: &Plan,
+    effects: &Effects,
+    cancel: &CancelToken,
+) -> Result<Vec<FileChange>, ToolError> {
+    let mut archives: Vec<Archived> = Vec::new();
+    let mut holds: Vec<Archived> = Vec::new();
+    let result = (|| {
+        let mut commit = ws.journal().commit();
+        let mut step_paths: Vec<PathBuf> = Vec::new();
+        let mut changes: BTreeMap<PathBuf, FileChange> = BTreeMap::new();
+
+        // 1. What leaves its place goes to the trash, then is removed in the commit.
+        for path in &effects.removals {
+            let real = known(plan, path)?;
+            let (parent, name) = parent_of(ws, path)?;
+            let archived = put_in_trash(ws, parent.as_fd(), &name, path, false, cancel)?;
+            let now = fsops::lstat_at(parent.as_fd(), &name)
+                .map_err(|e| ToolError::io(&e, "look at", path))?
+                .map(|s| Snapshot::of(&s));
+            if now.as_ref() != Some(&real.stat) && !same_dir(now.as_ref(), &real.stat) {
+                return Err(changed(path));
+            }
+            let mut change = FileChange::new(
+                path.clone(),
+                if real.kind == EntryKind::Directory {
+                    Action::Removed
+                } else {
+                    Action::Deleted
+                },
+            );
+            change.sha256_before = Some(archived.metadata.original_sha256.clone());
+            change.trashed_to = Some(archived.archive_path.clone());
+            changes.insert(path.clone(), change);
+            commit
+                .remove(
+                    parent,
+                    path.parent().unwrap_or(Path::new("/")),
+                    &name,
+                    real.stat,
+                )
+                .map_err(|e| ToolError::io(&e, "prepare the removal of", path))?;
+            step_paths.push(path.clone());
+            archives.push(archived);
+        }
+
+        // 2. Entries that move back.
+        let mut staged: BTreeMap<PathBuf, StagedTree> = BTreeMap::new();
+        for (from, to, parent) in &effects.renames {
+            let real = known(plan, from)?;
+            let (from_dir, from_name) = parent_of(ws, from)?;
+            let (to_dir, to_dir_path) = open_location(ws, &staged, parent, to)?;
+            let to_name = to.file_name().unwrap_or_default();
+            commit
+                .rename(
+                    from_dir,
+                    from.parent().unwrap_or(Path::new("/")),
+                    &from_name,
+                    real.stat,
+                    to_dir,
+                    &to_dir_path,
+                    to_name,
+                )
+                .map_err(|e| ToolError::io(&e, "prepare moving back", from))?;
+            step_paths.push(to.clone());
+            let mut change = take_over(&mut changes, to, Action::Moved);
+            change.from = Some(from.clone());
+            changes.insert(to.clone(), change);
+        }
+
+        // 3. What comes back, shallow first (a tree staged for a directory takes what goes
+        //    beneath it).
+        let mut new_dirs: Vec<(OwnedFd, u32)> = Vec::new();
+        for placement in &effects.placements {
+            if cancel.is_aborted() {
+                return Err(ToolError::aborted());
+            }
+            let path = &placement.path;
+            let name = path.file_name().unwrap_or_default();
+            if placement.exchange {
+                let (parent, _) = parent_of(ws, path)?;
+                let Slot::Bytes { data, .. } = &placement.slot else {
+                    unreachable!("only bytes are exchanged")
+                };
+                let stat = fsops::lstat_at(parent.as_fd(), name)
+                    .map_err(|e| ToolError::io(&e, "look at", path))?
+                    .ok_or_else(|| changed(path))?;
+                if Snapshot::of(&stat) != known(plan, path)?.stat {
+                    return Err(changed(path));
+                }
+                let now = disk::read(ws, path, u64::MAX)?;
+                let mut change = FileChange::new(path.clone(), Action::Modified);
+                change.sha256_before = Some(sha256_hex(&now));
+                change.sha256_after = Some(sha256_hex(data));
+                let reverse = Delta::around_common_ends(&now, data);
+                change.undo.reverse = Some(Arc::new(reverse.encode()));
+                commit
+                    .put(
+                        parent,
+                        path.parent().unwrap_or(Path::new("/")),
+                        name,
+                        data.clone(),
+                        Some(&stat),
+                        Some(PlannedFile { stat, bytes: now }),
+                    )
+                    .map_err(|e| ToolError::io(&e, "write", path))?;
+                step_paths.push(path.clone());
+                changes.insert(path.clone(), change);
+                continue;
+            }
+            let (dir, dir_path, top) = match &placement.parent {
+                Location::Real(_) => {
+                    let (dir, dir_path) = open_location(ws, &staged, &placement.parent, path)?;
+                    (dir, dir_path, true)
+                }
+                inside => {
+                    let (dir, dir_path) = open_location(ws, &staged, inside, path)?;
+                    (dir, dir_path, false)
+                }
+            };
+            // A top-level entry is staged under a temp name (journaled), one inside a staged
+            // tree under its own name.
+            let temp = if top {
+                restore_temp_name()
+            } else {
+                name.to_owned()
+            };
+            let temp_entry = if top {
+                ws.journal().begin_temp(&dir_path, dir.as_fd(), &temp)
+            } else {
+                None
+            };
+            let staged_now = stage(ws, plan, placement, dir.as_fd(), &temp, cancel, &mut holds);
+            if let Err(e) = staged_now {
+                if let Some(entry) = temp_entry {
+                    entry.finish();
+                }
+                return Err(e);
+            }
+            if let Slot::NewDir { mode } = &placement.slot {
+                let fd = fsops::open_subdir(dir.as_fd(), &temp)
+                    .map_err(|e| ToolError::io(&e, "create directory", path))?;
+                new_dirs.push((fd, *mode));
+            }
+            let is_dir = match &placement.slot {
+                Slot::NewDir { .. } => true,
+                Slot::Archive { meta, .. } => meta.kind == crate::trash::Kind::Directory,
+                _ => false,
+            };
+            if is_dir {
+                let fd = fsops::open_subdir(dir.as_fd(), &temp)
+                    .map_err(|e| ToolError::io(&e, "open", path))?;
+                staged.insert(
+                    path.clone(),
+                    StagedTree {
+                        dir: fd,
+                        parent_path: dir_path.clone(),
+                        temp: temp.clone(),
+                    },
+                );
+            }
+            if top {
+                commit
+                    .place(dir, &dir_path, &temp, name, temp_entry)
+                    .map_err(|e| ToolError::io(&e, "prepare restoring", path))?;
+                step_paths.push(path.clone());
+                let mut change = take_over(&mut changes, path, Action::Added);
+                match &placement.slot {
+                    Slot::Bytes { data, .. } => change.sha256_after = Some(sha256_hex(data)),
+                    Slot::Archive { meta, .. } if meta.kind != crate::trash::Kind::Directory => {
+                        change.sha256_after = Some(meta.original_sha256.clone())
+                    }
+                    Slot::NewDir { .. } if change.action == Action::Added => {
+                        change.action = Action::Created
+                    }
+                    _ => {}
+                }
+                changes.insert(path.clone(), change);
+            }
+        }
+        // Directories get their modes once everything beneath them is in.
+        for (fd, mode) in new_dirs.iter().rev() {
+            fsops::set_mode_fd(fd, *mode)
+                .map_err(|e| ToolError::io(&e, "set the mode of", Path::new("directory")))?;
+        }
+        if cancel.is_aborted() {
+            return Err(ToolError::aborted());
+        }
+        commit.apply().map_err(|e| {
+            let path = step_paths.get(e.step).cloned().unwrap_or_default();
+            match e.reason {
+                StepFailure::Changed { .. } => changed(&path),
+                StepFailure::Io(io) => ToolError::io(&io, "undo the change to", &path),
+            }
+        })?;
+        // What a redo checks: the entries as the undo left them.
+        let mut files: Vec<FileChange> = changes.into_values().collect();
+        for change in &mut files {
+            if change.action != Action::Deleted && change.action != Action::Removed {
+                if let Ok(Some((parent, name))) = disk::open_parent(ws, &change.path) {
+                    change.undo.entry = files::entry_facts(parent.as_fd(), &name);
+                }
+            }
+        }
+        Ok(files)
+    })();
+    if result.is_err() {
+        for archived in archives {
+            ws.bucket().discard(archived);
+        }
+    }
+    // The archives the undo restored from stay in the trash (a redo of an older undo may need
+    // them); their holds go here.
+    drop(holds);
+    result
+}
+
+/// What the plan saw on disk at `path`.
+fn known<'p>(plan: &'p Plan, path: &Path) -> Result<&'p disk::Real, ToolError> {
+    plan.reals
+        .get(path)
+        .and_then(|r| r.as_ref())
+        .ok_or_else(|| changed(path))
+}
+
+/// A directory snapshot that is the same directory (its times move with its entries).
+fn same_dir(now: Option<&Snapshot>, planned: &Snapshot) -> bool {
+    now.is_some_and(|now| {
+        now.kind() == EntryKind::Directory && (now.dev, now.ino) == (planned.dev, planned.ino)
+    })
+}
+
+/// The change at `path` so far (an entry that left for the trash is now replaced), or a new one.
+fn take_over(
+    changes: &mut BTreeMap<PathBuf, FileChange>,
+    path: &Path,
+    action: Action,
+) -> FileChange {
+    match changes.remove(path) {
+        Some(mut removed) => {
+            removed.action = if action == Action::Moved {
+                Action::Moved
+            } else {
+                Action::Modified
+            };
+            removed
+        }
+        None => FileChange::new(path.to_owned(), action),
+    }
+}
+
+fn parent_of(ws: &Workspace, path: &Path) -> Result<(OwnedFd, OsString), ToolError> {
+    disk::open_parent(ws, path)?.ok_or_else(|| {
+        ToolError::new(
+            ErrorCode::Conflict,
+            format!(
+                "cannot undo: the directory that held {} no longer exists. Nothing was undone; undo the change that removed it first",
+                path.shown()
+            ),
+        )
+    })
+}
+
+/// Opens the directory at `location` (for the entry `path`): its fd and its path as the journal
+/// records it.
+fn open_location(
+    ws: &Workspace,
+    staged: &BTreeMap<PathBuf, StagedTree>,
+    location: &Location,
+    path: &Path,
+) -> Result<(OwnedFd, PathBuf), ToolError> {
+    match location {
+        Location::Real(dir) => {
+            let target = disk::target(ws, dir)?;
+            let fd = fsops::open_dir(&target.anchor, &target.path, true).map_err(|_| {
+                ToolError::new(
+                    ErrorCode::Conflict,
+                    format!(
+                        "cannot undo: the directory that held {} no longer exists. Nothing was undone; undo the change that removed it first",
+                        path.shown()
+                    ),
+                )
+            })?;
+            Ok((fd, target.path))
+        }
+        Location::Staged { top, rel } => {
+            let tree = staged.get(top).ok_or_else(|| changed(path))?;
+            let fd = if rel.as_os_str().is_empty() {
+                fsops::reopen_readable(tree.dir.as_fd())
+            } else {
+                fsops::open_dir_beneath(tree.dir.as_fd(), rel, true)
+            }
+            .map_err(|e| ToolError::io(&e, "open", path))?;
+            Ok((fd, tree.parent_path.join(&tree.temp).join(rel)))
+        }
+    }
+}
+
+/// Stages what `placement` puts as `name` in `dir`.
+fn stage(
+    ws: &Workspace,
+    plan: &Plan,
+    placement: &Placement,
+    dir: std::os::fd::BorrowedFd<'_>,
+    name: &OsStr,
+    cancel: &CancelToken,
+    holds: &mut Vec<Archived>,
+) -> Result<(), ToolError> {
+    let path = &placement.path;
+    match &placement.slot {
+        Slot::Archive { archive, .. } => {
+            let aborted = || cancel.is_aborted();
+            let held = ws
+                .bucket()
+                .stage(archive, dir, name, &aborted)
+                .map_err(|e| crate::tools::trashing::trash_error(e, "restore", path))?;
+            holds.push(held);
+        }
+        Slot::NewDir { .. } => {
+            fsops::mkdir_at(dir, name).map_err(|e| ToolError::io(&e, "create directory", path))?
+        }
+        Slot::Bytes { data, like } => {
+            let mode = match like {
+                Like::Mode(mode) => *mode,
+                Like::Disk(at) => plan
+                    .reals
+                    .get(at)
+                    .and_then(|r| r.as_ref())
+                    .map_or(0o644, |r| r.stat.permissions()),
+            };
+            fsops::stage(dir, name, name, data, None)
+                .and_then(|()| fsops::open_for_read(dir, name))
+                .and_then(|file| fsops::set_mode_fd(&file, mode))
+                .map_err(|e| ToolError::io(&e, "write", path))?;
+        }
+        Slot::Disk(_) | Slot::Absent => {}
+    }
+    Ok(())
+}
+
+fn changed(path: &Path) -> ToolError {
+    ToolError::new(
+        ErrorCode::Conflict,
+        format!(
+            "{} changed while the undo was being prepared; nothing was undone. Look at it again and retry",
+            path.shown()
+        ),
+    )
+}

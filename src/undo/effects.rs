@@ -1,0 +1,213 @@
+//! From a planned final state to what must happen on disk: which entries go to the trash, which
+//! move, and what is put in place where — in an order that frees every name before it is taken.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::plan::{Plan, Slot};
+use crate::error::{ErrorCode, ToolError};
+use crate::paths::fsops::EntryKind;
+use crate::paths::shown::Shown;
+use crate::trash::Kind;
+
+/// Where a directory a path goes into is, when the steps run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A directory on disk now, at this path.
+    Real(PathBuf),
+    /// Inside the tree staged for the path `top`, at `rel` beneath it.
+    Staged { top: PathBuf, rel: PathBuf },
+}
+
+/// One thing put at a path.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    pub path: PathBuf,
+    pub slot: Slot,
+    /// The directory it goes into.
+    pub parent: Location,
+    /// The file there now gets the new bytes in its place (same inode kind of change as an edit).
+    pub exchange: bool,
+}
+
+/// Everything an undo does, in order.
+#[derive(Debug, Default)]
+pub struct Effects {
+    /// Entries that go to the trash (and leave their place), shallow first.
+    pub removals: Vec<PathBuf>,
+    /// Entries that move back: (from, to), in an order that frees each destination first.
+    pub renames: Vec<(PathBuf, PathBuf, Location)>,
+    /// What is put in place, shallow first.
+    pub placements: Vec<Placement>,
+}
+
+impl Effects {
+    /// Works out the effects of `plan`.
+    pub fn of(plan: &Plan) -> Result<Self, ToolError> {
+        let finals: Vec<(&PathBuf, &Slot)> = plan
+            .slots
+            .iter()
+            .filter(|(path, _)| !is_moot(plan, path))
+            .collect();
+        let sources: BTreeSet<&PathBuf> = finals
+            .iter()
+            .filter_map(|(path, slot)| match slot {
+                Slot::Disk(at) if at != *path => Some(at),
+                _ => None,
+            })
+            .collect();
+        let exists = |path: &Path| plan.reals.get(path).is_some_and(|r| r.is_some());
+        let is_file = |path: &Path| {
+            plan.reals
+                .get(path)
+                .is_some_and(|r| r.as_ref().is_some_and(|r| r.kind == EntryKind::File))
+        };
+
+        let mut effects = Effects::default();
+        let mut placements = Vec::new();
+        for (path, slot) in &finals {
+            let path = *path;
+            match slot {
+                Slot::Disk(at) if at == path => {}
+                Slot::Disk(at) => {
+                    let parent = location(plan, path.parent().unwrap_or(Path::new("/")));
+                    effects.renames.push((at.clone(), path.clone(), parent));
+                }
+                Slot::Absent => {}
+                placed => {
+                    let parent = location(plan, path.parent().unwrap_or(Path::new("/")));
+                    let exchange = matches!(placed, Slot::Bytes { .. })
+                        && is_file(path)
+                        && !sources.contains(path)
+                        && parent
+                            == Location::Real(path.parent().unwrap_or(Path::new("/")).to_owned());
+                    placements.push(Placement {
+                        path: path.clone(),
+                        slot: (*placed).clone(),
+                        parent,
+                        exchange,
+                    });
+                }
+            }
+        }
+        // What is on disk at a path now and is neither kept, nor moved elsewhere, nor given new
+        // bytes in place goes to the trash — once, with the directory that holds it if that goes
+        // too.
+        let mut removals: Vec<PathBuf> = Vec::new();
+        for (path, slot) in &plan.slots {
+            let kept = matches!(slot, Slot::Disk(at) if at == path) && !is_moot(plan, path);
+            let exchanged = placements.iter().any(|p| &p.path == path && p.exchange);
+            if exists(path) && !kept && !exchanged && !sources.contains(path) {
+                removals.push(path.clone());
+            }
+        }
+        effects.removals = removals
+            .iter()
+            .filter(|path| {
+                !removals
+                    .iter()
+                    .any(|other| other != *path && path.starts_with(other))
+            })
+            .cloned()
+            .collect();
+        effects.renames = order_renames(effects.renames)?;
+        placements.sort_by_key(|p| p.path.components().count());
+        effects.placements = placements;
+        Ok(effects)
+    }
+
+    /// One line per path, for a prompt's detail and a dry run.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for path in &self.removals {
+            let replaced = self.placements.iter().any(|p| &p.path == path)
+                || self.renames.iter().any(|(_, to, _)| to == path);
+            if !replaced {
+                lines.push(format!("remove {} (into the trash)", path.shown()));
+            }
+        }
+        for (from, to, _) in &self.renames {
+            lines.push(format!("move {} back to {}", from.shown(), to.shown()));
+        }
+        for placement in &self.placements {
+            let path = placement.path.shown();
+            lines.push(match &placement.slot {
+                Slot::Bytes { .. } => format!("restore the previous content of {path}"),
+                Slot::Archive { meta, .. } => {
+                    let what = match meta.kind {
+                        Kind::File => "file",
+                        Kind::Directory => "directory",
+                        Kind::Symlink => "symlink",
+                    };
+                    format!("restore the {what} {path} from the trash")
+                }
+                Slot::NewDir { .. } => format!("recreate the empty directory {path}"),
+                Slot::Disk(_) | Slot::Absent => continue,
+            });
+        }
+        lines
+    }
+}
+
+/// A path whose final state does not matter: a directory above it ends gone or as a file.
+fn is_moot(plan: &Plan, path: &Path) -> bool {
+    path.ancestors().skip(1).any(|above| {
+        matches!(
+            plan.slots.get(above),
+            Some(Slot::Absent | Slot::Bytes { .. })
+        ) || matches!(
+            plan.slots.get(above),
+            Some(Slot::Archive { meta, .. }) if meta.kind != Kind::Directory
+        )
+    })
+}
+
+/// Where the directory `dir` is when the steps run.
+fn location(plan: &Plan, dir: &Path) -> Location {
+    match plan.slots.get(dir) {
+        Some(Slot::Disk(at)) => return Location::Real(at.clone()),
+        Some(Slot::Archive { .. } | Slot::NewDir { .. }) => {
+            return Location::Staged {
+                top: dir.to_owned(),
+                rel: PathBuf::new(),
+            }
+        }
+        _ => {}
+    }
+    match (dir.parent(), dir.file_name()) {
+        (Some(parent), Some(name)) => match location(plan, parent) {
+            Location::Real(at) => Location::Real(at.join(name)),
+            Location::Staged { top, rel } => Location::Staged {
+                top,
+                rel: rel.join(name),
+            },
+        },
+        _ => Location::Real(dir.to_owned()),
+    }
+}
+
+/// Orders renames so that an entry leaves a name before another takes it; a cycle (entries that
+/// trade places) is refused.
+fn order_renames(
+    mut pending: Vec<(PathBuf, PathBuf, Location)>,
+) -> Result<Vec<(PathBuf, PathBuf, Location)>, ToolError> {
+    let mut ordered = Vec::with_capacity(pending.len());
+    while !pending.is_empty() {
+        let ready = pending
+            .iter()
+            .position(|(_, to, _)| !pending.iter().any(|(from, _, _)| from == to));
+        match ready {
+            Some(index) => ordered.push(pending.remove(index)),
+            None => {
+                return Err(ToolError::new(
+                    ErrorCode::Conflict,
+                    format!(
+                        "cannot undo these changes in one step: {} and others trade places. Nothing was undone; undo the changes one at a time",
+                        pending[0].1.shown()
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(ordered)
+}

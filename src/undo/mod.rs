@@ -1,0 +1,255 @@
+//! Undo (SPEC §13): the host's, not the model's. Takes back one change, or every change of a
+//! session, as one step that is itself a change in the history (undoing it redoes).
+//!
+//! The flow: select the changes (`select`), lock their paths, plan over a virtual state newest
+//! first — every path must be exactly as each change left it (`plan`) — work out what must
+//! happen on disk (`effects`), ask once if the host gave a confirm handler, then make it all as
+//! one journaled commit (`apply`): what the undo replaces goes to the trash first, and a kill at
+//! any point leaves all or nothing after the next `Workspace`.
+
+mod apply;
+mod disk;
+mod effects;
+mod plan;
+mod select;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+pub use select::Selector;
+
+use crate::call::{Authorization, Call, Success};
+use crate::error::{ErrorCode, ToolError};
+use crate::history::{ChangeRecord, Entry};
+use crate::paths::shown::Shown;
+use crate::text::diff::unified_diff;
+use crate::workspace::Workspace;
+use effects::Effects;
+use plan::{Planner, Slot};
+
+/// An undo as the host asks for it.
+#[derive(Debug, Clone, Default)]
+pub struct UndoRequest {
+    pub selector: Selector,
+    /// Report what would happen; change nothing.
+    pub dry_run: bool,
+}
+
+/// What an undo did, for the history record the flow above writes.
+pub struct Undone {
+    pub success: Success,
+    /// The changes taken back (empty for a dry run).
+    pub undoes: Vec<String>,
+    /// `undo <id>` or `undo session <id>`.
+    pub summary: String,
+}
+
+/// Every change in the history with its state, oldest first.
+pub fn entries(ws: &Workspace) -> Result<Vec<Entry>, ToolError> {
+    let archive_exists = |archive: &Path| std::fs::symlink_metadata(archive).is_ok();
+    ws.history()
+        .entries(&archive_exists)
+        .map_err(|e| ToolError::io(&e, "read the history in", ws.data_dir().path()))
+}
+
+/// Runs an undo on `call` (its confirmer asks the user, if there is one).
+pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::call::Failure> {
+    let ws = call.ws.clone();
+    let selector = request.selector.clone();
+    let targets = call
+        .blocking(move || select::select(&entries(&ws)?, &selector))
+        .await?;
+    let paths: Vec<PathBuf> = targets
+        .iter()
+        .flat_map(|t| t.files.iter())
+        .flat_map(|f| std::iter::once(f.path.clone()).chain(f.from.clone()))
+        .collect();
+    let path_refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    let lock = call.lock_for_change(&path_refs).await?;
+    let (ws, planned_targets) = (call.ws.clone(), targets.clone());
+    let (plan, effects) = call
+        .blocking(move || {
+            let mut planner = Planner::new(&ws);
+            for target in &planned_targets {
+                planner.take_back(target, ws.history())?;
+            }
+            let plan = planner.finish()?;
+            let effects = Effects::of(&plan)?;
+            Ok((plan, effects))
+        })
+        .await?;
+    let summary = summary(&request.selector, &targets);
+    let undoes: Vec<String> = targets.iter().map(|t| t.id.clone()).collect();
+    let lines = effects.lines();
+    let heading = heading(&targets);
+    if request.dry_run {
+        let mut text = format!("Would undo {heading}:");
+        push_lines(&mut text, &lines);
+        text.push_str("\nNothing was changed (dry run).");
+        let success = Success::text(text)
+            .with_data("dryRun", true)
+            .with_data("undoes", json!(undoes));
+        return Ok(Undone {
+            success,
+            undoes: Vec::new(),
+            summary,
+        });
+    }
+    if call.confirmer.is_some() {
+        let diff = diff_of(&call.ws, &plan, &effects);
+        let first = paths.first().cloned().unwrap_or_default();
+        call.authorize(Authorization {
+            needs: Vec::new(),
+            always_ask: true,
+            label: "Undo change?",
+            path: &first,
+            detail: lines.join("\n"),
+            diff: (!diff.is_empty()).then_some(diff),
+            recursive: None,
+            permanent: None,
+            denial: "The user denied this undo.",
+        })
+        .await?;
+    }
+    let _lock = lock.exclusive().await;
+    let (ws, cancel) = (call.ws.clone(), call.cancel.clone());
+    let files = call
+        .blocking(move || apply::apply(&ws, &plan, &effects, &cancel))
+        .await?;
+    let mut text = format!("Undid {heading}:");
+    push_lines(&mut text, &lines);
+    for file in &files {
+        if let Some(archive) = &file.trashed_to {
+            text.push_str(&format!(
+                "\nWhat was at {} is in the trash at {}.",
+                file.path.shown(),
+                archive.shown()
+            ));
+        }
+    }
+    let mut success = Success::text(text).with_data("undoes", json!(undoes));
+    for file in files {
+        success = success.with_change(file);
+    }
+    Ok(Undone {
+        success,
+        undoes,
+        summary,
+    })
+}
+
+/// The history as the host sees it (SPEC §13 `Change`), newest first.
+pub fn history_view(
+    ws: &Workspace,
+    limit: Option<usize>,
+    session_id: Option<&str>,
+) -> Result<Value, ToolError> {
+    let entries = entries(ws)?;
+    let changes = entries
+        .iter()
+        .rev()
+        .filter(|e| session_id.is_none_or(|s| e.record.session_id == s))
+        .take(limit.unwrap_or(usize::MAX))
+        .map(change_json)
+        .collect();
+    Ok(Value::Array(changes))
+}
+
+fn change_json(entry: &Entry) -> Value {
+    let record = &entry.record;
+    let files: Vec<Value> = record
+        .files
+        .iter()
+        .map(|f| {
+            let mut file = json!({ "path": f.path.shown().into_owned(), "action": f.action });
+            if let Some(from) = &f.from {
+                file["from"] = from.shown().into_owned().into();
+            }
+            file
+        })
+        .collect();
+    let mut change = json!({
+        "id": record.id,
+        "time": record.time,
+        "tool": record.tool,
+        "summary": record.summary,
+        "files": files,
+        "sessionId": record.session_id,
+        "runId": record.run_id,
+        "agentName": record.agent_name,
+        "undoable": entry.not_undoable.is_none(),
+    });
+    if let Some(reason) = &entry.not_undoable {
+        change["reason"] = reason.clone().into();
+    }
+    if let Some(by) = &entry.undone_by {
+        change["undoneBy"] = by.clone().into();
+    }
+    if !record.undoes.is_empty() {
+        change["undoes"] = json!(record.undoes);
+    }
+    change
+}
+
+fn summary(selector: &Selector, targets: &[ChangeRecord]) -> String {
+    match (&selector.session_id, targets) {
+        (Some(session), _) if selector.id.is_none() => format!("undo session {session}"),
+        (_, [one]) => format!("undo {} ({})", one.id, one.summary),
+        _ => "undo".to_owned(),
+    }
+}
+
+fn heading(targets: &[ChangeRecord]) -> String {
+    match targets {
+        [one] => plan::describe(one),
+        many => format!(
+            "{} changes ({})",
+            many.len(),
+            many.iter()
+                .map(|t| t.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn push_lines(text: &mut String, lines: &[String]) {
+    if lines.is_empty() {
+        text.push_str("\n  (nothing on disk to change)");
+    }
+    for line in lines {
+        text.push_str("\n  ");
+        text.push_str(line);
+    }
+}
+
+/// The diff of every file whose content comes back from bytes (what a prompt shows).
+fn diff_of(ws: &Workspace, plan: &plan::Plan, effects: &Effects) -> String {
+    let timeout = std::time::Duration::from_millis(ws.options().limits.diff_timeout_ms);
+    let mut diff = String::new();
+    for placement in &effects.placements {
+        let Slot::Bytes { data, .. } = &placement.slot else {
+            continue;
+        };
+        let now = if plan.reals.get(&placement.path).is_some_and(|r| r.is_some()) {
+            disk::read(ws, &placement.path, 8 << 20).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let label = placement.path.shown();
+        let (Ok(old), Ok(new)) = (std::str::from_utf8(&now), std::str::from_utf8(data)) else {
+            continue;
+        };
+        diff.push_str(&unified_diff(old, new, &label, &label, timeout).text);
+    }
+    diff
+}
+
+/// An undo refused because the workspace cannot change files.
+pub fn read_only() -> ToolError {
+    ToolError::new(
+        ErrorCode::ReadOnly,
+        "this workspace is read-only; nothing was undone".to_owned(),
+    )
+}
