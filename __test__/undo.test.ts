@@ -296,8 +296,12 @@ describe('dry run, confirm, restart, trashClear', () => {
     const { ws, root } = setup((r) => writeFileSync(join(r, 'a.txt'), 'one\n'))
     ok(await ws.call('delete_file', { path: 'a.txt' }))
     ok(await ws.call('write_file', { path: 'b.txt', content: 'b\n' }))
+    ok(await ws.call('edit_file', { path: 'b.txt', edits: [{ oldString: 'b', newString: 'c' }] }))
+    expect((await ws.history())[0]).toMatchObject({ tool: 'edit_file', undoable: true })
     await ws.trashClear()
-    const [write, del] = await ws.history()
+    const [edit, write, del] = await ws.history()
+    // The edit's delta went with the trash; the new file needs nothing kept.
+    expect(edit).toMatchObject({ tool: 'edit_file', undoable: false, reason: expect.stringContaining('trashClear') })
     expect(write).toMatchObject({ tool: 'write_file', undoable: true })
     expect(del).toMatchObject({ tool: 'delete_file', undoable: false })
     expect(del!.reason).toContain('trash')

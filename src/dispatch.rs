@@ -187,6 +187,10 @@ impl Toolset {
                 .bucket()
                 .clear(older_than)
                 .map_err(|e| ToolError::io(&e, "clear the trash", ws.bucket().dir()))?;
+            // What takes edits back is bounded by the trash too (SPEC §13).
+            ws.history().clear_deltas(older_than).map_err(|e| {
+                ToolError::io(&e, "clear the history's deltas in", ws.data_dir().path())
+            })?;
             Ok(json!({ "cleared": stats.cleared, "bytesFreed": stats.bytes_freed }))
         })
         .await

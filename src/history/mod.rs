@@ -13,7 +13,7 @@
 
 mod record;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -133,6 +133,34 @@ impl History {
         file.write_all(bytes)
     }
 
+    /// Removes the stored deltas (those written at least `older_than` ago, if given): what
+    /// `trashClear` does to the history, so that the changes needing them say they can no longer
+    /// be undone. Returns how many were removed.
+    pub fn clear_deltas(&self, older_than: Option<std::time::Duration>) -> io::Result<u64> {
+        let dir = match self.data.open(&self.rel.join(DELTAS), false) {
+            Ok(dir) => dir,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(e),
+        };
+        let now = std::time::SystemTime::now();
+        let mut removed = 0;
+        for name in fsops::list_names(dir.as_fd())? {
+            let old_enough = match older_than {
+                None => true,
+                Some(age) => fsops::lstat_at(dir.as_fd(), &name)?.is_some_and(|stat| {
+                    let (secs, nanos) = fsops::Snapshot::of(&stat).mtime;
+                    let written =
+                        std::time::UNIX_EPOCH + std::time::Duration::new(secs.max(0) as u64, nanos);
+                    now.duration_since(written).is_ok_and(|idle| idle >= age)
+                }),
+            };
+            if old_enough && fsops::unlink_at(dir.as_fd(), &name).is_ok() {
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
     /// The stored delta `name`.
     pub fn read_delta(&self, name: &str) -> io::Result<Vec<u8>> {
         let dir = self.data.open(&self.rel.join(DELTAS), false)?;
@@ -141,11 +169,13 @@ impl History {
         Ok(bytes)
     }
 
-    fn delta_exists(&self, name: &str) -> bool {
+    /// The names of the stored deltas (listed once per read of the history).
+    fn delta_names(&self) -> HashSet<std::ffi::OsString> {
         self.data
             .open(&self.rel.join(DELTAS), false)
-            .and_then(|dir| fsops::lstat_at(dir.as_fd(), OsStr::new(name)))
-            .is_ok_and(|stat| stat.is_some())
+            .and_then(|dir| fsops::list_names(dir.as_fd()))
+            .map(|names| names.into_iter().collect())
+            .unwrap_or_default()
     }
 
     /// Every change, oldest first, with its state folded from the log: an undo marks what it
@@ -153,6 +183,7 @@ impl History {
     /// `archive_exists` tells whether an archive a change needs is still in the trash.
     pub fn entries(&self, archive_exists: &dyn Fn(&Path) -> bool) -> io::Result<Vec<Entry>> {
         let records = self.read_all()?;
+        let deltas = self.delta_names();
         let mut undone_by: HashMap<String, String> = HashMap::new();
         let by_id: HashMap<&str, &ChangeRecord> =
             records.iter().map(|r| (r.id.as_str(), r)).collect();
@@ -175,7 +206,7 @@ impl History {
                 let undone_by = undone_by.get(&record.id).cloned();
                 let not_undoable = match &undone_by {
                     Some(by) => Some(format!("it was undone by {by}")),
-                    None => self.why_not_undoable(&record, archive_exists),
+                    None => why_not_undoable(&record, archive_exists, &deltas),
                 };
                 Entry {
                     record,
@@ -184,46 +215,6 @@ impl History {
                 }
             })
             .collect())
-    }
-
-    /// Why `record` cannot be taken back, if it cannot: what it needs is gone or was never kept.
-    fn why_not_undoable(
-        &self,
-        record: &ChangeRecord,
-        archive_exists: &dyn Fn(&Path) -> bool,
-    ) -> Option<String> {
-        for file in &record.files {
-            let path = crate::paths::shown::Shown::shown(file.path.as_path()).into_owned();
-            if file.permanent {
-                return Some(format!("{path} was removed permanently; no copy was kept"));
-            }
-            let needs_old_content = file.action == Action::Modified
-                || (file.action == Action::Deleted)
-                || (file.action == Action::Removed && file.trashed_to.is_some());
-            if needs_old_content && file.trashed_to.is_none() && file.delta.is_none() {
-                return Some(format!(
-                    "the previous content of {path} was not kept (trash.keepOverwrites is false)"
-                ));
-            }
-            for archive in [&file.trashed_to, &file.from_trashed_to]
-                .into_iter()
-                .flatten()
-            {
-                if !archive_exists(archive) {
-                    return Some(format!(
-                        "the copy of {path} it needs was removed from the trash (trashClear)"
-                    ));
-                }
-            }
-            if let Some(delta) = &file.delta {
-                if !self.delta_exists(delta) {
-                    return Some(format!(
-                        "what takes {path} back is missing from the history"
-                    ));
-                }
-            }
-        }
-        None
     }
 
     /// Every record, oldest first (a line that cannot be read is skipped).
@@ -245,4 +236,44 @@ impl History {
             .filter_map(|line| serde_json::from_slice(line).ok())
             .collect())
     }
+}
+
+/// Why `record` cannot be taken back, if it cannot: what it needs is gone or was never kept.
+fn why_not_undoable(
+    record: &ChangeRecord,
+    archive_exists: &dyn Fn(&Path) -> bool,
+    deltas: &HashSet<std::ffi::OsString>,
+) -> Option<String> {
+    for file in &record.files {
+        let path = crate::paths::shown::Shown::shown(file.path.as_path()).into_owned();
+        if file.permanent {
+            return Some(format!("{path} was removed permanently; no copy was kept"));
+        }
+        let needs_old_content = file.action == Action::Modified
+            || (file.action == Action::Deleted)
+            || (file.action == Action::Removed && file.trashed_to.is_some());
+        if needs_old_content && file.trashed_to.is_none() && file.delta.is_none() {
+            return Some(format!(
+                "the previous content of {path} was not kept (trash.keepOverwrites is false)"
+            ));
+        }
+        for archive in [&file.trashed_to, &file.from_trashed_to]
+            .into_iter()
+            .flatten()
+        {
+            if !archive_exists(archive) {
+                return Some(format!(
+                    "the copy of {path} it needs was removed from the trash (trashClear)"
+                ));
+            }
+        }
+        if let Some(delta) = &file.delta {
+            if !deltas.contains(OsStr::new(delta)) {
+                return Some(format!(
+                    "what takes {path} back was removed with the trash (trashClear)"
+                ));
+            }
+        }
+    }
+    None
 }
