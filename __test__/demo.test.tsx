@@ -201,6 +201,39 @@ describe('playground', () => {
     await p.waitFor('Pick a tool')
   })
 
+  it('u undoes the latest change after asking; h shows the history, where Enter on the undo redoes it', async () => {
+    const readme = join(p.root, 'README.md')
+    await p.callTool('delete_file', '{"path":"README.md"}')
+    await p.waitFor('Remove file?')
+    await p.press('y')
+    await p.waitFor('✔ ok')
+    await p.press(KEY.enter)
+    await p.waitFor('Pick a tool')
+
+    await p.press('u')
+    const prompt = await p.waitFor('Undo change?')
+    expect(prompt).toContain(readme)
+    await p.press('y')
+    await p.waitFor('✔ ok')
+    expect(readFileSync(readme, 'utf8')).toBe(SAMPLE_FILES['README.md'])
+    await p.press(KEY.enter)
+    await p.waitFor('Pick a tool')
+
+    await p.press('h')
+    const history = await p.waitFor('▸ undo')
+    expect(history).toMatch(/delete_file\s+README\.md.*\(undone\)/)
+    expect(history).toContain('Enter/u redo')
+    await p.press(KEY.enter)
+    await p.waitFor('Undo change?')
+    await p.press('y')
+    await p.waitFor('✔ ok')
+    expect(existsSync(readme)).toBe(false)
+    await p.press(KEY.enter) // back to the history it came from
+    await p.waitFor('History')
+    await p.press(KEY.escape)
+    await p.waitFor('Pick a tool')
+  })
+
   it('restore_file from the tool list is prefilled with the newest archive', async () => {
     await p.callTool('delete_file', '{"path":"src/index.ts"}')
     await p.waitFor('Remove file?')

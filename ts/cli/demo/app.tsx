@@ -7,7 +7,7 @@ import { join, relative } from 'node:path'
 import { Box, Text, useApp, useInput, useStdout } from 'ink'
 import { useCallback, useEffect, useRef, useState, type ReactElement } from 'react'
 import type { Workspace } from '../../workspace.js'
-import type { ConfirmRequest, ToolDefinition, ToolResult, TrashEntry } from '../../types.js'
+import type { Change, ConfirmRequest, ToolDefinition, ToolResult, TrashEntry } from '../../types.js'
 import { ArgsEditor } from './components/ArgsEditor.js'
 import { ConfirmPrompt } from './components/ConfirmPrompt.js'
 import { Header } from './components/Header.js'
@@ -16,6 +16,7 @@ import { ResultView } from './components/ResultView.js'
 import { Sidebar, type HistoryEntry } from './components/Sidebar.js'
 import { ToolList } from './components/ToolList.js'
 import { TrashBrowser } from './components/TrashBrowser.js'
+import { HistoryView } from './components/HistoryView.js'
 import { nextCwdStack } from './cwd-stack.js'
 import { useSyncState } from './use-sync-state.js'
 import { exampleArgs, oneLineJson } from './examples.js'
@@ -29,7 +30,7 @@ export interface AppProps {
 }
 
 /** Where a call was started from, and so where its result returns to. */
-type Origin = 'tools' | 'trash'
+type Origin = 'tools' | 'trash' | 'history'
 
 /** What the main panel shows. */
 type Screen =
@@ -38,6 +39,7 @@ type Screen =
   | { kind: 'running'; tool: string; header: string }
   | { kind: 'result'; tool: string; header: string; result: ToolResult; from: Origin }
   | { kind: 'trash' }
+  | { kind: 'history'; changes: Change[] | undefined; error?: string }
 
 /** A confirmation the running call is waiting for. */
 interface PendingConfirm {
@@ -97,6 +99,7 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
   const [screen, setScreen] = useState<Screen>({ kind: 'tools' })
   const [selectedTool, setSelectedTool, selectedToolRef] = useSyncState(0)
   const [selectedTrash, setSelectedTrash, selectedTrashRef] = useSyncState(0)
+  const [selectedChange, setSelectedChange, selectedChangeRef] = useSyncState(0)
   const [drafts, setDrafts] = useState<Record<string, string>>({})
   const [pending, setPending] = useState<PendingConfirm | undefined>(undefined)
   const [cwdStack, setCwdStack] = useState<string[]>(() => nextCwdStack([], ws.cwd()))
@@ -156,6 +159,29 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
     [ws, confirm, trash.refresh],
   )
 
+  /** Undoes a change through `ws.undo` (asking first, like every change here), then shows the result. */
+  const undo = useCallback(
+    async (id: string | undefined, from: Origin) => {
+      const header = id === undefined ? 'the latest change' : id
+      setScreen({ kind: 'running', tool: 'undo', header })
+      const result = await ws.undo({ ...(id === undefined ? {} : { id }), confirm })
+      if (!mounted.current) return
+      setHistory((h) => [{ tool: 'undo', header, status: result.status, code: result.code }, ...h].slice(0, 8))
+      void trash.refresh()
+      setScreen({ kind: 'result', tool: 'undo', header, result, from })
+    },
+    [ws, confirm, trash.refresh],
+  )
+
+  const openHistory = (): void => {
+    setSelectedChange(0)
+    setScreen({ kind: 'history', changes: undefined })
+    ws.history({ limit: 200 }).then(
+      (changes) => mounted.current && setScreen({ kind: 'history', changes }),
+      (error: unknown) => mounted.current && setScreen({ kind: 'history', changes: [], error: String(error) }),
+    )
+  }
+
   const latestArchive = trash.entries?.[0]?.archivePath
   const cwd = cwdStack[cwdStack.length - 1] ?? root
   const fromRoot = (path: string): string => relative(cwd, join(root, path)) || '.'
@@ -181,6 +207,8 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
               if (tool) setScreen({ kind: 'args', tool })
             }}
             onTrash={openTrash}
+            onUndo={() => void undo(undefined, 'tools')}
+            onHistory={openHistory}
             onQuit={exit}
             isActive={idle}
           />
@@ -212,7 +240,9 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
             header={screen.header}
             result={screen.result}
             height={viewHeight}
-            onClose={() => (screen.from === 'trash' ? openTrash() : setScreen({ kind: 'tools' }))}
+            onClose={() =>
+              screen.from === 'trash' ? openTrash() : screen.from === 'history' ? openHistory() : setScreen({ kind: 'tools' })
+            }
             isActive={idle}
           />
         )
@@ -231,6 +261,23 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
             isActive={idle}
           />
         )
+      case 'history': {
+        const { changes } = screen
+        return (
+          <HistoryView
+            changes={changes}
+            error={screen.error}
+            selected={selectedChange}
+            onMove={(delta) => setSelectedChange((i) => clamp(i + delta, changes?.length ?? 0))}
+            onUndo={() => {
+              const change = changes?.[selectedChangeRef.current]
+              if (change) void undo(change.id, 'history')
+            }}
+            onBack={() => setScreen({ kind: 'tools' })}
+            isActive={idle}
+          />
+        )
+      }
     }
   }
 

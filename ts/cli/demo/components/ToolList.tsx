@@ -15,6 +15,10 @@ export interface ToolListProps {
   onChoose: () => void
   /** `t`: open the trash browser. */
   onTrash: () => void
+  /** `u`: undo the latest change. */
+  onUndo: () => void
+  /** `h`: open the history. */
+  onHistory: () => void
   /** `q`: leave the playground. */
   onQuit: () => void
   /** Whether this screen takes the keyboard. */
@@ -34,13 +38,15 @@ function tag(tool: ToolDefinition): ReactElement | null {
 }
 
 /** Lists the tools; ↑/↓ (or k/j) moves, Enter chooses. */
-export function ToolList({ tools, selected, onMove, onChoose, onTrash, onQuit, isActive }: ToolListProps): ReactElement {
+export function ToolList({ tools, selected, onMove, onChoose, onTrash, onUndo, onHistory, onQuit, isActive }: ToolListProps): ReactElement {
   useInput(
     (input, key) => {
       const move = listMove(input, key)
       if (move !== 0) onMove(move)
       else if (key.return) onChoose()
       else if (input === 't') onTrash()
+      else if (input === 'u') onUndo()
+      else if (input === 'h') onHistory()
       else if (input === 'q') onQuit()
     },
     { isActive },
@@ -68,7 +74,7 @@ export function ToolList({ tools, selected, onMove, onChoose, onTrash, onQuit, i
           </Box>
         ) : null}
       </Box>
-      <KeyHints hints={[['↑↓', 'select'], ['Enter', 'arguments'], ['t', 'trash'], ['q', 'quit']]} />
+      <KeyHints hints={[['↑↓', 'select'], ['Enter', 'arguments'], ['t', 'trash'], ['u', 'undo'], ['h', 'history'], ['q', 'quit']]} />
     </Box>
   )
 }
