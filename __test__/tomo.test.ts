@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createTomoTools } from 'agent-fs-tools/tomo'
 import type { TomoTool } from '../examples/tomo/tomo-types.js'
+import { createUndoCommand } from '../examples/tomo/undo-command.js'
 import { tempWorkspace } from './helpers/temp.js'
 import { TOMO_DEFAULT_PERMISSIONS, tomoContext } from './helpers/tomo-context.js'
 
@@ -182,5 +183,26 @@ describe('execute', () => {
       status: 'error',
       format: 'plain',
     })
+  })
+})
+
+describe("Tomo's /undo command (examples/tomo/undo-command.ts)", () => {
+  it('lists the history, undoes the latest change after asking, and the whole session', async () => {
+    const { ws, root } = tempWorkspace({ permissions: { cwdWriteFile: true }, trash: { sessionId: 'tomo-1' } })
+    writeFileSync(join(root, 'a.txt'), 'one\n')
+    await ws.call('write_file', { path: 'a.txt', content: 'two\n' })
+    await ws.call('write_file', { path: 'b.txt', content: 'new\n' })
+    const asked: string[] = []
+    const undo = createUndoCommand(ws, 'tomo-1', (req) => {
+      asked.push(req.label)
+      return true
+    })
+    expect((await undo.execute('history')).output).toMatch(/write_file b\.txt[\s\S]*write_file a\.txt/)
+    expect((await undo.execute('')).output).toContain('Undid')
+    expect(existsSync(join(root, 'b.txt'))).toBe(false)
+    expect(asked).toEqual(['Undo change?'])
+    // The rest of the session: a.txt back to what it was.
+    expect((await undo.execute('session')).output).toContain('Undid')
+    expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('one\n')
   })
 })

@@ -64,3 +64,15 @@ export interface TomoTool {
   formatCall: (args: Record<string, unknown>) => string
   execute: (args: unknown, context: TomoToolContext) => Promise<TomoToolResult>
 }
+
+/** What a Tomo slash command returns to show as a system message (`src/commands/types.ts`). */
+export interface TomoCommandResult {
+  output: string
+}
+
+/** Tomo's slash `Command` (the callbacks it receives are not needed here). */
+export interface TomoCommand {
+  name: string
+  description: string
+  execute: (args: string) => TomoCommandResult | Promise<TomoCommandResult>
+}

@@ -14,6 +14,8 @@ type Command = (argv: string[]) => Promise<number>
 const COMMANDS: Record<string, () => Promise<Command>> = {
   mcp: async () => (await import('./mcp/command.js')).runMcpCommand,
   demo: async () => (await import('./demo/index.js')).runDemo,
+  history: async () => (await import('./undo.js')).runHistoryCommand,
+  undo: async () => (await import('./undo.js')).runUndoCommand,
 }
 
 const USAGE = `Usage: agent-fs-tools <command> [options]
@@ -23,6 +25,10 @@ Commands:
       Serve the filesystem tools over MCP stdio (see "agent-fs-tools mcp --help").
   demo [--root <dir>] [--script <file>]
       Interactive playground of the tools; scripted without a terminal (see "agent-fs-tools demo --help").
+  history --root <dir> [--session <id>] [--limit <n>] [--json]
+      The changes made in a workspace, newest first, and whether they can be undone.
+  undo --root <dir> [--id <change id> | --session <id>] [--dry-run] [--yes]
+      Take back the latest change (or one, or a whole session), asking first.
 
 Options:
   -h, --help       Show this help.
