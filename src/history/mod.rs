@@ -277,3 +277,54 @@ fn why_not_undoable(
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::change::FileChange;
+
+    fn author() -> Author {
+        Author {
+            session_id: "s".into(),
+            run_id: "r".into(),
+            agent_name: "a".into(),
+        }
+    }
+
+    #[test]
+    fn undo_marks_undone_and_an_undo_of_the_undo_brings_the_change_back() {
+        let base = tempfile::tempdir().unwrap();
+        let history = History::new(Arc::new(DataDir::new(base.path().join("data"))), "h");
+        let mut edit = FileChange::new("/w/a", Action::Modified);
+        edit.undo.reverse = Some(Arc::new(b"delta".to_vec()));
+        let change = history
+            .record("edit_file", "a", &[edit], &author(), Vec::new())
+            .unwrap();
+        let files = [FileChange::new("/w/a", Action::Modified)];
+        let undo = history
+            .record("undo", "undo", &files, &author(), vec![change.clone()])
+            .unwrap();
+        let all = |_: &Path| true;
+        let entries = history.entries(&all).unwrap();
+        assert_eq!(entries[0].undone_by.as_deref(), Some(undo.as_str()));
+        assert_eq!(
+            history
+                .read_delta(entries[0].record.files[0].delta.as_ref().unwrap())
+                .unwrap(),
+            b"delta"
+        );
+        let redo = history
+            .record("undo", "redo", &files, &author(), vec![undo.clone()])
+            .unwrap();
+        let entries = history.entries(&all).unwrap();
+        assert_eq!(entries[0].undone_by, None);
+        assert_eq!(entries[1].undone_by.as_deref(), Some(redo.as_str()));
+        // Cleared deltas make the change say why it cannot be undone.
+        assert_eq!(history.clear_deltas(None).unwrap(), 1);
+        let reason = history.entries(&all).unwrap()[0]
+            .not_undoable
+            .clone()
+            .unwrap();
+        assert!(reason.contains("trashClear"), "{reason}");
+    }
+}

@@ -108,7 +108,7 @@ pub fn apply(
 
         // 3. What comes back, shallow first (a tree staged for a directory takes what goes
         //    beneath it).
-        let mut new_dirs: Vec<(OwnedFd, u32)> = Vec::new();
+        let mut new_dirs: Vec<(OwnedFd, u32, &Path)> = Vec::new();
         for placement in &effects.placements {
             if cancel.is_aborted() {
                 return Err(ToolError::aborted());
@@ -178,7 +178,7 @@ pub fn apply(
             if let Slot::NewDir { mode } = &placement.slot {
                 let fd = fsops::open_subdir(dir.as_fd(), &temp)
                     .map_err(|e| ToolError::io(&e, "create directory", path))?;
-                new_dirs.push((fd, *mode));
+                new_dirs.push((fd, *mode, path));
             }
             let is_dir = match &placement.slot {
                 Slot::NewDir { .. } => true,
@@ -217,9 +217,9 @@ pub fn apply(
             }
         }
         // Directories get their modes once everything beneath them is in.
-        for (fd, mode) in new_dirs.iter().rev() {
+        for (fd, mode, path) in new_dirs.iter().rev() {
             fsops::set_mode_fd(fd, *mode)
-                .map_err(|e| ToolError::io(&e, "set the mode of", Path::new("directory")))?;
+                .map_err(|e| ToolError::io(&e, "set the mode of", path))?;
         }
         if cancel.is_aborted() {
             return Err(ToolError::aborted());

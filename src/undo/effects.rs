@@ -211,3 +211,128 @@ fn order_renames(
     }
     Ok(ordered)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::fsops::Snapshot;
+    use crate::undo::disk::Real;
+    use std::collections::BTreeMap;
+
+    fn real(kind: EntryKind) -> Option<Real> {
+        let mode = match kind {
+            EntryKind::Directory => 0o040755,
+            _ => 0o100644,
+        };
+        Some(Real {
+            stat: Snapshot {
+                dev: 1,
+                ino: 2,
+                mode,
+                uid: 0,
+                gid: 0,
+                size: 0,
+                mtime: (0, 0),
+                ctime: (0, 0),
+            },
+            kind,
+        })
+    }
+
+    fn plan(slots: &[(&str, Slot)], reals: &[(&str, Option<Real>)]) -> Plan {
+        Plan {
+            slots: slots
+                .iter()
+                .map(|(p, s)| (PathBuf::from(p), s.clone()))
+                .collect(),
+            reals: reals
+                .iter()
+                .map(|(p, r)| (PathBuf::from(p), r.clone()))
+                .collect::<BTreeMap<_, _>>(),
+        }
+    }
+
+    #[test]
+    fn a_chain_of_moves_frees_each_name_before_it_is_taken() {
+        // c's entry goes back to b, b's to a.
+        let p = plan(
+            &[
+                ("/w/a", Slot::Disk("/w/b".into())),
+                ("/w/b", Slot::Disk("/w/c".into())),
+                ("/w/c", Slot::Absent),
+            ],
+            &[
+                ("/w/a", None),
+                ("/w/b", real(EntryKind::File)),
+                ("/w/c", real(EntryKind::File)),
+            ],
+        );
+        let effects = Effects::of(&p).unwrap();
+        let order: Vec<_> = effects
+            .renames
+            .iter()
+            .map(|(from, to, _)| (from.to_str().unwrap(), to.to_str().unwrap()))
+            .collect();
+        assert_eq!(order, [("/w/b", "/w/a"), ("/w/c", "/w/b")]);
+        assert!(effects.removals.is_empty());
+    }
+
+    #[test]
+    fn entries_that_trade_places_are_refused() {
+        let p = plan(
+            &[
+                ("/w/a", Slot::Disk("/w/b".into())),
+                ("/w/b", Slot::Disk("/w/a".into())),
+            ],
+            &[
+                ("/w/a", real(EntryKind::File)),
+                ("/w/b", real(EntryKind::File)),
+            ],
+        );
+        assert_eq!(Effects::of(&p).unwrap_err().code, ErrorCode::Conflict);
+    }
+
+    #[test]
+    fn what_goes_with_its_directory_is_removed_once_and_what_lands_in_a_new_tree_is_staged_there() {
+        let p = plan(
+            &[
+                ("/w/d", Slot::Absent),
+                ("/w/d/x", Slot::Absent),
+                ("/w/n", Slot::NewDir { mode: 0o755 }),
+                (
+                    "/w/n/f",
+                    Slot::Bytes {
+                        data: b"f".to_vec(),
+                        like: super::super::plan::Like::Mode(0o644),
+                    },
+                ),
+            ],
+            &[
+                ("/w/d", real(EntryKind::Directory)),
+                ("/w/d/x", real(EntryKind::File)),
+                ("/w/n", None),
+                ("/w/n/f", None),
+            ],
+        );
+        let effects = Effects::of(&p).unwrap();
+        assert_eq!(effects.removals, [PathBuf::from("/w/d")]);
+        let placed: Vec<_> = effects
+            .placements
+            .iter()
+            .map(|p| (p.path.to_str().unwrap(), p.parent.clone()))
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                ("/w/n", Location::Real("/w".into())),
+                (
+                    "/w/n/f",
+                    Location::Staged {
+                        top: "/w/n".into(),
+                        rel: PathBuf::new()
+                    }
+                ),
+            ]
+        );
+    }
+}

@@ -84,36 +84,25 @@ pub fn select(entries: &[Entry], selector: &Selector) -> Result<Vec<ChangeRecord
 /// A later standing change (not an undo, not among `targets`) to a path a target touched must be
 /// undone first.
 fn refuse_later_changes(entries: &[Entry], targets: &[&Entry]) -> Result<(), ToolError> {
-    let Some(first) = targets
-        .iter()
-        .filter_map(|t| entries.iter().position(|e| e.record.id == t.record.id))
-        .min()
-    else {
-        return Ok(());
-    };
-    for later in &entries[first + 1..] {
-        let is_target = targets.iter().any(|t| t.record.id == later.record.id);
-        if is_target || later.undone_by.is_some() || !later.record.undoes.is_empty() {
+    let position = |id: &str| entries.iter().position(|e| e.record.id == id);
+    for target in targets {
+        let Some(at) = position(&target.record.id) else {
             continue;
-        }
-        for target in targets {
-            let position = entries.iter().position(|e| e.record.id == target.record.id);
-            if position.is_some_and(|p| {
-                p >= entries
-                    .iter()
-                    .position(|e| e.record.id == later.record.id)
-                    .unwrap_or(0)
-            }) {
-                continue;
-            }
-            if let Some(path) = shared_path(&target.record, &later.record) {
+        };
+        let later = entries[at + 1..].iter().filter(|e| {
+            e.undone_by.is_none()
+                && e.record.undoes.is_empty()
+                && !targets.iter().any(|t| t.record.id == e.record.id)
+        });
+        for change in later {
+            if let Some(path) = shared_path(&target.record, &change.record) {
                 return Err(ToolError::new(
                     ErrorCode::Conflict,
                     format!(
                         "cannot undo {}: {} was changed again by the later {}; undo that change first. Nothing was undone",
                         describe(&target.record),
                         path.shown(),
-                        describe(&later.record)
+                        describe(&change.record)
                     ),
                 ));
             }
@@ -138,4 +127,139 @@ fn shared_path<'r>(a: &ChangeRecord, b: &'r ChangeRecord) -> Option<&'r Path> {
             ours.iter()
                 .any(|p| p.as_path() == *theirs || p.starts_with(theirs) || theirs.starts_with(p))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::change::Action;
+    use crate::history::FileRecord;
+
+    fn entry(id: &str, session: &str, paths: &[&str], undoes: &[&str]) -> Entry {
+        Entry {
+            record: ChangeRecord {
+                id: id.into(),
+                time: String::new(),
+                tool: if undoes.is_empty() {
+                    "write_file"
+                } else {
+                    "undo"
+                }
+                .into(),
+                summary: id.into(),
+                files: paths
+                    .iter()
+                    .map(|p| FileRecord {
+                        path: p.into(),
+                        action: Action::Modified,
+                        from: None,
+                        sha256_before: None,
+                        sha256_after: None,
+                        trashed_to: None,
+                        from_trashed_to: None,
+                        delta: None,
+                        entry: None,
+                        permanent: false,
+                        dir_mode: None,
+                    })
+                    .collect(),
+                session_id: session.into(),
+                run_id: String::new(),
+                agent_name: String::new(),
+                undoes: undoes.iter().map(|u| u.to_string()).collect(),
+            },
+            undone_by: None,
+            not_undoable: None,
+        }
+    }
+
+    fn ids(records: &[ChangeRecord]) -> Vec<&str> {
+        records.iter().map(|r| r.id.as_str()).collect()
+    }
+
+    #[test]
+    fn the_latest_skips_undone_changes_and_undos() {
+        let mut entries = vec![
+            entry("a", "s", &["/w/a"], &[]),
+            entry("b", "s", &["/w/b"], &[]),
+            entry("u", "s", &["/w/b"], &["b"]),
+        ];
+        entries[1].undone_by = Some("u".into());
+        let picked = select(&entries, &Selector::default()).unwrap();
+        assert_eq!(ids(&picked), ["a"]);
+    }
+
+    #[test]
+    fn a_later_change_to_the_same_path_or_one_beneath_it_is_named() {
+        let entries = vec![
+            entry("a", "s", &["/w/d"], &[]),
+            entry("b", "s", &["/w/d/x"], &[]),
+        ];
+        let by_id = Selector {
+            id: Some("a".into()),
+            ..Selector::default()
+        };
+        let refused = select(&entries, &by_id).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::Conflict);
+        assert!(
+            refused.message.contains("change b (b)"),
+            "{}",
+            refused.message
+        );
+        // Unrelated paths do not block.
+        let entries = vec![
+            entry("a", "s", &["/w/d"], &[]),
+            entry("b", "s", &["/w/dx"], &[]),
+        ];
+        assert_eq!(ids(&select(&entries, &by_id).unwrap()), ["a"]);
+    }
+
+    #[test]
+    fn a_session_is_its_standing_changes_newest_first_and_others_later_block_it() {
+        let entries = vec![
+            entry("a", "s1", &["/w/a"], &[]),
+            entry("b", "s2", &["/w/b"], &[]),
+            entry("c", "s1", &["/w/c"], &[]),
+        ];
+        let session = Selector {
+            session_id: Some("s1".into()),
+            ..Selector::default()
+        };
+        assert_eq!(ids(&select(&entries, &session).unwrap()), ["c", "a"]);
+        let entries = vec![
+            entry("a", "s1", &["/w/a"], &[]),
+            entry("b", "s2", &["/w/a"], &[]),
+        ];
+        assert_eq!(
+            select(&entries, &session).unwrap_err().code,
+            ErrorCode::Conflict
+        );
+    }
+
+    #[test]
+    fn an_undone_change_by_id_says_what_undid_it() {
+        let mut entries = vec![
+            entry("a", "s", &["/w/a"], &[]),
+            entry("u", "s", &["/w/a"], &["a"]),
+        ];
+        entries[0].undone_by = Some("u".into());
+        let by_id = Selector {
+            id: Some("a".into()),
+            ..Selector::default()
+        };
+        let refused = select(&entries, &by_id).unwrap_err();
+        assert!(
+            refused.message.contains("undo u to redo it"),
+            "{}",
+            refused.message
+        );
+        let unknown = Selector {
+            id: Some("zz".into()),
+            ..Selector::default()
+        };
+        assert_eq!(
+            select(&entries, &unknown).unwrap_err().code,
+            ErrorCode::NotFound
+        );
+    }
 }
