@@ -96,6 +96,19 @@ function listFiles(root: string, dir = ''): string[] {
   return out.sort()
 }
 
+/** Every file under `root` (or those named): path → bytes. */
+function readTree(root: string, paths: string[] = listFiles(root)): Map<string, Buffer> {
+  return new Map(paths.map((p) => [p, readFileSync(join(root, p))]))
+}
+
+/** The files under `root` are exactly `expected`, byte for byte. */
+function expectTree(root: string, expected: Map<string, Buffer>, what: string): void {
+  expect(listFiles(root), `${what}: the files`).toEqual([...expected.keys()].sort())
+  for (const [path, bytes] of expected) {
+    if (!readFileSync(join(root, path)).equals(bytes)) throw new Error(`${what}: ${path} differs`)
+  }
+}
+
 /** One file's section of a `git diff`. */
 interface FileDiff {
   from: string | null
@@ -161,6 +174,8 @@ interface Tally {
   direct: number
   /** Codex patches sent again with more context after MULTIPLE_MATCHES. */
   retries: number
+  /** Patches undone (tree byte-exact as before the patch) and redone (as after it). */
+  undone: number
 }
 
 /** Replays the history on one copy (LF or CRLF) in one format; returns what went through the tool. */
@@ -176,7 +191,7 @@ async function replay(format: 'unified' | 'codex', lineEndings: 'lf' | 'crlf'): 
   let tree = treeOf(history[0]!)
   for (const path of tree.keys()) born.add(path)
   writeTree(root, new Map([...tree].map(([p, b]) => [p, convert(p, b)])))
-  const tally: Tally = { commits: 0, patched: 0, direct: 0, retries: 0 }
+  const tally: Tally = { commits: 0, patched: 0, direct: 0, retries: 0, undone: 0 }
   for (let i = 1; i < history.length; i++) {
     const [before, after] = [history[i - 1]!, history[i]!]
     const next = treeOf(after)
@@ -211,6 +226,8 @@ async function replay(format: 'unified' | 'codex', lineEndings: 'lf' | 'crlf'): 
       }
       tally.direct++
     }
+    // The tree as the patch finds it, to check its undo against.
+    const beforePatch = patched.length > 0 ? readTree(root) : undefined
     if (patched.length > 0) {
       const paths = new Set(patched.map((f) => `${f.from}\0${f.to}`))
       let result = await ws.call('apply_patch', { input: format === 'unified' ? patched.map((f) => f.text).join('') : toCodex(patched) })
@@ -237,6 +254,25 @@ async function replay(format: 'unified' | 'codex', lineEndings: 'lf' | 'crlf'): 
         throw new Error(`${format}/${lineEndings} after ${after}: ${path} differs from the commit`)
       }
     }
+    // Undo the patch (byte-exact as before it), then redo it (byte-exact as the commit), unless
+    // it replaced a file without keeping it (keepOverwrites is off here).
+    if (beforePatch !== undefined) {
+      const [change] = await ws.history({ limit: 1 })
+      if (change!.undoable) {
+        const undone = await ws.undo()
+        expect(undone.status, `${format}/${lineEndings} undo of ${after}: ${undone.output.slice(0, 2000)}`).toBe('ok')
+        expectTree(root, beforePatch, `${format}/${lineEndings} after undoing ${after}`)
+        const redone = await ws.undo({ id: undone.data!.changeId as string })
+        expect(redone.status, `${format}/${lineEndings} redo of ${after}: ${redone.output.slice(0, 2000)}`).toBe('ok')
+        expectTree(root, readTree(root, wanted), `${format}/${lineEndings} after redoing ${after}`)
+        for (const path of wanted) {
+          if (!readFileSync(join(root, path)).equals(convert(path, next.get(path)!))) {
+            throw new Error(`${format}/${lineEndings} after redoing ${after}: ${path} differs from the commit`)
+          }
+        }
+        tally.undone++
+      }
+    }
     tree = next
     tally.commits++
   }
@@ -252,8 +288,9 @@ describe.skipIf(history.length < 10)(`replaying ${REPO}'s history through apply_
       it(`${format} patches on the ${lineEndings.toUpperCase()} copy: byte-exact after every commit`, async () => {
         const tally = await replay(format, lineEndings)
         console.log(
-          `replay ${format}/${lineEndings}: ${tally.commits} commits, ${tally.patched} file changes through apply_patch, ${tally.direct} written directly, ${tally.retries} Codex patches resent with more context`,
+          `replay ${format}/${lineEndings}: ${tally.commits} commits, ${tally.patched} file changes through apply_patch, ${tally.direct} written directly, ${tally.retries} Codex patches resent with more context, ${tally.undone} patches undone and redone`,
         )
+        expect(tally.undone).toBeGreaterThan(0)
         expect(tally.commits).toBe(history.length - 1)
         expect(tally.patched).toBeGreaterThan(tally.direct)
       })
