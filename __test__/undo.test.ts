@@ -245,6 +245,28 @@ describe('redo, conflicts and sessions', () => {
     expect(readFileSync(join(root, 'made/user.txt'), 'utf8')).toBe('mine\n')
   })
 
+  it('a read-only workspace refuses to undo (READ_ONLY) but can show a dry run', async () => {
+    const { ws, root, dataDir } = tempWorkspace({ permissions: ALL, confirm: () => true })
+    ok(await ws.call('write_file', { path: 'a.txt', content: 'a\n' }))
+    const readOnly = new Workspace({ root, readOnly: true, trash: { dataDir } })
+    expect(await readOnly.undo()).toMatchObject({ status: 'error', code: 'READ_ONLY' })
+    ok(await readOnly.undo({ dryRun: true }))
+    expect(existsSync(join(root, 'a.txt'))).toBe(true)
+  })
+
+  it('history() filters by session and limits, newest first', async () => {
+    const { root, dataDir } = tempWorkspace()
+    const one = new Workspace({ root, permissions: ALL, trash: { dataDir, sessionId: 'one' } })
+    const two = new Workspace({ root, permissions: ALL, trash: { dataDir, sessionId: 'two' } })
+    ok(await one.call('write_file', { path: 'a.txt', content: 'a\n' }))
+    ok(await two.call('write_file', { path: 'b.txt', content: 'b\n' }))
+    ok(await one.call('write_file', { path: 'c.txt', content: 'c\n' }))
+    expect((await two.history()).map((c) => c.summary)).toEqual(['c.txt', 'b.txt', 'a.txt'])
+    expect((await two.history({ sessionId: 'one' })).map((c) => c.summary)).toEqual(['c.txt', 'a.txt'])
+    expect((await two.history({ limit: 1 })).map((c) => c.summary)).toEqual(['c.txt'])
+    await expect(two.history({ limit: -1 })).rejects.toThrow(TypeError)
+  })
+
   it('nothing to undo is NOT_FOUND; an unknown id too', async () => {
     const { ws } = setup()
     expect(await ws.undo()).toMatchObject({ status: 'error', code: 'NOT_FOUND' })
