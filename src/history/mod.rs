@@ -13,8 +13,8 @@
 
 mod record;
 
-use std::collections::HashMap;
-use std::ffi::OsStr;
+use std::collections::{HashMap, HashSet};
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
@@ -141,11 +141,14 @@ impl History {
         Ok(bytes)
     }
 
-    fn delta_exists(&self, name: &str) -> bool {
+    /// The names of the stored deltas, read once per listing (not one lookup per change: a
+    /// history of thousands of edits is listed in milliseconds).
+    fn delta_names(&self) -> HashSet<OsString> {
         self.data
             .open(&self.rel.join(DELTAS), false)
-            .and_then(|dir| fsops::lstat_at(dir.as_fd(), OsStr::new(name)))
-            .is_ok_and(|stat| stat.is_some())
+            .and_then(|dir| fsops::list_names(dir.as_fd()))
+            .map(|names| names.into_iter().collect())
+            .unwrap_or_default()
     }
 
     /// Every change, oldest first, with its state folded from the log: an undo marks what it
@@ -169,13 +172,14 @@ impl History {
                 }
             }
         }
+        let deltas = self.delta_names();
         Ok(records
             .into_iter()
             .map(|record| {
                 let undone_by = undone_by.get(&record.id).cloned();
                 let not_undoable = match &undone_by {
                     Some(by) => Some(format!("it was undone by {by}")),
-                    None => self.why_not_undoable(&record, archive_exists),
+                    None => why_not_undoable(&record, archive_exists, &deltas),
                 };
                 Entry {
                     record,
@@ -185,47 +189,6 @@ impl History {
             })
             .collect())
     }
-
-    /// Why `record` cannot be taken back, if it cannot: what it needs is gone or was never kept.
-    fn why_not_undoable(
-        &self,
-        record: &ChangeRecord,
-        archive_exists: &dyn Fn(&Path) -> bool,
-    ) -> Option<String> {
-        for file in &record.files {
-            let path = crate::paths::shown::Shown::shown(file.path.as_path()).into_owned();
-            if file.permanent {
-                return Some(format!("{path} was removed permanently; no copy was kept"));
-            }
-            let needs_old_content = file.action == Action::Modified
-                || (file.action == Action::Deleted)
-                || (file.action == Action::Removed && file.trashed_to.is_some());
-            if needs_old_content && file.trashed_to.is_none() && file.delta.is_none() {
-                return Some(format!(
-                    "the previous content of {path} was not kept (trash.keepOverwrites is false)"
-                ));
-            }
-            for archive in [&file.trashed_to, &file.from_trashed_to]
-                .into_iter()
-                .flatten()
-            {
-                if !archive_exists(archive) {
-                    return Some(format!(
-                        "the copy of {path} it needs was removed from the trash (trashClear)"
-                    ));
-                }
-            }
-            if let Some(delta) = &file.delta {
-                if !self.delta_exists(delta) {
-                    return Some(format!(
-                        "what takes {path} back is missing from the history"
-                    ));
-                }
-            }
-        }
-        None
-    }
-
     /// Every record, oldest first (a line that cannot be read is skipped).
     fn read_all(&self) -> io::Result<Vec<ChangeRecord>> {
         let dir = match self.data.open(&self.rel, false) {
@@ -245,4 +208,45 @@ impl History {
             .filter_map(|line| serde_json::from_slice(line).ok())
             .collect())
     }
+}
+
+/// Why `record` cannot be taken back, if it cannot: what it needs is gone or was never kept.
+/// `deltas` are the names of the stored deltas.
+fn why_not_undoable(
+    record: &ChangeRecord,
+    archive_exists: &dyn Fn(&Path) -> bool,
+    deltas: &HashSet<OsString>,
+) -> Option<String> {
+    for file in &record.files {
+        let path = crate::paths::shown::Shown::shown(file.path.as_path()).into_owned();
+        if file.permanent {
+            return Some(format!("{path} was removed permanently; no copy was kept"));
+        }
+        let needs_old_content = file.action == Action::Modified
+            || (file.action == Action::Deleted)
+            || (file.action == Action::Removed && file.trashed_to.is_some());
+        if needs_old_content && file.trashed_to.is_none() && file.delta.is_none() {
+            return Some(format!(
+                "the previous content of {path} was not kept (trash.keepOverwrites is false)"
+            ));
+        }
+        for archive in [&file.trashed_to, &file.from_trashed_to]
+            .into_iter()
+            .flatten()
+        {
+            if !archive_exists(archive) {
+                return Some(format!(
+                    "the copy of {path} it needs was removed from the trash (trashClear)"
+                ));
+            }
+        }
+        if let Some(delta) = &file.delta {
+            if !deltas.contains(OsStr::new(delta)) {
+                return Some(format!(
+                    "what takes {path} back is missing from the history"
+                ));
+            }
+        }
+    }
+    None
 }
