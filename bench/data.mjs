@@ -26,6 +26,7 @@ export const SIZES = {
     listEntries: 100_000,
     listIgnoredShare: 0.95,
     parallelReads: 1000,
+    historyChanges: 10_000,
   },
   smoke: {
     editBytes: 24 * 1024,
@@ -42,6 +43,7 @@ export const SIZES = {
     listEntries: 400,
     listIgnoredShare: 0.95,
     parallelReads: 20,
+    historyChanges: 200,
   },
 }
 

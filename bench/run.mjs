@@ -56,6 +56,7 @@ const ITERATIONS = smoke
       small: { warmup: 5, min: 20, max: 20, light: true },
       parallel: { warmup: 1, min: 3, max: 3 },
       search: { warmup: 0, min: 2, max: 2 },
+      history: { warmup: 1, min: 3, max: 3 },
     }
   : {
       edit: { warmup: 1, min: 3, max: 15, budgetMs: 10_000 },
@@ -66,6 +67,7 @@ const ITERATIONS = smoke
       small: { warmup: 300, min: 3000, max: 3000, light: true },
       parallel: { warmup: 3, min: 20, max: 100, budgetMs: 10_000 },
       search: { warmup: 1, min: 5, max: 15, budgetMs: 10_000 },
+      history: { warmup: 2, min: 10, max: 30, budgetMs: 10_000 },
     }
 
 // ── build ────────────────────────────────────────────────────────────────────────────────────────
@@ -161,6 +163,7 @@ if (reuse && existsSync(manifestPath)) {
     list: { big: list.big, small: list.small, listedEntries: list.listedEntries, totalEntries: list.totalEntries },
     small: { file: small.file },
     parallel: { files: parallel.files },
+    history: { changes: sizes.historyChanges, root: join(base, 'history-root'), dataDir: join(base, 'history-data') },
     search: searchSet && { dir: searchSet.dir, glob: searchSet.glob, regex: searchSet.regex, files: searchSet.files },
   }
   mkdirSync(join(root, 'tree'))
@@ -222,9 +225,21 @@ const CASES = [
     title: 'restore of that tree',
     rows: [
       { job: 'tree/ours', metric: 'restore', label: 'ours: restore_file', ref: true },
+      { job: 'tree/ours-undo', metric: 'restore', label: 'ours: ws.undo() of the remove_dir (restores the same archive)' },
       { job: 'tree/tar', metric: 'restore', label: 'tar -xzf', child: true },
     ],
-    targets: [{ text: '≥ 1× tar -xzf', value: (r) => r['tree/tar'] / r['tree/ours'], ok: (v) => v >= 1, fmt: (v) => `${v.toFixed(2)}×` }],
+    targets: [
+      { text: '≥ 1× tar -xzf', value: (r) => r['tree/tar'] / r['tree/ours'], ok: (v) => v >= 1, fmt: (v) => `${v.toFixed(2)}×` },
+      { text: 'undo within 1.2× of restore_file', value: (r) => r['tree/ours-undo'] / r['tree/ours'], ok: (v) => v <= 1.2, fmt: (v) => `${v.toFixed(2)}×` },
+    ],
+  },
+  {
+    id: 'history',
+    title: `ws.history() over ${n(sizes.historyChanges)} changes (half new files, half edits kept as deltas)`,
+    rows: [
+      { job: 'history/ours', label: 'ours: ws.history() (every change)', ref: true },
+    ],
+    targets: [{ text: 'ws.history() < 50 ms', value: (r) => r['history/ours'], ok: (v) => v < 50, fmt: (v) => `${v.toFixed(1)} ms` }],
   },
   {
     id: 'read-log',

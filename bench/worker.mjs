@@ -5,7 +5,7 @@
  * `BENCH_RESULT <json>` with a summary per metric (see `measure.mjs`).
  */
 import { execFileSync } from 'node:child_process'
-import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { series } from './measure.mjs'
@@ -80,6 +80,7 @@ async function trashAndRestore(trash, restore, discard) {
           const one = await series(() => restore(archive), { min: 1, max: 1 })
           restoreRuns.push(one)
           if (!one.ok) throw new Error(one.error)
+          discard?.(archive)
         } else {
           discard?.(archive)
         }
@@ -169,6 +170,19 @@ const jobs = {
       async (archive) => {
         await call(ws, 'restore_file', { trashedPath: archive })
       },
+    )
+  },
+  'tree/ours-undo': async () => {
+    const ws = await workspace()
+    return trashAndRestore(
+      async () => (await call(ws, 'remove_dir', { path: m.tree.work, recursive: true })).data.trashedTo,
+      async () => {
+        const r = await ws.undo()
+        if (r.status !== 'ok') throw new Error(`undo: ${r.code}: ${r.output.slice(0, 300)}`)
+        check(r.output.includes(`restore the directory ${m.tree.work} from the trash`) && existsSync(m.tree.work), 'the undo did not restore the tree')
+      },
+      // The undo leaves the archive in the trash (a redo may need it): dropped, unmeasured.
+      (archive) => rmSync(archive, { force: true }),
     )
   },
   'tree/ours-level6': async () => {
@@ -294,6 +308,24 @@ const jobs = {
       check(texts.every((t) => t.includes('\n')), 'a file was read short')
     }
     return { main: await series(op, it.parallel) }
+  },
+
+  // ── the history ────────────────────────────────────────────────────────────────────────────
+  'history/ours': async () => {
+    const { Workspace } = await import(pathToFileURL(join(repo, 'dist/esm/index.js')).href)
+    const h = m.history
+    rmSync(h.root, { recursive: true, force: true })
+    rmSync(h.dataDir, { recursive: true, force: true })
+    mkdirSync(h.root, { recursive: true })
+    const ws = new Workspace({ root: h.root, permissions: { cwdWriteFile: true }, trash: { dataDir: h.dataDir }, audit: false })
+    // Real changes, made once (unmeasured): a new file, then an edit of it (kept as a delta).
+    for (let i = 0; i < h.changes; i++) {
+      const path = `d${Math.floor(i / 1000)}/f${i >> 1}.txt`
+      if (i % 2 === 0) await call(ws, 'write_file', { path, content: `line one ${i}\nline two\n` })
+      else await call(ws, 'edit_file', { path, edits: [{ oldString: 'two', newString: `two, edited ${i}` }] })
+    }
+    const all = async () => check((await ws.history()).length === h.changes, 'history() missed changes')
+    return { main: await series(all, it.history) }
   },
 
   // ── glob and grep (when the tools exist) ─────────────────────────────────────────────────────

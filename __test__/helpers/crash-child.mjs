@@ -6,7 +6,7 @@
  *
  * config: { root, dataDir, calls: [[tool, args], …], loop?: boolean }. An argument object may
  * carry `contentFile` instead of `content`, or `inputFile` instead of `input` (large contents and
- * patches are read from files).
+ * patches are read from files). The "tool" `ws.undo` calls `ws.undo(args)` (the host's undo).
  * Prints `ready` once the workspace exists, `done <i>` after each call, `finished <ms>` at the
  * end; a call that does not succeed prints `failed <json>` and exits with status 2.
  */
@@ -43,7 +43,7 @@ process.stdout.write('ready\n')
 const started = performance.now()
 for (let i = 0; config.loop || i < calls.length; i++) {
   const [tool, args] = calls[i % calls.length]
-  const result = await ws.call(tool, args)
+  const result = tool === 'ws.undo' ? await ws.undo(args) : await ws.call(tool, args)
   if (result.status !== 'ok') {
     process.stdout.write(`failed ${JSON.stringify({ tool, i, result })}\n`)
     process.exit(2)

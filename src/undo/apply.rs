@@ -46,7 +46,7 @@ pub fn apply(
     let result = (|| {
         let mut commit = ws.journal().commit();
         let mut step_paths: Vec<PathBuf> = Vec::new();
-        let mut changes: BTreeMap<PathBuf, FileChange> = BTreeMap::new();
+        let mut changes = Changes::default();
 
         // 1. What leaves its place goes to the trash, then is removed in the commit.
         for path in &effects.removals {
@@ -232,7 +232,7 @@ pub fn apply(
             }
         })?;
         // What a redo checks: the entries as the undo left them.
-        let mut files: Vec<FileChange> = changes.into_values().collect();
+        let mut files = changes.in_order();
         for change in &mut files {
             if change.action != Action::Deleted && change.action != Action::Removed {
                 if let Ok(Some((parent, name))) = disk::open_parent(ws, &change.path) {
@@ -268,12 +268,38 @@ fn same_dir(now: Option<&Snapshot>, planned: &Snapshot) -> bool {
     })
 }
 
+/// What the undo changed, per path, in the order it happened: a redo takes the paths back in the
+/// reverse order, so that (say) an entry moved away from a path is checked and moved back only
+/// once what the undo put at that path afterwards was taken away.
+#[derive(Default)]
+struct Changes {
+    by_path: BTreeMap<PathBuf, FileChange>,
+    order: Vec<PathBuf>,
+}
+
+impl Changes {
+    fn insert(&mut self, path: PathBuf, change: FileChange) {
+        if !self.by_path.contains_key(&path) && !self.order.contains(&path) {
+            self.order.push(path.clone());
+        }
+        self.by_path.insert(path, change);
+    }
+
+    fn remove(&mut self, path: &Path) -> Option<FileChange> {
+        self.by_path.remove(path)
+    }
+
+    fn in_order(mut self) -> Vec<FileChange> {
+        let order = std::mem::take(&mut self.order);
+        order
+            .iter()
+            .filter_map(|path| self.by_path.remove(path))
+            .collect()
+    }
+}
+
 /// The change at `path` so far (an entry that left for the trash is now replaced), or a new one.
-fn take_over(
-    changes: &mut BTreeMap<PathBuf, FileChange>,
-    path: &Path,
-    action: Action,
-) -> FileChange {
+fn take_over(changes: &mut Changes, path: &Path, action: Action) -> FileChange {
     match changes.remove(path) {
         Some(mut removed) => {
             removed.action = if action == Action::Moved {

@@ -73,13 +73,13 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// Takes back `record` in the virtual state: checks every path is as it left it, then sets
-    /// what was there before.
+    /// Takes back `record` in the virtual state, its paths in the reverse of the order they
+    /// changed in: checks each is as the change left it, then sets what was there before (so a
+    /// path one step of the change emptied and a later one filled is checked as filled, then as
+    /// empty).
     pub fn take_back(&mut self, record: &ChangeRecord, history: &History) -> Result<(), ToolError> {
         for file in record.files.iter().rev() {
             self.check_after(record, file)?;
-        }
-        for file in record.files.iter().rev() {
             self.invert(record, file, history)?;
         }
         Ok(())
