@@ -4,7 +4,7 @@
  * links); conflicts refuse and change nothing; redo, session undo, dry run, confirm, restart and
  * trashClear behave as the SPEC says.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Workspace, type ToolResult } from 'agent-fs-tools'
@@ -184,6 +184,57 @@ describe('redo, conflicts and sessions', () => {
     // And the change can be undone again.
     ok(await ws.undo())
     expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('one\n')
+  })
+
+  it('walks back past what an earlier undo put back under a new inode (a recreated directory, a moved tree)', async () => {
+    const { ws, root, before } = setup()
+    ok(await ws.call('create_directory', { path: 'd' }))
+    ok(await ws.call('remove_dir', { path: 'd' }))
+    ok(await ws.undo()) // d recreated: a new inode
+    expect(existsSync(join(root, 'd'))).toBe(true)
+    ok(await ws.undo()) // the create_directory, checked against what the undo recorded
+    expect(tree(root)).toEqual(before)
+
+    mkdirSync(join(root, 't/u'), { recursive: true })
+    writeFileSync(join(root, 't/u/f'), 'f\n')
+    const start = tree(root)
+    ok(await ws.call('move_file', { source: 't', destination: 'm' }))
+    ok(await ws.call('remove_dir', { path: 'm', recursive: true }))
+    ok(await ws.undo()) // m restored from the trash: a new inode
+    ok(await ws.undo()) // the move goes back
+    expect(tree(root)).toEqual(start)
+  })
+
+  it('walks back through a delete, its restore_file and the file written before', async () => {
+    const { ws, root, before } = setup()
+    ok(await ws.call('write_file', { path: 'x.txt', content: 'x\n' }))
+    const deleted = ok(await ws.call('delete_file', { path: 'x.txt' }))
+    ok(await ws.call('restore_file', { trashedPath: deleted.data?.trashedTo as string }))
+    ok(await ws.undo()) // the restore: x.txt back into the trash, to a new archive
+    expect(existsSync(join(root, 'x.txt'))).toBe(false)
+    // The delete needed the archive the restore consumed; the new one stands in for it.
+    expect((await ws.history()).find((c) => c.tool === 'delete_file')).toMatchObject({ undoable: true })
+    ok(await ws.undo()) // the delete
+    expect(readFileSync(join(root, 'x.txt'), 'utf8')).toBe('x\n')
+    ok(await ws.undo()) // the write
+    expect(tree(root)).toEqual(before)
+  })
+
+  it('removes the parent directories a change made, unless something else is in them now', async () => {
+    const { ws, root, before } = setup()
+    ok(await ws.call('write_file', { path: 'a/b/c.txt', content: 'c\n' }))
+    ok(await ws.call('create_directory', { path: 'x/y/z' }))
+    ok(await ws.call('move_file', { source: 'a/b/c.txt', destination: 'm/n/c.txt' }))
+    ok(await ws.undo())
+    expect(existsSync(join(root, 'm'))).toBe(false)
+    ok(await ws.undo())
+    expect(existsSync(join(root, 'x'))).toBe(false)
+    writeFileSync(join(root, 'a/mine.txt'), 'user\n')
+    ok(await ws.undo())
+    expect(existsSync(join(root, 'a/b'))).toBe(false)
+    expect(readFileSync(join(root, 'a/mine.txt'), 'utf8')).toBe('user\n')
+    rmSync(join(root, 'a'), { recursive: true })
+    expect(tree(root)).toEqual(before)
   })
 
   it('refuses with CONFLICT naming the path when the user changed it since, and changes nothing', async () => {

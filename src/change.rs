@@ -78,6 +78,12 @@ pub struct UndoFacts {
     pub permanent: bool,
     /// The permission bits of an empty directory removed without an archive (undo recreates it).
     pub dir_mode: Option<u32>,
+    /// The archive a restore took the entry from (the restore deletes it; an undo of the
+    /// restore trashes the entry again, to a new archive that stands for it).
+    pub restored_from: Option<PathBuf>,
+    /// Directories the change created above `path` (shallowest first): undo removes them again
+    /// when they are left empty.
+    pub created_dirs: Vec<PathBuf>,
 }
 
 /// An entry as the change left it: its kind, and its device and inode (what tells a moved or

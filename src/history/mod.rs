@@ -14,7 +14,7 @@
 mod record;
 
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
@@ -170,7 +170,7 @@ impl History {
     }
 
     /// The names of the stored deltas (listed once per read of the history).
-    fn delta_names(&self) -> HashSet<std::ffi::OsString> {
+    fn delta_names(&self) -> HashSet<OsString> {
         self.data
             .open(&self.rel.join(DELTAS), false)
             .and_then(|dir| fsops::list_names(dir.as_fd()))
@@ -200,6 +200,7 @@ impl History {
                 }
             }
         }
+        let records = stand_ins(records, &undone_by, archive_exists);
         Ok(records
             .into_iter()
             .map(|record| {
@@ -242,7 +243,7 @@ impl History {
 fn why_not_undoable(
     record: &ChangeRecord,
     archive_exists: &dyn Fn(&Path) -> bool,
-    deltas: &HashSet<std::ffi::OsString>,
+    deltas: &HashSet<OsString>,
 ) -> Option<String> {
     for file in &record.files {
         let path = crate::paths::shown::Shown::shown(file.path.as_path()).into_owned();
@@ -276,6 +277,58 @@ fn why_not_undoable(
         }
     }
     None
+}
+
+/// The records with each archive a restore consumed replaced by the one that stands for it now:
+/// when a restore was undone, the undo trashed the restored entry again, to a new archive with
+/// the same content — what the changes before the restore (the delete it undid, say) need.
+fn stand_ins(
+    mut records: Vec<ChangeRecord>,
+    undone_by: &HashMap<String, String>,
+    archive_exists: &dyn Fn(&Path) -> bool,
+) -> Vec<ChangeRecord> {
+    let by_id: HashMap<&str, &ChangeRecord> = records.iter().map(|r| (r.id.as_str(), r)).collect();
+    let mut stand_in: HashMap<OsString, PathBuf> = HashMap::new();
+    for record in &records {
+        let Some(undo) = undone_by
+            .get(&record.id)
+            .and_then(|u| by_id.get(u.as_str()))
+        else {
+            continue;
+        };
+        for file in &record.files {
+            let Some(consumed) = file.restored_from.as_ref().and_then(|a| a.file_name()) else {
+                continue;
+            };
+            let again = undo
+                .files
+                .iter()
+                .find(|f| f.path == file.path)
+                .and_then(|f| f.trashed_to.clone());
+            if let Some(again) = again {
+                stand_in.insert(consumed.to_owned(), again);
+            }
+        }
+    }
+    if stand_in.is_empty() {
+        return records;
+    }
+    let replace = |archive: &mut Option<PathBuf>| {
+        if let Some(path) = archive {
+            if let Some(again) = path.file_name().and_then(|n| stand_in.get(n)) {
+                if !archive_exists(path) {
+                    *path = again.clone();
+                }
+            }
+        }
+    };
+    for record in &mut records {
+        for file in &mut record.files {
+            replace(&mut file.trashed_to);
+            replace(&mut file.from_trashed_to);
+        }
+    }
+    records
 }
 
 #[cfg(test)]

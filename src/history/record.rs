@@ -54,6 +54,12 @@ pub struct FileRecord {
     /// The mode of an empty directory removed without an archive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dir_mode: Option<u32>,
+    /// The archive a restore took the entry from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restored_from: Option<PathBuf>,
+    /// Directories the change created above `path`, shallowest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created_dirs: Vec<PathBuf>,
 }
 
 impl FileRecord {
@@ -71,6 +77,8 @@ impl FileRecord {
             entry: file.undo.entry,
             permanent: file.undo.permanent,
             dir_mode: file.undo.dir_mode,
+            restored_from: file.undo.restored_from.clone(),
+            created_dirs: file.undo.created_dirs.clone(),
         }
     }
 }

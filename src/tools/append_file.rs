@@ -140,20 +140,22 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             } => Some(old.len()),
             _ => None,
         };
-        {
+        let created_dirs = {
             let (target, content) = (target.clone(), content.clone());
             let ws = call.ws.clone();
             call.blocking(move || {
+                let created_dirs = files::missing_parents(&target);
                 commit(
                     &target,
                     &planned,
                     content.as_bytes(),
                     sandboxed,
                     ws.journal(),
-                )
+                )?;
+                Ok(created_dirs)
             })
-            .await?;
-        }
+            .await?
+        };
         let summary = if created {
             format!(
                 "Created {} with {}",
@@ -188,6 +190,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 },
             )
         };
+        change.undo.created_dirs = created_dirs;
         // Taking the append back is cutting the file to its old length.
         if let Some(old_len) = old_len {
             let appended = old_len..old_len + content.len();

@@ -637,6 +637,7 @@ fn commit(
                 let (parent_path, name) = target
                     .split()
                     .ok_or_else(|| files::is_a_directory(&target.path))?;
+                change_record.undo.created_dirs = files::missing_parents(&target);
                 let (parent, _) = fsops::ensure_dir(&target.anchor, parent_path).map_err(|e| {
                     ToolError::io(&e, "create the parent directory of", &target.path)
                 })?;

@@ -74,19 +74,21 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 Ok(stat.map(|s| EntryKind::of(&s) == EntryKind::Directory))
             })
             .await?;
-        let done = |output: String, created: Option<Option<EntryFacts>>| {
-            let success = Success::text(output)
-                .with_data("path", target.path.shown().into_owned())
-                .with_data("created", created.is_some());
-            match created {
-                Some(facts) => {
-                    let mut change = FileChange::new(target.path.clone(), Action::Created);
-                    change.undo.entry = facts;
-                    success.with_change(change)
+        let done =
+            |output: String, created: Option<(Option<EntryFacts>, Vec<std::path::PathBuf>)>| {
+                let success = Success::text(output)
+                    .with_data("path", target.path.shown().into_owned())
+                    .with_data("created", created.is_some());
+                match created {
+                    Some((facts, parents)) => {
+                        let mut change = FileChange::new(target.path.clone(), Action::Created);
+                        change.undo.entry = facts;
+                        change.undo.created_dirs = parents;
+                        success.with_change(change)
+                    }
+                    None => success,
                 }
-                None => success,
-            }
-        };
+            };
         match existing {
             Some(true) => {
                 return Ok(done(
@@ -117,10 +119,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let created = target.clone();
         let facts = call
             .blocking(move || {
+                let parents = files::missing_parents(&created);
                 fsops::ensure_dir(&created.anchor, &created.path)
                     .map_err(|e| ToolError::io(&e, "create directory", &created.path))?;
                 let (parent, name) = files::open_parent(&created, "create directory")?;
-                Ok(files::entry_facts(parent.as_fd(), &name))
+                Ok((files::entry_facts(parent.as_fd(), &name), parents))
             })
             .await?;
         Ok(done(

@@ -65,6 +65,8 @@ pub struct Destination<'a> {
     pub parent_path: &'a Path,
     pub name: &'a OsStr,
     pub replaced: Option<Archived>,
+    /// The parent directories made for it (shallowest first).
+    pub created_dirs: Vec<std::path::PathBuf>,
 }
 
 /// Makes `target` ready to receive an entry: creates its parent directories, checks that what is
@@ -79,6 +81,7 @@ pub fn prepare<'a>(
     let (parent_path, name) = target
         .split()
         .ok_or_else(|| files::is_a_directory(&target.path))?;
+    let created_dirs = files::missing_parents(target);
     let parent = fsops::ensure_dir(&target.anchor, parent_path)
         .and_then(|(fd, _)| fsops::reopen_readable(fd.as_fd()))
         .map_err(|e| ToolError::io(&e, "create the parent directory of", &target.path))?;
@@ -104,5 +107,6 @@ pub fn prepare<'a>(
         parent_path,
         name,
         replaced,
+        created_dirs,
     })
 }

@@ -226,6 +226,25 @@ pub fn write_atomic(
         })
 }
 
+/// The directories above `target` that do not exist yet, shallowest first: what making its parent
+/// will create. The history keeps them, so that undo removes them again if they are left empty.
+pub fn missing_parents(target: &Target) -> Vec<std::path::PathBuf> {
+    let mut missing = Vec::new();
+    let mut dir = target.path.parent();
+    while let Some(at) = dir {
+        if !at.starts_with(&target.anchor) || at == target.anchor {
+            break;
+        }
+        if fsops::open_dir(&target.anchor, at, false).is_ok() {
+            break;
+        }
+        missing.push(at.to_owned());
+        dir = at.parent();
+    }
+    missing.reverse();
+    missing
+}
+
 /// The entry `name` of `dir` as a change leaves it, for the history (undo checks it is still
 /// that entry): its kind, device and inode. `None` if there is nothing there to describe.
 pub fn entry_facts(dir: BorrowedFd<'_>, name: &OsStr) -> Option<EntryFacts> {

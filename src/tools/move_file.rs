@@ -182,6 +182,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     parent_path: dst_parent_path,
                     name: dst_name,
                     replaced: archived,
+                    created_dirs,
                 } = destination::prepare(&ws, &dst, destination_existed, &cancel)?;
                 let moved = match fsops::rename_noreplace(
                     src_parent.as_fd(),
@@ -241,10 +242,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     )?;
                 }
                 fsops::fsync_dir(src_parent.as_fd());
-                Ok((archived, files::entry_facts(dst_parent.as_fd(), dst_name)))
+                let moved = files::entry_facts(dst_parent.as_fd(), dst_name);
+                Ok((archived, moved, created_dirs))
             })
             .await?;
-        let (archived, moved) = archived;
+        let (archived, moved, created_dirs) = archived;
         let mut success = Success::text(format!(
             "Moved {} → {}",
             source.path.shown(),
@@ -257,6 +259,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             ..FileChange::new(destination.path.clone(), Action::Moved)
         };
         change.undo.entry = moved;
+        change.undo.created_dirs = created_dirs;
         if let Some(archived) = archived {
             let subject = format!("The previous {}", destination.path.shown());
             success

@@ -176,6 +176,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     parent_path,
                     name,
                     replaced,
+                    created_dirs,
                 } = destination::prepare(&ws, &committed, exists, &cancel)?;
                 let aborted = || cancel.is_aborted();
                 let restore = |archive: &std::path::Path, cancel: &dyn Fn() -> bool| {
@@ -196,10 +197,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     }
                     return Err(error);
                 }
-                Ok((replaced, files::entry_facts(parent.as_fd(), name)))
+                Ok((
+                    replaced,
+                    files::entry_facts(parent.as_fd(), name),
+                    created_dirs,
+                ))
             })
             .await?;
-        let (replaced, restored) = replaced;
+        let (replaced, restored, created_dirs) = replaced;
         let mut success = Success::text(format!(
             "Restored {} ({}, {}) from {}",
             target.path.shown(),
@@ -215,6 +220,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             ..FileChange::new(target.path.clone(), Action::Added)
         };
         change.undo.entry = restored;
+        change.undo.restored_from = Some(archive.clone());
+        change.undo.created_dirs = created_dirs;
         if let Some(previous) = replaced {
             let subject = format!("The entry that was at {}", target.path.shown());
             success

@@ -158,16 +158,18 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             content.clone(),
             call.cancel.clone(),
         );
-        let trashed = call
+        let (trashed, created_dirs) = call
             .blocking(move || {
                 let keep = keep_old.then_some(&cancel);
-                commit(
+                let created_dirs = files::missing_parents(&committed_target);
+                let trashed = commit(
                     &ws,
                     &committed_target,
                     &planned,
                     new_content.as_bytes(),
                     keep,
-                )
+                )?;
+                Ok((trashed, created_dirs))
             })
             .await?;
         let verb = if created { "Created" } else { "Wrote" };
@@ -192,12 +194,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         } else {
             Action::Modified
         };
-        Ok(success.with_change(FileChange {
+        let mut change = FileChange {
             sha256_before: sha_before,
             sha256_after: Some(sha256_hex(content.as_bytes())),
             trashed_to: trashed,
             ..FileChange::new(target.path, action)
-        }))
+        };
+        change.undo.created_dirs = created_dirs;
+        Ok(success.with_change(change))
     })
 }
 

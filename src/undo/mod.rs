@@ -62,7 +62,7 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
         .await?;
     let paths: Vec<PathBuf> = targets
         .iter()
-        .flat_map(|t| t.files.iter())
+        .flat_map(|t| t.record.files.iter())
         .flat_map(|f| std::iter::once(f.path.clone()).chain(f.from.clone()))
         .collect();
     let path_refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
@@ -79,10 +79,11 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
             Ok((plan, effects))
         })
         .await?;
-    let summary = summary(&request.selector, &targets);
-    let undoes: Vec<String> = targets.iter().map(|t| t.id.clone()).collect();
+    let records: Vec<ChangeRecord> = targets.into_iter().map(|t| t.record).collect();
+    let summary = summary(&request.selector, &records);
+    let undoes: Vec<String> = records.iter().map(|t| t.id.clone()).collect();
     let lines = effects.lines();
-    let heading = heading(&targets);
+    let heading = heading(&records);
     if request.dry_run {
         let mut text = format!("Would undo {heading}:");
         push_lines(&mut text, &lines);

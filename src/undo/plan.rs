@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::disk::{self, Real};
+use super::select::Target;
 use crate::change::{Action, EntryFacts, EntryKindName};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
@@ -57,6 +58,8 @@ pub struct Planner<'a> {
     reals: BTreeMap<PathBuf, Option<Real>>,
     /// Directories a change created, which must be empty once everything is taken back.
     must_be_empty: Vec<(PathBuf, String)>,
+    /// Parent directories a change made for its entry: removed if left empty.
+    made_parents: Vec<PathBuf>,
 }
 
 /// How much of a file undo reads into memory to apply a delta (edits and appends are bounded
@@ -70,6 +73,7 @@ impl<'a> Planner<'a> {
             slots: BTreeMap::new(),
             reals: BTreeMap::new(),
             must_be_empty: Vec::new(),
+            made_parents: Vec::new(),
         }
     }
 
@@ -77,9 +81,10 @@ impl<'a> Planner<'a> {
     /// changed in: checks each is as the change left it, then sets what was there before (so a
     /// path one step of the change emptied and a later one filled is checked as filled, then as
     /// empty).
-    pub fn take_back(&mut self, record: &ChangeRecord, history: &History) -> Result<(), ToolError> {
+    pub fn take_back(&mut self, target: &Target, history: &History) -> Result<(), ToolError> {
+        let record = &target.record;
         for file in record.files.iter().rev() {
-            self.check_after(record, file)?;
+            self.check_after(target, file)?;
             self.invert(record, file, history)?;
         }
         Ok(())
@@ -87,6 +92,33 @@ impl<'a> Planner<'a> {
 
     /// The final state, after checking that directories created by the changes are empty then.
     pub fn finish(mut self) -> Result<Plan, ToolError> {
+        // Parents a change made go too, deepest first, where nothing else is left in them.
+        let mut parents = std::mem::take(&mut self.made_parents);
+        parents.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+        parents.dedup();
+        for dir in parents {
+            if !matches!(self.slot(&dir), Slot::Disk(at) if at == dir) {
+                continue;
+            }
+            if !self
+                .real(&dir)?
+                .is_some_and(|r| r.kind == EntryKind::Directory)
+            {
+                continue;
+            }
+            let names = disk::list(self.ws, &dir)?;
+            let something_comes_back = self
+                .slots
+                .iter()
+                .any(|(k, v)| k.starts_with(&dir) && k != &dir && !matches!(v, Slot::Absent));
+            if !something_comes_back
+                && names
+                    .iter()
+                    .all(|name| matches!(self.slot(&dir.join(name)), Slot::Absent))
+            {
+                self.set(&dir, Slot::Absent);
+            }
+        }
         for (dir, change) in std::mem::take(&mut self.must_be_empty) {
             if !matches!(self.slot(&dir), Slot::Absent) {
                 continue;
@@ -178,20 +210,31 @@ impl<'a> Planner<'a> {
         Ok(found)
     }
 
-    /// Checks that `file`'s path (and a move's source) is as `record` left it.
-    fn check_after(&mut self, record: &ChangeRecord, file: &FileRecord) -> Result<(), ToolError> {
-        let change = describe(record);
+    /// Checks that `file`'s path (and a move's source) is as `target` left it.
+    fn check_after(&mut self, target: &Target, file: &FileRecord) -> Result<(), ToolError> {
+        let change = describe(&target.record);
+        // An undo since may have put the entry back under a new inode: known by what that undo
+        // recorded, or — inside a tree it put back whole — by kind and content alone.
+        let inside_put_back = file
+            .path
+            .ancestors()
+            .skip(1)
+            .any(|above| target.put_back.contains_key(above));
+        let recorded = target.put_back.get(&file.path).copied().or(file.entry);
+        let kind = recorded.map(|f| f.kind);
+        let facts =
+            recorded.filter(|_| !inside_put_back || target.put_back.contains_key(&file.path));
         let expected = match file.action {
             Action::Deleted | Action::Removed => Expected::Nothing,
             Action::Created => Expected::Entry {
                 kind: Some(EntryKindName::Directory),
                 sha256: None,
-                facts: file.entry,
+                facts,
             },
             Action::Added | Action::Modified | Action::Moved => Expected::Entry {
-                kind: file.entry.map(|f| f.kind),
+                kind,
                 sha256: file.sha256_after.clone(),
-                facts: file.entry,
+                facts,
             },
         };
         if let Err(why) = self.matches(&file.path, &expected) {
@@ -246,7 +289,8 @@ impl<'a> Planner<'a> {
                 }
                 if let Some(sha256) = sha256 {
                     if real.kind == EntryKind::Directory {
-                        if facts.is_none() {
+                        // A tree is known by its kind and inode, not by its digest.
+                        if kind != Some(EntryKindName::Directory) {
                             return Err("it is now a directory".to_owned());
                         }
                     } else {
@@ -287,7 +331,8 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// Sets what was at `file`'s path (and a move's source) before `record`.
+    /// Sets what was at `file`'s path (and a move's source) before `record`; the parent
+    /// directories it made are removed at the end if left empty.
     fn invert(
         &mut self,
         record: &ChangeRecord,
@@ -364,6 +409,7 @@ impl<'a> Planner<'a> {
                 }
             }
         }
+        self.made_parents.extend(file.created_dirs.iter().cloned());
         Ok(())
     }
 

@@ -2,9 +2,11 @@
 //! one by id (an undo's id redoes), or every standing change of a session, newest first; and the
 //! refusal when a later change touched the same paths.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use super::plan::describe;
+use crate::change::EntryFacts;
 use crate::error::{ErrorCode, ToolError};
 use crate::history::{ChangeRecord, Entry};
 use crate::paths::shown::Shown;
@@ -16,8 +18,18 @@ pub struct Selector {
     pub session_id: Option<String>,
 }
 
+/// A change to take back.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub record: ChangeRecord,
+    /// The entries later standing undos put back at paths of this change: they hold what the
+    /// change left there, under new inodes (restored from the trash, recreated), and are known by
+    /// these facts instead.
+    pub put_back: HashMap<PathBuf, EntryFacts>,
+}
+
 /// The changes to take back, newest first.
-pub fn select(entries: &[Entry], selector: &Selector) -> Result<Vec<ChangeRecord>, ToolError> {
+pub fn select(entries: &[Entry], selector: &Selector) -> Result<Vec<Target>, ToolError> {
     let standing = |e: &&Entry| e.undone_by.is_none();
     let is_undo = |e: &Entry| !e.record.undoes.is_empty();
     let targets: Vec<&Entry> = if let Some(id) = &selector.id {
@@ -78,7 +90,33 @@ pub fn select(entries: &[Entry], selector: &Selector) -> Result<Vec<ChangeRecord
         }
     }
     refuse_later_changes(entries, &targets)?;
-    Ok(targets.into_iter().map(|e| e.record.clone()).collect())
+    Ok(targets
+        .into_iter()
+        .map(|target| Target {
+            record: target.record.clone(),
+            put_back: put_back_after(entries, target),
+        })
+        .collect())
+}
+
+/// The entry facts the standing undos after `target` recorded, per path (the latest wins).
+fn put_back_after(entries: &[Entry], target: &Entry) -> HashMap<PathBuf, EntryFacts> {
+    let at = entries
+        .iter()
+        .position(|e| e.record.id == target.record.id)
+        .unwrap_or(entries.len());
+    let mut facts = HashMap::new();
+    for undo in entries.iter().skip(at + 1) {
+        if undo.undone_by.is_some() || undo.record.undoes.is_empty() {
+            continue;
+        }
+        for file in &undo.record.files {
+            if let Some(entry) = file.entry {
+                facts.insert(file.path.clone(), entry);
+            }
+        }
+    }
+    facts
 }
 
 /// A later standing change (not an undo, not among `targets`) to a path a target touched must be
@@ -161,6 +199,8 @@ mod tests {
                         entry: None,
                         permanent: false,
                         dir_mode: None,
+                        restored_from: None,
+                        created_dirs: Vec::new(),
                     })
                     .collect(),
                 session_id: session.into(),
@@ -173,8 +213,8 @@ mod tests {
         }
     }
 
-    fn ids(records: &[ChangeRecord]) -> Vec<&str> {
-        records.iter().map(|r| r.id.as_str()).collect()
+    fn ids(targets: &[Target]) -> Vec<&str> {
+        targets.iter().map(|t| t.record.id.as_str()).collect()
     }
 
     #[test]
