@@ -116,17 +116,20 @@ pub fn apply(
             let path = &placement.path;
             let name = path.file_name().unwrap_or_default();
             if placement.exchange {
-                let (parent, _) = parent_of(ws, path)?;
+                // The file physically there now (beneath a directory that moves back, where
+                // that directory is now).
+                let here = placement.physical.as_ref().unwrap_or(path);
+                let (parent, _) = parent_of(ws, here)?;
                 let Slot::Bytes { data, .. } = &placement.slot else {
                     unreachable!("only bytes are exchanged")
                 };
                 let stat = fsops::lstat_at(parent.as_fd(), name)
-                    .map_err(|e| ToolError::io(&e, "look at", path))?
-                    .ok_or_else(|| changed(path))?;
-                if Snapshot::of(&stat) != known(plan, path)?.stat {
-                    return Err(changed(path));
+                    .map_err(|e| ToolError::io(&e, "look at", here))?
+                    .ok_or_else(|| changed(here))?;
+                if Snapshot::of(&stat) != known(plan, here)?.stat {
+                    return Err(changed(here));
                 }
-                let now = disk::read(ws, path, u64::MAX)?;
+                let now = disk::read(ws, here, u64::MAX)?;
                 let mut change = FileChange::new(path.clone(), Action::Modified);
                 change.sha256_before = Some(sha256_hex(&now));
                 change.sha256_after = Some(sha256_hex(data));
@@ -135,7 +138,7 @@ pub fn apply(
                 commit
                     .put(
                         parent,
-                        path.parent().unwrap_or(Path::new("/")),
+                        here.parent().unwrap_or(Path::new("/")),
                         name,
                         data.clone(),
                         Some(&stat),
@@ -397,7 +400,7 @@ fn stage(
                 .and_then(|file| fsops::set_mode_fd(&file, mode))
                 .map_err(|e| ToolError::io(&e, "write", path))?;
         }
-        Slot::Disk(_) | Slot::Absent => {}
+        Slot::Disk(_) | Slot::Absent | Slot::InArchive { .. } => {}
     }
     Ok(())
 }

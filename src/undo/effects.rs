@@ -1,7 +1,7 @@
 //! From a planned final state to what must happen on disk: which entries go to the trash, which
 //! move, and what is put in place where — in an order that frees every name before it is taken.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::plan::{Plan, Slot};
@@ -26,6 +26,8 @@ pub struct Placement {
     pub slot: Slot,
     /// The directory it goes into.
     pub parent: Location,
+    /// Where it goes on disk as the steps run, when its directory is on disk already.
+    pub physical: Option<PathBuf>,
     /// The file there now gets the new bytes in its place (same inode kind of change as an edit).
     pub exchange: bool,
 }
@@ -42,19 +44,14 @@ pub struct Effects {
 }
 
 impl Effects {
-    /// Works out the effects of `plan`.
+    /// Works out the effects of `plan`. Paths are followed to where their entries physically
+    /// are when the steps run: beneath a directory that moves back, an entry's place is inside
+    /// that directory where it is now.
     pub fn of(plan: &Plan) -> Result<Self, ToolError> {
         let finals: Vec<(&PathBuf, &Slot)> = plan
             .slots
             .iter()
             .filter(|(path, _)| !is_moot(plan, path))
-            .collect();
-        let sources: BTreeSet<&PathBuf> = finals
-            .iter()
-            .filter_map(|(path, slot)| match slot {
-                Slot::Disk(at) if at != *path => Some(at),
-                _ => None,
-            })
             .collect();
         let exists = |path: &Path| plan.reals.get(path).is_some_and(|r| r.is_some());
         let is_file = |path: &Path| {
@@ -65,40 +62,57 @@ impl Effects {
 
         let mut effects = Effects::default();
         let mut placements = Vec::new();
+        // Real entries that stay where they physically are.
+        let mut kept: BTreeSet<PathBuf> = BTreeSet::new();
         for (path, slot) in &finals {
             let path = *path;
+            let parent = location(&plan.slots, parent_of(path));
+            let here = physical(&parent, path);
             match slot {
-                Slot::Disk(at) if at == path => {}
-                Slot::Disk(at) => {
-                    let parent = location(plan, path.parent().unwrap_or(Path::new("/")));
-                    effects.renames.push((at.clone(), path.clone(), parent));
+                Slot::Disk(at) if here.as_ref() == Some(at) => {
+                    kept.insert(at.clone());
                 }
-                Slot::Absent => {}
-                placed => {
-                    let parent = location(plan, path.parent().unwrap_or(Path::new("/")));
-                    let exchange = matches!(placed, Slot::Bytes { .. })
-                        && is_file(path)
-                        && !sources.contains(path)
-                        && parent
-                            == Location::Real(path.parent().unwrap_or(Path::new("/")).to_owned());
-                    placements.push(Placement {
-                        path: path.clone(),
-                        slot: (*placed).clone(),
-                        parent,
-                        exchange,
-                    });
-                }
+                Slot::Disk(at) => effects.renames.push((at.clone(), path.clone(), parent)),
+                Slot::Absent | Slot::InArchive { .. } => {}
+                placed => placements.push(Placement {
+                    path: path.clone(),
+                    slot: (*placed).clone(),
+                    parent,
+                    physical: here,
+                    exchange: false,
+                }),
             }
         }
-        // What is on disk at a path now and is neither kept, nor moved elsewhere, nor given new
-        // bytes in place goes to the trash — once, with the directory that holds it if that goes
-        // too.
+        let sources: BTreeSet<PathBuf> = effects
+            .renames
+            .iter()
+            .map(|(from, _, _)| from.clone())
+            .collect();
+        for placement in &mut placements {
+            placement.exchange = matches!(placement.slot, Slot::Bytes { .. })
+                && placement
+                    .physical
+                    .as_ref()
+                    .is_some_and(|r| is_file(r) && !sources.contains(r) && !kept.contains(r));
+        }
+        // What is on disk at a path involved, or where something is put, and is neither kept,
+        // nor moved elsewhere, nor given new bytes in place goes to the trash — once, with the
+        // directory that holds it if that goes too.
+        let targets = finals
+            .iter()
+            .filter_map(|(path, _)| physical_path(&plan.slots, path));
         let mut removals: Vec<PathBuf> = Vec::new();
-        for (path, slot) in &plan.slots {
-            let kept = matches!(slot, Slot::Disk(at) if at == path) && !is_moot(plan, path);
-            let exchanged = placements.iter().any(|p| &p.path == path && p.exchange);
-            if exists(path) && !kept && !exchanged && !sources.contains(path) {
-                removals.push(path.clone());
+        for candidate in plan.slots.keys().cloned().chain(targets) {
+            let exchanged = placements
+                .iter()
+                .any(|p| p.exchange && p.physical.as_ref() == Some(&candidate));
+            if exists(&candidate)
+                && !kept.contains(&candidate)
+                && !exchanged
+                && !sources.contains(&candidate)
+                && !removals.contains(&candidate)
+            {
+                removals.push(candidate);
             }
         }
         effects.removals = removals
@@ -142,7 +156,7 @@ impl Effects {
                     format!("restore the {what} {path} from the trash")
                 }
                 Slot::NewDir { .. } => format!("recreate the empty directory {path}"),
-                Slot::Disk(_) | Slot::Absent => continue,
+                Slot::Disk(_) | Slot::Absent | Slot::InArchive { .. } => continue,
             });
         }
         lines
@@ -162,9 +176,27 @@ fn is_moot(plan: &Plan, path: &Path) -> bool {
     })
 }
 
+fn parent_of(path: &Path) -> &Path {
+    path.parent().unwrap_or(Path::new("/"))
+}
+
+/// The real path `path` takes in `parent`, when that is a directory on disk.
+fn physical(parent: &Location, path: &Path) -> Option<PathBuf> {
+    match (parent, path.file_name()) {
+        (Location::Real(dir), Some(name)) => Some(dir.join(name)),
+        _ => None,
+    }
+}
+
+/// Where `path` physically goes when the steps run, if its directory is on disk (for planning:
+/// what is there now must be known).
+pub fn physical_path(slots: &BTreeMap<PathBuf, Slot>, path: &Path) -> Option<PathBuf> {
+    physical(&location(slots, parent_of(path)), path)
+}
+
 /// Where the directory `dir` is when the steps run.
-fn location(plan: &Plan, dir: &Path) -> Location {
-    match plan.slots.get(dir) {
+fn location(slots: &BTreeMap<PathBuf, Slot>, dir: &Path) -> Location {
+    match slots.get(dir) {
         Some(Slot::Disk(at)) => return Location::Real(at.clone()),
         Some(Slot::Archive { .. } | Slot::NewDir { .. }) => {
             return Location::Staged {
@@ -175,7 +207,7 @@ fn location(plan: &Plan, dir: &Path) -> Location {
         _ => {}
     }
     match (dir.parent(), dir.file_name()) {
-        (Some(parent), Some(name)) => match location(plan, parent) {
+        (Some(parent), Some(name)) => match location(slots, parent) {
             Location::Real(at) => Location::Real(at.join(name)),
             Location::Staged { top, rel } => Location::Staged {
                 top,

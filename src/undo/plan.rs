@@ -32,6 +32,9 @@ pub enum Slot {
     Bytes { data: Vec<u8>, like: Like },
     /// An empty directory with this mode.
     NewDir { mode: u32 },
+    /// Inside the tree the archive a directory above (`top`) comes back from keeps. Not
+    /// followed into the archive: such a plan is refused (undo those changes one at a time).
+    InArchive { top: PathBuf },
 }
 
 /// Where a file made from bytes takes its mode (and owner) from.
@@ -131,7 +134,9 @@ impl<'a> Planner<'a> {
             }
             for name in disk::list(self.ws, &dir)? {
                 let child = dir.join(&name);
-                if !matches!(self.slot(&child), Slot::Absent) {
+                // Its own state: what is inside goes with the directory otherwise.
+                let own = self.slots.get(&child).cloned();
+                if !matches!(own, Some(Slot::Absent)) {
                     return Err(conflict(
                         &dir,
                         &change,
@@ -143,7 +148,29 @@ impl<'a> Planner<'a> {
                 }
             }
         }
-        // Every real path a slot names is known.
+        if let Some((path, Slot::InArchive { top })) = self
+            .slots
+            .iter()
+            .find(|(_, slot)| matches!(slot, Slot::InArchive { .. }))
+        {
+            return Err(ToolError::new(
+                ErrorCode::Conflict,
+                format!(
+                    "cannot undo these changes in one step: {} {}. Nothing was undone",
+                    path.shown(),
+                    inside_archive(top)
+                ),
+            ));
+        }
+        // Every real path a slot names, or where something goes, is known.
+        let physical: Vec<PathBuf> = self
+            .slots
+            .keys()
+            .filter_map(|path| super::effects::physical_path(&self.slots, path))
+            .collect();
+        for path in physical {
+            self.real(&path)?;
+        }
         let named: Vec<PathBuf> = self
             .slots
             .values()
@@ -166,11 +193,27 @@ impl<'a> Planner<'a> {
         })
     }
 
+    /// What `path` holds in the virtual state: its own slot, else what the nearest directory
+    /// above it with a slot says of it (an entry beneath a moved directory moved with it; beneath
+    /// a directory that is gone or a file, there is nothing).
     fn slot(&self, path: &Path) -> Slot {
-        self.slots
-            .get(path)
-            .cloned()
-            .unwrap_or_else(|| Slot::Disk(path.to_owned()))
+        if let Some(slot) = self.slots.get(path) {
+            return slot.clone();
+        }
+        for above in path.ancestors().skip(1) {
+            let Some(slot) = self.slots.get(above) else {
+                continue;
+            };
+            let rest = path.strip_prefix(above).expect("an ancestor");
+            return match slot {
+                Slot::Disk(at) => Slot::Disk(at.join(rest)),
+                Slot::Archive { meta, .. } if meta.kind == Kind::Directory => Slot::InArchive {
+                    top: above.to_owned(),
+                },
+                _ => Slot::Absent,
+            };
+        }
+        Slot::Disk(path.to_owned())
     }
 
     fn set(&mut self, path: &Path, slot: Slot) {
@@ -259,6 +302,7 @@ impl<'a> Planner<'a> {
                         None => Ok(()),
                         Some(real) => Err(format!("{} is there now", real.kind_name())),
                     },
+                    Slot::InArchive { top } => Err(inside_archive(&top)),
                     _ => Err("an entry is there now".to_owned()),
                 }
             }
@@ -270,6 +314,7 @@ impl<'a> Planner<'a> {
         };
         match slot {
             Slot::Absent => Err("it no longer exists".to_owned()),
+            Slot::InArchive { top } => Err(inside_archive(&top)),
             Slot::Disk(at) => {
                 let Some(real) = self.real(&at).map_err(|e| e.message)? else {
                     return Err("it no longer exists".to_owned());
@@ -469,7 +514,9 @@ impl<'a> Planner<'a> {
                     _ => Err(damaged(record, path)),
                 }
             }
-            Slot::Absent | Slot::NewDir { .. } => Err(damaged(record, path)),
+            Slot::Absent | Slot::NewDir { .. } | Slot::InArchive { .. } => {
+                Err(damaged(record, path))
+            }
         }
     }
 
@@ -480,7 +527,7 @@ impl<'a> Planner<'a> {
             Slot::Disk(at) => Like::Disk(at),
             Slot::Bytes { like, .. } => like,
             Slot::Archive { meta, .. } => Like::Mode(meta.mode),
-            Slot::Absent | Slot::NewDir { .. } => Like::Mode(0o644),
+            Slot::Absent | Slot::NewDir { .. } | Slot::InArchive { .. } => Like::Mode(0o644),
         }
     }
 }
@@ -509,6 +556,14 @@ fn archive_kind_name(meta: &Metadata) -> &'static str {
         Kind::Directory => "directory",
         Kind::Symlink => "symlink",
     }
+}
+
+/// Why a path inside a tree coming back from the trash is not followed.
+fn inside_archive(top: &Path) -> String {
+    format!(
+        "it is inside {}, which this undo brings back from the trash whole; undo these changes one at a time",
+        top.shown()
+    )
 }
 
 fn shown_name(name: &OsString) -> String {
