@@ -286,6 +286,18 @@ describe('redo, conflicts and sessions', () => {
     expect(existsSync(join(root, 'keep.txt'))).toBe(false)
   })
 
+  it('a session that deleted a file and restored it is undone in one step (the restored file stands in for the archive)', async () => {
+    const made = tempWorkspace({ permissions: ALL, confirm: () => true, trash: { sessionId: 'S2' } })
+    const { ws, root } = made
+    writeFileSync(join(root, 'x.txt'), 'x\n')
+    const before = tree(root)
+    const deleted = ok(await ws.call('delete_file', { path: 'x.txt' }))
+    ok(await ws.call('restore_file', { trashedPath: deleted.data?.trashedTo as string }))
+    ok(await ws.call('edit_file', { path: 'x.txt', edits: [{ oldString: 'x', newString: 'y' }] }))
+    ok(await ws.undo({ sessionId: 'S2' }))
+    expect(tree(root)).toEqual(before)
+  })
+
   it('a directory the change created is removed only if empty', async () => {
     const { ws, root } = setup()
     ok(await ws.call('create_directory', { path: 'made' }))

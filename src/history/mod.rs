@@ -58,6 +58,8 @@ pub struct Entry {
     pub undone_by: Option<String>,
     /// Why it cannot be taken back, if it cannot.
     pub not_undoable: Option<String>,
+    /// It could be taken back but for archives no longer in the trash.
+    pub only_archives_missing: bool,
 }
 
 impl History {
@@ -209,10 +211,14 @@ impl History {
                     Some(by) => Some(format!("it was undone by {by}")),
                     None => why_not_undoable(&record, archive_exists, &deltas),
                 };
+                let only_archives_missing = undone_by.is_none()
+                    && not_undoable.is_some()
+                    && why_not_undoable(&record, &|_| true, &deltas).is_none();
                 Entry {
                     record,
                     undone_by,
                     not_undoable,
+                    only_archives_missing,
                 }
             })
             .collect())

@@ -45,9 +45,13 @@ pub struct Undone {
     pub summary: String,
 }
 
+/// Whether an archive a change needs is still in the trash.
+fn archive_exists(archive: &Path) -> bool {
+    std::fs::symlink_metadata(archive).is_ok()
+}
+
 /// Every change in the history with its state, oldest first.
 pub fn entries(ws: &Workspace) -> Result<Vec<Entry>, ToolError> {
-    let archive_exists = |archive: &Path| std::fs::symlink_metadata(archive).is_ok();
     ws.history()
         .entries(&archive_exists)
         .map_err(|e| ToolError::io(&e, "read the history in", ws.data_dir().path()))
@@ -58,7 +62,7 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
     let ws = call.ws.clone();
     let selector = request.selector.clone();
     let targets = call
-        .blocking(move || select::select(&entries(&ws)?, &selector))
+        .blocking(move || select::select(&entries(&ws)?, &selector, &archive_exists))
         .await?;
     let paths: Vec<PathBuf> = targets
         .iter()

@@ -63,6 +63,9 @@ pub struct Planner<'a> {
     must_be_empty: Vec<(PathBuf, String)>,
     /// Parent directories a change made for its entry: removed if left empty.
     made_parents: Vec<PathBuf>,
+    /// Archives a restore being taken back consumed (by file name), and what stands in for
+    /// each: the entry the restore put in place, as the virtual state had it.
+    stand_ins: std::collections::HashMap<OsString, Slot>,
 }
 
 /// How much of a file undo reads into memory to apply a delta (edits and appends are bounded
@@ -77,6 +80,7 @@ impl<'a> Planner<'a> {
             reals: BTreeMap::new(),
             must_be_empty: Vec::new(),
             made_parents: Vec::new(),
+            stand_ins: std::collections::HashMap::new(),
         }
     }
 
@@ -385,7 +389,10 @@ impl<'a> Planner<'a> {
         history: &History,
     ) -> Result<(), ToolError> {
         let path = file.path.as_path();
-        let archived = |planner: &Self, archive: &Option<PathBuf>| match archive {
+        if let Some(consumed) = file.restored_from.as_ref().and_then(|a| a.file_name()) {
+            self.stand_ins.insert(consumed.to_owned(), self.slot(path));
+        }
+        let archived = |planner: &mut Self, archive: &Option<PathBuf>| match archive {
             Some(archive) => planner.archive(record, file, archive).map(Some),
             None => Ok(None),
         };
@@ -459,7 +466,7 @@ impl<'a> Planner<'a> {
     }
 
     fn archive(
-        &self,
+        &mut self,
         record: &ChangeRecord,
         file: &FileRecord,
         archive: &Path,
@@ -469,6 +476,16 @@ impl<'a> Planner<'a> {
                 archive: archive.to_owned(),
                 meta,
             }),
+            Err(_)
+                if archive
+                    .file_name()
+                    .is_some_and(|n| self.stand_ins.contains_key(n)) =>
+            {
+                Ok(self
+                    .stand_ins
+                    .remove(archive.file_name().expect("checked"))
+                    .expect("checked"))
+            }
             Err(_) => Err(not_undoable(
                 record,
                 &format!(

@@ -29,7 +29,11 @@ pub struct Target {
 }
 
 /// The changes to take back, newest first.
-pub fn select(entries: &[Entry], selector: &Selector) -> Result<Vec<Target>, ToolError> {
+pub fn select(
+    entries: &[Entry],
+    selector: &Selector,
+    archive_exists: &dyn Fn(&Path) -> bool,
+) -> Result<Vec<Target>, ToolError> {
     let standing = |e: &&Entry| e.undone_by.is_none();
     let is_undo = |e: &Entry| !e.record.undoes.is_empty();
     let targets: Vec<&Entry> = if let Some(id) = &selector.id {
@@ -78,7 +82,23 @@ pub fn select(entries: &[Entry], selector: &Selector) -> Result<Vec<Target>, Too
             }
         }
     };
+    // Within a session undo, an archive a restore of the same session consumed is not needed
+    // from the trash: the restored entry itself stands in for it (see `plan`).
+    let restored: Vec<&std::ffi::OsStr> = targets
+        .iter()
+        .flat_map(|t| t.record.files.iter())
+        .filter_map(|f| f.restored_from.as_ref().and_then(|a| a.file_name()))
+        .collect();
     for target in &targets {
+        let stood_in = target.record.files.iter().all(|f| {
+            [&f.trashed_to, &f.from_trashed_to]
+                .into_iter()
+                .flatten()
+                .all(|a| archive_exists(a) || a.file_name().is_some_and(|n| restored.contains(&n)))
+        });
+        if targets.len() > 1 && stood_in && target.only_archives_missing {
+            continue;
+        }
         if let Some(reason) = &target.not_undoable {
             return Err(ToolError::new(
                 ErrorCode::Conflict,
@@ -210,7 +230,12 @@ mod tests {
             },
             undone_by: None,
             not_undoable: None,
+            only_archives_missing: false,
         }
+    }
+
+    fn select_all(entries: &[Entry], selector: &Selector) -> Result<Vec<Target>, ToolError> {
+        select(entries, selector, &|_| true)
     }
 
     fn ids(targets: &[Target]) -> Vec<&str> {
@@ -225,7 +250,7 @@ mod tests {
             entry("u", "s", &["/w/b"], &["b"]),
         ];
         entries[1].undone_by = Some("u".into());
-        let picked = select(&entries, &Selector::default()).unwrap();
+        let picked = select_all(&entries, &Selector::default()).unwrap();
         assert_eq!(ids(&picked), ["a"]);
     }
 
@@ -239,7 +264,7 @@ mod tests {
             id: Some("a".into()),
             ..Selector::default()
         };
-        let refused = select(&entries, &by_id).unwrap_err();
+        let refused = select_all(&entries, &by_id).unwrap_err();
         assert_eq!(refused.code, ErrorCode::Conflict);
         assert!(
             refused.message.contains("change b (b)"),
@@ -251,7 +276,7 @@ mod tests {
             entry("a", "s", &["/w/d"], &[]),
             entry("b", "s", &["/w/dx"], &[]),
         ];
-        assert_eq!(ids(&select(&entries, &by_id).unwrap()), ["a"]);
+        assert_eq!(ids(&select_all(&entries, &by_id).unwrap()), ["a"]);
     }
 
     #[test]
@@ -265,13 +290,13 @@ mod tests {
             session_id: Some("s1".into()),
             ..Selector::default()
         };
-        assert_eq!(ids(&select(&entries, &session).unwrap()), ["c", "a"]);
+        assert_eq!(ids(&select_all(&entries, &session).unwrap()), ["c", "a"]);
         let entries = vec![
             entry("a", "s1", &["/w/a"], &[]),
             entry("b", "s2", &["/w/a"], &[]),
         ];
         assert_eq!(
-            select(&entries, &session).unwrap_err().code,
+            select_all(&entries, &session).unwrap_err().code,
             ErrorCode::Conflict
         );
     }
@@ -287,7 +312,7 @@ mod tests {
             id: Some("a".into()),
             ..Selector::default()
         };
-        let refused = select(&entries, &by_id).unwrap_err();
+        let refused = select_all(&entries, &by_id).unwrap_err();
         assert!(
             refused.message.contains("undo u to redo it"),
             "{}",
@@ -298,7 +323,7 @@ mod tests {
             ..Selector::default()
         };
         assert_eq!(
-            select(&entries, &unknown).unwrap_err().code,
+            select_all(&entries, &unknown).unwrap_err().code,
             ErrorCode::NotFound
         );
     }
