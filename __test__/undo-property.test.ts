@@ -118,9 +118,11 @@ interface State {
 /**
  * FULL (`UNDO_PROPERTY_FULL=1`) lets the steps build on each other freely: changes beneath a
  * directory a later step moves or removes, several directories made at once, a restore of an
- * archive the same sequence made. Those combinations fail today (known bugs, see the report of
- * issue 20), so by default each step keeps to paths no earlier step changed the structure of
- * (content changes of one file may follow each other), and makes at most one new level.
+ * archive the same sequence made. One by one, those undo exactly (but for rare seeds, see the
+ * session note of issue 20); a session undo of a change inside a tree the session later removed
+ * refuses (CONFLICT, nothing changed). By default each step keeps to paths no earlier step
+ * changed the structure of (content changes of one file may follow each other), and makes at
+ * most one new level, so that every seed must pass every check.
  */
 const FULL = process.env.UNDO_PROPERTY_FULL === '1'
 
@@ -382,17 +384,22 @@ describe('undo property: any sequence of changes can be taken back exactly', { t
       const again = await runSequence(b.ws, b.root, seed, steps, archivesB)
       expect(again.map(withoutArchive), `the sequence is not deterministic: ${where}`).toEqual(calls.map(withoutArchive))
       const after = tree(b.root)
-      const undo = ok(await b.ws.undo({ sessionId: `S${seed}` }), `${where}\nsession undo`)
+      const attempt = await b.ws.undo({ sessionId: `S${seed}` })
+      // Not followed yet (FULL only): a change inside a tree the same session later removed is
+      // not read out of that tree's archive; the session undo says so and changes nothing.
+      if (FULL && attempt.code === 'CONFLICT' && attempt.output.includes('one at a time')) {
+        expect(tree(b.root), `a refused session undo changes nothing: ${where}`).toEqual(after)
+        return
+      }
+      const undo = ok(attempt, `${where}\nsession undo`)
       expect(undo.data?.undoes, where).toHaveLength(calls.length)
       expect(tree(b.root), `session undo: ${where}`).toEqual(start)
       ok(await b.ws.undo({ id: undo.data?.changeId as string }), `${where}\nredo of the session undo`)
       expect(tree(b.root), `redo of the session undo: ${where}`).toEqual(after)
-      // Known bug (FULL only): a redo recreates directories and restored entries under new
-      // inodes, and the original changes, standing again, are checked against the old ones.
-      if (FULL) {
-        ok(await b.ws.undo({ sessionId: `S${seed}` }), `${where}\nsession undo after the redo`)
-        expect(tree(b.root), `session undo after the redo: ${where}`).toEqual(start)
-      }
+      // The redo recreated entries under new inodes: the changes, standing again, are known by
+      // what the redo recorded.
+      ok(await b.ws.undo({ sessionId: `S${seed}` }), `${where}\nsession undo after the redo`)
+      expect(tree(b.root), `session undo after the redo: ${where}`).toEqual(start)
     })
   }
 })
