@@ -376,6 +376,24 @@ pub fn plant_archive(env: &Env, name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
+/// (path, type, link name) of every entry of an archive, in order.
+pub fn archive_entries(archive: &Path) -> Vec<(String, EntryType, String)> {
+    let file = File::open(archive).unwrap();
+    let mut archive = tar::Archive::new(flate2::read::MultiGzDecoder::new(file));
+    let entries = archive.entries().unwrap();
+    entries
+        .map(|entry| {
+            let entry = entry.unwrap();
+            let path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+            let link = entry
+                .link_name_bytes()
+                .map(|l| String::from_utf8_lossy(&l).into_owned())
+                .unwrap_or_default();
+            (path, entry.header().entry_type(), link)
+        })
+        .collect()
+}
+
 /// Let the filesystem clock tick past anything created so far (ctime granularity).
 pub fn let_clock_tick() {
     std::thread::sleep(Duration::from_millis(50));
