@@ -8,6 +8,7 @@
 use std::fmt;
 use std::io;
 
+use super::put_back::PartlyRemoved;
 use crate::error::{io_error_code, ErrorCode};
 use crate::paths::shown::Shown;
 
@@ -31,6 +32,13 @@ pub enum TrashError {
     Unsupported(String),
     /// An operating-system error (permissions, disk full, ...).
     Io(io::Error),
+    /// A removal stopped after it had removed part of a tree, all of which is in the archive it
+    /// names; hand it to [`crate::trash::Bucket::put_back`].
+    PartlyRemoved(Box<PartlyRemoved>),
+    /// A removal that stopped, as [`crate::trash::Bucket::put_back`] left it: the text says what
+    /// could not be removed and whether the entry is whole again or how to get it back; the code
+    /// is the cause's.
+    Stopped { code: ErrorCode, why: String },
 }
 
 impl TrashError {
@@ -45,6 +53,8 @@ impl TrashError {
             TrashError::Aborted => ErrorCode::Aborted,
             TrashError::Unsupported(_) => ErrorCode::NotARegularFile,
             TrashError::Io(e) => io_error_code(e),
+            TrashError::PartlyRemoved(partly) => partly.error().error_code(),
+            TrashError::Stopped { code, .. } => *code,
         }
     }
 
@@ -85,6 +95,16 @@ impl fmt::Display for TrashError {
                  nothing was trashed. Remove or move that entry first"
             ),
             TrashError::Io(e) => write!(f, "{e}"),
+            TrashError::PartlyRemoved(partly) => write!(
+                f,
+                "{} could not be removed ({}); part of {} was removed, and all of it is in the \
+                 trash at {}",
+                partly.stopped_at().shown(),
+                partly.error(),
+                partly.original().shown(),
+                partly.archive_path().shown()
+            ),
+            TrashError::Stopped { why, .. } => f.write_str(why),
         }
     }
 }

@@ -94,6 +94,46 @@ pub(crate) fn restore_archive(
     Ok(metadata)
 }
 
+/// A directory archive extracted under a temp name, verified and finished as a restore leaves
+/// it just before the rename into place, for [`extract_then`]'s caller to take entries from.
+pub(crate) struct Extracted<'e> {
+    places: &'e Places,
+}
+
+impl Extracted<'_> {
+    /// The extracted directory at `sub` (a `/`-joined path below the archived root, `""` for
+    /// the root), reached from the root one component at a time without following links.
+    pub(crate) fn open_dir(&self, sub: &[u8]) -> io::Result<OwnedFd> {
+        self.places.open(sub)
+    }
+}
+
+/// Extract the directory archive held by `hold` under `temp` in `parent` exactly as a restore
+/// would (every check, the digest verified, directories finished, made durable), hand it to
+/// `use_it` to move entries out of, then remove whatever is left of it. The archive stays.
+pub(crate) fn extract_then<T>(
+    hold: &ArchiveHold,
+    parent: BorrowedFd<'_>,
+    temp: &OsStr,
+    cancel: &dyn Fn() -> bool,
+    use_it: impl FnOnce(&Extracted<'_>) -> T,
+) -> Result<T, TrashError> {
+    let mut reader = read::from_file(hold.reader()?);
+    let mut entries = reader.entries().map_err(read::unreadable)?;
+    let metadata = read::read_metadata_entry(&mut entries)?;
+    if metadata.kind != Kind::Directory {
+        return Err(TrashError::corrupt("it does not hold a directory"));
+    }
+    let mut extraction = Extraction::new(parent, &metadata, temp, cancel);
+    let outcome = extraction.stage(&mut entries).map(|()| {
+        use_it(&Extracted {
+            places: &extraction.places,
+        })
+    });
+    extraction.discard();
+    outcome
+}
+
 /// Claim the archive for the whole restore without waiting for anybody: a conflict while another
 /// call holds it; not found if it is gone (a restore that just finished deleted it).
 fn claim(archive: &Path) -> Result<ArchiveHold, TrashError> {
@@ -218,6 +258,12 @@ impl<'a> Extraction<'a> {
         entries: &mut Entries<'_, R>,
         target_name: &OsStr,
     ) -> Result<(), TrashError> {
+        self.stage(entries)?;
+        self.commit(target_name)
+    }
+
+    /// Extract every entry under the temp name, check the result and make it durable.
+    fn stage<R: Read>(&mut self, entries: &mut Entries<'_, R>) -> Result<(), TrashError> {
         for entry in entries {
             let mut entry = entry.map_err(read::unreadable)?;
             self.extract(&mut entry)?;
@@ -226,8 +272,7 @@ impl<'a> Extraction<'a> {
             return Err(TrashError::corrupt("it holds no content"));
         }
         self.verify()?;
-        self.finish_dirs()?;
-        self.commit(target_name)
+        self.finish_dirs()
     }
 
     /// Create one entry.

@@ -142,6 +142,15 @@ impl Env {
         )
     }
 
+    /// Put back what a trash that stopped halfway removed; the error it reports. The parent is
+    /// a path handle (`O_PATH`), as the tools hold it.
+    pub fn put_back_removed(&self, partly: crate::trash::PartlyRemoved) -> TrashError {
+        let holder = partly.original().parent().unwrap();
+        let parent = crate::paths::fsops::open_dir(Path::new("/"), holder, false).unwrap();
+        let temp = crate::trash::restore_temp_name();
+        self.bucket.put_back_removed(partly, parent.as_fd(), &temp)
+    }
+
     /// Names in the bucket (sorted), or none if it does not exist.
     pub fn bucket_names(&self) -> Vec<String> {
         names_in(self.bucket.dir())
