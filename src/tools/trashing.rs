@@ -42,6 +42,10 @@ pub fn trash_error(e: TrashError, doing: &str, path: &Path) -> ToolError {
         TrashError::Unsupported(what) => format!(
             "cannot {doing} {p}: {what}; FIFOs, sockets and devices cannot be trashed"
         ),
+        TrashError::MountPoint(what) => format!(
+            "cannot {doing} {p}: {}; nothing was changed",
+            crate::trash::mount_point(&what)
+        ),
         TrashError::Io(io) => return ToolError::io(&io, doing, path),
         TrashError::PartlyRemoved(_) => format!("cannot {doing} {p}: {e}"),
         TrashError::Stopped { why, .. } => why,

@@ -83,7 +83,7 @@ mod write;
 mod tests;
 
 pub use bucket::{Archived, Bucket, ClearStats, TrashEntry};
-pub use error::TrashError;
+pub use error::{mount_point, TrashError};
 pub use item::{Identity, TrashItem};
 pub use metadata::{Kind, Metadata};
 pub use naming::{archive_relative_path, is_restore_temp_name, restore_temp_name};

@@ -12,6 +12,9 @@
 //! show the very same inode, size and times as the first did once it was read. A name of the file
 //! outside the tree is not the archive's business: inside, that file is a file like any other.
 //!
+//! A mount point (the entry itself or anything inside it: another file system, a bind mount) stops
+//! the walk before anything is removed: a tree is never trashed across one.
+//!
 //! What was seen is returned as a preorder list of [`Observed`] entries, which is exactly what
 //! [`super::remove`] later verifies and removes — never anything else.
 
@@ -80,6 +83,11 @@ pub(crate) fn archive_source<W: Write>(
     cancel: &dyn Fn() -> bool,
 ) -> Result<Summary, TrashError> {
     let before = fsops::snapshot_at(item.parent, item.name)?;
+    if fsops::is_mount_point(item.parent, item.name)? {
+        return Err(TrashError::MountPoint(
+            item.original_path.shown().into_owned(),
+        ));
+    }
     let mut walker = Walker {
         builder,
         cancel,
@@ -177,6 +185,10 @@ impl<W: Write> Walker<'_, '_, W> {
             let digest_path = child_path(&top.digest_path, name.as_bytes());
             let dir = top.fd.as_fd();
             let snap = fsops::snapshot_at(dir, &name).map_err(|e| self.vanished(&rel, e))?;
+            if fsops::is_mount_point(dir, &name)? {
+                let path = self.display(&rel);
+                return Err(TrashError::MountPoint(path.shown().into_owned()));
+            }
             match snap.kind() {
                 Fs::File if self.linked.contains_key(&(snap.dev, snap.ino)) => {
                     self.add_hard_link(&rel, &tar_path, &digest_path, snap)?;

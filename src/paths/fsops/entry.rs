@@ -140,6 +140,27 @@ pub fn snapshot_fd(fd: impl AsFd) -> io::Result<Snapshot> {
     Ok(Snapshot::of(&fstat(fd)?))
 }
 
+/// Whether the entry `name` of the directory `dir` is a mount point: another file system (its
+/// device differs from `dir`'s) or, where the system tells mounts apart ([`platform::mount_id`]:
+/// Linux), another mount of the same one (a bind mount). `false` if there is no such entry.
+/// Removing a tree never crosses one (README, "Security model").
+pub fn is_mount_point(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<bool> {
+    let Some(entry) = lstat_at(dir, name)? else {
+        return Ok(false);
+    };
+    if identity(&entry).0 != identity(&fstat(dir)?).0 {
+        return Ok(true);
+    }
+    match (
+        platform::mount_id(dir, OsStr::new(""))?,
+        platform::mount_id(dir, name),
+    ) {
+        (Some(here), Ok(Some(there))) => Ok(here != there),
+        (_, Err(e)) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        (_, other) => other.map(|_| false),
+    }
+}
+
 /// Reads a symlink's target (bytes as they are).
 pub fn read_link_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<OsString> {
     let target = rustix::fs::readlinkat(dir, name, Vec::new()).map_err(errno)?;

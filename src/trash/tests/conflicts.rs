@@ -156,6 +156,46 @@ fn fifo_inside_a_tree_refuses_the_whole_trash() {
     assert_bucket_clean(&env);
 }
 
+/// A tree is never trashed across a mount point (another file system; a bind mount, where
+/// mounts of one file system are told apart), inside it or at its top: nothing is archived or
+/// removed, and the error names the mount point.
+#[test]
+fn a_mount_point_refuses_the_whole_trash() {
+    use crate::paths::test_mounts::Mounted;
+    let env = Env::new();
+    let tree = env.path("tree");
+    build_tree(&tree);
+    let Some(tmpfs) = Mounted::tmpfs(&tree.join("src/other")) else {
+        eprintln!("skipped: mounting is not permitted here (not root)");
+        return;
+    };
+    fs::write(tree.join("src/other/data"), "on tmpfs").unwrap();
+    let mut cases = vec![
+        ("tree", "tree/src/other"),
+        ("tree/src/other", "tree/src/other"),
+    ];
+    let mut _bind = None;
+    if crate::paths::platform::linux_fast_paths() {
+        fs::create_dir_all(env.outside.join("mounted")).unwrap();
+        fs::write(env.outside.join("mounted/data"), "not in the tree").unwrap();
+        _bind = Mounted::bind(&env.outside.join("mounted"), &tree.join("src/bound"));
+        cases = vec![
+            ("tree", "tree/src/bound"),
+            ("tree/src/bound", "tree/src/bound"),
+        ];
+    }
+    let before = snapshot(&tree);
+    for (rel, mount) in cases {
+        match env.trash(rel) {
+            Err(TrashError::MountPoint(what)) => assert!(what.ends_with(mount), "{what}"),
+            other => panic!("expected MountPoint, got {other:?}"),
+        }
+        assert_eq!(snapshot(&tree), before);
+        assert_bucket_clean(&env);
+    }
+    drop(tmpfs);
+}
+
 fn snapshot_without_fifo(tree: &Path) -> Vec<PathBuf> {
     let mut paths = Vec::new();
     let mut stack = vec![tree.to_path_buf()];
