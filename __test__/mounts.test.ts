@@ -1,11 +1,15 @@
 /**
  * Mounts inside an allowed tree (README, "Security model"): reads and writes go through them like
- * any directory, but a tree is never removed or trashed across one.
+ * any directory, but a tree is never removed or trashed across one. And a read that hangs in the
+ * kernel (a dead NFS or FUSE server) does not hang the call: an abort answers `ABORTED` at once.
  * Mounting needs root; where it is not permitted, these tests skip and say so.
  */
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { availableParallelism } from 'node:os'
+import { dirname, join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { tempWorkspace } from './helpers/temp.js'
 import { read, writeTree } from './helpers/files.js'
@@ -87,5 +91,70 @@ describe('mounts inside an allowed tree', () => {
     expect(snapshot(join(root, 'proj'))).toEqual(before)
     expect(readFileSync(join(outside, 'data.txt'), 'utf8')).toBe('mounted data\n')
     expect(archiveNames(dataDir, root)).toEqual([])
+  })
+})
+
+/** A FUSE file system whose reads never come back (`helpers/hung-fuse.mjs`), mounted at `at`. */
+interface HungFileSystem {
+  /** Resolves once the next call is stuck on it, in the kernel: reading `file.txt`, or looking up `never`. */
+  stuck: () => Promise<void>
+}
+
+/** Mounts a `HungFileSystem` at `at`, or `undefined` where that is not permitted. */
+async function hungFileSystem(at: string): Promise<HungFileSystem | undefined> {
+  mkdirSync(at, { recursive: true })
+  const helper = join(dirname(fileURLToPath(import.meta.url)), 'helpers/hung-fuse.mjs')
+  const server = spawn(process.execPath, [helper, at], { stdio: ['ignore', 'pipe', 'inherit'] })
+  // Killing the server ends the connection, which ends any read still stuck on it.
+  cleanups.push(() => {
+    server.kill('SIGKILL')
+    spawnSync('umount', ['-l', at], { stdio: 'ignore' })
+  })
+  const lines = createInterface({ input: server.stdout! })
+  const next = (): Promise<string> =>
+    new Promise((resolve) => {
+      lines.once('line', resolve)
+      server.once('exit', () => resolve('exited'))
+    })
+  if ((await next()) !== 'ready') return undefined
+  return { stuck: () => next().then(() => undefined) }
+}
+
+describe('a read that hangs in the kernel', () => {
+  it('ends with ABORTED when aborted; the call holds no lock and the workspace goes on', async (ctx) => {
+    const { ws, root } = tempWorkspace({ permissions: ALL, confirm: () => true })
+    writeFileSync(join(root, 'local.txt'), 'local\n')
+    const hung = await hungFileSystem(join(root, 'hung'))
+    if (hung === undefined) return ctx.skip()
+    const controller = new AbortController()
+    const stuck = ws.call('read_file', { path: 'hung/file.txt' }, { signal: controller.signal })
+    await hung.stuck()
+    // Meanwhile the workspace answers other calls.
+    const local = await ws.call('read_file', { path: 'local.txt' })
+    expect(local.output).toContain('local')
+    controller.abort()
+    expect(await stuck).toMatchObject({ status: 'error', code: 'ABORTED' })
+    // The stuck read's thread is still in the kernel, but its lock is gone: a change of the
+    // same path takes it (and fails on the file system, which implements no removal).
+    const removed = await ws.call('delete_file', { path: 'hung/file.txt', permanent: true })
+    expect(removed.status).toBe('error')
+    expect(removed.code).not.toBe('ABORTED')
+  })
+
+  // A lookup stuck in the kernel holds the runtime thread it runs on (there are as many as
+  // cores) until the file system answers: with one left, the abort is still answered.
+  it('ends with ABORTED when aborted while the path is being looked up', async (ctx) => {
+    if (availableParallelism() < 2) return ctx.skip()
+    const { ws, root } = tempWorkspace({ permissions: ALL })
+    writeFileSync(join(root, 'local.txt'), 'local\n')
+    const hung = await hungFileSystem(join(root, 'hung'))
+    if (hung === undefined) return ctx.skip()
+    const controller = new AbortController()
+    const stuck = ws.call('read_file', { path: 'hung/never' }, { signal: controller.signal })
+    await hung.stuck()
+    controller.abort()
+    expect(await stuck).toMatchObject({ status: 'error', code: 'ABORTED' })
+    const local = await ws.call('read_file', { path: 'local.txt' })
+    expect(local.output).toContain('local')
   })
 })

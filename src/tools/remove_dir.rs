@@ -121,7 +121,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             }
         };
         let (planned, recursive) = (target.clone(), args.recursive);
-        call.blocking(move || {
+        call.reading(move || {
             let (parent, name) = files::open_parent(&planned, "remove")?;
             let p = planned.path.shown();
             let stat = fsops::lstat_at(parent.as_fd(), &name)
