@@ -47,6 +47,7 @@ struct Frame {
     name: OsString,
     pending: std::vec::IntoIter<OsString>,
     kept: bool,
+    mount: fsops::DirMount,
 }
 
 /// A mount point met in a tree being removed, by its path from the removed entry's directory: a
@@ -95,18 +96,22 @@ pub fn remove_tree_at(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io
     while let Some(top) = stack.last_mut() {
         if let Some(child) = top.pending.next() {
             let parent = top.fd.as_fd();
-            match fsops::is_mount_point(parent, &child) {
-                Ok(false) => {}
-                mounted => {
-                    top.kept = true;
-                    let e = mounted.err();
-                    first_error.get_or_insert_with(|| {
-                        e.unwrap_or_else(|| mount_point_inside(&stack, &child))
-                    });
-                    continue;
+            let found = fsops::lstat_at(parent, &child);
+            let mounted = match &found {
+                Ok(Some(stat)) => {
+                    let dev = fsops::identity(stat).0;
+                    top.mount.holds_mount_point(parent, &child, dev)
                 }
+                _ => Ok(false),
+            };
+            if !matches!(mounted, Ok(false)) {
+                top.kept = true;
+                let e = mounted.err();
+                first_error
+                    .get_or_insert_with(|| e.unwrap_or_else(|| mount_point_inside(&stack, &child)));
+                continue;
             }
-            let removed = match fsops::lstat_at(parent, &child) {
+            let removed = match found {
                 Ok(None) => Ok(()),
                 Ok(Some(stat)) if EntryKind::of(&stat) == EntryKind::Directory => {
                     match open_for_removal(parent, &child, how) {
@@ -189,6 +194,7 @@ fn open_for_removal(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io::
     }
     let names = fsops::list_names(fd.as_fd())?;
     Ok(Frame {
+        mount: fsops::DirMount::of(fd.as_fd())?,
         fd,
         name: name.to_owned(),
         pending: names.into_iter(),

@@ -133,6 +133,8 @@ pub(crate) fn archive_source<W: Write>(
 /// A directory being walked.
 struct Frame {
     fd: OwnedFd,
+    /// The mount it is on, to tell entries that are mount points.
+    mount: fsops::DirMount,
     names: std::vec::IntoIter<std::ffi::OsString>,
     snapshot: Snapshot,
     rel: PathBuf,
@@ -185,7 +187,7 @@ impl<W: Write> Walker<'_, '_, W> {
             let digest_path = child_path(&top.digest_path, name.as_bytes());
             let dir = top.fd.as_fd();
             let snap = fsops::snapshot_at(dir, &name).map_err(|e| self.vanished(&rel, e))?;
-            if fsops::is_mount_point(dir, &name)? {
+            if top.mount.holds_mount_point(dir, &name, snap.dev)? {
                 let path = self.display(&rel);
                 return Err(TrashError::MountPoint(path.shown().into_owned()));
             }
@@ -239,6 +241,7 @@ impl<W: Write> Walker<'_, '_, W> {
             children: names.len(),
         });
         Ok(Frame {
+            mount: fsops::DirMount::of(fd.as_fd())?,
             fd,
             names: names.into_iter(),
             snapshot: before,
