@@ -12,11 +12,17 @@ import { read } from './helpers/files.js'
 
 const asRoot = process.getuid?.() === 0
 
-/** Runs `calls` on a fresh Workspace over `root` in a child process (as `nobody` when we are root). */
-function callsAsUnprivileged(root: string, calls: Array<[string, unknown]>): ToolResult[] {
+/**
+ * Runs `calls` on a fresh Workspace over `root` in a child process (as `nobody` when we are root);
+ * with `approve`, every prompt is answered yes.
+ */
+function callsAsUnprivileged(root: string, calls: Array<[string, unknown]>, approve = false): ToolResult[] {
   const script = `
     import { Workspace } from 'agent-fs-tools'
-    const ws = new Workspace(${JSON.stringify({ root, trash: { dataDir: join(root, '.data') }, permissions: { cwdWriteFile: true } })})
+    const ws = new Workspace({
+      ...${JSON.stringify({ root, trash: { dataDir: join(root, '.data') }, permissions: { cwdWriteFile: true } })},
+      ${approve ? 'confirm: () => true,' : ''}
+    })
     const out = []
     for (const [tool, args] of ${JSON.stringify(calls)}) out.push(await ws.call(tool, args))
     process.stdout.write(JSON.stringify(out))
@@ -56,6 +62,42 @@ describe('OS_PERMISSION', () => {
     expect(read(join(root, 'private.txt'))).toBe('p')
     expect(existsSync(join(root, 'locked/new.txt'))).toBe(false)
     expect(existsSync(join(root, 'locked/sub'))).toBe(false)
+  })
+})
+
+describe('a recursive removal stopped by an unwritable folder', () => {
+  it('puts back what it removed, says what stopped it, and works on the first try once the folder is writable', () => {
+    const { root } = tempWorkspaceDirs()
+    chmodSync(dirname(root), 0o755)
+    chmodSync(root, 0o777)
+    const files = { 'proj/a.txt': 'a', 'proj/b/c.txt': 'c', 'proj/locked/x.txt': 'x', 'proj/z.txt': 'z' }
+    for (const [rel, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, rel)), { recursive: true })
+      writeFileSync(join(root, rel), text)
+    }
+    if (asRoot) for (const rel of ['proj', 'proj/b', 'proj/locked', ...Object.keys(files)]) chownSync(join(root, rel), 65534, 65534)
+    chmodSync(join(root, 'proj/locked'), 0o555)
+    const [removed, listed] = callsAsUnprivileged(
+      root,
+      [
+        ['remove_dir', { path: 'proj', recursive: true }],
+        ['trash_list', {}],
+      ],
+      true,
+    )
+    expect(removed).toMatchObject({ status: 'error', code: 'OS_PERMISSION' })
+    expect(removed!.output).toContain(`${join(root, 'proj')} was not removed: cannot remove ${join(root, 'proj/locked/x.txt')}`)
+    expect(removed!.output).toContain('is as it was and nothing of it is in the trash')
+    for (const [rel, text] of Object.entries(files)) expect(read(join(root, rel)), rel).toBe(text)
+    expect(listed!.data!.total).toBe(0)
+
+    chmodSync(join(root, 'proj/locked'), 0o755)
+    const [again] = callsAsUnprivileged(root, [['remove_dir', { path: 'proj', recursive: true }]], true)
+    expect(again, again!.output).toMatchObject({ status: 'ok' })
+    expect(existsSync(join(root, 'proj'))).toBe(false)
+    const [back] = callsAsUnprivileged(root, [['restore_file', { trashedPath: again!.data!.trashedTo }]], true)
+    expect(back, back!.output).toMatchObject({ status: 'ok' })
+    for (const [rel, text] of Object.entries(files)) expect(read(join(root, rel)), rel).toBe(text)
   })
 })
 

@@ -9,6 +9,7 @@ import {
   copyFileSync,
   existsSync,
   lchownSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
@@ -151,6 +152,30 @@ describe('restore_file round trips', () => {
     expect((await ws.call('restore_file', { trashedPath: archive, targetPath: 'copy/d' })).status).toBe('ok')
     expect(snapshot(join(root, 'copy/d'))).toEqual(before)
     expect(existsSync(join(root, 'd'))).toBe(false)
+  })
+
+  it('hard links inside a trashed tree come back as names of one file; a name outside stays a file of its own', async () => {
+    const { ws, root } = tempWorkspace({ permissions: ALL, confirm: () => true })
+    const outside = siblingDir(root)
+    writeTree(root, { 'd/a/x.txt': 'shared', 'd/solo.txt': 'solo' })
+    linkSync(join(root, 'd/a/x.txt'), join(root, 'd/y.txt'))
+    linkSync(join(root, 'd/a/x.txt'), join(root, 'd/z.txt'))
+    linkSync(join(root, 'd/a/x.txt'), join(outside, 'x-outside.txt'))
+    const before = snapshot(join(root, 'd'))
+    const removed = await ws.call('remove_dir', { path: 'd', recursive: true })
+    expect(removed.status, removed.output).toBe('ok')
+    expect(lstatSync(join(outside, 'x-outside.txt')).nlink).toBe(1)
+    const listed = (await ws.call('trash_list', {})).data!.entries as Array<Record<string, unknown>>
+    expect(listed[0]).toMatchObject({ fileCount: 4, size: 'shared'.length + 'solo'.length })
+    const restored = await ws.call('restore_file', { trashedPath: removed.data!.trashedTo as string })
+    expect(restored.status, restored.output).toBe('ok')
+    expect(snapshot(join(root, 'd'))).toEqual(before)
+    const x = lstatSync(join(root, 'd/a/x.txt'))
+    expect(x.nlink).toBe(3)
+    expect(lstatSync(join(root, 'd/y.txt')).ino).toBe(x.ino)
+    expect(lstatSync(join(root, 'd/z.txt')).ino).toBe(x.ino)
+    expect(lstatSync(join(outside, 'x-outside.txt')).ino).not.toBe(x.ino)
+    expect(read(join(outside, 'x-outside.txt'))).toBe('shared')
   })
 
   it("restored by root, a user's tree is theirs again: owners and groups come back", async (ctx) => {
@@ -457,7 +482,7 @@ describe('restore_file with tampered archives', () => {
     expect(existsSync(join(outside, 'escape.txt'))).toBe(false)
   })
 
-  it('a hard-link entry', async () => {
+  it('a hard-link entry naming a file outside the tree', async () => {
     const { ws, root, dataDir } = tempWorkspace(restorable)
     const outside = siblingDir(root)
     writeFileSync(join(outside, 'victim.txt'), 'victim')

@@ -5,6 +5,7 @@
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -188,6 +189,43 @@ impl<'a> Authorization<'a> {
     }
 }
 
+/// Whether an aborted call may be given up on at once, shared by the call and the dispatcher
+/// running it: yes until the call starts to change something ([`Call::begin_change`], which
+/// [`Call::blocking`] does), never after. Given up on, a call starts no such work: what it reports (`ABORTED`, nothing changed)
+/// stays true, even though a thread of it may still be stuck in a read ([`Call::reading`]).
+#[derive(Debug, Default)]
+pub struct AbortGate(AtomicU8);
+
+/// [`AbortGate`] states.
+const NOTHING_CHANGED_YET: u8 = 0;
+const MAY_CHANGE: u8 = 1;
+const GIVEN_UP: u8 = 2;
+
+impl AbortGate {
+    /// Work that may change files starts: `false` once the call was given up on.
+    fn may_change(&self) -> bool {
+        let swapped = self.0.compare_exchange(
+            NOTHING_CHANGED_YET,
+            MAY_CHANGE,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
+        matches!(swapped, Ok(_) | Err(MAY_CHANGE))
+    }
+
+    /// Gives up on the call: `true` unless it has started work that may change files (then
+    /// its own abort checks decide, and the caller waits for its result).
+    pub fn give_up(&self) -> bool {
+        let swapped = self.0.compare_exchange(
+            NOTHING_CHANGED_YET,
+            GIVEN_UP,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
+        matches!(swapped, Ok(_) | Err(GIVEN_UP))
+    }
+}
+
 /// One running call: the workspace, the exposed tool name, this call's permissions, its
 /// confirmer and its abort token.
 pub struct Call {
@@ -201,6 +239,7 @@ pub struct Call {
     cwd: PathBuf,
     id: Option<u32>,
     answering: Vec<u32>,
+    gate: Arc<AbortGate>,
 }
 
 impl Call {
@@ -222,7 +261,13 @@ impl Call {
             cwd,
             id: ctx.id,
             answering: ctx.answering,
+            gate: Arc::default(),
         }
+    }
+
+    /// Whether this call may be given up on when aborted (see [`AbortGate`]).
+    pub fn abort_gate(&self) -> Arc<AbortGate> {
+        self.gate.clone()
     }
 
     pub fn limits(&self) -> &Limits {
@@ -290,17 +335,43 @@ impl Call {
         self.ws.locks().read(owned(paths)).await
     }
 
-    /// Runs blocking filesystem work on tokio's blocking pool, never on the JS thread.
+    /// Runs blocking filesystem work that may change files on tokio's blocking pool, never on
+    /// the JS thread, and waits for it whatever happens: an abort is for the work itself to
+    /// check at its safe points. From here on the call is not given up on ([`AbortGate`]).
     pub async fn blocking<T: Send + 'static>(
         &self,
         work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
     ) -> Result<T, ToolError> {
-        tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
-            Err(ToolError::new(
-                ErrorCode::IoError,
-                format!("internal error while working on the file system: {e}"),
-            ))
-        })
+        self.begin_change()?;
+        tokio::task::spawn_blocking(work)
+            .await
+            .unwrap_or_else(internal_error)
+    }
+
+    /// The call is about to change something (files, the workspace's cwd stack): from here on
+    /// it is not given up on when aborted ([`AbortGate`]); `ABORTED` if it already was.
+    /// [`Call::blocking`] does this itself.
+    pub fn begin_change(&self) -> Result<(), ToolError> {
+        if self.gate.may_change() {
+            Ok(())
+        } else {
+            Err(ToolError::aborted())
+        }
+    }
+
+    /// Runs blocking filesystem work that changes nothing (a read, a listing, a plan) on
+    /// tokio's blocking pool. An abort ends the wait at once with `ABORTED`: a read stuck in
+    /// the kernel (a hung NFS or FUSE file system) cannot be interrupted, so its thread is left
+    /// to finish on its own, holding no lock, and its result is dropped.
+    pub async fn reading<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+    ) -> Result<T, ToolError> {
+        let task = tokio::task::spawn_blocking(work);
+        tokio::select! {
+            joined = task => joined.unwrap_or_else(internal_error),
+            () = self.cancel.aborted() => Err(ToolError::aborted()),
+        }
     }
 
     pub fn check_abort(&self) -> Result<(), ToolError> {
@@ -367,5 +438,30 @@ impl Call {
         } else {
             Err(Failure::Denied(auth.denial.to_owned()))
         }
+    }
+}
+
+/// A blocking task that panicked or was cancelled, as a tool error.
+fn internal_error<T>(e: tokio::task::JoinError) -> Result<T, ToolError> {
+    Err(ToolError::new(
+        ErrorCode::IoError,
+        format!("internal error while working on the file system: {e}"),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AbortGate;
+
+    /// A call is given up on only before it starts to change something, and once given up on
+    /// it starts nothing that changes files.
+    #[test]
+    fn a_call_is_given_up_on_only_before_it_changes_anything() {
+        let gate = AbortGate::default();
+        assert!(gate.give_up() && gate.give_up());
+        assert!(!gate.may_change());
+        let gate = AbortGate::default();
+        assert!(gate.may_change() && gate.may_change());
+        assert!(!gate.give_up());
     }
 }

@@ -243,7 +243,7 @@ impl Toolset {
                     permissions,
                     ctx,
                 );
-                catch_panics((tool.spec.run)(&call, args)).await
+                run_until_aborted(call, tool.spec.run, args).await
             }
         };
         if tool.spec.mutates {
@@ -414,6 +414,37 @@ fn offered(tool: &Exposed, read_only: bool) -> bool {
 /// Polls a tool's future, turning a panic (a bug) into an `IO_ERROR` result instead of a rejected
 /// promise: `ws.call` never throws for what a tool does (SPEC §2). The future is dropped right
 /// after the panic, releasing its locks.
+/// Runs the tool as a task of its own, so that an abort is answered at once even while the
+/// tool is stuck in the kernel (a read of a hung NFS or FUSE file system, on a runtime thread
+/// or a blocking one): `ABORTED`, and the task is cancelled, dropping its locks at its next
+/// await. A call is given up on only before it starts to change anything ([`crate::call::AbortGate`]);
+/// after that its own abort checks decide, and its result is awaited.
+async fn run_until_aborted(
+    call: Call,
+    run: for<'a> fn(&'a Call, Value) -> BoxFuture<'a, Outcome>,
+    args: Value,
+) -> Outcome {
+    let cancel = call.cancel.clone();
+    let gate = call.abort_gate();
+    let mut task = tokio::spawn(async move { catch_panics(run(&call, args)).await });
+    let joined = tokio::select! {
+        joined = &mut task => joined,
+        () = cancel.aborted() => {
+            if gate.give_up() {
+                task.abort();
+                return Err(Failure::Error(ToolError::aborted()));
+            }
+            task.await
+        }
+    };
+    joined.unwrap_or_else(|e| {
+        Err(Failure::Error(ToolError::new(
+            ErrorCode::IoError,
+            format!("internal error in the tool ({e}); the call was stopped. This is a bug in agent-fs-tools, not in your arguments"),
+        )))
+    })
+}
+
 async fn catch_panics(mut run: BoxFuture<'_, Outcome>) -> Outcome {
     use std::panic::{catch_unwind, AssertUnwindSafe};
     use std::task::Poll;

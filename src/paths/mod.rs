@@ -21,6 +21,8 @@ pub mod project;
 pub mod resolve;
 pub mod sandbox;
 pub mod shown;
+#[cfg(test)]
+pub(crate) mod test_mounts;
 pub mod trees;
 pub mod xattrs;
 

@@ -391,39 +391,18 @@ mod tests {
         assert!(f.sandbox.contains_hidden(&f.base.join("R/.data")));
     }
 
-    /// `base/alias` is a bind mount of `base`: every directory in it has a second path, as
-    /// macOS's firmlinks give `/Users` (`/System/Volumes/Data/Users`). Only root may mount.
-    struct BindMount(PathBuf);
-
-    impl BindMount {
-        fn new(from: &Path, at: &Path) -> Option<Self> {
-            std::fs::create_dir(at).unwrap();
-            let mounted = std::process::Command::new("mount")
-                .arg("--bind")
-                .args([from, at])
-                .stderr(std::process::Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            mounted.then(|| BindMount(at.to_owned()))
-        }
-    }
-
-    impl Drop for BindMount {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(&self.0).status();
-        }
-    }
-
     #[test]
     fn the_data_directory_and_the_root_are_known_under_another_name() {
         let f = fixture();
         let sandbox = Sandbox::new(f.base.join("R"), None, vec![f.base.join("R/.data/trash")]);
         std::fs::write(f.base.join("R/.data/trash/archive"), "").unwrap();
-        let Some(_mount) = BindMount::new(&f.base, &f.base.join("outside/alias")) else {
+        // `base/alias` is a bind mount of `base`: every directory in it has a second path, as
+        // macOS's firmlinks give `/Users` (`/System/Volumes/Data/Users`).
+        let alias = f.base.join("outside/alias");
+        let Some(_mount) = crate::paths::test_mounts::Mounted::bind(&f.base, &alias) else {
             eprintln!("skipped: a bind mount is not possible here (not root)");
             return;
         };
-        let alias = f.base.join("outside/alias");
         let resolve =
             |p: &Path, link| sandbox.resolve(p.to_str().unwrap(), "path", &f.base, None, link);
         for hidden in [

@@ -1,6 +1,7 @@
 //! Whole trees through descriptors: removing one (permanent `remove_dir`, our own temp trees, the
 //! source of a move between file systems) and copying one to another file system (`move_file`,
-//! when `rename` cannot cross). Neither ever follows a symlink, and both keep their place in a
+//! when `rename` cannot cross). Neither ever follows a symlink, a removal never crosses into
+//! another mount, and both keep their place in a
 //! stack of open directories rather than on the call stack, so a deep tree cannot overflow it.
 
 use std::collections::HashMap;
@@ -46,14 +47,42 @@ struct Frame {
     name: OsString,
     pending: std::vec::IntoIter<OsString>,
     kept: bool,
+    mount: fsops::DirMount,
+}
+
+/// A mount point met in a tree being removed, by its path from the removed entry's directory: a
+/// tree is never removed across one, so it and the directories holding it stay. The error of
+/// [`remove_tree_at`] carries it (`io::Error::get_ref`).
+#[derive(Debug)]
+pub struct MountPointInside(pub PathBuf);
+
+impl std::fmt::Display for MountPointInside {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} is a mount point", self.0.display())
+    }
+}
+
+impl std::error::Error for MountPointInside {}
+
+impl MountPointInside {
+    /// The mount point an error of [`remove_tree_at`] is about, if it is one.
+    pub fn of(e: &io::Error) -> Option<&Path> {
+        let inner = e.get_ref()?.downcast_ref::<MountPointInside>()?;
+        Some(&inner.0)
+    }
 }
 
 /// Removes `name` in `dir` (a file, a symlink or a whole tree) as `how` says; returns how many
 /// entries were kept. Like `rm -r`, it goes on past an entry it cannot remove (that entry and its
-/// directories stay) and then returns the first such error. `NotFound` if `name` is not there.
+/// directories stay) and then returns the first such error. Unlike `rm -r`, it never crosses into
+/// another mount ([`fsops::is_mount_point`]): a mount point stays, with what is mounted there, as
+/// an entry it cannot remove ([`MountPointInside`]). `NotFound` if `name` is not there.
 pub fn remove_tree_at(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io::Result<u64> {
     let stat =
         fsops::lstat_at(dir, name)?.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+    if fsops::is_mount_point(dir, name)? {
+        return Err(mount_point_inside(&[], name));
+    }
     let keeps = |stat: &Stat| how.keep.is_some_and(|keep| keep(stat));
     if EntryKind::of(&stat) != EntryKind::Directory {
         if keeps(&stat) {
@@ -67,7 +96,22 @@ pub fn remove_tree_at(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io
     while let Some(top) = stack.last_mut() {
         if let Some(child) = top.pending.next() {
             let parent = top.fd.as_fd();
-            let removed = match fsops::lstat_at(parent, &child) {
+            let found = fsops::lstat_at(parent, &child);
+            let mounted = match &found {
+                Ok(Some(stat)) => {
+                    let dev = fsops::identity(stat).0;
+                    top.mount.holds_mount_point(parent, &child, dev)
+                }
+                _ => Ok(false),
+            };
+            if !matches!(mounted, Ok(false)) {
+                top.kept = true;
+                let e = mounted.err();
+                first_error
+                    .get_or_insert_with(|| e.unwrap_or_else(|| mount_point_inside(&stack, &child)));
+                continue;
+            }
+            let removed = match found {
                 Ok(None) => Ok(()),
                 Ok(Some(stat)) if EntryKind::of(&stat) == EntryKind::Directory => {
                     match open_for_removal(parent, &child, how) {
@@ -122,6 +166,13 @@ pub fn remove_tree_at(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io
     first_error.map_or(Ok(kept), Err)
 }
 
+/// The error for the mount point `name` inside the directories `open` (outermost first).
+fn mount_point_inside(open: &[Frame], name: &OsStr) -> io::Error {
+    let mut path: PathBuf = open.iter().map(|frame| frame.name.as_os_str()).collect();
+    path.push(name);
+    io::Error::other(MountPointInside(path))
+}
+
 /// Removes the file or symlink `name` of `dir`; returns whether it was kept instead. With a
 /// `keep` rule, the entry is checked again once renamed aside (`fsops::remove_exact`): one
 /// swapped in under the name after the caller's check is kept, never removed.
@@ -143,6 +194,7 @@ fn open_for_removal(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io::
     }
     let names = fsops::list_names(fd.as_fd())?;
     Ok(Frame {
+        mount: fsops::DirMount::of(fd.as_fd())?,
         fd,
         name: name.to_owned(),
         pending: names.into_iter(),
@@ -583,6 +635,34 @@ mod tests {
         assert_eq!(fs::read(&stuck).unwrap(), b"y");
         assert!(!base.join("t/top.sh").exists() && !base.join("t/dangling").exists());
         assert_eq!(fs::read(base.join("keep/precious")).unwrap(), b"x");
+    }
+
+    /// A tree holding mount points (another file system; a bind mount of a directory outside
+    /// it, where mounts of one file system are told apart): the removal removes everything
+    /// around them, never what is mounted, and names the first; a removal of a mount point
+    /// itself removes nothing.
+    #[test]
+    fn removal_never_crosses_into_another_mount() {
+        use crate::paths::test_mounts::Mounted;
+        let (_dir, base) = with_sample_tree();
+        let Some(_tmpfs) = Mounted::tmpfs(&base.join("t/other")) else {
+            eprintln!("skipped: mounting is not permitted here (not root)");
+            return;
+        };
+        fs::write(base.join("t/other/data"), "on tmpfs").unwrap();
+        let binds = platform::linux_fast_paths();
+        let _bind = binds.then(|| Mounted::bind(&base.join("keep"), &base.join("t/a/bound")));
+        let fd = open(&base);
+        let e = remove_tree_at(fd.as_fd(), OsStr::new("t"), Removal::EVERYTHING).unwrap_err();
+        let first = if binds { "t/a/bound" } else { "t/other" };
+        assert_eq!(MountPointInside::of(&e), Some(Path::new(first)), "{e}");
+        assert_eq!(fs::read(base.join("keep/precious")).unwrap(), b"x");
+        assert_eq!(fs::read(base.join("t/other/data")).unwrap(), b"on tmpfs");
+        assert!(!base.join("t/top.sh").exists() && !base.join("t/a/b").exists());
+        let t = open(&base.join("t"));
+        let e = remove_tree_at(t.as_fd(), OsStr::new("other"), Removal::EVERYTHING).unwrap_err();
+        assert_eq!(MountPointInside::of(&e), Some(Path::new("other")));
+        assert_eq!(fs::read(base.join("t/other/data")).unwrap(), b"on tmpfs");
     }
 
     fn describe(path: &Path) -> Vec<(String, u32, i64, Option<Vec<u8>>)> {

@@ -79,7 +79,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let content = std::sync::Arc::new(args.content);
         let (planned, diff) = {
             let (target, content) = (target.clone(), content.clone());
-            call.blocking(move || {
+            call.reading(move || {
                 let max = limits.append_max_total_bytes;
                 let too_large = |current: u64| {
                     ToolError::new(

@@ -178,7 +178,7 @@ async fn apply(call: &Call, args: Value) -> Outcome {
     };
     let plans = {
         let (files, resolved, limits) = (parsed.files.clone(), resolved.clone(), limits.clone());
-        call.blocking(move || plan_all(&files, &resolved, &limits, &root, keep_overwrites, &names))
+        call.reading(move || plan_all(&files, &resolved, &limits, &root, keep_overwrites, &names))
             .await?
     };
     let plans = match plans {

@@ -60,7 +60,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let lock = call.lock_for_change(&[&target.path]).await?;
         let planned = target.clone();
         let existing = call
-            .blocking(move || {
+            .reading(move || {
                 if planned.split().is_none() {
                     return Ok(Some(true)); // the root of the file system
                 }

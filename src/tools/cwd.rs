@@ -133,12 +133,13 @@ fn run_push(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let planned = target.clone();
         let hint = format!("{} changes to a directory; give one", call.tool_name);
         let project_root = call
-            .blocking(move || {
+            .reading(move || {
                 files::open_directory(&planned, false, "change to", &hint)?;
                 Ok(find_project_root(&planned.path))
             })
             .await?;
         let max = call.limits().cwd_max_depth as usize;
+        call.begin_change()?;
         let (depth, same) = {
             let mut stack = call.ws.cwd_stack();
             if stack.saved.len() >= max {
@@ -191,7 +192,7 @@ fn run_pop(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .hint("cwd_push", |push| format!(" Use {push} to go elsewhere"));
         // The saved directory is reached again as a push would reach it: without following a
         // link that replaced part of it since, and only inside the allowed trees.
-        call.blocking(move || {
+        call.reading(move || {
             let unchanged = format!("the stack is unchanged (depth {depth})");
             let gone = || {
                 ToolError::new(
@@ -228,6 +229,7 @@ fn run_pop(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             }
         })
         .await?;
+        call.begin_change()?;
         let mut stack = call.ws.cwd_stack();
         // Pop only the frame we checked (a concurrent push/pop may have moved the stack).
         if stack.saved.last() == Some(&saved) {

@@ -83,7 +83,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         };
         let planned = target.clone();
         let inode = call
-            .blocking(move || {
+            .reading(move || {
                 if planned.split().is_none() {
                     // The root of the file system.
                     return Err(ToolError::new(

@@ -138,7 +138,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let tool = call.tool_name.clone();
         let write_file = call.names.offered("write_file").map(str::to_owned);
         let plan = call
-            .blocking(move || {
+            .reading(move || {
                 let target = planned_target;
                 let mut opened = files::open_existing(&target, "read")?.ok_or_else(|| {
                     let mut e = file_not_found(&target.path);

@@ -90,7 +90,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         // Opened once, before asking: what is searched is the directory that was checked.
         let names = call.names.clone();
         let dir = call
-            .blocking(move || open_search_dir(&checked, &names))
+            .reading(move || open_search_dir(&checked, &names))
             .await?;
         call.authorize(Authorization::of(
             Operation::Read,
@@ -105,7 +105,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let searched = target.clone();
         let include_ignored = args.include_ignored;
         let found = call
-            .blocking(move || {
+            .reading(move || {
                 find_files(dir, &searched, &sandbox, include_ignored, &matcher, &cancel)
             })
             .await?;

@@ -124,7 +124,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         )?;
         let checked = target.clone();
         let names = call.names.clone();
-        let scope = call.blocking(move || open_scope(&checked, &names)).await?;
+        let scope = call.reading(move || open_scope(&checked, &names)).await?;
         call.authorize(Authorization::of(
             Operation::Read,
             &target,
@@ -144,7 +144,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let single_file = matches!(scope, Scope::File(_));
         let limits = bounds.clone();
         let collected = call
-            .blocking(move || match scope {
+            .reading(move || match scope {
                 Scope::File(opened) => {
                     search_single_file(opened.file, &searched.path, &matcher, &limits, &cancel)
                 }

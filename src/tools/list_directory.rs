@@ -84,7 +84,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         };
         // Opened once, before asking: what is listed is the directory that was checked.
         let dir = call
-            .blocking(move || super::files::open_directory(&checked, true, "list", &hint))
+            .reading(move || super::files::open_directory(&checked, true, "list", &hint))
             .await?;
         let question = Authorization::of(
             Operation::Read,
@@ -107,7 +107,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let listed = target.clone();
         let cancel = call.cancel.clone();
         let listing = call
-            .blocking(move || {
+            .reading(move || {
                 if args.recursive {
                     walk_tree(dir, &listed, &sandbox, args.include_ignored, max, &cancel)
                 } else {

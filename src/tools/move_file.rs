@@ -107,7 +107,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let (src, dst, overwrite) = (source.clone(), destination.clone(), args.overwrite);
         let tool = call.tool_name.clone();
         let (source_inode, destination_existed) = call
-            .blocking(move || {
+            .reading(move || {
                 let (src_parent, src_name) = files::open_parent(&src, "move")?;
                 let src_stat = fsops::lstat_at(src_parent.as_fd(), &src_name)
                     .map_err(|e| ToolError::io(&e, "move", &src.path))?

@@ -128,12 +128,12 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             // descriptor (16,000 reads at once ran out of them).
             call.check_abort()?;
             let _lock = call.lock_for_read(&[&target.path]).await;
-            call.blocking(move || read(open()?)).await?
+            call.reading(move || read(open()?)).await?
         } else {
-            let opened = call.blocking(open).await?;
+            let opened = call.reading(open).await?;
             call.authorize(auth).await?;
             let _lock = call.lock_for_read(&[&target.path]).await;
-            call.blocking(move || read(opened)).await?
+            call.reading(move || read(opened)).await?
         };
         let mut text = page.text;
         if page.lossy {

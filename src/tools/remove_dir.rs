@@ -19,7 +19,7 @@ use crate::options::WorkspaceOptions;
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::sandbox::{identity_of, FinalLink};
 use crate::paths::shown::Shown;
-use crate::paths::trees::{self, Removal};
+use crate::paths::trees::{self, MountPointInside, Removal};
 use crate::permissions::Operation;
 use crate::workspace::Workspace;
 
@@ -121,7 +121,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             }
         };
         let (planned, recursive) = (target.clone(), args.recursive);
-        call.blocking(move || {
+        call.reading(move || {
             let (parent, name) = files::open_parent(&planned, "remove")?;
             let p = planned.path.shown();
             let stat = fsops::lstat_at(parent.as_fd(), &name)
@@ -212,7 +212,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     .map(|()| (None, empty_mode))
                     .map_err(|e| match e.raw_os_error() {
                         Some(libc_codes::ENOTEMPTY) => not_empty(&committed.path),
-                        _ => ToolError::io(&e, "remove", &committed.path),
+                        _ => match MountPointInside::of(&e) {
+                            Some(rel) => mount_point_kept(&committed.path, rel),
+                            None => ToolError::io(&e, "remove", &committed.path),
+                        },
                     })
             })
             .await?;
@@ -243,6 +246,26 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         }
         Ok(success.with_change(change))
     })
+}
+
+/// A permanent removal of `path` met the mount point `rel` (from `path`'s directory), which it
+/// left in place with the directories holding it.
+fn mount_point_kept(path: &Path, rel: &Path) -> ToolError {
+    let mount = path.parent().unwrap_or(path).join(rel);
+    let what = crate::trash::mount_point(&mount.shown());
+    let message = if rel.components().count() == 1 {
+        format!(
+            "cannot remove {}: {what}; nothing was removed",
+            path.shown()
+        )
+    } else {
+        format!(
+            "{} was only partly removed: {what}. It stays, with the directories that hold it; \
+             what else could be removed was removed permanently",
+            path.shown()
+        )
+    };
+    ToolError::new(ErrorCode::DangerousPath, message)
 }
 
 fn not_empty(path: &Path) -> ToolError {

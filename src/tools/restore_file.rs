@@ -103,7 +103,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             format!("; use {list} to see what can be restored")
         });
         let metadata = call
-            .blocking(move || {
+            .reading(move || {
                 ws.bucket().inspect(&inspected).map_err(|e| match e {
                     TrashError::NotFound => ToolError::new(
                         ErrorCode::NotFound,
@@ -133,7 +133,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let lock = call.lock_for_change(&[&target.path, &archive]).await?;
         let planned = target.clone();
         let exists = call
-            .blocking(move || destination::existing(&planned, "restore to"))
+            .reading(move || destination::existing(&planned, "restore to"))
             .await?;
         if exists.is_some() && !args.overwrite {
             return Err(ToolError::new(

@@ -68,7 +68,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let _: Args = parse_args("trash_list", args)?;
         let ws = call.ws.clone();
         let entries = call
-            .blocking(move || {
+            .reading(move || {
                 ws.bucket()
                     .list()
                     .map_err(|e| ToolError::io(&e, "list the trash", ws.bucket().dir()))

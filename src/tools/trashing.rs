@@ -1,6 +1,7 @@
 //! What the destructive tools share: putting an entry into the workspace's trash bucket, the
 //! trash's errors as tool errors, and the text that tells the model how to get something back.
 
+use std::convert::Infallible;
 use std::ffi::OsStr;
 use std::os::fd::BorrowedFd;
 use std::path::Path;
@@ -10,7 +11,8 @@ use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::shown::Shown;
 use crate::trash::{
-    archive_relative_path, restore_temp_name, Archived, Metadata, TrashError, TrashItem,
+    archive_relative_path, restore_temp_name, Archived, Metadata, PartlyRemoved, TrashError,
+    TrashItem,
 };
 use crate::workspace::Workspace;
 
@@ -40,7 +42,13 @@ pub fn trash_error(e: TrashError, doing: &str, path: &Path) -> ToolError {
         TrashError::Unsupported(what) => format!(
             "cannot {doing} {p}: {what}; FIFOs, sockets and devices cannot be trashed"
         ),
+        TrashError::MountPoint(what) => format!(
+            "cannot {doing} {p}: {}; nothing was changed",
+            crate::trash::mount_point(&what)
+        ),
         TrashError::Io(io) => return ToolError::io(&io, doing, path),
+        TrashError::PartlyRemoved(_) => format!("cannot {doing} {p}: {e}"),
+        TrashError::Stopped { why, .. } => why,
     };
     ToolError::new(code, message)
 }
@@ -101,11 +109,35 @@ pub fn put_in_trash(
     };
     let aborted = || cancel.is_aborted();
     let result = if remove {
-        ws.bucket().trash(&item, &aborted)
+        match ws.bucket().trash(&item, &aborted) {
+            Err(TrashError::PartlyRemoved(partly)) => {
+                Err(put_back_removed(ws, *partly, parent, path))
+            }
+            other => other,
+        }
     } else {
         ws.bucket().archive(&item, &aborted)
     };
     result.map_err(|e| trash_error(e, "trash", path))
+}
+
+/// Puts back what a removal of `path` (inside `parent`) removed before it stopped, its temp
+/// extraction journaled like a restore's; returns the error to report.
+fn put_back_removed(
+    ws: &Workspace,
+    partly: PartlyRemoved,
+    parent: BorrowedFd<'_>,
+    path: &Path,
+) -> TrashError {
+    let temp = restore_temp_name();
+    let parent_path = path.parent().unwrap_or(path);
+    let outcome = ws.journal().with_temp(parent_path, parent, &temp, || {
+        Err::<Infallible, _>(ws.bucket().put_back_removed(partly, parent, &temp))
+    });
+    match outcome {
+        Ok(never) => match never {},
+        Err(report) => report,
+    }
 }
 
 /// Creates the bucket if needed and checks it is writable, so a broken data directory is

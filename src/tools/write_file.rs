@@ -94,7 +94,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let content = std::sync::Arc::new(args.content);
         let (planned, diff) = {
             let (target, content, limits) = (target.clone(), content.clone(), limits.clone());
-            call.blocking(move || {
+            call.reading(move || {
                 let planned = match files::open_existing(&target, "read")? {
                     None => Planned::Absent,
                     Some(mut opened) => {

@@ -13,6 +13,7 @@ use super::hold::ArchiveHold;
 use super::item::{Identity, TrashItem};
 use super::metadata::Metadata;
 use super::naming;
+use super::put_back::{self, PartlyRemoved};
 use super::read;
 use super::remove;
 use super::restore;
@@ -103,7 +104,8 @@ impl Bucket {
     /// original through `item.parent` — exactly the entries archived, children first, never
     /// following a symlink. Should the removal stop (the tree gained an entry meanwhile, or the
     /// OS refused an unlink) before anything was removed, the archive is dropped and the error
-    /// returned; after something was removed, the archive is kept and the error names it.
+    /// returned; after part of a tree was removed, the error is [`TrashError::PartlyRemoved`],
+    /// which the caller hands to [`Bucket::put_back`].
     pub fn trash(
         &self,
         item: &TrashItem<'_>,
@@ -124,37 +126,76 @@ impl Bucket {
         let verify = |observed: &[_]| remove::verify_unchanged(item.parent, observed, base);
         let written = write::write_archive(&self.target(), item, cancel, &verify)?;
         committed(&written.path);
-        if let Err(failure) = remove::remove_observed(item.parent, &written.observed, base) {
-            return Err(self.removal_failed(failure, &written.path));
+        let failure = match remove::remove_observed(item.parent, &written.observed, base) {
+            Ok(()) => {
+                return Ok(Archived {
+                    archive_path: written.path,
+                    metadata: written.metadata,
+                    hold: written.hold,
+                })
+            }
+            Err(failure) => failure,
+        };
+        if failure.removed.is_empty() {
+            // The archive duplicates the untouched original.
+            self.delete_archive(&written.path);
+            return Err(failure.error);
         }
-        Ok(Archived {
-            archive_path: written.path,
-            metadata: written.metadata,
+        Err(TrashError::PartlyRemoved(Box::new(PartlyRemoved {
+            archive: written.path,
             hold: written.hold,
-        })
+            metadata: written.metadata,
+            original: item.original_path.to_path_buf(),
+            base: base.to_path_buf(),
+            observed: written.observed,
+            removed: failure.removed,
+            stopped_at: failure.stopped_at,
+            error: failure.error,
+        })))
     }
 
-    /// The error for a removal that stopped: if nothing was removed, the archive duplicates the
-    /// untouched original and is dropped; otherwise it is kept and the text says where it is.
-    fn removal_failed(&self, failure: remove::RemovalFailure, archive: &Path) -> TrashError {
-        if !failure.removed_any {
-            if fs::remove_file(archive).is_ok() {
-                let _ = File::open(&self.dir).and_then(fsops::sync_fd);
+    /// Puts back what a removal that stopped halfway had removed (see `put_back.rs`), extracting
+    /// the archive under the temp name `temp` (a [`crate::trash::restore_temp_name`], which the
+    /// caller may journal first) in `parent`, the directory the entry was trashed from. Returns
+    /// the error to report, a [`TrashError::Stopped`]: if everything went back, the entry is as
+    /// it was and its archive is deleted; otherwise the archive stays and the text says how to
+    /// get the entry back whole.
+    pub fn put_back_removed(
+        &self,
+        partly: PartlyRemoved,
+        parent: BorrowedFd<'_>,
+        temp: &OsStr,
+    ) -> TrashError {
+        let original = partly.original().shown().into_owned();
+        let cause = stop_reason(&partly);
+        let code = partly.error().error_code();
+        match put_back::put_back_removed(&partly, parent, temp) {
+            Ok(()) => {
+                self.delete_archive(partly.archive_path());
+                TrashError::Stopped {
+                    code,
+                    why: format!(
+                        "{original} was not removed: {cause}. What had been removed before that \
+                         was put back, so {original} is as it was and nothing of it is in the trash"
+                    ),
+                }
             }
-            return failure.error;
-        }
-        match failure.error {
-            TrashError::Conflict(why) => {
-                TrashError::Conflict(format!("{why}; what was removed is in {}", archive.shown()))
-            }
-            TrashError::Io(e) => TrashError::Io(std::io::Error::new(
-                e.kind(),
-                format!(
-                    "{e} (part of the entry was removed; all of it is in {})",
-                    archive.shown()
+            Err(e) => TrashError::Stopped {
+                code,
+                why: format!(
+                    "{original} was only partly removed: {cause}, and putting back what had been \
+                     removed failed ({e}). All of it, as it was, is in the trash at {archive}: move \
+                     what is left of {original} aside, then restore that archive to its place",
+                    archive = partly.archive_path().shown()
                 ),
-            )),
-            other => other,
+            },
+        }
+    }
+
+    /// Delete an archive nobody needs (it duplicates what is in place) and make that durable.
+    fn delete_archive(&self, archive: &Path) {
+        if fs::remove_file(archive).is_ok() {
+            let _ = File::open(&self.dir).and_then(fsops::sync_fd);
         }
     }
 
@@ -270,9 +311,7 @@ impl Bucket {
     /// Removes `archived`, a copy made for a change that then did not happen: it was never
     /// reported to anyone, and what it holds is still where it was.
     pub fn discard(&self, archived: Archived) {
-        if fs::remove_file(&archived.archive_path).is_ok() {
-            let _ = File::open(&self.dir).and_then(fsops::sync_fd);
-        }
+        self.delete_archive(&archived.archive_path);
     }
 
     /// Read the metadata of an archive that must be directly inside this bucket.
@@ -405,6 +444,16 @@ impl Bucket {
             identity: &self.identity,
             level: self.compression_level,
         }
+    }
+}
+
+/// Why a removal stopped, as a clause: "cannot remove X: reason" or the conflict's text.
+fn stop_reason(partly: &PartlyRemoved) -> String {
+    let at = partly.stopped_at();
+    match partly.error() {
+        TrashError::Io(e) => crate::error::ToolError::io(e, "remove", &at).message,
+        TrashError::Conflict(why) => why.clone(),
+        other => format!("cannot remove {}: {other}", at.shown()),
     }
 }
 

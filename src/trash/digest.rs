@@ -3,12 +3,18 @@
 //! Every entry of the tree (the root directory included) contributes one record:
 //!
 //! ```text
-//! tag      1 byte    b'd' directory, b'f' regular file, b'l' symlink
+//! tag      1 byte    b'd' directory, b'f' regular file, b'l' symlink, b'h' another name of a file
 //! path     u64 BE length, then the bytes of the path relative to the tree root
 //!          (components joined by '/'; the root itself is the empty path)
 //! mode     u32 BE    permission bits (st_mode & 0o7777); 0 for symlinks, whose mode means nothing
-//! content  32 bytes  SHA-256 of the file's bytes / of the link target's bytes; zeros for directories
+//! content  32 bytes  SHA-256 of the file's bytes / of the link target's bytes; zeros for
+//!                    directories; for b'h', SHA-256 of the path (as above) of the file's first name
 //! ```
+//!
+//! A file with several names inside the tree (hard links) contributes a b'f' record for its first
+//! name in the walk (depth first, bytewise name order) and a b'h' record for each other name, so
+//! the digest pins down which names are one file. A tree without hard links has no b'h' record:
+//! its digest is the same as before b'h' existed, and archives written then still verify.
 //!
 //! Records are sorted by path, comparing component by component as byte strings (so a directory
 //! precedes everything beneath it and `a/b` precedes `a.b`), and hashed in that order after the
@@ -50,6 +56,16 @@ impl TreeDigest {
             tag,
             mode,
             content,
+        });
+    }
+
+    /// Add `path`, another name of the file first recorded at `first` (a hard link).
+    pub(crate) fn add_hard_link(&mut self, path: &[u8], mode: u32, first: &[u8]) {
+        self.records.push(Record {
+            path: path.to_vec(),
+            tag: b'h',
+            mode: mode & 0o7777,
+            content: Sha256::digest(first).into(),
         });
     }
 
@@ -121,6 +137,27 @@ mod tests {
         let mut d = a;
         d[3].2 = 0o700;
         assert_eq!(digest(&a), digest(&d), "symlink modes are ignored");
+    }
+
+    #[test]
+    fn which_names_are_one_file_is_part_of_the_digest() {
+        let tree = |link: Option<(&str, &str)>| {
+            let mut d = TreeDigest::default();
+            d.add(b"", Kind::Directory, 0o755, [0; 32]);
+            for path in ["a", "b"] {
+                d.add(path.as_bytes(), Kind::File, 0o644, [7; 32]);
+            }
+            match link {
+                Some((path, first)) => d.add_hard_link(path.as_bytes(), 0o644, first.as_bytes()),
+                None => d.add(b"c", Kind::File, 0o644, [7; 32]),
+            }
+            d.finish()
+        };
+        let copies = tree(None);
+        let linked_to_a = tree(Some(("c", "a")));
+        let linked_to_b = tree(Some(("c", "b")));
+        assert_ne!(copies, linked_to_a);
+        assert_ne!(linked_to_a, linked_to_b);
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! Reading one entry of an untrusted archive: its type, path, mode, mtime and link target,
 //! each checked before anything is created from it.
 //!
-//! Only regular files, directories and symlinks pass (hard links, devices and FIFOs are corrupt);
+//! Only regular files, directories, symlinks and hard links pass (devices and FIFOs are corrupt);
 //! a path must be relative, made of plain components (no `..`, `.` or empty parts) and lie at or
-//! under the archived `relativePath`; a symlink needs a non-empty target without NUL; the mtime
-//! comes from the PAX record when there is one, and so do extended attributes.
+//! under the archived `relativePath`; so must a hard link's target, which the restore then accepts
+//! only if it names a regular file it extracted earlier; a symlink needs a non-empty target
+//! without NUL; the mtime comes from the PAX record when there is one, and so do extended
+//! attributes.
 
 use std::io::{self, Read};
 
@@ -18,8 +20,12 @@ use crate::paths::xattrs::{self, Xattr};
 
 /// An entry's facts, read from its headers.
 pub(crate) struct EntryInfo {
+    /// What to create (a hard link is a [`Kind::File`] with `hard_link` set).
     pub kind: Kind,
+    /// Its path below the archived root (`""` for the root itself).
     pub sub: Vec<u8>,
+    /// A hard-link entry: the path below the archived root of the file it is another name of.
+    pub hard_link: Option<Vec<u8>>,
     pub mode: u32,
     pub mtime: (i64, u32),
     pub link: Option<Vec<u8>>,
@@ -35,8 +41,13 @@ pub(crate) fn entry_info<R: Read>(
     entry: &mut Entry<'_, R>,
     relative_path: &str,
 ) -> Result<EntryInfo, TrashError> {
-    let kind = entry_kind(entry.header().entry_type())?;
+    let entry_type = entry.header().entry_type();
+    let kind = entry_kind(entry_type)?;
     let sub = sub_path(&entry.path_bytes(), kind, relative_path)?;
+    let hard_link = match entry_type {
+        EntryType::Link => Some(hard_link_target(entry, relative_path)?),
+        _ => None,
+    };
     let mode = entry.header().mode().map_err(read::unreadable)? & 0o7777;
     let link = match kind {
         Kind::Symlink => Some(link_target(entry)?),
@@ -48,6 +59,7 @@ pub(crate) fn entry_info<R: Read>(
     Ok(EntryInfo {
         kind,
         sub,
+        hard_link,
         mode,
         mtime,
         link,
@@ -88,10 +100,9 @@ fn sub_path(path: &[u8], kind: Kind, relative_path: &str) -> Result<Vec<u8>, Tra
 /// The kind of an entry, or corrupt for anything a restore refuses to create.
 fn entry_kind(entry_type: EntryType) -> Result<Kind, TrashError> {
     match entry_type {
-        EntryType::Regular => Ok(Kind::File),
         EntryType::Directory => Ok(Kind::Directory),
         EntryType::Symlink => Ok(Kind::Symlink),
-        EntryType::Link => Err(TrashError::corrupt("it holds a hard-link entry")),
+        EntryType::Regular | EntryType::Link => Ok(Kind::File),
         EntryType::Char | EntryType::Block | EntryType::Fifo => {
             Err(TrashError::corrupt("it holds a device or FIFO entry"))
         }
@@ -100,6 +111,23 @@ fn entry_kind(entry_type: EntryType) -> Result<Kind, TrashError> {
             other.as_byte() as char
         ))),
     }
+}
+
+/// A hard-link entry's target, as a path below the archived root: it must be a plain relative
+/// path inside the archived tree (whether it names a file extracted earlier is the restore's
+/// check).
+fn hard_link_target<R: Read>(
+    entry: &Entry<'_, R>,
+    relative_path: &str,
+) -> Result<Vec<u8>, TrashError> {
+    let target = entry.link_name_bytes().unwrap_or_default();
+    sub_path(&target, Kind::File, relative_path).map_err(|_| {
+        TrashError::corrupt(format!(
+            "its hard link {:?} points at {:?}, which is not inside the archived tree",
+            String::from_utf8_lossy(&entry.path_bytes()),
+            String::from_utf8_lossy(&target)
+        ))
+    })
 }
 
 /// A symlink entry's target: present, non-empty, without NUL.

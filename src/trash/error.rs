@@ -8,6 +8,7 @@
 use std::fmt;
 use std::io;
 
+use super::put_back::PartlyRemoved;
 use crate::error::{io_error_code, ErrorCode};
 use crate::paths::shown::Shown;
 
@@ -29,8 +30,18 @@ pub enum TrashError {
     Aborted,
     /// The entry (or something inside the tree) is a FIFO, socket or device; the text names it.
     Unsupported(String),
+    /// The entry, or something inside the tree, is a mount point (another file system, or a bind
+    /// mount): a tree is never trashed across one. The text names it.
+    MountPoint(String),
     /// An operating-system error (permissions, disk full, ...).
     Io(io::Error),
+    /// A removal stopped after it had removed part of a tree, all of which is in the archive it
+    /// names; hand it to [`crate::trash::Bucket::put_back`].
+    PartlyRemoved(Box<PartlyRemoved>),
+    /// A removal that stopped, as [`crate::trash::Bucket::put_back`] left it: the text says what
+    /// could not be removed and whether the entry is whole again or how to get it back; the code
+    /// is the cause's.
+    Stopped { code: ErrorCode, why: String },
 }
 
 impl TrashError {
@@ -44,7 +55,10 @@ impl TrashError {
             TrashError::NotInBucket => ErrorCode::PathNotAllowed,
             TrashError::Aborted => ErrorCode::Aborted,
             TrashError::Unsupported(_) => ErrorCode::NotARegularFile,
+            TrashError::MountPoint(_) => ErrorCode::DangerousPath,
             TrashError::Io(e) => io_error_code(e),
+            TrashError::PartlyRemoved(partly) => partly.error().error_code(),
+            TrashError::Stopped { code, .. } => *code,
         }
     }
 
@@ -84,7 +98,18 @@ impl fmt::Display for TrashError {
                 "{what} is not a regular file, directory or symlink (a FIFO, socket or device); \
                  nothing was trashed. Remove or move that entry first"
             ),
+            TrashError::MountPoint(what) => write!(f, "{}; nothing was trashed", mount_point(what)),
             TrashError::Io(e) => write!(f, "{e}"),
+            TrashError::PartlyRemoved(partly) => write!(
+                f,
+                "{} could not be removed ({}); part of {} was removed, and all of it is in the \
+                 trash at {}",
+                partly.stopped_at().shown(),
+                partly.error(),
+                partly.original().shown(),
+                partly.archive_path().shown()
+            ),
+            TrashError::Stopped { why, .. } => f.write_str(why),
         }
     }
 }
@@ -147,4 +172,12 @@ pub(crate) fn changed(path: &std::path::Path, what: &str) -> TrashError {
 /// `io::Error` form of [`changed`], for use inside `Read` adapters.
 pub(crate) fn changed_io(path: &std::path::Path, what: &str) -> io::Error {
     Signal::Changed(format!("{} {what}", path.shown())).into_io()
+}
+
+/// What a mount point in a tree to remove means, and what to do: for [`TrashError::MountPoint`].
+pub fn mount_point(what: &str) -> String {
+    format!(
+        "{what} is a mount point (another file system, or a bind mount, is mounted there), and a \
+         tree is never removed across one. Unmount it first, or remove the entries around it"
+    )
 }

@@ -61,12 +61,13 @@ pub struct Metadata {
     /// Lowercase hex SHA-256: of the file's bytes, of a symlink's target bytes, or the tree
     /// digest of a directory (defined in the module docs of [`super`]).
     pub original_sha256: String,
-    /// Bytes of file content: the file's size, the sum over a tree's regular files, or the
-    /// length of a symlink's target.
+    /// Bytes of file content: the file's size, the sum over a tree's regular files (a file with
+    /// several names in the tree counted once), or the length of a symlink's target.
     pub size: u64,
     /// Permission bits (`st_mode & 0o7777`) of the entry itself.
     pub mode: u32,
-    /// Directories only: how many regular files the tree holds.
+    /// Directories only: how many names of regular files the tree holds (a file with three
+    /// names in it counts three, as `find -type f` would).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_count: Option<u64>,
 }

@@ -20,7 +20,13 @@
 //!    beneath it depth-first in bytewise name order — and the end-of-archive marker.
 //!
 //! Content entries are GNU headers preceded by a PAX header carrying the nanosecond `mtime`
-//! and, for symlinks, the exact `linkpath` (`tarx.rs`). Modes and owners are recorded.
+//! and, for symlinks and hard links, the exact `linkpath` (`tarx.rs`). Modes and owners are
+//! recorded. A file with several names inside a tree is stored once, at its first name; its other
+//! names are hard-link entries naming that one (as GNU tar writes them, and extracts them), and a
+//! restore makes them names of one file again (`tree.rs`, `restore.rs`). Names of it outside the
+//! tree are not the tree's: what is restored is a file of its own, with all the names it had
+//! inside. Archives written before hard links were kept hold each name as a regular file and
+//! restore as copies, as they were archived.
 //!
 //! **Why two members.** The metadata must come first (a listing reads only the first entry,
 //! i.e. the first few hundred bytes), yet it holds the SHA-256 of the content, which is known
@@ -35,8 +41,9 @@
 //!
 //! **Digests.** A file: SHA-256 of its bytes. A symlink: SHA-256 of its target's bytes. A
 //! directory: the tree digest defined in `digest.rs` (records of path, type, mode and content
-//! digest, sorted by path, length-prefixed). `size` is the bytes of file content (a symlink's
-//! target length); `fileCount` (directories only) counts regular files.
+//! digest, sorted by path, length-prefixed; a hard link records which name it shares a file
+//! with). `size` is the bytes of file content (a symlink's target length), each file counted once
+//! however many names it has; `fileCount` (directories only) counts the names of regular files.
 //!
 //! # Order of operations (loses nothing)
 //!
@@ -63,6 +70,7 @@ mod item;
 mod metadata;
 mod naming;
 mod parallel_gz;
+mod put_back;
 mod read;
 mod remove;
 mod restore;
@@ -75,7 +83,8 @@ mod write;
 mod tests;
 
 pub use bucket::{Archived, Bucket, ClearStats, TrashEntry};
-pub use error::TrashError;
+pub use error::{mount_point, TrashError};
 pub use item::{Identity, TrashItem};
 pub use metadata::{Kind, Metadata};
 pub use naming::{archive_relative_path, is_restore_temp_name, restore_temp_name};
+pub use put_back::PartlyRemoved;

@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::error::{changed, TrashError};
 use super::tree::Observed;
@@ -34,7 +34,7 @@ pub(crate) fn verify_unchanged(
     observed: &[Observed],
     base: &Path,
 ) -> Result<(), TrashError> {
-    traverse(parent, observed, base, &mut |dir, step| match step {
+    let verified = traverse(parent, observed, base, &mut |dir, step| match step {
         Step::Leaf(entry) => expect_unchanged(dir, entry, base),
         Step::Enter(entry, fd) => {
             if fsops::list_names(fd)?.len() == entry.children {
@@ -44,13 +44,18 @@ pub(crate) fn verify_unchanged(
             }
         }
         Step::Leave(_) => Ok(()),
-    })
+    });
+    verified.map_err(|stopped| stopped.error)
 }
 
-/// Why a removal stopped, and whether anything had been removed by then.
+/// Why a removal stopped, where, and what it had removed by then.
 pub(crate) struct RemovalFailure {
     pub error: TrashError,
-    pub removed_any: bool,
+    /// The entry it stopped at (its `rel`).
+    pub stopped_at: PathBuf,
+    /// The entries it removed before (their `rel`): whole subtrees, since a directory goes
+    /// only after everything in it.
+    pub removed: HashSet<PathBuf>,
 }
 
 /// Remove the observed entries, children first. Stops at the first entry that is no longer as
@@ -63,7 +68,7 @@ pub(crate) fn remove_observed(
     observed: &[Observed],
     base: &Path,
 ) -> Result<(), RemovalFailure> {
-    let mut removed_any = false;
+    let mut removed = HashSet::new();
     let mut unlinked: HashSet<(u64, u64)> = HashSet::new();
     let result = traverse(parent, observed, base, &mut |dir, step| match step {
         Step::Leaf(entry) => {
@@ -78,7 +83,7 @@ pub(crate) fn remove_observed(
                 other => other.map_err(|e| removal_error(base, entry, e))?,
             }
             unlinked.insert(inode);
-            removed_any = true;
+            removed.insert(entry.rel.clone());
             Ok(())
         }
         Step::Enter(..) => Ok(()),
@@ -87,12 +92,25 @@ pub(crate) fn remove_observed(
             let same_dir = |now: &Stat| entry.snapshot.same_inode(&Snapshot::of(now));
             fsops::remove_exact(dir, entry.name(), &same_dir)
                 .map_err(|e| removal_error(base, entry, e))?;
-            removed_any = true;
+            removed.insert(entry.rel.clone());
             Ok(())
         }
     });
-    result.map_err(|error| RemovalFailure { error, removed_any })
+    result.map_err(|stopped| RemovalFailure {
+        error: stopped.error,
+        stopped_at: stopped.at,
+        removed,
+    })
 }
+
+/// A traversal stopped at the entry `at` (its `rel`).
+struct Stopped {
+    error: TrashError,
+    at: PathBuf,
+}
+
+/// The visitor of a traversal.
+type Visit<'v> = dyn FnMut(BorrowedFd<'_>, Step<'_, '_>) -> Result<(), TrashError> + 'v;
 
 /// Walk `observed` (preorder) with a stack of open directory fds, calling `visit` with the fd
 /// of the directory that holds each entry.
@@ -100,21 +118,26 @@ fn traverse(
     parent: BorrowedFd<'_>,
     observed: &[Observed],
     base: &Path,
-    visit: &mut dyn FnMut(BorrowedFd<'_>, Step<'_, '_>) -> Result<(), TrashError>,
-) -> Result<(), TrashError> {
+    visit: &mut Visit<'_>,
+) -> Result<(), Stopped> {
     let mut open: Vec<(OwnedFd, &Observed)> = Vec::new();
     for entry in observed {
         close_down_to(&mut open, entry.depth(), parent, visit)?;
+        let at = |error| Stopped {
+            error,
+            at: entry.rel.clone(),
+        };
         let holder = open.last().map_or(parent, |(fd, _)| fd.as_fd());
         if !entry.is_dir() {
-            visit(holder, Step::Leaf(entry))?;
+            visit(holder, Step::Leaf(entry)).map_err(at)?;
             continue;
         }
-        let fd = fsops::open_subdir(holder, entry.name()).map_err(|e| gone(base, entry, e))?;
-        if fsops::snapshot_fd(&fd)? != entry.snapshot {
-            return Err(conflict(base, entry, "changed while it was being archived"));
+        let fd = fsops::open_subdir(holder, entry.name()).map_err(|e| at(gone(base, entry, e)))?;
+        if fsops::snapshot_fd(&fd).map_err(|e| at(e.into()))? != entry.snapshot {
+            let changed = conflict(base, entry, "changed while it was being archived");
+            return Err(at(changed));
         }
-        visit(holder, Step::Enter(entry, fd.as_fd()))?;
+        visit(holder, Step::Enter(entry, fd.as_fd())).map_err(at)?;
         open.push((fd, entry));
     }
     close_down_to(&mut open, 0, parent, visit)
@@ -125,13 +148,16 @@ fn close_down_to(
     open: &mut Vec<(OwnedFd, &Observed)>,
     depth: usize,
     parent: BorrowedFd<'_>,
-    visit: &mut dyn FnMut(BorrowedFd<'_>, Step<'_, '_>) -> Result<(), TrashError>,
-) -> Result<(), TrashError> {
+    visit: &mut Visit<'_>,
+) -> Result<(), Stopped> {
     while open.len() > depth {
         let (fd, entry) = open.pop().expect("loop checked non-empty");
         drop(fd);
         let holder = open.last().map_or(parent, |(fd, _)| fd.as_fd());
-        visit(holder, Step::Leave(entry))?;
+        visit(holder, Step::Leave(entry)).map_err(|error| Stopped {
+            error,
+            at: entry.rel.clone(),
+        })?;
     }
     Ok(())
 }

@@ -5,12 +5,15 @@
 //! created with `*at` calls relative to a directory fd reached from that root one component at
 //! a time with `O_NOFOLLOW`. An entry is accepted only if (checks in `entry.rs`)
 //!
-//! - its type is a regular file, a directory or a symlink (hard links, devices, FIFOs → corrupt);
+//! - its type is a regular file, a directory, a symlink or a hard link (devices, FIFOs → corrupt);
 //! - its path is relative, made of plain components (no `..`, `.`, empty parts), and lies at or
 //!   under the archived `relativePath`;
 //! - its parent is a directory created earlier by this extraction — so an entry can never pass
 //!   through a symlink (or a file) that the archive planted, and duplicates fail their exclusive
-//!   creation.
+//!   creation;
+//! - a hard link names a regular file this extraction created from an earlier entry (by its
+//!   path inside the tree, the root never): never anything outside, later or unknown, never a
+//!   directory, a symlink or another hard link. The new name is checked to be that very inode.
 //!
 //! Files are written with `O_CREAT|O_EXCL|O_NOFOLLOW`, hashed as they are written, and given
 //! their owner (as far as we may), user extended attributes and ACLs, mode and mtime. When the stream ends, the digest, size and file count must match the
@@ -24,7 +27,7 @@
 //! is still in flight, nor cleared meanwhile. A caller that holds the archive already (it put
 //! something in the trash moments ago and now puts it back) restores through its own hold.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -115,6 +118,46 @@ pub(crate) fn stage_archive(
     Ok((metadata, hold))
 }
 
+/// A directory archive extracted under a temp name, verified and finished as a restore leaves
+/// it just before the rename into place, for [`extract_then`]'s caller to take entries from.
+pub(crate) struct Extracted<'e> {
+    places: &'e Places,
+}
+
+impl Extracted<'_> {
+    /// The extracted directory at `sub` (a `/`-joined path below the archived root, `""` for
+    /// the root), reached from the root one component at a time without following links.
+    pub(crate) fn open_dir(&self, sub: &[u8]) -> io::Result<OwnedFd> {
+        self.places.open(sub)
+    }
+}
+
+/// Extract the directory archive held by `hold` under `temp` in `parent` exactly as a restore
+/// would (every check, the digest verified, directories finished, made durable), hand it to
+/// `use_it` to move entries out of, then remove whatever is left of it. The archive stays.
+pub(crate) fn extract_then<T>(
+    hold: &ArchiveHold,
+    parent: BorrowedFd<'_>,
+    temp: &OsStr,
+    cancel: &dyn Fn() -> bool,
+    use_it: impl FnOnce(&Extracted<'_>) -> T,
+) -> Result<T, TrashError> {
+    let mut reader = read::from_file(hold.reader()?);
+    let mut entries = reader.entries().map_err(read::unreadable)?;
+    let metadata = read::read_metadata_entry(&mut entries)?;
+    if metadata.kind != Kind::Directory {
+        return Err(TrashError::corrupt("it does not hold a directory"));
+    }
+    let mut extraction = Extraction::new(parent, &metadata, temp, cancel);
+    let outcome = extraction.stage(&mut entries).map(|()| {
+        use_it(&Extracted {
+            places: &extraction.places,
+        })
+    });
+    extraction.discard();
+    outcome
+}
+
 /// Claim the archive for the whole restore without waiting for anybody: a conflict while another
 /// call holds it; not found if it is gone (a restore that just finished deleted it).
 fn claim(archive: &Path) -> Result<ArchiveHold, TrashError> {
@@ -157,11 +200,20 @@ struct PendingDir {
     xattrs: Vec<Xattr>,
 }
 
-/// The directories this extraction created, reachable from its root fd.
+/// The directories this extraction created, reachable from its root fd, and the regular files
+/// it created beneath them (what a hard-link entry may name).
 #[derive(Default)]
 struct Places {
     root: Option<OwnedFd>,
     dirs: HashSet<Vec<u8>>,
+    files: HashMap<Vec<u8>, Created>,
+}
+
+/// A regular file this extraction created.
+struct Created {
+    /// (device, inode): a hard link to it must be this very file.
+    identity: (u64, u64),
+    mode: u32,
 }
 
 impl Places {
@@ -269,6 +321,11 @@ impl<'a> Extraction<'a> {
         if self.temp.is_some() {
             return Err(TrashError::corrupt("it holds the archived entry twice"));
         }
+        if info.hard_link.is_some() {
+            return Err(TrashError::corrupt(
+                "the archived entry itself is a hard link",
+            ));
+        }
         if info.kind != self.meta.kind || info.mode != self.meta.mode {
             return Err(TrashError::corrupt(format!(
                 "its content is a {} with mode {:o}, but the metadata says a {} with mode {:o}",
@@ -344,19 +401,30 @@ impl<'a> Extraction<'a> {
         let dir = self.places.open(parent_sub)?;
         let name = OsStr::from_bytes(name);
         let duplicate = |e: io::Error| duplicate_or_io(e, &shown);
-        match info.kind {
-            Kind::File => {
+        match (info.kind, &info.hard_link) {
+            (Kind::File, Some(first)) => {
+                let mode = self.link_child(dir.as_fd(), name, first, &shown)?;
+                self.tally.tree.add_hard_link(&info.sub, mode, first);
+                self.tally.files += 1;
+            }
+            (Kind::File, None) => {
                 let file = fsops::create_file_at(dir.as_fd(), name).map_err(duplicate)?;
+                let identity = fsops::identity(&fsops::fstat(&file)?);
                 let (sha, len) = self.fill_file(file, entry, info)?;
                 self.tally.tree.add(&info.sub, Kind::File, info.mode, sha);
                 self.tally.size += len;
                 self.tally.files += 1;
+                let created = Created {
+                    identity,
+                    mode: info.mode,
+                };
+                self.places.files.insert(info.sub.clone(), created);
             }
-            Kind::Directory => {
+            (Kind::Directory, _) => {
                 fsops::mkdir_at(dir.as_fd(), name).map_err(duplicate)?;
                 self.add_dir(info);
             }
-            Kind::Symlink => {
+            (Kind::Symlink, _) => {
                 let link = info.link.as_deref().expect("symlinks carry a target");
                 fsops::symlink_at(OsStr::from_bytes(link), dir.as_fd(), name).map_err(duplicate)?;
                 give_link_owner(dir.as_fd(), name, info.owner)?;
@@ -366,6 +434,40 @@ impl<'a> Extraction<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Give the regular file this extraction created at `first` the new name `name` in `dir`;
+    /// returns its mode. Anything else `first` could name is corrupt: nothing created yet, a
+    /// directory, a symlink, another hard link, the root, a path outside.
+    fn link_child(
+        &self,
+        dir: BorrowedFd<'_>,
+        name: &OsStr,
+        first: &[u8],
+        shown: &str,
+    ) -> Result<u32, TrashError> {
+        let Some(created) = self.places.files.get(first) else {
+            return Err(TrashError::corrupt(format!(
+                "its hard link {shown:?} points at {:?}, which is not a file extracted before it",
+                String::from_utf8_lossy(first)
+            )));
+        };
+        let (first_dir, first_name) = match first.iter().rposition(|b| *b == b'/') {
+            Some(at) => (&first[..at], &first[at + 1..]),
+            None => (&first[..0], first),
+        };
+        let first_dir = self.places.open(first_dir)?;
+        let first_name = OsStr::from_bytes(first_name);
+        fsops::hard_link_at(first_dir.as_fd(), first_name, dir, name)
+            .map_err(|e| duplicate_or_io(e, shown))?;
+        let linked = fsops::lstat_at(dir, name)?.map(|stat| fsops::identity(&stat));
+        if linked != Some(created.identity) {
+            return Err(TrashError::Conflict(format!(
+                "{shown:?} is not the file it was linked to: something changed the files being \
+                 restored"
+            )));
+        }
+        Ok(created.mode)
     }
 
     /// Record a created directory: reachable for children, finished later.

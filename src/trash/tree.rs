@@ -7,9 +7,18 @@
 //! must keep its mtime/ctime (any entry added, removed or renamed in it changes them) from the
 //! moment it is listed until its last child is archived. Any difference is a conflict.
 //!
+//! A file with several names inside the tree is archived once, at its first name in that order;
+//! each later name is a tar hard-link entry naming the first (as GNU tar writes them), and must
+//! show the very same inode, size and times as the first did once it was read. A name of the file
+//! outside the tree is not the archive's business: inside, that file is a file like any other.
+//!
+//! A mount point (the entry itself or anything inside it: another file system, a bind mount) stops
+//! the walk before anything is removed: a tree is never trashed across one.
+//!
 //! What was seen is returned as a preorder list of [`Observed`] entries, which is exactly what
 //! [`super::remove`] later verifies and removes — never anything else.
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -74,6 +83,11 @@ pub(crate) fn archive_source<W: Write>(
     cancel: &dyn Fn() -> bool,
 ) -> Result<Summary, TrashError> {
     let before = fsops::snapshot_at(item.parent, item.name)?;
+    if fsops::is_mount_point(item.parent, item.name)? {
+        return Err(TrashError::MountPoint(
+            item.original_path.shown().into_owned(),
+        ));
+    }
     let mut walker = Walker {
         builder,
         cancel,
@@ -82,6 +96,7 @@ pub(crate) fn archive_source<W: Write>(
         observed: Vec::new(),
         size: 0,
         files: 0,
+        linked: HashMap::new(),
     };
     let rel = PathBuf::from(item.name);
     let tar_path = PathBuf::from(item.relative_path);
@@ -118,11 +133,21 @@ pub(crate) fn archive_source<W: Write>(
 /// A directory being walked.
 struct Frame {
     fd: OwnedFd,
+    /// The mount it is on, to tell entries that are mount points.
+    mount: fsops::DirMount,
     names: std::vec::IntoIter<std::ffi::OsString>,
     snapshot: Snapshot,
     rel: PathBuf,
     tar_path: PathBuf,
     digest_path: Vec<u8>,
+}
+
+/// The first name of a file that has other names, as archived.
+struct FirstName {
+    tar_path: Vec<u8>,
+    digest_path: Vec<u8>,
+    /// What it looked like once it was read: its other names must look the same.
+    snapshot: Snapshot,
 }
 
 /// State of one archiving walk.
@@ -132,8 +157,12 @@ struct Walker<'b, 'c, W: Write> {
     display_dir: &'c Path,
     digest: TreeDigest,
     observed: Vec<Observed>,
+    /// Bytes of file content archived (a file with several names counts once).
     size: u64,
+    /// Names of regular files (a file with several names counts once per name).
     files: u64,
+    /// Files archived so far that have more than one name, by (device, inode).
+    linked: HashMap<(u64, u64), FirstName>,
 }
 
 impl<W: Write> Walker<'_, '_, W> {
@@ -158,7 +187,14 @@ impl<W: Write> Walker<'_, '_, W> {
             let digest_path = child_path(&top.digest_path, name.as_bytes());
             let dir = top.fd.as_fd();
             let snap = fsops::snapshot_at(dir, &name).map_err(|e| self.vanished(&rel, e))?;
+            if top.mount.holds_mount_point(dir, &name, snap.dev)? {
+                let path = self.display(&rel);
+                return Err(TrashError::MountPoint(path.shown().into_owned()));
+            }
             match snap.kind() {
+                Fs::File if self.linked.contains_key(&(snap.dev, snap.ino)) => {
+                    self.add_hard_link(&rel, &tar_path, &digest_path, snap)?;
+                }
                 Fs::File => {
                     self.add_file(dir, &rel, &tar_path, &digest_path, snap)?;
                 }
@@ -205,6 +241,7 @@ impl<W: Write> Walker<'_, '_, W> {
             children: names.len(),
         });
         Ok(Frame {
+            mount: fsops::DirMount::of(fd.as_fd())?,
             fd,
             names: names.into_iter(),
             snapshot: before,
@@ -231,7 +268,8 @@ impl<W: Write> Walker<'_, '_, W> {
     ) -> Result<[u8; 32], TrashError> {
         let name = rel.file_name().expect("non-empty");
         let mut file = fsops::open_for_read(dir, name).map_err(|e| self.vanished(rel, e))?;
-        let opened = fsops::snapshot_fd(&file)?;
+        let stat = fsops::fstat(&file)?;
+        let opened = Snapshot::of(&stat);
         self.expect_same(rel, &before, &opened)?;
         let mut header = tarx::content_header(EntryType::Regular, &opened);
         header.set_size(opened.size);
@@ -247,8 +285,40 @@ impl<W: Write> Walker<'_, '_, W> {
         self.digest.add(digest_path, Kind::File, mode, sha);
         self.size += opened.size;
         self.files += 1;
+        if fsops::link_count(&stat) > 1 {
+            let first = FirstName {
+                tar_path: tar_path.as_os_str().as_bytes().to_vec(),
+                digest_path: digest_path.to_vec(),
+                snapshot: opened,
+            };
+            self.linked.insert((opened.dev, opened.ino), first);
+        }
         self.observe(rel, opened);
         Ok(sha)
+    }
+
+    /// Append another name of a file archived earlier in this walk as a hard-link entry to its
+    /// first name. The file must be exactly as it was when its first name was read.
+    fn add_hard_link(
+        &mut self,
+        rel: &Path,
+        tar_path: &Path,
+        digest_path: &[u8],
+        now: Snapshot,
+    ) -> Result<(), TrashError> {
+        let first = &self.linked[&(now.dev, now.ino)];
+        self.expect_same(rel, &first.snapshot, &now)?;
+        let target = first.tar_path.clone();
+        self.digest
+            .add_hard_link(digest_path, now.permissions(), &first.digest_path);
+        let mut header = tarx::content_header(EntryType::Link, &now);
+        tarx::set_link_target(&mut header, &target)?;
+        self.append_pax(now.mtime, Some(&target), &[])?;
+        self.builder
+            .append_data(&mut header, tar_path, io::empty())?;
+        self.files += 1;
+        self.observe(rel, now);
+        Ok(())
     }
 
     /// Append a symlink as a link; returns the SHA-256 and length of its target.

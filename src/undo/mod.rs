@@ -62,7 +62,7 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
     let ws = call.ws.clone();
     let selector = request.selector.clone();
     let targets = call
-        .blocking(move || select::select(&entries(&ws)?, &selector, &archive_exists))
+        .reading(move || select::select(&entries(&ws)?, &selector, &archive_exists))
         .await?;
     let paths: Vec<PathBuf> = targets
         .iter()
@@ -73,7 +73,7 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
     let lock = call.lock_for_change(&path_refs).await?;
     let (ws, planned_targets) = (call.ws.clone(), targets.clone());
     let (plan, effects) = call
-        .blocking(move || {
+        .reading(move || {
             let mut planner = Planner::new(&ws);
             for target in &planned_targets {
                 planner.take_back(target, ws.history())?;

@@ -141,6 +141,17 @@ fn rename_noreplace_fallback(
     }
 }
 
+/// Gives the file `from_name` in `from_dir` the new name `to_name` in `to_dir` (a hard link; a
+/// symlink is linked itself, never followed; an existing `to_name` → `EEXIST`).
+pub fn hard_link_at(
+    from_dir: BorrowedFd<'_>,
+    from_name: &OsStr,
+    to_dir: BorrowedFd<'_>,
+    to_name: &OsStr,
+) -> io::Result<()> {
+    rustix::fs::linkat(from_dir, from_name, to_dir, to_name, AtFlags::empty()).map_err(errno)
+}
+
 /// Unlinks a file or symlink `name` in `dir`.
 pub fn unlink_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
     rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(errno)

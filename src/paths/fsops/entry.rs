@@ -140,6 +140,55 @@ pub fn snapshot_fd(fd: impl AsFd) -> io::Result<Snapshot> {
     Ok(Snapshot::of(&fstat(fd)?))
 }
 
+/// Whether the entry `name` of the directory `dir` is a mount point (see [`DirMount`]); `false`
+/// if there is no such entry. Removing a tree never crosses one (README, "Security model").
+pub fn is_mount_point(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<bool> {
+    match lstat_at(dir, name)? {
+        Some(entry) => DirMount::of(dir)?.holds_mount_point(dir, name, identity(&entry).0),
+        None => Ok(false),
+    }
+}
+
+/// The mount a directory is on, found once to tell which of its entries are mount points: on
+/// another file system (another device) or, where the system tells mounts apart
+/// ([`platform::mount_id`]: Linux), on another mount of the same one (a bind mount).
+#[derive(Debug, Clone, Copy)]
+pub struct DirMount {
+    dev: u64,
+    id: Option<u64>,
+}
+
+impl DirMount {
+    /// The mount of the directory `dir` (any descriptor of it, a handle included).
+    pub fn of(dir: BorrowedFd<'_>) -> io::Result<Self> {
+        Ok(DirMount {
+            dev: identity(&fstat(dir)?).0,
+            id: platform::mount_id(dir, OsStr::new(""))?,
+        })
+    }
+
+    /// Whether the entry `name` of this directory (`dir`), whose `lstat` said it is on the
+    /// device `dev`, is a mount point. An entry gone meanwhile is not.
+    pub fn holds_mount_point(
+        &self,
+        dir: BorrowedFd<'_>,
+        name: &OsStr,
+        dev: u64,
+    ) -> io::Result<bool> {
+        if dev != self.dev {
+            return Ok(true);
+        }
+        let Some(here) = self.id else {
+            return Ok(false);
+        };
+        match platform::mount_id(dir, name) {
+            Ok(there) => Ok(there.is_some_and(|there| there != here)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 /// Reads a symlink's target (bytes as they are).
 pub fn read_link_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<OsString> {
     let target = rustix::fs::readlinkat(dir, name, Vec::new()).map_err(errno)?;

@@ -176,6 +176,30 @@ mod tests {
         assert_eq!(EntryKind::of(&fstat(&file).unwrap()), EntryKind::Special);
     }
 
+    /// A bind mount of the same file system is a mount point (told by its mount id where the
+    /// fast paths run), and so is another file system; a plain directory or file is not.
+    #[test]
+    fn mount_points_are_recognised() {
+        use crate::paths::test_mounts::Mounted;
+        let (_tmp, base) = setup();
+        std::fs::write(base.join("R/file"), "x").unwrap();
+        let root = open_dir(&base, &base.join("R"), false).unwrap();
+        let Some(_bind) = Mounted::bind(&base.join("outside"), &base.join("R/bound")) else {
+            eprintln!("skipped: mounting is not permitted here (not root)");
+            return;
+        };
+        let Some(_tmpfs) = Mounted::tmpfs(&base.join("R/other")) else {
+            eprintln!("skipped: a tmpfs cannot be mounted here");
+            return;
+        };
+        let is = |name: &str| is_mount_point(root.as_fd(), OsStr::new(name)).unwrap();
+        assert!(!is("a") && !is("file") && !is("missing"));
+        assert!(is("other"));
+        if crate::paths::platform::linux_fast_paths() {
+            assert!(is("bound"), "a bind mount, by its mount id");
+        }
+    }
+
     #[test]
     fn temp_names_fit_and_are_recognisable() {
         let long = "x".repeat(255);

@@ -156,6 +156,46 @@ fn fifo_inside_a_tree_refuses_the_whole_trash() {
     assert_bucket_clean(&env);
 }
 
+/// A tree is never trashed across a mount point (another file system; a bind mount, where
+/// mounts of one file system are told apart), inside it or at its top: nothing is archived or
+/// removed, and the error names the mount point.
+#[test]
+fn a_mount_point_refuses_the_whole_trash() {
+    use crate::paths::test_mounts::Mounted;
+    let env = Env::new();
+    let tree = env.path("tree");
+    build_tree(&tree);
+    let Some(tmpfs) = Mounted::tmpfs(&tree.join("src/other")) else {
+        eprintln!("skipped: mounting is not permitted here (not root)");
+        return;
+    };
+    fs::write(tree.join("src/other/data"), "on tmpfs").unwrap();
+    let mut cases = vec![
+        ("tree", "tree/src/other"),
+        ("tree/src/other", "tree/src/other"),
+    ];
+    let mut _bind = None;
+    if crate::paths::platform::linux_fast_paths() {
+        fs::create_dir_all(env.outside.join("mounted")).unwrap();
+        fs::write(env.outside.join("mounted/data"), "not in the tree").unwrap();
+        _bind = Mounted::bind(&env.outside.join("mounted"), &tree.join("src/bound"));
+        cases = vec![
+            ("tree", "tree/src/bound"),
+            ("tree/src/bound", "tree/src/bound"),
+        ];
+    }
+    let before = snapshot(&tree);
+    for (rel, mount) in cases {
+        match env.trash(rel) {
+            Err(TrashError::MountPoint(what)) => assert!(what.ends_with(mount), "{what}"),
+            other => panic!("expected MountPoint, got {other:?}"),
+        }
+        assert_eq!(snapshot(&tree), before);
+        assert_bucket_clean(&env);
+    }
+    drop(tmpfs);
+}
+
 fn snapshot_without_fifo(tree: &Path) -> Vec<PathBuf> {
     let mut paths = Vec::new();
     let mut stack = vec![tree.to_path_buf()];
@@ -255,7 +295,71 @@ fn refused_unlink_keeps_the_original_and_drops_the_unneeded_archive() {
 }
 
 #[test]
-fn partial_removal_keeps_the_archive_and_names_it() {
+fn a_removal_stopped_halfway_puts_back_what_it_removed() {
+    let env = Env::new();
+    let tree = env.path("tree");
+    build_tree(&tree);
+    let stuck = tree.join("src/nested/deeper");
+    let Some(guard) = Unwritable::new(&stuck) else {
+        eprintln!("skipped: cannot make a directory unwritable here");
+        return;
+    };
+    let before = snapshot(&tree);
+    let partly = match env.trash("tree") {
+        Err(TrashError::PartlyRemoved(partly)) => partly,
+        other => panic!("expected a partial removal, got {other:?}"),
+    };
+    assert!(!tree.join("README.md").exists(), "removal had started");
+    assert!(partly.stopped_at().starts_with(&stuck), "{partly:?}");
+    let archive = partly.archive_path().to_path_buf();
+    let report = env.put_back_removed(*partly);
+    let restored = snapshot(&tree);
+    drop(guard);
+    match report {
+        TrashError::Stopped { code, why } => {
+            assert_eq!(code, crate::error::ErrorCode::OsPermission);
+            assert!(why.contains("was not removed"), "{why}");
+            assert!(why.contains(stuck.to_str().unwrap()), "{why}");
+            assert!(why.contains("is as it was"), "{why}");
+        }
+        other => panic!("expected the stopped removal, got {other:?}"),
+    }
+    assert_eq!(restored, before, "the tree is whole again, times included");
+    assert!(!archive.exists(), "nothing of it is left in the trash");
+    assert_bucket_clean(&env);
+    assert!(restore_temps(&env.root).is_empty());
+}
+
+#[test]
+fn a_removed_name_of_a_file_that_kept_a_name_goes_back_as_its_link() {
+    use std::os::unix::fs::MetadataExt;
+    let env = Env::new();
+    let tree = env.path("tree");
+    write_file(&tree.join("a/x"), b"shared", 0o644);
+    write_file(&tree.join("m/stuck"), b"stays", 0o644);
+    fs::hard_link(tree.join("a/x"), tree.join("z")).unwrap();
+    let Some(guard) = Unwritable::new(&tree.join("m")) else {
+        eprintln!("skipped: cannot make a directory unwritable here");
+        return;
+    };
+    let before = snapshot(&tree);
+    let partly = match env.trash("tree") {
+        Err(TrashError::PartlyRemoved(partly)) => partly,
+        other => panic!("expected a partial removal, got {other:?}"),
+    };
+    assert!(!tree.join("a").exists() && tree.join("z").exists());
+    let report = env.put_back_removed(*partly);
+    assert!(matches!(report, TrashError::Stopped { .. }), "{report:?}");
+    assert_eq!(snapshot(&tree), before);
+    drop(guard);
+    let x = fs::metadata(tree.join("a/x")).unwrap();
+    assert_eq!(x.ino(), fs::metadata(tree.join("z")).unwrap().ino());
+    assert_eq!(x.nlink(), 2);
+    assert_bucket_clean(&env);
+}
+
+#[test]
+fn what_cannot_go_back_stays_in_the_trash_and_the_error_says_how_to_get_it() {
     let env = Env::new();
     let tree = env.path("tree");
     build_tree(&tree);
@@ -263,19 +367,28 @@ fn partial_removal_keeps_the_archive_and_names_it() {
         eprintln!("skipped: cannot make a directory unwritable here");
         return;
     };
-    let before = snapshot(&tree);
-    let result = env.trash("tree");
+    let partly = match env.trash("tree") {
+        Err(TrashError::PartlyRemoved(partly)) => partly,
+        other => panic!("expected a partial removal, got {other:?}"),
+    };
+    // Someone takes a removed name before it can go back.
+    write_file(&tree.join("README.md"), b"someone else's", 0o644);
+    let archive = partly.archive_path().to_path_buf();
+    let report = env.put_back_removed(*partly);
     drop(guard);
-    let archive = env.bucket.list().unwrap().remove(0).archive_path;
-    match result {
-        Err(TrashError::Io(e)) => assert!(e.to_string().contains(archive.to_str().unwrap()), "{e}"),
-        other => panic!("expected an I/O error, got {other:?}"),
+    match report {
+        TrashError::Stopped { why, .. } => {
+            assert!(why.contains("only partly removed"), "{why}");
+            assert!(why.contains(archive.to_str().unwrap()), "{why}");
+            assert!(why.contains("move what is left"), "{why}");
+        }
+        other => panic!("expected the stopped removal, got {other:?}"),
     }
-    assert!(!tree.join("README.md").exists(), "removal had started");
-    env.restore_to(&archive, &env.path("again")).unwrap();
-    let mut restored = snapshot(&env.path("again"));
-    let mut expected = before;
-    restored.remove(Path::new(""));
-    expected.remove(Path::new(""));
-    assert_eq!(restored, expected);
+    assert_eq!(fs::read(tree.join("README.md")).unwrap(), b"someone else's");
+    assert!(tree.join("src/main.rs").exists(), "the rest went back");
+    assert!(restore_temps(&env.root).is_empty());
+    // As the error says: move what is left aside, then restore.
+    fs::rename(&tree, env.path("left")).unwrap();
+    env.restore_to(&archive, &tree).unwrap();
+    assert_eq!(fs::read(tree.join("README.md")).unwrap(), b"# hello\n");
 }

@@ -123,6 +123,37 @@ fn gnu_tar_lists_and_extracts_archives() {
 }
 
 #[test]
+fn gnu_tar_extracts_hard_links_as_links() {
+    use std::os::unix::fs::MetadataExt;
+    let env = Env::new();
+    let tree = env.path("linked");
+    write_file(&tree.join("a/x"), b"shared", 0o644);
+    fs::create_dir(tree.join("b")).unwrap();
+    fs::hard_link(tree.join("a/x"), tree.join("b/y")).unwrap();
+    // A name longer than a tar header holds: the link target travels in the PAX record.
+    let long = "l".repeat(150);
+    fs::hard_link(tree.join("a/x"), tree.join(&long)).unwrap();
+    let archived = env.trash("linked").unwrap();
+
+    let out = env.outside.join("extracted");
+    fs::create_dir(&out).unwrap();
+    let extract = Command::new("tar")
+        .arg("-xzf")
+        .arg(&archived.archive_path)
+        .arg("-C")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(extract.status.success(), "{extract:?}");
+    assert_eq!(String::from_utf8_lossy(&extract.stderr), "");
+    let ino = |rel: &str| fs::metadata(out.join("linked").join(rel)).unwrap().ino();
+    assert_eq!(ino("b/y"), ino("a/x"));
+    assert_eq!(ino(&long), ino("a/x"));
+    assert_eq!(fs::metadata(out.join("linked/a/x")).unwrap().nlink(), 3);
+    assert_eq!(fs::read(out.join("linked/b/y")).unwrap(), b"shared");
+}
+
+#[test]
 fn gzip_sees_one_valid_stream() {
     let env = Env::new();
     write_file(&env.path("g.txt"), &b"gzip ".repeat(10_000), 0o644);

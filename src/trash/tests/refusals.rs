@@ -193,7 +193,7 @@ fn hard_links_devices_and_missing_metadata_are_corrupt() {
         RawEntry::dir("t"),
         RawEntry::link("t/h", outside_file.to_str().unwrap(), EntryType::Link),
     ]);
-    expect_corrupt(restore_planted(&env, &hard), "hard-link");
+    expect_corrupt(restore_planted(&env, &hard), "not inside the archived tree");
 
     let device = raw_archive(&[
         RawEntry::file("metadata.json", &meta),
@@ -219,6 +219,122 @@ fn hard_links_devices_and_missing_metadata_are_corrupt() {
         restore_planted(&env, b"not gzip at all"),
         "cannot be decoded",
     );
+}
+
+#[test]
+fn hard_links_may_only_name_a_file_extracted_before_them() {
+    let env = Env::new();
+    // A file the hostile archive would like to get a name for.
+    let victim = env.root.parent().unwrap().join("victim");
+    write_file(&victim, b"secret", 0o600);
+    let victim_path = victim.to_str().unwrap();
+    let meta = raw_metadata("t", "directory", &"0".repeat(64), 0, 0o755);
+    let archive = |entries: Vec<RawEntry>| {
+        let mut all = vec![RawEntry::file("metadata.json", &meta), RawEntry::dir("t")];
+        all.extend(entries);
+        raw_archive(&all)
+    };
+    let hard = |path: &str, target: &str| RawEntry::link(path, target, EntryType::Link);
+    let cases: Vec<(&str, Vec<RawEntry>, &str)> = vec![
+        (
+            "absolute",
+            vec![hard("t/h", victim_path)],
+            "not inside the archived tree",
+        ),
+        (
+            "dot-dot",
+            vec![hard("t/h", "t/../../victim")],
+            "not inside the archived tree",
+        ),
+        (
+            "another tree",
+            vec![hard("t/h", "u/x")],
+            "not inside the archived tree",
+        ),
+        (
+            "empty",
+            vec![hard("t/h", "")],
+            "not inside the archived tree",
+        ),
+        (
+            "a later entry",
+            vec![hard("t/h", "t/f"), RawEntry::file("t/f", b"x")],
+            "not a file extracted before it",
+        ),
+        (
+            "an unknown entry",
+            vec![hard("t/h", "t/nothing")],
+            "not a file extracted before it",
+        ),
+        (
+            "the root",
+            vec![hard("t/h", "t")],
+            "not a file extracted before it",
+        ),
+        (
+            "a directory",
+            vec![RawEntry::dir("t/d"), hard("t/h", "t/d")],
+            "not a file extracted before it",
+        ),
+        (
+            "a symlink",
+            vec![
+                RawEntry::link("t/s", victim_path, EntryType::Symlink),
+                hard("t/h", "t/s"),
+            ],
+            "not a file extracted before it",
+        ),
+        (
+            "another hard link",
+            vec![
+                RawEntry::file("t/f", b"x"),
+                hard("t/g", "t/f"),
+                hard("t/h", "t/g"),
+            ],
+            "not a file extracted before it",
+        ),
+        (
+            "a name taken",
+            vec![
+                RawEntry::file("t/f", b"x"),
+                RawEntry::file("t/g", b"y"),
+                hard("t/g", "t/f"),
+            ],
+            "appears twice",
+        ),
+    ];
+    for (what, entries, needle) in cases {
+        let result = restore_planted(&env, &archive(entries));
+        match result {
+            Err(TrashError::Corrupt(why)) => assert!(why.contains(needle), "{what}: {why}"),
+            other => panic!("{what}: expected Corrupt({needle}), got {other:?}"),
+        }
+        fs::remove_file(env.bucket.dir().join(NAME)).unwrap();
+    }
+    let victim_meta = fs::metadata(&victim).unwrap();
+    assert_eq!(std::os::unix::fs::MetadataExt::nlink(&victim_meta), 1);
+    assert_eq!(fs::read(&victim).unwrap(), b"secret");
+
+    let root_link = raw_archive(&[
+        RawEntry::file(
+            "metadata.json",
+            &raw_metadata("t", "file", &sha_hex(b""), 0, 0o644),
+        ),
+        RawEntry::link("t", victim_path, EntryType::Link),
+    ]);
+    expect_corrupt(
+        restore_planted(&env, &root_link),
+        "not inside the archived tree",
+    );
+    fs::remove_file(env.bucket.dir().join(NAME)).unwrap();
+    let root_link = raw_archive(&[
+        RawEntry::file(
+            "metadata.json",
+            &raw_metadata("t", "file", &sha_hex(b""), 0, 0o644),
+        ),
+        RawEntry::link("t", "t", EntryType::Link),
+    ]);
+    expect_corrupt(restore_planted(&env, &root_link), "itself is a hard link");
 }
 
 #[test]

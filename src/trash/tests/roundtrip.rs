@@ -1,7 +1,7 @@
 //! Trash → restore gives back exactly what was there.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 use super::support::*;
 use crate::trash::{Kind, TrashError};
@@ -157,19 +157,95 @@ fn trashing_a_missing_entry_is_not_found() {
     assert!(env.bucket_names().iter().all(|n| !n.ends_with(".tar.gz")));
 }
 
-#[test]
-fn hard_linked_names_in_a_tree_are_trashed_and_restored_as_files() {
-    let env = Env::new();
+/// A tree whose `a/x`, `b/y` and `z` are one file, which also has a name outside the tree.
+fn build_linked_tree(env: &Env) -> std::path::PathBuf {
     let tree = env.path("linked");
-    write_file(&tree.join("a/x"), b"shared", 0o644);
+    write_file(&tree.join("a/x"), b"shared", 0o640);
+    write_file(&tree.join("solo"), b"solo", 0o644);
     fs::create_dir(tree.join("b")).unwrap();
     fs::hard_link(tree.join("a/x"), tree.join("b/y")).unwrap();
+    fs::hard_link(tree.join("a/x"), tree.join("z")).unwrap();
+    fs::hard_link(tree.join("a/x"), env.outside.join("also-x")).unwrap();
+    for (i, dir) in ["a", "b", ""].iter().enumerate() {
+        set_mtime(&tree.join(dir), 1_600_000_000 + i as i64, 7);
+    }
+    tree
+}
+
+/// (device, inode, link count) of `path`.
+fn inode(path: &std::path::Path) -> (u64, u64, u64) {
+    let meta = fs::symlink_metadata(path).unwrap();
+    (meta.dev(), meta.ino(), meta.nlink())
+}
+
+#[test]
+fn hard_links_inside_a_tree_come_back_as_links_of_one_file() {
+    let env = Env::new();
+    let tree = build_linked_tree(&env);
+    let before = snapshot(&tree);
+    let outside = env.outside.join("also-x");
+    assert_eq!(inode(&outside).2, 4);
+
     let archived = env.trash("linked").unwrap();
     assert!(!tree.exists());
-    assert_eq!(archived.metadata.file_count, Some(2));
+    // The name outside the tree is not part of it: it stays, now the file's only name.
+    assert_eq!(fs::read(&outside).unwrap(), b"shared");
+    assert_eq!(inode(&outside).2, 1);
+    // Every name counts as a file; the bytes count once.
+    assert_eq!(archived.metadata.file_count, Some(4));
+    assert_eq!(archived.metadata.size, 6 + 4);
+
+    let entries = archive_entries(&archived.archive_path);
+    let shape: Vec<(&str, tar::EntryType, &str)> = entries
+        .iter()
+        .map(|(path, kind, link)| (path.as_str(), *kind, link.as_str()))
+        .collect();
+    use tar::EntryType::{Directory, Link, Regular};
+    assert_eq!(
+        shape,
+        [
+            ("metadata.json", Regular, ""),
+            ("linked", Directory, ""),
+            ("linked/a", Directory, ""),
+            ("linked/a/x", Regular, ""),
+            ("linked/b", Directory, ""),
+            ("linked/b/y", Link, "linked/a/x"),
+            ("linked/solo", Regular, ""),
+            ("linked/z", Link, "linked/a/x"),
+        ]
+    );
+
     env.restore_to(&archived.archive_path, &tree).unwrap();
-    assert_eq!(fs::read(tree.join("a/x")).unwrap(), b"shared");
-    assert_eq!(fs::read(tree.join("b/y")).unwrap(), b"shared");
+    assert_eq!(snapshot(&tree), before);
+    let x = inode(&tree.join("a/x"));
+    assert_eq!(x.2, 3, "the three names inside the tree are one file again");
+    assert_eq!(inode(&tree.join("b/y")), x);
+    assert_eq!(inode(&tree.join("z")), x);
+    assert_eq!(inode(&tree.join("solo")).2, 1);
+    let (dev, ino, links) = inode(&outside);
+    assert_ne!(
+        (dev, ino),
+        (x.0, x.1),
+        "the outside name stays a file of its own"
+    );
+    assert_eq!(links, 1);
+}
+
+#[test]
+fn trees_archived_with_hard_links_as_copies_still_restore() {
+    // Written before hard links were kept: `linked/a/x`, `linked/b/y` and `linked/z` were one
+    // file, archived as three regular entries (fileCount 3, size 18).
+    let env = Env::new();
+    let bytes = include_bytes!("fixtures/hard-links-as-copies.tar.gz");
+    let name = "20261124T032023786Z-session--run_ABCD-000000000000-linked.tar.gz";
+    let archive = plant_archive(&env, name, bytes);
+    let tree = env.path("linked");
+    let metadata = env.restore_to(&archive, &tree).unwrap();
+    assert_eq!((metadata.file_count, metadata.size), (Some(3), 18));
+    for name in ["a/x", "b/y", "z"] {
+        assert_eq!(fs::read(tree.join(name)).unwrap(), b"shared");
+        assert_eq!(inode(&tree.join(name)).2, 1, "{name} comes back as a copy");
+    }
 }
 
 #[test]

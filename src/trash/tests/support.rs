@@ -142,6 +142,15 @@ impl Env {
         )
     }
 
+    /// Put back what a trash that stopped halfway removed; the error it reports. The parent is
+    /// a path handle (`O_PATH`), as the tools hold it.
+    pub fn put_back_removed(&self, partly: crate::trash::PartlyRemoved) -> TrashError {
+        let holder = partly.original().parent().unwrap();
+        let parent = crate::paths::fsops::open_dir(Path::new("/"), holder, false).unwrap();
+        let temp = crate::trash::restore_temp_name();
+        self.bucket.put_back_removed(partly, parent.as_fd(), &temp)
+    }
+
     /// Names in the bucket (sorted), or none if it does not exist.
     pub fn bucket_names(&self) -> Vec<String> {
         names_in(self.bucket.dir())
@@ -374,6 +383,24 @@ pub fn plant_archive(env: &Env, name: &str, bytes: &[u8]) -> PathBuf {
     let path = env.bucket.dir().join(name);
     fs::write(&path, bytes).unwrap();
     path
+}
+
+/// (path, type, link name) of every entry of an archive, in order.
+pub fn archive_entries(archive: &Path) -> Vec<(String, EntryType, String)> {
+    let file = File::open(archive).unwrap();
+    let mut archive = tar::Archive::new(flate2::read::MultiGzDecoder::new(file));
+    let entries = archive.entries().unwrap();
+    entries
+        .map(|entry| {
+            let entry = entry.unwrap();
+            let path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+            let link = entry
+                .link_name_bytes()
+                .map(|l| String::from_utf8_lossy(&l).into_owned())
+                .unwrap_or_default();
+            (path, entry.header().entry_type(), link)
+        })
+        .collect()
 }
 
 /// Let the filesystem clock tick past anything created so far (ctime granularity).
