@@ -7,10 +7,13 @@ export { Workspace } from './workspace.js'
 export { ERROR_CODES } from './types.js'
 export type {
   CallContext,
+  ChangeSummary,
   ConfirmHandler,
   ConfirmRequest,
   CwdInfo,
+  DenialCode,
   ErrorCode,
+  FilesSummary,
   JsonSchema,
   Limits,
   Permissions,
@@ -18,10 +21,12 @@ export type {
   ToolDefinition,
   ToolInputSchema,
   ToolName,
+  ToolProgress,
   ToolResult,
   TrashClearOptions,
   TrashClearResult,
   TrashEntry,
   TrashOptions,
+  TreeSummary,
   WorkspaceOptions,
 } from './types.js'

@@ -21,7 +21,8 @@ export interface NativeWorkspaceContract {
    * Runs one call; resolves to the JSON of a `ToolResult` and never rejects for tool failures.
    * `confirm` must never reject; Rust applies `confirmTimeoutMs`. `answering`: the ids of the
    * calls whose confirm handlers made this call, outermost first (a change of a path such a call
-   * holds is refused rather than left waiting for its own answer).
+   * holds is refused rather than left waiting for its own answer). `progress` is called with the
+   * JSON of a `ToolProgress` update, queued from native threads (never awaited).
    */
   call(
     callId: number,
@@ -30,6 +31,7 @@ export interface NativeWorkspaceContract {
     permissionsJson: string | null,
     confirm: ((requestJson: string) => Promise<boolean>) | null,
     answering: number[] | null,
+    progress: ((updateJson: string) => void) | null,
   ): Promise<string>
   /** Marks call `callId` aborted; safe before, during or after the call. */
   abort(callId: number): void

@@ -208,14 +208,26 @@ export const ERROR_CODES: readonly ErrorCode[] = Object.freeze([
   'IO_ERROR',
 ] as const)
 
+/**
+ * Why a call was denied (`ToolResult.code` when `status` is `denied`); nothing changed in any case.
+ * - `USER_DENIED`: the user was asked and said no (or the confirm handler threw, which counts as no).
+ * - `CONFIRM_TIMEOUT`: the user was asked and did not answer within `confirmTimeoutMs`.
+ * - `NO_CONFIRM_HANDLER`: the call needed an approval and nobody could be asked (no confirm handler,
+ *   an MCP client without elicitation); the host must grant the permission or give a handler.
+ */
+export type DenialCode = 'USER_DENIED' | 'CONFIRM_TIMEOUT' | 'NO_CONFIRM_HANDLER'
+
 /** Outcome of a tool call. `ws.call` resolves to one for every tool-level failure instead of rejecting. */
 export interface ToolResult {
   /** `ok`: done; `denied`: the user (or the missing handler) said no, nothing changed; `error`: see `code`. */
   status: 'ok' | 'denied' | 'error'
   /** Text for the model. For write/edit/append it contains the unified diff of the change. */
   output: string
-  /** Set when `status` is `error`. */
-  code?: ErrorCode
+  /**
+   * Set when `status` is `error` (an {@link ErrorCode}) and when it is `denied` (a
+   * {@link DenialCode}: who said no, or that nobody could be asked).
+   */
+  code?: ErrorCode | DenialCode
   /** The unified diff alone (write/edit/append), for a UI. */
   diff?: string
   /**
@@ -242,6 +254,53 @@ export interface ConfirmRequest {
   recursive?: boolean
   /** Set for a permanent (not trashed) removal. */
   permanent?: boolean
+  /**
+   * The blast radius, counted before asking: the tree a recursive `remove_dir` (or a `move_file` /
+   * `restore_file` that replaces a directory) removes, or the files and lines an `apply_patch`
+   * changes. The same facts are in `detail` in words.
+   */
+  summary?: ChangeSummary
+  /**
+   * Fires when the prompt is withdrawn: the call was aborted, or it ended (e.g. `confirmTimeoutMs`
+   * passed) while the prompt was open. A UI closes the prompt then; its answer no longer matters.
+   */
+  signal?: AbortSignal
+}
+
+/** {@link ConfirmRequest.summary}: a directory tree, or a change over many files. */
+export type ChangeSummary = TreeSummary | FilesSummary
+
+/**
+ * What a directory tree holds (the directory itself not counted). Counting is bounded in time and
+ * entries: on a huge tree it stops, `complete` is `false` and every number is a floor ("at least").
+ */
+export interface TreeSummary {
+  kind: 'tree'
+  /** The directory's absolute path (shown form). */
+  path: string
+  /** Regular files (and any FIFO or device) beneath it. */
+  files: number
+  /** Directories beneath it. */
+  dirs: number
+  /** Symbolic links beneath it (counted, never followed). */
+  links: number
+  /** The regular files' sizes, summed. */
+  bytes: number
+  /** Everything was counted. */
+  complete: boolean
+  /** The largest files (up to 3), biggest first, by absolute path. */
+  largest: { path: string; bytes: number }[]
+}
+
+/** What a patch does, file by file and line by line. */
+export interface FilesSummary {
+  kind: 'files'
+  added: number
+  updated: number
+  deleted: number
+  moved: number
+  linesAdded: number
+  linesRemoved: number
 }
 
 /**
@@ -249,6 +308,19 @@ export interface ConfirmRequest {
  * throw, a rejection, any other value or a timeout counts as "no".
  */
 export type ConfirmHandler = (request: ConfirmRequest) => boolean | Promise<boolean>
+
+/**
+ * How far a long operation of a call is: a recursive trash or restore (in bytes of content, or in
+ * entries for a tree without content), a search over a tree or a patch over many files (in files).
+ */
+export interface ToolProgress {
+  /** Units done so far; never decreases within one call. */
+  done: number
+  /** Units in all, when known before the work starts (a tree counted before asking, a patch's files). */
+  total?: number
+  /** What `done` and `total` count. */
+  unit: 'files' | 'bytes' | 'entries'
+}
 
 /** Per-call overrides for {@link Workspace.call}. */
 export interface CallContext {
@@ -258,6 +330,12 @@ export interface CallContext {
   permissions?: Permissions
   /** Aborting before the change is committed gives `ABORTED` with nothing changed. */
   signal?: AbortSignal
+  /**
+   * Told how far the call's long operations are: once when one starts (`done: 0`), then at most
+   * 10 times a second while it runs; never after the call has resolved. It runs on the JS thread
+   * but the work never waits for it; what it throws is ignored.
+   */
+  onProgress?: (progress: ToolProgress) => void
 }
 
 /** The workspace's working directory (top of its cwd stack). */

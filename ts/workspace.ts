@@ -4,7 +4,7 @@
  * turns every tool-level failure into a {@link ToolResult}.
  */
 import { isAbortSignal, onAbort } from './internal/abort.js'
-import { answering, toNativeConfirm } from './internal/confirm.js'
+import { answering, OpenPrompts, toNativeConfirm } from './internal/confirm.js'
 import { callIdSequence } from './internal/ids.js'
 import { JsonValueError, toJson } from './internal/json.js'
 import { NativeWorkspace, type NativeWorkspaceContract } from './native.js'
@@ -13,6 +13,7 @@ import type {
   ConfirmHandler,
   CwdInfo,
   ToolDefinition,
+  ToolProgress,
   ToolResult,
   TrashClearOptions,
   TrashClearResult,
@@ -38,6 +39,27 @@ function invalidArguments(tool: string, error: JsonValueError): ToolResult {
     output:
       `Invalid arguments for ${tool}: ${error.message}. ` +
       'Pass only plain JSON values (strings, numbers, booleans, null, arrays and objects).',
+  }
+}
+
+/**
+ * The native progress callback for a host's `onProgress`: parses each update, ignores what the
+ * handler throws, and drops updates still queued once the call has resolved (`close`).
+ */
+function progressCallback(onProgress: (progress: ToolProgress) => void): { native: (json: string) => void; close: () => void } {
+  let open = true
+  return {
+    native: (json) => {
+      if (!open) return
+      try {
+        onProgress(JSON.parse(json) as ToolProgress)
+      } catch {
+        // A host's display failing is no reason to fail (or crash) the call.
+      }
+    },
+    close: () => {
+      open = false
+    },
   }
 }
 
@@ -100,11 +122,12 @@ export class Workspace {
    * Runs one tool call. Resolves to a {@link ToolResult} for every tool-level failure (bad
    * arguments, missing files, denials, aborts, OS errors); rejects with a `TypeError` naming the
    * mistake only for host bugs: a non-function `ctx.confirm`, a `ctx.signal` that is not an
-   * AbortSignal, a `ctx.permissions` key that is not a permission or a value that is not a boolean.
+   * AbortSignal, a non-function `ctx.onProgress`, a `ctx.permissions` key that is not a permission or
+   * a value that is not a boolean.
    *
    * @param name - the tool's name as the model called it.
    * @param args - the model's arguments; `undefined` means `{}`.
-   * @param ctx - per-call confirm handler, permissions and abort signal.
+   * @param ctx - per-call confirm handler, permissions, abort signal and progress callback.
    */
   async call(name: string, args: unknown, ctx?: CallContext): Promise<ToolResult> {
     if (typeof name !== 'string') {
@@ -140,19 +163,31 @@ export class Workspace {
 
     const signal = ctx?.signal
     if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError('ctx.signal: must be an AbortSignal')
+    const onProgress = ctx?.onProgress
+    if (onProgress !== undefined && typeof onProgress !== 'function') throw new TypeError('ctx.onProgress: must be a function')
 
     const id = nextCallId()
     // Set when this call is made from a confirm handler (of this or another workspace).
     const outer = answering.getStore() ?? []
-    const withdraw = signal === undefined ? undefined : onAbort(signal, () => this.#native.abort(id))
+    // Prompts still open when the call is aborted or over are withdrawn (their request's signal).
+    const prompts = new OpenPrompts()
+    const withdraw =
+      signal === undefined
+        ? undefined
+        : onAbort(signal, () => {
+            this.#native.abort(id)
+            prompts.withdraw()
+          })
+    const progress = onProgress === undefined ? undefined : progressCallback(onProgress)
     try {
       const resultJson = await this.#native.call(
         id,
         name,
         argsJson,
         permissionsJson,
-        confirm === undefined ? null : toNativeConfirm(confirm, [...outer, id]),
+        confirm === undefined ? null : toNativeConfirm(confirm, [...outer, id], prompts),
         outer.length > 0 ? [...outer] : null,
+        progress?.native ?? null,
       )
       return JSON.parse(resultJson) as ToolResult
     } catch (error) {
@@ -162,6 +197,8 @@ export class Workspace {
       throw error
     } finally {
       withdraw?.()
+      prompts.withdraw()
+      progress?.close()
     }
   }
 
