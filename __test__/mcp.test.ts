@@ -306,7 +306,7 @@ describe('confirmations', () => {
     const { call, root } = await connect({ elicit: () => answer })
     const result = await call('write_file', { path: 'a.txt', content: 'hello\n' })
     expect(result.isError).toBe(true)
-    expect(result.structuredContent).toEqual({ status: 'denied', output: text(result) })
+    expect(result.structuredContent).toEqual({ status: 'denied', code: 'USER_DENIED', output: text(result) })
     expect(text(result)).toBe('The user denied this write.')
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
   })
@@ -315,10 +315,16 @@ describe('confirmations', () => {
     const { call, root } = await connect()
     const result = await call('write_file', { path: 'a.txt', content: 'hello\n' })
     expect(result.isError).toBe(true)
-    expect(result.structuredContent).toEqual({ status: 'denied', output: text(result) })
-    expect(text(result)).toMatch(/^The user denied this write\. No confirmation handler is available/)
-    expect(text(result)).toContain('This MCP client does not support confirmations (elicitation)')
-    expect(text(result)).toContain('--permissions')
+    expect(result.structuredContent).toEqual({ status: 'denied', code: 'NO_CONFIRM_HANDLER', output: text(result), data: { grant: ['cwdWriteFile'] } })
+    expect(text(result)).toBe(
+      'Nobody was asked to approve this write: this MCP client does not support confirmations (elicitation), so agent-fs-tools cannot ask the user; nothing was changed. The user can grant cwdWriteFile in the --permissions file of the agent-fs-tools MCP server to allow it without asking.',
+    )
+    // An action that always asks cannot be granted: the model is told so.
+    mkdirSync(join(root, 'tree/sub'), { recursive: true })
+    const recursive = await call('remove_dir', { path: 'tree', recursive: true })
+    expect(recursive.structuredContent).toMatchObject({ status: 'denied', code: 'NO_CONFIRM_HANDLER', data: { grant: [] } })
+    expect(text(recursive)).toContain('It always needs a confirmation (a recursive removal, the replacement of a whole directory, anything that keeps no copy in the trash)')
+    expect(text(recursive)).not.toMatch(/For the host|irreversible/)
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
     // Reads inside the root need no confirmation.
     expect((await call('list_directory')).isError).toBeFalsy()
@@ -344,7 +350,7 @@ describe('confirmations', () => {
     expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('x\ny\n')
     expect(prompts).toEqual([])
     const refused = await call('delete_file', { path: 'a.txt' })
-    expect(refused.structuredContent).toEqual({ status: 'denied', output: text(refused) })
+    expect(refused.structuredContent).toEqual({ status: 'denied', code: 'USER_DENIED', output: text(refused) })
     expect(prompts).toHaveLength(1)
   })
 })
@@ -478,8 +484,7 @@ describe('confirmation texts', () => {
     expect(message).toContain('No copy is kept in the trash: this cannot be undone.')
   })
 
-  it('the note for clients without elicitation does not call trashed removals irreversible', () => {
-    expect(NO_ELICITATION_NOTE).not.toMatch(/irreversible/)
-    expect(NO_ELICITATION_NOTE).toContain('keeps no copy in the trash')
+  it('the note for clients without elicitation says the client cannot ask', () => {
+    expect(NO_ELICITATION_NOTE).toContain('does not support confirmations (elicitation)')
   })
 })
