@@ -240,3 +240,27 @@ describe('denied is not "the user denied"', () => {
     })
   })
 })
+
+describe('ws.check: the permission decision without running the call', () => {
+  it('allow, ask with the request the handler would get, or fail; nothing changes', async () => {
+    const { ws, root, dataDir } = tempWorkspace({ permissions: { cwdWriteFile: true } })
+    buildTree(join(root, 'build'))
+    expect(await ws.check('write_file', { path: 'a.txt', content: 'x' })).toEqual({ decision: 'allow' })
+    expect(existsSync(join(root, 'a.txt'))).toBe(false)
+    expect(await ws.check('cwd_get', {})).toEqual({ decision: 'allow' })
+    const removal = await ws.check('remove_dir', { path: 'build', recursive: true })
+    expect(removal).toMatchObject({
+      decision: 'ask',
+      request: { tool: 'remove_dir', label: 'Remove directory recursively?', recursive: true, summary: { kind: 'tree', files: 3, bytes: 2031 } },
+    })
+    expect(existsSync(join(root, 'build/sub/big.bin'))).toBe(true)
+    const asked = await ws.check('write_file', { path: 'a.txt', content: 'x' }, { permissions: { cwdWriteFile: false } })
+    expect(asked).toMatchObject({ decision: 'ask', request: { label: 'Write file?', diff: expect.stringContaining('+x') } })
+    expect(await ws.check('read_file', { path: 'missing.txt' })).toMatchObject({ decision: 'fail', result: { status: 'error', code: 'NOT_FOUND' } })
+    expect(await ws.check('write_file', { path: 1 })).toMatchObject({ decision: 'fail', result: { code: 'INVALID_ARGUMENTS' } })
+    expect(await ws.check('no_such_tool', {})).toMatchObject({ decision: 'fail', result: { code: 'UNKNOWN_TOOL' } })
+    // Nothing was audited either.
+    expect(existsSync(join(dataDir, 'audit'))).toBe(false)
+    expect(existsSync(join(root, 'a.txt'))).toBe(false)
+  })
+})

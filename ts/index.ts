@@ -6,8 +6,10 @@
 export { Workspace } from './workspace.js'
 export { ERROR_CODES } from './types.js'
 export type {
+  CallCheck,
   CallContext,
   ChangeSummary,
+  CheckContext,
   ConfirmHandler,
   ConfirmRequest,
   CwdInfo,

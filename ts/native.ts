@@ -33,6 +33,11 @@ export interface NativeWorkspaceContract {
     answering: number[] | null,
     progress: ((updateJson: string) => void) | null,
   ): Promise<string>
+  /**
+   * What call `callId` would do about asking, without doing it: the JSON of a `CallCheck`. Never
+   * rejects for tool failures (a call that would fail is `{ decision: "fail", result }`).
+   */
+  check(callId: number, name: string, argsJson: string, permissionsJson: string | null): Promise<string>
   /** Marks call `callId` aborted; safe before, during or after the call. */
   abort(callId: number): void
   /** One-line header of a call. */

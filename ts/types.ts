@@ -338,6 +338,25 @@ export interface CallContext {
   onProgress?: (progress: ToolProgress) => void
 }
 
+/**
+ * What a call would do about asking the user ({@link Workspace.check}), learnt without running it:
+ * `allow` (the permissions grant it, or it never asks), `ask` with the request its confirm handler
+ * would get (without `signal`), or `fail` with the result it would end with before asking (bad
+ * arguments, a missing file, a dangerous path, a read-only workspace).
+ */
+export type CallCheck =
+  | { decision: 'allow' }
+  | { decision: 'ask'; request: Omit<ConfirmRequest, 'signal'> }
+  | { decision: 'fail'; result: ToolResult }
+
+/** Per-call options of {@link Workspace.check}. */
+export interface CheckContext {
+  /** Permissions for this call, merged over the workspace's. */
+  permissions?: Permissions
+  /** Stops a long check (counting a huge tree): the result is then `fail` with `ABORTED`. */
+  signal?: AbortSignal
+}
+
 /** The workspace's working directory (top of its cwd stack). */
 export interface CwdInfo {
   /** Absolute current directory. */

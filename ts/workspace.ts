@@ -9,7 +9,9 @@ import { callIdSequence } from './internal/ids.js'
 import { JsonValueError, toJson } from './internal/json.js'
 import { NativeWorkspace, type NativeWorkspaceContract } from './native.js'
 import type {
+  CallCheck,
   CallContext,
+  CheckContext,
   ConfirmHandler,
   CwdInfo,
   ToolDefinition,
@@ -39,6 +41,18 @@ function invalidArguments(tool: string, error: JsonValueError): ToolResult {
     output:
       `Invalid arguments for ${tool}: ${error.message}. ` +
       'Pass only plain JSON values (strings, numbers, booleans, null, arrays and objects).',
+  }
+}
+
+/** `ctx.permissions` as JSON for the core; a TypeError for a host's mistake. */
+function permissionsJsonOf(permissions: unknown): string | null {
+  if (permissions === undefined) return null
+  if (!isPlainObjectLike(permissions)) throw new TypeError('ctx.permissions: must be an object')
+  try {
+    return toJson(permissions)
+  } catch (error) {
+    if (error instanceof JsonValueError) throw new TypeError(`ctx.permissions.${error.message}`)
+    throw error
   }
 }
 
@@ -138,16 +152,7 @@ export class Workspace {
     if (confirm !== undefined && typeof confirm !== 'function') {
       throw new TypeError('ctx.confirm: must be a function')
     }
-    let permissionsJson: string | null = null
-    if (ctx?.permissions !== undefined) {
-      if (!isPlainObjectLike(ctx.permissions)) throw new TypeError('ctx.permissions: must be an object')
-      try {
-        permissionsJson = toJson(ctx.permissions)
-      } catch (error) {
-        if (error instanceof JsonValueError) throw new TypeError(`ctx.permissions.${error.message}`)
-        throw error
-      }
-    }
+    const permissionsJson = permissionsJsonOf(ctx?.permissions)
 
     let argsJson: string
     try {
@@ -199,6 +204,47 @@ export class Workspace {
       withdraw?.()
       prompts.withdraw()
       progress?.close()
+    }
+  }
+
+  /**
+   * What the call would do about asking the user, without running it: nothing is changed, asked,
+   * audited or recorded. It runs the call's planning up to its permission decision (so the request
+   * is exactly what `confirm` would get: the diff, the counted tree), then stops. For a host that
+   * approves elsewhere (a web chat's approval UI, the AI SDK's `needsApproval`); the call itself
+   * still decides again when it runs.
+   *
+   * @param name - the tool's name as the model called it.
+   * @param args - the model's arguments; `undefined` means `{}`.
+   * @param ctx - per-call permissions and abort signal.
+   */
+  async check(name: string, args: unknown, ctx?: CheckContext): Promise<CallCheck> {
+    if (typeof name !== 'string') {
+      return { decision: 'fail', result: { status: 'error', code: 'UNKNOWN_TOOL', output: 'The tool name must be a string.' } }
+    }
+    if (ctx !== undefined && !isPlainObjectLike(ctx)) throw new TypeError('ctx: must be an object')
+    const permissionsJson = permissionsJsonOf(ctx?.permissions)
+    let argsJson: string
+    try {
+      argsJson = args === undefined ? '{}' : toJson(args)
+    } catch (error) {
+      if (error instanceof JsonValueError) return { decision: 'fail', result: invalidArguments(name, error) }
+      if (error instanceof RangeError) {
+        return { decision: 'fail', result: invalidArguments(name, new JsonValueError('', 'they are nested too deeply to be tool arguments')) }
+      }
+      throw error
+    }
+    const signal = ctx?.signal
+    if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError('ctx.signal: must be an AbortSignal')
+    const id = nextCallId()
+    const withdraw = signal === undefined ? undefined : onAbort(signal, () => this.#native.abort(id))
+    try {
+      return JSON.parse(await this.#native.check(id, name, argsJson, permissionsJson)) as CallCheck
+    } catch (error) {
+      if (isInvalidArg(error)) throw new TypeError(error.message, { cause: error })
+      throw error
+    } finally {
+      withdraw?.()
     }
   }
 
