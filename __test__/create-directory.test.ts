@@ -58,7 +58,7 @@ describe('create_directory', () => {
     [{ path: 'x', recursive: true }, 'recursive'],
   ])('%j is INVALID_ARGUMENTS naming %s', async (args, field) => {
     const { ws, root } = tempWorkspace(writable)
-    const result = await ws.call('create_directory', args)
+    const result = await ws.call('create_directory' as string, args)
     expect(result).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
     expect(result.output).toContain(field)
     expect(names(root)).toEqual([])

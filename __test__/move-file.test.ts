@@ -233,10 +233,10 @@ describe('move_file errors', () => {
 
   it('bad arguments: INVALID_ARGUMENTS naming the field', async () => {
     const { ws } = tempWorkspace({ permissions: ALL })
-    const missing = await ws.call('move_file', { source: 'a' })
+    const missing = await ws.call('move_file' as string, { source: 'a' })
     expect(missing.code).toBe('INVALID_ARGUMENTS')
     expect(missing.output).toContain('destination')
-    const wrong = await ws.call('move_file', { source: 'a', destination: 'b', overwrite: 'yes' })
+    const wrong = await ws.call('move_file' as string, { source: 'a', destination: 'b', overwrite: 'yes' })
     expect(wrong.code).toBe('INVALID_ARGUMENTS')
     expect(wrong.output).toContain('overwrite')
   })

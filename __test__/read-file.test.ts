@@ -282,7 +282,7 @@ describe('read_file errors', () => {
   ])('%j is INVALID_ARGUMENTS naming %s', async (args, field) => {
     const { ws, root } = tempWorkspace()
     writeTree(root, { 'a.txt': lines(10) })
-    const result = await ws.call('read_file', args)
+    const result = await ws.call('read_file' as string, args)
     expect(result).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
     expect(result.output).toContain(field)
   })
@@ -290,7 +290,7 @@ describe('read_file errors', () => {
   it('non-object arguments are INVALID_ARGUMENTS', async () => {
     const { ws } = tempWorkspace()
     for (const args of [null, [], 'a.txt', 3]) {
-      const result = await ws.call('read_file', args)
+      const result = await ws.call('read_file' as string, args)
       expect(result).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
     }
   })

@@ -99,8 +99,8 @@ describe('remove_dir non-recursive', () => {
 
   it('bad arguments: INVALID_ARGUMENTS naming the field', async () => {
     const { ws } = tempWorkspace({ permissions: ALL })
-    expect((await ws.call('remove_dir', {})).code).toBe('INVALID_ARGUMENTS')
-    const r = await ws.call('remove_dir', { path: 'x', recursive: 1 })
+    expect((await ws.call('remove_dir' as string, {})).code).toBe('INVALID_ARGUMENTS')
+    const r = await ws.call('remove_dir' as string, { path: 'x', recursive: 1 })
     expect(r.code).toBe('INVALID_ARGUMENTS')
     expect(r.output).toContain('recursive')
   })

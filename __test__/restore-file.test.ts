@@ -323,10 +323,10 @@ describe('restore_file refusals', () => {
 
   it('bad arguments: INVALID_ARGUMENTS naming the field', async () => {
     const { ws } = tempWorkspace(restorable)
-    const missing = await ws.call('restore_file', {})
+    const missing = await ws.call('restore_file' as string, {})
     expect(missing.code).toBe('INVALID_ARGUMENTS')
     expect(missing.output).toContain('trashedPath')
-    const wrong = await ws.call('restore_file', { trashedPath: 'x.tar.gz', overwrite: 1 })
+    const wrong = await ws.call('restore_file' as string, { trashedPath: 'x.tar.gz', overwrite: 1 })
     expect(wrong.code).toBe('INVALID_ARGUMENTS')
     expect(wrong.output).toContain('overwrite')
   })

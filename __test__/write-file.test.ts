@@ -224,7 +224,7 @@ describe('write_file errors', () => {
     [{ path: 'a.txt', content: 'x', mode: 0o644 }, 'mode'],
   ])('%j is INVALID_ARGUMENTS naming %s, nothing written', async (args, field) => {
     const { ws, root } = tempWorkspace(writable)
-    const result = await ws.call('write_file', args)
+    const result = await ws.call('write_file' as string, args)
     expect(result).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
     expect(result.output).toContain(field)
     expect(names(root)).toEqual([])

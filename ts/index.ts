@@ -6,7 +6,9 @@
 export { Workspace } from './workspace.js'
 export { ERROR_CODES } from './types.js'
 export type {
+  CallArgs,
   CallCheck,
+  ChangedFile,
   CallContext,
   ChangeSummary,
   CheckContext,
@@ -14,12 +16,16 @@ export type {
   ConfirmRequest,
   CwdInfo,
   DenialCode,
+  EditFileEdit,
   ErrorCode,
   FilesSummary,
   JsonSchema,
   Limits,
+  NoArgs,
   Permissions,
+  ToolArgs,
   ToolConfig,
+  ToolData,
   ToolDefinition,
   ToolInputSchema,
   ToolName,

@@ -10,6 +10,7 @@ export type ToolName =
   | 'write_file'
   | 'append_file'
   | 'edit_file'
+  | 'apply_patch'
   | 'list_directory'
   | 'create_directory'
   | 'delete_file'
@@ -217,8 +218,11 @@ export const ERROR_CODES: readonly ErrorCode[] = Object.freeze([
  */
 export type DenialCode = 'USER_DENIED' | 'CONFIRM_TIMEOUT' | 'NO_CONFIRM_HANDLER'
 
-/** Outcome of a tool call. `ws.call` resolves to one for every tool-level failure instead of rejecting. */
-export interface ToolResult {
+/**
+ * Outcome of a tool call. `ws.call` resolves to one for every tool-level failure instead of rejecting.
+ * `Data` is the shape of `data` ({@link ToolData} for a tool called by its canonical name).
+ */
+export interface ToolResult<Data = Record<string, unknown>> {
   /** `ok`: done; `denied`: the user (or the missing handler) said no, nothing changed; `error`: see `code`. */
   status: 'ok' | 'denied' | 'error'
   /** Text for the model. For write/edit/append it contains the unified diff of the change. */
@@ -235,7 +239,7 @@ export interface ToolResult {
    * shown form (control characters, bidi controls and bytes that are not UTF-8 escaped; README,
    * Security model): pass them back to the tools as they are.
    */
-  data?: Record<string, unknown>
+  data?: Data
 }
 
 /** What a confirm handler is asked (SPEC §4). */
@@ -408,3 +412,93 @@ export interface TrashClearResult {
   /** Bytes freed. */
   bytesFreed: number
 }
+
+/** An edit of `edit_file`. */
+export interface EditFileEdit {
+  /** The exact text to replace (not empty). */
+  oldString: string
+  /** Its replacement, taken literally. */
+  newString: string
+  /** Replace every occurrence instead of exactly one. */
+  replaceAll?: boolean
+}
+
+/** The arguments of a tool without any. */
+export type NoArgs = { [key: string]: never }
+
+/**
+ * The arguments of each tool, by canonical name (SPEC §5), for {@link Workspace.call}. They match
+ * the tools' JSON Schemas; the schemas stay the check at run time.
+ */
+export interface ToolArgs {
+  read_file: { path: string; startLine?: number; endLine?: number; startColumn?: number }
+  write_file: { path: string; content: string }
+  append_file: { path: string; content: string }
+  edit_file: { path: string; edits: EditFileEdit[] }
+  apply_patch: { input: string }
+  list_directory: { path?: string; recursive?: boolean; includeIgnored?: boolean }
+  create_directory: { path: string }
+  delete_file: { path: string; permanent?: boolean }
+  remove_dir: { path: string; recursive?: boolean; permanent?: boolean }
+  move_file: { source: string; destination: string; overwrite?: boolean }
+  restore_file: { trashedPath: string; targetPath?: string; overwrite?: boolean }
+  trash_list: NoArgs
+  cwd_get: NoArgs
+  cwd_push: { path: string }
+  cwd_pop: NoArgs
+  glob: { pattern: string; path?: string; includeIgnored?: boolean }
+  grep: {
+    pattern: string
+    path?: string
+    include?: string
+    caseInsensitive?: boolean
+    contextLines?: number
+    maxMatches?: number
+    includeIgnored?: boolean
+  }
+}
+
+/** One path a call changed (`data.files`): what happened to it, and where its old content went. */
+export type ChangedFile = {
+  path: string
+  action: 'added' | 'modified' | 'deleted' | 'moved' | 'created' | 'removed'
+  /** The path it was moved from. */
+  from?: string
+  /** The trash archive of what it replaced or removed. */
+  trashedTo?: string
+}
+
+/** An interface as a type literal, so that a `ToolResult<…>` stays assignable to a plain `ToolResult`. */
+type Plain<T> = { [K in keyof T]: T[K] }
+
+/** `data` of the tools that change files: the paths changed. */
+type Changes = { files?: ChangedFile[]; trashedTo?: string }
+
+/**
+ * The `data` of each tool's successful result, by canonical name. Paths are absolute, in their
+ * shown form. A failed or denied result may carry other data (e.g. `grant` for `NO_CONFIRM_HANDLER`).
+ */
+export interface ToolData {
+  read_file: { path: string; startLine: number; endLine: number; totalLines: number; truncated: boolean }
+  write_file: { path: string; bytes: number; created: boolean } & Changes
+  append_file: { path: string; bytes: number; created: boolean } & Changes
+  edit_file: { path: string; edits: number; replacements: number } & Changes
+  apply_patch: Changes
+  list_directory: { path: string; entries: number; truncated: boolean }
+  create_directory: { path: string; created: boolean } & Changes
+  delete_file: { path: string } & Changes
+  remove_dir: { path: string; recursive: boolean } & Changes
+  move_file: { source: string; destination: string } & Changes
+  restore_file: { path: string; kind: TrashEntry['kind']; restoredFrom: string } & Changes
+  trash_list: { entries: TrashEntry[] }
+  cwd_get: Plain<CwdInfo>
+  cwd_push: Plain<CwdInfo>
+  cwd_pop: Plain<CwdInfo>
+  glob: { path: string; files: number; total: number; truncated: boolean }
+  grep: { path: string; matches: number; files: number; truncated: boolean }
+}
+
+/** The arguments after the name in a typed {@link Workspace.call}: `args` may be left out where every argument is optional. */
+export type CallArgs<N extends ToolName> = {} extends ToolArgs[N]
+  ? [args?: ToolArgs[N], ctx?: CallContext]
+  : [args: ToolArgs[N], ctx?: CallContext]

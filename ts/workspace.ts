@@ -9,12 +9,15 @@ import { callIdSequence } from './internal/ids.js'
 import { JsonValueError, toJson } from './internal/json.js'
 import { NativeWorkspace, type NativeWorkspaceContract } from './native.js'
 import type {
+  CallArgs,
   CallCheck,
   CallContext,
   CheckContext,
   ConfirmHandler,
   CwdInfo,
+  ToolData,
   ToolDefinition,
+  ToolName,
   ToolProgress,
   ToolResult,
   TrashClearOptions,
@@ -142,8 +145,14 @@ export class Workspace {
    * @param name - the tool's name as the model called it.
    * @param args - the model's arguments; `undefined` means `{}`.
    * @param ctx - per-call confirm handler, permissions, abort signal and progress callback.
+   *
+   * A tool called by its canonical name takes its {@link ToolArgs} and gives its {@link ToolData}.
+   * Any other name (a renamed tool, a name from the model) takes `unknown` arguments; a canonical
+   * name does not fall through to that overload, so its arguments are always checked.
    */
-  async call(name: string, args: unknown, ctx?: CallContext): Promise<ToolResult> {
+  call<N extends ToolName>(name: N, ...rest: CallArgs<N>): Promise<ToolResult<ToolData[N]>>
+  call<S extends string>(name: S extends ToolName ? never : S, args?: unknown, ctx?: CallContext): Promise<ToolResult>
+  async call(name: string, args?: unknown, ctx?: CallContext): Promise<ToolResult> {
     if (typeof name !== 'string') {
       return { status: 'error', code: 'UNKNOWN_TOOL', output: 'The tool name must be a string.' }
     }
