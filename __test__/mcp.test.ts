@@ -12,14 +12,17 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import {
   ElicitRequestSchema,
   ListRootsRequestSchema,
+  ProgressNotificationSchema,
   type CallToolResult,
   type ElicitRequestFormParams,
   type ElicitResult,
+  type Progress,
 } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Workspace } from 'agent-fs-tools'
 import { confirmationForm, NO_ELICITATION_NOTE } from '../ts/cli/mcp/confirm.js'
 import { toMcpTool } from '../ts/cli/mcp/tools.js'
+import { describeProgress } from '../ts/internal/progress.js'
 import { tempWorkspaceDirs, type TempWorkspaceDirs } from './helpers/temp.js'
 
 const MAIN = resolve(__dirname, '..', 'dist', 'esm', 'cli', 'main.js')
@@ -486,5 +489,37 @@ describe('confirmation texts', () => {
 
   it('the note for clients without elicitation says the client cannot ask', () => {
     expect(NO_ELICITATION_NOTE).toContain('does not support confirmations (elicitation)')
+  })
+})
+
+describe('MCP progress', () => {
+  it('sends notifications/progress when the client gave a progressToken, increasing, with a message', async () => {
+    const { client, root } = await connect()
+    writeFileSync(join(root, 'a.txt'), 'a\n')
+    const updates: Progress[] = []
+    const result = (await client.callTool(
+      { name: 'grep', arguments: { pattern: 'a' } },
+      undefined,
+      { onprogress: (progress) => updates.push(progress) },
+    )) as CallToolResult
+    expect(result.isError).toBeFalsy()
+    expect(updates[0]).toEqual({ progress: 0, message: '0 files' })
+    for (let i = 1; i < updates.length; i += 1) expect(updates[i]!.progress).toBeGreaterThan(updates[i - 1]!.progress)
+    // Without a token, no notification (the call still works).
+    const plain: Progress[] = []
+    client.setNotificationHandler(ProgressNotificationSchema, (n) => void plain.push(n.params))
+    expect((await client.callTool({ name: 'grep', arguments: { pattern: 'a' } })).isError).toBeFalsy()
+    expect(plain).toEqual([])
+  })
+})
+
+describe('progress in words', () => {
+  it('bytes, files and entries, with the total and percentage when known', () => {
+    expect(describeProgress({ done: 1536, total: 4 * 1024 * 1024, unit: 'bytes' })).toBe('1.5 KiB of 4.0 MiB (0%)')
+    expect(describeProgress({ done: 3 << 20, total: 4 << 20, unit: 'bytes' })).toBe('3.0 MiB of 4.0 MiB (75%)')
+    expect(describeProgress({ done: 1, unit: 'bytes' })).toBe('1 byte')
+    expect(describeProgress({ done: 12, total: 40, unit: 'files' })).toBe('12 of 40 files (30%)')
+    expect(describeProgress({ done: 1, unit: 'files' })).toBe('1 file')
+    expect(describeProgress({ done: 7, total: 7, unit: 'entries' })).toBe('7 of 7 entries (100%)')
   })
 })

@@ -21,6 +21,7 @@ import type { CallContext } from '../../index.js'
 import type { McpServerConfig } from './config.js'
 import { elicitationConfirm, explainDenial, supportsElicitation } from './confirm.js'
 import { ROOTS_TIMEOUT_MS, WorkspaceHolder, type Logger } from './roots.js'
+import { progressNotifier } from './progress.js'
 import { toCallToolResult, toMcpTool } from './tools.js'
 
 /** This package's version, for `serverInfo`: from the nearest `package.json` named `agent-fs-tools` above this file. */
@@ -92,6 +93,8 @@ export function createMcpServer(config: McpServerConfig, log: Logger): McpServer
       const canAsk = supportsElicitation(server.getClientCapabilities())
       const ctx: CallContext = { signal: extra.signal }
       if (canAsk) ctx.confirm = elicitationConfirm(server, extra)
+      const progressToken = request.params._meta?.progressToken
+      if (progressToken !== undefined) ctx.onProgress = progressNotifier(progressToken, extra.sendNotification)
       const result = await ws.call(request.params.name, request.params.arguments ?? {}, ctx)
       return toCallToolResult(canAsk ? result : explainDenial(result))
     })()
