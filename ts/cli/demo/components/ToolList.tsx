@@ -3,6 +3,7 @@ import { Box, Text, useInput } from 'ink'
 import type { ReactElement } from 'react'
 import type { ToolDefinition } from '../../../types.js'
 import { listMove } from '../keys.js'
+import { wrapWords } from '../wrap.js'
 import { KeyHints } from './KeyHints.js'
 
 export interface ToolListProps {
@@ -17,6 +18,8 @@ export interface ToolListProps {
   onTrash: () => void
   /** `q`: leave the playground. */
   onQuit: () => void
+  /** Columns the description is shown in (it is wrapped to them). */
+  width: number
   /** Whether this screen takes the keyboard. */
   isActive: boolean
 }
@@ -34,7 +37,7 @@ function tag(tool: ToolDefinition): ReactElement | null {
 }
 
 /** Lists the tools; ↑/↓ (or k/j) moves, Enter chooses. */
-export function ToolList({ tools, selected, onMove, onChoose, onTrash, onQuit, isActive }: ToolListProps): ReactElement {
+export function ToolList({ tools, selected, onMove, onChoose, onTrash, onQuit, width, isActive }: ToolListProps): ReactElement {
   useInput(
     (input, key) => {
       const move = listMove(input, key)
@@ -64,7 +67,7 @@ export function ToolList({ tools, selected, onMove, onChoose, onTrash, onQuit, i
               <Text bold>{current.name}</Text>
               {tag(current)}
             </Text>
-            <Text dimColor>{summary(current.description)}</Text>
+            <Text dimColor>{wrapWords(summary(current.description), width)}</Text>
           </Box>
         ) : null}
       </Box>
