@@ -137,6 +137,17 @@ describe('onProgress', () => {
     }
   })
 
+  it('a restore of a trashed tree reports bytes out of the archived size', async () => {
+    const { ws, root } = tempWorkspace()
+    writeTree(join(root, 'tree'), { 'a.bin': Buffer.alloc(150_000, 7), 'b/c.bin': Buffer.alloc(50_000, 8) })
+    const removed = await ws.call('remove_dir', { path: 'tree', recursive: true }, { confirm: () => true })
+    const updates: ToolProgress[] = []
+    const restored = await ws.call('restore_file', { trashedPath: removed.data!.trashedTo as string }, { confirm: () => true, onProgress: (p) => updates.push(p) })
+    expect(restored.status).toBe('ok')
+    expect(updates[0]).toEqual({ done: 0, total: 200_000, unit: 'bytes' })
+    expect(updates.every((u) => u.unit === 'bytes' && u.done <= 200_000)).toBe(true)
+  })
+
   it('grep and glob report files; apply_patch reports its files out of the total; none after the call resolved', async () => {
     const { ws, root } = tempWorkspace({ permissions: { cwdWriteFile: true, cwdRemoveFile: true } })
     writeTree(root, Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`d/f${i}.txt`, `line ${i}\n`])))
