@@ -44,6 +44,26 @@ type ProgressFn = ThreadsafeFunction<String, Unknown<'static>, String, Status, f
 
 struct JsProgress(ProgressFn);
 
+impl JsProgress {
+    /// Resolves once every update queued before it has reached JS: the queue is first in, first
+    /// out, so an empty message (which the JS side ignores) is answered after all of them. The
+    /// call's result waits for this, so no update is dropped for arriving after it.
+    async fn delivered(&self) {
+        let (done, answered) = tokio::sync::oneshot::channel();
+        let status = self.0.call_with_return_value(
+            String::new(),
+            ThreadsafeFunctionCallMode::NonBlocking,
+            move |_, _| {
+                let _ = done.send(());
+                Ok(())
+            },
+        );
+        if status == Status::Ok {
+            let _ = answered.await;
+        }
+    }
+}
+
 impl Sink for JsProgress {
     fn report(&self, update: Update) {
         if let Ok(json) = serde_json::to_string(&update) {
@@ -157,17 +177,22 @@ impl NativeWorkspace {
             Ok(args) => args,
             Err(unreadable) => return to_json(&ToolResult::error(unreadable)),
         };
+        let progress = progress.map(|f| Arc::new(JsProgress(f)));
         let ctx = CallContext {
             confirmer: confirm.map(|f| Arc::new(JsConfirmer(Arc::new(f))) as Arc<dyn Confirmer>),
             permissions,
             cancel,
             id: Some(call_id),
             answering: answering.unwrap_or_default(),
-            progress: progress
-                .map_or_else(Progress::default, |f| Progress::to(Arc::new(JsProgress(f)))),
+            progress: progress.clone().map_or_else(Progress::default, |sink| {
+                Progress::to(sink as Arc<dyn Sink>)
+            }),
             check: None,
         };
         let result = self.inner.call(&name, args, ctx).await;
+        if let Some(progress) = progress {
+            progress.delivered().await;
+        }
         self.forget(call_id);
         to_json(&result)
     }

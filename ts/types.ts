@@ -336,8 +336,8 @@ export interface CallContext {
   signal?: AbortSignal
   /**
    * Told how far the call's long operations are: once when one starts (`done: 0`), then at most
-   * 10 times a second while it runs; never after the call has resolved. It runs on the JS thread
-   * but the work never waits for it; what it throws is ignored.
+   * 10 times a second while it runs. Every update reaches it before the call resolves, none after.
+   * It runs on the JS thread but the work never waits for it; what it throws is ignored.
    */
   onProgress?: (progress: ToolProgress) => void
 }

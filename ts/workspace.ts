@@ -60,14 +60,16 @@ function permissionsJsonOf(permissions: unknown): string | null {
 }
 
 /**
- * The native progress callback for a host's `onProgress`: parses each update, ignores what the
- * handler throws, and drops updates still queued once the call has resolved (`close`).
+ * The native progress callback for a host's `onProgress`: parses each update and ignores what the
+ * handler throws. The core delivers every update before the call's result; `close` drops anything
+ * later all the same.
  */
 function progressCallback(onProgress: (progress: ToolProgress) => void): { native: (json: string) => void; close: () => void } {
   let open = true
   return {
     native: (json) => {
-      if (!open) return
+      // '' only marks that every update before it was delivered (the call's result follows).
+      if (!open || json === '') return
       try {
         onProgress(JSON.parse(json) as ToolProgress)
       } catch {

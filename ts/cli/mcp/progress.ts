@@ -11,13 +11,21 @@ import { describeProgress } from '../../internal/progress.js'
 /** Sends one notification; what the SDK's request handler `extra.sendNotification` does. */
 export type SendNotification = (notification: ServerNotification) => Promise<void>
 
-/** The `onProgress` of a call whose client asked for progress with `token`. */
-export function progressNotifier(token: ProgressToken, send: SendNotification): NonNullable<CallContext['onProgress']> {
+/** Progress of one call for its client: the call's `onProgress`, and `sent()`, which resolves once every notification is written. */
+export interface ProgressNotifier {
+  onProgress: NonNullable<CallContext['onProgress']>
+  /** Await before answering the call: a notification written after the answer would be dropped by the client. */
+  sent: () => Promise<void>
+}
+
+/** The progress of a call whose client asked for it with `token`. */
+export function progressNotifier(token: ProgressToken, send: SendNotification): ProgressNotifier {
   let last = -1
-  return (update) => {
+  let pending: Promise<void> = Promise.resolve()
+  const onProgress: ProgressNotifier['onProgress'] = (update) => {
     if (update.done <= last) return
     last = update.done
-    void send({
+    const notification = send({
       method: 'notifications/progress',
       params: {
         progressToken: token,
@@ -26,5 +34,7 @@ export function progressNotifier(token: ProgressToken, send: SendNotification): 
         message: describeProgress(update),
       },
     }).catch(() => undefined)
+    pending = pending.then(() => notification)
   }
+  return { onProgress, sent: () => pending }
 }

@@ -94,8 +94,10 @@ export function createMcpServer(config: McpServerConfig, log: Logger): McpServer
       const ctx: CallContext = { signal: extra.signal }
       if (canAsk) ctx.confirm = elicitationConfirm(server, extra)
       const progressToken = request.params._meta?.progressToken
-      if (progressToken !== undefined) ctx.onProgress = progressNotifier(progressToken, extra.sendNotification)
+      const progress = progressToken === undefined ? undefined : progressNotifier(progressToken, extra.sendNotification)
+      if (progress !== undefined) ctx.onProgress = progress.onProgress
       const result = await ws.call(request.params.name, request.params.arguments ?? {}, ctx)
+      await progress?.sent()
       return toCallToolResult(canAsk ? result : explainDenial(result))
     })()
     running.add(call)
