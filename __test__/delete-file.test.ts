@@ -242,7 +242,7 @@ describe('delete_file permissions and confirmation', () => {
     writeTree(root, { 'a.txt': 'a' })
     const result = await ws.call('delete_file', { path: 'a.txt' })
     expect(result.status).toBe('denied')
-    expect(result.code).toBeUndefined()
+    expect(result.code).toBe('USER_DENIED')
     expect(result.output).toContain('The user denied this remove.')
     expect(requests).toHaveLength(1)
     expect(read(join(root, 'a.txt'))).toBe('a')

@@ -334,7 +334,7 @@ describe('read_file permissions', () => {
     writeTree(outside, { 'o.txt': 'out\n' })
     const denied = await ws.call('read_file', { path: join(outside, 'o.txt') })
     expect(denied.status).toBe('denied')
-    expect(denied.output).toContain('The user denied this read.')
+    expect(denied.output).toContain('Nobody was asked to approve this read')
     const granted = await ws.call('read_file', { path: join(outside, 'o.txt') }, { permissions: { globalReadFile: true } })
     expect(granted.output).toBe(numbered(1, 'out'))
     const relative = await ws.call('read_file', { path: '../outside/o.txt' }, { permissions: { globalReadFile: true } })

@@ -246,7 +246,7 @@ describe('restore_file over an existing target', () => {
     expect(requests).toHaveLength(1)
     expect(requests[0]).toMatchObject({ label: 'Restore file?', recursive: true })
     expect(requests[0]!.detail).toBe(
-      `${join(root, 'a')} (replaces the directory ${join(root, 'a')} and everything in it, which goes to the trash first)`,
+      `${join(root, 'a')} (replaces the directory ${join(root, 'a')} and everything in it, which goes to the trash first: 1 file, 1 byte)`,
     )
     expect(result.status).toBe('ok')
     expect(read(join(root, 'a'))).toBe('file')
