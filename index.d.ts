@@ -9,9 +9,15 @@ export declare class NativeWorkspace {
   definitions(): string
   /**
    * Runs a tool call; resolves to the JSON of a ToolResult. `answering`: the ids of the calls
-   * whose confirm handlers made this call, outermost first.
+   * whose confirm handlers made this call, outermost first; `progress`: called with the JSON
+   * of `{ done, total?, unit }` as long operations go (at most 10 times a second).
    */
-  call(callId: number, name: string, argsJson: string, permissionsJson: string | null, confirm: ((requestJson: string) => Promise<boolean>) | null, answering: number[] | null): Promise<string>
+  call(callId: number, name: string, argsJson: string, permissionsJson: string | null, confirm: ((requestJson: string) => Promise<boolean>) | null, answering: number[] | null, progress: ((updateJson: string) => void) | null): Promise<string>
+  /**
+   * What a call would do about asking the user, without doing it: resolves to the JSON of
+   * `{ decision: "allow" }`, `{ decision: "ask", request }` or `{ decision: "fail", result }`.
+   */
+  check(callId: number, name: string, argsJson: string, permissionsJson: string | null): Promise<string>
   /** Aborts call `callId` (before, during or after it runs). */
   abort(callId: number): void
   /** The one-line header of a call. */

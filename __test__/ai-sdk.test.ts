@@ -1,5 +1,5 @@
 /** `agent-fs-tools/ai-sdk`: AI SDK 6 tools, checked directly and through `generateText` with a mock model. */
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { generateText, stepCountIs } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
@@ -104,5 +104,96 @@ describe('with generateText', () => {
     const secondPrompt = JSON.stringify(model.doGenerateCalls[1]!.prompt)
     expect(secondPrompt).toContain('Created ')
     expect(secondPrompt).toContain('"type":"text"')
+  })
+})
+
+describe("approval: 'sdk' (the AI SDK's own tool approval)", () => {
+  const usage = {
+    inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+    outputTokens: { total: 1, text: 1, reasoning: undefined },
+  }
+  const toolCall = (toolCallId: string, toolName: string, input: unknown) => ({
+    content: [{ type: 'tool-call' as const, toolCallId, toolName, input: JSON.stringify(input) }],
+    finishReason: { unified: 'tool-calls' as const, raw: undefined },
+    usage,
+    warnings: [],
+  })
+  const text = (value: string) => ({
+    content: [{ type: 'text' as const, text: value }],
+    finishReason: { unified: 'stop' as const, raw: undefined },
+    usage,
+    warnings: [],
+  })
+
+  it('a call that needs approval stops for the SDK; approved, it runs without asking again', async () => {
+    const confirm = vi.fn(() => false)
+    const { ws, root } = tempWorkspace({ confirm })
+    const tools = createAiSdkTools(ws, { approval: 'sdk' })
+    const model = new MockLanguageModelV3({ doGenerate: [toolCall('c1', 'write_file', { path: 'n.txt', content: 'note\n' }), text('Wrote it.')] })
+    const first = await generateText({ model, tools, prompt: 'write a note', stopWhen: stepCountIs(3) })
+    const request = first.content.find((part) => part.type === 'tool-approval-request')
+    expect(request).toMatchObject({ type: 'tool-approval-request', toolCall: { toolCallId: 'c1', toolName: 'write_file' } })
+    expect(existsSync(join(root, 'n.txt'))).toBe(false)
+
+    const approvalId = (request as { approvalId: string }).approvalId
+    const second = await generateText({
+      model,
+      tools,
+      stopWhen: stepCountIs(3),
+      messages: [
+        { role: 'user', content: 'write a note' },
+        ...first.response.messages,
+        { role: 'tool', content: [{ type: 'tool-approval-response', approvalId, approved: true }] },
+      ],
+    })
+    expect(second.text).toBe('Wrote it.')
+    expect(readFileSync(join(root, 'n.txt'), 'utf8')).toBe('note\n')
+    // The workspace's own handler (which says no) was never asked.
+    expect(confirm).not.toHaveBeenCalled()
+  })
+
+  it('a call the permissions grant runs at once; a denied approval changes nothing', async () => {
+    const { ws, root } = tempWorkspace()
+    writeFileSync(join(root, 'r.txt'), 'read me\n')
+    const tools = createAiSdkTools(ws, { approval: 'sdk' })
+    const model = new MockLanguageModelV3({
+      doGenerate: [toolCall('c1', 'read_file', { path: 'r.txt' }), text('Read it.'), toolCall('c2', 'write_file', { path: 'w.txt', content: 'x' }), text('Not written.')],
+    })
+    const read = await generateText({ model, tools, prompt: 'read', stopWhen: stepCountIs(3) })
+    expect(read.text).toBe('Read it.')
+    expect(read.steps[0]!.toolResults[0]!.output).toMatchObject({ status: 'ok' })
+
+    const write = await generateText({ model, tools, prompt: 'write', stopWhen: stepCountIs(1) })
+    const request = write.content.find((part) => part.type === 'tool-approval-request') as { approvalId: string }
+    const denied = await generateText({
+      model,
+      tools,
+      stopWhen: stepCountIs(1),
+      messages: [
+        { role: 'user', content: 'write' },
+        ...write.response.messages,
+        { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: request.approvalId, approved: false }] },
+      ],
+    })
+    expect(denied.text).toBe('Not written.')
+    expect(existsSync(join(root, 'w.txt'))).toBe(false)
+  })
+
+  it('execute without an SDK approval falls back to the callback, or is denied as nobody could be asked', async () => {
+    const { ws, root } = tempWorkspace()
+    const bare = await createAiSdkTools(ws, { approval: 'sdk' }).write_file!.execute!({ path: 'a.txt', content: 'x' }, callOptions)
+    expect(bare).toMatchObject({ status: 'denied', code: 'NO_CONFIRM_HANDLER' })
+    const confirm = vi.fn(() => true)
+    const withCallback = await createAiSdkTools(ws, { approval: 'sdk', confirm }).write_file!.execute!({ path: 'a.txt', content: 'x' }, callOptions)
+    expect(withCallback.status).toBe('ok')
+    expect(confirm).toHaveBeenCalledOnce()
+    expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('x')
+  })
+
+  it('the default stays the callback: no needsApproval', () => {
+    const { ws } = tempWorkspace()
+    expect(createAiSdkTools(ws).write_file!.needsApproval).toBeUndefined()
+    expect(typeof createAiSdkTools(ws, { approval: 'sdk' }).write_file!.needsApproval).toBe('function')
+    expect(() => createAiSdkTools(ws, { approval: 'ui' as never })).toThrow(TypeError)
   })
 })

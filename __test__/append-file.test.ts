@@ -127,7 +127,7 @@ describe('append_file errors', () => {
     [{ path: 'a.txt', content: 'x', newline: true }, 'newline'],
   ])('%j is INVALID_ARGUMENTS naming %s', async (args, field) => {
     const { ws, root } = tempWorkspace(writable)
-    const result = await ws.call('append_file', args)
+    const result = await ws.call('append_file' as string, args)
     expect(result).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
     expect(result.output).toContain(field)
     expect(names(root)).toEqual([])

@@ -298,12 +298,14 @@ describe('apply_patch: permission and prompt', () => {
     expect(result.status).toBe('ok')
     expect(requests).toHaveLength(1)
     expect(requests[0]).toMatchObject({ tool: 'apply_patch', label: 'Apply patch?', path: join(root, 'a.txt') })
-    expect(requests[0]!.detail.split('\n')).toEqual([
+    const [update, add, remove, move, totals] = requests[0]!.detail.split('\n')
+    expect([update, add, remove, move].map((line) => line!.replace(/ \(\+\d+ -\d+\)$/, ''))).toEqual([
       `update ${join(root, 'a.txt')}`,
       `add ${join(root, 'b.txt')}`,
       `delete ${join(root, 'c.txt')}`,
       `move ${join(root, 'd.txt')} → ${join(root, 'e.txt')}`,
     ])
+    expect(totals).toMatch(/^1 file added, 1 file updated, 1 file moved, 1 file deleted: \+\d+ -\d+ lines$/)
     expect(requests[0]!.diff).toBe(result.diff)
   })
 

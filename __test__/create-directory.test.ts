@@ -58,7 +58,7 @@ describe('create_directory', () => {
     [{ path: 'x', recursive: true }, 'recursive'],
   ])('%j is INVALID_ARGUMENTS naming %s', async (args, field) => {
     const { ws, root } = tempWorkspace(writable)
-    const result = await ws.call('create_directory', args)
+    const result = await ws.call('create_directory' as string, args)
     expect(result).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
     expect(result.output).toContain(field)
     expect(names(root)).toEqual([])
@@ -68,7 +68,8 @@ describe('create_directory', () => {
     const { ws, root } = tempWorkspace()
     const none = await ws.call('create_directory', { path: 'x/y' })
     expect(none.status).toBe('denied')
-    expect(none.output).toContain('The user denied this write.')
+    expect(none.code).toBe('NO_CONFIRM_HANDLER')
+    expect(none.output).toContain('Nobody was asked to approve this write')
     const confirm = vi.fn<ConfirmHandler>(() => false)
     const no = await ws.call('create_directory', { path: 'x/y' }, { confirm })
     expect(no.status).toBe('denied')

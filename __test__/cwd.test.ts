@@ -34,7 +34,7 @@ describe('cwd_get', () => {
 
   it.each([[{ extra: 1 }], [[]], ['x']])('rejects arguments %j', async (args) => {
     const { ws } = tempWorkspace()
-    expect(await ws.call('cwd_get', args)).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
+    expect(await ws.call('cwd_get' as string, args)).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
   })
 })
 
@@ -221,7 +221,7 @@ describe('cwd_push / cwd_pop', () => {
     'cwd_push %j is INVALID_ARGUMENTS',
     async (args) => {
       const { ws } = tempWorkspace()
-      expect(await ws.call('cwd_push', args)).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
+      expect(await ws.call('cwd_push' as string, args)).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
     },
   )
 
@@ -229,7 +229,7 @@ describe('cwd_push / cwd_pop', () => {
     const { ws, root } = tempWorkspace()
     mkdirSync(join(root, 's'))
     await ws.call('cwd_push', { path: 's' })
-    expect(await ws.call('cwd_pop', { path: '..' })).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
+    expect(await ws.call('cwd_pop' as string, { path: '..' })).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
     expect(ws.cwd().depth).toBe(1)
   })
 })

@@ -3,7 +3,7 @@
  * `--script FILE`, its options, and the playground's pure pieces (editor keys, cwd stack, examples).
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { Key } from 'ink'
 import { describe, expect, it } from 'vitest'
@@ -13,7 +13,9 @@ import { exampleArgs, oneLineJson } from '../ts/cli/demo/examples.js'
 import { parseDemoArgs } from '../ts/cli/demo/options.js'
 import { SAMPLE_FILES, writeSampleProject } from '../ts/cli/demo/sample-project.js'
 import { BUILTIN_SCRIPT, LAST_TRASHED, parseScript, substituteLastTrashed } from '../ts/cli/demo/script.js'
-import { editText, type TextState } from '../ts/cli/demo/text-edit.js'
+import { editText, endsWithEnter, type TextState } from '../ts/cli/demo/text-edit.js'
+import { wrapWords } from '../ts/cli/demo/wrap.js'
+import { staleParts } from '../scripts/stale.mjs'
 import { siblingDir } from './helpers/files.js'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 
@@ -202,5 +204,79 @@ describe('playground pieces', () => {
     expect(exampleArgs(ws.definitions().find((d) => d.name === 'read_file')!, { fromRoot: (p) => `../${p}` })).toEqual({
       path: '../README.md',
     })
+  })
+})
+
+describe('issue 21 playground fixes', () => {
+  it('a chunk ending with Enter is its text, then Enter', () => {
+    expect(endsWithEnter('{"a":1}\r')).toEqual({ text: '{"a":1}', enter: true })
+    expect(endsWithEnter('{"a":1}\r\n')).toEqual({ text: '{"a":1}', enter: true })
+    expect(endsWithEnter('\r')).toEqual({ text: '', enter: true })
+    expect(endsWithEnter('a\nb')).toEqual({ text: 'a\nb', enter: false })
+  })
+
+  it('wraps words to the width, no line starting with the space it broke at', () => {
+    const wrapped = wrapWords('Create a file, or replace the whole content of one. Use it for new files.', 20)
+    expect(wrapped.split('\n')).toEqual(['Create a file, or', 'replace the whole', 'content of one. Use', 'it for new files.'])
+    expect(wrapWords('  indented code line\nnext', 30)).toBe('  indented code line\nnext')
+    expect(wrapWords('abcdefghij', 4)).toBe('abcd\nefgh\nij')
+  })
+
+  it("examples name a file that exists in your own --root instead of the sample project's", () => {
+    const { ws } = tempWorkspace()
+    const read = ws.definitions().find((d) => d.name === 'read_file')!
+    expect(exampleArgs(read, { exists: () => false, someFile: 'notes.txt' })).toEqual({ path: 'notes.txt' })
+    expect(exampleArgs(read, { exists: () => true, someFile: 'notes.txt' })).toEqual({ path: 'README.md' })
+    const write = ws.definitions().find((d) => d.name === 'write_file')!
+    // A new file's example stays as it is.
+    expect(exampleArgs(write, { exists: () => false, someFile: 'notes.txt' })).toMatchObject({ path: 'notes/hello.md' })
+  })
+
+  it('piping the scripted demo into head removes its temporary directory', () => {
+    const tmp = tempWorkspaceDirs().root
+    const run = spawnSync('sh', ['-c', `"${process.execPath}" "${bin}" demo | head -1`], {
+      encoding: 'utf8',
+      env: { ...process.env, TMPDIR: tmp },
+      timeout: 60_000,
+    })
+    expect(run.stdout).toMatch(/^agent-fs-tools demo — workspace /)
+    expect(run.stderr).not.toContain('EPIPE')
+    expect(readdirSync(tmp)).toEqual([])
+  })
+})
+
+describe('npm run demo builds only what is out of date', () => {
+  /** A checkout-shaped directory: Rust and TS sources, an addon, a built dist. */
+  function checkout(): string {
+    const dir = tempWorkspaceDirs().root
+    for (const path of ['src/lib.rs', 'Cargo.toml', 'Cargo.lock', 'build.rs', 'ts/index.ts', 'index.js', 'index.d.ts', 'agent-fs-tools.test-platform.node', 'dist/esm/index.js', 'dist/cjs/index.js']) {
+      mkdirSync(join(dir, path, '..'), { recursive: true })
+      writeFileSync(join(dir, path), '')
+    }
+    const age = (path: string, seconds: number): void => utimesSync(join(dir, path), seconds, seconds)
+    for (const source of ['src/lib.rs', 'Cargo.toml', 'Cargo.lock', 'build.rs', 'ts/index.ts', 'index.js', 'index.d.ts']) age(source, 1_000)
+    for (const built of ['agent-fs-tools.test-platform.node', 'dist/esm/index.js', 'dist/cjs/index.js']) age(built, 2_000)
+    return dir
+  }
+
+  it('nothing when the builds are newer than their sources (a release addon is kept)', () => {
+    expect(staleParts(checkout(), 'test-platform')).toEqual({ native: undefined, js: undefined })
+  })
+
+  it('the addon when a Rust source is newer or there is none; the JS when a TS source is newer or dist is missing', () => {
+    const dir = checkout()
+    utimesSync(join(dir, 'src/lib.rs'), 3_000, 3_000)
+    expect(staleParts(dir, 'test-platform')).toEqual({ native: 'the Rust sources changed since the addon was built', js: undefined })
+    expect(staleParts(dir, 'other-platform').native).toBe('there is no native addon for other-platform yet')
+    utimesSync(join(dir, 'ts/index.ts'), 3_000, 3_000)
+    expect(staleParts(dir, 'test-platform').js).toBe('the TypeScript sources changed since dist/ was built')
+    const unbuilt = checkout()
+    rmSync(join(unbuilt, 'dist/cjs/index.js'))
+    expect(staleParts(unbuilt, 'test-platform').js).toBe('dist/ is not built yet')
+  })
+
+  it('npm run demo runs the script (no unconditional npm run build)', () => {
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    expect(manifest.scripts['demo']).toBe('node scripts/demo.mjs')
   })
 })

@@ -3,7 +3,7 @@
  * ink-testing-library: keys go in on a fake stdin, assertions are on the rendered frames and on
  * the files of a real workspace over a sample project.
  */
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { SAMPLE_FILES, writeSampleProject } from '../ts/cli/demo/sample-project.js'
@@ -13,7 +13,7 @@ import { tempWorkspace } from './helpers/temp.js'
 // test file runs in its own worker module graph, so this does not leak into other files.
 process.env['FORCE_COLOR'] = '1'
 const { cleanup, render } = await import('ink-testing-library')
-const { App } = await import('../ts/cli/demo/app.js')
+const { App, progressBar } = await import('../ts/cli/demo/app.js')
 
 const KEY = {
   up: '\u001B[A',
@@ -22,6 +22,8 @@ const KEY = {
   escape: '\u001B',
   backspace: '\u007F',
   ctrlU: '\u0015',
+  home: '\u001B[H',
+  end: '\u001B[F',
 } as const
 
 // eslint-disable-next-line no-control-regex
@@ -32,8 +34,8 @@ const RED = '\u001B[31m'
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** A rendered playground over a fresh sample project, with helpers to drive it. */
-function playground() {
-  const made = tempWorkspace()
+function playground(options: Parameters<typeof tempWorkspace>[0] = {}) {
+  const made = tempWorkspace(options)
   writeSampleProject(made.root)
   const app = render(<App ws={made.ws} root={made.root} dataDir={made.dataDir} />)
   const raw = (): string => app.lastFrame() ?? ''
@@ -191,14 +193,37 @@ describe('playground', () => {
     expect(prompt).toContain(readme)
     await p.press('y')
     const result = await p.waitFor('✔ ok')
-    expect(result).toContain('restore_file')
+    // The header names the file that came back, not its archive.
+    expect(result).toContain(`restore_file  ${readme}`)
+    expect(result).not.toMatch(/restore_file  \S*\.tar\.gz/)
     expect(readFileSync(readme, 'utf8')).toBe(SAMPLE_FILES['README.md'])
 
-    await p.press(KEY.enter) // back to the trash it came from
-    await p.waitFor('The trash is empty')
-    await p.waitFor('0 archives')
-    await p.press(KEY.escape)
+    await p.press(KEY.enter) // back to the tool list, as after any call
     await p.waitFor('Pick a tool')
+    await p.waitFor('0 archives')
+  })
+
+  it('text and Enter in one chunk (a paste ending in a newline) run at once', async () => {
+    await p.selectTool('read_file')
+    await p.press(KEY.enter)
+    await p.waitFor(/Enter run/)
+    await p.press(KEY.ctrlU, '{"path":"src/index.ts"}\r')
+    const frame = await p.waitFor('✔ ok')
+    expect(frame).toContain("   1 | import { greet } from './greet'")
+  })
+
+  it('Home and End jump to the top and the bottom of a long output', async () => {
+    for (let i = 0; i < 40; i += 1) writeFileSync(join(p.root, `f${String(i).padStart(2, '0')}.txt`), 'x')
+    await p.callTool('list_directory', '{"path":"."}')
+    const top = await p.waitFor('✔ ok')
+    expect(top).toMatch(/lines 1–\d+ of 4\d/)
+    expect(top).toContain('.gitignore')
+    await p.press(KEY.end)
+    const bottom = await p.waitFor(/lines \d+–(\d+) of \1/)
+    expect(bottom).not.toContain('lines 1–')
+    expect(bottom).toContain('src/')
+    await p.press(KEY.home)
+    await p.waitFor('lines 1–')
   })
 
   it('u undoes the latest change after asking; h shows the history, where Enter on the undo redoes it', async () => {
@@ -228,9 +253,7 @@ describe('playground', () => {
     await p.press('y')
     await p.waitFor('✔ ok')
     expect(existsSync(readme)).toBe(false)
-    await p.press(KEY.enter) // back to the history it came from
-    await p.waitFor('History')
-    await p.press(KEY.escape)
+    await p.press(KEY.enter)
     await p.waitFor('Pick a tool')
   })
 
@@ -281,11 +304,42 @@ describe('playground', () => {
     expect(frame).toContain(`file not found: ${join(p.root, 'missing.txt')}`)
   })
 
+  it('the description of a tool wraps without a stray space at the start of a line', async () => {
+    await p.selectTool('write_file')
+    const lines = p.frame().split('\n')
+    const start = lines.findIndex((line) => line.includes('write_file destructive'))
+    expect(start).toBeGreaterThan(0)
+    const column = lines[start]!.indexOf('write_file destructive')
+    const description = lines.slice(start + 1, start + 10).map((line) => line.slice(column))
+    expect(description[0]).toMatch(/^Create a file/)
+    for (const line of description.slice(1)) expect(line).not.toMatch(/^ \S/)
+  })
+
   it('denies a pending confirmation when the app is unmounted: nothing is written', async () => {
     await p.callTool('write_file', '{"path":"late.txt","content":"x"}')
     await p.waitFor('Write file?')
     p.app.unmount()
     await sleep(200)
     expect(existsSync(join(p.root, 'late.txt'))).toBe(false)
+  })
+})
+
+describe('playground prompts and progress', () => {
+  it('closes a prompt the call withdraws (confirmTimeoutMs), and shows the denial', async () => {
+    const p = playground({ confirmTimeoutMs: 300 })
+    await p.callTool('write_file', '{"path":"slow.txt","content":"x"}')
+    await p.waitFor('Write file?')
+    const frame = await p.waitFor('⊘ denied CONFIRM_TIMEOUT')
+    expect(frame).not.toContain('Write file?')
+    expect(existsSync(join(p.root, 'slow.txt'))).toBe(false)
+    await p.press(KEY.enter)
+    await p.waitFor('Pick a tool')
+  })
+
+  it('draws a bar for progress with a total, words without', () => {
+    expect(progressBar({ done: 5, total: 10, unit: 'files' }, 10)).toBe('█████░░░░░')
+    expect(progressBar({ done: 0, total: 4, unit: 'bytes' }, 4)).toBe('░░░░')
+    expect(progressBar({ done: 9, total: 4, unit: 'bytes' }, 4)).toBe('████')
+    expect(progressBar({ done: 9, unit: 'files' }, 4)).toBeUndefined()
   })
 })

@@ -281,7 +281,7 @@ describe('edit_file: argument validation', () => {
       [{ path: 'file.txt', edits: { oldString: 'abc', newString: 'x' } }, 'edits'],
     ]
     for (const [args, field] of bad) {
-      const result = await ws.call('edit_file', args)
+      const result = await ws.call('edit_file' as string, args)
       expect(result, JSON.stringify(args)).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
       expect(result.output, JSON.stringify(args)).toContain(field)
     }

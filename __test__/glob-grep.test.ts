@@ -338,7 +338,7 @@ describe('glob and grep permissions and abort', () => {
     const args = { pattern: tool === 'grep' ? 'needle' : '*.txt', path: outside }
     const denied = await ws.call(tool, args)
     expect(denied.status).toBe('denied')
-    expect(denied.output).toContain('The user denied this read.')
+    expect(denied.output).toContain('Nobody was asked to approve this read')
     const confirm = vi.fn<ConfirmHandler>(() => false)
     const no = await ws.call(tool, args, { confirm })
     expect(no.status).toBe('denied')

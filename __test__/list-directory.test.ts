@@ -291,7 +291,7 @@ describe('list_directory errors', () => {
     [{ depth: 2 }, 'depth'],
   ])('%j is INVALID_ARGUMENTS naming %s', async (args, field) => {
     const { ws } = tempWorkspace()
-    const result = await ws.call('list_directory', args)
+    const result = await ws.call('list_directory' as string, args)
     expect(result).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
     expect(result.output).toContain(field)
   })

@@ -12,14 +12,17 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import {
   ElicitRequestSchema,
   ListRootsRequestSchema,
+  ProgressNotificationSchema,
   type CallToolResult,
   type ElicitRequestFormParams,
   type ElicitResult,
+  type Progress,
 } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Workspace } from 'agent-fs-tools'
 import { confirmationForm, NO_ELICITATION_NOTE } from '../ts/cli/mcp/confirm.js'
 import { toMcpTool } from '../ts/cli/mcp/tools.js'
+import { describeProgress } from '../ts/internal/progress.js'
 import { tempWorkspaceDirs, type TempWorkspaceDirs } from './helpers/temp.js'
 
 const MAIN = resolve(__dirname, '..', 'dist', 'esm', 'cli', 'main.js')
@@ -306,7 +309,7 @@ describe('confirmations', () => {
     const { call, root } = await connect({ elicit: () => answer })
     const result = await call('write_file', { path: 'a.txt', content: 'hello\n' })
     expect(result.isError).toBe(true)
-    expect(result.structuredContent).toEqual({ status: 'denied', output: text(result) })
+    expect(result.structuredContent).toEqual({ status: 'denied', code: 'USER_DENIED', output: text(result) })
     expect(text(result)).toBe('The user denied this write.')
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
   })
@@ -315,10 +318,16 @@ describe('confirmations', () => {
     const { call, root } = await connect()
     const result = await call('write_file', { path: 'a.txt', content: 'hello\n' })
     expect(result.isError).toBe(true)
-    expect(result.structuredContent).toEqual({ status: 'denied', output: text(result) })
-    expect(text(result)).toMatch(/^The user denied this write\. No confirmation handler is available/)
-    expect(text(result)).toContain('This MCP client does not support confirmations (elicitation)')
-    expect(text(result)).toContain('--permissions')
+    expect(result.structuredContent).toEqual({ status: 'denied', code: 'NO_CONFIRM_HANDLER', output: text(result), data: { grant: ['cwdWriteFile'] } })
+    expect(text(result)).toBe(
+      'Nobody was asked to approve this write: this MCP client does not support confirmations (elicitation), so agent-fs-tools cannot ask the user; nothing was changed. The user can grant cwdWriteFile in the --permissions file of the agent-fs-tools MCP server to allow it without asking.',
+    )
+    // An action that always asks cannot be granted: the model is told so.
+    mkdirSync(join(root, 'tree/sub'), { recursive: true })
+    const recursive = await call('remove_dir', { path: 'tree', recursive: true })
+    expect(recursive.structuredContent).toMatchObject({ status: 'denied', code: 'NO_CONFIRM_HANDLER', data: { grant: [] } })
+    expect(text(recursive)).toContain('It always needs a confirmation (a recursive removal, the replacement of a whole directory, anything that keeps no copy in the trash)')
+    expect(text(recursive)).not.toMatch(/For the host|irreversible/)
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
     // Reads inside the root need no confirmation.
     expect((await call('list_directory')).isError).toBeFalsy()
@@ -344,7 +353,7 @@ describe('confirmations', () => {
     expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('x\ny\n')
     expect(prompts).toEqual([])
     const refused = await call('delete_file', { path: 'a.txt' })
-    expect(refused.structuredContent).toEqual({ status: 'denied', output: text(refused) })
+    expect(refused.structuredContent).toEqual({ status: 'denied', code: 'USER_DENIED', output: text(refused) })
     expect(prompts).toHaveLength(1)
   })
 })
@@ -478,8 +487,38 @@ describe('confirmation texts', () => {
     expect(message).toContain('No copy is kept in the trash: this cannot be undone.')
   })
 
-  it('the note for clients without elicitation does not call trashed removals irreversible', () => {
-    expect(NO_ELICITATION_NOTE).not.toMatch(/irreversible/)
-    expect(NO_ELICITATION_NOTE).toContain('keeps no copy in the trash')
+  it('the note for clients without elicitation says the client cannot ask', () => {
+    expect(NO_ELICITATION_NOTE).toContain('does not support confirmations (elicitation)')
+  })
+})
+
+describe('MCP progress', () => {
+  it('sends notifications/progress when the client gave a progressToken, increasing, with a message', async () => {
+    const { client, root } = await connect()
+    writeFileSync(join(root, 'a.txt'), 'a\n')
+    // Read with a notification handler, not callTool's `onprogress`: the SDK client handles a
+    // notification a microtask late, so one that arrives in the same chunk as the result (as on
+    // a fast call) finds callTool's handler already gone ("unknown token"), though it was sent first.
+    const updates: Progress[] = []
+    client.setNotificationHandler(ProgressNotificationSchema, (n) => void updates.push(n.params))
+    const result = (await client.callTool({ name: 'grep', arguments: { pattern: 'a' }, _meta: { progressToken: 'grep-1' } })) as CallToolResult
+    expect(result.isError).toBeFalsy()
+    expect(updates[0]).toEqual({ progressToken: 'grep-1', progress: 0, message: '0 files' })
+    for (let i = 1; i < updates.length; i += 1) expect(updates[i]!.progress).toBeGreaterThan(updates[i - 1]!.progress)
+    // Without a token, no notification (the call still works).
+    const before = updates.length
+    expect((await client.callTool({ name: 'grep', arguments: { pattern: 'a' } })).isError).toBeFalsy()
+    expect(updates.length).toBe(before)
+  })
+})
+
+describe('progress in words', () => {
+  it('bytes, files and entries, with the total and percentage when known', () => {
+    expect(describeProgress({ done: 1536, total: 4 * 1024 * 1024, unit: 'bytes' })).toBe('1.5 KiB of 4.0 MiB (0%)')
+    expect(describeProgress({ done: 3 << 20, total: 4 << 20, unit: 'bytes' })).toBe('3.0 MiB of 4.0 MiB (75%)')
+    expect(describeProgress({ done: 1, unit: 'bytes' })).toBe('1 byte')
+    expect(describeProgress({ done: 12, total: 40, unit: 'files' })).toBe('12 of 40 files (30%)')
+    expect(describeProgress({ done: 1, unit: 'files' })).toBe('1 file')
+    expect(describeProgress({ done: 7, total: 7, unit: 'entries' })).toBe('7 of 7 entries (100%)')
   })
 })

@@ -22,7 +22,7 @@ describe('move_file replacing a directory tree (issue 15.5)', () => {
     expect(requests).toHaveLength(1)
     expect(requests[0]).toMatchObject({ label: 'Move file?', recursive: true })
     expect(requests[0]!.detail).toBe(
-      `${join(root, 'new')} → ${join(root, 'old')} (replaces the directory ${join(root, 'old')} and everything in it, which goes to the trash first)`,
+      `${join(root, 'new')} → ${join(root, 'old')} (replaces the directory ${join(root, 'old')} and everything in it, which goes to the trash first: 2 files and 1 directory, 4 bytes (largest: b.txt 3 bytes, deep/c.txt 1 byte))`,
     )
     expect(read(join(root, 'old/a.txt'))).toBe('new')
   })
@@ -233,10 +233,10 @@ describe('move_file errors', () => {
 
   it('bad arguments: INVALID_ARGUMENTS naming the field', async () => {
     const { ws } = tempWorkspace({ permissions: ALL })
-    const missing = await ws.call('move_file', { source: 'a' })
+    const missing = await ws.call('move_file' as string, { source: 'a' })
     expect(missing.code).toBe('INVALID_ARGUMENTS')
     expect(missing.output).toContain('destination')
-    const wrong = await ws.call('move_file', { source: 'a', destination: 'b', overwrite: 'yes' })
+    const wrong = await ws.call('move_file' as string, { source: 'a', destination: 'b', overwrite: 'yes' })
     expect(wrong.code).toBe('INVALID_ARGUMENTS')
     expect(wrong.output).toContain('overwrite')
   })

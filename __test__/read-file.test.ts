@@ -282,7 +282,7 @@ describe('read_file errors', () => {
   ])('%j is INVALID_ARGUMENTS naming %s', async (args, field) => {
     const { ws, root } = tempWorkspace()
     writeTree(root, { 'a.txt': lines(10) })
-    const result = await ws.call('read_file', args)
+    const result = await ws.call('read_file' as string, args)
     expect(result).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
     expect(result.output).toContain(field)
   })
@@ -290,7 +290,7 @@ describe('read_file errors', () => {
   it('non-object arguments are INVALID_ARGUMENTS', async () => {
     const { ws } = tempWorkspace()
     for (const args of [null, [], 'a.txt', 3]) {
-      const result = await ws.call('read_file', args)
+      const result = await ws.call('read_file' as string, args)
       expect(result).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
     }
   })
@@ -334,7 +334,7 @@ describe('read_file permissions', () => {
     writeTree(outside, { 'o.txt': 'out\n' })
     const denied = await ws.call('read_file', { path: join(outside, 'o.txt') })
     expect(denied.status).toBe('denied')
-    expect(denied.output).toContain('The user denied this read.')
+    expect(denied.output).toContain('Nobody was asked to approve this read')
     const granted = await ws.call('read_file', { path: join(outside, 'o.txt') }, { permissions: { globalReadFile: true } })
     expect(granted.output).toBe(numbered(1, 'out'))
     const relative = await ws.call('read_file', { path: '../outside/o.txt' }, { permissions: { globalReadFile: true } })

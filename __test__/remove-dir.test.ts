@@ -99,8 +99,8 @@ describe('remove_dir non-recursive', () => {
 
   it('bad arguments: INVALID_ARGUMENTS naming the field', async () => {
     const { ws } = tempWorkspace({ permissions: ALL })
-    expect((await ws.call('remove_dir', {})).code).toBe('INVALID_ARGUMENTS')
-    const r = await ws.call('remove_dir', { path: 'x', recursive: 1 })
+    expect((await ws.call('remove_dir' as string, {})).code).toBe('INVALID_ARGUMENTS')
+    const r = await ws.call('remove_dir' as string, { path: 'x', recursive: 1 })
     expect(r.code).toBe('INVALID_ARGUMENTS')
     expect(r.output).toContain('recursive')
   })
@@ -284,11 +284,11 @@ describe('remove_dir permissions and confirmation', () => {
       tool: 'remove_dir',
       label: 'Remove directory recursively?',
       path: join(root, 'd'),
-      detail: `${join(root, 'd')} (recursive)`,
+      detail: `${join(root, 'd')} (recursive): 1 file, 1 byte`,
       recursive: true,
     })
     expect(requests[0]!.permanent).toBeUndefined()
-    expect(requests[1]).toMatchObject({ label: 'Remove directory recursively?', detail: `${join(outside, 'g')} (recursive)`, recursive: true })
+    expect(requests[1]).toMatchObject({ label: 'Remove directory recursively?', detail: `${join(outside, 'g')} (recursive): 1 file, 1 byte`, recursive: true })
     expect(read(join(root, 'd/a.txt'))).toBe('a')
     expect(read(join(outside, 'g/b.txt'))).toBe('b')
   })
@@ -313,7 +313,7 @@ describe('remove_dir permissions and confirmation', () => {
     expect(requests[0]).toMatchObject({ label: 'Remove directory?', detail: `${join(root, 'e')} (permanent)`, permanent: true })
     expect(requests[1]).toMatchObject({
       label: 'Remove directory recursively?',
-      detail: `${join(root, 'd')} (recursive) (permanent)`,
+      detail: `${join(root, 'd')} (recursive) (permanent): 1 file, 1 byte`,
       recursive: true,
       permanent: true,
     })

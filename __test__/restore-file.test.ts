@@ -271,7 +271,7 @@ describe('restore_file over an existing target', () => {
     expect(requests).toHaveLength(1)
     expect(requests[0]).toMatchObject({ label: 'Restore file?', recursive: true })
     expect(requests[0]!.detail).toBe(
-      `${join(root, 'a')} (replaces the directory ${join(root, 'a')} and everything in it, which goes to the trash first)`,
+      `${join(root, 'a')} (replaces the directory ${join(root, 'a')} and everything in it, which goes to the trash first: 1 file, 1 byte)`,
     )
     expect(result.status).toBe('ok')
     expect(read(join(root, 'a'))).toBe('file')
@@ -348,10 +348,10 @@ describe('restore_file refusals', () => {
 
   it('bad arguments: INVALID_ARGUMENTS naming the field', async () => {
     const { ws } = tempWorkspace(restorable)
-    const missing = await ws.call('restore_file', {})
+    const missing = await ws.call('restore_file' as string, {})
     expect(missing.code).toBe('INVALID_ARGUMENTS')
     expect(missing.output).toContain('trashedPath')
-    const wrong = await ws.call('restore_file', { trashedPath: 'x.tar.gz', overwrite: 1 })
+    const wrong = await ws.call('restore_file' as string, { trashedPath: 'x.tar.gz', overwrite: 1 })
     expect(wrong.code).toBe('INVALID_ARGUMENTS')
     expect(wrong.output).toContain('overwrite')
   })

@@ -382,7 +382,7 @@ describe('special files', () => {
       ['append_file', { path: 'zero', content: 'x' }],
       ['edit_file', { path: 'zero', edits: [{ oldString: 'a', newString: 'b' }] }],
     ] as const) {
-      const result = await ws.call(tool, args)
+      const result = await ws.call(tool as string, args)
       expect(result, tool).toMatchObject({ status: 'error', code: 'NOT_A_REGULAR_FILE' })
     }
     expect(lstatSync(join(root, 'zero')).isSymbolicLink()).toBe(true)

@@ -206,3 +206,15 @@ describe("Tomo's /undo command (examples/tomo/undo-command.ts)", () => {
     expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('one\n')
   })
 })
+
+describe('progress', () => {
+  it("passes the call's progress to Tomo's onProgress, in words", async () => {
+    const { ws, root } = tempWorkspace()
+    writeFileSync(join(root, 'x.txt'), 'needle\n')
+    const outputs: string[] = []
+    const { context } = tomoContext({ onProgress: (output) => outputs.push(output) })
+    const grep = createTomoTools(ws).find((t) => t.name === 'grep')!
+    expect((await grep.execute({ pattern: 'needle' }, context)).status).toBe('ok')
+    expect(outputs[0]).toBe('Working: 0 files')
+  })
+})

@@ -53,7 +53,7 @@ describe('readOnly', () => {
       permissions: { cwdWriteFile: true, globalWriteFile: true },
     })
     writeTree(root, { 'a.txt': 'a\n' })
-    const result = await ws.call(tool, writeArgs[tool])
+    const result = await ws.call(tool as string, writeArgs[tool])
     expect(result).toMatchObject({ status: 'error', code: 'READ_ONLY' })
     expect(result.output.length).toBeGreaterThan(0)
     expect(confirm).not.toHaveBeenCalled()

@@ -374,7 +374,7 @@ describe('trash_list tool', () => {
     expect(out).toContain('tester')
     expect(out).toContain('file')
     expect(out.indexOf(b)).toBeLessThan(out.indexOf(a))
-    const entries = noPerms.data!.entries as Array<Record<string, unknown>>
+    const entries = noPerms.data!.entries as unknown as Array<Record<string, unknown>>
     expect(entries.map((e) => e.archivePath)).toEqual([b, a])
     expect(entries[1]).toMatchObject({ originalPath: join(root, 'a.txt'), size: 3, kind: 'file' })
   })
@@ -384,7 +384,7 @@ describe('trash_list tool', () => {
     const empty = await ws.call('trash_list', {})
     expect(empty.status).toBe('ok')
     expect(empty.output.toLowerCase()).toContain('empty')
-    expect((await ws.call('trash_list', { all: true })).code).toBe('INVALID_ARGUMENTS')
+    expect((await ws.call('trash_list' as string, { all: true })).code).toBe('INVALID_ARGUMENTS')
   })
 
   it('is not logged in the audit (it does not mutate)', async () => {

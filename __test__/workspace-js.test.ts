@@ -72,12 +72,12 @@ describe('call', () => {
 
   it('returns INVALID_ARGUMENTS naming the field for values JSON cannot carry, changing nothing', async () => {
     const { ws, root } = tempWorkspace({ permissions: { cwdWriteFile: true } })
-    const bigint = await ws.call('write_file', { path: 'a.txt', content: 1n })
+    const bigint = await ws.call('write_file' as string, { path: 'a.txt', content: 1n })
     expect(bigint).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
     expect(bigint.output).toContain('content')
     const cyclic: Record<string, unknown> = { path: 'a.txt' }
     cyclic.content = cyclic
-    const cycle = await ws.call('write_file', cyclic)
+    const cycle = await ws.call('write_file' as string, cyclic)
     expect(cycle).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
     expect(cycle.output).toContain('content')
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
@@ -93,7 +93,7 @@ describe('call', () => {
     const { ws } = tempWorkspace()
     const results = await Promise.all([
       ws.call('read_file', { path: 'missing.txt' }),
-      ws.call('read_file', {}),
+      ws.call('read_file' as string, {}),
       ws.call('nope', {}),
     ])
     for (const result of results) expect(ERROR_CODES).toContain(result.code)

@@ -224,7 +224,7 @@ describe('write_file errors', () => {
     [{ path: 'a.txt', content: 'x', mode: 0o644 }, 'mode'],
   ])('%j is INVALID_ARGUMENTS naming %s, nothing written', async (args, field) => {
     const { ws, root } = tempWorkspace(writable)
-    const result = await ws.call('write_file', args)
+    const result = await ws.call('write_file' as string, args)
     expect(result).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
     expect(result.output).toContain(field)
     expect(names(root)).toEqual([])
@@ -271,7 +271,8 @@ describe('write_file permissions', () => {
     const { ws, root } = tempWorkspace()
     const none = await ws.call('write_file', { path: 'a.txt', content: 'x\n' })
     expect(none.status).toBe('denied')
-    expect(none.output).toContain('The user denied this write.')
+    expect(none.code).toBe('NO_CONFIRM_HANDLER')
+    expect(none.output).toContain('Nobody was asked to approve this write')
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
     const confirm = vi.fn<ConfirmHandler>(() => true)
     const ok = await ws.call('write_file', { path: 'a.txt', content: 'x\n' }, { confirm })

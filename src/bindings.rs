@@ -5,14 +5,17 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunction;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::Value;
 
-use crate::call::CallContext;
+use crate::call::{CallContext, ToolResult};
 use crate::cancel::CancelToken;
 use crate::confirm::{Answer, ConfirmRequest, Confirmer};
-use crate::dispatch::Toolset;
+use crate::dispatch::{Checked, Toolset};
+use crate::error::ToolError;
+use crate::permissions::Permissions;
+use crate::progress::{Progress, Sink, Update};
 
 /// A JS confirm function: takes the request as JSON, returns a Promise of a boolean that never
 /// rejects (the JS wrapper maps throw, rejection and non-booleans to `false`).
@@ -35,6 +38,42 @@ impl Confirmer for JsConfirmer {
     }
 }
 
+/// A JS progress function: takes an update as JSON, returns nothing (the JS wrapper never
+/// throws). Weak: a pending update does not keep Node alive.
+type ProgressFn = ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>;
+
+struct JsProgress(ProgressFn);
+
+impl JsProgress {
+    /// Resolves once every update queued before it has reached JS: the queue is first in, first
+    /// out, so an empty message (which the JS side ignores) is answered after all of them. The
+    /// call's result waits for this, so no update is dropped for arriving after it.
+    async fn delivered(&self) {
+        let (done, answered) = tokio::sync::oneshot::channel();
+        let status = self.0.call_with_return_value(
+            String::new(),
+            ThreadsafeFunctionCallMode::NonBlocking,
+            move |_, _| {
+                let _ = done.send(());
+                Ok(())
+            },
+        );
+        if status == Status::Ok {
+            let _ = answered.await;
+        }
+    }
+}
+
+impl Sink for JsProgress {
+    fn report(&self, update: Update) {
+        if let Ok(json) = serde_json::to_string(&update) {
+            // Queued for the JS thread; never waits for it (a full queue or a closing
+            // function drops the update: the next one says more anyway).
+            self.0.call(json, ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+}
+
 fn parse_json(text: &str, what: &str) -> Result<Value> {
     serde_json::from_str(text)
         .map_err(|e| Error::new(Status::InvalidArg, format!("{what}: invalid JSON: {e}")))
@@ -52,6 +91,47 @@ impl NativeWorkspace {
         let mut aborts = self.aborts.lock().unwrap_or_else(|e| e.into_inner());
         aborts.entry(call_id).or_default().clone()
     }
+
+    /// The call is over: its abort token goes.
+    fn forget(&self, call_id: u32) {
+        self.aborts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&call_id);
+    }
+
+    /// A host's `ctx.permissions`, merged over the workspace's. A bad one is the host's bug: a
+    /// rejection (a TypeError in the package), checked before anything else.
+    fn call_permissions(&self, json: Option<&str>) -> Result<Option<Permissions>> {
+        json.map(|p| {
+            let partial = parse_json(p, "ctx.permissions")?;
+            self.inner
+                .call_permissions(&partial)
+                .map_err(|e| Error::new(Status::InvalidArg, e))
+        })
+        .transpose()
+    }
+
+    /// The call's arguments. The package sends well-formed JSON; what can still fail here is
+    /// nesting deeper than the parser's limit (128 levels), i.e. hostile arguments: the result
+    /// for the model (and the call is over), never a throw.
+    fn arguments(
+        &self,
+        call_id: u32,
+        name: &str,
+        json: &str,
+    ) -> std::result::Result<Value, ToolError> {
+        serde_json::from_str::<Value>(json).map_err(|e| {
+            self.forget(call_id);
+            ToolError::invalid(format!(
+                "{name}: invalid arguments: they cannot be read ({e}); pass a flat JSON object of the tool's arguments"
+            ))
+        })
+    }
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<String> {
+    serde_json::to_string(value).map_err(|e| Error::from_reason(e.to_string()))
 }
 
 #[napi]
@@ -74,10 +154,13 @@ impl NativeWorkspace {
     }
 
     /// Runs a tool call; resolves to the JSON of a ToolResult. `answering`: the ids of the calls
-    /// whose confirm handlers made this call, outermost first.
+    /// whose confirm handlers made this call, outermost first; `progress`: called with the JSON
+    /// of `{ done, total?, unit }` as long operations go (at most 10 times a second).
     #[napi(
-        ts_args_type = "callId: number, name: string, argsJson: string, permissionsJson: string | null, confirm: ((requestJson: string) => Promise<boolean>) | null, answering: number[] | null"
+        ts_args_type = "callId: number, name: string, argsJson: string, permissionsJson: string | null, confirm: ((requestJson: string) => Promise<boolean>) | null, answering: number[] | null, progress: ((updateJson: string) => void) | null"
     )]
+    // The arguments are the JS contract (`NativeWorkspaceContract.call`), one per concern.
+    #[allow(clippy::too_many_arguments)]
     pub async fn call(
         &self,
         call_id: u32,
@@ -86,48 +169,63 @@ impl NativeWorkspace {
         permissions_json: Option<String>,
         confirm: Option<ConfirmFn>,
         answering: Option<Vec<u32>>,
+        progress: Option<ProgressFn>,
     ) -> Result<String> {
-        // A bad `ctx.permissions` is the host's bug: a rejection (a TypeError in the package),
-        // checked before anything else.
-        let permissions = permissions_json
-            .as_deref()
-            .map(|p| {
-                let partial = parse_json(p, "ctx.permissions")?;
-                self.inner
-                    .call_permissions(&partial)
-                    .map_err(|e| Error::new(Status::InvalidArg, e))
-            })
-            .transpose()?;
+        let permissions = self.call_permissions(permissions_json.as_deref())?;
         let cancel = self.token(call_id);
-        // The package sends well-formed JSON; what can still fail here is nesting deeper than
-        // the parser's limit (128 levels), i.e. hostile arguments: a ToolResult, never a throw.
-        let args = match serde_json::from_str::<Value>(&args_json) {
+        let args = match self.arguments(call_id, &name, &args_json) {
             Ok(args) => args,
-            Err(e) => {
-                self.aborts
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(&call_id);
-                let error = crate::error::ToolError::invalid(format!(
-                    "{name}: invalid arguments: they cannot be read ({e}); pass a flat JSON object of the tool's arguments"
-                ));
-                return serde_json::to_string(&crate::call::ToolResult::error(error))
-                    .map_err(|e| Error::from_reason(e.to_string()));
-            }
+            Err(unreadable) => return to_json(&ToolResult::error(unreadable)),
         };
+        let progress = progress.map(|f| Arc::new(JsProgress(f)));
         let ctx = CallContext {
             confirmer: confirm.map(|f| Arc::new(JsConfirmer(Arc::new(f))) as Arc<dyn Confirmer>),
             permissions,
             cancel,
             id: Some(call_id),
             answering: answering.unwrap_or_default(),
+            progress: progress.clone().map_or_else(Progress::default, |sink| {
+                Progress::to(sink as Arc<dyn Sink>)
+            }),
+            check: None,
         };
         let result = self.inner.call(&name, args, ctx).await;
-        self.aborts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&call_id);
-        serde_json::to_string(&result).map_err(|e| Error::from_reason(e.to_string()))
+        if let Some(progress) = progress {
+            progress.delivered().await;
+        }
+        self.forget(call_id);
+        to_json(&result)
+    }
+
+    /// What a call would do about asking the user, without doing it: resolves to the JSON of
+    /// `{ decision: "allow" }`, `{ decision: "ask", request }` or `{ decision: "fail", result }`.
+    #[napi(
+        ts_args_type = "callId: number, name: string, argsJson: string, permissionsJson: string | null"
+    )]
+    pub async fn check(
+        &self,
+        call_id: u32,
+        name: String,
+        args_json: String,
+        permissions_json: Option<String>,
+    ) -> Result<String> {
+        let permissions = self.call_permissions(permissions_json.as_deref())?;
+        let cancel = self.token(call_id);
+        let args = match self.arguments(call_id, &name, &args_json) {
+            Ok(args) => args,
+            Err(unreadable) => {
+                return to_json(&Checked::Fail(ToolResult::error(unreadable)).to_json())
+            }
+        };
+        let ctx = CallContext {
+            permissions,
+            cancel,
+            id: Some(call_id),
+            ..CallContext::default()
+        };
+        let checked = self.inner.check(&name, args, ctx).await;
+        self.forget(call_id);
+        to_json(&checked.to_json())
     }
 
     /// Aborts call `callId` (before, during or after it runs).
@@ -208,6 +306,8 @@ impl NativeWorkspace {
             cancel: self.token(call_id),
             id: Some(call_id),
             answering: Vec::new(),
+            progress: crate::progress::Progress::default(),
+            check: None,
         };
         let result = self.inner.undo(request, ctx).await;
         self.aborts

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::cancel::CancelToken;
 use crate::change::FileChange;
-use crate::confirm::{ConfirmRequest, Confirmer};
+use crate::confirm::{ConfirmRequest, Confirmer, Summary};
 use crate::error::{ErrorCode, ToolError};
 use crate::locks::{Asker, ChangeGuard, ReadGuard};
 use crate::options::Limits;
@@ -23,6 +23,7 @@ use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::permissions::{Operation, Permissions};
+use crate::progress::Progress;
 use crate::workspace::Workspace;
 
 fn owned(paths: &[&Path]) -> Vec<PathBuf> {
@@ -41,19 +42,69 @@ pub struct CallContext {
     pub id: Option<u32>,
     /// The calls whose confirm handlers made this call, outermost first.
     pub answering: Vec<u32>,
+    /// Where long operations report how far they are (the host's `onProgress`).
+    pub progress: Progress,
+    /// Set for a call that is only checked (`ws.check`): it stops at its permission decision.
+    pub check: Option<Arc<CheckSlot>>,
+}
+
+/// What a call would do about asking the user, learnt without doing it (`ws.check`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// The permissions grant it: it would run without asking.
+    Allow,
+    /// It would ask this.
+    Ask(Box<ConfirmRequest>),
+}
+
+/// Where a checked call leaves its [`Decision`]: [`Call::authorize`] records it there and stops
+/// the call as an abort would, before anything is changed.
+#[derive(Debug, Default)]
+pub struct CheckSlot(std::sync::Mutex<Option<Decision>>);
+
+impl CheckSlot {
+    /// The decision recorded, if the call got that far.
+    pub fn take(&self) -> Option<Decision> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    fn record(&self, decision: Decision) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(decision);
+    }
 }
 
 /// A finished call as the host sees it (SPEC §2 `ToolResult`).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolResult {
     pub status: &'static str,
     pub output: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why it failed (`status` is `error`).
     pub code: Option<ErrorCode>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why it was denied (`status` is `denied`); the host reads it as `code` too.
+    pub denial: Option<DenialCode>,
     pub diff: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<Map<String, Value>>,
+}
+
+impl Serialize for ToolResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("status", self.status)?;
+        map.serialize_entry("output", &self.output)?;
+        if let Some(code) = &self.code {
+            map.serialize_entry("code", code)?;
+        } else if let Some(denial) = &self.denial {
+            map.serialize_entry("code", denial)?;
+        }
+        if let Some(diff) = &self.diff {
+            map.serialize_entry("diff", diff)?;
+        }
+        if let Some(data) = &self.data {
+            map.serialize_entry("data", data)?;
+        }
+        map.end()
+    }
 }
 
 impl ToolResult {
@@ -62,8 +113,60 @@ impl ToolResult {
             status: "error",
             output: error.message,
             code: Some(error.code),
+            denial: None,
             diff: None,
             data: None,
+        }
+    }
+
+    /// A denied result; one nobody could be asked for carries the permission keys that would
+    /// let it run without asking (`data.grant`, empty when it always asks).
+    pub fn denied(denial: Denial) -> Self {
+        let data = (denial.code == DenialCode::NoConfirmHandler).then(|| {
+            let mut data = Map::new();
+            data.insert("grant".to_owned(), Value::from(denial.grant));
+            data
+        });
+        Self {
+            status: "denied",
+            output: denial.message,
+            code: None,
+            denial: Some(denial.code),
+            diff: None,
+            data,
+        }
+    }
+}
+
+/// Why a call was denied: the `code` of a `denied` result. Nothing changed in any case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum DenialCode {
+    /// The user was asked and said no (or the confirm handler failed, which counts as no).
+    UserDenied,
+    /// The user was asked and gave no answer within `confirmTimeoutMs`.
+    ConfirmTimeout,
+    /// The call needed the user's approval and no one could be asked: no confirm handler (an
+    /// MCP client without elicitation). The host must grant the permission or give a handler.
+    NoConfirmHandler,
+}
+
+/// A denial: its code and the text for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denial {
+    pub code: DenialCode,
+    pub message: String,
+    /// For [`DenialCode::NoConfirmHandler`]: the permission keys that would allow the call
+    /// without asking (none when it always asks).
+    pub grant: Vec<&'static str>,
+}
+
+impl Denial {
+    fn new(code: DenialCode, message: String) -> Self {
+        Self {
+            code,
+            message,
+            grant: Vec::new(),
         }
     }
 }
@@ -138,7 +241,7 @@ impl ToolNames {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
     Error(ToolError),
-    Denied(String),
+    Denied(Denial),
 }
 
 impl From<ToolError> for Failure {
@@ -162,6 +265,8 @@ pub struct Authorization<'a> {
     pub diff: Option<String>,
     pub recursive: Option<bool>,
     pub permanent: Option<bool>,
+    /// What the action removes, replaces or changes, counted before asking.
+    pub summary: Option<Summary>,
     /// E.g. `The user denied this write.`
     pub denial: &'static str,
 }
@@ -184,6 +289,7 @@ impl<'a> Authorization<'a> {
             diff: None,
             recursive: None,
             permanent: None,
+            summary: None,
             denial,
         }
     }
@@ -236,10 +342,13 @@ pub struct Call {
     pub permissions: Permissions,
     pub confirmer: Option<Arc<dyn Confirmer>>,
     pub cancel: CancelToken,
+    /// Where this call's long operations report progress ([`Progress::meter`]).
+    pub progress: Progress,
     cwd: PathBuf,
     id: Option<u32>,
     answering: Vec<u32>,
     gate: Arc<AbortGate>,
+    check: Option<Arc<CheckSlot>>,
 }
 
 impl Call {
@@ -258,10 +367,12 @@ impl Call {
             permissions,
             confirmer: ctx.confirmer,
             cancel: ctx.cancel,
+            progress: ctx.progress,
             cwd,
             id: ctx.id,
             answering: ctx.answering,
             gate: Arc::default(),
+            check: ctx.check,
         }
     }
 
@@ -396,24 +507,22 @@ impl Call {
     /// is `ABORTED`.
     pub async fn authorize(&self, auth: Authorization<'_>) -> Result<(), Failure> {
         self.check_abort()?;
+        if let Some(slot) = &self.check {
+            slot.record(if self.is_granted(&auth) {
+                Decision::Allow
+            } else {
+                Decision::Ask(Box::new(self.request(auth)))
+            });
+            return Err(ToolError::aborted().into());
+        }
         if self.is_granted(&auth) {
             return Ok(());
         }
         let Some(confirmer) = self.confirmer.clone() else {
-            return Err(Failure::Denied(format!(
-                "{} No confirmation handler is available to approve it.",
-                auth.denial
-            )));
+            return Err(Failure::Denied(self.nobody_to_ask(&auth)));
         };
-        let request = ConfirmRequest {
-            tool: self.tool_name.clone(),
-            label: auth.label.to_owned(),
-            path: auth.path.shown().into_owned(),
-            detail: auth.detail,
-            diff: auth.diff,
-            recursive: auth.recursive,
-            permanent: auth.permanent,
-        };
+        let denial = auth.denial;
+        let request = self.request(auth);
         let timeout_ms = self.ws.options().confirm_timeout_ms;
         let timeout = async {
             if timeout_ms == 0 {
@@ -426,9 +535,9 @@ impl Call {
             yes = confirmer.ask(request) => yes,
             _ = self.cancel.aborted() => return Err(ToolError::aborted().into()),
             _ = timeout => {
-                return Err(Failure::Denied(format!(
-                    "{} (No answer within {timeout_ms} ms.)",
-                    auth.denial
+                return Err(Failure::Denied(Denial::new(
+                    DenialCode::ConfirmTimeout,
+                    format!("{denial} (No answer within {timeout_ms} ms; nothing was changed.)"),
                 )))
             }
         };
@@ -436,7 +545,60 @@ impl Call {
         if answer {
             Ok(())
         } else {
-            Err(Failure::Denied(auth.denial.to_owned()))
+            Err(Failure::Denied(Denial::new(
+                DenialCode::UserDenied,
+                denial.to_owned(),
+            )))
+        }
+    }
+
+    /// What the user is asked for `auth`.
+    fn request(&self, auth: Authorization<'_>) -> ConfirmRequest {
+        ConfirmRequest {
+            tool: self.tool_name.clone(),
+            label: auth.label.to_owned(),
+            path: auth.path.shown().into_owned(),
+            detail: auth.detail,
+            diff: auth.diff,
+            recursive: auth.recursive,
+            permanent: auth.permanent,
+            summary: auth.summary,
+        }
+    }
+
+    /// The denial of a call that needs the user's approval when no one can be asked: says so
+    /// (it is not the user's "no"), and what the host must configure for it to run.
+    fn nobody_to_ask(&self, auth: &Authorization<'_>) -> Denial {
+        let action = auth
+            .denial
+            .strip_prefix("The user denied this ")
+            .and_then(|rest| rest.strip_suffix('.'))
+            .unwrap_or("action");
+        let mut grant: Vec<&'static str> = if auth.always_ask {
+            Vec::new()
+        } else {
+            auth.needs
+                .iter()
+                .filter(|(op, inside)| !self.permissions.grants(*op, *inside))
+                .map(|(op, inside)| Permissions::key_of(*op, *inside))
+                .collect()
+        };
+        grant.sort_unstable();
+        grant.dedup();
+        let next = if grant.is_empty() {
+            "it always needs a confirmation, whatever the permissions".to_owned()
+        } else {
+            format!(
+                "grant {} in its permissions to allow it without asking",
+                grant.join(" and ")
+            )
+        };
+        Denial {
+            code: DenialCode::NoConfirmHandler,
+            message: format!(
+                "Nobody was asked to approve this {action}: the host has no way to ask the user (no confirmation handler), so nothing was changed. For the host: give the workspace or the call a confirm handler, or {next}."
+            ),
+            grant,
         }
     }
 }

@@ -10,12 +10,15 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::audit::AuditRecord;
-use crate::call::{BoxFuture, Call, CallContext, Failure, Outcome, ToolNames, ToolResult};
+use crate::call::{
+    BoxFuture, Call, CallContext, CheckSlot, Decision, Failure, Outcome, ToolNames, ToolResult,
+};
 use crate::error::{ErrorCode, ToolError};
 use crate::history::Author;
 use crate::options::OptionError;
 use crate::paths::shown::{echo, Shown};
 use crate::permissions::Permissions;
+use crate::progress::Progress;
 use crate::tools::{self, ToolSpec};
 use crate::undo::{self, UndoRequest};
 use crate::workspace::Workspace;
@@ -221,13 +224,7 @@ impl Toolset {
         // The arguments first (SPEC §2), then what the workspace allows.
         let checked = tools::arguments::check(&tool.name, &tool.schema, &args);
         if !self.available(tool) {
-            let refused = checked.err().unwrap_or_else(|| {
-                ToolError::new(
-                    ErrorCode::ReadOnly,
-                    format!("{name} changes files, and this workspace is read-only; nothing was changed. Only reading tools are available"),
-                )
-            });
-            return ToolResult::error(refused);
+            return ToolResult::error(checked.err().unwrap_or_else(|| read_only(name)));
         }
         let permissions = ctx.permissions.unwrap_or(self.ws.options().permissions);
         let raw_path = self.argument_path(tool, &args);
@@ -285,17 +282,12 @@ impl Toolset {
                     status: "ok",
                     output: success.output,
                     code: None,
+                    denial: None,
                     diff: success.diff,
                     data: (!data.is_empty()).then_some(data),
                 }
             }
-            Err(Failure::Denied(message)) => ToolResult {
-                status: "denied",
-                output: message,
-                code: None,
-                diff: None,
-                data: None,
-            },
+            Err(Failure::Denied(denial)) => ToolResult::denied(denial),
             Err(Failure::Error(e)) => ToolResult::error(e),
         }
     }
@@ -343,6 +335,52 @@ impl Toolset {
             self.audit("undo", None, &outcome);
         }
         self.result(outcome, recorded)
+    }
+
+    /// What the call would do about asking the user (`ws.check`), learnt by running it up to its
+    /// permission decision and stopping there: nothing is changed, asked, audited or recorded.
+    /// A call that would fail before asking gives its result; a tool that never asks (the cwd
+    /// stack, trash_list) is not run at all.
+    pub async fn check(&self, name: &str, args: Value, ctx: CallContext) -> Checked {
+        self.ws.recovered().await;
+        let tool = match self.lookup(name) {
+            Ok(tool) => tool,
+            Err(e) => return Checked::Fail(ToolResult::error(e)),
+        };
+        let checked = tools::arguments::check(&tool.name, &tool.schema, &args);
+        if !self.available(tool) {
+            let refused = checked.err().unwrap_or_else(|| read_only(name));
+            return Checked::Fail(ToolResult::error(refused));
+        }
+        if let Err(e) = checked {
+            return Checked::Fail(ToolResult::error(e));
+        }
+        if !tool.spec.asks {
+            return Checked::Decided(Decision::Allow);
+        }
+        let slot = Arc::new(CheckSlot::default());
+        let permissions = ctx.permissions.unwrap_or(self.ws.options().permissions);
+        let ctx = CallContext {
+            confirmer: None,
+            check: Some(slot.clone()),
+            progress: Progress::default(),
+            ..ctx
+        };
+        let call = Call::new(
+            self.ws.clone(),
+            tool.name.clone(),
+            self.names.clone(),
+            permissions,
+            ctx,
+        );
+        let outcome = catch_panics((tool.spec.run)(&call, args)).await;
+        match (slot.take(), outcome) {
+            (Some(decision), _) => Checked::Decided(decision),
+            // Done without asking: nothing needed changing (a patch already applied).
+            (None, Ok(_)) => Checked::Decided(Decision::Allow),
+            (None, Err(Failure::Error(e))) => Checked::Fail(ToolResult::error(e)),
+            (None, Err(Failure::Denied(denial))) => Checked::Fail(ToolResult::denied(denial)),
+        }
     }
 
     /// The path argument of a call as the model gave it, made absolute like a tool would: what
@@ -404,6 +442,36 @@ impl Toolset {
             agent_name: trash.agent_name.clone(),
         });
     }
+}
+
+/// What `ws.check` found out about a call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Checked {
+    /// It would run without asking, or ask this.
+    Decided(Decision),
+    /// It would fail (or be denied) before asking, with this result.
+    Fail(ToolResult),
+}
+
+impl Checked {
+    /// `{ decision: "allow" }`, `{ decision: "ask", request }` or `{ decision: "fail", result }`.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Checked::Decided(Decision::Allow) => json!({ "decision": "allow" }),
+            Checked::Decided(Decision::Ask(request)) => {
+                json!({ "decision": "ask", "request": request })
+            }
+            Checked::Fail(result) => json!({ "decision": "fail", "result": result }),
+        }
+    }
+}
+
+/// The refusal of a changing tool in a read-only workspace.
+fn read_only(name: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::ReadOnly,
+        format!("{name} changes files, and this workspace is read-only; nothing was changed. Only reading tools are available"),
+    )
 }
 
 /// Whether `tool` is offered: enabled, and not a changing tool in a read-only workspace.

@@ -19,6 +19,7 @@ pub mod locks;
 pub mod options;
 pub mod paths;
 pub mod permissions;
+pub mod progress;
 pub mod search;
 pub mod text;
 pub mod tools;

@@ -53,6 +53,17 @@ pub const PERMISSION_KEYS: [&str; 8] = [
 ];
 
 impl Permissions {
+    /// The JS name of the flag that grants `op` in the given scope, e.g. `cwdWriteFile`.
+    pub fn key_of(op: Operation, inside_root: bool) -> &'static str {
+        let index = match op {
+            Operation::Read => 0,
+            Operation::Write => 2,
+            Operation::Remove => 4,
+            Operation::RemoveDir => 6,
+        } + usize::from(!inside_root);
+        PERMISSION_KEYS[index]
+    }
+
     /// Whether `op` on a path in the given scope is granted without asking.
     pub fn grants(&self, op: Operation, inside_root: bool) -> bool {
         match (op, inside_root) {
@@ -109,6 +120,27 @@ impl Permissions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_operation_and_scope_has_its_key() {
+        for op in [
+            Operation::Read,
+            Operation::Write,
+            Operation::Remove,
+            Operation::RemoveDir,
+        ] {
+            for inside in [true, false] {
+                let key = Permissions::key_of(op, inside);
+                let mut only = Permissions {
+                    cwd_read_file: false,
+                    ..Permissions::default()
+                };
+                *only.flag_mut(key).unwrap() = true;
+                assert!(only.grants(op, inside), "{key}");
+                assert!(!only.grants(op, !inside), "{key}");
+            }
+        }
+    }
     use serde_json::json;
 
     #[test]

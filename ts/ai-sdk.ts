@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import { jsonSchema, tool, type JSONSchema7, type Tool } from 'ai'
+import { jsonSchema, tool, type JSONSchema7, type ModelMessage, type Tool } from 'ai'
 import type { ConfirmHandler, Permissions, ToolResult } from './types.js'
 import type { Workspace } from './workspace.js'
 
@@ -14,6 +14,18 @@ export interface AiSdkToolsOptions {
   confirm?: ConfirmHandler
   /** Permissions for these tools' calls, merged over the workspace's. */
   permissions?: Permissions
+  /**
+   * Who asks the user when a call needs an approval:
+   * - `'callback'` (default): the `confirm` handler, while `execute` waits for its answer.
+   * - `'sdk'`: the AI SDK's own tool approval (AI SDK 6 `needsApproval`), for a UI that approves
+   *   between requests (a web chat). `needsApproval` is our permission decision for that call
+   *   ({@link Workspace.check}: `true` when it would ask); a call the user approved through the SDK
+   *   (its `tool-approval-response` is in the messages) runs without asking again. A call that
+   *   was not approved that way and turns out to need an approval when it runs (the files changed
+   *   meanwhile) falls back to `confirm` (or the workspace's), and without one is denied with
+   *   `NO_CONFIRM_HANDLER`.
+   */
+  approval?: 'callback' | 'sdk'
 }
 
 /** The options the AI SDK passes to a tool's `execute` (its `ToolExecutionOptions`). */
@@ -59,22 +71,51 @@ export function toModelOutput(result: ToolResult): AiSdkModelOutput {
  * ```
  */
 export function createAiSdkTools(ws: Workspace, options: AiSdkToolsOptions = {}): AiSdkTools {
+  const approval = options.approval ?? 'callback'
+  if (approval !== 'callback' && approval !== 'sdk') throw new TypeError("approval: must be 'callback' or 'sdk'")
+  const permissions = options.permissions === undefined ? {} : { permissions: options.permissions }
   const tools: AiSdkTools = {}
   for (const definition of ws.definitions()) {
     const name = definition.name
-    const execute = (input: Record<string, unknown>, { abortSignal }: AiSdkExecuteOptions): Promise<ToolResult> =>
-      ws.call(name, input, {
-        ...(options.confirm !== undefined && { confirm: options.confirm }),
-        ...(options.permissions !== undefined && { permissions: options.permissions }),
+    const execute = (input: Record<string, unknown>, { abortSignal, toolCallId, messages }: AiSdkExecuteOptions): Promise<ToolResult> => {
+      const approvedBySdk = approval === 'sdk' && approvedInMessages(messages, toolCallId)
+      const confirm = approvedBySdk ? approvedAlready : options.confirm
+      return ws.call(name, input, {
+        ...(confirm !== undefined && { confirm }),
+        ...permissions,
         ...(abortSignal !== undefined && { signal: abortSignal }),
       })
+    }
     const made = tool<Record<string, unknown>, ToolResult>({
       description: definition.description,
       inputSchema: jsonSchema<Record<string, unknown>>(definition.inputSchema as JSONSchema7),
+      ...(approval === 'sdk' && {
+        needsApproval: async (input: Record<string, unknown>) => (await ws.check(name, input, permissions)).decision === 'ask',
+      }),
       execute,
       toModelOutput: ({ output }) => toModelOutput(output),
     })
     tools[name] = { ...made, execute }
   }
   return tools
+}
+
+/** The confirm handler of a call the user already approved through the AI SDK. */
+const approvedAlready = (): boolean => true
+
+/**
+ * Whether the user approved tool call `toolCallId` through the AI SDK: the messages hold the
+ * assistant's `tool-approval-request` for it and a `tool-approval-response` with `approved: true`.
+ */
+export function approvedInMessages(messages: readonly ModelMessage[], toolCallId: string): boolean {
+  const requested = new Set<string>()
+  const approved = new Set<string>()
+  for (const message of messages) {
+    if (typeof message.content === 'string') continue
+    for (const part of message.content) {
+      if (part.type === 'tool-approval-request' && part.toolCallId === toolCallId) requested.add(part.approvalId)
+      if (part.type === 'tool-approval-response' && part.approved) approved.add(part.approvalId)
+    }
+  }
+  return [...requested].some((id) => approved.has(id))
 }

@@ -21,7 +21,8 @@ export interface NativeWorkspaceContract {
    * Runs one call; resolves to the JSON of a `ToolResult` and never rejects for tool failures.
    * `confirm` must never reject; Rust applies `confirmTimeoutMs`. `answering`: the ids of the
    * calls whose confirm handlers made this call, outermost first (a change of a path such a call
-   * holds is refused rather than left waiting for its own answer).
+   * holds is refused rather than left waiting for its own answer). `progress` is called with the
+   * JSON of a `ToolProgress` update, queued from native threads (never awaited).
    */
   call(
     callId: number,
@@ -30,7 +31,13 @@ export interface NativeWorkspaceContract {
     permissionsJson: string | null,
     confirm: ((requestJson: string) => Promise<boolean>) | null,
     answering: number[] | null,
+    progress: ((updateJson: string) => void) | null,
   ): Promise<string>
+  /**
+   * What call `callId` would do about asking, without doing it: the JSON of a `CallCheck`. Never
+   * rejects for tool failures (a call that would fail is `{ decision: "fail", result }`).
+   */
+  check(callId: number, name: string, argsJson: string, permissionsJson: string | null): Promise<string>
   /** Marks call `callId` aborted; safe before, during or after the call. */
   abort(callId: number): void
   /** One-line header of a call. */

@@ -9,7 +9,8 @@
  */
 import type { z } from 'zod'
 import { hunksOnly } from './internal/hunks.js'
-import type { ConfirmHandler, Permissions, ToolResult } from './types.js'
+import { describeProgress } from './internal/progress.js'
+import type { CallContext, ConfirmHandler, Permissions, ToolResult } from './types.js'
 import type { Workspace } from './workspace.js'
 import { zodSchemaOf } from './zod.js'
 
@@ -34,6 +35,8 @@ export interface TomoToolContext {
   confirm?: (message: string, options?: TomoConfirmOptions) => boolean | Promise<boolean>
   /** Abort signal of the conversation turn. */
   signal?: AbortSignal
+  /** Tomo's live output of a running tool: told how far a long operation is, in words. */
+  onProgress?: (output: string) => void
 }
 
 /** A Tomo tool result: `format: 'diff'` output is rendered by Tomo's DiffView. */
@@ -81,6 +84,11 @@ function tomoConfirm(confirm: NonNullable<TomoToolContext['confirm']>): ConfirmH
     if (diff !== undefined) options.diff = diff
     return confirm(request.label, options)
   }
+}
+
+/** Bridges progress updates to Tomo's `onProgress(output)`: e.g. `Working: 1.5 MiB of 4.0 MiB (37%)`. */
+function tomoProgress(onProgress: (output: string) => void): CallContext['onProgress'] {
+  return (progress) => onProgress(`Working: ${describeProgress(progress)}`)
 }
 
 /**
@@ -137,6 +145,7 @@ export function createTomoTools(ws: Workspace): TomoTool[] {
           ...(context.permissions !== undefined && { permissions: context.permissions }),
           ...(context.signal !== undefined && { signal: context.signal }),
           ...(typeof context.confirm === 'function' && { confirm: tomoConfirm(context.confirm.bind(context)) }),
+          ...(typeof context.onProgress === 'function' && { onProgress: tomoProgress(context.onProgress.bind(context)) }),
         })
         return toTomoResult(result)
       },

@@ -10,6 +10,7 @@ export type ToolName =
   | 'write_file'
   | 'append_file'
   | 'edit_file'
+  | 'apply_patch'
   | 'list_directory'
   | 'create_directory'
   | 'delete_file'
@@ -208,14 +209,29 @@ export const ERROR_CODES: readonly ErrorCode[] = Object.freeze([
   'IO_ERROR',
 ] as const)
 
-/** Outcome of a tool call. `ws.call` resolves to one for every tool-level failure instead of rejecting. */
-export interface ToolResult {
+/**
+ * Why a call was denied (`ToolResult.code` when `status` is `denied`); nothing changed in any case.
+ * - `USER_DENIED`: the user was asked and said no (or the confirm handler threw, which counts as no).
+ * - `CONFIRM_TIMEOUT`: the user was asked and did not answer within `confirmTimeoutMs`.
+ * - `NO_CONFIRM_HANDLER`: the call needed an approval and nobody could be asked (no confirm handler,
+ *   an MCP client without elicitation); the host must grant the permission or give a handler.
+ */
+export type DenialCode = 'USER_DENIED' | 'CONFIRM_TIMEOUT' | 'NO_CONFIRM_HANDLER'
+
+/**
+ * Outcome of a tool call. `ws.call` resolves to one for every tool-level failure instead of rejecting.
+ * `Data` is the shape of `data` ({@link ToolData} for a tool called by its canonical name).
+ */
+export interface ToolResult<Data = Record<string, unknown>> {
   /** `ok`: done; `denied`: the user (or the missing handler) said no, nothing changed; `error`: see `code`. */
   status: 'ok' | 'denied' | 'error'
   /** Text for the model. For write/edit/append it contains the unified diff of the change. */
   output: string
-  /** Set when `status` is `error`. */
-  code?: ErrorCode
+  /**
+   * Set when `status` is `error` (an {@link ErrorCode}) and when it is `denied` (a
+   * {@link DenialCode}: who said no, or that nobody could be asked).
+   */
+  code?: ErrorCode | DenialCode
   /** The unified diff alone (write/edit/append), for a UI. */
   diff?: string
   /**
@@ -223,7 +239,7 @@ export interface ToolResult {
    * shown form (control characters, bidi controls and bytes that are not UTF-8 escaped; README,
    * Security model): pass them back to the tools as they are.
    */
-  data?: Record<string, unknown>
+  data?: Data
 }
 
 /** What a confirm handler is asked (SPEC §4). */
@@ -242,6 +258,53 @@ export interface ConfirmRequest {
   recursive?: boolean
   /** Set for a permanent (not trashed) removal. */
   permanent?: boolean
+  /**
+   * The blast radius, counted before asking: the tree a recursive `remove_dir` (or a `move_file` /
+   * `restore_file` that replaces a directory) removes, or the files and lines an `apply_patch`
+   * changes. The same facts are in `detail` in words.
+   */
+  summary?: ChangeSummary
+  /**
+   * Fires when the prompt is withdrawn: the call was aborted, or it ended (e.g. `confirmTimeoutMs`
+   * passed) while the prompt was open. A UI closes the prompt then; its answer no longer matters.
+   */
+  signal?: AbortSignal
+}
+
+/** {@link ConfirmRequest.summary}: a directory tree, or a change over many files. */
+export type ChangeSummary = TreeSummary | FilesSummary
+
+/**
+ * What a directory tree holds (the directory itself not counted). Counting is bounded in time and
+ * entries: on a huge tree it stops, `complete` is `false` and every number is a floor ("at least").
+ */
+export interface TreeSummary {
+  kind: 'tree'
+  /** The directory's absolute path (shown form). */
+  path: string
+  /** Regular files (and any FIFO or device) beneath it. */
+  files: number
+  /** Directories beneath it. */
+  dirs: number
+  /** Symbolic links beneath it (counted, never followed). */
+  links: number
+  /** The regular files' sizes, summed. */
+  bytes: number
+  /** Everything was counted. */
+  complete: boolean
+  /** The largest files (up to 3), biggest first, by absolute path. */
+  largest: { path: string; bytes: number }[]
+}
+
+/** What a patch does, file by file and line by line. */
+export interface FilesSummary {
+  kind: 'files'
+  added: number
+  updated: number
+  deleted: number
+  moved: number
+  linesAdded: number
+  linesRemoved: number
 }
 
 /**
@@ -250,6 +313,19 @@ export interface ConfirmRequest {
  */
 export type ConfirmHandler = (request: ConfirmRequest) => boolean | Promise<boolean>
 
+/**
+ * How far a long operation of a call is: a recursive trash or restore (in bytes of content, or in
+ * entries for a tree without content), a search over a tree or a patch over many files (in files).
+ */
+export interface ToolProgress {
+  /** Units done so far; never decreases within one call. */
+  done: number
+  /** Units in all, when known before the work starts (a tree counted before asking, a patch's files). */
+  total?: number
+  /** What `done` and `total` count. */
+  unit: 'files' | 'bytes' | 'entries'
+}
+
 /** Per-call overrides for {@link Workspace.call}. */
 export interface CallContext {
   /** Confirmation handler for this call, instead of the workspace's. */
@@ -257,6 +333,31 @@ export interface CallContext {
   /** Permissions for this call, merged over the workspace's. */
   permissions?: Permissions
   /** Aborting before the change is committed gives `ABORTED` with nothing changed. */
+  signal?: AbortSignal
+  /**
+   * Told how far the call's long operations are: once when one starts (`done: 0`), then at most
+   * 10 times a second while it runs. Every update reaches it before the call resolves, none after.
+   * It runs on the JS thread but the work never waits for it; what it throws is ignored.
+   */
+  onProgress?: (progress: ToolProgress) => void
+}
+
+/**
+ * What a call would do about asking the user ({@link Workspace.check}), learnt without running it:
+ * `allow` (the permissions grant it, or it never asks), `ask` with the request its confirm handler
+ * would get (without `signal`), or `fail` with the result it would end with before asking (bad
+ * arguments, a missing file, a dangerous path, a read-only workspace).
+ */
+export type CallCheck =
+  | { decision: 'allow' }
+  | { decision: 'ask'; request: Omit<ConfirmRequest, 'signal'> }
+  | { decision: 'fail'; result: ToolResult }
+
+/** Per-call options of {@link Workspace.check}. */
+export interface CheckContext {
+  /** Permissions for this call, merged over the workspace's. */
+  permissions?: Permissions
+  /** Stops a long check (counting a huge tree): the result is then `fail` with `ABORTED`. */
   signal?: AbortSignal
 }
 
@@ -359,3 +460,92 @@ export interface UndoOptions {
   /** Report what would happen; change nothing. */
   dryRun?: boolean
 }
+/** An edit of `edit_file`. */
+export interface EditFileEdit {
+  /** The exact text to replace (not empty). */
+  oldString: string
+  /** Its replacement, taken literally. */
+  newString: string
+  /** Replace every occurrence instead of exactly one. */
+  replaceAll?: boolean
+}
+
+/** The arguments of a tool without any. */
+export type NoArgs = { [key: string]: never }
+
+/**
+ * The arguments of each tool, by canonical name (SPEC §5), for {@link Workspace.call}. They match
+ * the tools' JSON Schemas; the schemas stay the check at run time.
+ */
+export interface ToolArgs {
+  read_file: { path: string; startLine?: number; endLine?: number; startColumn?: number }
+  write_file: { path: string; content: string }
+  append_file: { path: string; content: string }
+  edit_file: { path: string; edits: EditFileEdit[] }
+  apply_patch: { input: string }
+  list_directory: { path?: string; recursive?: boolean; includeIgnored?: boolean }
+  create_directory: { path: string }
+  delete_file: { path: string; permanent?: boolean }
+  remove_dir: { path: string; recursive?: boolean; permanent?: boolean }
+  move_file: { source: string; destination: string; overwrite?: boolean }
+  restore_file: { trashedPath: string; targetPath?: string; overwrite?: boolean }
+  trash_list: NoArgs
+  cwd_get: NoArgs
+  cwd_push: { path: string }
+  cwd_pop: NoArgs
+  glob: { pattern: string; path?: string; includeIgnored?: boolean }
+  grep: {
+    pattern: string
+    path?: string
+    include?: string
+    caseInsensitive?: boolean
+    contextLines?: number
+    maxMatches?: number
+    includeIgnored?: boolean
+  }
+}
+
+/** One path a call changed (`data.files`): what happened to it, and where its old content went. */
+export type ChangedFile = {
+  path: string
+  action: 'added' | 'modified' | 'deleted' | 'moved' | 'created' | 'removed'
+  /** The path it was moved from. */
+  from?: string
+  /** The trash archive of what it replaced or removed. */
+  trashedTo?: string
+}
+
+/** An interface as a type literal, so that a `ToolResult<…>` stays assignable to a plain `ToolResult`. */
+type Plain<T> = { [K in keyof T]: T[K] }
+
+/** `data` of the tools that change files: the paths changed. */
+type Changes = { files?: ChangedFile[]; trashedTo?: string }
+
+/**
+ * The `data` of each tool's successful result, by canonical name. Paths are absolute, in their
+ * shown form. A failed or denied result may carry other data (e.g. `grant` for `NO_CONFIRM_HANDLER`).
+ */
+export interface ToolData {
+  read_file: { path: string; startLine: number; endLine: number; totalLines: number; truncated: boolean }
+  write_file: { path: string; bytes: number; created: boolean } & Changes
+  append_file: { path: string; bytes: number; created: boolean } & Changes
+  edit_file: { path: string; edits: number; replacements: number } & Changes
+  apply_patch: Changes
+  list_directory: { path: string; entries: number; truncated: boolean }
+  create_directory: { path: string; created: boolean } & Changes
+  delete_file: { path: string } & Changes
+  remove_dir: { path: string; recursive: boolean } & Changes
+  move_file: { source: string; destination: string } & Changes
+  restore_file: { path: string; kind: TrashEntry['kind']; restoredFrom: string } & Changes
+  trash_list: { entries: TrashEntry[] }
+  cwd_get: Plain<CwdInfo>
+  cwd_push: Plain<CwdInfo>
+  cwd_pop: Plain<CwdInfo>
+  glob: { path: string; files: number; total: number; truncated: boolean }
+  grep: { path: string; matches: number; files: number; truncated: boolean }
+}
+
+/** The arguments after the name in a typed {@link Workspace.call}: `args` may be left out where every argument is optional. */
+export type CallArgs<N extends ToolName> = {} extends ToolArgs[N]
+  ? [args?: ToolArgs[N], ctx?: CallContext]
+  : [args: ToolArgs[N], ctx?: CallContext]

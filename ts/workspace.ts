@@ -4,18 +4,24 @@
  * turns every tool-level failure into a {@link ToolResult}.
  */
 import { isAbortSignal, onAbort } from './internal/abort.js'
-import { answering, toNativeConfirm } from './internal/confirm.js'
+import { answering, OpenPrompts, toNativeConfirm } from './internal/confirm.js'
 import { callIdSequence } from './internal/ids.js'
 import { JsonValueError, toJson } from './internal/json.js'
 import { NativeWorkspace, type NativeWorkspaceContract } from './native.js'
 import type {
+  CallArgs,
+  CallCheck,
   CallContext,
   Change,
   HistoryOptions,
   UndoOptions,
+  CheckContext,
   ConfirmHandler,
   CwdInfo,
+  ToolData,
   ToolDefinition,
+  ToolName,
+  ToolProgress,
   ToolResult,
   TrashClearOptions,
   TrashClearResult,
@@ -41,6 +47,41 @@ function invalidArguments(tool: string, error: JsonValueError): ToolResult {
     output:
       `Invalid arguments for ${tool}: ${error.message}. ` +
       'Pass only plain JSON values (strings, numbers, booleans, null, arrays and objects).',
+  }
+}
+
+/** `ctx.permissions` as JSON for the core; a TypeError for a host's mistake. */
+function permissionsJsonOf(permissions: unknown): string | null {
+  if (permissions === undefined) return null
+  if (!isPlainObjectLike(permissions)) throw new TypeError('ctx.permissions: must be an object')
+  try {
+    return toJson(permissions)
+  } catch (error) {
+    if (error instanceof JsonValueError) throw new TypeError(`ctx.permissions.${error.message}`)
+    throw error
+  }
+}
+
+/**
+ * The native progress callback for a host's `onProgress`: parses each update and ignores what the
+ * handler throws. The core delivers every update before the call's result; `close` drops anything
+ * later all the same.
+ */
+function progressCallback(onProgress: (progress: ToolProgress) => void): { native: (json: string) => void; close: () => void } {
+  let open = true
+  return {
+    native: (json) => {
+      // '' only marks that every update before it was delivered (the call's result follows).
+      if (!open || json === '') return
+      try {
+        onProgress(JSON.parse(json) as ToolProgress)
+      } catch {
+        // A host's display failing is no reason to fail (or crash) the call.
+      }
+    },
+    close: () => {
+      open = false
+    },
   }
 }
 
@@ -103,13 +144,20 @@ export class Workspace {
    * Runs one tool call. Resolves to a {@link ToolResult} for every tool-level failure (bad
    * arguments, missing files, denials, aborts, OS errors); rejects with a `TypeError` naming the
    * mistake only for host bugs: a non-function `ctx.confirm`, a `ctx.signal` that is not an
-   * AbortSignal, a `ctx.permissions` key that is not a permission or a value that is not a boolean.
+   * AbortSignal, a non-function `ctx.onProgress`, a `ctx.permissions` key that is not a permission or
+   * a value that is not a boolean.
    *
    * @param name - the tool's name as the model called it.
    * @param args - the model's arguments; `undefined` means `{}`.
-   * @param ctx - per-call confirm handler, permissions and abort signal.
+   * @param ctx - per-call confirm handler, permissions, abort signal and progress callback.
+   *
+   * A tool called by its canonical name takes its {@link ToolArgs} and gives its {@link ToolData}.
+   * Any other name (a renamed tool, a name from the model) takes `unknown` arguments; a canonical
+   * name does not fall through to that overload, so its arguments are always checked.
    */
-  async call(name: string, args: unknown, ctx?: CallContext): Promise<ToolResult> {
+  call<N extends ToolName>(name: N, ...rest: CallArgs<N>): Promise<ToolResult<ToolData[N]>>
+  call<S extends string>(name: S extends ToolName ? never : S, args?: unknown, ctx?: CallContext): Promise<ToolResult>
+  async call(name: string, args?: unknown, ctx?: CallContext): Promise<ToolResult> {
     if (typeof name !== 'string') {
       return { status: 'error', code: 'UNKNOWN_TOOL', output: 'The tool name must be a string.' }
     }
@@ -118,16 +166,7 @@ export class Workspace {
     if (confirm !== undefined && typeof confirm !== 'function') {
       throw new TypeError('ctx.confirm: must be a function')
     }
-    let permissionsJson: string | null = null
-    if (ctx?.permissions !== undefined) {
-      if (!isPlainObjectLike(ctx.permissions)) throw new TypeError('ctx.permissions: must be an object')
-      try {
-        permissionsJson = toJson(ctx.permissions)
-      } catch (error) {
-        if (error instanceof JsonValueError) throw new TypeError(`ctx.permissions.${error.message}`)
-        throw error
-      }
-    }
+    const permissionsJson = permissionsJsonOf(ctx?.permissions)
 
     let argsJson: string
     try {
@@ -143,24 +182,79 @@ export class Workspace {
 
     const signal = ctx?.signal
     if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError('ctx.signal: must be an AbortSignal')
+    const onProgress = ctx?.onProgress
+    if (onProgress !== undefined && typeof onProgress !== 'function') throw new TypeError('ctx.onProgress: must be a function')
 
     const id = nextCallId()
     // Set when this call is made from a confirm handler (of this or another workspace).
     const outer = answering.getStore() ?? []
-    const withdraw = signal === undefined ? undefined : onAbort(signal, () => this.#native.abort(id))
+    // Prompts still open when the call is aborted or over are withdrawn (their request's signal).
+    const prompts = new OpenPrompts()
+    const withdraw =
+      signal === undefined
+        ? undefined
+        : onAbort(signal, () => {
+            this.#native.abort(id)
+            prompts.withdraw()
+          })
+    const progress = onProgress === undefined ? undefined : progressCallback(onProgress)
     try {
       const resultJson = await this.#native.call(
         id,
         name,
         argsJson,
         permissionsJson,
-        confirm === undefined ? null : toNativeConfirm(confirm, [...outer, id]),
+        confirm === undefined ? null : toNativeConfirm(confirm, [...outer, id], prompts),
         outer.length > 0 ? [...outer] : null,
+        progress?.native ?? null,
       )
       return JSON.parse(resultJson) as ToolResult
     } catch (error) {
       // The core rejects only a host's mistake (a key of ctx.permissions that is not a
       // permission, a value that is not a boolean), naming it.
+      if (isInvalidArg(error)) throw new TypeError(error.message, { cause: error })
+      throw error
+    } finally {
+      withdraw?.()
+      prompts.withdraw()
+      progress?.close()
+    }
+  }
+
+  /**
+   * What the call would do about asking the user, without running it: nothing is changed, asked,
+   * audited or recorded. It runs the call's planning up to its permission decision (so the request
+   * is exactly what `confirm` would get: the diff, the counted tree), then stops. For a host that
+   * approves elsewhere (a web chat's approval UI, the AI SDK's `needsApproval`); the call itself
+   * still decides again when it runs.
+   *
+   * @param name - the tool's name as the model called it.
+   * @param args - the model's arguments; `undefined` means `{}`.
+   * @param ctx - per-call permissions and abort signal.
+   */
+  async check(name: string, args: unknown, ctx?: CheckContext): Promise<CallCheck> {
+    if (typeof name !== 'string') {
+      return { decision: 'fail', result: { status: 'error', code: 'UNKNOWN_TOOL', output: 'The tool name must be a string.' } }
+    }
+    if (ctx !== undefined && !isPlainObjectLike(ctx)) throw new TypeError('ctx: must be an object')
+    const permissionsJson = permissionsJsonOf(ctx?.permissions)
+    let argsJson: string
+    try {
+      argsJson = args === undefined ? '{}' : toJson(args)
+    } catch (error) {
+      if (error instanceof JsonValueError) return { decision: 'fail', result: invalidArguments(name, error) }
+      if (error instanceof RangeError) {
+        return { decision: 'fail', result: invalidArguments(name, new JsonValueError('', 'they are nested too deeply to be tool arguments')) }
+      }
+      throw error
+    }
+    const signal = ctx?.signal
+    if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError('ctx.signal: must be an AbortSignal')
+    const id = nextCallId()
+    const withdraw = signal === undefined ? undefined : onAbort(signal, () => this.#native.abort(id))
+    try {
+      return JSON.parse(await this.#native.check(id, name, argsJson, permissionsJson)) as CallCheck
+    } catch (error) {
       if (isInvalidArg(error)) throw new TypeError(error.message, { cause: error })
       throw error
     } finally {

@@ -5,7 +5,8 @@
 //! including dangling links and a not-yet-existing tail) → [`sandbox`] (containment by whole
 //! components, hidden trash) → [`fsops`] (every open, create, rename and unlink goes through a
 //! directory file descriptor opened beneath the allowed root without following a symlink, so
-//! anything swapped in after the check is refused, never followed); [`trees`] removes and
+//! anything swapped in after the check is refused, never followed); [`tree_count`] counts what a
+//! tree holds before it is removed or replaced; [`trees`] removes and
 //! copies whole trees the same way, with [`file_copy`] (holes kept) and [`xattrs`] (extended
 //! attributes and ACLs) for what a copy to another file system must carry. [`shown`] is how a
 //! name is written in any output (control characters and bytes that are not UTF-8 escaped,
@@ -23,6 +24,7 @@ pub mod sandbox;
 pub mod shown;
 #[cfg(test)]
 pub(crate) mod test_mounts;
+pub mod tree_count;
 pub mod trees;
 pub mod xattrs;
 

@@ -15,6 +15,7 @@ use crate::error::ToolError;
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::shown::{echo, Shown};
 use crate::paths::{Sandbox, Target};
+use crate::progress::Meter;
 use crate::walk::{self, WalkOptions};
 
 /// A file the glob matched.
@@ -26,7 +27,8 @@ pub struct Found {
     pub mtime: i128,
 }
 
-/// Every matching regular file below `dir` (open, at `target`), in walk order.
+/// Every matching regular file below `dir` (open, at `target`), in walk order. `progress`
+/// counts the files looked at.
 pub fn find_files(
     dir: OwnedFd,
     target: &Target,
@@ -34,6 +36,7 @@ pub fn find_files(
     include_ignored: bool,
     matcher: &PathGlob,
     cancel: &CancelToken,
+    progress: &Meter,
 ) -> Result<Vec<Found>, ToolError> {
     let options = WalkOptions {
         sandbox,
@@ -42,7 +45,11 @@ pub fn find_files(
         cancel,
     };
     let walked = walk::walk(dir, target, &options, |entry| {
-        if entry.kind != EntryKind::File || !matcher.is_match(entry.rel) {
+        if entry.kind != EntryKind::File {
+            return None;
+        }
+        progress.advance(1);
+        if !matcher.is_match(entry.rel) {
             return None;
         }
         let stat = fsops::lstat_at(entry.dir, entry.name).ok()??;

@@ -31,6 +31,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     mutates: true,
     destructive: false,
     idempotent: false,
+    asks: true,
     path_argument: Some("path"),
     format_call: super::format_path,
     run,

@@ -11,12 +11,13 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::files;
 use super::trashing::{in_trash, put_in_trash};
+use super::{blast_radius, files};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Failure, Outcome, Success, ToolNames};
 use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
+use crate::confirm::{FilesSummary, Summary};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
 use crate::journal::commit::{PlannedFile, StepFailure};
@@ -26,9 +27,10 @@ use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::permissions::Operation;
+use crate::progress::{Meter, Unit};
 use crate::text::decode::{decode_for_edit, TextFile};
 use crate::text::delta::Delta;
-use crate::text::diff::{all_added, unified_diff};
+use crate::text::diff::{all_added, unified_diff, UnifiedDiff};
 use crate::text::patch::{self, FileChange as PatchChange, FilePatch};
 use crate::workspace::Workspace;
 
@@ -40,6 +42,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     mutates: true,
     destructive: true,
     idempotent: false,
+    asks: true,
     path_argument: None,
     format_call,
     run,
@@ -122,7 +125,8 @@ struct Planned {
     /// Keep the replaced content in the trash (an update when overwrites are kept; whatever an
     /// added or moved file lands on, always).
     archive_replaced: bool,
-    diff: String,
+    /// Its diff, and how many lines it adds and removes.
+    diff: UnifiedDiff,
     notes: Vec<String>,
     /// Nothing to do for this file (already as the patch says).
     unchanged: bool,
@@ -135,8 +139,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 e.message.push_str("\nNo files were modified.");
                 Failure::Error(e)
             }
-            Failure::Denied(message) => {
-                Failure::Denied(format!("{message}\nNo files were modified."))
+            Failure::Denied(mut denial) => {
+                denial.message.push_str("\nNo files were modified.");
+                Failure::Denied(denial)
             }
         })
     })
@@ -187,12 +192,16 @@ async fn apply(call: &Call, args: Value) -> Outcome {
         }
         Planning::Plans(plans) => plans,
     };
-    let diff: String = plans.iter().map(|p| p.diff.as_str()).collect();
+    let diff: String = plans.iter().map(|p| p.diff.text.as_str()).collect();
     call.authorize(authorization(&plans, diff.clone(), keep_overwrites))
         .await?;
     let _lock = lock.exclusive().await;
     let (ws, cancel) = (call.ws.clone(), call.cancel.clone());
-    let committed = call.blocking(move || commit(&ws, plans, &cancel)).await?;
+    let changing = plans.iter().filter(|p| !p.unchanged).count() as u64;
+    let meter = call.progress.meter(Unit::Files, Some(changing));
+    let committed = call
+        .blocking(move || commit(&ws, plans, &cancel, &meter))
+        .await?;
     Ok(success(call, committed, diff, &limits))
 }
 
@@ -308,7 +317,7 @@ fn plan_file(
                     &label(&at.target),
                     timeout,
                 ),
-                None => all_added(text, &format!("b/{}", label(&at.target))).text,
+                None => all_added(text, &format!("b/{}", label(&at.target))),
             };
             Ok(Planned {
                 letter: 'A',
@@ -341,8 +350,7 @@ fn plan_file(
                 &format!("a/{}", label(&at.target)),
                 "/dev/null",
                 timeout,
-            )
-            .text;
+            );
             Ok(Planned {
                 letter: 'D',
                 given: path.clone(),
@@ -392,12 +400,15 @@ fn plan_file(
                         &label(destination),
                         timeout,
                     );
-                    let diff = if diff.is_empty() {
-                        format!(
-                            "rename from {}\nrename to {}\n",
-                            label(&at.target),
-                            label(destination)
-                        )
+                    let diff = if diff.text.is_empty() {
+                        UnifiedDiff {
+                            text: format!(
+                                "rename from {}\nrename to {}\n",
+                                label(&at.target),
+                                label(destination)
+                            ),
+                            ..UnifiedDiff::default()
+                        }
                     } else {
                         diff
                     };
@@ -448,7 +459,7 @@ fn file_diff(
     old_label: &str,
     new_label: &str,
     timeout: std::time::Duration,
-) -> String {
+) -> UnifiedDiff {
     let old = String::from_utf8_lossy(old);
     unified_diff(
         &old,
@@ -457,7 +468,6 @@ fn file_diff(
         &format!("b/{new_label}"),
         timeout,
     )
-    .text
 }
 
 /// What is at `target` now: `None` when nothing is. A directory is `NOT_A_FILE`; FIFOs and the
@@ -537,11 +547,12 @@ fn already_applied(files: &[FilePatch], resolved: &[Resolved], limits: &Limits) 
 }
 
 /// One prompt for the whole patch (SPEC §12): granted when every file's single-file permission
-/// is; the detail has a line per file.
+/// is; the detail has a line per file with its lines added and removed, then the totals.
 fn authorization(plans: &[Planned], diff: String, keep_overwrites: bool) -> Authorization<'_> {
     let mut needs = Vec::new();
     let mut detail = Vec::new();
     let mut first: Option<&Path> = None;
+    let mut summary = FilesSummary::default();
     // An update whose old content is not kept cannot be taken back: it always asks.
     let mut always_ask = false;
     for plan in plans.iter().filter(|p| !p.unchanged) {
@@ -553,21 +564,34 @@ fn authorization(plans: &[Planned], diff: String, keep_overwrites: bool) -> Auth
         if let Some((source, _)) = &plan.remove {
             needs.push((Operation::Remove, source.inside_root));
         }
-        detail.push(match (&plan.write, &plan.remove) {
-            (Some((to, _, _)), Some((from, _))) => {
-                format!("move {} → {}", from.path.shown(), to.path.shown())
-            }
-            (None, Some((gone, _))) => format!("delete {}", gone.path.shown()),
+        let (what, count) = match (&plan.write, &plan.remove) {
+            (Some((to, _, _)), Some((from, _))) => (
+                format!("move {} → {}", from.path.shown(), to.path.shown()),
+                &mut summary.moved,
+            ),
+            (None, Some((gone, _))) => (
+                format!("delete {}", gone.path.shown()),
+                &mut summary.deleted,
+            ),
             (Some((target, _, _)), None) if plan.action == Action::Added => {
-                format!("add {}", target.path.shown())
+                (format!("add {}", target.path.shown()), &mut summary.added)
             }
-            (Some((target, _, _)), None) => format!("update {}", target.path.shown()),
+            (Some((target, _, _)), None) => (
+                format!("update {}", target.path.shown()),
+                &mut summary.updated,
+            ),
             (None, None) => continue,
-        });
+        };
+        *count += 1;
+        let (added, removed) = (plan.diff.added as u64, plan.diff.removed as u64);
+        summary.lines_added += added;
+        summary.lines_removed += removed;
+        detail.push(format!("{what} (+{added} -{removed})"));
         if first.is_none() {
             first = plan.remove.as_ref().map(|(t, _)| t.path.as_path());
         }
     }
+    detail.push(blast_radius::describe_files(&summary));
     Authorization {
         needs,
         always_ask,
@@ -577,6 +601,7 @@ fn authorization(plans: &[Planned], diff: String, keep_overwrites: bool) -> Auth
         diff: Some(diff),
         recursive: None,
         permanent: None,
+        summary: Some(Summary::Files(summary)),
         denial: "The user denied this patch.",
     }
 }
@@ -593,11 +618,12 @@ struct Committed {
 
 /// Puts what the patch destroys into the trash, stages every new file, and makes the whole
 /// change at once (`journal::commit`). On any failure, nothing has changed and the copies made
-/// for it are discarded.
+/// for it are discarded. `progress` counts the files staged.
 fn commit(
     ws: &Workspace,
     plans: Vec<Planned>,
     cancel: &CancelToken,
+    progress: &Meter,
 ) -> Result<Vec<Committed>, ToolError> {
     let mut archives = Vec::new();
     let result = (|| {
@@ -691,6 +717,7 @@ fn commit(
                     .map_err(|e| ToolError::io(&e, "write", &target.path))?;
                 step_paths.push(target.path.clone());
             }
+            progress.advance(1);
             committed.push(Committed {
                 letter: plan.letter,
                 given: plan.given,

@@ -24,6 +24,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     mutates: true,
     destructive: false,
     idempotent: true,
+    asks: true,
     path_argument: Some("path"),
     format_call: super::format_path,
     run,

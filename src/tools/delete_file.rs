@@ -30,6 +30,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     mutates: true,
     destructive: true,
     idempotent: false,
+    asks: true,
     path_argument: Some("path"),
     format_call,
     run,

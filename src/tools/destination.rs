@@ -8,12 +8,13 @@ use std::ffi::OsStr;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 
-use super::files;
 use super::trashing::put_in_trash;
+use super::{blast_radius, files};
 use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::shown::Shown;
+use crate::paths::tree_count::TreeCount;
 use crate::paths::Target;
 use crate::trash::Archived;
 use crate::workspace::Workspace;
@@ -46,14 +47,29 @@ pub fn existing(target: &Target, doing: &str) -> Result<Option<EntryKind>, ToolE
     Ok(stat.as_ref().map(EntryKind::of))
 }
 
-/// Replacing `existing` at `path`: a directory tree goes to the trash as a recursive
-/// `remove_dir` would, so the user is always asked, and told (returns the text for the prompt's
-/// detail). `None` when nothing or a single entry is replaced.
-pub fn replaces_tree(existing: Option<EntryKind>, path: &Path) -> Option<String> {
-    (existing == Some(EntryKind::Directory)).then(|| {
+/// The directory tree a replacement of `target` would put in the trash, counted (bounded in
+/// time, see [`blast_radius::count_tree`]); `None` unless what is there (`existing`) is a directory.
+pub fn count_replaced(
+    target: &Target,
+    existing: Option<EntryKind>,
+    cancel: &CancelToken,
+) -> Result<Option<TreeCount>, ToolError> {
+    if existing != Some(EntryKind::Directory) {
+        return Ok(None);
+    }
+    let (parent, name) = files::open_parent(target, "look into")?;
+    blast_radius::count_tree(parent.as_fd(), &name, &target.path, cancel).map(Some)
+}
+
+/// Replacing a directory tree (`replaced`, counted) at `path`: it goes to the trash as a
+/// recursive `remove_dir` would, so the user is always asked, and told what goes (returns the
+/// text for the prompt's detail). `None` when nothing or a single entry is replaced.
+pub fn replaces_tree(replaced: Option<&TreeCount>, path: &Path) -> Option<String> {
+    replaced.map(|count| {
         format!(
-            " (replaces the directory {} and everything in it, which goes to the trash first)",
-            path.shown()
+            " (replaces the directory {} and everything in it, which goes to the trash first: {})",
+            path.shown(),
+            blast_radius::describe_tree(count)
         )
     })
 }

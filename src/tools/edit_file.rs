@@ -30,6 +30,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     // It replaces content (an MCP client must not auto-approve it as additive).
     destructive: true,
     idempotent: false,
+    asks: true,
     path_argument: Some("path"),
     format_call,
     run,

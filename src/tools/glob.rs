@@ -18,6 +18,7 @@ use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::permissions::Operation;
+use crate::progress::Unit;
 use crate::search::find::{find_files, listing, Searched};
 use crate::search::glob::PathGlob;
 
@@ -28,6 +29,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     mutates: false,
     destructive: false,
     idempotent: true,
+    asks: true,
     path_argument: Some("path"),
     format_call,
     run,
@@ -104,9 +106,18 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let cancel = call.cancel.clone();
         let searched = target.clone();
         let include_ignored = args.include_ignored;
+        let progress = call.progress.meter(Unit::Files, None);
         let found = call
             .reading(move || {
-                find_files(dir, &searched, &sandbox, include_ignored, &matcher, &cancel)
+                find_files(
+                    dir,
+                    &searched,
+                    &sandbox,
+                    include_ignored,
+                    &matcher,
+                    &cancel,
+                    &progress,
+                )
             })
             .await?;
         call.check_abort()?;

@@ -18,6 +18,7 @@ use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::permissions::Operation;
+use crate::progress::Unit;
 use crate::search::glob::PathGlob;
 use crate::search::grep::{
     build_matcher, output, search_single_file, search_tree, Bounds, Searched, Tree,
@@ -35,6 +36,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     mutates: false,
     destructive: false,
     idempotent: true,
+    asks: true,
     path_argument: Some("path"),
     format_call,
     run,
@@ -143,6 +145,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let include_ignored = args.include_ignored;
         let single_file = matches!(scope, Scope::File(_));
         let limits = bounds.clone();
+        let progress = call.progress.clone();
         let collected = call
             .reading(move || match scope {
                 Scope::File(opened) => {
@@ -154,7 +157,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         include: include.as_ref(),
                         include_ignored,
                     };
-                    search_tree(dir, &tree, &sandbox, &matcher, &limits, &cancel)
+                    let progress = progress.meter(Unit::Files, None);
+                    search_tree(dir, &tree, &sandbox, &matcher, &limits, &cancel, &progress)
                 }
             })
             .await?;

@@ -21,6 +21,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     mutates: false,
     destructive: false,
     idempotent: true,
+    asks: true,
     path_argument: Some("path"),
     format_call,
     run,

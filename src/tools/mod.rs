@@ -12,6 +12,7 @@ pub use crate::text::quantity::{bytes, quantity};
 pub mod append_file;
 pub mod apply_patch;
 pub mod arguments;
+mod blast_radius;
 pub mod create_directory;
 pub mod cwd;
 pub mod delete_file;
@@ -45,6 +46,10 @@ pub struct ToolSpec {
     pub destructive: bool,
     /// Calling it again with the same arguments changes nothing more (an MCP `idempotentHint`).
     pub idempotent: bool,
+    /// May ask the user (goes through `Call::authorize` before it acts). `false` only for the
+    /// tools that never ask and act at once (SPEC §4: the cwd stack, trash_list): `ws.check`
+    /// must not run them.
+    pub asks: bool,
     /// The argument naming the path it acts on first, for an audit record of a call that failed
     /// before resolving it.
     pub path_argument: Option<&'static str>,

@@ -15,6 +15,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::blast_radius;
 use super::destination::{self, Destination};
 use super::files;
 use super::trashing::{in_trash, put_back, trash_error};
@@ -28,6 +29,7 @@ use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::paths::trees::{self, Copied, CopyError, Removal};
 use crate::permissions::Operation;
+use crate::progress::Meter;
 use crate::trash::Archived;
 use crate::workspace::Workspace;
 
@@ -38,6 +40,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     mutates: true,
     destructive: true,
     idempotent: false,
+    asks: true,
     path_argument: Some("source"),
     format_call,
     run,
@@ -106,7 +109,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .await?;
         let (src, dst, overwrite) = (source.clone(), destination.clone(), args.overwrite);
         let tool = call.tool_name.clone();
-        let (source_inode, destination_existed) = call
+        let cancel = call.cancel.clone();
+        let (source_inode, destination_existed, replaced) = call
             .reading(move || {
                 let (src_parent, src_name) = files::open_parent(&src, "move")?;
                 let src_stat = fsops::lstat_at(src_parent.as_fd(), &src_name)
@@ -134,10 +138,12 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         ));
                     }
                 }
-                Ok((fsops::identity(&src_stat), dst_stat.as_ref().map(EntryKind::of)))
+                let existing = dst_stat.as_ref().map(EntryKind::of);
+                let replaced = destination::count_replaced(&dst, existing, &cancel)?;
+                Ok((fsops::identity(&src_stat), existing, replaced))
             })
             .await?;
-        let replaced_tree = destination::replaces_tree(destination_existed, &destination.path);
+        let replaced_tree = destination::replaces_tree(replaced.as_ref(), &destination.path);
         call.authorize(Authorization {
             needs: vec![
                 (Operation::Write, destination.inside_root),
@@ -155,6 +161,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             diff: None,
             recursive: replaced_tree.is_some().then_some(true),
             permanent: None,
+            summary: replaced
+                .as_ref()
+                .map(|count| blast_radius::tree_summary(&destination.path, count)),
             denial: "The user denied this move.",
         })
         .await?;
@@ -169,81 +178,87 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .into_iter()
             .filter_map(|tool| call.names.offered(tool).map(str::to_owned))
             .collect();
+        let meter = match &replaced {
+            Some(replaced) => blast_radius::trash_meter(&call.progress, replaced),
+            None => Meter::none(),
+        };
         let archived = call
             .blocking(move || {
-                let (src_parent, src_name) = files::open_parent(&src, "move")?;
-                let now = fsops::lstat_at(src_parent.as_fd(), &src_name)
-                    .map_err(|e| ToolError::io(&e, "move", &src.path))?;
-                if now.as_ref().map(fsops::identity) != Some(source_inode) {
-                    return Err(files::changed_since_planned(&src.path));
-                }
-                let Destination {
-                    parent: dst_parent,
-                    parent_path: dst_parent_path,
-                    name: dst_name,
-                    replaced: archived,
-                    created_dirs,
-                } = destination::prepare(&ws, &dst, destination_existed, &cancel)?;
-                let moved = match fsops::rename_noreplace(
-                    src_parent.as_fd(),
-                    &src_name,
-                    dst_parent.as_fd(),
-                    dst_name,
-                ) {
-                    Ok(()) => Ok(None),
-                    Err(e) if e.raw_os_error() == Some(libc_codes::EXDEV) => {
-                        let places = Places {
-                            src_parent: src_parent.as_fd(),
-                            src_name: &src_name,
-                            src_path: &src.path,
-                            dst_parent: dst_parent.as_fd(),
-                            dst_parent_path,
-                            dst_name,
-                            dst_path: &dst.path,
-                        };
-                        copy_into_place(&ws, &places, &|| cancel.is_aborted()).map(Some)
+                meter.scoped(|| {
+                    let (src_parent, src_name) = files::open_parent(&src, "move")?;
+                    let now = fsops::lstat_at(src_parent.as_fd(), &src_name)
+                        .map_err(|e| ToolError::io(&e, "move", &src.path))?;
+                    if now.as_ref().map(fsops::identity) != Some(source_inode) {
+                        return Err(files::changed_since_planned(&src.path));
                     }
-                    Err(e) => Err(ToolError::io(&e, "move", &src.path)),
-                };
-                let copied = match moved {
-                    Ok(copied) => copied,
-                    Err(mut error) => {
-                        if let Some(archived) = &archived {
-                            match put_back(
-                                &ws,
-                                archived,
-                                dst_parent_path,
-                                dst_parent.as_fd(),
-                                dst_name,
-                            ) {
-                                Ok(_) => error
-                                    .message
-                                    .push_str("; the destination was restored as it was"),
-                                Err(re) => error.message.push_str(&format!(
-                                    "; the previous destination is in the trash at {} ({})",
-                                    archived.archive_path.shown(),
-                                    trash_error(re, "restore", &dst.path).message
-                                )),
-                            }
-                        }
-                        return Err(error);
-                    }
-                };
-                fsops::fsync_dir(dst_parent.as_fd());
-                if let Some(copied) = copied {
-                    remove_copied_source(
+                    let Destination {
+                        parent: dst_parent,
+                        parent_path: dst_parent_path,
+                        name: dst_name,
+                        replaced: archived,
+                        created_dirs,
+                    } = destination::prepare(&ws, &dst, destination_existed, &cancel)?;
+                    let moved = match fsops::rename_noreplace(
                         src_parent.as_fd(),
                         &src_name,
-                        &src.path,
-                        &dst.path,
-                        &copied,
-                        archived.as_ref(),
-                        &removers,
-                    )?;
-                }
-                fsops::fsync_dir(src_parent.as_fd());
-                let moved = files::entry_facts(dst_parent.as_fd(), dst_name);
-                Ok((archived, moved, created_dirs))
+                        dst_parent.as_fd(),
+                        dst_name,
+                    ) {
+                        Ok(()) => Ok(None),
+                        Err(e) if e.raw_os_error() == Some(libc_codes::EXDEV) => {
+                            let places = Places {
+                                src_parent: src_parent.as_fd(),
+                                src_name: &src_name,
+                                src_path: &src.path,
+                                dst_parent: dst_parent.as_fd(),
+                                dst_parent_path,
+                                dst_name,
+                                dst_path: &dst.path,
+                            };
+                            copy_into_place(&ws, &places, &|| cancel.is_aborted()).map(Some)
+                        }
+                        Err(e) => Err(ToolError::io(&e, "move", &src.path)),
+                    };
+                    let copied = match moved {
+                        Ok(copied) => copied,
+                        Err(mut error) => {
+                            if let Some(archived) = &archived {
+                                match put_back(
+                                    &ws,
+                                    archived,
+                                    dst_parent_path,
+                                    dst_parent.as_fd(),
+                                    dst_name,
+                                ) {
+                                    Ok(_) => error
+                                        .message
+                                        .push_str("; the destination was restored as it was"),
+                                    Err(re) => error.message.push_str(&format!(
+                                        "; the previous destination is in the trash at {} ({})",
+                                        archived.archive_path.shown(),
+                                        trash_error(re, "restore", &dst.path).message
+                                    )),
+                                }
+                            }
+                            return Err(error);
+                        }
+                    };
+                    fsops::fsync_dir(dst_parent.as_fd());
+                    if let Some(copied) = copied {
+                        remove_copied_source(
+                            src_parent.as_fd(),
+                            &src_name,
+                            &src.path,
+                            &dst.path,
+                            &copied,
+                            archived.as_ref(),
+                            &removers,
+                        )?;
+                    }
+                    fsops::fsync_dir(src_parent.as_fd());
+                    let moved = files::entry_facts(dst_parent.as_fd(), dst_name);
+                    Ok((archived, moved, created_dirs))
+                })
             })
             .await?;
         let (archived, moved, created_dirs) = archived;

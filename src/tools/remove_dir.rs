@@ -9,8 +9,8 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::files;
 use super::trashing::{in_trash, put_in_trash};
+use super::{blast_radius, files};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
@@ -21,6 +21,7 @@ use crate::paths::sandbox::{identity_of, FinalLink};
 use crate::paths::shown::Shown;
 use crate::paths::trees::{self, MountPointInside, Removal};
 use crate::permissions::Operation;
+use crate::progress::Meter;
 use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
@@ -30,6 +31,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     mutates: true,
     destructive: true,
     idempotent: false,
+    asks: true,
     path_argument: Some("path"),
     format_call,
     run,
@@ -121,48 +123,56 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             }
         };
         let (planned, recursive) = (target.clone(), args.recursive);
-        call.reading(move || {
-            let (parent, name) = files::open_parent(&planned, "remove")?;
-            let p = planned.path.shown();
-            let stat = fsops::lstat_at(parent.as_fd(), &name)
-                .map_err(|e| ToolError::io(&e, "remove", &planned.path))?
-                .ok_or_else(|| {
-                    ToolError::new(ErrorCode::NotFound, format!("{p} does not exist"))
-                })?;
-            match EntryKind::of(&stat) {
-                EntryKind::Directory => {}
-                EntryKind::Symlink => {
-                    return Err(ToolError::new(
-                        ErrorCode::NotADirectory,
-                        format!("{p} is a symbolic link{link_instead}"),
-                    ))
+        let cancel = call.cancel.clone();
+        // The blast radius of a recursive removal, counted before asking.
+        let counted = call
+            .reading(move || {
+                let (parent, name) = files::open_parent(&planned, "remove")?;
+                let p = planned.path.shown();
+                let stat = fsops::lstat_at(parent.as_fd(), &name)
+                    .map_err(|e| ToolError::io(&e, "remove", &planned.path))?
+                    .ok_or_else(|| {
+                        ToolError::new(ErrorCode::NotFound, format!("{p} does not exist"))
+                    })?;
+                match EntryKind::of(&stat) {
+                    EntryKind::Directory => {}
+                    EntryKind::Symlink => {
+                        return Err(ToolError::new(
+                            ErrorCode::NotADirectory,
+                            format!("{p} is a symbolic link{link_instead}"),
+                        ))
+                    }
+                    _ => {
+                        return Err(ToolError::new(
+                            ErrorCode::NotADirectory,
+                            format!("{p} is a file{file_instead}"),
+                        ))
+                    }
                 }
-                _ => {
-                    return Err(ToolError::new(
-                        ErrorCode::NotADirectory,
-                        format!("{p} is a file{file_instead}"),
-                    ))
+                if !recursive {
+                    let dir = fsops::open_dir(&planned.anchor, &planned.path, false)
+                        .map_err(|e| ToolError::io(&e, "remove", &planned.path))?;
+                    if !fsops::list_names(dir.as_fd())
+                        .map_err(|e| ToolError::io(&e, "list", &planned.path))?
+                        .is_empty()
+                    {
+                        return Err(not_empty(&planned.path));
+                    }
+                    return Ok(None);
                 }
-            }
-            if !recursive {
-                let dir = fsops::open_dir(&planned.anchor, &planned.path, false)
-                    .map_err(|e| ToolError::io(&e, "remove", &planned.path))?;
-                if !fsops::list_names(dir.as_fd())
-                    .map_err(|e| ToolError::io(&e, "list", &planned.path))?
-                    .is_empty()
-                {
-                    return Err(not_empty(&planned.path));
-                }
-            }
-            Ok(())
-        })
-        .await?;
+                blast_radius::count_tree(parent.as_fd(), &name, &planned.path, &cancel).map(Some)
+            })
+            .await?;
         let mut detail = target.path.shown().into_owned();
         if args.recursive {
             detail.push_str(" (recursive)");
         }
         if args.permanent {
             detail.push_str(" (permanent)");
+        }
+        if let Some(counted) = &counted {
+            detail.push_str(": ");
+            detail.push_str(&blast_radius::describe_tree(counted));
         }
         let label = if args.recursive {
             "Remove directory recursively?"
@@ -174,6 +184,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             detail,
             recursive: args.recursive.then_some(true),
             permanent: args.permanent.then_some(true),
+            summary: counted
+                .as_ref()
+                .map(|counted| blast_radius::tree_summary(&target.path, counted)),
             ..Authorization::of(
                 Operation::RemoveDir,
                 &target,
@@ -185,6 +198,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let _lock = lock.exclusive().await;
         let (ws, committed, cancel) = (call.ws.clone(), target.clone(), call.cancel.clone());
         let (recursive, permanent) = (args.recursive, args.permanent);
+        let meter = match &counted {
+            Some(counted) if !permanent => blast_radius::trash_meter(&call.progress, counted),
+            _ => Meter::none(),
+        };
         let archived = call
             .blocking(move || {
                 let (parent, name) = files::open_parent(&committed, "remove")?;
@@ -198,15 +215,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 } else if permanent {
                     trees::remove_tree_at(parent.as_fd(), &name, Removal::EVERYTHING).map(drop)
                 } else {
-                    return put_in_trash(
-                        &ws,
-                        parent.as_fd(),
-                        &name,
-                        &committed.path,
-                        true,
-                        &cancel,
-                    )
-                    .map(|archived| (Some(archived), None));
+                    return meter
+                        .scoped(|| {
+                            put_in_trash(&ws, parent.as_fd(), &name, &committed.path, true, &cancel)
+                        })
+                        .map(|archived| (Some(archived), None));
                 };
                 removed
                     .map(|()| (None, empty_mode))

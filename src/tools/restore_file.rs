@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::blast_radius;
 use super::destination::{self, Destination};
 use super::files;
 use super::trashing::{in_trash, put_back, restore_into, trash_error};
@@ -31,6 +32,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     // It replaces content (an MCP client must not auto-approve it as additive).
     destructive: true,
     idempotent: false,
+    asks: true,
     path_argument: Some("trashedPath"),
     format_call,
     run,
@@ -131,9 +133,17 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         };
         destination::refuse_dangerous(&call.ws, &target.path)?;
         let lock = call.lock_for_change(&[&target.path, &archive]).await?;
-        let planned = target.clone();
-        let exists = call
-            .reading(move || destination::existing(&planned, "restore to"))
+        let (planned, cancel, overwrite) = (target.clone(), call.cancel.clone(), args.overwrite);
+        let (exists, replaced) = call
+            .reading(move || {
+                let exists = destination::existing(&planned, "restore to")?;
+                let replaced = match exists {
+                    // Only an overwrite replaces it; without one, the call stops below.
+                    Some(_) if overwrite => destination::count_replaced(&planned, exists, &cancel)?,
+                    _ => None,
+                };
+                Ok((exists, replaced))
+            })
             .await?;
         if exists.is_some() && !args.overwrite {
             return Err(ToolError::new(
@@ -145,7 +155,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             )
             .into());
         }
-        let replaced_tree = destination::replaces_tree(exists, &target.path);
+        let replaced_tree = destination::replaces_tree(replaced.as_ref(), &target.path);
         call.authorize(Authorization {
             always_ask: replaced_tree.is_some(),
             detail: format!(
@@ -154,6 +164,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 replaced_tree.as_deref().unwrap_or("")
             ),
             recursive: replaced_tree.is_some().then_some(true),
+            summary: replaced
+                .as_ref()
+                .map(|count| blast_radius::tree_summary(&target.path, count)),
             ..Authorization::of(
                 Operation::Write,
                 &target,
@@ -169,39 +182,39 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             call.cancel.clone(),
             archive.clone(),
         );
+        let meter = blast_radius::restore_meter(&call.progress, metadata.size, replaced.as_ref());
         let replaced = call
             .blocking(move || {
-                let Destination {
-                    parent,
-                    parent_path,
-                    name,
-                    replaced,
-                    created_dirs,
-                } = destination::prepare(&ws, &committed, exists, &cancel)?;
-                let aborted = || cancel.is_aborted();
-                let restore = |archive: &std::path::Path, cancel: &dyn Fn() -> bool| {
-                    restore_into(&ws, archive, parent_path, parent.as_fd(), name, cancel)
-                };
-                if let Err(e) = restore(&from, &aborted) {
-                    let mut error = trash_error(e, "restore", &committed.path);
-                    if let Some(previous) = &replaced {
-                        match put_back(&ws, previous, parent_path, parent.as_fd(), name) {
-                            Ok(_) => error
-                                .message
-                                .push_str("; the entry that was there has been put back"),
-                            Err(_) => error.message.push_str(&format!(
-                                "; the entry that was there is in the trash at {}",
-                                previous.archive_path.shown()
-                            )),
+                meter.scoped(|| {
+                    let Destination {
+                        parent,
+                        parent_path,
+                        name,
+                        replaced,
+                        created_dirs,
+                    } = destination::prepare(&ws, &committed, exists, &cancel)?;
+                    let aborted = || cancel.is_aborted();
+                    let restore = |archive: &std::path::Path, cancel: &dyn Fn() -> bool| {
+                        restore_into(&ws, archive, parent_path, parent.as_fd(), name, cancel)
+                    };
+                    if let Err(e) = restore(&from, &aborted) {
+                        let mut error = trash_error(e, "restore", &committed.path);
+                        if let Some(previous) = &replaced {
+                            match put_back(&ws, previous, parent_path, parent.as_fd(), name) {
+                                Ok(_) => error
+                                    .message
+                                    .push_str("; the entry that was there has been put back"),
+                                Err(_) => error.message.push_str(&format!(
+                                    "; the entry that was there is in the trash at {}",
+                                    previous.archive_path.shown()
+                                )),
+                            }
                         }
+                        return Err(error);
                     }
-                    return Err(error);
-                }
-                Ok((
-                    replaced,
-                    files::entry_facts(parent.as_fd(), name),
-                    created_dirs,
-                ))
+                    let restored = files::entry_facts(parent.as_fd(), name);
+                    Ok((replaced, restored, created_dirs))
+                })
             })
             .await?;
         let (replaced, restored, created_dirs) = replaced;

@@ -20,6 +20,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     mutates: false,
     destructive: false,
     idempotent: true,
+    asks: false,
     path_argument: None,
     format_call: |_| String::new(),
     run,

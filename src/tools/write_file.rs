@@ -32,6 +32,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     mutates: true,
     destructive: true,
     idempotent: false,
+    asks: true,
     path_argument: Some("path"),
     format_call: super::format_path,
     run,

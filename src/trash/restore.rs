@@ -51,6 +51,7 @@ use crate::paths::fsops;
 use crate::paths::shown::Shown;
 use crate::paths::trees::{remove_tree_at, Removal};
 use crate::paths::xattrs::{self, Xattr};
+use crate::progress::{self, Unit};
 
 /// Restore the archive at `archive` as `target_name` inside `parent`, extracted under the temp
 /// name `temp` first; returns its metadata. The archive is claimed for the duration, unless the
@@ -306,10 +307,12 @@ impl<'a> Extraction<'a> {
         }
         let info = entry::entry_info(entry, &self.meta.relative_path)?;
         if info.sub.is_empty() {
-            self.create_root(&info, entry)
+            self.create_root(&info, entry)?;
         } else {
-            self.create_child(&info, entry)
+            self.create_child(&info, entry)?;
         }
+        progress::advance(Unit::Entries, 1);
+        Ok(())
     }
 
     /// Create the archived entry itself under a fresh temp name in the target's directory.

@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 
 use super::error::{changed_io, Signal};
 use crate::paths::{file_copy, fsops};
+use crate::progress::{self, Unit};
 
 /// The most bytes read from a file in one step.
 pub(crate) const CHUNK: usize = 64 * 1024;
@@ -73,6 +74,7 @@ impl<'a> SourceReader<'a> {
 
     /// Hashes and counts bytes handed out; returns how many.
     fn hand_out(&mut self, bytes: &[u8]) -> usize {
+        progress::advance(Unit::Bytes, bytes.len() as u64);
         self.hasher.update(bytes);
         self.remaining -= bytes.len() as u64;
         self.offset += bytes.len() as u64;
@@ -148,6 +150,7 @@ pub(crate) fn write_restored(
             }
             file.write_all(chunk)?;
         }
+        progress::advance(Unit::Bytes, n as u64);
         total += n as u64;
     }
     if hole > 0 {

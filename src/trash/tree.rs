@@ -37,6 +37,7 @@ use super::tarx;
 use crate::paths::fsops::{self, EntryKind as Fs, Snapshot};
 use crate::paths::shown::Shown;
 use crate::paths::xattrs::{self, Xattr};
+use crate::progress::{self, Unit};
 
 /// An entry seen while archiving, in preorder.
 #[derive(Debug, Clone)]
@@ -240,6 +241,7 @@ impl<W: Write> Walker<'_, '_, W> {
             snapshot: before,
             children: names.len(),
         });
+        progress::advance(Unit::Entries, 1);
         Ok(Frame {
             mount: fsops::DirMount::of(fd.as_fd())?,
             fd,
@@ -366,6 +368,7 @@ impl<W: Write> Walker<'_, '_, W> {
             snapshot,
             children: 0,
         });
+        progress::advance(Unit::Entries, 1);
     }
 
     /// Conflict unless `now` is exactly `before`.

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::plan::{Plan, Slot};
+use crate::confirm::FilesSummary;
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops::EntryKind;
 use crate::paths::shown::Shown;
@@ -128,6 +129,28 @@ impl Effects {
         placements.sort_by_key(|p| p.path.components().count());
         effects.placements = placements;
         Ok(effects)
+    }
+
+    /// What the undo changes, counted for the prompt (`ConfirmRequest.summary`); `diff` is the
+    /// diff it shows.
+    pub fn summary(&self, diff: &str) -> FilesSummary {
+        let replaced = |path: &PathBuf| {
+            self.placements.iter().any(|p| &p.path == path)
+                || self.renames.iter().any(|(_, to, _)| to == path)
+        };
+        let lines = |sign: char, header: &str| {
+            diff.lines()
+                .filter(|l| l.starts_with(sign) && !l.starts_with(header))
+                .count() as u64
+        };
+        FilesSummary {
+            added: self.placements.iter().filter(|p| !p.exchange).count() as u64,
+            updated: self.placements.iter().filter(|p| p.exchange).count() as u64,
+            deleted: self.removals.iter().filter(|p| !replaced(p)).count() as u64,
+            moved: self.renames.len() as u64,
+            lines_added: lines('+', "+++"),
+            lines_removed: lines('-', "---"),
+        }
     }
 
     /// One line per path, for a prompt's detail and a dry run.

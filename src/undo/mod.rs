@@ -104,7 +104,9 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
     if call.confirmer.is_some() {
         let diff = diff_of(&call.ws, &plan, &effects);
         let first = paths.first().cloned().unwrap_or_default();
+        let summary = crate::confirm::Summary::Files(effects.summary(&diff));
         call.authorize(Authorization {
+            summary: Some(summary),
             needs: Vec::new(),
             always_ask: true,
             label: "Undo change?",

@@ -33,6 +33,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::shown::Shown;
 use crate::paths::{Sandbox, Target};
+use crate::progress::Meter;
 use crate::walk::{self, WalkOptions};
 pub use collected::Collected;
 use file::{has_match, search_file};
@@ -100,7 +101,7 @@ struct Worker {
 }
 
 /// Searches the text files below `dir` (open, at `tree.target`). Files that cannot be read or
-/// change while searched are skipped, like `rg` does.
+/// change while searched are skipped, like `rg` does. `progress` counts the files searched.
 pub fn search_tree(
     dir: OwnedFd,
     tree: &Tree<'_>,
@@ -108,6 +109,7 @@ pub fn search_tree(
     matcher: &RegexMatcher,
     bounds: &Bounds,
     cancel: &CancelToken,
+    progress: &Meter,
 ) -> Result<Collected, ToolError> {
     let collected = Mutex::new(Collected::default());
     let lock = || collected.lock().unwrap_or_else(|e| e.into_inner());
@@ -133,6 +135,7 @@ pub fn search_tree(
         let Ok(file) = open_regular(entry) else {
             return None; // unreadable or changed since the walk saw it: skipped, like rg
         };
+        progress.advance(1);
         let pooled = idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let mut worker = pooled.unwrap_or_else(|| Worker {
             searcher: bounds.searcher(),

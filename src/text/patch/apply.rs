@@ -135,7 +135,9 @@ pub fn is_applied(text: &str, chunks: &[Chunk]) -> bool {
             // Only `+` lines: they must be exactly where apply would have put them.
             let start = match (hinted, anchor) {
                 (Some(h), _) => h.clamp(from, hay.len()),
-                (None, Some(line)) => line + 1,
+                // After its anchor, unless the anchor is behind the cursor (an enclosing scope an
+                // earlier chunk went past): then at the cursor.
+                (None, Some(line)) => (line + 1).max(from),
                 (None, None) => hay.len().saturating_sub(new.len()),
             };
             match MatchLevel::ladder_for(&new)
@@ -269,7 +271,9 @@ fn find_place(
     if pattern.is_empty() {
         let start = match (hinted, anchor) {
             (Some(h), _) => h.clamp(from, n),
-            (None, Some(line)) => line + 1,
+            // After its anchor, unless the anchor is behind the cursor (an enclosing scope an
+            // earlier chunk went past): then at the cursor.
+            (None, Some(line)) => (line + 1).max(from),
             (None, None) => n,
         };
         return Ok(Place {

@@ -784,6 +784,20 @@ fn an_anchor_named_again_for_a_later_chunk_in_the_same_scope() {
     assert_eq!(error.code, ErrorCode::NoMatch);
 }
 
+/// A chunk of added lines only whose anchor is behind the cursor (an earlier chunk already went
+/// past it) goes at the cursor, never back into lines the earlier chunk changed (found by the
+/// never-panics property: it panicked slicing backwards).
+#[test]
+fn an_added_only_chunk_anchored_behind_the_cursor_goes_at_the_cursor() {
+    let patch = codex("*** Update File: f\n-b\n@@ a\n+a\n");
+    assert_eq!(patched_text("a\nb", &patch), "a\na");
+    let patch = codex("*** Update File: f\n@@ fn run() {\n-    a();\n@@ fn run() {\n+    z();\n");
+    assert_eq!(
+        patched_text("fn run() {\n    a();\n    b();\n}\n", &patch),
+        "fn run() {\n    z();\n    b();\n}\n"
+    );
+}
+
 #[test]
 fn an_anchor_that_is_not_there_is_no_match() {
     let text = "fn alpha(items: &[Item]) -> usize {\n    1\n}\n";

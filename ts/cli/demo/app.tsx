@@ -3,11 +3,13 @@
  * does — it picks a tool, takes JSON arguments, answers the tool's confirmation with the user's
  * `y`/`n`, shows the result, browses and restores the trash, and shows the cwd stack.
  */
+import { existsSync, readdirSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { Box, Text, useApp, useInput, useStdout } from 'ink'
 import { useCallback, useEffect, useRef, useState, type ReactElement } from 'react'
 import type { Workspace } from '../../workspace.js'
-import type { Change, ConfirmRequest, ToolDefinition, ToolResult, TrashEntry } from '../../types.js'
+import type { Change, ConfirmRequest, ToolDefinition, ToolProgress, ToolResult, TrashEntry } from '../../types.js'
+import { describeProgress } from '../../internal/progress.js'
 import { ArgsEditor } from './components/ArgsEditor.js'
 import { ConfirmPrompt } from './components/ConfirmPrompt.js'
 import { Header } from './components/Header.js'
@@ -29,15 +31,12 @@ export interface AppProps {
   dataDir?: string | undefined
 }
 
-/** Where a call was started from, and so where its result returns to. */
-type Origin = 'tools' | 'trash' | 'history'
-
 /** What the main panel shows. */
 type Screen =
   | { kind: 'tools' }
   | { kind: 'args'; tool: ToolDefinition }
   | { kind: 'running'; tool: string; header: string }
-  | { kind: 'result'; tool: string; header: string; result: ToolResult; from: Origin }
+  | { kind: 'result'; tool: string; header: string; result: ToolResult }
   | { kind: 'trash' }
   | { kind: 'history'; changes: Change[] | undefined; error?: string }
 
@@ -52,9 +51,17 @@ function clamp(value: number, length: number): number {
   return Math.max(0, Math.min(length - 1, value))
 }
 
-/** While a call runs: Esc aborts it (SPEC §2: `ABORTED`, nothing changed). */
-function Running({ tool, header, onAbort, isActive }: { tool: string; header: string; onAbort: () => void; isActive: boolean }): ReactElement {
+/** A progress bar of `width` cells, or nothing when the total is unknown. */
+export function progressBar(progress: ToolProgress, width: number): string | undefined {
+  if (progress.total === undefined || progress.total <= 0) return undefined
+  const filled = Math.round((Math.min(progress.done, progress.total) / progress.total) * width)
+  return `${'█'.repeat(filled)}${'░'.repeat(width - filled)}`
+}
+
+/** While a call runs: its progress, if it reports any; Esc aborts it (SPEC §2: `ABORTED`, nothing changed). */
+function Running({ tool, header, progress, onAbort, isActive }: { tool: string; header: string; progress: ToolProgress | undefined; onAbort: () => void; isActive: boolean }): ReactElement {
   useInput((_input, key) => key.escape && onAbort(), { isActive })
+  const bar = progress === undefined ? undefined : progressBar(progress, 30)
   return (
     <Box flexDirection="column">
       <Text>
@@ -63,9 +70,28 @@ function Running({ tool, header, onAbort, isActive }: { tool: string; header: st
         <Text dimColor>{header ? `  ${header}` : ''}</Text>
         <Text> …</Text>
       </Text>
+      {progress === undefined ? null : (
+        <Text>
+          {bar === undefined ? '' : <Text color="cyan">{`${bar} `}</Text>}
+          <Text dimColor>{describeProgress(progress)}</Text>
+        </Text>
+      )}
       <KeyHints hints={[['Esc', 'abort']]} />
     </Box>
   )
+}
+
+/** A file of `root` for the examples when the sample project's are not there: a README first. */
+function someFileOf(root: string): string | undefined {
+  try {
+    const files = readdirSync(root, { withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => entry.name)
+      .sort()
+    return files.find((name) => /^readme/i.test(name)) ?? files[0]
+  } catch {
+    return undefined
+  }
 }
 
 /** The trash, refreshed on demand; errors are kept for display. */
@@ -94,6 +120,9 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
   const { stdout } = useStdout()
   const viewHeight = Math.max(6, (stdout.rows || 30) - 14)
   const sidebarWidth = (stdout.columns || 100) >= 100 ? 32 : 26
+  // The tool list's description column: the width left of the sidebar (and its 1 column of
+  // padding) after the 22 columns of names.
+  const descriptionWidth = Math.max(20, (stdout.columns || 100) - sidebarWidth - 1 - 22)
 
   const [tools] = useState(() => ws.definitions())
   const [screen, setScreen] = useState<Screen>({ kind: 'tools' })
@@ -102,6 +131,8 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
   const [selectedChange, setSelectedChange, selectedChangeRef] = useSyncState(0)
   const [drafts, setDrafts] = useState<Record<string, string>>({})
   const [pending, setPending] = useState<PendingConfirm | undefined>(undefined)
+  const [progress, setProgress] = useState<ToolProgress | undefined>(undefined)
+  const [someFile] = useState(() => someFileOf(root))
   const [cwdStack, setCwdStack] = useState<string[]>(() => nextCwdStack([], ws.cwd()))
   const [history, setHistory] = useState<HistoryEntry[]>([])
   const trash = useTrash(ws)
@@ -123,13 +154,26 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
     }
   }, [])
 
-  /** The confirm handler given to every call: shows the prompt and waits for `y`/`n`. */
+  /**
+   * The confirm handler given to every call: shows the prompt and waits for `y`/`n`. A prompt the
+   * call withdraws (aborted, or timed out) closes.
+   */
   const confirm = useCallback(
     (request: ConfirmRequest) =>
       new Promise<boolean>((resolve) => {
         const entry = { request, resolve }
         pendingRef.current = entry
         setPending(entry)
+        request.signal?.addEventListener(
+          'abort',
+          () => {
+            if (pendingRef.current !== entry) return
+            pendingRef.current = undefined
+            setPending(undefined)
+            resolve(false)
+          },
+          { once: true },
+        )
       }),
     [],
   )
@@ -141,34 +185,40 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
     entry?.resolve(approve)
   }, [])
 
-  /** Runs one call through `ws.call` with the interactive confirm handler, then shows its result. */
+  /**
+   * Runs one call through `ws.call` with the interactive confirm handler and a progress display,
+   * then shows its result. `header` overrides `ws.formatCall`'s.
+   */
   const run = useCallback(
-    async (tool: string, args: unknown, from: Origin) => {
-      const header = ws.formatCall(tool, args)
+    async (tool: string, args: unknown, header = ws.formatCall(tool, args)) => {
       const controller = new AbortController()
       abortRef.current = controller
+      setProgress(undefined)
       setScreen({ kind: 'running', tool, header })
-      const result = await ws.call(tool, args, { confirm, signal: controller.signal })
+      const onProgress = (update: ToolProgress): void => {
+        if (mounted.current) setProgress(update)
+      }
+      const result = await ws.call(tool, args, { confirm, signal: controller.signal, onProgress })
       abortRef.current = undefined
       if (!mounted.current) return
       setHistory((h) => [{ tool, header, status: result.status, code: result.code }, ...h].slice(0, 8))
       setCwdStack((stack) => nextCwdStack(stack, ws.cwd()))
       void trash.refresh()
-      setScreen({ kind: 'result', tool, header, result, from })
+      setScreen({ kind: 'result', tool, header, result })
     },
     [ws, confirm, trash.refresh],
   )
 
   /** Undoes a change through `ws.undo` (asking first, like every change here), then shows the result. */
   const undo = useCallback(
-    async (id: string | undefined, from: Origin) => {
+    async (id: string | undefined) => {
       const header = id === undefined ? 'the latest change' : id
       setScreen({ kind: 'running', tool: 'undo', header })
       const result = await ws.undo({ ...(id === undefined ? {} : { id }), confirm })
       if (!mounted.current) return
       setHistory((h) => [{ tool: 'undo', header, status: result.status, code: result.code }, ...h].slice(0, 8))
       void trash.refresh()
-      setScreen({ kind: 'result', tool: 'undo', header, result, from })
+      setScreen({ kind: 'result', tool: 'undo', header, result })
     },
     [ws, confirm, trash.refresh],
   )
@@ -185,7 +235,8 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
   const latestArchive = trash.entries?.[0]?.archivePath
   const cwd = cwdStack[cwdStack.length - 1] ?? root
   const fromRoot = (path: string): string => relative(cwd, join(root, path)) || '.'
-  const example = (tool: ToolDefinition): string => oneLineJson(exampleArgs(tool, { latestArchive, fromRoot }))
+  const exists = (path: string): boolean => existsSync(join(root, path))
+  const example = (tool: ToolDefinition): string => oneLineJson(exampleArgs(tool, { latestArchive, fromRoot, exists, someFile }))
 
   const openTrash = (): void => {
     setSelectedTrash(0)
@@ -207,9 +258,10 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
               if (tool) setScreen({ kind: 'args', tool })
             }}
             onTrash={openTrash}
-            onUndo={() => void undo(undefined, 'tools')}
+            onUndo={() => void undo(undefined)}
             onHistory={openHistory}
             onQuit={exit}
+            width={descriptionWidth}
             isActive={idle}
           />
         )
@@ -224,7 +276,7 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
             formatCall={(args) => ws.formatCall(tool.name, args)}
             onSubmit={(args, text) => {
               setDrafts((d) => ({ ...d, [tool.name]: text }))
-              void run(tool.name, args, 'tools')
+              void run(tool.name, args)
             }}
             onCancel={() => setScreen({ kind: 'tools' })}
             isActive={idle}
@@ -232,7 +284,7 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
         )
       }
       case 'running':
-        return <Running tool={screen.tool} header={screen.header} onAbort={() => abortRef.current?.abort()} isActive={idle} />
+        return <Running tool={screen.tool} header={screen.header} progress={progress} onAbort={() => abortRef.current?.abort()} isActive={idle} />
       case 'result':
         return (
           <ResultView
@@ -240,9 +292,7 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
             header={screen.header}
             result={screen.result}
             height={viewHeight}
-            onClose={() =>
-              screen.from === 'trash' ? openTrash() : screen.from === 'history' ? openHistory() : setScreen({ kind: 'tools' })
-            }
+            onClose={() => setScreen({ kind: 'tools' })}
             isActive={idle}
           />
         )
@@ -255,7 +305,9 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
             onMove={(delta) => setSelectedTrash((i) => clamp(i + delta, trash.entries?.length ?? 0))}
             onRestore={(overwrite) => {
               const entry = trash.entries?.[selectedTrashRef.current]
-              if (entry) void run('restore_file', { trashedPath: entry.archivePath, ...(overwrite ? { overwrite: true } : {}) }, 'trash')
+              // The header names what comes back, not the archive it comes from.
+              const header = `${entry?.originalPath ?? ''}${overwrite ? ' (overwrite)' : ''}`
+              if (entry) void run('restore_file', { trashedPath: entry.archivePath, ...(overwrite ? { overwrite: true } : {}) }, header)
             }}
             onBack={() => setScreen({ kind: 'tools' })}
             isActive={idle}
@@ -271,7 +323,7 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
             onMove={(delta) => setSelectedChange((i) => clamp(i + delta, changes?.length ?? 0))}
             onUndo={() => {
               const change = changes?.[selectedChangeRef.current]
-              if (change) void undo(change.id, 'history')
+              if (change) void undo(change.id)
             }}
             onBack={() => setScreen({ kind: 'tools' })}
             isActive={idle}

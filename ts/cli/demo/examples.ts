@@ -58,7 +58,17 @@ export interface ExampleContext {
   latestArchive?: string | undefined
   /** Turns a root-relative example path into one relative to the current cwd (default: unchanged). */
   fromRoot?: (path: string) => string
+  /**
+   * Whether a root-relative path exists. An example naming a file of the sample project that does
+   * not exist here (`--root` on your own directory) names `someFile` instead.
+   */
+  exists?: (path: string) => boolean
+  /** A file of the workspace root (root-relative) for the examples to name instead. */
+  someFile?: string | undefined
 }
+
+/** The files of the sample project the examples name. */
+const SAMPLE_PATHS = new Set(['README.md', 'src/greet.ts', 'src/index.ts'])
 
 /**
  * Example arguments for `def`: the hand-written example limited to the properties the schema has,
@@ -66,11 +76,12 @@ export interface ExampleContext {
  */
 export function exampleArgs(def: ToolDefinition, context: ExampleContext = {}): Record<string, unknown> {
   const { properties, required } = def.inputSchema
-  const { latestArchive, fromRoot = (path: string) => path } = context
+  const { latestArchive, fromRoot = (path: string) => path, exists = () => true, someFile } = context
+  const here = (path: string): string => (SAMPLE_PATHS.has(path) && !exists(path) && someFile !== undefined ? someFile : path)
   const known = def.name === 'restore_file' && latestArchive !== undefined ? { trashedPath: latestArchive } : EXAMPLES[def.name] ?? {}
   const args: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(known)) {
-    if (key in properties) args[key] = PATH_KEYS.has(key) && typeof value === 'string' ? fromRoot(value) : value
+    if (key in properties) args[key] = PATH_KEYS.has(key) && typeof value === 'string' ? fromRoot(here(value)) : value
   }
   for (const key of required) if (!(key in args)) args[key] = placeholder(properties[key])
   return args

@@ -46,7 +46,12 @@ function scriptCalls(options: DemoOptions): readonly ScriptCall[] {
  * 1 the interactive mode cannot start, 2 a usage error).
  */
 export async function runDemo(argv: readonly string[], io: DemoIO = process): Promise<number> {
-  const print = (line: string): void => void io.stdout.write(`${line}\n`)
+  // Set when the reader of stdout is gone (`agent-fs-tools demo | head`): nothing more is
+  // written, and the session still ends normally, so its temporary directory is removed.
+  let readerGone = false
+  const print = (line: string): void => {
+    if (!readerGone) io.stdout.write(`${line}\n`)
+  }
   try {
     const options = parseDemoArgs(argv)
     if (options.help) {
@@ -82,11 +87,16 @@ export async function runDemo(argv: readonly string[], io: DemoIO = process): Pr
     }
     const calls = scriptCalls(options)
     const demo = openDemoWorkspace({ root: options.root, keep: options.keep, agentName: 'demo-script' })
+    const gone = (): void => void (readerGone = true)
+    io.stdout.on?.('error', gone)
+    const backstop = (): void => void demo.dispose()
+    process.once('exit', backstop)
     try {
       printScriptHeader(demo.ws, demo.root, demo.dataDir, print)
       await runScript(demo.ws, calls, print)
       await printTrashSummary(demo.ws, print)
     } finally {
+      process.off('exit', backstop)
       const note = demo.dispose()
       if (note !== undefined) print(`\n${note}`)
     }

@@ -13,6 +13,16 @@ export interface TextState {
 const CONTROL = /[\u0000-\u001f\u007f]/g
 
 /**
+ * A chunk of input that ends with Enter: a paste ending in a newline, or text and Enter typed
+ * faster than the terminal is read. Returns the text before that Enter (`''` for Enter alone) and
+ * whether there was one, so the editor inserts the text and then submits, as if typed one by one.
+ */
+export function endsWithEnter(input: string): { text: string; enter: boolean } {
+  const match = /(\r\n|\r|\n)$/.exec(input)
+  return match === null ? { text: input, enter: false } : { text: input.slice(0, match.index), enter: true }
+}
+
+/**
  * The state after one key: ←/→, Home/End (also Ctrl+A/Ctrl+E), Backspace, Delete (Ctrl+D forward),
  * Ctrl+U clears the text, Ctrl+K cuts to the end; printable input (typed or pasted) is inserted.
  * Enter and Esc are the caller's. Returns `state` itself when the key changes nothing.

@@ -76,17 +76,26 @@ export function elicitationConfirm(server: Server, related: { requestId: Request
   }
 }
 
-/** Appended to a denial when the client cannot be asked. */
+/** Why nobody could be asked, in a denial for the model. */
 export const NO_ELICITATION_NOTE =
-  ' This MCP client does not support confirmations (elicitation), so agent-fs-tools cannot ask the user;' +
-  ' the user can grant this kind of action in the --permissions file of the agent-fs-tools MCP server' +
-  ' (a recursive removal, the replacement of a whole directory, and anything that keeps no copy in the trash' +
-  ' always need a confirmation).'
+  'this MCP client does not support confirmations (elicitation), so agent-fs-tools cannot ask the user'
+
+/** The core's sentence for a denial nobody could be asked for, up to its end (the patch note follows on a new line). */
+const NOBODY_ASKED = /^Nobody was asked to approve this (.+?): the host has no way to ask the user \(no confirmation handler\), so nothing was changed\. For the host: [^\n]*/
 
 /**
- * A denial from a call made without a confirm handler could only come from the missing handler:
- * say so to the model. Other results are returned unchanged.
+ * A denial nobody could be asked for (`NO_CONFIRM_HANDLER`), told as this server's user can act on
+ * it: the client cannot show confirmations, and which permission the `--permissions` file may
+ * grant (from the result's `data.grant`), or that the action always needs a confirmation. Other
+ * results are returned unchanged.
  */
 export function explainDenial(result: ToolResult): ToolResult {
-  return result.status === 'denied' ? { ...result, output: result.output + NO_ELICITATION_NOTE } : result
+  if (result.status !== 'denied' || result.code !== 'NO_CONFIRM_HANDLER') return result
+  const grant = Array.isArray(result.data?.grant) ? (result.data.grant as string[]) : []
+  const next =
+    grant.length > 0
+      ? `The user can grant ${grant.join(' and ')} in the --permissions file of the agent-fs-tools MCP server to allow it without asking.`
+      : 'It always needs a confirmation (a recursive removal, the replacement of a whole directory, anything that keeps no copy in the trash), so it cannot run from this client.'
+  const output = result.output.replace(NOBODY_ASKED, (_, action: string) => `Nobody was asked to approve this ${action}: ${NO_ELICITATION_NOTE}; nothing was changed. ${next}`)
+  return { ...result, output }
 }

@@ -21,6 +21,7 @@ import type { CallContext } from '../../index.js'
 import type { McpServerConfig } from './config.js'
 import { elicitationConfirm, explainDenial, supportsElicitation } from './confirm.js'
 import { ROOTS_TIMEOUT_MS, WorkspaceHolder, type Logger } from './roots.js'
+import { progressNotifier } from './progress.js'
 import { toCallToolResult, toMcpTool } from './tools.js'
 
 /** This package's version, for `serverInfo`: from the nearest `package.json` named `agent-fs-tools` above this file. */
@@ -92,7 +93,11 @@ export function createMcpServer(config: McpServerConfig, log: Logger): McpServer
       const canAsk = supportsElicitation(server.getClientCapabilities())
       const ctx: CallContext = { signal: extra.signal }
       if (canAsk) ctx.confirm = elicitationConfirm(server, extra)
+      const progressToken = request.params._meta?.progressToken
+      const progress = progressToken === undefined ? undefined : progressNotifier(progressToken, extra.sendNotification)
+      if (progress !== undefined) ctx.onProgress = progress.onProgress
       const result = await ws.call(request.params.name, request.params.arguments ?? {}, ctx)
+      await progress?.sent()
       return toCallToolResult(canAsk ? result : explainDenial(result))
     })()
     running.add(call)

@@ -3,7 +3,7 @@ import { Box, Text, useInput } from 'ink'
 import { useState, type ReactElement } from 'react'
 import { useSyncState } from '../use-sync-state.js'
 import type { ToolDefinition } from '../../../types.js'
-import { editText, type TextState } from '../text-edit.js'
+import { editText, endsWithEnter, type TextState } from '../text-edit.js'
 import { KeyHints } from './KeyHints.js'
 
 export interface ArgsEditorProps {
@@ -71,10 +71,13 @@ export function ArgsEditor({ tool, initial, example, formatCall, onSubmit, onCan
   useInput(
     (input, key) => {
       if (key.escape) return onCancel()
-      if (key.return) {
-        const { text } = stateRef.current
-        const parsed = parse(text)
-        if (parsed.ok) onSubmit(parsed.value, text)
+      const chunk = endsWithEnter(input)
+      if (key.return || chunk.enter) {
+        // Text and Enter in one chunk (a paste ending in a newline): the text goes in, then Enter.
+        const state = chunk.text === '' ? stateRef.current : editText(stateRef.current, chunk.text, key)
+        if (state !== stateRef.current) setState(state)
+        const parsed = parse(state.text)
+        if (parsed.ok) onSubmit(parsed.value, state.text)
         else setError(parsed.error)
         return
       }

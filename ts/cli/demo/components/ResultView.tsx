@@ -23,7 +23,7 @@ const STATUS: Readonly<Record<ToolResult['status'], { mark: string; color: strin
   error: { mark: '✖', color: 'red' },
 }
 
-/** Shows the result; ↑/↓ (PgUp/PgDn) scroll long output. */
+/** Shows the result; ↑/↓ (PgUp/PgDn, Home/End) scroll long output. */
 export function ResultView({ tool, header, result, height, onClose, isActive }: ResultViewProps): ReactElement {
   const lines = result.output.replace(/\n$/, '').split('\n')
   const maxOffset = Math.max(0, lines.length - height)
@@ -36,6 +36,8 @@ export function ResultView({ tool, header, result, height, onClose, isActive }: 
       else if (key.downArrow) scroll(1)
       else if (key.pageUp) scroll(-height)
       else if (key.pageDown) scroll(height)
+      else if (key.home) setOffset(0)
+      else if (key.end) setOffset(maxOffset)
     },
     { isActive },
   )
@@ -56,7 +58,7 @@ export function ResultView({ tool, header, result, height, onClose, isActive }: 
         ))}
       </Box>
       {maxOffset > 0 ? <Text dimColor>{`lines ${offset + 1}–${Math.min(lines.length, offset + height)} of ${lines.length}`}</Text> : null}
-      <KeyHints hints={maxOffset > 0 ? [['Enter/Esc', 'back'], ['↑↓', 'scroll']] : [['Enter/Esc', 'back']]} />
+      <KeyHints hints={maxOffset > 0 ? [['Enter/Esc', 'back'], ['↑↓', 'scroll'], ['Home/End', 'top/bottom']] : [['Enter/Esc', 'back']]} />
     </Box>
   )
 }

@@ -3,6 +3,7 @@ import { Box, Text, useInput } from 'ink'
 import type { ReactElement } from 'react'
 import type { ToolDefinition } from '../../../types.js'
 import { listMove } from '../keys.js'
+import { wrapWords } from '../wrap.js'
 import { KeyHints } from './KeyHints.js'
 
 export interface ToolListProps {
@@ -21,6 +22,8 @@ export interface ToolListProps {
   onHistory: () => void
   /** `q`: leave the playground. */
   onQuit: () => void
+  /** Columns the description is shown in (it is wrapped to them). */
+  width: number
   /** Whether this screen takes the keyboard. */
   isActive: boolean
 }
@@ -38,7 +41,7 @@ function tag(tool: ToolDefinition): ReactElement | null {
 }
 
 /** Lists the tools; ↑/↓ (or k/j) moves, Enter chooses. */
-export function ToolList({ tools, selected, onMove, onChoose, onTrash, onUndo, onHistory, onQuit, isActive }: ToolListProps): ReactElement {
+export function ToolList({ tools, selected, onMove, onChoose, onTrash, onUndo, onHistory, onQuit, width, isActive }: ToolListProps): ReactElement {
   useInput(
     (input, key) => {
       const move = listMove(input, key)
@@ -70,7 +73,7 @@ export function ToolList({ tools, selected, onMove, onChoose, onTrash, onUndo, o
               <Text bold>{current.name}</Text>
               {tag(current)}
             </Text>
-            <Text dimColor>{summary(current.description)}</Text>
+            <Text dimColor>{wrapWords(summary(current.description), width)}</Text>
           </Box>
         ) : null}
       </Box>
