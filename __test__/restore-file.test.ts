@@ -165,7 +165,7 @@ describe('restore_file round trips', () => {
     const removed = await ws.call('remove_dir', { path: 'd', recursive: true })
     expect(removed.status, removed.output).toBe('ok')
     expect(lstatSync(join(outside, 'x-outside.txt')).nlink).toBe(1)
-    const listed = (await ws.call('trash_list', {})).data!.entries as Array<Record<string, unknown>>
+    const listed = (await ws.call('trash_list', {})).data!.entries as unknown as Array<Record<string, unknown>>
     expect(listed[0]).toMatchObject({ fileCount: 4, size: 'shared'.length + 'solo'.length })
     const restored = await ws.call('restore_file', { trashedPath: removed.data!.trashedTo as string })
     expect(restored.status, restored.output).toBe('ok')

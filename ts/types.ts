@@ -518,8 +518,8 @@ export type ChangedFile = {
 /** An interface as a type literal, so that a `ToolResult<…>` stays assignable to a plain `ToolResult`. */
 type Plain<T> = { [K in keyof T]: T[K] }
 
-/** `data` of the tools that change files: the paths changed. */
-type Changes = { files?: ChangedFile[]; trashedTo?: string }
+/** `data` of the tools that change files: the paths changed, and the change's id in the history (SPEC §13). */
+type Changes = { files?: ChangedFile[]; trashedTo?: string; changeId?: string }
 
 /**
  * The `data` of each tool's successful result, by canonical name. Paths are absolute, in their

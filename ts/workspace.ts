@@ -331,7 +331,13 @@ export class Workspace {
     if (dryRun !== undefined && typeof dryRun !== 'boolean') throw new TypeError('dryRun: must be a boolean')
     const callId = nextCallId()
     const requestJson = JSON.stringify({ id, sessionId, dryRun })
-    const native = confirm === undefined ? null : toNativeConfirm(confirm, [callId])
-    return JSON.parse(await this.#native.undo(callId, requestJson, native)) as ToolResult
+    // A prompt still open when the undo is over is withdrawn (its request's signal).
+    const prompts = new OpenPrompts()
+    const native = confirm === undefined ? null : toNativeConfirm(confirm, [callId], prompts)
+    try {
+      return JSON.parse(await this.#native.undo(callId, requestJson, native)) as ToolResult
+    } finally {
+      prompts.withdraw()
+    }
   }
 }
