@@ -238,6 +238,7 @@ const CASES = [
     title: `ws.history() over ${n(sizes.historyChanges)} changes (half new files, half edits kept as deltas)`,
     rows: [
       { job: 'history/ours', label: 'ours: ws.history() (every change)', ref: true },
+      { job: 'history/jsonl', label: 'fs.readFileSync + JSON.parse per line (reading only, no state folded)' },
     ],
     targets: [{ text: 'ws.history() < 50 ms', value: (r) => r['history/ours'], ok: (v) => v < 50, fmt: (v) => `${v.toFixed(1)} ms` }],
   },

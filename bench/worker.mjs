@@ -14,6 +14,7 @@ import * as tarCli from './baselines/trash-tar.mjs'
 import * as tarStream from './baselines/trash-tar-stream.mjs'
 import { readLines } from './baselines/read-split.mjs'
 import { listEntries, listPaths } from './baselines/list-fdir.mjs'
+import { readLog, writeLog } from './baselines/history-jsonl.mjs'
 import { readNumbered } from './baselines/read-small.mjs'
 import * as search from './baselines/search-cli.mjs'
 
@@ -325,6 +326,15 @@ const jobs = {
       else await call(ws, 'edit_file', { path, edits: [{ oldString: 'two', newString: `two, edited ${i}` }] })
     }
     const all = async () => check((await ws.history()).length === h.changes, 'history() missed changes')
+    return { main: await series(all, it.history) }
+  },
+
+  'history/jsonl': async () => {
+    const h = m.history
+    mkdirSync(h.dataDir, { recursive: true })
+    const log = join(h.dataDir, 'baseline.jsonl')
+    writeLog(log, h.changes)
+    const all = async () => check(readLog(log).length === h.changes, 'the log missed changes')
     return { main: await series(all, it.history) }
   },
 
