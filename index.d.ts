@@ -32,7 +32,7 @@ export declare class NativeWorkspace {
    * Takes back changes (SPEC §13); resolves to the JSON of a ToolResult. `requestJson`:
    * `{ id?, sessionId?, dryRun? }`.
    */
-  undo(callId: number, requestJson: string, confirm: ((requestJson: string) => Promise<boolean>) | null): Promise<string>
+  undo(callId: number, requestJson: string, confirm: ((requestJson: string) => Promise<boolean>) | null, progress: ((updateJson: string) => void) | null): Promise<string>
   /** JSON `{ cwd, projectRoot, depth }`. */
   cwd(): string
 }

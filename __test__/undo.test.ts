@@ -298,6 +298,16 @@ describe('redo, conflicts and sessions', () => {
     expect(tree(root)).toEqual(before)
   })
 
+  it('reports progress over the paths it takes back, through onProgress', async () => {
+    const made = tempWorkspace({ permissions: ALL, confirm: () => true, trash: { sessionId: 'S3' } })
+    for (let i = 0; i < 5; i++) ok(await made.ws.call('write_file', { path: `f${i}.txt`, content: `${i}\n` }))
+    const updates: Array<{ done: number; total?: number; unit: string }> = []
+    ok(await made.ws.undo({ sessionId: 'S3', onProgress: (p) => updates.push(p) }))
+    expect(updates.length).toBeGreaterThan(0)
+    expect(updates.at(-1)).toMatchObject({ unit: 'files', total: 5 })
+    expect(updates.every((u) => u.done <= 5)).toBe(true)
+  })
+
   it('a directory the change created is removed only if empty', async () => {
     const { ws, root } = setup()
     ok(await ws.call('create_directory', { path: 'made' }))

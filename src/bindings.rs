@@ -280,13 +280,14 @@ impl NativeWorkspace {
     /// Takes back changes (SPEC §13); resolves to the JSON of a ToolResult. `requestJson`:
     /// `{ id?, sessionId?, dryRun? }`.
     #[napi(
-        ts_args_type = "callId: number, requestJson: string, confirm: ((requestJson: string) => Promise<boolean>) | null"
+        ts_args_type = "callId: number, requestJson: string, confirm: ((requestJson: string) => Promise<boolean>) | null, progress: ((updateJson: string) => void) | null"
     )]
     pub async fn undo(
         &self,
         call_id: u32,
         request_json: String,
         confirm: Option<ConfirmFn>,
+        progress: Option<ProgressFn>,
     ) -> Result<String> {
         let request = parse_json(&request_json, "undo options")?;
         let text = |key: &str| request.get(key).and_then(Value::as_str).map(str::to_owned);
@@ -300,21 +301,24 @@ impl NativeWorkspace {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
         };
+        let progress = progress.map(|f| Arc::new(JsProgress(f)));
         let ctx = CallContext {
             confirmer: confirm.map(|f| Arc::new(JsConfirmer(Arc::new(f))) as Arc<dyn Confirmer>),
             permissions: None,
             cancel: self.token(call_id),
             id: Some(call_id),
             answering: Vec::new(),
-            progress: crate::progress::Progress::default(),
+            progress: progress.clone().map_or_else(Progress::default, |sink| {
+                Progress::to(sink as Arc<dyn Sink>)
+            }),
             check: None,
         };
         let result = self.inner.undo(request, ctx).await;
-        self.aborts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&call_id);
-        serde_json::to_string(&result).map_err(|e| Error::from_reason(e.to_string()))
+        if let Some(progress) = progress {
+            progress.delivered().await;
+        }
+        self.forget(call_id);
+        to_json(&result)
     }
 
     /// JSON `{ cwd, projectRoot, depth }`.

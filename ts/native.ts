@@ -55,6 +55,7 @@ export interface NativeWorkspaceContract {
     callId: number,
     requestJson: string,
     confirm: ((requestJson: string) => Promise<boolean>) | null,
+    progress: ((updateJson: string) => void) | null,
   ): Promise<string>
 }
 

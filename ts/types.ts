@@ -459,6 +459,8 @@ export interface UndoOptions {
   confirm?: ConfirmHandler
   /** Report what would happen; change nothing. */
   dryRun?: boolean
+  /** Progress of an undo over many paths, as for a call (`CallContext.onProgress`). */
+  onProgress?: (progress: ToolProgress) => void
 }
 /** An edit of `edit_file`. */
 export interface EditFileEdit {

@@ -324,7 +324,8 @@ export class Workspace {
    */
   async undo(options?: UndoOptions): Promise<ToolResult> {
     if (options !== undefined && !isPlainObjectLike(options)) throw new TypeError('options: must be an object')
-    const { id, sessionId, confirm, dryRun } = options ?? {}
+    const { id, sessionId, confirm, dryRun, onProgress } = options ?? {}
+    if (onProgress !== undefined && typeof onProgress !== 'function') throw new TypeError('onProgress: must be a function')
     if (id !== undefined && typeof id !== 'string') throw new TypeError('id: must be a string')
     if (sessionId !== undefined && typeof sessionId !== 'string') throw new TypeError('sessionId: must be a string')
     if (confirm !== undefined && typeof confirm !== 'function') throw new TypeError('confirm: must be a function')
@@ -334,10 +335,12 @@ export class Workspace {
     // A prompt still open when the undo is over is withdrawn (its request's signal).
     const prompts = new OpenPrompts()
     const native = confirm === undefined ? null : toNativeConfirm(confirm, [callId], prompts)
+    const progress = onProgress === undefined ? undefined : progressCallback(onProgress)
     try {
-      return JSON.parse(await this.#native.undo(callId, requestJson, native)) as ToolResult
+      return JSON.parse(await this.#native.undo(callId, requestJson, native, progress?.native ?? null)) as ToolResult
     } finally {
       prompts.withdraw()
+      progress?.close()
     }
   }
 }

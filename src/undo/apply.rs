@@ -20,6 +20,7 @@ use crate::hashing::sha256_hex;
 use crate::journal::commit::{PlannedFile, StepFailure};
 use crate::paths::fsops::{self, EntryKind, Snapshot};
 use crate::paths::shown::Shown;
+use crate::progress::Meter;
 use crate::text::delta::Delta;
 use crate::tools::files;
 use crate::tools::trashing::put_in_trash;
@@ -40,6 +41,7 @@ pub fn apply(
     plan: &Plan,
     effects: &Effects,
     cancel: &CancelToken,
+    meter: &Meter,
 ) -> Result<Vec<FileChange>, ToolError> {
     let mut archives: Vec<Archived> = Vec::new();
     let mut holds: Vec<Archived> = Vec::new();
@@ -80,6 +82,7 @@ pub fn apply(
                 .map_err(|e| ToolError::io(&e, "prepare the removal of", path))?;
             step_paths.push(path.clone());
             archives.push(archived);
+            meter.advance(1);
         }
 
         // 2. Entries that move back.
@@ -104,6 +107,7 @@ pub fn apply(
             let mut change = take_over(&mut changes, to, Action::Moved);
             change.from = Some(from.clone());
             changes.insert(to.clone(), change);
+            meter.advance(1);
         }
 
         // 3. What comes back, shallow first (a tree staged for a directory takes what goes
@@ -113,6 +117,7 @@ pub fn apply(
             if cancel.is_aborted() {
                 return Err(ToolError::aborted());
             }
+            meter.advance(1);
             let path = &placement.path;
             let name = path.file_name().unwrap_or_default();
             if placement.exchange {

@@ -121,8 +121,12 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
     }
     let _lock = lock.exclusive().await;
     let (ws, cancel) = (call.ws.clone(), call.cancel.clone());
+    let steps = effects.removals.len() + effects.renames.len() + effects.placements.len();
+    let meter = call
+        .progress
+        .meter(crate::progress::Unit::Files, Some(steps as u64));
     let files = call
-        .blocking(move || apply::apply(&ws, &plan, &effects, &cancel))
+        .blocking(move || apply::apply(&ws, &plan, &effects, &cancel, &meter))
         .await?;
     let mut text = format!("Undid {heading}:");
     push_lines(&mut text, &lines);
