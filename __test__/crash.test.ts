@@ -58,6 +58,7 @@ import { describe, expect, it } from 'vitest'
 import { Workspace, type TrashEntry } from 'agent-fs-tools'
 import { tempWorkspaceDirs } from './helpers/temp.js'
 import { ALL, bucketDir, snapshot, type Node } from './helpers/trash.js'
+import { prng } from './helpers/random.js'
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'helpers', 'crash-child.mjs')
 const KILLS = Number(process.env.CRASH_KILLS ?? 50)
@@ -69,16 +70,6 @@ const BUCKET_TEMP = /^\.[a-z]+-[0-9a-f]+\.partial$/
 
 type Call = [string, Record<string, unknown>]
 
-/** A small deterministic PRNG, so a failing kill schedule can be replayed (seed printed). */
-function prng(seed: number): () => number {
-  let s = seed >>> 0 || 1
-  return () => {
-    s ^= s << 13
-    s ^= s >>> 17
-    s ^= s << 5
-    return (s >>> 0) / 2 ** 32
-  }
-}
 
 /** Text of about `bytes` bytes, distinct for each `tag` (not compressible to nothing). */
 function bigText(tag: string, bytes: number): string {

@@ -17,6 +17,7 @@ import { describe, expect, it } from 'vitest'
 import { Workspace, type ToolResult } from 'agent-fs-tools'
 import { tempWorkspace } from './helpers/temp.js'
 import { ALL, snapshot, type Node } from './helpers/trash.js'
+import { prng } from './helpers/random.js'
 
 type Tree = Record<string, Omit<Node, 'mtimeNs'>>
 
@@ -27,16 +28,6 @@ function tree(root: string): Tree {
   return out
 }
 
-/** A small deterministic PRNG (xorshift32). */
-function prng(seed: number): () => number {
-  let s = seed >>> 0 || 1
-  return () => {
-    s ^= s << 13
-    s ^= s >>> 17
-    s ^= s << 5
-    return (s >>> 0) / 2 ** 32
-  }
-}
 
 /** The starting tree: text with unique `<tN>` tokens (LF, CRLF with a BOM), modes, links, a sparse file. */
 function buildStart(root: string): void {
