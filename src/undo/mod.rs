@@ -72,7 +72,8 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
     let path_refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
     let lock = call.lock_for_change(&path_refs).await?;
     let (ws, planned_targets) = (call.ws.clone(), targets.clone());
-    let (plan, effects) = call
+    let asks = call.confirmer.is_some() && !request.dry_run;
+    let (plan, effects, diff) = call
         .reading(move || {
             let mut planner = Planner::new(&ws);
             for target in &planned_targets {
@@ -80,7 +81,13 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
             }
             let plan = planner.finish()?;
             let effects = Effects::of(&plan)?;
-            Ok((plan, effects))
+            // What the prompt shows, read off the JS thread.
+            let diff = if asks {
+                diff_of(&ws, &plan, &effects)
+            } else {
+                String::new()
+            };
+            Ok((plan, effects, diff))
         })
         .await?;
     let records: Vec<ChangeRecord> = targets.into_iter().map(|t| t.record).collect();
@@ -101,8 +108,7 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
             summary,
         });
     }
-    if call.confirmer.is_some() {
-        let diff = diff_of(&call.ws, &plan, &effects);
+    if asks {
         let first = paths.first().cloned().unwrap_or_default();
         let summary = crate::confirm::Summary::Files(effects.summary(&diff));
         call.authorize(Authorization {
