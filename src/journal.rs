@@ -29,6 +29,11 @@
 //!   removed if it is still there, reached from `/` without following a symlink, in the same
 //!   directory (dev, ino) and has one of our temp names; it is removed without following links.
 //!   Anything else is left alone.
+//! - `removal`: covers removing an entry entry by entry once it is archived (a trash) or copied
+//!   (a move between file systems): `fsops::remove_exact` renames each entry aside to a temp
+//!   name and checks it before unlinking it, so a kill can leave one under that name. Replay
+//!   removes the temp names of the record's process in the recorded directory (the entry's own)
+//!   and in what is left of the entry's tree, never following links; nothing else.
 //!
 //! Records of a live process are not replayed: a record whose `pid` is alive and that is younger
 //! than [`LIVE_GRACE`] is skipped (a pid alive but older than that is taken to be a reused pid).
@@ -88,6 +93,23 @@ pub struct AppendRecord {
     pub kept_bytes: bool,
 }
 
+/// A removal entry by entry in flight (kind `removal`): each entry is renamed aside to a temp
+/// name and checked before it is unlinked (`fsops::remove_exact`), so a kill can leave one under
+/// its temp name; recovery finishes those (they were archived or copied before).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct RemovalRecord {
+    /// The canonical path of the directory holding the entry being removed.
+    #[serde(with = "path_bytes")]
+    pub dir: PathBuf,
+    pub dir_dev: u64,
+    pub dir_ino: u64,
+    /// The entry (a file, or a tree) whose removal is in flight.
+    #[serde(with = "path_bytes")]
+    pub name: PathBuf,
+    pub pid: u32,
+}
+
 /// A temp file of an atomic write, about to be created (kind `temp`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -143,6 +165,7 @@ pub enum Record {
     Append(AppendRecord),
     Temp(TempRecord),
     Commit(commit::CommitRecord),
+    Removal(RemovalRecord),
 }
 
 impl Record {
@@ -162,6 +185,7 @@ impl Record {
             Record::Append(r) => r.pid,
             Record::Temp(r) => r.pid,
             Record::Commit(r) => r.pid,
+            Record::Removal(r) => r.pid,
         }
     }
 }
@@ -328,6 +352,34 @@ impl Journal {
         result
     }
 
+    /// Runs `work`, which removes the entry `name` of `dir` (canonical path `dir_path`) entry
+    /// by entry after it was archived or copied, under a removal record: should the process be
+    /// killed meanwhile, the next `Workspace` removes what it left under its temp names.
+    pub fn with_removal<T>(
+        &self,
+        dir_path: &Path,
+        dir: BorrowedFd<'_>,
+        name: &OsStr,
+        work: impl FnOnce() -> T,
+    ) -> T {
+        let entry = fsops::fstat(dir).ok().and_then(|stat| {
+            let (dir_dev, dir_ino) = fsops::identity(&stat);
+            let record = Record::Removal(RemovalRecord {
+                dir: dir_path.to_owned(),
+                dir_dev,
+                dir_ino,
+                name: PathBuf::from(name),
+                pid: std::process::id(),
+            });
+            self.write(&record, Durability::PageCache).ok()
+        });
+        let result = work();
+        if let Some(entry) = entry {
+            entry.finish();
+        }
+        result
+    }
+
     /// Writes `record` under a fresh name, creating the directory if needed.
     fn write(&self, record: &Record, durability: Durability) -> io::Result<Entry> {
         self.write_as(&fresh_name(record.pid()), record, durability)
@@ -421,6 +473,7 @@ impl Journal {
                 Record::Append(record) => replay(record, self.store.open_ours(&kept).ok(), sandbox),
                 Record::Temp(record) => remove_temp(record, sandbox),
                 Record::Commit(record) => commit::recover(record, sandbox),
+                Record::Removal(record) => finish_removal(record, sandbox),
             };
             if outcome.is_ok() {
                 let _ = self.store.remove(&name);
@@ -603,6 +656,57 @@ pub fn remove_temp(record: &TempRecord, sandbox: &Sandbox) -> io::Result<Recover
     }
 }
 
+/// Finishes a removal a kill cut short: what its process left under its temp names — in the
+/// recorded directory (the entry itself, set aside) and anywhere in what is left of the entry's
+/// tree — is removed (it was archived or copied before it was set aside). Nothing else is
+/// touched; links are never followed.
+pub fn finish_removal(record: &RemovalRecord, sandbox: &Sandbox) -> io::Result<Recovered> {
+    let Ok(dir) = open_beneath_allowed(sandbox, &record.dir) else {
+        return Ok(Recovered::LeftAlone);
+    };
+    if fsops::identity(&fsops::fstat(&dir)?) != (record.dir_dev, record.dir_ino) {
+        return Ok(Recovered::LeftAlone);
+    }
+    let mut removed = false;
+    let mut prefix = b".".to_vec();
+    prefix.extend_from_slice(record.name.as_os_str().as_bytes());
+    prefix.push(b'.');
+    for found in fsops::list_names(dir.as_fd())? {
+        let ours =
+            fsops::is_temp_name_of(&found, record.pid) && found.as_bytes().starts_with(&prefix);
+        if ours && trees::remove_tree_at(dir.as_fd(), &found, trees::Removal::OWN_TEMP).is_ok() {
+            removed = true;
+        }
+    }
+    if let Ok(tree) = fsops::open_subdir(dir.as_fd(), record.name.as_os_str()) {
+        removed |= sweep_temps(tree, record.pid, 0);
+    }
+    Ok(if removed {
+        Recovered::TempRemoved
+    } else {
+        Recovered::LeftAlone
+    })
+}
+
+/// Removes the temp entries process `pid` left in `dir` and the directories beneath it (never
+/// through a link); whether any went.
+fn sweep_temps(dir: std::os::fd::OwnedFd, pid: u32, depth: usize) -> bool {
+    let Ok(names) = fsops::list_names(dir.as_fd()) else {
+        return false;
+    };
+    let mut removed = false;
+    for name in names {
+        if fsops::is_temp_name_of(&name, pid) {
+            removed |= trees::remove_tree_at(dir.as_fd(), &name, trees::Removal::OWN_TEMP).is_ok();
+        } else if depth < 4096 {
+            if let Ok(sub) = fsops::open_subdir(dir.as_fd(), &name) {
+                removed |= sweep_temps(sub, pid, depth + 1);
+            }
+        }
+    }
+    removed
+}
+
 /// Opens the directory `dir` beneath the allowed tree holding it (never a hidden one, never
 /// through a link); `PermissionDenied` when it lies outside them all.
 fn open_beneath_allowed(sandbox: &Sandbox, dir: &Path) -> io::Result<std::os::fd::OwnedFd> {
@@ -651,6 +755,7 @@ mod tests {
             Record::Append(r) => r.pid = DEAD_PID,
             Record::Temp(r) => r.pid = DEAD_PID,
             Record::Commit(r) => r.pid = DEAD_PID,
+            Record::Removal(r) => r.pid = DEAD_PID,
         }
         journal.rewrite(path, &serde_json::to_vec(&record).unwrap());
     }
@@ -914,6 +1019,61 @@ mod tests {
         assert_eq!(journal.recover(&anywhere()), vec![Recovered::TempRemoved]);
         assert!(!dir.join(name).exists() && !rec.exists());
         assert_eq!(fs::read(dir.join("f.txt")).unwrap(), b"keep");
+    }
+
+    #[test]
+    fn a_removal_cut_short_leaves_no_temp_of_its_process_and_nothing_else_goes() {
+        let (_tmp, journal, dir) = temp_setup();
+        let tree = dir.join("tree");
+        fs::create_dir_all(tree.join("sub")).unwrap();
+        let ours = format!(".f.txt.{DEAD_PID}.7.agent-fs-tools.tmp");
+        let theirs = ".g.txt.12345.7.agent-fs-tools.tmp";
+        fs::write(tree.join("sub").join(&ours), b"archived").unwrap();
+        fs::write(tree.join("sub").join(theirs), b"another process's").unwrap();
+        fs::write(tree.join("kept.txt"), b"not yet removed").unwrap();
+        // The tree's own root, set aside before its rmdir.
+        let root_aside = format!(".tree2.{DEAD_PID}.9.agent-fs-tools.tmp");
+        fs::create_dir(dir.join(&root_aside)).unwrap();
+        let own_aside = format!(".tree.{DEAD_PID}.3.agent-fs-tools.tmp");
+        fs::write(dir.join(&own_aside), b"set aside").unwrap();
+        let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
+        let mut entry = None;
+        journal.with_removal(&dir, fd.as_fd(), OsStr::new("tree"), || {
+            // The record exists while the removal runs; keep a copy of it as a kill would.
+            let name = fs::read_dir(journal.dir())
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .path();
+            entry = Some((name.clone(), fs::read(&name).unwrap()));
+        });
+        let (path, bytes) = entry.unwrap();
+        fs::write(&path, bytes).unwrap();
+        kill_writer(&journal, &path);
+        assert_eq!(journal.recover(&anywhere()), vec![Recovered::TempRemoved]);
+        assert!(!tree.join("sub").join(&ours).exists());
+        assert!(!dir.join(&own_aside).exists());
+        assert!(
+            tree.join("sub").join(theirs).exists(),
+            "another process's temp stays"
+        );
+        assert_eq!(fs::read(tree.join("kept.txt")).unwrap(), b"not yet removed");
+        assert!(
+            dir.join(&root_aside).exists(),
+            "only the recorded entry's own asides go"
+        );
+    }
+
+    #[test]
+    fn temp_names_tell_their_process() {
+        let name = fsops::temp_name(OsStr::new("f.txt"));
+        assert!(fsops::is_temp_name_of(&name, std::process::id()));
+        assert!(!fsops::is_temp_name_of(&name, std::process::id() + 1));
+        assert!(!fsops::is_temp_name_of(
+            OsStr::new("f.txt"),
+            std::process::id()
+        ));
     }
 
     #[test]

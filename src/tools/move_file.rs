@@ -245,14 +245,24 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     };
                     fsops::fsync_dir(dst_parent.as_fd());
                     if let Some(copied) = copied {
-                        remove_copied_source(
+                        // Removed entry by entry: a kill leaves at most entries under temp
+                        // names, which the next Workspace removes (they are at the destination).
+                        let src_parent_path = src.path.parent().unwrap_or(&src.path);
+                        ws.journal().with_removal(
+                            src_parent_path,
                             src_parent.as_fd(),
                             &src_name,
-                            &src.path,
-                            &dst.path,
-                            &copied,
-                            archived.as_ref(),
-                            &removers,
+                            || {
+                                remove_copied_source(
+                                    src_parent.as_fd(),
+                                    &src_name,
+                                    &src.path,
+                                    &dst.path,
+                                    &copied,
+                                    archived.as_ref(),
+                                    &removers,
+                                )
+                            },
                         )?;
                     }
                     fsops::fsync_dir(src_parent.as_fd());

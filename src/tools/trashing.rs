@@ -109,7 +109,13 @@ pub fn put_in_trash(
     };
     let aborted = || cancel.is_aborted();
     let result = if remove {
-        match ws.bucket().trash(&item, &aborted) {
+        // Removed entry by entry once archived: a kill leaves at most entries under temp
+        // names, which the next Workspace removes.
+        let parent_path = path.parent().unwrap_or(path);
+        let trashed = ws.journal().with_removal(parent_path, parent, name, || {
+            ws.bucket().trash(&item, &aborted)
+        });
+        match trashed {
             Err(TrashError::PartlyRemoved(partly)) => {
                 Err(put_back_removed(ws, *partly, parent, path))
             }

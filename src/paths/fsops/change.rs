@@ -24,6 +24,20 @@ pub fn is_temp_name(name: &OsStr) -> bool {
     name.as_bytes().ends_with(TEMP_MARKER.as_bytes())
 }
 
+/// Whether `name` is a temp name process `pid` made ([`temp_name`]: `….<pid>.<n>` + marker).
+pub fn is_temp_name_of(name: &OsStr, pid: u32) -> bool {
+    let Some(rest) = name.as_bytes().strip_suffix(TEMP_MARKER.as_bytes()) else {
+        return false;
+    };
+    let Some(dot) = rest.iter().rposition(|&b| b == b'.') else {
+        return false;
+    };
+    let (before, n) = (&rest[..dot], &rest[dot + 1..]);
+    !n.is_empty()
+        && n.iter().all(u8::is_ascii_digit)
+        && before.ends_with(format!(".{pid}").as_bytes())
+}
+
 /// A fresh, recognisable temporary name next to `name` (≤ 255 bytes).
 pub fn temp_name(name: &OsStr) -> OsString {
     sibling_name(".", name, &format!(".{}{TEMP_MARKER}", unique()))
