@@ -643,12 +643,9 @@ pub fn remove_temp(record: &TempRecord, sandbox: &Sandbox) -> io::Result<Recover
     if name.as_bytes().contains(&b'/') || !ours {
         return Ok(Recovered::LeftAlone);
     }
-    let Ok(dir) = open_beneath_allowed(sandbox, &record.dir) else {
+    let Some(dir) = open_recorded_dir(sandbox, &record.dir, record.dir_dev, record.dir_ino)? else {
         return Ok(Recovered::LeftAlone);
     };
-    if fsops::identity(&fsops::fstat(&dir)?) != (record.dir_dev, record.dir_ino) {
-        return Ok(Recovered::LeftAlone);
-    }
     match trees::remove_tree_at(dir.as_fd(), name, trees::Removal::OWN_TEMP) {
         Ok(_) => Ok(Recovered::TempRemoved),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Recovered::LeftAlone),
@@ -661,12 +658,9 @@ pub fn remove_temp(record: &TempRecord, sandbox: &Sandbox) -> io::Result<Recover
 /// tree — is removed (it was archived or copied before it was set aside). Nothing else is
 /// touched; links are never followed.
 pub fn finish_removal(record: &RemovalRecord, sandbox: &Sandbox) -> io::Result<Recovered> {
-    let Ok(dir) = open_beneath_allowed(sandbox, &record.dir) else {
+    let Some(dir) = open_recorded_dir(sandbox, &record.dir, record.dir_dev, record.dir_ino)? else {
         return Ok(Recovered::LeftAlone);
     };
-    if fsops::identity(&fsops::fstat(&dir)?) != (record.dir_dev, record.dir_ino) {
-        return Ok(Recovered::LeftAlone);
-    }
     let mut removed = false;
     let mut prefix = b".".to_vec();
     prefix.extend_from_slice(record.name.as_os_str().as_bytes());
@@ -705,6 +699,20 @@ fn sweep_temps(dir: std::os::fd::OwnedFd, pid: u32, depth: usize) -> bool {
         }
     }
     removed
+}
+
+/// The directory a record names, opened as [`open_beneath_allowed`] does, if it is still the
+/// recorded one (`dev`, `ino`); `None` when it is gone, elsewhere or another directory now.
+fn open_recorded_dir(
+    sandbox: &Sandbox,
+    dir: &Path,
+    dev: u64,
+    ino: u64,
+) -> io::Result<Option<std::os::fd::OwnedFd>> {
+    let Ok(fd) = open_beneath_allowed(sandbox, dir) else {
+        return Ok(None);
+    };
+    Ok((fsops::identity(&fsops::fstat(&fd)?) == (dev, ino)).then_some(fd))
 }
 
 /// Opens the directory `dir` beneath the allowed tree holding it (never a hidden one, never

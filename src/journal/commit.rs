@@ -674,15 +674,7 @@ fn sync_dirs(steps: &[Staged]) {
 /// (see the module docs); only directories still the recorded ones, inside the allowed trees.
 pub fn recover(record: &CommitRecord, sandbox: &Sandbox) -> io::Result<Recovered> {
     // Each step's directory (and a rename's other one), if still the recorded one.
-    let open = |path: &Path, dev: u64, ino: u64| -> io::Result<Option<OwnedFd>> {
-        Ok(match super::open_beneath_allowed(sandbox, path) {
-            Ok(dir) => {
-                let now = Snapshot::of(&fsops::fstat(&dir)?);
-                ((now.dev, now.ino) == (dev, ino)).then_some(dir)
-            }
-            Err(_) => None,
-        })
-    };
+    let open = |path: &Path, dev: u64, ino: u64| super::open_recorded_dir(sandbox, path, dev, ino);
     let mut dirs = Vec::new();
     let mut to_dirs = Vec::new();
     for step in &record.steps {

@@ -134,10 +134,6 @@ impl Effects {
     /// What the undo changes, counted for the prompt (`ConfirmRequest.summary`); `diff` is the
     /// diff it shows.
     pub fn summary(&self, diff: &str) -> FilesSummary {
-        let replaced = |path: &PathBuf| {
-            self.placements.iter().any(|p| &p.path == path)
-                || self.renames.iter().any(|(_, to, _)| to == path)
-        };
         let lines = |sign: char, header: &str| {
             diff.lines()
                 .filter(|l| l.starts_with(sign) && !l.starts_with(header))
@@ -146,20 +142,24 @@ impl Effects {
         FilesSummary {
             added: self.placements.iter().filter(|p| !p.exchange).count() as u64,
             updated: self.placements.iter().filter(|p| p.exchange).count() as u64,
-            deleted: self.removals.iter().filter(|p| !replaced(p)).count() as u64,
+            deleted: self.removals.iter().filter(|p| !self.refilled(p)).count() as u64,
             moved: self.renames.len() as u64,
             lines_added: lines('+', "+++"),
             lines_removed: lines('-', "---"),
         }
     }
 
+    /// Whether something is put at `path` after what is there goes to the trash.
+    fn refilled(&self, path: &Path) -> bool {
+        self.placements.iter().any(|p| p.path == path)
+            || self.renames.iter().any(|(_, to, _)| to == path)
+    }
+
     /// One line per path, for a prompt's detail and a dry run.
     pub fn lines(&self) -> Vec<String> {
         let mut lines = Vec::new();
         for path in &self.removals {
-            let replaced = self.placements.iter().any(|p| &p.path == path)
-                || self.renames.iter().any(|(_, to, _)| to == path);
-            if !replaced {
+            if !self.refilled(path) {
                 lines.push(format!("remove {} (into the trash)", path.shown()));
             }
         }
