@@ -269,12 +269,10 @@ impl NativeWorkspace {
     /// JSON of the history (SPEC §13 `Change[]`), newest first.
     #[napi]
     pub async fn history(&self, limit: Option<u32>, session_id: Option<String>) -> Result<String> {
-        let changes = self
-            .inner
+        self.inner
             .history(limit.map(|l| l as usize), session_id)
             .await
-            .map_err(|e| Error::from_reason(e.message))?;
-        Ok(changes.to_string())
+            .map_err(|e| Error::from_reason(e.message))
     }
 
     /// Takes back changes (SPEC §13); resolves to the JSON of a ToolResult. `requestJson`:

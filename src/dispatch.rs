@@ -297,7 +297,7 @@ impl Toolset {
         &self,
         limit: Option<usize>,
         session_id: Option<String>,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<String, ToolError> {
         self.ws.recovered().await;
         let ws = self.ws.clone();
         tokio::task::spawn_blocking(move || undo::history_view(&ws, limit, session_id.as_deref()))

@@ -12,17 +12,19 @@
 //! changes that need them then report `undoable: false` with the reason.
 
 mod record;
+mod view;
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 pub use record::{ChangeRecord, FileRecord};
+pub use view::changes_json;
 
 use crate::change::{Action, FileChange};
 use crate::datadir::DataDir;
@@ -48,12 +50,24 @@ pub struct History {
     data: Arc<DataDir>,
     rel: PathBuf,
     log: Mutex<Option<File>>,
+    parsed: Mutex<Parsed>,
+}
+
+/// The records read so far. The log only grows, so a read parses only the lines appended since
+/// the last one (by this process or another on the same data directory).
+#[derive(Default)]
+struct Parsed {
+    /// The log file (device, inode) they were read from: another file means reading it whole.
+    file: Option<(u64, u64)>,
+    /// How many bytes of the log were parsed: whole lines only.
+    consumed: u64,
+    records: Vec<Arc<ChangeRecord>>,
 }
 
 /// A change as the history shows it: its record and its state.
 #[derive(Debug, Clone)]
 pub struct Entry {
-    pub record: ChangeRecord,
+    pub record: Arc<ChangeRecord>,
     /// The change that took this one back, while it stands.
     pub undone_by: Option<String>,
     /// Why it cannot be taken back, if it cannot.
@@ -69,6 +83,7 @@ impl History {
             data,
             rel: rel.into(),
             log: Mutex::new(None),
+            parsed: Mutex::new(Parsed::default()),
         }
     }
 
@@ -121,8 +136,9 @@ impl History {
         let mut slot = self.log.lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
             let dir = self.data.open(&self.rel, true)?;
-            let file = fsops::open_for_log(dir.as_fd(), OsStr::new(LOG))?;
+            let mut file = fsops::open_for_log(dir.as_fd(), OsStr::new(LOG))?;
             let _ = fsops::set_mode_fd(&file, 0o600);
+            end_last_line(dir.as_fd(), &mut file)?;
             *slot = Some(file);
         }
         slot.as_mut().expect("opened above").write_all(&line)?;
@@ -188,7 +204,7 @@ impl History {
         let deltas = self.delta_names();
         let mut undone_by: HashMap<String, String> = HashMap::new();
         let by_id: HashMap<&str, &ChangeRecord> =
-            records.iter().map(|r| (r.id.as_str(), r)).collect();
+            records.iter().map(|r| (r.id.as_str(), &**r)).collect();
         for record in &records {
             for taken in &record.undoes {
                 undone_by.insert(taken.clone(), record.id.clone());
@@ -224,25 +240,60 @@ impl History {
             .collect())
     }
 
-    /// Every record, oldest first (a line that cannot be read is skipped).
-    fn read_all(&self) -> io::Result<Vec<ChangeRecord>> {
+    /// Every record, oldest first (a line that cannot be read is skipped). Parses only what was
+    /// appended since the last read; a line not yet ended waits for its newline.
+    fn read_all(&self) -> io::Result<Vec<Arc<ChangeRecord>>> {
         let dir = match self.data.open(&self.rel, false) {
             Ok(dir) => dir,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        let mut bytes = Vec::new();
-        match fsops::open_for_read(dir.as_fd(), OsStr::new(LOG)) {
-            Ok(mut file) => file.read_to_end(&mut bytes)?,
+        let mut file = match fsops::open_for_read(dir.as_fd(), OsStr::new(LOG)) {
+            Ok(file) => file,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        Ok(bytes
+        let stat = fsops::fstat(&file)?;
+        let identity = (stat.st_dev as u64, stat.st_ino as u64);
+        let mut parsed = self.parsed.lock().unwrap_or_else(|e| e.into_inner());
+        if parsed.file != Some(identity) || (stat.st_size as u64) < parsed.consumed {
+            *parsed = Parsed {
+                file: Some(identity),
+                ..Parsed::default()
+            };
+        }
+        file.seek(SeekFrom::Start(parsed.consumed))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        let whole = bytes
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |end| end + 1);
+        let new = bytes[..whole]
             .split(|&b| b == b'\n')
             .filter(|line| !line.is_empty())
             .filter_map(|line| serde_json::from_slice(line).ok())
-            .collect())
+            .map(Arc::new);
+        parsed.records.extend(new);
+        parsed.consumed += whole as u64;
+        Ok(parsed.records.clone())
     }
+}
+
+/// Ends a log whose last line was cut short (a power cut mid-append), so that the next record
+/// starts a line of its own instead of being lost with the fragment.
+fn end_last_line(dir: std::os::fd::BorrowedFd<'_>, log: &mut File) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let reader = fsops::open_for_read(dir, OsStr::new(LOG))?;
+    let size = fsops::fstat(&reader)?.st_size as u64;
+    let mut last = [b'\n'];
+    if size > 0 {
+        reader.read_exact_at(&mut last, size - 1)?;
+    }
+    if last[0] != b'\n' {
+        log.write_all(b"\n")?;
+    }
+    Ok(())
 }
 
 /// Why `record` cannot be taken back, if it cannot: what it needs is gone or was never kept.
@@ -252,7 +303,7 @@ fn why_not_undoable(
     deltas: &HashSet<OsString>,
 ) -> Option<String> {
     for file in &record.files {
-        let path = crate::paths::shown::Shown::shown(file.path.as_path()).into_owned();
+        let path = crate::paths::shown::Shown::shown(file.path.as_path());
         if file.permanent {
             return Some(format!("{path} was removed permanently; no copy was kept"));
         }
@@ -289,11 +340,12 @@ fn why_not_undoable(
 /// when a restore was undone, the undo trashed the restored entry again, to a new archive with
 /// the same content — what the changes before the restore (the delete it undid, say) need.
 fn stand_ins(
-    mut records: Vec<ChangeRecord>,
+    mut records: Vec<Arc<ChangeRecord>>,
     undone_by: &HashMap<String, String>,
     archive_exists: &dyn Fn(&Path) -> bool,
-) -> Vec<ChangeRecord> {
-    let by_id: HashMap<&str, &ChangeRecord> = records.iter().map(|r| (r.id.as_str(), r)).collect();
+) -> Vec<Arc<ChangeRecord>> {
+    let by_id: HashMap<&str, &ChangeRecord> =
+        records.iter().map(|r| (r.id.as_str(), &**r)).collect();
     let mut stand_in: HashMap<OsString, PathBuf> = HashMap::new();
     for record in &records {
         let Some(undo) = undone_by
@@ -319,19 +371,26 @@ fn stand_ins(
     if stand_in.is_empty() {
         return records;
     }
-    let replace = |archive: &mut Option<PathBuf>| {
-        if let Some(path) = archive {
-            if let Some(again) = path.file_name().and_then(|n| stand_in.get(n)) {
-                if !archive_exists(path) {
-                    *path = again.clone();
-                }
-            }
-        }
+    let stood_in = |archive: &Option<PathBuf>| {
+        archive.as_ref().and_then(|path| {
+            let again = path.file_name().and_then(|n| stand_in.get(n))?;
+            (!archive_exists(path)).then(|| again.clone())
+        })
     };
     for record in &mut records {
-        for file in &mut record.files {
-            replace(&mut file.trashed_to);
-            replace(&mut file.from_trashed_to);
+        let replaced = record
+            .files
+            .iter()
+            .any(|f| stood_in(&f.trashed_to).is_some() || stood_in(&f.from_trashed_to).is_some());
+        if !replaced {
+            continue;
+        }
+        for file in &mut Arc::make_mut(record).files {
+            for archive in [&mut file.trashed_to, &mut file.from_trashed_to] {
+                if let Some(again) = stood_in(archive) {
+                    *archive = Some(again);
+                }
+            }
         }
     }
     records
@@ -385,5 +444,125 @@ mod tests {
             .clone()
             .unwrap();
         assert!(reason.contains("trashClear"), "{reason}");
+    }
+
+    fn ids(history: &History) -> Vec<String> {
+        let all = |_: &Path| true;
+        let entries = history.entries(&all).unwrap();
+        entries.iter().map(|e| e.record.id.clone()).collect()
+    }
+
+    fn write(history: &History, path: &str) -> String {
+        let files = [FileChange::new(path, Action::Added)];
+        history
+            .record("write_file", path, &files, &author(), Vec::new())
+            .unwrap()
+    }
+
+    #[test]
+    fn a_read_sees_what_another_history_on_the_same_data_appended_since() {
+        let base = tempfile::tempdir().unwrap();
+        let data = Arc::new(DataDir::new(base.path().join("data")));
+        let (mine, other) = (History::new(data.clone(), "h"), History::new(data, "h"));
+        let first = write(&mine, "/w/a");
+        assert_eq!(ids(&other), [first.as_str()]);
+        let second = write(&other, "/w/b");
+        let third = write(&mine, "/w/c");
+        assert_eq!(ids(&mine), [first.clone(), second.clone(), third.clone()]);
+        assert_eq!(ids(&other), [first, second, third]);
+    }
+
+    #[test]
+    fn a_log_replaced_or_cut_shorter_is_read_again_whole() {
+        let base = tempfile::tempdir().unwrap();
+        let history = History::new(Arc::new(DataDir::new(base.path().join("data"))), "h");
+        let log = base.path().join("data/h").join(LOG);
+        let kept = write(&history, "/w/a");
+        write(&history, "/w/b");
+        assert_eq!(ids(&history).len(), 2);
+        // Another file holding only the first line, under the log's name.
+        let text = std::fs::read_to_string(&log).unwrap();
+        let first_line = text.lines().next().unwrap().to_owned() + "\n";
+        std::fs::write(base.path().join("new"), &first_line).unwrap();
+        std::fs::rename(base.path().join("new"), &log).unwrap();
+        assert_eq!(ids(&history), [kept.as_str()]);
+        // The same file, cut shorter.
+        let log_file = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
+        log_file.set_len(0).unwrap();
+        assert!(ids(&history).is_empty());
+    }
+
+    #[test]
+    fn a_line_not_yet_ended_is_read_once_it_is_and_a_cut_one_does_not_swallow_the_next() {
+        let base = tempfile::tempdir().unwrap();
+        let history = History::new(Arc::new(DataDir::new(base.path().join("data"))), "h");
+        let first = write(&history, "/w/a");
+        let log = base.path().join("data/h").join(LOG);
+        // A record being appended by another process: half of it is there.
+        let line = std::fs::read_to_string(&log)
+            .unwrap()
+            .replace(&first, "c-other");
+        let (head, tail) = line.split_at(line.len() / 2);
+        let append = |text: &str| {
+            let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+            file.write_all(text.as_bytes()).unwrap();
+        };
+        append(head);
+        assert_eq!(ids(&history), [first.as_str()]);
+        append(tail);
+        assert_eq!(ids(&history), [first.clone(), "c-other".to_owned()]);
+        // A record cut short for good (a power cut): the next one, from a new process, still
+        // starts its own line.
+        append(head);
+        let after = History::new(Arc::new(DataDir::new(base.path().join("data"))), "h");
+        let next = write(&after, "/w/b");
+        assert_eq!(ids(&after), [first, "c-other".to_owned(), next]);
+    }
+
+    #[test]
+    fn the_host_sees_changes_newest_first_filtered_and_limited() {
+        let base = tempfile::tempdir().unwrap();
+        let history = History::new(Arc::new(DataDir::new(base.path().join("data"))), "h");
+        let a = write(&history, "/w/a");
+        let other = Author {
+            session_id: "t".into(),
+            ..author()
+        };
+        let files = [FileChange::new("/w/b", Action::Added)];
+        let b = history
+            .record("write_file", "b", &files, &other, Vec::new())
+            .unwrap();
+        let undo = history
+            .record("undo", "undo", &files, &other, vec![b.clone()])
+            .unwrap();
+        let all = |_: &Path| true;
+        let entries = history.entries(&all).unwrap();
+        let json = |limit, session| -> serde_json::Value {
+            serde_json::from_str(&changes_json(&entries, limit, session)).unwrap()
+        };
+        let listed = json(None, None);
+        let ids: Vec<&str> = listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, [undo.as_str(), b.as_str(), a.as_str()]);
+        assert_eq!(listed[0]["undoes"], serde_json::json!([b]));
+        assert_eq!(listed[1]["undoneBy"], undo.as_str());
+        assert_eq!(listed[1]["undoable"], false);
+        assert!(listed[1]["reason"].as_str().unwrap().contains(&undo));
+        assert_eq!(
+            listed[2],
+            serde_json::json!({
+                "id": a, "time": entries[0].record.time, "tool": "write_file", "summary": "/w/a",
+                "files": [{ "path": "/w/a", "action": "added" }],
+                "sessionId": "s", "runId": "r", "agentName": "a", "undoable": true,
+            })
+        );
+        assert_eq!(json(Some(1), None).as_array().unwrap().len(), 1);
+        let session_s = json(None, Some("s"));
+        assert_eq!(session_s.as_array().unwrap().len(), 1);
+        assert_eq!(session_s[0]["id"], a.as_str());
     }
 }

@@ -15,7 +15,7 @@ mod select;
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 pub use select::Selector;
 
@@ -156,57 +156,17 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
     })
 }
 
-/// The history as the host sees it (SPEC §13 `Change`), newest first.
+/// The history as the host sees it (SPEC §13 `Change[]`), newest first, as JSON text.
 pub fn history_view(
     ws: &Workspace,
     limit: Option<usize>,
     session_id: Option<&str>,
-) -> Result<Value, ToolError> {
-    let entries = entries(ws)?;
-    let changes = entries
-        .iter()
-        .rev()
-        .filter(|e| session_id.is_none_or(|s| e.record.session_id == s))
-        .take(limit.unwrap_or(usize::MAX))
-        .map(change_json)
-        .collect();
-    Ok(Value::Array(changes))
-}
-
-fn change_json(entry: &Entry) -> Value {
-    let record = &entry.record;
-    let files: Vec<Value> = record
-        .files
-        .iter()
-        .map(|f| {
-            let mut file = json!({ "path": f.path.shown().into_owned(), "action": f.action });
-            if let Some(from) = &f.from {
-                file["from"] = from.shown().into_owned().into();
-            }
-            file
-        })
-        .collect();
-    let mut change = json!({
-        "id": record.id,
-        "time": record.time,
-        "tool": record.tool,
-        "summary": record.summary,
-        "files": files,
-        "sessionId": record.session_id,
-        "runId": record.run_id,
-        "agentName": record.agent_name,
-        "undoable": entry.not_undoable.is_none(),
-    });
-    if let Some(reason) = &entry.not_undoable {
-        change["reason"] = reason.clone().into();
-    }
-    if let Some(by) = &entry.undone_by {
-        change["undoneBy"] = by.clone().into();
-    }
-    if !record.undoes.is_empty() {
-        change["undoes"] = json!(record.undoes);
-    }
-    change
+) -> Result<String, ToolError> {
+    Ok(crate::history::changes_json(
+        &entries(ws)?,
+        limit,
+        session_id,
+    ))
 }
 
 fn summary(selector: &Selector, targets: &[ChangeRecord]) -> String {

@@ -113,7 +113,7 @@ pub fn select(
     Ok(targets
         .into_iter()
         .map(|target| Target {
-            record: target.record.clone(),
+            record: ChangeRecord::clone(&target.record),
             put_back: put_back_after(entries, target),
         })
         .collect())
@@ -195,7 +195,7 @@ mod tests {
 
     fn entry(id: &str, session: &str, paths: &[&str], undoes: &[&str]) -> Entry {
         Entry {
-            record: ChangeRecord {
+            record: std::sync::Arc::new(ChangeRecord {
                 id: id.into(),
                 time: String::new(),
                 tool: if undoes.is_empty() {
@@ -227,7 +227,7 @@ mod tests {
                 run_id: String::new(),
                 agent_name: String::new(),
                 undoes: undoes.iter().map(|u| u.to_string()).collect(),
-            },
+            }),
             undone_by: None,
             not_undoable: None,
             only_archives_missing: false,
