@@ -302,38 +302,38 @@ fn why_not_undoable(
     archive_exists: &dyn Fn(&Path) -> bool,
     deltas: &HashSet<OsString>,
 ) -> Option<String> {
-    for file in &record.files {
-        let path = crate::paths::shown::Shown::shown(file.path.as_path());
+    record.files.iter().find_map(|file| {
+        let path = || crate::paths::shown::Shown::shown(file.path.as_path());
         if file.permanent {
-            return Some(format!("{path} was removed permanently; no copy was kept"));
+            return Some(format!(
+                "{} was removed permanently; no copy was kept",
+                path()
+            ));
         }
         let needs_old_content = file.action == Action::Modified
             || (file.action == Action::Deleted)
             || (file.action == Action::Removed && file.trashed_to.is_some());
         if needs_old_content && file.trashed_to.is_none() && file.delta.is_none() {
             return Some(format!(
-                "the previous content of {path} was not kept (trash.keepOverwrites is false)"
+                "the previous content of {} was not kept (trash.keepOverwrites is false)",
+                path()
             ));
         }
-        for archive in [&file.trashed_to, &file.from_trashed_to]
-            .into_iter()
-            .flatten()
-        {
-            if !archive_exists(archive) {
-                return Some(format!(
-                    "the copy of {path} it needs was removed from the trash (trashClear)"
-                ));
-            }
+        let archives = [&file.trashed_to, &file.from_trashed_to];
+        if archives.into_iter().flatten().any(|a| !archive_exists(a)) {
+            return Some(format!(
+                "the copy of {} it needs was removed from the trash (trashClear)",
+                path()
+            ));
         }
-        if let Some(delta) = &file.delta {
-            if !deltas.contains(OsStr::new(delta)) {
-                return Some(format!(
-                    "what takes {path} back was removed with the trash (trashClear)"
-                ));
-            }
-        }
-    }
-    None
+        let delta_gone = |delta: &String| !deltas.contains(OsStr::new(delta));
+        file.delta.as_ref().filter(|d| delta_gone(d)).map(|_| {
+            format!(
+                "what takes {} back was removed with the trash (trashClear)",
+                path()
+            )
+        })
+    })
 }
 
 /// The records with each archive a restore consumed replaced by the one that stands for it now:
