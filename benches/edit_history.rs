@@ -93,7 +93,9 @@ fn main() {
     let common_ends = time(runs, || {
         black_box(Delta::around_common_ends(old.as_bytes(), new.as_bytes()).encode());
     });
-    let history = encode + hashes + store;
+    // The sha256 of both sides is not the history's cost: edit_file computed it for the audit log
+    // (SPEC §7) before there was a history. It is timed for scale.
+    let history = encode + store;
     let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1000.0);
     println!(
         "edit_file 2 MB case ({} bytes, delta {} bytes):",
@@ -105,11 +107,14 @@ fn main() {
         ms(diff)
     );
     println!(
-        "  history only: encode {}, sha256 of both sides {}, store the delta {} = {}",
+        "  history only: encode {} + store the delta {} = {}",
         ms(encode),
-        ms(hashes),
         ms(store),
         ms(history)
+    );
+    println!(
+        "  (every edit, before the history too: sha256 of both sides for the audit log {})",
+        ms(hashes)
     );
     println!(
         "  for comparison, Delta::around_common_ends + encode: {}",
