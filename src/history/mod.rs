@@ -137,7 +137,27 @@ impl History {
 
     /// Appends `record` to the log.
     pub fn append(&self, record: &ChangeRecord) -> io::Result<()> {
-        let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
+        self.append_line(record, false)
+    }
+
+    /// Appends `record` unless the log holds its id already (crash recovery: the process may
+    /// have been killed after appending it). Whether it was appended. A line a kill cut short
+    /// is ended first, so that the record starts a line of its own.
+    pub fn append_once(&self, record: &ChangeRecord) -> io::Result<bool> {
+        let log = self.read_log()?;
+        if parse(&log).iter().any(|r| r.id == record.id) {
+            return Ok(false);
+        }
+        self.append_line(record, log.last().is_some_and(|&b| b != b'\n'))?;
+        Ok(true)
+    }
+
+    fn append_line(&self, record: &ChangeRecord, end_torn_line: bool) -> io::Result<()> {
+        let mut line = Vec::new();
+        if end_torn_line {
+            line.push(b'\n');
+        }
+        serde_json::to_writer(&mut line, record).map_err(io::Error::other)?;
         line.push(b'\n');
         let mut slot = self.log.lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
@@ -147,16 +167,6 @@ impl History {
             *slot = Some(file);
         }
         slot.as_mut().expect("opened above").write_all(&line)
-    }
-
-    /// Appends `record` unless the log holds its id already (crash recovery: the process may
-    /// have been killed after appending it). Whether it was appended.
-    pub fn append_once(&self, record: &ChangeRecord) -> io::Result<bool> {
-        if self.read_all()?.iter().any(|r| r.id == record.id) {
-            return Ok(false);
-        }
-        self.append(record)?;
-        Ok(true)
     }
 
     fn write_delta(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
@@ -256,6 +266,11 @@ impl History {
 
     /// Every record, oldest first (a line that cannot be read is skipped).
     fn read_all(&self) -> io::Result<Vec<ChangeRecord>> {
+        Ok(parse(&self.read_log()?))
+    }
+
+    /// The log's bytes (none when there is no log yet).
+    fn read_log(&self) -> io::Result<Vec<u8>> {
         let dir = match self.data.open(&self.rel, false) {
             Ok(dir) => dir,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -267,12 +282,16 @@ impl History {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        Ok(bytes
-            .split(|&b| b == b'\n')
-            .filter(|line| !line.is_empty())
-            .filter_map(|line| serde_json::from_slice(line).ok())
-            .collect())
+        Ok(bytes)
     }
+}
+
+/// The records of a log, oldest first (a line that cannot be read is skipped).
+fn parse(log: &[u8]) -> Vec<ChangeRecord> {
+    log.split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty())
+        .filter_map(|line| serde_json::from_slice(line).ok())
+        .collect()
 }
 
 /// Why `record` cannot be taken back, if it cannot: what it needs is gone or was never kept.
@@ -421,5 +440,37 @@ mod tests {
             .clone()
             .unwrap();
         assert!(reason.contains("trashClear"), "{reason}");
+    }
+
+    /// Recovery appends a carried record once, on a line of its own even after a line a kill
+    /// cut short.
+    #[test]
+    fn append_once_appends_a_record_once_on_a_line_of_its_own() {
+        let base = tempfile::tempdir().unwrap();
+        let history = History::new(Arc::new(DataDir::new(base.path().join("data"))), "h");
+        let first = history
+            .prepare(&heading("edit_file", "a", Vec::new()), &[])
+            .unwrap();
+        history.append(&first).unwrap();
+        let log = base.path().join("data/h").join(LOG);
+        let torn = serde_json::to_vec(&first).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| f.write_all(&torn[..torn.len() / 2]))
+            .unwrap();
+        let carried = history
+            .prepare(&heading("apply_patch", "b", Vec::new()), &[])
+            .unwrap();
+        assert!(history.append_once(&carried).unwrap());
+        assert!(!history.append_once(&carried).unwrap());
+        assert!(!history.append_once(&first).unwrap());
+        let ids: Vec<String> = history
+            .entries(&|_| true)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.record.id)
+            .collect();
+        assert_eq!(ids, vec![first.id, carried.id]);
     }
 }
