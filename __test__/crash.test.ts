@@ -19,10 +19,14 @@
  *   there, byte for byte;
  * - move_file across file systems (a source in `/dev/shm`): the destination is absent and the
  *   source whole, or the destination is complete and what is left of the source is unchanged;
+ * - apply_patch (six files): all files as before or all as the patch says; the history agrees
+ *   with the tree: one record of the patch exactly when it landed, none when it did not;
  * - ws.undo({ sessionId }) of six changes (files, a tree restored from the trash, a directory moved
  *   back): once the next Workspace recovered, the tree is exactly as before the undo or exactly as
  *   after it, never a mix; every archive the session made is still in the trash, byte for byte;
- *   what the undo replaced is in the trash; left as before, the session can still be undone;
+ *   what the undo replaced is in the trash; the history agrees with the tree (undone: one undo
+ *   record, every change of the session `undoneBy` it; not undone: no undo record, and the
+ *   session can still be undone);
  * - leftovers are recognisable: `.<name>.<pid>.<n>.agent-fs-tools.tmp` (atomic writes),
  *   `.restore-<unique>.partial` beside a restore target, `.<what>-<unique>.partial` in the bucket;
  * - the next Workspace on the same root and data dir works: `trash_list`, `trashList()` and a
@@ -690,14 +694,24 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
     const seed = Date.now() % 100_000
     const t: Tally = { kills: 0, midway: 0, leftovers: 0 }
     let applied = 0
+    /** The patch's records in the history (every round applies the same patch afresh). */
+    const patches = async (): Promise<string[]> => {
+      const ws = new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } })
+      return (await ws.history()).filter((c) => c.tool === 'apply_patch').map((c) => c.id)
+    }
     for (const delay of delays(window, seed, t)) {
       reset()
       emptyBucket(dirs)
+      const recorded = await patches()
       await killOnce(dirs, calls, delay, t, ATOMIC_TEMP)
       const found = state()
       const whole = isDeepStrictEqual(found, whenBefore) || isDeepStrictEqual(found, whenAfter)
       expect(whole, `a mix of before and after (kill at ${delay} ms): ${JSON.stringify(found)}`).toBe(true)
-      if (isDeepStrictEqual(found, whenAfter)) applied++
+      const landed = isDeepStrictEqual(found, whenAfter)
+      if (landed) applied++
+      // The history agrees with the tree: the patch is recorded once exactly when it landed.
+      const now = await patches()
+      expect(now.length, `history vs tree after a kill at ${delay} ms (seed ${seed}): the patch ${landed ? 'landed' : 'did not land'}`).toBe(recorded.length + (landed ? 1 : 0))
     }
     expect(t.kills).toBe(KILLS)
     report('apply_patch (6 files)', seed, window, t, `, ${applied} left the patch applied, ${t.kills - applied} left it undone`)
@@ -766,7 +780,6 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       drop(dirs)
     }
     let undone = 0
-    let unrecorded = 0
     /** After a kill: all or nothing, no archive lost; returns whether the session ended undone. */
     const check = async (dirs: { root: string; dataDir: string }, start: Tree, after: Tree, archives: Map<string, string>, what: string): Promise<boolean> => {
       const { ws, trash } = await nextWorkspace(dirs)
@@ -786,10 +799,19 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
         for (const name of ['over.txt', 'added.txt']) {
           expect(trash.some((e) => e.originalPath === join(dirs.root, name)), `${name} as the session left it is not in the trash (${what})`).toBe(true)
         }
-        const [latest] = await ws.history()
-        if (latest?.tool !== 'undo') unrecorded++
+        // The history agrees with the tree: the undo is recorded, once, and every change of the
+        // session is undone by it (so it can be redone).
+        const history = await ws.history()
+        const undos = history.filter((c) => c.tool === 'undo')
+        expect(undos.length, `the undo is not in the history once (${what})`).toBe(1)
+        const taken = history.filter((c) => c.sessionId === session && c.tool !== 'undo')
+        expect(taken.length).toBe(6)
+        for (const change of taken) expect(change.undoneBy, `${change.tool} not undone in the history (${what})`).toBe(undos[0]!.id)
       } else {
-        // Nothing was undone: the next Workspace can undo the session, exactly.
+        // Nothing was undone: the history says so, and the next Workspace can undo the session,
+        // exactly.
+        const history = await ws.history()
+        expect(history.filter((c) => c.tool === 'undo'), `an undo recorded that did not happen (${what})`).toEqual([])
         const again = await ws.undo({ sessionId: session })
         expect(again.status, `${what}: ${again.output}`).toBe('ok')
         expect(treeOf(dirs.root)).toEqual(start)
@@ -831,7 +853,7 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       seed,
       window,
       t,
-      ` + 8 aimed at the commit (${aimedUndone} of them left it undone); ${undone} kills left the session undone (${unrecorded} of them without the undo in the history), the rest left it as it was`,
+      ` + 8 aimed at the commit (${aimedUndone} of them left it undone); ${undone} kills left the session undone (each with the undo in the history), the rest left it as it was`,
     )
   })
 

@@ -156,7 +156,7 @@ describe('change → undo gives back the exact tree', () => {
       expect(undone.data?.undoes).toEqual([changed.data?.changeId])
       expect(tree(root)).toEqual(before)
       const [latest, original] = await ws.history()
-      expect(latest).toMatchObject({ tool: 'undo', undoes: [changed.data?.changeId], undoable: true })
+      expect(latest).toMatchObject({ id: undone.data?.changeId, tool: 'undo', undoes: [changed.data?.changeId], undoable: true })
       expect(original).toMatchObject({ id: changed.data?.changeId, undoable: false, undoneBy: latest!.id })
     })
   }

@@ -3,19 +3,22 @@
 //! → commit. Each tool file reads top to bottom as that story; this file holds the shared parts.
 
 use std::future::Future;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::cancel::CancelToken;
 use crate::change::FileChange;
 use crate::confirm::{ConfirmRequest, Confirmer, Summary};
 use crate::error::{ErrorCode, ToolError};
+use crate::history::{Author, ChangeRecord, Heading, History};
+use crate::journal::commit::{Commit, CommitError, Sequel};
 use crate::locks::{Asker, ChangeGuard, ReadGuard};
 use crate::options::Limits;
 use crate::paths::canonical::Canonical;
@@ -179,6 +182,22 @@ pub struct Success {
     pub diff: Option<String>,
     pub data: Map<String, Value>,
     pub changes: Vec<FileChange>,
+    /// Whether the change is in the history already.
+    pub recorded: Recorded,
+}
+
+/// Whether a call's change is in the history already: a change made as one journaled commit
+/// records itself with it ([`commit_recorded`]); the flow records any other.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Recorded {
+    /// Not yet: the flow records it (its id is the call's [`Call::heading`]'s).
+    #[default]
+    Due,
+    /// In the history as `id`.
+    Written { id: String },
+    /// Not recorded now: there was nothing to record, or the log could not be appended to (the
+    /// next `Workspace`'s recovery appends it).
+    Not,
 }
 
 impl Success {
@@ -332,11 +351,50 @@ impl AbortGate {
     }
 }
 
+/// Makes `commit` (`journal::commit`) and records it in the history as one step, also under a
+/// kill: `files` — called once every step is made, the entries in place — says what changed;
+/// the record of `heading` and those files (its deltas stored) goes into the commit's journal
+/// record at the commit point and is appended after it, or by the next `Workspace`'s recovery
+/// should the process die before. A change of no file that undoes nothing is not recorded.
+pub fn commit_recorded(
+    ws: &Workspace,
+    commit: Commit<'_>,
+    heading: &Heading,
+    files: impl FnOnce() -> Vec<FileChange>,
+) -> Result<(Vec<FileChange>, Recorded), CommitError> {
+    let mut made = Vec::new();
+    let sequel = commit.apply_then(
+        || {
+            made = files();
+            if made.is_empty() && heading.undoes.is_empty() {
+                return Ok(None);
+            }
+            let record = ws.history().prepare(heading, &made)?;
+            serde_json::to_value(record)
+                .map(Some)
+                .map_err(io::Error::other)
+        },
+        |sequel| {
+            let record = ChangeRecord::deserialize(sequel).map_err(io::Error::other)?;
+            ws.history().append(&record)
+        },
+    )?;
+    let recorded = match sequel {
+        Sequel::Performed => Recorded::Written {
+            id: heading.id.clone(),
+        },
+        Sequel::None | Sequel::LeftToRecovery => Recorded::Not,
+    };
+    Ok((made, recorded))
+}
+
 /// One running call: the workspace, the exposed tool name, this call's permissions, its
 /// confirmer and its abort token.
 pub struct Call {
     pub ws: Arc<Workspace>,
     pub tool_name: String,
+    /// What the history will say of this call's change (its id is decided when the call starts).
+    pub heading: Heading,
     /// The names of the tools this workspace offers.
     pub names: Arc<ToolNames>,
     pub permissions: Permissions,
@@ -360,8 +418,21 @@ impl Call {
         ctx: CallContext,
     ) -> Self {
         let cwd = ws.cwd_snapshot().cwd;
+        let trash = &ws.options().trash;
+        let heading = Heading {
+            id: History::new_id(),
+            tool: tool_name.clone(),
+            summary: String::new(),
+            author: Author {
+                session_id: trash.session_id.clone(),
+                run_id: trash.run_id.clone(),
+                agent_name: trash.agent_name.clone(),
+            },
+            undoes: Vec::new(),
+        };
         Self {
             ws,
+            heading,
             tool_name,
             names,
             permissions,

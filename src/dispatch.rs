@@ -11,10 +11,11 @@ use serde_json::{json, Value};
 
 use crate::audit::AuditRecord;
 use crate::call::{
-    BoxFuture, Call, CallContext, CheckSlot, Decision, Failure, Outcome, ToolNames, ToolResult,
+    BoxFuture, Call, CallContext, CheckSlot, Decision, Failure, Outcome, Recorded, ToolNames,
+    ToolResult,
 };
 use crate::error::{ErrorCode, ToolError};
-use crate::history::Author;
+use crate::history::Heading;
 use crate::options::OptionError;
 use crate::paths::shown::{echo, Shown};
 use crate::permissions::Permissions;
@@ -228,35 +229,35 @@ impl Toolset {
         }
         let permissions = ctx.permissions.unwrap_or(self.ws.options().permissions);
         let raw_path = self.argument_path(tool, &args);
-        let summary = tool.spec.mutates.then(|| (tool.spec.format_call)(&args));
+        let mut heading = None;
         let outcome = match checked {
             Err(e) => Err(Failure::Error(e)),
             Ok(()) if ctx.cancel.is_aborted() => Err(Failure::Error(ToolError::aborted())),
             Ok(()) => {
-                let call = Call::new(
+                let mut call = Call::new(
                     self.ws.clone(),
                     tool.name.clone(),
                     self.names.clone(),
                     permissions,
                     ctx,
                 );
+                if tool.spec.mutates {
+                    call.heading.summary = (tool.spec.format_call)(&args);
+                    heading = Some(call.heading.clone());
+                }
                 run_until_aborted(call, tool.spec.run, args).await
             }
         };
         if tool.spec.mutates {
             self.audit(&tool.name, raw_path, &outcome);
         }
-        let recorded = summary.map(|summary| (tool.name.as_str(), summary, Vec::new()));
-        self.result(outcome, recorded)
+        self.result(outcome, heading)
     }
 
-    /// The result of a call; a change it made is recorded in the history first (SPEC §13), as
-    /// `(tool, summary, undoes)`, and its id goes in `data.changeId`.
-    fn result(
-        &self,
-        outcome: Outcome,
-        recorded: Option<(&str, String, Vec<String>)>,
-    ) -> ToolResult {
+    /// The result of a call; a change it made is in the history first (SPEC §13) — recorded
+    /// here as `heading` says, unless the call recorded it itself — and its id goes in
+    /// `data.changeId`.
+    fn result(&self, outcome: Outcome, heading: Option<Heading>) -> ToolResult {
         match outcome {
             Ok(success) => {
                 let mut data = success.data;
@@ -264,19 +265,18 @@ impl Toolset {
                     let files = success.changes.iter().map(|c| c.summary()).collect();
                     data.insert("files".to_owned(), Value::Array(files));
                 }
-                if let Some((tool, summary, undoes)) = recorded {
+                let change_id = match (success.recorded, heading) {
+                    (Recorded::Written { id }, _) => Some(id),
                     // An undo is a change even when nothing on disk had to move.
-                    if !success.changes.is_empty() || !undoes.is_empty() {
-                        if let Ok(id) = self.ws.history().record(
-                            tool,
-                            &summary,
-                            &success.changes,
-                            &self.author(),
-                            undoes,
-                        ) {
-                            data.insert("changeId".to_owned(), Value::String(id));
-                        }
+                    (Recorded::Due, Some(heading))
+                        if !success.changes.is_empty() || !heading.undoes.is_empty() =>
+                    {
+                        self.ws.history().record(&heading, &success.changes).ok()
                     }
+                    _ => None,
+                };
+                if let Some(id) = change_id {
+                    data.insert("changeId".to_owned(), Value::String(id));
                 }
                 ToolResult {
                     status: "ok",
@@ -321,20 +321,18 @@ impl Toolset {
         );
         let run: BoxFuture<'_, Result<undo::Undone, Failure>> =
             Box::pin(undo::undo(&call, request));
-        let mut recorded = None;
+        let mut heading = None;
         let outcome = catch_panics(Box::pin(async {
             run.await.map(|undone| {
-                if !undone.undoes.is_empty() {
-                    recorded = Some(("undo", undone.summary, undone.undoes));
-                }
+                heading = undone.heading;
                 undone.success
             })
         }))
         .await;
-        if recorded.is_some() || outcome.is_err() {
+        if heading.is_some() || outcome.is_err() {
             self.audit("undo", None, &outcome);
         }
-        self.result(outcome, recorded)
+        self.result(outcome, heading)
     }
 
     /// What the call would do about asking the user (`ws.check`), learnt by running it up to its
@@ -393,16 +391,6 @@ impl Toolset {
                 .map(|p| p.shown().into_owned())
                 .unwrap_or_else(|_| raw.to_owned()),
         )
-    }
-
-    /// Who makes this workspace's changes (the trash settings name them).
-    pub fn author(&self) -> Author {
-        let trash = &self.ws.options().trash;
-        Author {
-            session_id: trash.session_id.clone(),
-            run_id: trash.run_id.clone(),
-            agent_name: trash.agent_name.clone(),
-        }
     }
 
     fn audit(&self, tool: &str, raw_path: Option<String>, outcome: &Outcome) {

@@ -427,8 +427,14 @@ impl Journal {
 
     /// Replays every record left by a crash (cheap when the directory is missing or empty), then
     /// removes kept append bytes whose record is gone. Only records we wrote (sealed) are acted
-    /// on, and only on what lies inside `sandbox`'s allowed trees.
-    pub fn recover(&self, sandbox: &Sandbox) -> Vec<Recovered> {
+    /// on, and only on what lies inside `sandbox`'s allowed trees. `perform_sequel` performs the
+    /// sequel of a change of many entries that recovery finishes (see [`commit`]) unless it was
+    /// done already; should it fail, the record stays for the next recovery.
+    pub fn recover(
+        &self,
+        sandbox: &Sandbox,
+        perform_sequel: &dyn Fn(&serde_json::Value) -> io::Result<()>,
+    ) -> Vec<Recovered> {
         let Ok(names) = self.store.names() else {
             return Vec::new();
         };
@@ -472,7 +478,7 @@ impl Journal {
             let outcome = match &record {
                 Record::Append(record) => replay(record, self.store.open_ours(&kept).ok(), sandbox),
                 Record::Temp(record) => remove_temp(record, sandbox),
-                Record::Commit(record) => commit::recover(record, sandbox),
+                Record::Commit(record) => commit::recover(record, sandbox, perform_sequel),
                 Record::Removal(record) => finish_removal(record, sandbox),
             };
             if outcome.is_ok() {
@@ -741,6 +747,11 @@ mod tests {
         Sandbox::new(PathBuf::from("/"), None, vec![])
     }
 
+    /// For records that carry no sequel.
+    fn no_sequel(_: &serde_json::Value) -> io::Result<()> {
+        unreachable!("no record here carries a sequel")
+    }
+
     fn kept_bytes_path(record: &Path) -> PathBuf {
         record.with_extension(KEPT_EXTENSION)
     }
@@ -795,10 +806,13 @@ mod tests {
         assert!(record.kept_bytes);
         assert_eq!(fs::read(kept_bytes_path(&entry.path())).unwrap(), b"new");
         // A fresh record of this (live) process is not replayed.
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::Skipped]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::Skipped]
+        );
         entry.finish();
         assert_eq!(fs::read_dir(journal.dir()).unwrap().count(), 0);
-        assert!(journal.recover(&anywhere()).is_empty());
+        assert!(journal.recover(&anywhere(), &no_sequel).is_empty());
     }
 
     /// Rewrites the append record at `rec` in a format before kept bytes: no `keptBytes`, and
@@ -824,14 +838,20 @@ mod tests {
             let rec = begin(&journal, &file, b"new");
             as_old_record(&journal, &rec, with_kind);
             fs::write(&file, b"oldnew").unwrap();
-            assert_eq!(journal.recover(&anywhere()), vec![Recovered::Complete]);
+            assert_eq!(
+                journal.recover(&anywhere(), &no_sequel),
+                vec![Recovered::Complete]
+            );
             assert_eq!(fs::read(&file).unwrap(), b"oldnew");
             assert!(!rec.exists());
             // Without our bytes, a partial append cannot be told from someone else's.
             let rec = begin(&journal, &file, b"new");
             as_old_record(&journal, &rec, with_kind);
             fs::write(&file, b"oldne").unwrap();
-            assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
+            assert_eq!(
+                journal.recover(&anywhere(), &no_sequel),
+                vec![Recovered::LeftAlone]
+            );
             assert_eq!(fs::read(&file).unwrap(), b"oldne");
             assert_eq!(records(&journal), 0);
         }
@@ -843,14 +863,20 @@ mod tests {
         let rec = begin(&journal, &file, b"new");
         fs::remove_file(kept_bytes_path(&rec)).unwrap();
         append(&file, b"ne");
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::LeftAlone]
+        );
         assert_eq!(fs::read(&file).unwrap(), b"oldne");
         // A copy of the right length that is not what was appended (a power cut's zeros).
         let (_tmp, journal, file) = setup();
         let rec = begin(&journal, &file, b"new");
         fs::write(kept_bytes_path(&rec), b"\0\0\0").unwrap();
         append(&file, b"\0\0");
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::LeftAlone]
+        );
         assert_eq!(fs::read(&file).unwrap(), b"old\0\0");
         assert_eq!(records(&journal), 0);
     }
@@ -869,7 +895,7 @@ mod tests {
             .dir()
             .join(format!("{}-1-1.{KEPT_EXTENSION}", std::process::id()));
         fs::write(&live, b"being recorded").unwrap();
-        assert!(journal.recover(&anywhere()).is_empty());
+        assert!(journal.recover(&anywhere(), &no_sequel).is_empty());
         assert!(!dead.exists() && live.exists());
     }
 
@@ -878,7 +904,10 @@ mod tests {
         let (_tmp, journal, file) = setup();
         let rec = begin(&journal, &file, b"new");
         fs::write(&file, b"oldnew").unwrap();
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::Complete]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::Complete]
+        );
         assert_eq!(fs::read(&file).unwrap(), b"oldnew");
         assert!(!rec.exists());
     }
@@ -898,7 +927,10 @@ mod tests {
         let (_tmp, journal, file) = setup();
         let rec = begin(&journal, &file, b"new");
         append(&file, b"ne");
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::RolledBack]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::RolledBack]
+        );
         assert_eq!(fs::read(&file).unwrap(), b"old");
         assert_eq!(records(&journal), 0);
         assert!(!rec.exists());
@@ -919,7 +951,10 @@ mod tests {
             append(&file, b"0123");
             append(&file, theirs);
             let expected = [&b"old0123"[..], theirs].concat();
-            assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
+            assert_eq!(
+                journal.recover(&anywhere(), &no_sequel),
+                vec![Recovered::LeftAlone]
+            );
             assert_eq!(fs::read(&file).unwrap(), expected);
             assert_eq!(records(&journal), 0);
         }
@@ -927,7 +962,10 @@ mod tests {
         begin(&journal, &file, b"new");
         append(&file, b"ne");
         append(&file, b"Z");
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::LeftAlone]
+        );
         assert_eq!(fs::read(&file).unwrap(), b"oldneZ");
     }
 
@@ -936,12 +974,18 @@ mod tests {
         let (_tmp, journal, file) = setup();
         begin(&journal, &file, b"new");
         append(&file, b"\0\0\0");
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::LeftAlone]
+        );
         assert_eq!(fs::read(&file).unwrap(), b"old\0\0\0");
         // Nothing of ours went through, and the user appended: theirs stays too.
         begin(&journal, &file, b"new");
         append(&file, b"x");
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::LeftAlone]
+        );
         assert_eq!(fs::read(&file).unwrap(), b"old\0\0\0x");
     }
 
@@ -949,7 +993,10 @@ mod tests {
     fn an_append_that_never_began_leaves_the_file_as_it_is() {
         let (_tmp, journal, file) = setup();
         begin(&journal, &file, b"new");
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::LeftAlone]
+        );
         assert_eq!(fs::read(&file).unwrap(), b"old");
         assert_eq!(records(&journal), 0);
     }
@@ -961,12 +1008,18 @@ mod tests {
         let other = file.with_extension("other");
         fs::write(&other, b"oldne").unwrap();
         fs::rename(&other, &file).unwrap();
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::LeftAlone]
+        );
         assert_eq!(fs::read(&file).unwrap(), b"oldne");
         let (_tmp2, journal, file) = setup();
         begin(&journal, &file, b"new");
         fs::write(&file, b"o").unwrap();
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::LeftAlone]
+        );
         assert_eq!(fs::read(&file).unwrap(), b"o");
         assert_eq!(fs::read_dir(journal.dir()).unwrap().count(), 0);
     }
@@ -1024,7 +1077,10 @@ mod tests {
         let name = ".f.txt.1234.0.agent-fs-tools.tmp";
         let rec = crashed_temp(&journal, &dir, name, true);
         fs::write(dir.join("f.txt"), b"keep").unwrap();
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::TempRemoved]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::TempRemoved]
+        );
         assert!(!dir.join(name).exists() && !rec.exists());
         assert_eq!(fs::read(dir.join("f.txt")).unwrap(), b"keep");
     }
@@ -1059,7 +1115,10 @@ mod tests {
         let (path, bytes) = entry.unwrap();
         fs::write(&path, bytes).unwrap();
         kill_writer(&journal, &path);
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::TempRemoved]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::TempRemoved]
+        );
         assert!(!tree.join("sub").join(&ours).exists());
         assert!(!dir.join(&own_aside).exists());
         assert!(
@@ -1103,7 +1162,10 @@ mod tests {
         };
         assert_eq!(record.path, file);
         fs::write(&file, b"oldne").unwrap();
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::RolledBack]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::RolledBack]
+        );
         assert_eq!(fs::read(&file).unwrap(), b"old");
         // A temp file of a name that is not UTF-8 is recorded and swept.
         let temp = fsops::temp_name(OsStr::from_bytes(b"\xfe.txt"));
@@ -1111,7 +1173,10 @@ mod tests {
         let fd = fsops::open_dir(Path::new("/"), &odd, false).unwrap();
         let entry = journal.begin_temp(&odd, fd.as_fd(), &temp).unwrap();
         kill_writer(&journal, &entry.path());
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::TempRemoved]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::TempRemoved]
+        );
         assert!(!odd.join(&temp).exists());
     }
 
@@ -1132,7 +1197,10 @@ mod tests {
         let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
         let entry = journal.begin_temp(&dir, fd.as_fd(), &temp).unwrap();
         kill_writer(&journal, &entry.path());
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::TempRemoved]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::TempRemoved]
+        );
         assert!(!root.exists() && records(&journal) == 0);
         assert_eq!(fs::read(outside.join("keep.txt")).unwrap(), b"outside");
         // A move's copied tree under a temp name goes too, read-only parts and all.
@@ -1144,7 +1212,10 @@ mod tests {
         )
         .unwrap();
         crashed_temp(&journal, &dir, name, false);
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::TempRemoved]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::TempRemoved]
+        );
         assert!(!dir.join(name).exists());
     }
 
@@ -1157,7 +1228,10 @@ mod tests {
         let entry = journal
             .begin_temp(&dir, fd.as_fd(), OsStr::new(name))
             .unwrap();
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::Skipped]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::Skipped]
+        );
         assert!(dir.join(name).exists() && entry.path().exists());
     }
 
@@ -1165,7 +1239,10 @@ mod tests {
     fn a_gone_temp_only_drops_the_record() {
         let (_tmp, journal, dir) = temp_setup();
         let rec = crashed_temp(&journal, &dir, ".f.1.2.agent-fs-tools.tmp", false);
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::LeftAlone]
+        );
         assert!(!rec.exists());
     }
 
@@ -1187,7 +1264,7 @@ mod tests {
         symlink(&sub, dir.join(".d.1.2.agent-fs-tools.tmp")).unwrap();
         fs::write(sub.join("kept.txt"), b"user").unwrap();
         crashed_temp(&journal, &dir, ".d.1.2.agent-fs-tools.tmp", false);
-        let mut outcomes = journal.recover(&anywhere());
+        let mut outcomes = journal.recover(&anywhere(), &no_sequel);
         outcomes.sort_by_key(|o| format!("{o:?}"));
         assert_eq!(
             outcomes,
@@ -1231,7 +1308,10 @@ mod tests {
         fs::write(other.join(name), b"user").unwrap();
         fs::remove_dir(&replaced).unwrap();
         fs::rename(&other, &replaced).unwrap();
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::LeftAlone; 2]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::LeftAlone; 2]
+        );
         assert!(real.join(name).exists() && replaced.join(name).exists());
         assert_eq!(records(&journal), 0);
     }
@@ -1268,7 +1348,10 @@ mod tests {
         let rec = planted;
         // Planted: the same body, unsealed.
         fs::write(&rec, &body).unwrap();
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::Untrusted]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::Untrusted]
+        );
         assert_eq!(fs::read(&file).unwrap(), b"oldne");
         assert!(!rec.exists(), "dropped");
         // Sealed under another data directory's key.
@@ -1279,12 +1362,18 @@ mod tests {
             .unwrap();
         fs::copy(other.dir().join("x.json"), &rec).unwrap();
         fs::write(kept_bytes_path(&rec), b"new").unwrap();
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::Untrusted]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::Untrusted]
+        );
         assert_eq!(fs::read(&file).unwrap(), b"oldne");
         // Ours again: replayed.
         fs::write(kept_bytes_path(&rec), b"new").unwrap();
         journal.rewrite(&rec, &body);
-        assert_eq!(journal.recover(&anywhere()), vec![Recovered::RolledBack]);
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::RolledBack]
+        );
         assert_eq!(fs::read(&file).unwrap(), b"old");
     }
 
@@ -1297,7 +1386,10 @@ mod tests {
         let elsewhere = fs::canonicalize(tmp.path()).unwrap().join("elsewhere");
         fs::create_dir(&elsewhere).unwrap();
         let bounded = Sandbox::new(elsewhere.clone(), Some(vec![elsewhere]), vec![]);
-        assert_eq!(journal.recover(&bounded), vec![Recovered::LeftAlone]);
+        assert_eq!(
+            journal.recover(&bounded, &no_sequel),
+            vec![Recovered::LeftAlone]
+        );
         assert_eq!(fs::read(&file).unwrap(), b"oldne");
         assert!(!rec.exists());
     }

@@ -6,13 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::audit::AuditLog;
 use crate::datadir::DataDir;
 use crate::hashing::sha256_hex;
-use crate::history::History;
+use crate::history::{ChangeRecord, History};
 use crate::journal::Journal;
 use crate::locks::PathLocks;
 use crate::options::{OptionError, WorkspaceOptions};
@@ -61,32 +62,47 @@ pub struct Workspace {
 /// Repairs what a crash of an earlier process left, on a thread of its own so that creating a
 /// workspace never blocks the host's event loop (a crashed move can leave a large temp tree to
 /// remove, an append a long tail to hash): completed appends are kept and partial ones rolled
-/// back, temp files and trees of interrupted writes, moves and restores removed, and temp files
-/// of interrupted trashes an hour old swept (younger ones may be in flight). The receiver turns
+/// back, changes of many entries (undo, apply_patch) undone or finished — a finished one's
+/// history record appended — temp files and trees of interrupted writes, moves and restores
+/// removed, and temp files of interrupted trashes an hour old swept (younger ones may be in
+/// flight). The receiver turns
 /// `true` when it is done; [`Workspace::recovered`] waits for it.
 fn recover_in_background(
     journal: Journal,
     bucket: Bucket,
     sandbox: Sandbox,
+    history: History,
 ) -> watch::Receiver<bool> {
-    let recover = |journal: &Journal, bucket: &Bucket, sandbox: &Sandbox| {
-        journal.recover(sandbox);
+    let recover = |journal: &Journal, bucket: &Bucket, sandbox: &Sandbox, history: &History| {
+        journal.recover(sandbox, &|sequel| append_carried_record(history, sequel));
         let _ = bucket.sweep_partials(std::time::Duration::from_secs(3600));
     };
     let (done, recovered) = watch::channel(false);
     let (journal_, bucket_, sandbox_) = (journal.clone(), bucket.clone(), sandbox.clone());
+    let history = Arc::new(history);
+    let history_ = history.clone();
     let spawned = std::thread::Builder::new()
         .name("afs-recovery".into())
         .spawn(move || {
-            recover(&journal_, &bucket_, &sandbox_);
+            recover(&journal_, &bucket_, &sandbox_, &history_);
             let _ = done.send(true);
         });
     if spawned.is_err() {
         // No thread to be had: recover here. The sender went with the closure, so waiters
         // see a closed channel and go on, as they should.
-        recover(&journal, &bucket, &sandbox);
+        recover(&journal, &bucket, &sandbox, &history);
     }
     recovered
+}
+
+/// The sequel of a journaled commit that recovery finished: the history record of the change
+/// (`call::commit_recorded` put it there), appended unless the log holds it already (a kill
+/// after the append). One that does not read as a record is dropped.
+fn append_carried_record(history: &History, sequel: &Value) -> std::io::Result<()> {
+    match ChangeRecord::deserialize(sequel) {
+        Ok(record) => history.append_once(&record).map(drop),
+        Err(_) => Ok(()),
+    }
 }
 
 impl Workspace {
@@ -115,7 +131,13 @@ impl Workspace {
             },
             options.trash.compression_level,
         );
-        let recovered = recover_in_background(journal.clone(), bucket.clone(), sandbox.clone());
+        let history_dir = Path::new("history").join(&root_hash);
+        let recovered = recover_in_background(
+            journal.clone(),
+            bucket.clone(),
+            sandbox.clone(),
+            History::new(data_dir.clone(), &history_dir),
+        );
         Ok(Self {
             cwd: Mutex::new(CwdStack {
                 current: CwdFrame {
@@ -127,7 +149,7 @@ impl Workspace {
             audit: options
                 .audit
                 .then(|| AuditLog::new(data_dir.clone(), format!("{root_hash}.jsonl"))),
-            history: History::new(data_dir.clone(), Path::new("history").join(&root_hash)),
+            history: History::new(data_dir.clone(), history_dir),
             data_dir,
             bucket,
             journal,

@@ -6,7 +6,10 @@
 //! undone or not, by what — is folded from the log when it is read.
 //!
 //! Records are written without fsync, after the change itself: a killed process keeps them (the
-//! page cache), a power cut may lose the newest — the change stays, only its undo is lost.
+//! page cache), a power cut may lose the newest — the change stays, only its undo is lost. A
+//! change made as one journaled commit (undo, `apply_patch`) carries its record, prepared before
+//! its commit point, in its journal record, so that a kill between the commit and the append
+//! cannot lose it: crash recovery that finishes the change appends it ([`History::append_once`]).
 //! What a record needs to be undone is kept elsewhere: the trash keeps what a change destroyed or
 //! replaced, a delta what an edit or an append replaced. `trashClear` removes archives, and the
 //! changes that need them then report `undoable: false` with the reason.
@@ -43,6 +46,21 @@ pub struct Author {
     pub session_id: String,
     pub run_id: String,
     pub agent_name: String,
+}
+
+/// What the history says of a change besides its files, fixed before the change is made — its
+/// id too, so that a record carried in the change's journal record and the id the host is given
+/// are the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heading {
+    pub id: String,
+    /// The tool as the host named it, or `undo`.
+    pub tool: String,
+    /// `formatCall` of the call.
+    pub summary: String,
+    pub author: Author,
+    /// The changes an undo takes back.
+    pub undoes: Vec<String>,
 }
 
 /// One workspace's history.
@@ -97,22 +115,21 @@ impl History {
         format!("c{stamp:x}-{:x}-{n:x}", std::process::id())
     }
 
-    /// Appends a change: one record, its deltas stored first. `undoes` names the changes an
-    /// undo took back. Returns the change's id.
-    pub fn record(
-        &self,
-        tool: &str,
-        summary: &str,
-        files: &[FileChange],
-        author: &Author,
-        undoes: Vec<String>,
-    ) -> io::Result<String> {
-        let id = Self::new_id();
+    /// Appends a change: one record, its deltas stored first. Returns the change's id.
+    pub fn record(&self, heading: &Heading, files: &[FileChange]) -> io::Result<String> {
+        let record = self.prepare(heading, files)?;
+        self.append(&record)?;
+        Ok(record.id)
+    }
+
+    /// The record of a change about to be made, its deltas stored (what a change journaled as
+    /// one commit carries in its journal record, to be appended once it stands).
+    pub fn prepare(&self, heading: &Heading, files: &[FileChange]) -> io::Result<ChangeRecord> {
         let mut records = Vec::with_capacity(files.len());
         for (index, file) in files.iter().enumerate() {
             let delta = match &file.undo.reverse {
                 Some(reverse) => {
-                    let name = format!("{id}-{index}.delta");
+                    let name = format!("{}-{index}.delta", heading.id);
                     self.write_delta(&name, reverse)?;
                     Some(name)
                 }
@@ -120,29 +137,51 @@ impl History {
             };
             records.push(FileRecord::of(file, delta));
         }
-        let record = ChangeRecord {
-            id: id.clone(),
+        Ok(ChangeRecord {
+            id: heading.id.clone(),
             time: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
-            tool: tool.to_owned(),
-            summary: summary.to_owned(),
+            tool: heading.tool.clone(),
+            summary: heading.summary.clone(),
             files: records,
-            session_id: author.session_id.clone(),
-            run_id: author.run_id.clone(),
-            agent_name: author.agent_name.clone(),
-            undoes,
-        };
-        let mut line = serde_json::to_vec(&record).map_err(io::Error::other)?;
+            session_id: heading.author.session_id.clone(),
+            run_id: heading.author.run_id.clone(),
+            agent_name: heading.author.agent_name.clone(),
+            undoes: heading.undoes.clone(),
+        })
+    }
+
+    /// Appends `record` unless the log holds its id already (crash recovery: the process may
+    /// have been killed after appending it). Whether it was appended.
+    pub fn append_once(&self, record: &ChangeRecord) -> io::Result<bool> {
+        if self.read_all()?.iter().any(|r| r.id == record.id) {
+            return Ok(false);
+        }
+        self.write_line(record, true)?;
+        Ok(true)
+    }
+
+    /// Appends `record` to the log.
+    pub fn append(&self, record: &ChangeRecord) -> io::Result<()> {
+        self.write_line(record, false)
+    }
+
+    /// Writes `record` as one line. A line a kill or a power cut left unfinished is ended first,
+    /// so that the record starts a line of its own: checked when the log is opened (once per
+    /// process) and, for recovery, whenever `end_torn_line`.
+    fn write_line(&self, record: &ChangeRecord, end_torn_line: bool) -> io::Result<()> {
+        let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
         line.push(b'\n');
         let mut slot = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        if slot.is_none() {
+        if slot.is_none() || end_torn_line {
             let dir = self.data.open(&self.rel, true)?;
-            let mut file = fsops::open_for_log(dir.as_fd(), OsStr::new(LOG))?;
-            let _ = fsops::set_mode_fd(&file, 0o600);
-            end_last_line(dir.as_fd(), &mut file)?;
-            *slot = Some(file);
+            if slot.is_none() {
+                let file = fsops::open_for_log(dir.as_fd(), OsStr::new(LOG))?;
+                let _ = fsops::set_mode_fd(&file, 0o600);
+                *slot = Some(file);
+            }
+            end_last_line(dir.as_fd(), slot.as_mut().expect("opened above"))?;
         }
-        slot.as_mut().expect("opened above").write_all(&line)?;
-        Ok(id)
+        slot.as_mut().expect("opened above").write_all(&line)
     }
 
     fn write_delta(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
@@ -401,11 +440,17 @@ mod tests {
     use super::*;
     use crate::change::FileChange;
 
-    fn author() -> Author {
-        Author {
-            session_id: "s".into(),
-            run_id: "r".into(),
-            agent_name: "a".into(),
+    fn heading(tool: &str, summary: &str, undoes: Vec<String>) -> Heading {
+        Heading {
+            id: History::new_id(),
+            tool: tool.into(),
+            summary: summary.into(),
+            author: Author {
+                session_id: "s".into(),
+                run_id: "r".into(),
+                agent_name: "a".into(),
+            },
+            undoes,
         }
     }
 
@@ -416,11 +461,11 @@ mod tests {
         let mut edit = FileChange::new("/w/a", Action::Modified);
         edit.undo.reverse = Some(Arc::new(b"delta".to_vec()));
         let change = history
-            .record("edit_file", "a", &[edit], &author(), Vec::new())
+            .record(&heading("edit_file", "a", Vec::new()), &[edit])
             .unwrap();
         let files = [FileChange::new("/w/a", Action::Modified)];
         let undo = history
-            .record("undo", "undo", &files, &author(), vec![change.clone()])
+            .record(&heading("undo", "undo", vec![change.clone()]), &files)
             .unwrap();
         let all = |_: &Path| true;
         let entries = history.entries(&all).unwrap();
@@ -432,7 +477,7 @@ mod tests {
             b"delta"
         );
         let redo = history
-            .record("undo", "redo", &files, &author(), vec![undo.clone()])
+            .record(&heading("undo", "redo", vec![undo.clone()]), &files)
             .unwrap();
         let entries = history.entries(&all).unwrap();
         assert_eq!(entries[0].undone_by, None);
@@ -455,7 +500,7 @@ mod tests {
     fn write(history: &History, path: &str) -> String {
         let files = [FileChange::new(path, Action::Added)];
         history
-            .record("write_file", path, &files, &author(), Vec::new())
+            .record(&heading("write_file", path, Vec::new()), &files)
             .unwrap()
     }
 
@@ -524,16 +569,22 @@ mod tests {
         let base = tempfile::tempdir().unwrap();
         let history = History::new(Arc::new(DataDir::new(base.path().join("data"))), "h");
         let a = write(&history, "/w/a");
-        let other = Author {
-            session_id: "t".into(),
-            ..author()
+        let in_session_t = |mut heading: Heading| {
+            heading.author.session_id = "t".into();
+            heading
         };
         let files = [FileChange::new("/w/b", Action::Added)];
         let b = history
-            .record("write_file", "b", &files, &other, Vec::new())
+            .record(
+                &in_session_t(heading("write_file", "b", Vec::new())),
+                &files,
+            )
             .unwrap();
         let undo = history
-            .record("undo", "undo", &files, &other, vec![b.clone()])
+            .record(
+                &in_session_t(heading("undo", "undo", vec![b.clone()])),
+                &files,
+            )
             .unwrap();
         let all = |_: &Path| true;
         let entries = history.entries(&all).unwrap();
@@ -564,5 +615,37 @@ mod tests {
         let session_s = json(None, Some("s"));
         assert_eq!(session_s.as_array().unwrap().len(), 1);
         assert_eq!(session_s[0]["id"], a.as_str());
+    }
+
+    /// Recovery appends a carried record once, on a line of its own even after a line a kill
+    /// cut short.
+    #[test]
+    fn append_once_appends_a_record_once_on_a_line_of_its_own() {
+        let base = tempfile::tempdir().unwrap();
+        let history = History::new(Arc::new(DataDir::new(base.path().join("data"))), "h");
+        let first = history
+            .prepare(&heading("edit_file", "a", Vec::new()), &[])
+            .unwrap();
+        history.append(&first).unwrap();
+        let log = base.path().join("data/h").join(LOG);
+        let torn = serde_json::to_vec(&first).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| f.write_all(&torn[..torn.len() / 2]))
+            .unwrap();
+        let carried = history
+            .prepare(&heading("apply_patch", "b", Vec::new()), &[])
+            .unwrap();
+        assert!(history.append_once(&carried).unwrap());
+        assert!(!history.append_once(&carried).unwrap());
+        assert!(!history.append_once(&first).unwrap());
+        let ids: Vec<String> = history
+            .entries(&|_| true)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.record.id.clone())
+            .collect();
+        assert_eq!(ids, vec![first.id, carried.id]);
     }
 }

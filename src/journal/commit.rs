@@ -16,11 +16,19 @@
 //! 4. **Applied**: every directory touched is fsynced and the record becomes `applied` (fsynced).
 //!    This is the commit point.
 //! 5. **Clean up**: what each step displaced (kept under its temp name until now) is removed —
-//!    it is in the trash — and the record goes.
+//!    it is in the trash — then the change's **sequel** is performed, if it has one, and the
+//!    record goes.
+//!
+//! A sequel is what must follow the change once it is made — for undo and `apply_patch`, the
+//! history's record of the change ([`Commit::apply_then`]). It is prepared once every step is
+//! made, before the commit point, and written into the record with `applied`, so it exists
+//! exactly when the change will stand: recovery that finishes a change performs its sequel too
+//! (the performer is told it may already have been done, by a kill after it and before the
+//! record's removal); a change undone has none.
 //!
 //! Recovery of a record left by a crash: `applying` → every step is undone as far as it was done
 //! (judged by the recorded identities, never by names alone), staged files are removed; `applied`
-//! → the clean-up is finished. Either way, afterwards every entry is as before the change or every
+//! → the clean-up is finished and the sequel performed. Either way, afterwards every entry is as before the change or every
 //! one as the change says. An entry that is neither ours nor the planned one (the user changed it
 //! after the crash) is left where it is.
 
@@ -32,6 +40,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::Stat;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::{path_bytes, Durability, Entry, Journal, Record, Recovered};
 use crate::hashing::sha256_hex;
@@ -131,6 +140,21 @@ pub struct CommitRecord {
     pub applied: bool,
     pub steps: Vec<StepRecord>,
     pub pid: u32,
+    /// What must follow the change once it is made (see the module docs); written with
+    /// `applied`, opaque to the journal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequel: Option<Value>,
+}
+
+/// Whether a change's sequel was performed by [`Commit::apply_then`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sequel {
+    /// The change had none.
+    None,
+    /// Performed; the record is gone.
+    Performed,
+    /// Performing it failed: the record stays, and the next `Workspace`'s recovery performs it.
+    LeftToRecovery,
 }
 
 /// A file as planned: the stat it had and the bytes that were read (to tell an in-place write).
@@ -386,14 +410,31 @@ impl Commit<'_> {
     }
 
     /// Makes every step, or none (see the module docs). Staged files are gone either way.
-    pub fn apply(mut self) -> Result<(), CommitError> {
+    pub fn apply(self) -> Result<(), CommitError> {
+        self.apply_then(|| Ok(None), |_| Ok(())).map(|_| ())
+    }
+
+    /// As [`Commit::apply`], followed by a sequel (see the module docs): `prepare` makes it once
+    /// every step is made, before the commit point (`None`: there is none; an error undoes the
+    /// change); it is written into the record with the commit point; `perform` does it after the
+    /// clean-up, and only then does the record go. Should `perform` fail, the record stays for
+    /// the next recovery to perform it.
+    pub fn apply_then(
+        mut self,
+        prepare: impl FnOnce() -> io::Result<Option<Value>>,
+        perform: impl FnOnce(&Value) -> io::Result<()>,
+    ) -> Result<Sequel, CommitError> {
         let failed = |step, reason| CommitError { step, reason };
-        let record = Record::Commit(CommitRecord {
+        let mut record = CommitRecord {
             applied: false,
             steps: self.steps.iter().map(|s| s.record.clone()).collect(),
             pid: std::process::id(),
-        });
-        let entry = match self.journal.write(&record, Durability::Fsynced) {
+            sequel: None,
+        };
+        let entry = match self
+            .journal
+            .write(&Record::Commit(record.clone()), Durability::Fsynced)
+        {
             Ok(entry) => entry,
             Err(e) => {
                 self.discard();
@@ -408,13 +449,7 @@ impl Commit<'_> {
         }
         for index in 0..self.steps.len() {
             if let Err(reason) = apply_step(&self.steps[index]) {
-                for done in self.steps[..index].iter().rev() {
-                    undo_step(
-                        done.dir.as_fd(),
-                        done.to_dir.as_ref().map(|d| d.as_fd()),
-                        &done.record,
-                    );
-                }
+                self.undo_steps(index);
                 self.discard();
                 sync_dirs(&self.steps);
                 entry.finish();
@@ -422,23 +457,16 @@ impl Commit<'_> {
             }
         }
         sync_dirs(&self.steps);
-        let Record::Commit(mut applied) = record else {
-            unreachable!("built above")
-        };
-        applied.applied = true;
-        // The commit point. Should the record not be rewritten, recovery undoes the change, so the
-        // call must not report it done: undo it now.
-        if let Err(e) = self
-            .journal
-            .rewrite_durable(&entry, &Record::Commit(applied))
-        {
-            for done in self.steps.iter().rev() {
-                undo_step(
-                    done.dir.as_fd(),
-                    done.to_dir.as_ref().map(|d| d.as_fd()),
-                    &done.record,
-                );
-            }
+        record.applied = true;
+        // The commit point, with the sequel. Should the record not be rewritten, recovery undoes
+        // the change, so the call must not report it done: undo it now.
+        let committed = prepare().and_then(|sequel| {
+            record.sequel = sequel;
+            self.journal
+                .rewrite_durable(&entry, &Record::Commit(record.clone()))
+        });
+        if let Err(e) = committed {
+            self.undo_steps(self.steps.len());
             sync_dirs(&self.steps);
             entry.finish();
             return Err(failed(0, StepFailure::Io(e)));
@@ -446,8 +474,27 @@ impl Commit<'_> {
         for step in &self.steps {
             clean_up(step.dir.as_fd(), &step.record);
         }
+        let outcome = match &record.sequel {
+            None => Sequel::None,
+            Some(sequel) => match perform(sequel) {
+                Ok(()) => Sequel::Performed,
+                // The record stays: the next recovery finds the change applied and performs it.
+                Err(_) => return Ok(Sequel::LeftToRecovery),
+            },
+        };
         entry.finish();
-        Ok(())
+        Ok(outcome)
+    }
+
+    /// Takes back the first `done` steps, newest first.
+    fn undo_steps(&self, done: usize) {
+        for step in self.steps[..done].iter().rev() {
+            undo_step(
+                step.dir.as_fd(),
+                step.to_dir.as_ref().map(|d| d.as_fd()),
+                &step.record,
+            );
+        }
     }
 
     /// Removes the staged files of steps not applied.
@@ -671,8 +718,14 @@ fn sync_dirs(steps: &[Staged]) {
 }
 
 /// Recovery of a commit record a crash left: undone while `applying`, finished once `applied`
-/// (see the module docs); only directories still the recorded ones, inside the allowed trees.
-pub fn recover(record: &CommitRecord, sandbox: &Sandbox) -> io::Result<Recovered> {
+/// — its sequel performed by `perform`, which must tell whether it was done already (see the
+/// module docs); only directories still the recorded ones, inside the allowed trees. An error
+/// (the sequel could not be performed) keeps the record for the next recovery.
+pub fn recover(
+    record: &CommitRecord,
+    sandbox: &Sandbox,
+    perform: &dyn Fn(&Value) -> io::Result<()>,
+) -> io::Result<Recovered> {
     // Each step's directory (and a rename's other one), if still the recorded one.
     let open = |path: &Path, dev: u64, ino: u64| super::open_recorded_dir(sandbox, path, dev, ino);
     let mut dirs = Vec::new();
@@ -695,6 +748,9 @@ pub fn recover(record: &CommitRecord, sandbox: &Sandbox) -> io::Result<Recovered
             if let Some(dir) = dir {
                 clean_up(dir.as_fd(), step);
             }
+        }
+        if let Some(sequel) = &record.sequel {
+            perform(sequel)?;
         }
         Ok(Recovered::CommitFinished)
     } else {
@@ -737,6 +793,10 @@ mod tests {
             root,
             journal,
         }
+    }
+
+    fn no_sequel(_: &Value) -> io::Result<()> {
+        unreachable!("these records carry no sequel")
     }
 
     fn dir(root: &Path) -> OwnedFd {
@@ -879,6 +939,7 @@ mod tests {
                 applied: false,
                 steps: commit.steps.iter().map(|st| st.record.clone()).collect(),
                 pid: u32::MAX - 1,
+                sequel: None,
             };
             for step in commit.steps.iter().take(crash_after.min(4)) {
                 apply_step(step).unwrap();
@@ -891,7 +952,12 @@ mod tests {
                 step.temp_entry = None;
             }
             std::mem::forget(commit);
-            let outcome = recover(&record, &Sandbox::new(s.root.clone(), None, vec![])).unwrap();
+            let outcome = recover(
+                &record,
+                &Sandbox::new(s.root.clone(), None, vec![]),
+                &no_sequel,
+            )
+            .unwrap();
             if crash_after == 5 {
                 assert_eq!(outcome, Recovered::CommitFinished);
                 assert_eq!(tree(&s.root), after(), "finished after {crash_after}");
@@ -951,12 +1017,18 @@ mod tests {
                 applied: false,
                 steps: commit.steps.iter().map(|st| st.record.clone()).collect(),
                 pid: u32::MAX - 1,
+                sequel: None,
             };
             for step in &commit.steps {
                 apply_step(step).unwrap();
             }
             std::mem::forget(commit);
-            recover(&record, &Sandbox::new(s.root.clone(), None, vec![])).unwrap();
+            recover(
+                &record,
+                &Sandbox::new(s.root.clone(), None, vec![]),
+                &no_sequel,
+            )
+            .unwrap();
             assert!(
                 !s.root.join("restored").exists(),
                 "the staged tree is taken back and removed"
@@ -965,6 +1037,165 @@ mod tests {
             assert_eq!(fs::read_to_string(s.root.join("a.txt")).unwrap(), "a old\n");
             assert!(!s.root.join("to/a.txt").exists());
         }
+    }
+
+    /// The history the commit records to, beside the journal in the same data directory.
+    fn history(s: &Setup) -> crate::history::History {
+        let data = s.root.parent().unwrap().join("data");
+        crate::history::History::new(Arc::new(DataDir::new(data)), "history/x")
+    }
+
+    fn heading() -> crate::history::Heading {
+        crate::history::Heading {
+            id: crate::history::History::new_id(),
+            tool: "apply_patch".into(),
+            summary: "apply_patch".into(),
+            author: crate::history::Author {
+                session_id: "s".into(),
+                run_id: "r".into(),
+                agent_name: "a".into(),
+            },
+            undoes: Vec::new(),
+        }
+    }
+
+    /// The change's history record: a.txt's edit, kept as a delta.
+    fn files() -> Vec<crate::change::FileChange> {
+        let mut edit = crate::change::FileChange::new("/w/a.txt", crate::change::Action::Modified);
+        edit.undo.reverse = Some(Arc::new(b"delta".to_vec()));
+        vec![edit]
+    }
+
+    /// How many records of `id` the history's log holds.
+    fn logged(history: &crate::history::History, id: &str) -> usize {
+        history
+            .entries(&|_| true)
+            .unwrap()
+            .iter()
+            .filter(|e| e.record.id == id)
+            .count()
+    }
+
+    /// Applies `commit`, carrying `heading`'s record, and "kills" the process where `prepare`
+    /// or `perform` panics (nothing after that point runs; the journal record stays as a kill
+    /// leaves it). Then the record is made a dead process's, as the next process sees it.
+    fn apply_and_kill(
+        s: &Setup,
+        commit: Commit<'_>,
+        history: &crate::history::History,
+        heading: &crate::history::Heading,
+        kill: Kill,
+    ) {
+        let run = std::panic::AssertUnwindSafe(|| {
+            let _ = commit.apply_then(
+                || {
+                    let record = history.prepare(heading, &files())?;
+                    if kill == Kill::BeforeCommitPoint {
+                        panic!("killed before the commit point");
+                    }
+                    Ok(Some(serde_json::to_value(record).unwrap()))
+                },
+                |sequel| {
+                    if kill == Kill::AfterAppend {
+                        append_once(history, sequel)?;
+                    }
+                    panic!("killed before the record's removal")
+                },
+            );
+        });
+        assert!(std::panic::catch_unwind(run).is_err(), "the kill came");
+        let names = s.journal.store.names().unwrap();
+        assert_eq!(names.len(), 1, "the commit's record is left: {names:?}");
+        let path = s.journal.dir().join(&names[0]);
+        let Record::Commit(mut record) = Record::parse(&s.journal.read(&path).unwrap()).unwrap()
+        else {
+            panic!("not a commit record")
+        };
+        record.pid = u32::MAX - 1;
+        s.journal
+            .rewrite(&path, &serde_json::to_vec(&Record::Commit(record)).unwrap());
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Kill {
+        BeforeCommitPoint,
+        AfterCommitPoint,
+        AfterAppend,
+    }
+
+    /// What a workspace's recovery does with a finished change's sequel.
+    fn append_once(history: &crate::history::History, sequel: &Value) -> io::Result<()> {
+        let record = crate::history::ChangeRecord::deserialize(sequel).map_err(io::Error::other)?;
+        history.append_once(&record).map(drop)
+    }
+
+    /// A change that stands after a kill has exactly one history record once recovered, however
+    /// close to the end the kill came; a change recovery undoes has none.
+    #[test]
+    fn the_record_a_commit_carries_is_in_the_history_once_exactly_when_the_change_stands() {
+        for kill in [
+            Kill::BeforeCommitPoint,
+            Kill::AfterCommitPoint,
+            Kill::AfterAppend,
+        ] {
+            let s = setup();
+            let history = history(&s);
+            let heading = heading();
+            apply_and_kill(&s, stage_all(&s), &history, &heading, kill);
+            let expected_before = usize::from(kill == Kill::AfterAppend);
+            assert_eq!(logged(&history, &heading.id), expected_before, "{kill:?}");
+            let sandbox = Sandbox::new(s.root.clone(), None, vec![]);
+            let perform = |sequel: &Value| append_once(&history, sequel);
+            let outcome = s.journal.recover(&sandbox, &perform);
+            if kill == Kill::BeforeCommitPoint {
+                assert_eq!(outcome, vec![Recovered::CommitUndone]);
+                assert_eq!(tree(&s.root), before());
+                assert_eq!(logged(&history, &heading.id), 0, "{kill:?}");
+            } else {
+                assert_eq!(outcome, vec![Recovered::CommitFinished]);
+                assert_eq!(tree(&s.root), after());
+                assert_eq!(logged(&history, &heading.id), 1, "{kill:?}");
+                let entries = history.entries(&|_| true).unwrap();
+                let delta = entries[0].record.files[0].delta.as_ref().unwrap();
+                assert_eq!(history.read_delta(delta).unwrap(), b"delta");
+            }
+            assert!(s.journal.store.names().unwrap().is_empty(), "{kill:?}");
+            // A second recovery finds nothing more to do.
+            assert!(s.journal.recover(&sandbox, &perform).is_empty());
+            assert!(logged(&history, &heading.id) <= 1);
+        }
+    }
+
+    /// Without a kill, the record is appended once and the journal is empty; a sequel that
+    /// cannot be performed now is left to the next recovery.
+    #[test]
+    fn a_commit_performs_its_sequel_then_removes_its_record() {
+        let s = setup();
+        let history = history(&s);
+        let heading = heading();
+        let prepare = || {
+            let record = history.prepare(&heading, &files())?;
+            Ok(Some(serde_json::to_value(record).unwrap()))
+        };
+        let perform = |sequel: &Value| append_once(&history, sequel);
+        let sequel = stage_all(&s).apply_then(prepare, perform).unwrap();
+        assert_eq!(sequel, Sequel::Performed);
+        assert_eq!(logged(&history, &heading.id), 1);
+        assert!(s.journal.store.names().unwrap().is_empty());
+
+        let s = setup();
+        let history = crate::history::History::new(
+            Arc::new(DataDir::new(s.root.parent().unwrap().join("data"))),
+            "history/x",
+        );
+        let prepare = || Ok(Some(Value::from("the record")));
+        let sequel = stage_all(&s)
+            .apply_then(prepare, |_| Err(io::Error::other("the log is full")))
+            .unwrap();
+        assert_eq!(sequel, Sequel::LeftToRecovery);
+        assert_eq!(tree(&s.root), after());
+        assert_eq!(s.journal.store.names().unwrap().len(), 1);
+        assert_eq!(history.entries(&|_| true).unwrap().len(), 0);
     }
 
     /// What the user put in place after the crash is never taken back.
@@ -976,13 +1207,19 @@ mod tests {
             applied: false,
             steps: commit.steps.iter().map(|st| st.record.clone()).collect(),
             pid: u32::MAX - 1,
+            sequel: None,
         };
         apply_step(&commit.steps[0]).unwrap();
         std::mem::forget(commit);
         // After the crash, the user replaces a.txt (which holds ours) with a new file.
         fs::remove_file(s.root.join("a.txt")).unwrap();
         fs::write(s.root.join("a.txt"), "user\n").unwrap();
-        recover(&record, &Sandbox::new(s.root.clone(), None, vec![])).unwrap();
+        recover(
+            &record,
+            &Sandbox::new(s.root.clone(), None, vec![]),
+            &no_sequel,
+        )
+        .unwrap();
         let found = tree(&s.root);
         assert!(
             found.contains(&("a.txt".into(), "user\n".into())),

@@ -14,12 +14,15 @@ use serde_json::{json, Value};
 use super::trashing::{in_trash, put_in_trash};
 use super::{blast_radius, files};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Failure, Outcome, Success, ToolNames};
+use crate::call::{
+    commit_recorded, Authorization, BoxFuture, Call, Failure, Outcome, Recorded, Success, ToolNames,
+};
 use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
 use crate::confirm::{FilesSummary, Summary};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
+use crate::history::Heading;
 use crate::journal::commit::{PlannedFile, StepFailure};
 use crate::options::{Limits, WorkspaceOptions};
 use crate::paths::fsops::{self, EntryKind, Snapshot};
@@ -196,13 +199,15 @@ async fn apply(call: &Call, args: Value) -> Outcome {
     call.authorize(authorization(&plans, diff.clone(), keep_overwrites))
         .await?;
     let _lock = lock.exclusive().await;
-    let (ws, cancel) = (call.ws.clone(), call.cancel.clone());
+    let (ws, cancel, heading) = (call.ws.clone(), call.cancel.clone(), call.heading.clone());
     let changing = plans.iter().filter(|p| !p.unchanged).count() as u64;
     let meter = call.progress.meter(Unit::Files, Some(changing));
-    let committed = call
-        .blocking(move || commit(&ws, plans, &cancel, &meter))
+    let (committed, recorded) = call
+        .blocking(move || commit(&ws, plans, &heading, &cancel, &meter))
         .await?;
-    Ok(success(call, committed, diff, &limits))
+    let mut success = success(call, committed, diff, &limits);
+    success.recorded = recorded;
+    Ok(success)
 }
 
 /// A file's paths, resolved: the one the patch names first (the source of a move), and a move's
@@ -616,15 +621,31 @@ struct Committed {
     removed_to: Option<std::path::PathBuf>,
 }
 
+impl Committed {
+    /// The file's change as the audit log and the history keep it: a delete's archive is where
+    /// its content went; a changed move's, where its old content went.
+    fn recorded(&self) -> FileChange {
+        let mut change = self.change.clone();
+        if change.action == Action::Deleted {
+            change.trashed_to = self.removed_to.clone();
+        } else {
+            change.from_trashed_to = self.removed_to.clone();
+        }
+        change
+    }
+}
+
 /// Puts what the patch destroys into the trash, stages every new file, and makes the whole
-/// change at once (`journal::commit`). On any failure, nothing has changed and the copies made
-/// for it are discarded. `progress` counts the files staged.
+/// change at once, recorded in the history as `heading` with it (`call::commit_recorded`). On
+/// any failure, nothing has changed and the copies made for it are discarded. `progress` counts
+/// the files staged.
 fn commit(
     ws: &Workspace,
     plans: Vec<Planned>,
+    heading: &Heading,
     cancel: &CancelToken,
     progress: &Meter,
-) -> Result<Vec<Committed>, ToolError> {
+) -> Result<(Vec<Committed>, Recorded), ToolError> {
     let mut archives = Vec::new();
     let result = (|| {
         let mut commit = ws.journal().commit();
@@ -729,7 +750,8 @@ fn commit(
         if cancel.is_aborted() {
             return Err(ToolError::aborted());
         }
-        commit.apply().map_err(|e| {
+        let files = || committed.iter().map(Committed::recorded).collect();
+        let (_, recorded) = commit_recorded(ws, commit, heading, files).map_err(|e| {
             let file = step_paths
                 .get(e.step)
                 .map(|p| p.shown().into_owned())
@@ -746,7 +768,7 @@ fn commit(
                 StepFailure::Io(io) => ToolError::io(&io, "apply the patch to", Path::new(&file)),
             }
         })?;
-        Ok(committed)
+        Ok((committed, recorded))
     })();
     if result.is_err() {
         for archived in archives {
@@ -811,15 +833,7 @@ fn success(call: &Call, committed: Vec<Committed>, diff: String, limits: &Limits
     let mut success = Success::text(files::with_diff(text, &diff, limits.read_max_bytes));
     success.diff = Some(diff);
     for file in committed {
-        let mut change = file.change;
-        // A delete's archive is where its content went; a changed move's, where its old
-        // content went.
-        if change.action == Action::Deleted {
-            change.trashed_to = file.removed_to;
-        } else {
-            change.from_trashed_to = file.removed_to;
-        }
-        success = success.with_change(change);
+        success = success.with_change(file.recorded());
     }
     success
 }

@@ -13,10 +13,12 @@ use std::sync::Arc;
 use super::disk;
 use super::effects::{Effects, Location, Placement};
 use super::plan::{Like, Plan, Slot};
+use crate::call::{commit_recorded, Recorded};
 use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
+use crate::history::Heading;
 use crate::journal::commit::{PlannedFile, StepFailure};
 use crate::paths::fsops::{self, EntryKind, Snapshot};
 use crate::paths::shown::Shown;
@@ -34,15 +36,17 @@ struct StagedTree {
     temp: OsString,
 }
 
-/// Makes `effects` (planned as `plan`); returns what changed, per path, in the history's terms
+/// Makes `effects` (planned as `plan`) and records the undo in the history as `heading`, with
+/// its commit (see [`commit_recorded`]); returns what changed, per path, in the history's terms
 /// (so that undoing the undo — a redo — takes it back the same way).
 pub fn apply(
     ws: &Workspace,
     plan: &Plan,
     effects: &Effects,
+    heading: &Heading,
     cancel: &CancelToken,
     meter: &Meter,
-) -> Result<Vec<FileChange>, ToolError> {
+) -> Result<(Vec<FileChange>, Recorded), ToolError> {
     let mut archives: Vec<Archived> = Vec::new();
     let mut holds: Vec<Archived> = Vec::new();
     let result = (|| {
@@ -232,23 +236,26 @@ pub fn apply(
         if cancel.is_aborted() {
             return Err(ToolError::aborted());
         }
-        commit.apply().map_err(|e| {
+        // What a redo checks: the entries as the undo leaves them, looked at once every step is
+        // made, before the commit point.
+        let files = || {
+            let mut files = changes.in_order();
+            for change in &mut files {
+                if change.action != Action::Deleted && change.action != Action::Removed {
+                    if let Ok(Some((parent, name))) = disk::open_parent(ws, &change.path) {
+                        change.undo.entry = files::entry_facts(parent.as_fd(), &name);
+                    }
+                }
+            }
+            files
+        };
+        commit_recorded(ws, commit, heading, files).map_err(|e| {
             let path = step_paths.get(e.step).cloned().unwrap_or_default();
             match e.reason {
                 StepFailure::Changed { .. } => changed(&path),
                 StepFailure::Io(io) => ToolError::io(&io, "undo the change to", &path),
             }
-        })?;
-        // What a redo checks: the entries as the undo left them.
-        let mut files = changes.in_order();
-        for change in &mut files {
-            if change.action != Action::Deleted && change.action != Action::Removed {
-                if let Ok(Some((parent, name))) = disk::open_parent(ws, &change.path) {
-                    change.undo.entry = files::entry_facts(parent.as_fd(), &name);
-                }
-            }
-        }
-        Ok(files)
+        })
     })();
     if result.is_err() {
         for archived in archives {

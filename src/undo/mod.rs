@@ -21,7 +21,7 @@ pub use select::Selector;
 
 use crate::call::{Authorization, Call, Success};
 use crate::error::{ErrorCode, ToolError};
-use crate::history::{ChangeRecord, Entry};
+use crate::history::{ChangeRecord, Entry, Heading};
 use crate::paths::shown::Shown;
 use crate::text::diff::unified_diff;
 use crate::workspace::Workspace;
@@ -36,13 +36,12 @@ pub struct UndoRequest {
     pub dry_run: bool,
 }
 
-/// What an undo did, for the history record the flow above writes.
+/// What an undo did.
 pub struct Undone {
+    /// Its result; the undo is in the history already (recorded with its journaled commit).
     pub success: Success,
-    /// The changes taken back (empty for a dry run).
-    pub undoes: Vec<String>,
-    /// `undo <id>` or `undo session <id>`.
-    pub summary: String,
+    /// What the history says of it (`None` for a dry run, which changes nothing).
+    pub heading: Option<Heading>,
 }
 
 /// Whether an archive a change needs is still in the trash.
@@ -104,8 +103,7 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
             .with_data("undoes", json!(undoes));
         return Ok(Undone {
             success,
-            undoes: Vec::new(),
-            summary,
+            heading: None,
         });
     }
     if asks {
@@ -126,13 +124,18 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
         .await?;
     }
     let _lock = lock.exclusive().await;
-    let (ws, cancel) = (call.ws.clone(), call.cancel.clone());
+    let record_as = Heading {
+        summary,
+        undoes: undoes.clone(),
+        ..call.heading.clone()
+    };
+    let (ws, cancel, recorded_as) = (call.ws.clone(), call.cancel.clone(), record_as.clone());
     let steps = effects.removals.len() + effects.renames.len() + effects.placements.len();
     let meter = call
         .progress
         .meter(crate::progress::Unit::Files, Some(steps as u64));
-    let files = call
-        .blocking(move || apply::apply(&ws, &plan, &effects, &cancel, &meter))
+    let (files, recorded) = call
+        .blocking(move || apply::apply(&ws, &plan, &effects, &recorded_as, &cancel, &meter))
         .await?;
     let mut text = format!("Undid {heading}:");
     push_lines(&mut text, &lines);
@@ -149,10 +152,10 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
     for file in files {
         success = success.with_change(file);
     }
+    success.recorded = recorded;
     Ok(Undone {
         success,
-        undoes,
-        summary,
+        heading: Some(record_as),
     })
 }
 
