@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::disk;
-use super::effects::{Effects, Location, Placement};
+use super::effects::{Effects, Hop, Location, Placement};
 use super::plan::{Like, Plan, Slot};
 use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
@@ -87,27 +87,37 @@ pub fn apply(
 
         // 2. Entries that move back.
         let mut staged: BTreeMap<PathBuf, StagedTree> = BTreeMap::new();
-        for (from, to, parent) in &effects.renames {
+        for rename in &effects.renames {
+            let (from, to) = (&rename.from, &rename.to);
             let real = known(plan, from)?;
-            let (from_dir, from_name) = parent_of(ws, from)?;
-            let (to_dir, to_dir_path) = open_location(ws, &staged, parent, to)?;
-            let to_name = to.file_name().unwrap_or_default();
+            let source = rename.source();
+            let (from_dir, from_name) = parent_of(ws, &source)?;
+            let (location, to_name) = rename.destination();
+            let (to_dir, to_dir_path) = open_location(ws, &staged, &location, to)?;
             commit
                 .rename(
                     from_dir,
-                    from.parent().unwrap_or(Path::new("/")),
+                    source.parent().unwrap_or(Path::new("/")),
                     &from_name,
                     real.stat,
                     to_dir,
                     &to_dir_path,
-                    to_name,
+                    &to_name,
                 )
                 .map_err(|e| ToolError::io(&e, "prepare moving back", from))?;
-            step_paths.push(to.clone());
-            let mut change = take_over(&mut changes, to, Action::Moved);
-            change.from = Some(from.clone());
-            changes.insert(to.clone(), change);
-            meter.advance(1);
+            // Recorded hop by hop: a redo takes back the move aside last, when its name is free.
+            let (moved_from, moved_to) = match &rename.hop {
+                Hop::Whole => (from.clone(), to.clone()),
+                Hop::Aside(temp) => (from.clone(), source.with_file_name(temp)),
+                Hop::Back(_) => (source.clone(), to.clone()),
+            };
+            step_paths.push(moved_to.clone());
+            let mut change = take_over(&mut changes, &moved_to, Action::Moved);
+            change.from = Some(moved_from);
+            changes.insert(moved_to, change);
+            if rename.arrives() {
+                meter.advance(1);
+            }
         }
 
         // 3. What comes back, shallow first (a tree staged for a directory takes what goes

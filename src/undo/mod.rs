@@ -127,7 +127,9 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
     }
     let _lock = lock.exclusive().await;
     let (ws, cancel) = (call.ws.clone(), call.cancel.clone());
-    let steps = effects.removals.len() + effects.renames.len() + effects.placements.len();
+    let steps = effects.removals.len()
+        + effects.renames.iter().filter(|r| r.arrives()).count()
+        + effects.placements.len();
     let meter = call
         .progress
         .meter(crate::progress::Unit::Files, Some(steps as u64));
