@@ -3,11 +3,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::plan::{Plan, Slot};
 use crate::confirm::FilesSummary;
-use crate::error::ToolError;
+use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::shown::Shown;
 use crate::trash::Kind;
@@ -96,6 +97,10 @@ pub struct Effects {
     pub renames: Vec<Rename>,
     /// What is put in place, shallow first.
     pub placements: Vec<Placement>,
+    /// Entries of trees that come back from the trash that do not come back with them (a change
+    /// inside the tree is taken back): (the tree's path, the entry's path inside it). Removed
+    /// from the staged tree before anything is put in it; they stay in the archive.
+    pub drops: Vec<(PathBuf, PathBuf)>,
 }
 
 impl Effects {
@@ -119,10 +124,33 @@ impl Effects {
         let mut placements = Vec::new();
         // Real entries that stay where they physically are.
         let mut kept: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut drops: Vec<(PathBuf, PathBuf)> = Vec::new();
         for (path, slot) in &finals {
             let path = *path;
             let parent = location(&plan.slots, parent_of(path));
             let here = physical(&parent, path);
+            // Inside a tree that comes back from an archive: the entry the archive keeps here
+            // stays, or makes room for what comes instead.
+            if let Location::Staged { top, rel } = &parent {
+                let own = rel.join(path.file_name().unwrap_or_default());
+                match (plan.slots.get(top), slot) {
+                    (_, Slot::InArchive { archive, member })
+                        if archived_at(plan, top) == Some(archive) && *member == own =>
+                    {
+                        continue;
+                    }
+                    (Some(Slot::Archive { archive, .. }), _) => {
+                        let held = plan
+                            .members
+                            .get(archive)
+                            .ok_or_else(|| one_at_a_time(path))?;
+                        if held.get(own.as_os_str().as_bytes()).is_some() {
+                            drops.push((top.clone(), own));
+                        }
+                    }
+                    _ => {}
+                }
+            }
             match slot {
                 Slot::Disk(at) if here.as_ref() == Some(at) => {
                     kept.insert(at.clone());
@@ -133,7 +161,10 @@ impl Effects {
                     parent,
                     hop: Hop::Whole,
                 }),
-                Slot::Absent | Slot::InArchive { .. } => {}
+                Slot::Absent => {}
+                // An entry a tree in the trash keeps, anywhere but at its own place in that
+                // tree as it comes back: not followed.
+                Slot::InArchive { .. } => return Err(one_at_a_time(path)),
                 placed => placements.push(Placement {
                     path: path.clone(),
                     slot: (*placed).clone(),
@@ -181,6 +212,16 @@ impl Effects {
             .cloned()
             .collect();
         effects.renames = order_renames(effects.renames);
+        drops.sort();
+        effects.drops = drops
+            .iter()
+            .filter(|(top, member)| {
+                !drops
+                    .iter()
+                    .any(|(t, m)| t == top && m != member && member.starts_with(m))
+            })
+            .cloned()
+            .collect();
         placements.sort_by_key(|p| p.path.components().count());
         effects.placements = placements;
         Ok(effects)
@@ -242,6 +283,25 @@ impl Effects {
         }
         lines
     }
+}
+
+/// The archive the tree at `top` comes back from, if it does.
+fn archived_at<'p>(plan: &'p Plan, top: &Path) -> Option<&'p PathBuf> {
+    match plan.slots.get(top) {
+        Some(Slot::Archive { archive, .. }) => Some(archive),
+        _ => None,
+    }
+}
+
+/// A plan this undo does not make in one step.
+fn one_at_a_time(path: &Path) -> ToolError {
+    ToolError::new(
+        ErrorCode::Conflict,
+        format!(
+            "cannot undo these changes in one step: {} would come from inside a tree in the trash to another place. Nothing was undone; undo the changes one at a time",
+            path.shown()
+        ),
+    )
 }
 
 /// A path whose final state does not matter: a directory above it ends gone or as a file.
@@ -365,6 +425,7 @@ mod tests {
                 .iter()
                 .map(|(p, r)| (PathBuf::from(p), r.clone()))
                 .collect::<BTreeMap<_, _>>(),
+            members: Default::default(),
         }
     }
 
@@ -473,5 +534,86 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn inside_a_tree_from_the_trash_what_changed_makes_room_and_what_moved_is_refused() {
+        use crate::trash::{Member, Members, Metadata};
+        let meta = Metadata {
+            session_id: "s".into(),
+            run_id: "r".into(),
+            agent_name: "a".into(),
+            trashed_at: "2026-01-01T00:00:00.000Z".into(),
+            original_path: "/w/a".into(),
+            relative_path: "a".into(),
+            kind: Kind::Directory,
+            original_sha256: "0".repeat(64),
+            size: 0,
+            mode: 0o755,
+            file_count: Some(2),
+        };
+        let member = |kind| Member {
+            kind,
+            mode: 0o644,
+            content: [0; 32],
+            first: None,
+        };
+        let members: Members = [
+            (b"".to_vec(), member(Kind::Directory)),
+            (b"x".to_vec(), member(Kind::File)),
+            (b"d".to_vec(), member(Kind::Directory)),
+            (b"d/y".to_vec(), member(Kind::File)),
+            (b"keep".to_vec(), member(Kind::File)),
+        ]
+        .into_iter()
+        .collect();
+        let archive = PathBuf::from("/trash/a.tar.gz");
+        let in_archive = |member: &str| Slot::InArchive {
+            archive: archive.clone(),
+            member: member.into(),
+        };
+        let mut p = plan(
+            &[
+                (
+                    "/w/a",
+                    Slot::Archive {
+                        archive: archive.clone(),
+                        meta,
+                    },
+                ),
+                // x gets its older bytes, d goes with what is in it, new never was.
+                (
+                    "/w/a/x",
+                    Slot::Bytes {
+                        data: b"old".to_vec(),
+                        like: super::super::plan::Like::Mode(0o644),
+                    },
+                ),
+                ("/w/a/d", Slot::Absent),
+                ("/w/a/d/y", Slot::Absent),
+                ("/w/a/new", Slot::Absent),
+                ("/w/a/keep", in_archive("keep")),
+            ],
+            &[("/w/a", None)],
+        );
+        p.members
+            .insert(archive.clone(), std::sync::Arc::new(members));
+        let effects = Effects::of(&p).unwrap();
+        assert_eq!(
+            effects.drops,
+            [
+                (PathBuf::from("/w/a"), PathBuf::from("d")),
+                (PathBuf::from("/w/a"), PathBuf::from("x")),
+            ]
+        );
+        let placed: Vec<_> = effects
+            .placements
+            .iter()
+            .map(|p| p.path.to_str().unwrap())
+            .collect();
+        assert_eq!(placed, ["/w/a", "/w/a/x"]);
+        // An entry of the archive wanted at another place is not followed.
+        p.slots.insert("/w/a/x".into(), in_archive("keep"));
+        assert_eq!(Effects::of(&p).unwrap_err().code, ErrorCode::Conflict);
     }
 }
