@@ -376,8 +376,10 @@ describe('undo property: any sequence of changes can be taken back exactly', { t
       expect(again.map(withoutArchive), `the sequence is not deterministic: ${where}`).toEqual(calls.map(withoutArchive))
       const after = tree(b.root)
       const attempt = await b.ws.undo({ sessionId: `S${seed}` })
-      // Not followed yet (FULL only): a change inside a tree the same session later removed is
-      // not read out of that tree's archive; the session undo says so and changes nothing.
+      // Not followed yet (FULL only): an entry that would come from inside a tree the session
+      // removed to another place (it was moved into or within that tree before the removal);
+      // the session undo says so and changes nothing. Other changes inside such a tree are
+      // checked against its archive and taken back in the one step.
       if (FULL && attempt.code === 'CONFLICT' && attempt.output.includes('one at a time')) {
         expect(tree(b.root), `a refused session undo changes nothing: ${where}`).toEqual(after)
         return

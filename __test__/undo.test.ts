@@ -347,6 +347,108 @@ describe('redo, conflicts and sessions', () => {
   })
 })
 
+describe('session undo through trees the session removed, and moves that trade places', () => {
+  /** A workspace of session `id` on a small tree: a/x.txt, a/y.txt (0o640), a/sub/z.txt, a link. */
+  function sessionSetup(id: string) {
+    const made = tempWorkspace({ permissions: ALL, confirm: () => true, trash: { sessionId: id } })
+    const { root } = made
+    mkdirSync(join(root, 'a/sub'), { recursive: true })
+    writeFileSync(join(root, 'a/x.txt'), 'x one\n')
+    writeFileSync(join(root, 'a/y.txt'), 'y one\ny two\n')
+    chmodSync(join(root, 'a/y.txt'), 0o640)
+    writeFileSync(join(root, 'a/sub/z.txt'), 'z\n')
+    symlinkSync('x.txt', join(root, 'a/to-x'))
+    chmodSync(join(root, 'a/sub'), 0o750)
+    writeFileSync(join(root, 'b.txt'), 'b\n')
+    return { ...made, before: tree(root) }
+  }
+
+  async function undoSession(ws: Workspace, id: string, root: string, before: ReturnType<typeof tree>, count: number): Promise<void> {
+    const after = tree(root)
+    const undone = ok(await ws.undo({ sessionId: id }))
+    expect(undone.data?.undoes).toHaveLength(count)
+    expect(tree(root)).toEqual(before)
+    // And the redo gives back the tree as the session left it.
+    ok(await ws.undo({ id: undone.data?.changeId as string }))
+    expect(tree(root)).toEqual(after)
+  }
+
+  it('a file written inside a tree the session then removed', async () => {
+    const { ws, root, before } = sessionSetup('IN1')
+    ok(await ws.call('write_file', { path: 'a/x.txt', content: 'x two\n' }))
+    ok(await ws.call('write_file', { path: 'a/new.txt', content: 'new\n' }))
+    ok(await ws.call('write_file', { path: 'a/deep/er/n.txt', content: 'n\n' }))
+    ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    await undoSession(ws, 'IN1', root, before, 4)
+  })
+
+  it('an edit, a delete, a move out and a new directory inside a tree the session then removed', async () => {
+    const { ws, root, before } = sessionSetup('IN2')
+    ok(await ws.call('edit_file', { path: 'a/y.txt', edits: [{ oldString: 'y two', newString: 'Y TWO' }] }))
+    ok(await ws.call('delete_file', { path: 'a/to-x' }))
+    ok(await ws.call('remove_dir', { path: 'a/sub', recursive: true }))
+    ok(await ws.call('move_file', { source: 'a/x.txt', destination: 'x-out.txt' }))
+    ok(await ws.call('create_directory', { path: 'a/made' }))
+    ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    await undoSession(ws, 'IN2', root, before, 6)
+  })
+
+  it('an entry moved within or into a tree the session then removed is not followed yet: CONFLICT, nothing changed', async () => {
+    const { ws, root } = sessionSetup('IN5')
+    ok(await ws.call('move_file', { source: 'a/sub/z.txt', destination: 'a/z-moved.txt' }))
+    ok(await ws.call('move_file', { source: 'b.txt', destination: 'a/b-in.txt' }))
+    ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    const now = tree(root)
+    const refused = await ws.undo({ sessionId: 'IN5' })
+    expect(refused).toMatchObject({ status: 'error', code: 'CONFLICT' })
+    expect(refused.output).toContain('one at a time')
+    expect(tree(root)).toEqual(now)
+    // One at a time, it is taken back.
+    ok(await ws.undo())
+    ok(await ws.undo())
+    ok(await ws.undo())
+  })
+
+  it('a tree removed, restored, edited and removed again', async () => {
+    const { ws, root, before } = sessionSetup('IN3')
+    const removed = ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    ok(await ws.call('restore_file', { trashedPath: removed.data?.trashedTo as string }))
+    ok(await ws.call('edit_file', { path: 'a/x.txt', edits: [{ oldString: 'one', newString: 'ONE' }] }))
+    ok(await ws.call('write_file', { path: 'a/sub/w.txt', content: 'w\n' }))
+    ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    await undoSession(ws, 'IN3', root, before, 5)
+  })
+
+  it('entries that trade places (a → t, b → a, t → b) go back in one step', async () => {
+    const made = tempWorkspace({ permissions: ALL, confirm: () => true, trash: { sessionId: 'CY' } })
+    const { ws, root } = made
+    writeFileSync(join(root, 'a'), 'A\n')
+    mkdirSync(join(root, 'b'))
+    writeFileSync(join(root, 'b/inside'), 'B\n')
+    const before = tree(root)
+    ok(await ws.call('move_file', { source: 'a', destination: 't' }))
+    ok(await ws.call('move_file', { source: 'b', destination: 'a' }))
+    ok(await ws.call('move_file', { source: 't', destination: 'b' }))
+    await undoSession(ws, 'CY', root, before, 3)
+  })
+
+  it('refuses with CONFLICT, changing nothing, when a path inside the removed tree is not what the older change left', async () => {
+    const { ws, root } = sessionSetup('IN4')
+    ok(await ws.call('edit_file', { path: 'a/y.txt', edits: [{ oldString: 'y two', newString: 'Y TWO' }] }))
+    // The user changes the file before the agent removes the tree.
+    writeFileSync(join(root, 'a/y.txt'), 'the user was here\n')
+    ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    const now = tree(root)
+    const trash = await ws.trashList()
+    const refused = await ws.undo({ sessionId: 'IN4' })
+    expect(refused).toMatchObject({ status: 'error', code: 'CONFLICT' })
+    expect(refused.output).toContain(join(root, 'a/y.txt'))
+    expect(refused.output).toContain('content changed')
+    expect(tree(root)).toEqual(now)
+    expect(await ws.trashList()).toEqual(trash)
+  })
+})
+
 describe('dry run, confirm, restart, trashClear', () => {
   it('dryRun reports what would happen and changes nothing', async () => {
     const { ws, root } = setup((r) => writeFileSync(join(r, 'a.txt'), 'one\n'))

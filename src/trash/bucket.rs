@@ -329,6 +329,24 @@ impl Bucket {
         read::read_file_content(&self.locate(archive)?, max_bytes)
     }
 
+    /// Every entry of the directory archive `archive` (directly inside this bucket), read as a
+    /// stream and verified against its metadata.
+    pub fn members(&self, archive: &Path) -> Result<(Metadata, super::Members), TrashError> {
+        super::members::index(&self.locate(archive)?)
+    }
+
+    /// The bytes of the file at `sub` inside the directory archive `archive`, verified against
+    /// `expected` (its SHA-256, from [`Bucket::members`]); `None` when larger than `max_bytes`.
+    pub fn read_member(
+        &self,
+        archive: &Path,
+        sub: &[u8],
+        expected: &[u8; 32],
+        max_bytes: u64,
+    ) -> Result<Option<Vec<u8>>, TrashError> {
+        super::members::read_member(&self.locate(archive)?, sub, expected, max_bytes)
+    }
+
     /// Recreate the archived entry as `target_name` inside `target_parent` (opened and checked
     /// by the caller, who trashes an existing target first when asked to overwrite).
     ///

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::disk;
-use super::effects::{Effects, Location, Placement};
+use super::effects::{Effects, Hop, Location, Placement};
 use super::plan::{Like, Plan, Slot};
 use crate::call::{commit_recorded, Recorded};
 use crate::cancel::CancelToken;
@@ -22,6 +22,7 @@ use crate::history::Heading;
 use crate::journal::commit::{PlannedFile, StepFailure};
 use crate::paths::fsops::{self, EntryKind, Snapshot};
 use crate::paths::shown::Shown;
+use crate::paths::trees::{remove_tree_at, Removal};
 use crate::progress::Meter;
 use crate::text::delta::Delta;
 use crate::tools::files;
@@ -89,33 +90,11 @@ pub fn apply(
             meter.advance(1);
         }
 
-        // 2. Entries that move back.
+        // 2. What comes back, staged shallow first (a tree staged for a directory takes what
+        //    goes beneath it; a tree from the trash first loses the entries that do not come
+        //    back with it). Put in place by the commit after the renames.
         let mut staged: BTreeMap<PathBuf, StagedTree> = BTreeMap::new();
-        for (from, to, parent) in &effects.renames {
-            let real = known(plan, from)?;
-            let (from_dir, from_name) = parent_of(ws, from)?;
-            let (to_dir, to_dir_path) = open_location(ws, &staged, parent, to)?;
-            let to_name = to.file_name().unwrap_or_default();
-            commit
-                .rename(
-                    from_dir,
-                    from.parent().unwrap_or(Path::new("/")),
-                    &from_name,
-                    real.stat,
-                    to_dir,
-                    &to_dir_path,
-                    to_name,
-                )
-                .map_err(|e| ToolError::io(&e, "prepare moving back", from))?;
-            step_paths.push(to.clone());
-            let mut change = take_over(&mut changes, to, Action::Moved);
-            change.from = Some(from.clone());
-            changes.insert(to.clone(), change);
-            meter.advance(1);
-        }
-
-        // 3. What comes back, shallow first (a tree staged for a directory takes what goes
-        //    beneath it).
+        let mut deferred: Vec<Deferred> = Vec::new();
         let mut new_dirs: Vec<(OwnedFd, u32, &Path)> = Vec::new();
         for placement in &effects.placements {
             if cancel.is_aborted() {
@@ -144,18 +123,13 @@ pub fn apply(
                 change.sha256_after = Some(sha256_hex(data));
                 let reverse = Delta::around_common_ends(&now, data);
                 change.undo.reverse = Some(Arc::new(reverse.encode()));
-                commit
-                    .put(
-                        parent,
-                        here.parent().unwrap_or(Path::new("/")),
-                        name,
-                        data.clone(),
-                        Some(&stat),
-                        Some(PlannedFile { stat, bytes: now }),
-                    )
-                    .map_err(|e| ToolError::io(&e, "write", path))?;
-                step_paths.push(path.clone());
-                changes.insert(path.clone(), change);
+                deferred.push(Deferred::Put {
+                    parent,
+                    here: here.clone(),
+                    data,
+                    planned: PlannedFile { stat, bytes: now },
+                    change: Box::new(change),
+                });
                 continue;
             }
             let (dir, dir_path, top) = match &placement.parent {
@@ -187,6 +161,8 @@ pub fn apply(
                 }
                 return Err(e);
             }
+            // From here the commit answers for the temp name (or, if it never runs, the drop
+            // of `deferred` below does not: the temp record does, as before).
             if let Slot::NewDir { mode } = &placement.slot {
                 let fd = fsops::open_subdir(dir.as_fd(), &temp)
                     .map_err(|e| ToolError::io(&e, "create directory", path))?;
@@ -200,6 +176,7 @@ pub fn apply(
             if is_dir {
                 let fd = fsops::open_subdir(dir.as_fd(), &temp)
                     .map_err(|e| ToolError::io(&e, "open", path))?;
+                drop_from_staged(fd.as_fd(), effects, path)?;
                 staged.insert(
                     path.clone(),
                     StagedTree {
@@ -210,23 +187,111 @@ pub fn apply(
                 );
             }
             if top {
-                commit
-                    .place(dir, &dir_path, &temp, name, temp_entry)
-                    .map_err(|e| ToolError::io(&e, "prepare restoring", path))?;
-                step_paths.push(path.clone());
-                let mut change = take_over(&mut changes, path, Action::Added);
-                match &placement.slot {
-                    Slot::Bytes { data, .. } => change.sha256_after = Some(sha256_hex(data)),
-                    Slot::Archive { meta, .. } if meta.kind != crate::trash::Kind::Directory => {
-                        change.sha256_after = Some(meta.original_sha256.clone())
-                    }
-                    Slot::NewDir { .. } if change.action == Action::Added => {
-                        change.action = Action::Created
-                    }
-                    _ => {}
-                }
-                changes.insert(path.clone(), change);
+                deferred.push(Deferred::Place(StagedPlace {
+                    dir: Some(dir),
+                    dir_path,
+                    temp,
+                    temp_entry,
+                    placement,
+                }));
             }
+        }
+
+        // 3. Entries that move back (into trees staged above too).
+        let mut into_staged: Vec<(PathBuf, FileChange)> = Vec::new();
+        for rename in &effects.renames {
+            let (from, to) = (&rename.from, &rename.to);
+            let real = known(plan, from)?;
+            let source = rename.source();
+            let (from_dir, from_name) = parent_of(ws, &source)?;
+            let (location, to_name) = rename.destination();
+            let (to_dir, to_dir_path) = open_location(ws, &staged, &location, to)?;
+            commit
+                .rename(
+                    from_dir,
+                    source.parent().unwrap_or(Path::new("/")),
+                    &from_name,
+                    real.stat,
+                    to_dir,
+                    &to_dir_path,
+                    &to_name,
+                )
+                .map_err(|e| ToolError::io(&e, "prepare moving back", from))?;
+            // Recorded hop by hop: a redo takes back the move aside last, when its name is free.
+            let (moved_from, moved_to) = match &rename.hop {
+                Hop::Whole => (from.clone(), to.clone()),
+                Hop::Aside(temp) => (from.clone(), source.with_file_name(temp)),
+                Hop::Back(_) => (source.clone(), to.clone()),
+            };
+            step_paths.push(moved_to.clone());
+            let mut change = take_over(&mut changes, &moved_to, Action::Moved);
+            change.from = Some(moved_from);
+            if matches!(location, Location::Staged { .. }) {
+                // Into a tree that comes back: after it, in the record (a redo takes it out
+                // before it takes the tree away).
+                into_staged.push((moved_to, change));
+            } else {
+                changes.insert(moved_to, change);
+            }
+            if rename.arrives() {
+                meter.advance(1);
+            }
+        }
+
+        // 4. What was staged takes its place.
+        for step in deferred {
+            match step {
+                Deferred::Put {
+                    parent,
+                    here,
+                    data,
+                    planned,
+                    change,
+                } => {
+                    let path = change.path.clone();
+                    let stat = planned.stat;
+                    commit
+                        .put(
+                            parent,
+                            here.parent().unwrap_or(Path::new("/")),
+                            here.file_name().unwrap_or_default(),
+                            data.clone(),
+                            Some(&stat),
+                            Some(planned),
+                        )
+                        .map_err(|e| ToolError::io(&e, "write", &path))?;
+                    step_paths.push(path.clone());
+                    changes.insert(path, *change);
+                }
+                Deferred::Place(mut staged_place) => {
+                    let placement = staged_place.placement;
+                    let path = &placement.path;
+                    let name = path.file_name().unwrap_or_default();
+                    let dir = staged_place.dir.take().expect("staged");
+                    let entry = staged_place.temp_entry.take();
+                    commit
+                        .place(dir, &staged_place.dir_path, &staged_place.temp, name, entry)
+                        .map_err(|e| ToolError::io(&e, "prepare restoring", path))?;
+                    step_paths.push(path.clone());
+                    let mut change = take_over(&mut changes, path, Action::Added);
+                    match &placement.slot {
+                        Slot::Bytes { data, .. } => change.sha256_after = Some(sha256_hex(data)),
+                        Slot::Archive { meta, .. }
+                            if meta.kind != crate::trash::Kind::Directory =>
+                        {
+                            change.sha256_after = Some(meta.original_sha256.clone())
+                        }
+                        Slot::NewDir { .. } if change.action == Action::Added => {
+                            change.action = Action::Created
+                        }
+                        _ => {}
+                    }
+                    changes.insert(path.clone(), change);
+                }
+            }
+        }
+        for (path, change) in into_staged {
+            changes.insert(path, change);
         }
         // Directories get their modes once everything beneath them is in.
         for (fd, mode, path) in new_dirs.iter().rev() {
@@ -266,6 +331,65 @@ pub fn apply(
     // them); their holds go here.
     drop(holds);
     result
+}
+
+/// A step of the commit staged before the renames and added after them.
+enum Deferred<'e> {
+    /// New bytes for the file at `here` (physically), exchanged in place.
+    Put {
+        parent: OwnedFd,
+        here: PathBuf,
+        data: &'e Vec<u8>,
+        planned: PlannedFile,
+        change: Box<FileChange>,
+    },
+    /// What is staged as `temp` in `dir` takes its place.
+    Place(StagedPlace<'e>),
+}
+
+/// An entry staged under a temp name beside its place, not yet a step of the commit: removed
+/// again if the undo stops before (as a step, the commit answers for it).
+struct StagedPlace<'e> {
+    dir: Option<OwnedFd>,
+    dir_path: PathBuf,
+    temp: OsString,
+    temp_entry: Option<crate::journal::Entry>,
+    placement: &'e Placement,
+}
+
+impl Drop for StagedPlace<'_> {
+    fn drop(&mut self) {
+        if let Some(dir) = self.dir.take() {
+            let _ = remove_tree_at(dir.as_fd(), &self.temp, Removal::OWN_TEMP);
+            if let Some(entry) = self.temp_entry.take() {
+                entry.finish();
+            }
+        }
+    }
+}
+
+/// Removes from the tree just staged for `top` (open as `tree`) the entries of its archive that
+/// do not come back with it: what a change inside the tree put there and the undo takes back.
+/// The staged tree is ours (under a temp name, never seen at the user's paths in this state);
+/// the archive keeps every entry.
+fn drop_from_staged(
+    tree: std::os::fd::BorrowedFd<'_>,
+    effects: &Effects,
+    top: &Path,
+) -> Result<(), ToolError> {
+    for (_, member) in effects.drops.iter().filter(|(t, _)| t == top) {
+        let (Some(name), parent) = (member.file_name(), member.parent()) else {
+            continue;
+        };
+        let dir = match parent.filter(|p| !p.as_os_str().is_empty()) {
+            Some(parent) => fsops::open_dir_beneath(tree, parent, true),
+            None => fsops::reopen_readable(tree),
+        }
+        .map_err(|e| ToolError::io(&e, "open", &top.join(member)))?;
+        remove_tree_at(dir.as_fd(), name, Removal::OWN_TEMP)
+            .map_err(|e| ToolError::io(&e, "take back", &top.join(member)))?;
+    }
+    Ok(())
 }
 
 /// What the plan saw on disk at `path`.

@@ -2,12 +2,14 @@
 //! move, and what is put in place where — in an order that frees every name before it is taken.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::plan::{Plan, Slot};
 use crate::confirm::FilesSummary;
 use crate::error::{ErrorCode, ToolError};
-use crate::paths::fsops::EntryKind;
+use crate::paths::fsops::{self, EntryKind};
 use crate::paths::shown::Shown;
 use crate::trash::Kind;
 
@@ -33,15 +35,72 @@ pub struct Placement {
     pub exchange: bool,
 }
 
+/// An entry that moves back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rename {
+    /// Where the entry is on disk now.
+    pub from: PathBuf,
+    /// The path it goes back to.
+    pub to: PathBuf,
+    /// The directory `to` is in when the steps run.
+    pub parent: Location,
+    /// Which part of the move this step is.
+    pub hop: Hop,
+}
+
+/// A move in one step, or in two around a temp name (entries that trade places).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hop {
+    /// From `from` to `to`.
+    Whole,
+    /// From `from` to this temp name beside it, freeing `from` for the entry that goes there.
+    Aside(OsString),
+    /// From the temp name beside `from` on to `to`, once `to` is free.
+    Back(OsString),
+}
+
+impl Rename {
+    /// Where the entry is when this step runs: its directory and name there.
+    pub fn source(&self) -> PathBuf {
+        match &self.hop {
+            Hop::Whole | Hop::Aside(_) => self.from.clone(),
+            Hop::Back(temp) => parent_of(&self.from).join(temp),
+        }
+    }
+
+    /// Where this step puts the entry: the directory and the name.
+    pub fn destination(&self) -> (Location, OsString) {
+        match &self.hop {
+            Hop::Aside(temp) => (
+                Location::Real(parent_of(&self.from).to_owned()),
+                temp.clone(),
+            ),
+            Hop::Whole | Hop::Back(_) => (
+                self.parent.clone(),
+                self.to.file_name().unwrap_or_default().to_owned(),
+            ),
+        }
+    }
+
+    /// Whether this step is where the entry arrives at `to` (not only set aside).
+    pub fn arrives(&self) -> bool {
+        !matches!(self.hop, Hop::Aside(_))
+    }
+}
+
 /// Everything an undo does, in order.
 #[derive(Debug, Default)]
 pub struct Effects {
     /// Entries that go to the trash (and leave their place), shallow first.
     pub removals: Vec<PathBuf>,
-    /// Entries that move back: (from, to), in an order that frees each destination first.
-    pub renames: Vec<(PathBuf, PathBuf, Location)>,
+    /// Entries that move back, in an order that frees each destination first.
+    pub renames: Vec<Rename>,
     /// What is put in place, shallow first.
     pub placements: Vec<Placement>,
+    /// Entries of trees that come back from the trash that do not come back with them (a change
+    /// inside the tree is taken back): (the tree's path, the entry's path inside it). Removed
+    /// from the staged tree before anything is put in it; they stay in the archive.
+    pub drops: Vec<(PathBuf, PathBuf)>,
 }
 
 impl Effects {
@@ -65,16 +124,47 @@ impl Effects {
         let mut placements = Vec::new();
         // Real entries that stay where they physically are.
         let mut kept: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut drops: Vec<(PathBuf, PathBuf)> = Vec::new();
         for (path, slot) in &finals {
             let path = *path;
             let parent = location(&plan.slots, parent_of(path));
             let here = physical(&parent, path);
+            // Inside a tree that comes back from an archive: the entry the archive keeps here
+            // stays, or makes room for what comes instead.
+            if let Location::Staged { top, rel } = &parent {
+                let own = rel.join(path.file_name().unwrap_or_default());
+                match (plan.slots.get(top), slot) {
+                    (_, Slot::InArchive { archive, member })
+                        if archived_at(plan, top) == Some(archive) && *member == own =>
+                    {
+                        continue;
+                    }
+                    (Some(Slot::Archive { archive, .. }), _) => {
+                        let held = plan
+                            .members
+                            .get(archive)
+                            .ok_or_else(|| one_at_a_time(path))?;
+                        if held.get(own.as_os_str().as_bytes()).is_some() {
+                            drops.push((top.clone(), own));
+                        }
+                    }
+                    _ => {}
+                }
+            }
             match slot {
                 Slot::Disk(at) if here.as_ref() == Some(at) => {
                     kept.insert(at.clone());
                 }
-                Slot::Disk(at) => effects.renames.push((at.clone(), path.clone(), parent)),
-                Slot::Absent | Slot::InArchive { .. } => {}
+                Slot::Disk(at) => effects.renames.push(Rename {
+                    from: at.clone(),
+                    to: path.clone(),
+                    parent,
+                    hop: Hop::Whole,
+                }),
+                Slot::Absent => {}
+                // An entry a tree in the trash keeps, anywhere but at its own place in that
+                // tree as it comes back: not followed.
+                Slot::InArchive { .. } => return Err(one_at_a_time(path)),
                 placed => placements.push(Placement {
                     path: path.clone(),
                     slot: (*placed).clone(),
@@ -84,11 +174,7 @@ impl Effects {
                 }),
             }
         }
-        let sources: BTreeSet<PathBuf> = effects
-            .renames
-            .iter()
-            .map(|(from, _, _)| from.clone())
-            .collect();
+        let sources: BTreeSet<PathBuf> = effects.renames.iter().map(|r| r.from.clone()).collect();
         for placement in &mut placements {
             placement.exchange = matches!(placement.slot, Slot::Bytes { .. })
                 && placement
@@ -125,7 +211,17 @@ impl Effects {
             })
             .cloned()
             .collect();
-        effects.renames = order_renames(effects.renames)?;
+        effects.renames = order_renames(effects.renames);
+        drops.sort();
+        effects.drops = drops
+            .iter()
+            .filter(|(top, member)| {
+                !drops
+                    .iter()
+                    .any(|(t, m)| t == top && m != member && member.starts_with(m))
+            })
+            .cloned()
+            .collect();
         placements.sort_by_key(|p| p.path.components().count());
         effects.placements = placements;
         Ok(effects)
@@ -143,7 +239,7 @@ impl Effects {
             added: self.placements.iter().filter(|p| !p.exchange).count() as u64,
             updated: self.placements.iter().filter(|p| p.exchange).count() as u64,
             deleted: self.removals.iter().filter(|p| !self.refilled(p)).count() as u64,
-            moved: self.renames.len() as u64,
+            moved: self.renames.iter().filter(|r| r.arrives()).count() as u64,
             lines_added: lines('+', "+++"),
             lines_removed: lines('-', "---"),
         }
@@ -151,8 +247,7 @@ impl Effects {
 
     /// Whether something is put at `path` after what is there goes to the trash.
     fn refilled(&self, path: &Path) -> bool {
-        self.placements.iter().any(|p| p.path == path)
-            || self.renames.iter().any(|(_, to, _)| to == path)
+        self.placements.iter().any(|p| p.path == path) || self.renames.iter().any(|r| r.to == path)
     }
 
     /// One line per path, for a prompt's detail and a dry run.
@@ -163,8 +258,12 @@ impl Effects {
                 lines.push(format!("remove {} (into the trash)", path.shown()));
             }
         }
-        for (from, to, _) in &self.renames {
-            lines.push(format!("move {} back to {}", from.shown(), to.shown()));
+        for rename in self.renames.iter().filter(|r| r.arrives()) {
+            lines.push(format!(
+                "move {} back to {}",
+                rename.from.shown(),
+                rename.to.shown()
+            ));
         }
         for placement in &self.placements {
             let path = placement.path.shown();
@@ -184,6 +283,25 @@ impl Effects {
         }
         lines
     }
+}
+
+/// The archive the tree at `top` comes back from, if it does.
+fn archived_at<'p>(plan: &'p Plan, top: &Path) -> Option<&'p PathBuf> {
+    match plan.slots.get(top) {
+        Some(Slot::Archive { archive, .. }) => Some(archive),
+        _ => None,
+    }
+}
+
+/// A plan this undo does not make in one step.
+fn one_at_a_time(path: &Path) -> ToolError {
+    ToolError::new(
+        ErrorCode::Conflict,
+        format!(
+            "cannot undo these changes in one step: {} would come from inside a tree in the trash to another place. Nothing was undone; undo the changes one at a time",
+            path.shown()
+        ),
+    )
 }
 
 /// A path whose final state does not matter: a directory above it ends gone or as a file.
@@ -241,30 +359,33 @@ fn location(slots: &BTreeMap<PathBuf, Slot>, dir: &Path) -> Location {
     }
 }
 
-/// Orders renames so that an entry leaves a name before another takes it; a cycle (entries that
-/// trade places) is refused.
-fn order_renames(
-    mut pending: Vec<(PathBuf, PathBuf, Location)>,
-) -> Result<Vec<(PathBuf, PathBuf, Location)>, ToolError> {
-    let mut ordered = Vec::with_capacity(pending.len());
+/// Orders renames so that an entry leaves a name before another takes it. Entries that trade
+/// places (a cycle) are untied by a temp name: one of them moves aside first, the others follow
+/// one another, and it moves on to its place last.
+fn order_renames(mut pending: Vec<Rename>) -> Vec<Rename> {
+    let mut ordered = Vec::with_capacity(pending.len() + 1);
     while !pending.is_empty() {
         let ready = pending
             .iter()
-            .position(|(_, to, _)| !pending.iter().any(|(from, _, _)| from == to));
+            .position(|r| !pending.iter().any(|other| other.source() == r.to));
         match ready {
             Some(index) => ordered.push(pending.remove(index)),
             None => {
-                return Err(ToolError::new(
-                    ErrorCode::Conflict,
-                    format!(
-                        "cannot undo these changes in one step: {} and others trade places. Nothing was undone; undo the changes one at a time",
-                        pending[0].1.shown()
-                    ),
-                ))
+                // Every destination is some other's source: a cycle. Its first entry steps aside.
+                let stuck = pending.remove(0);
+                let temp = fsops::temp_name(stuck.from.file_name().unwrap_or_default());
+                ordered.push(Rename {
+                    hop: Hop::Aside(temp.clone()),
+                    ..stuck.clone()
+                });
+                pending.push(Rename {
+                    hop: Hop::Back(temp),
+                    ..stuck
+                });
             }
         }
     }
-    Ok(ordered)
+    ordered
 }
 
 #[cfg(test)]
@@ -304,6 +425,7 @@ mod tests {
                 .iter()
                 .map(|(p, r)| (PathBuf::from(p), r.clone()))
                 .collect::<BTreeMap<_, _>>(),
+            members: Default::default(),
         }
     }
 
@@ -326,25 +448,48 @@ mod tests {
         let order: Vec<_> = effects
             .renames
             .iter()
-            .map(|(from, to, _)| (from.to_str().unwrap(), to.to_str().unwrap()))
+            .map(|r| (r.from.to_str().unwrap(), r.to.to_str().unwrap()))
             .collect();
         assert_eq!(order, [("/w/b", "/w/a"), ("/w/c", "/w/b")]);
         assert!(effects.removals.is_empty());
     }
 
     #[test]
-    fn entries_that_trade_places_are_refused() {
+    fn entries_that_trade_places_go_round_a_temp_name() {
+        // a, b and c trade places: a's entry goes to b, b's to c, c's to a.
         let p = plan(
             &[
-                ("/w/a", Slot::Disk("/w/b".into())),
+                ("/w/a", Slot::Disk("/w/c".into())),
                 ("/w/b", Slot::Disk("/w/a".into())),
+                ("/w/c", Slot::Disk("/w/b".into())),
             ],
             &[
                 ("/w/a", real(EntryKind::File)),
                 ("/w/b", real(EntryKind::File)),
+                ("/w/c", real(EntryKind::File)),
             ],
         );
-        assert_eq!(Effects::of(&p).unwrap_err().code, ErrorCode::Conflict);
+        let effects = Effects::of(&p).unwrap();
+        assert!(effects.removals.is_empty());
+        // Replayed on a map of names: every step finds its source and a free destination.
+        let mut names: BTreeMap<PathBuf, &str> = [("/w/a", "A"), ("/w/b", "B"), ("/w/c", "C")]
+            .into_iter()
+            .map(|(p, e)| (PathBuf::from(p), e))
+            .collect();
+        for rename in &effects.renames {
+            let entry = names.remove(&rename.source()).expect("the source is there");
+            let (Location::Real(dir), name) = rename.destination() else {
+                panic!("a real directory")
+            };
+            assert!(names.insert(dir.join(name), entry).is_none(), "{rename:?}");
+        }
+        let end: Vec<_> = names
+            .iter()
+            .map(|(p, e)| (p.to_str().unwrap(), *e))
+            .collect();
+        assert_eq!(end, [("/w/a", "C"), ("/w/b", "A"), ("/w/c", "B")]);
+        assert_eq!(effects.renames.len(), 4);
+        assert_eq!(effects.lines().len(), 3, "one line per entry moved back");
     }
 
     #[test]
@@ -389,5 +534,86 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn inside_a_tree_from_the_trash_what_changed_makes_room_and_what_moved_is_refused() {
+        use crate::trash::{Member, Members, Metadata};
+        let meta = Metadata {
+            session_id: "s".into(),
+            run_id: "r".into(),
+            agent_name: "a".into(),
+            trashed_at: "2026-01-01T00:00:00.000Z".into(),
+            original_path: "/w/a".into(),
+            relative_path: "a".into(),
+            kind: Kind::Directory,
+            original_sha256: "0".repeat(64),
+            size: 0,
+            mode: 0o755,
+            file_count: Some(2),
+        };
+        let member = |kind| Member {
+            kind,
+            mode: 0o644,
+            content: [0; 32],
+            first: None,
+        };
+        let members: Members = [
+            (b"".to_vec(), member(Kind::Directory)),
+            (b"x".to_vec(), member(Kind::File)),
+            (b"d".to_vec(), member(Kind::Directory)),
+            (b"d/y".to_vec(), member(Kind::File)),
+            (b"keep".to_vec(), member(Kind::File)),
+        ]
+        .into_iter()
+        .collect();
+        let archive = PathBuf::from("/trash/a.tar.gz");
+        let in_archive = |member: &str| Slot::InArchive {
+            archive: archive.clone(),
+            member: member.into(),
+        };
+        let mut p = plan(
+            &[
+                (
+                    "/w/a",
+                    Slot::Archive {
+                        archive: archive.clone(),
+                        meta,
+                    },
+                ),
+                // x gets its older bytes, d goes with what is in it, new never was.
+                (
+                    "/w/a/x",
+                    Slot::Bytes {
+                        data: b"old".to_vec(),
+                        like: super::super::plan::Like::Mode(0o644),
+                    },
+                ),
+                ("/w/a/d", Slot::Absent),
+                ("/w/a/d/y", Slot::Absent),
+                ("/w/a/new", Slot::Absent),
+                ("/w/a/keep", in_archive("keep")),
+            ],
+            &[("/w/a", None)],
+        );
+        p.members
+            .insert(archive.clone(), std::sync::Arc::new(members));
+        let effects = Effects::of(&p).unwrap();
+        assert_eq!(
+            effects.drops,
+            [
+                (PathBuf::from("/w/a"), PathBuf::from("d")),
+                (PathBuf::from("/w/a"), PathBuf::from("x")),
+            ]
+        );
+        let placed: Vec<_> = effects
+            .placements
+            .iter()
+            .map(|p| p.path.to_str().unwrap())
+            .collect();
+        assert_eq!(placed, ["/w/a", "/w/a/x"]);
+        // An entry of the archive wanted at another place is not followed.
+        p.slots.insert("/w/a/x".into(), in_archive("keep"));
+        assert_eq!(Effects::of(&p).unwrap_err().code, ErrorCode::Conflict);
     }
 }

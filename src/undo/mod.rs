@@ -130,7 +130,9 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
         ..call.heading.clone()
     };
     let (ws, cancel, recorded_as) = (call.ws.clone(), call.cancel.clone(), record_as.clone());
-    let steps = effects.removals.len() + effects.renames.len() + effects.placements.len();
+    let steps = effects.removals.len()
+        + effects.renames.iter().filter(|r| r.arrives()).count()
+        + effects.placements.len();
     let meter = call
         .progress
         .meter(crate::progress::Unit::Files, Some(steps as u64));

@@ -3,9 +3,11 @@
 //! every path exactly as it left it), then its inverse is applied to that state. Nothing on disk
 //! changes here; `apply` turns the final state into one journaled commit.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::disk::{self, Real};
 use super::select::Target;
@@ -16,7 +18,7 @@ use crate::history::{ChangeRecord, FileRecord, History};
 use crate::paths::fsops::EntryKind;
 use crate::paths::shown::Shown;
 use crate::text::delta::Delta;
-use crate::trash::{Kind, Metadata};
+use crate::trash::{Kind, Member, Members, Metadata, Override};
 use crate::workspace::Workspace;
 
 /// What a path holds in the virtual state.
@@ -32,9 +34,9 @@ pub enum Slot {
     Bytes { data: Vec<u8>, like: Like },
     /// An empty directory with this mode.
     NewDir { mode: u32 },
-    /// Inside the tree the archive a directory above (`top`) comes back from keeps. Not
-    /// followed into the archive: such a plan is refused (undo those changes one at a time).
-    InArchive { top: PathBuf },
+    /// The entry at `member` (a relative path, empty for the root) inside the directory archive
+    /// `archive` keeps: a path beneath a tree that comes back from the trash.
+    InArchive { archive: PathBuf, member: PathBuf },
 }
 
 /// Where a file made from bytes takes its mode (and owner) from.
@@ -52,6 +54,8 @@ pub struct Plan {
     pub slots: BTreeMap<PathBuf, Slot>,
     /// The entries on disk now, at every path involved (and at the real paths slots name).
     pub reals: BTreeMap<PathBuf, Option<Real>>,
+    /// What each directory archive the plan looked into holds.
+    pub members: HashMap<PathBuf, Arc<Members>>,
 }
 
 /// Plans taking back changes, newest first.
@@ -64,8 +68,21 @@ pub struct Planner<'a> {
     /// Parent directories a change made for its entry: removed if left empty.
     made_parents: Vec<PathBuf>,
     /// Archives a restore being taken back consumed (by file name), and what stands in for
-    /// each: the entry the restore put in place, as the virtual state had it.
-    stand_ins: std::collections::HashMap<OsString, Slot>,
+    /// each: the entry the restore put in place, as the virtual state had it (and what the
+    /// state said beneath it, by relative path).
+    stand_ins: HashMap<OsString, StandIn>,
+    /// What each directory archive looked into holds (read once).
+    members: HashMap<PathBuf, Arc<Members>>,
+    /// Directories a change created inside a tree that comes back from the trash: they must be
+    /// empty once everything is taken back (path, archive, member, change).
+    must_be_empty_inside: Vec<(PathBuf, PathBuf, PathBuf, String)>,
+}
+
+/// What stands in for an archive a restore consumed.
+#[derive(Debug, Clone)]
+struct StandIn {
+    slot: Slot,
+    beneath: Vec<(PathBuf, Slot)>,
 }
 
 /// How much of a file undo reads into memory to apply a delta (edits and appends are bounded
@@ -80,7 +97,9 @@ impl<'a> Planner<'a> {
             reals: BTreeMap::new(),
             must_be_empty: Vec::new(),
             made_parents: Vec::new(),
-            stand_ins: std::collections::HashMap::new(),
+            stand_ins: HashMap::new(),
+            members: HashMap::new(),
+            must_be_empty_inside: Vec::new(),
         }
     }
 
@@ -104,6 +123,19 @@ impl<'a> Planner<'a> {
         parents.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
         parents.dedup();
         for dir in parents {
+            // Made inside a tree that comes back from the trash, or that tree itself: goes when
+            // empty there.
+            match self.slot(&dir) {
+                Slot::InArchive { archive, member } => {
+                    self.drop_if_empty_inside(&dir, &archive, &member)?;
+                    continue;
+                }
+                Slot::Archive { archive, meta } if meta.kind == Kind::Directory => {
+                    self.drop_if_empty_inside(&dir, &archive, Path::new(""))?;
+                    continue;
+                }
+                _ => {}
+            }
             if !matches!(self.slot(&dir), Slot::Disk(at) if at == dir) {
                 continue;
             }
@@ -152,19 +184,42 @@ impl<'a> Planner<'a> {
                 }
             }
         }
-        if let Some((path, Slot::InArchive { top })) = self
+        for (dir, archive, member, change) in std::mem::take(&mut self.must_be_empty_inside) {
+            if !matches!(self.slot(&dir), Slot::Absent) {
+                continue;
+            }
+            let members = self
+                .members_of(&archive)
+                .map_err(|e| conflict(&dir, &change, &e))?;
+            for name in members.children(member.as_os_str().as_bytes()) {
+                let child = dir.join(std::ffi::OsStr::from_bytes(&name));
+                if !matches!(self.slots.get(&child), Some(Slot::Absent)) {
+                    return Err(conflict(
+                        &dir,
+                        &change,
+                        &format!(
+                            "it is not empty: {} is in it",
+                            shown_name(&OsString::from(std::ffi::OsStr::from_bytes(&name)))
+                        ),
+                    ));
+                }
+            }
+        }
+        // Trees that come back from the trash with changes inside: what their archives hold.
+        let trees: Vec<PathBuf> = self
             .slots
             .iter()
-            .find(|(_, slot)| matches!(slot, Slot::InArchive { .. }))
-        {
-            return Err(ToolError::new(
-                ErrorCode::Conflict,
-                format!(
-                    "cannot undo these changes in one step: {} {}. Nothing was undone",
-                    path.shown(),
-                    inside_archive(top)
-                ),
-            ));
+            .filter_map(|(path, slot)| match slot {
+                Slot::Archive { archive, meta } if meta.kind == Kind::Directory => {
+                    let inside = self.slots.keys().any(|k| k.starts_with(path) && k != path);
+                    inside.then(|| archive.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        for archive in trees {
+            self.members_of(&archive)
+                .map_err(|e| ToolError::new(ErrorCode::IoError, e))?;
         }
         // Every real path a slot names, or where something goes, is known.
         let physical: Vec<PathBuf> = self
@@ -194,6 +249,7 @@ impl<'a> Planner<'a> {
         Ok(Plan {
             slots: self.slots,
             reals: self.reals,
+            members: self.members,
         })
     }
 
@@ -211,8 +267,15 @@ impl<'a> Planner<'a> {
             let rest = path.strip_prefix(above).expect("an ancestor");
             return match slot {
                 Slot::Disk(at) => Slot::Disk(at.join(rest)),
-                Slot::Archive { meta, .. } if meta.kind == Kind::Directory => Slot::InArchive {
-                    top: above.to_owned(),
+                Slot::Archive { meta, archive } if meta.kind == Kind::Directory => {
+                    Slot::InArchive {
+                        archive: archive.clone(),
+                        member: rest.to_owned(),
+                    }
+                }
+                Slot::InArchive { archive, member } => Slot::InArchive {
+                    archive: archive.clone(),
+                    member: member.join(rest),
                 },
                 _ => Slot::Absent,
             };
@@ -306,7 +369,10 @@ impl<'a> Planner<'a> {
                         None => Ok(()),
                         Some(real) => Err(format!("{} is there now", real.kind_name())),
                     },
-                    Slot::InArchive { top } => Err(inside_archive(&top)),
+                    Slot::InArchive { archive, member } => match self.member(&archive, &member)? {
+                        None => Ok(()),
+                        Some(m) => Err(format!("{} is there now", kind_name(m.kind))),
+                    },
                     _ => Err("an entry is there now".to_owned()),
                 }
             }
@@ -318,7 +384,25 @@ impl<'a> Planner<'a> {
         };
         match slot {
             Slot::Absent => Err("it no longer exists".to_owned()),
-            Slot::InArchive { top } => Err(inside_archive(&top)),
+            Slot::InArchive { archive, member } => {
+                // Inside a tree in the trash: known by kind and content (inodes are not kept).
+                let Some(m) = self.member(&archive, &member)? else {
+                    return Err("it no longer exists".to_owned());
+                };
+                if kind.is_some_and(|k| k != kind_fact(m.kind)) {
+                    return Err(format!("it is now a {}", kind_name(m.kind)));
+                }
+                match sha256 {
+                    Some(_) if m.kind == Kind::Directory => match kind {
+                        Some(EntryKindName::Directory) => Ok(()),
+                        _ => Err("it is now a directory".to_owned()),
+                    },
+                    Some(sha256) if sha256 != m.sha256() => {
+                        Err("its content changed since".to_owned())
+                    }
+                    _ => Ok(()),
+                }
+            }
             Slot::Disk(at) => {
                 let Some(real) = self.real(&at).map_err(|e| e.message)? else {
                     return Err("it no longer exists".to_owned());
@@ -351,16 +435,24 @@ impl<'a> Planner<'a> {
                 }
                 Ok(())
             }
-            Slot::Archive { meta, .. } => {
+            Slot::Archive { meta, archive } => {
                 if kind.is_some_and(|k| k != kind_of_archive(&meta)) {
                     return Err(format!("it is now a {}", archive_kind_name(&meta)));
                 }
-                match sha256 {
-                    Some(sha256) if sha256 != meta.original_sha256 => {
-                        Err("its content changed since".to_owned())
-                    }
-                    _ => Ok(()),
+                let Some(sha256) = sha256 else {
+                    return Ok(());
+                };
+                // A tree with changes inside it taken back already: the digest of the tree the
+                // archive keeps with those in place.
+                let now = if meta.kind == Kind::Directory {
+                    self.tree_digest(path, &archive)?
+                } else {
+                    None
+                };
+                if sha256 != now.as_deref().unwrap_or(&meta.original_sha256) {
+                    return Err("its content changed since".to_owned());
                 }
+                Ok(())
             }
             Slot::Bytes { data, .. } => {
                 if kind.is_some_and(|k| k != EntryKindName::File) {
@@ -390,15 +482,19 @@ impl<'a> Planner<'a> {
     ) -> Result<(), ToolError> {
         let path = file.path.as_path();
         if let Some(consumed) = file.restored_from.as_ref().and_then(|a| a.file_name()) {
-            self.stand_ins.insert(consumed.to_owned(), self.slot(path));
+            let stand_in = StandIn {
+                slot: self.slot(path),
+                beneath: self.beneath(path),
+            };
+            self.stand_ins.insert(consumed.to_owned(), stand_in);
         }
-        let archived = |planner: &mut Self, archive: &Option<PathBuf>| match archive {
-            Some(archive) => planner.archive(record, file, archive).map(Some),
+        let archived = |planner: &mut Self, archive: &Option<PathBuf>, at: &Path| match archive {
+            Some(archive) => planner.archive(record, file, archive, at).map(Some),
             None => Ok(None),
         };
         match file.action {
             Action::Added => {
-                let before = archived(self, &file.trashed_to)?.unwrap_or(Slot::Absent);
+                let before = archived(self, &file.trashed_to, path)?.unwrap_or(Slot::Absent);
                 self.set(path, before);
             }
             Action::Modified => {
@@ -413,7 +509,7 @@ impl<'a> Planner<'a> {
                         data,
                         like: self.like(path),
                     }
-                } else if let Some(slot) = archived(self, &file.trashed_to)? {
+                } else if let Some(slot) = archived(self, &file.trashed_to, path)? {
                     slot
                 } else {
                     return Err(not_undoable(record, "its previous content was not kept"));
@@ -421,13 +517,13 @@ impl<'a> Planner<'a> {
                 self.set(path, before);
             }
             Action::Deleted => {
-                let Some(before) = archived(self, &file.trashed_to)? else {
+                let Some(before) = archived(self, &file.trashed_to, path)? else {
                     return Err(not_undoable(record, "no copy was kept"));
                 };
                 self.set(path, before);
             }
             Action::Removed => {
-                let before = match (archived(self, &file.trashed_to)?, file.dir_mode) {
+                let before = match (archived(self, &file.trashed_to, path)?, file.dir_mode) {
                     (Some(slot), _) => slot,
                     (None, Some(mode)) => Slot::NewDir { mode },
                     (None, None) => return Err(not_undoable(record, "no copy was kept")),
@@ -435,6 +531,10 @@ impl<'a> Planner<'a> {
                 self.set(path, before);
             }
             Action::Created => {
+                if let Slot::InArchive { archive, member } = self.slot(path) {
+                    let inside = (path.to_owned(), archive, member, describe(record));
+                    self.must_be_empty_inside.push(inside);
+                }
                 self.set(path, Slot::Absent);
                 self.must_be_empty.push((path.to_owned(), describe(record)));
             }
@@ -450,13 +550,13 @@ impl<'a> Planner<'a> {
                     let like = self.like(path);
                     self.set(from, Slot::Bytes { data, like });
                     self.set(path, Slot::Absent);
-                } else if let Some(slot) = archived(self, &file.from_trashed_to)? {
+                } else if let Some(slot) = archived(self, &file.from_trashed_to, from)? {
                     self.set(from, slot);
                     self.set(path, Slot::Absent);
                 } else {
                     self.move_entry(path, from);
                 }
-                if let Some(slot) = archived(self, &file.trashed_to)? {
+                if let Some(slot) = archived(self, &file.trashed_to, path)? {
                     self.set(path, slot);
                 }
             }
@@ -465,35 +565,176 @@ impl<'a> Planner<'a> {
         Ok(())
     }
 
+    /// What the archive a change trashed the entry at `at` to holds, as a slot (or what stands
+    /// in for it); what the state said beneath `at` goes: the entry from the archive replaces
+    /// everything there (and what stood beneath a stand-in comes with it).
     fn archive(
         &mut self,
         record: &ChangeRecord,
         file: &FileRecord,
         archive: &Path,
+        at: &Path,
     ) -> Result<Slot, ToolError> {
-        match self.ws.bucket().inspect(archive) {
-            Ok(meta) => Ok(Slot::Archive {
-                archive: archive.to_owned(),
-                meta,
-            }),
+        let (slot, beneath) = match self.ws.bucket().inspect(archive) {
+            Ok(meta) => (
+                Slot::Archive {
+                    archive: archive.to_owned(),
+                    meta,
+                },
+                Vec::new(),
+            ),
             Err(_)
                 if archive
                     .file_name()
                     .is_some_and(|n| self.stand_ins.contains_key(n)) =>
             {
-                Ok(self
+                let stand_in = self
                     .stand_ins
                     .remove(archive.file_name().expect("checked"))
-                    .expect("checked"))
+                    .expect("checked");
+                (stand_in.slot, stand_in.beneath)
             }
-            Err(_) => Err(not_undoable(
-                record,
-                &format!(
-                    "the copy of {} it needs is no longer in the trash ({})",
-                    file.path.shown(),
-                    archive.shown()
-                ),
-            )),
+            Err(_) => {
+                return Err(not_undoable(
+                    record,
+                    &format!(
+                        "the copy of {} it needs is no longer in the trash ({})",
+                        file.path.shown(),
+                        archive.shown()
+                    ),
+                ))
+            }
+        };
+        self.slots.retain(|k, _| !(k.starts_with(at) && k != at));
+        for (rest, inner) in beneath {
+            self.slots.insert(at.join(rest), inner);
+        }
+        Ok(slot)
+    }
+
+    /// Sets the directory `dir`, the entry `member` of `archive`, to nothing when nothing else
+    /// is left in it.
+    fn drop_if_empty_inside(
+        &mut self,
+        dir: &Path,
+        archive: &Path,
+        member: &Path,
+    ) -> Result<(), ToolError> {
+        let members = self
+            .members_of(archive)
+            .map_err(|e| ToolError::new(ErrorCode::IoError, e))?;
+        let sub = member.as_os_str().as_bytes();
+        if members.get(sub).is_none_or(|m| m.kind != Kind::Directory) {
+            return Ok(());
+        }
+        let emptied = members.children(sub).iter().all(|name| {
+            matches!(
+                self.slots.get(&dir.join(std::ffi::OsStr::from_bytes(name))),
+                Some(Slot::Absent)
+            )
+        });
+        let something_comes_back = self
+            .slots
+            .iter()
+            .any(|(k, v)| k.starts_with(dir) && k != dir && !matches!(v, Slot::Absent));
+        if emptied && !something_comes_back {
+            self.set(dir, Slot::Absent);
+        }
+        Ok(())
+    }
+
+    /// The slots set beneath `path`, by path relative to it.
+    fn beneath(&self, path: &Path) -> Vec<(PathBuf, Slot)> {
+        self.slots
+            .iter()
+            .filter(|(k, _)| k.starts_with(path) && k.as_path() != path)
+            .map(|(k, v)| (k.strip_prefix(path).expect("beneath").to_owned(), v.clone()))
+            .collect()
+    }
+
+    /// What the directory archive `archive` holds (read once).
+    fn members_of(&mut self, archive: &Path) -> Result<Arc<Members>, String> {
+        if let Some(known) = self.members.get(archive) {
+            return Ok(known.clone());
+        }
+        let (_, members) = self.ws.bucket().members(archive).map_err(|e| {
+            format!(
+                "what the trash keeps of it cannot be read ({}: {e})",
+                archive.shown()
+            )
+        })?;
+        let members = Arc::new(members);
+        self.members.insert(archive.to_owned(), members.clone());
+        Ok(members)
+    }
+
+    /// The entry at `member` inside the directory archive `archive`.
+    fn member(&mut self, archive: &Path, member: &Path) -> Result<Option<Member>, String> {
+        let members = self.members_of(archive)?;
+        Ok(members.get(member.as_os_str().as_bytes()).cloned())
+    }
+
+    /// The digest of the tree the archive at `path` keeps with the slots set beneath `path` in
+    /// its place; `None` when nothing is set beneath (the archive's own digest holds).
+    fn tree_digest(&mut self, path: &Path, archive: &Path) -> Result<Option<String>, String> {
+        let beneath = self.beneath(path);
+        if beneath.is_empty() {
+            return Ok(None);
+        }
+        let mut overrides: BTreeMap<Vec<u8>, Override> = BTreeMap::new();
+        let one_at_a_time = || inside_archive(path);
+        for (rest, slot) in beneath {
+            let under_a_leaf =
+                rest.ancestors().skip(1).any(|above| {
+                    overrides.get(above.as_os_str().as_bytes()).is_some_and(|o| {
+                    matches!(o, Override::Gone)
+                        || matches!(o, Override::Entry { kind, .. } if *kind != Kind::Directory)
+                })
+                });
+            if under_a_leaf {
+                continue;
+            }
+            let over = match slot {
+                Slot::InArchive {
+                    archive: from,
+                    member,
+                } if from == archive && member == rest => continue,
+                Slot::Absent => Override::Gone,
+                Slot::Bytes { data, like } => Override::Entry {
+                    kind: Kind::File,
+                    mode: self.mode_of(&like),
+                    content: sha256_bytes(&data),
+                },
+                Slot::NewDir { mode } => Override::Entry {
+                    kind: Kind::Directory,
+                    mode,
+                    content: [0; 32],
+                },
+                Slot::Archive { meta, .. } if meta.kind != Kind::Directory => Override::Entry {
+                    kind: meta.kind,
+                    mode: meta.mode,
+                    content: from_hex(&meta.original_sha256).ok_or_else(one_at_a_time)?,
+                },
+                _ => return Err(one_at_a_time()),
+            };
+            overrides.insert(rest.as_os_str().as_bytes().to_vec(), over);
+        }
+        let members = self.members_of(archive)?;
+        members
+            .digest_with(&overrides)
+            .map(Some)
+            .ok_or_else(one_at_a_time)
+    }
+
+    /// The permission bits a file made from bytes gets.
+    fn mode_of(&mut self, like: &Like) -> u32 {
+        match like {
+            Like::Mode(mode) => *mode,
+            Like::Disk(at) => self
+                .real(at)
+                .ok()
+                .flatten()
+                .map_or(0o644, |r| r.stat.permissions()),
         }
     }
 
@@ -531,20 +772,40 @@ impl<'a> Planner<'a> {
                     _ => Err(damaged(record, path)),
                 }
             }
-            Slot::Absent | Slot::NewDir { .. } | Slot::InArchive { .. } => {
-                Err(damaged(record, path))
+            Slot::InArchive { archive, member } => {
+                let found = self.member(&archive, &member).ok().flatten();
+                let Some(m) = found.filter(|m| m.kind == Kind::File) else {
+                    return Err(damaged(record, path));
+                };
+                let sub = m
+                    .first
+                    .clone()
+                    .unwrap_or_else(|| member.as_os_str().as_bytes().to_vec());
+                match self
+                    .ws
+                    .bucket()
+                    .read_member(&archive, &sub, &m.content, MAX_CONTENT)
+                {
+                    Ok(Some(data)) => Ok(data),
+                    _ => Err(damaged(record, path)),
+                }
             }
+            Slot::Absent | Slot::NewDir { .. } => Err(damaged(record, path)),
         }
     }
 
     /// What a file made from bytes at `path` takes its mode from: what is there in the virtual
     /// state.
-    fn like(&self, path: &Path) -> Like {
+    fn like(&mut self, path: &Path) -> Like {
         match self.slot(path) {
             Slot::Disk(at) => Like::Disk(at),
             Slot::Bytes { like, .. } => like,
             Slot::Archive { meta, .. } => Like::Mode(meta.mode),
-            Slot::Absent | Slot::NewDir { .. } | Slot::InArchive { .. } => Like::Mode(0o644),
+            Slot::InArchive { archive, member } => match self.member(&archive, &member) {
+                Ok(Some(m)) => Like::Mode(m.mode),
+                _ => Like::Mode(0o644),
+            },
+            Slot::Absent | Slot::NewDir { .. } => Like::Mode(0o644),
         }
     }
 }
@@ -568,17 +829,46 @@ fn kind_of_archive(meta: &Metadata) -> EntryKindName {
 }
 
 fn archive_kind_name(meta: &Metadata) -> &'static str {
-    match meta.kind {
+    kind_name(meta.kind)
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
         Kind::File => "file",
         Kind::Directory => "directory",
         Kind::Symlink => "symlink",
     }
 }
 
-/// Why a path inside a tree coming back from the trash is not followed.
+fn kind_fact(kind: Kind) -> EntryKindName {
+    match kind {
+        Kind::File => EntryKindName::File,
+        Kind::Directory => EntryKindName::Directory,
+        Kind::Symlink => EntryKindName::Symlink,
+    }
+}
+
+fn sha256_bytes(data: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(data).into()
+}
+
+/// 64 hex digits as 32 bytes.
+fn from_hex(hex: &str) -> Option<[u8; 32]> {
+    let mut out = [0u8; 32];
+    if hex.len() != 64 {
+        return None;
+    }
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// Why a tree coming back from the trash cannot be checked with what is taken back inside it.
 fn inside_archive(top: &Path) -> String {
     format!(
-        "it is inside {}, which this undo brings back from the trash whole; undo these changes one at a time",
+        "what this undo takes back inside {}, which comes back from the trash, cannot be checked in one step; undo these changes one at a time",
         top.shown()
     )
 }
