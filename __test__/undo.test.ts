@@ -249,6 +249,30 @@ describe('redo, conflicts and sessions', () => {
     expect(tree(root)).toEqual(now)
   })
 
+  it('refuses with CONFLICT when a file deep inside a restored tree changed since, and changes nothing', async () => {
+    const { ws, root } = setup((r) => {
+      mkdirSync(join(r, 'pkg/src/deep'), { recursive: true })
+      writeFileSync(join(r, 'pkg/src/deep/x.txt'), 'restored\n')
+      writeFileSync(join(r, 'pkg/top.txt'), 'top\n')
+    })
+    const removed = ok(await ws.call('remove_dir', { path: 'pkg', recursive: true }))
+    ok(await ws.call('restore_file', { trashedPath: removed.data?.trashedTo as string }))
+    // The user changes a file deep inside: the tree keeps its inode, only its digest tells.
+    writeFileSync(join(root, 'pkg/src/deep/x.txt'), 'the user was here\n')
+    const now = tree(root)
+    const trash = await ws.trashList()
+    const refused = await ws.undo()
+    expect(refused).toMatchObject({ status: 'error', code: 'CONFLICT' })
+    expect(refused.output).toContain(join(root, 'pkg'))
+    expect(refused.output).toContain('something inside it changed since')
+    expect(tree(root)).toEqual(now)
+    expect(await ws.trashList()).toEqual(trash)
+    // As the restore left it, the tree goes back to the trash.
+    writeFileSync(join(root, 'pkg/src/deep/x.txt'), 'restored\n')
+    ok(await ws.undo())
+    expect(existsSync(join(root, 'pkg'))).toBe(false)
+  })
+
   it('a later change to the same path must be undone first, and the error says which', async () => {
     const { ws, root } = setup((r) => writeFileSync(join(r, 'a.txt'), 'one\n'))
     const first = ok(await ws.call('edit_file', { path: 'a.txt', edits: [{ oldString: 'one', newString: 'two' }] }))

@@ -60,11 +60,19 @@ pub fn apply(
             let real = known(plan, path)?;
             let (parent, name) = parent_of(ws, path)?;
             let archived = put_in_trash(ws, parent.as_fd(), &name, path, false, cancel)?;
+            let (digest, archive_path) = (
+                archived.metadata.original_sha256.clone(),
+                archived.archive_path.clone(),
+            );
+            archives.push(archived);
             let now = fsops::lstat_at(parent.as_fd(), &name)
                 .map_err(|e| ToolError::io(&e, "look at", path))?
                 .map(|s| Snapshot::of(&s));
             if now.as_ref() != Some(&real.stat) && !same_dir(now.as_ref(), &real.stat) {
                 return Err(changed(path));
+            }
+            if plan.tree_digests.get(path).is_some_and(|d| *d != digest) {
+                return Err(changed_inside(path));
             }
             let mut change = FileChange::new(
                 path.clone(),
@@ -74,8 +82,8 @@ pub fn apply(
                     Action::Deleted
                 },
             );
-            change.sha256_before = Some(archived.metadata.original_sha256.clone());
-            change.trashed_to = Some(archived.archive_path.clone());
+            change.sha256_before = Some(digest);
+            change.trashed_to = Some(archive_path);
             changes.insert(path.clone(), change);
             commit
                 .remove(
@@ -86,7 +94,6 @@ pub fn apply(
                 )
                 .map_err(|e| ToolError::io(&e, "prepare the removal of", path))?;
             step_paths.push(path.clone());
-            archives.push(archived);
             meter.advance(1);
         }
 
@@ -539,6 +546,17 @@ fn stage(
         Slot::Disk(_) | Slot::Absent | Slot::InArchive { .. } => {}
     }
     Ok(())
+}
+
+/// A tree the undo would trash again holds something other than what the change left in it.
+fn changed_inside(path: &Path) -> ToolError {
+    ToolError::new(
+        ErrorCode::Conflict,
+        format!(
+            "{} is not as the change left it: something inside it changed since. Nothing was undone; look at what changed inside it, or leave this change as it is",
+            path.shown()
+        ),
+    )
 }
 
 fn changed(path: &Path) -> ToolError {

@@ -426,6 +426,7 @@ mod tests {
                 .map(|(p, r)| (PathBuf::from(p), r.clone()))
                 .collect::<BTreeMap<_, _>>(),
             members: Default::default(),
+            tree_digests: Default::default(),
         }
     }
 

@@ -56,6 +56,10 @@ pub struct Plan {
     pub reals: BTreeMap<PathBuf, Option<Real>>,
     /// What each directory archive the plan looked into holds.
     pub members: HashMap<PathBuf, Arc<Members>>,
+    /// The tree digest each directory on disk must still have (by its real path), where a change
+    /// recorded one (a restored tree): checked when the undo archives the tree, which is when
+    /// its digest is computed anyway.
+    pub tree_digests: HashMap<PathBuf, String>,
 }
 
 /// Plans taking back changes, newest first.
@@ -73,6 +77,8 @@ pub struct Planner<'a> {
     stand_ins: HashMap<OsString, StandIn>,
     /// What each directory archive looked into holds (read once).
     members: HashMap<PathBuf, Arc<Members>>,
+    /// See [`Plan::tree_digests`].
+    tree_digests: HashMap<PathBuf, String>,
     /// Directories a change created inside a tree that comes back from the trash: they must be
     /// empty once everything is taken back (path, archive, member, change).
     must_be_empty_inside: Vec<(PathBuf, PathBuf, PathBuf, String)>,
@@ -99,6 +105,7 @@ impl<'a> Planner<'a> {
             made_parents: Vec::new(),
             stand_ins: HashMap::new(),
             members: HashMap::new(),
+            tree_digests: HashMap::new(),
             must_be_empty_inside: Vec::new(),
         }
     }
@@ -250,6 +257,7 @@ impl<'a> Planner<'a> {
             slots: self.slots,
             reals: self.reals,
             members: self.members,
+            tree_digests: self.tree_digests,
         })
     }
 
@@ -422,10 +430,12 @@ impl<'a> Planner<'a> {
                 }
                 if let Some(sha256) = sha256 {
                     if real.kind == EntryKind::Directory {
-                        // A tree is known by its kind and inode, not by its digest.
+                        // A tree is known by its kind and inode here; its digest is checked when
+                        // the undo archives it.
                         if kind != Some(EntryKindName::Directory) {
                             return Err("it is now a directory".to_owned());
                         }
+                        self.tree_digests.insert(at.clone(), sha256.to_owned());
                     } else {
                         let now = disk::sha256_of(self.ws, &at, &real).map_err(|e| e.message)?;
                         if now != sha256 {
