@@ -397,6 +397,20 @@ describe('session undo through trees the session removed, and moves that trade p
     expect(tree(root)).toEqual(after)
   }
 
+  it('an empty directory trashed, restored, then removed without an archive', async () => {
+    const made = tempWorkspace({ permissions: ALL, confirm: () => true, trash: { sessionId: 'ED' } })
+    const { ws, root } = made
+    mkdirSync(join(root, 'empty'))
+    chmodSync(join(root, 'empty'), 0o750)
+    const before = tree(root)
+    const trashed = ok(await ws.call('remove_dir', { path: 'empty', recursive: true }))
+    ok(await ws.call('restore_file', { trashedPath: trashed.data?.trashedTo as string }))
+    ok(await ws.call('remove_dir', { path: 'empty' }))
+    // The restore is checked against the directory the removal's undo brings back, by the digest
+    // of an empty directory with its mode.
+    await undoSession(ws, 'ED', root, before, 3)
+  })
+
   it('a file written inside a tree the session then removed', async () => {
     const { ws, root, before } = sessionSetup('IN1')
     ok(await ws.call('write_file', { path: 'a/x.txt', content: 'x two\n' }))

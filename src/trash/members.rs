@@ -122,6 +122,13 @@ impl Members {
     }
 }
 
+/// The tree digest of an empty directory with permission bits `mode`.
+pub fn empty_tree_digest(mode: u32) -> String {
+    let mut digest = TreeDigest::default();
+    digest.add(b"", Kind::Directory, mode, [0; 32]);
+    naming::hex(&digest.finish())
+}
+
 impl FromIterator<(Vec<u8>, Member)> for Members {
     fn from_iter<I: IntoIterator<Item = (Vec<u8>, Member)>>(iter: I) -> Self {
         Self {

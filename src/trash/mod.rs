@@ -86,7 +86,7 @@ mod tests;
 pub use bucket::{Archived, Bucket, ClearStats, TrashEntry};
 pub use error::{mount_point, TrashError};
 pub use item::{Identity, TrashItem};
-pub use members::{Member, Members, Override};
+pub use members::{empty_tree_digest, Member, Members, Override};
 pub use metadata::{Kind, Metadata};
 pub use naming::{archive_relative_path, is_restore_temp_name, restore_temp_name};
 pub use put_back::PartlyRemoved;

@@ -475,8 +475,17 @@ impl<'a> Planner<'a> {
                     _ => Ok(()),
                 }
             }
-            Slot::NewDir { .. } => match (kind, sha256) {
+            Slot::NewDir { mode } => match (kind, sha256) {
                 (Some(EntryKindName::Directory) | None, None) => Ok(()),
+                // A tree restored empty, then removed without an archive: known by the digest
+                // of an empty directory with its mode.
+                (Some(EntryKindName::Directory) | None, Some(sha256)) => {
+                    if sha256 == crate::trash::empty_tree_digest(mode) {
+                        Ok(())
+                    } else {
+                        Err("its content changed since".to_owned())
+                    }
+                }
                 _ => Err("it is now a directory".to_owned()),
             },
         }
