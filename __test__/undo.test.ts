@@ -447,6 +447,14 @@ describe('session undo through trees the session removed, and moves that trade p
     ok(await ws.undo())
   })
 
+  it('a tree removed, restored and edited inside (its digest is not checked against the tree on disk)', async () => {
+    const { ws, root, before } = sessionSetup('IN5')
+    const removed = ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    ok(await ws.call('restore_file', { trashedPath: removed.data?.trashedTo as string }))
+    ok(await ws.call('edit_file', { path: 'a/x.txt', edits: [{ oldString: 'one', newString: 'ONE' }] }))
+    await undoSession(ws, 'IN5', root, before, 3)
+  })
+
   it('a tree removed, restored, edited and removed again', async () => {
     const { ws, root, before } = sessionSetup('IN3')
     const removed = ok(await ws.call('remove_dir', { path: 'a', recursive: true }))

@@ -431,11 +431,18 @@ impl<'a> Planner<'a> {
                 if let Some(sha256) = sha256 {
                     if real.kind == EntryKind::Directory {
                         // A tree is known by its kind and inode here; its digest is checked when
-                        // the undo archives it.
+                        // the undo archives it, where nothing beneath it is taken back first (then
+                        // it is not as it is on disk now; each such path was checked itself).
                         if kind != Some(EntryKindName::Directory) {
                             return Err("it is now a directory".to_owned());
                         }
-                        self.tree_digests.insert(at.clone(), sha256.to_owned());
+                        let untouched_inside = !self
+                            .slots
+                            .keys()
+                            .any(|k| k.starts_with(path) && k.as_path() != path);
+                        if untouched_inside {
+                            self.tree_digests.insert(at.clone(), sha256.to_owned());
+                        }
                     } else {
                         let now = disk::sha256_of(self.ws, &at, &real).map_err(|e| e.message)?;
                         if now != sha256 {
