@@ -100,6 +100,28 @@ pub struct StepRecord {
     pub action: StepAction,
 }
 
+impl StepRecord {
+    /// A step on `name` in the directory `dir` (canonical path `dir_path`), known by its device
+    /// and inode.
+    fn in_dir(
+        dir: &OwnedFd,
+        dir_path: &Path,
+        name: &OsStr,
+        aside: &OsStr,
+        action: StepAction,
+    ) -> io::Result<Self> {
+        let dir_stat = Snapshot::of(&fsops::fstat(dir)?);
+        Ok(Self {
+            dir: dir_path.to_owned(),
+            dir_dev: dir_stat.dev,
+            dir_ino: dir_stat.ino,
+            name: PathBuf::from(name),
+            aside: PathBuf::from(aside),
+            action,
+        })
+    }
+}
+
 /// What a step does.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -264,18 +286,17 @@ impl Commit<'_> {
         }
         let staged = fsops::lstat_at(dir.as_fd(), &aside)?
             .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
-        let record = StepRecord {
-            dir: dir_path.to_owned(),
-            dir_dev: Snapshot::of(&fsops::fstat(&dir)?).dev,
-            dir_ino: Snapshot::of(&fsops::fstat(&dir)?).ino,
-            name: PathBuf::from(name),
-            aside: PathBuf::from(&aside),
-            action: StepAction::Put {
+        let record = StepRecord::in_dir(
+            &dir,
+            dir_path,
+            name,
+            &aside,
+            StepAction::Put {
                 staged: Ident::of(&staged),
                 sha256: sha256_hex(&data),
                 replaces: replaces.as_ref().map(|p| Ident::of(&p.stat)),
             },
-        };
+        )?;
         self.steps.push(Staged {
             dir,
             record,
@@ -304,17 +325,15 @@ impl Commit<'_> {
             &fsops::lstat_at(dir.as_fd(), aside)?
                 .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?,
         );
-        let dir_stat = Snapshot::of(&fsops::fstat(&dir)?);
-        let record = StepRecord {
-            dir: dir_path.to_owned(),
-            dir_dev: dir_stat.dev,
-            dir_ino: dir_stat.ino,
-            name: PathBuf::from(name),
-            aside: PathBuf::from(aside),
-            action: StepAction::Place {
+        let record = StepRecord::in_dir(
+            &dir,
+            dir_path,
+            name,
+            aside,
+            StepAction::Place {
                 staged: Ident::of_snapshot(&staged),
             },
-        };
+        )?;
         self.push_plain(dir, record, None);
         if let Some(step) = self.steps.last_mut() {
             step.temp_entry = temp_entry;
@@ -335,22 +354,20 @@ impl Commit<'_> {
         to_dir_path: &Path,
         to_name: &OsStr,
     ) -> io::Result<()> {
-        let dir_stat = Snapshot::of(&fsops::fstat(&dir)?);
         let to_stat = Snapshot::of(&fsops::fstat(&to_dir)?);
-        let record = StepRecord {
-            dir: dir_path.to_owned(),
-            dir_dev: dir_stat.dev,
-            dir_ino: dir_stat.ino,
-            name: PathBuf::from(name),
-            aside: PathBuf::from(fsops::temp_name(name)),
-            action: StepAction::Rename {
+        let record = StepRecord::in_dir(
+            &dir,
+            dir_path,
+            name,
+            &fsops::temp_name(name),
+            StepAction::Rename {
                 moves: Ident::of_snapshot(&expected),
                 to_dir: to_dir_path.to_owned(),
                 to_dir_dev: to_stat.dev,
                 to_dir_ino: to_stat.ino,
                 to_name: PathBuf::from(to_name),
             },
-        };
+        )?;
         self.push_plain(dir, record, Some(to_dir));
         Ok(())
     }
@@ -386,17 +403,15 @@ impl Commit<'_> {
         name: &OsStr,
         expected: Snapshot,
     ) -> io::Result<()> {
-        let dir_stat = Snapshot::of(&fsops::fstat(&dir)?);
-        let record = StepRecord {
-            dir: dir_path.to_owned(),
-            dir_dev: dir_stat.dev,
-            dir_ino: dir_stat.ino,
-            name: PathBuf::from(name),
-            aside: PathBuf::from(fsops::temp_name(name)),
-            action: StepAction::Remove {
+        let record = StepRecord::in_dir(
+            &dir,
+            dir_path,
+            name,
+            &fsops::temp_name(name),
+            StepAction::Remove {
                 removes: Ident::of_snapshot(&expected),
             },
-        };
+        )?;
         self.steps.push(Staged {
             dir,
             record,
