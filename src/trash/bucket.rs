@@ -8,12 +8,12 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use super::error::TrashError;
+use super::error::{PartlyRemoved, TrashError};
 use super::hold::ArchiveHold;
 use super::item::{Identity, TrashItem};
 use super::metadata::Metadata;
 use super::naming;
-use super::put_back::{self, PartlyRemoved};
+use super::put_back;
 use super::read;
 use super::remove;
 use super::restore;
@@ -105,7 +105,7 @@ impl Bucket {
     /// following a symlink. Should the removal stop (the tree gained an entry meanwhile, or the
     /// OS refused an unlink) before anything was removed, the archive is dropped and the error
     /// returned; after part of a tree was removed, the error is [`TrashError::PartlyRemoved`],
-    /// which the caller hands to [`Bucket::put_back`].
+    /// which the caller hands to [`Bucket::put_back_removed`].
     pub fn trash(
         &self,
         item: &TrashItem<'_>,
@@ -144,7 +144,6 @@ impl Bucket {
         Err(TrashError::PartlyRemoved(Box::new(PartlyRemoved {
             archive: written.path,
             hold: written.hold,
-            metadata: written.metadata,
             original: item.original_path.to_path_buf(),
             base: base.to_path_buf(),
             observed: written.observed,

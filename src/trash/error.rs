@@ -5,10 +5,13 @@
 //! under us" therefore travel as an `io::Error` carrying a private [`Signal`] payload and are turned
 //! back into [`TrashError::Aborted`] / [`TrashError::Conflict`] by the `From<io::Error>` impl.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::io;
+use std::path::{Path, PathBuf};
 
-use super::put_back::PartlyRemoved;
+use super::hold::ArchiveHold;
+use super::observed::Observed;
 use crate::error::{io_error_code, ErrorCode};
 use crate::paths::shown::Shown;
 
@@ -36,9 +39,9 @@ pub enum TrashError {
     /// An operating-system error (permissions, disk full, ...).
     Io(io::Error),
     /// A removal stopped after it had removed part of a tree, all of which is in the archive it
-    /// names; hand it to [`crate::trash::Bucket::put_back`].
+    /// names; hand it to [`crate::trash::Bucket::put_back_removed`].
     PartlyRemoved(Box<PartlyRemoved>),
-    /// A removal that stopped, as [`crate::trash::Bucket::put_back`] left it: the text says what
+    /// A removal that stopped, as [`crate::trash::Bucket::put_back_removed`] left it: the text says what
     /// could not be removed and whether the entry is whole again or how to get it back; the code
     /// is the cause's.
     Stopped { code: ErrorCode, why: String },
@@ -180,4 +183,44 @@ pub fn mount_point(what: &str) -> String {
         "{what} is a mount point (another file system, or a bind mount, is mounted there), and a \
          tree is never removed across one. Unmount it first, or remove the entries around it"
     )
+}
+
+/// A removal that stopped after it had removed part of a tree: what was archived, what was
+/// removed, and why it stopped. [`crate::trash::Bucket::put_back_removed`] puts the removed part
+/// back.
+#[derive(Debug)]
+pub struct PartlyRemoved {
+    pub(crate) archive: PathBuf,
+    pub(crate) hold: ArchiveHold,
+    /// The removed entry's absolute path, for messages.
+    pub(crate) original: PathBuf,
+    /// The directory holding it, for messages.
+    pub(crate) base: PathBuf,
+    pub(crate) observed: Vec<Observed>,
+    pub(crate) removed: HashSet<PathBuf>,
+    /// The entry the removal stopped at (its `rel`).
+    pub(crate) stopped_at: PathBuf,
+    pub(crate) error: TrashError,
+}
+
+impl PartlyRemoved {
+    /// The archive, which holds all of the entry as it was.
+    pub fn archive_path(&self) -> &Path {
+        &self.archive
+    }
+
+    /// Why the removal stopped.
+    pub fn error(&self) -> &TrashError {
+        &self.error
+    }
+
+    /// Absolute path of the entry the removal stopped at.
+    pub fn stopped_at(&self) -> PathBuf {
+        self.base.join(&self.stopped_at)
+    }
+
+    /// Absolute path of the entry that was being removed.
+    pub fn original(&self) -> &Path {
+        &self.original
+    }
 }

@@ -70,6 +70,7 @@ mod item;
 mod members;
 mod metadata;
 mod naming;
+mod observed;
 mod parallel_gz;
 mod put_back;
 mod read;
@@ -84,9 +85,8 @@ mod write;
 mod tests;
 
 pub use bucket::{Archived, Bucket, ClearStats, TrashEntry};
-pub use error::{mount_point, TrashError};
+pub use error::{mount_point, PartlyRemoved, TrashError};
 pub use item::{Identity, TrashItem};
 pub use members::{empty_tree_digest, Member, Members, Override};
 pub use metadata::{Kind, Metadata};
 pub use naming::{archive_relative_path, is_restore_temp_name, restore_temp_name};
-pub use put_back::PartlyRemoved;

@@ -21,57 +21,10 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::error::{changed, TrashError};
-use super::hold::ArchiveHold;
-use super::metadata::Metadata;
+use super::error::{changed, PartlyRemoved, TrashError};
+use super::observed::Observed;
 use super::restore::{self, Extracted};
-use super::tree::Observed;
 use crate::paths::fsops;
-
-/// A removal that stopped after it had removed part of a tree: what was archived, what was
-/// removed, and why it stopped. [`crate::trash::Bucket::put_back`] puts the removed part back.
-#[derive(Debug)]
-pub struct PartlyRemoved {
-    pub(crate) archive: PathBuf,
-    pub(crate) hold: ArchiveHold,
-    pub(crate) metadata: Metadata,
-    /// The removed entry's absolute path, for messages.
-    pub(crate) original: PathBuf,
-    /// The directory holding it, for messages.
-    pub(crate) base: PathBuf,
-    pub(crate) observed: Vec<Observed>,
-    pub(crate) removed: HashSet<PathBuf>,
-    /// The entry the removal stopped at (its `rel`).
-    pub(crate) stopped_at: PathBuf,
-    pub(crate) error: TrashError,
-}
-
-impl PartlyRemoved {
-    /// The archive, which holds all of the entry as it was.
-    pub fn archive_path(&self) -> &Path {
-        &self.archive
-    }
-
-    /// What was trashed, as the archive's metadata says.
-    pub fn metadata(&self) -> &Metadata {
-        &self.metadata
-    }
-
-    /// Why the removal stopped.
-    pub fn error(&self) -> &TrashError {
-        &self.error
-    }
-
-    /// Absolute path of the entry the removal stopped at.
-    pub fn stopped_at(&self) -> PathBuf {
-        self.base.join(&self.stopped_at)
-    }
-
-    /// Absolute path of the entry that was being removed.
-    pub fn original(&self) -> &Path {
-        &self.original
-    }
-}
 
 /// Put back every removed entry of `partly` into the tree inside `parent` (a handle is enough),
 /// extracting the archive under `temp` beside it first. The archive is left as it is.

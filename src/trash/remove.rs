@@ -13,7 +13,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use super::error::{changed, TrashError};
-use super::tree::Observed;
+use super::observed::Observed;
 use crate::paths::fsops::{self, RemoveError, Snapshot};
 use crate::paths::shown::Shown;
 use rustix::fs::Stat;

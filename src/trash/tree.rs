@@ -19,7 +19,6 @@
 //! [`super::remove`] later verifies and removes — never anything else.
 
 use std::collections::HashMap;
-use std::ffi::OsStr;
 use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -32,40 +31,13 @@ use super::digest::{child_path, TreeDigest};
 use super::error::{changed, TrashError};
 use super::item::TrashItem;
 use super::metadata::Kind;
+use super::observed::Observed;
 use super::stream::SourceReader;
 use super::tarx;
 use crate::paths::fsops::{self, EntryKind as Fs, Snapshot};
 use crate::paths::shown::Shown;
 use crate::paths::xattrs::{self, Xattr};
 use crate::progress::{self, Unit};
-
-/// An entry seen while archiving, in preorder.
-#[derive(Debug, Clone)]
-pub(crate) struct Observed {
-    /// Path from the item's parent directory: the item's name, then names beneath it.
-    pub rel: PathBuf,
-    /// What it looked like when it was archived.
-    pub snapshot: Snapshot,
-    /// For directories: how many entries it held.
-    pub children: usize,
-}
-
-impl Observed {
-    /// 0 for the item itself, 1 for its children, ...
-    pub(crate) fn depth(&self) -> usize {
-        self.rel.components().count() - 1
-    }
-
-    /// Its name inside its directory.
-    pub(crate) fn name(&self) -> &OsStr {
-        self.rel.file_name().expect("observed paths are non-empty")
-    }
-
-    /// Is it a directory?
-    pub(crate) fn is_dir(&self) -> bool {
-        self.snapshot.kind() == Fs::Directory
-    }
-}
 
 /// What archiving the original produced (everything the metadata needs, plus what was seen).
 pub(crate) struct Summary {

@@ -28,10 +28,11 @@ use super::hold::ArchiveHold;
 use super::item::{Identity, TrashItem};
 use super::metadata::Metadata;
 use super::naming;
+use super::observed::Observed;
 use super::parallel_gz::ParallelGzWriter;
 use super::stream::CHUNK;
 use super::tarx;
-use super::tree::{self, Observed, Summary};
+use super::tree::{self, Summary};
 use crate::paths::fsops;
 use crate::paths::shown::Shown;
 
