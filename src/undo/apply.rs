@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::disk;
-use super::effects::{Effects, Hop, Location, Placement};
-use super::plan::{Like, Plan, Slot};
+use super::effects::{Effects, Hop, Placement};
+use super::plan::Plan;
+use super::slot::{Like, Location, Slot};
 use crate::call::{commit_recorded, Recorded};
 use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};

@@ -1,26 +1,18 @@
 //! From a planned final state to what must happen on disk: which entries go to the trash, which
 //! move, and what is put in place where — in an order that frees every name before it is taken.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::plan::{Plan, Slot};
+use super::plan::Plan;
+use super::slot::{location, parent_of, physical, physical_path, Location, Slot};
 use crate::confirm::FilesSummary;
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::shown::Shown;
 use crate::trash::Kind;
-
-/// Where a directory a path goes into is, when the steps run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Location {
-    /// A directory on disk now, at this path.
-    Real(PathBuf),
-    /// Inside the tree staged for the path `top`, at `rel` beneath it.
-    Staged { top: PathBuf, rel: PathBuf },
-}
 
 /// One thing put at a path.
 #[derive(Debug, Clone)]
@@ -317,48 +309,6 @@ fn is_moot(plan: &Plan, path: &Path) -> bool {
     })
 }
 
-fn parent_of(path: &Path) -> &Path {
-    path.parent().unwrap_or(Path::new("/"))
-}
-
-/// The real path `path` takes in `parent`, when that is a directory on disk.
-fn physical(parent: &Location, path: &Path) -> Option<PathBuf> {
-    match (parent, path.file_name()) {
-        (Location::Real(dir), Some(name)) => Some(dir.join(name)),
-        _ => None,
-    }
-}
-
-/// Where `path` physically goes when the steps run, if its directory is on disk (for planning:
-/// what is there now must be known).
-pub fn physical_path(slots: &BTreeMap<PathBuf, Slot>, path: &Path) -> Option<PathBuf> {
-    physical(&location(slots, parent_of(path)), path)
-}
-
-/// Where the directory `dir` is when the steps run.
-fn location(slots: &BTreeMap<PathBuf, Slot>, dir: &Path) -> Location {
-    match slots.get(dir) {
-        Some(Slot::Disk(at)) => return Location::Real(at.clone()),
-        Some(Slot::Archive { .. } | Slot::NewDir { .. }) => {
-            return Location::Staged {
-                top: dir.to_owned(),
-                rel: PathBuf::new(),
-            }
-        }
-        _ => {}
-    }
-    match (dir.parent(), dir.file_name()) {
-        (Some(parent), Some(name)) => match location(slots, parent) {
-            Location::Real(at) => Location::Real(at.join(name)),
-            Location::Staged { top, rel } => Location::Staged {
-                top,
-                rel: rel.join(name),
-            },
-        },
-        _ => Location::Real(dir.to_owned()),
-    }
-}
-
 /// Orders renames so that an entry leaves a name before another takes it. Entries that trade
 /// places (a cycle) are untied by a temp name: one of them moves aside first, the others follow
 /// one another, and it moves on to its place last.
@@ -504,7 +454,7 @@ mod tests {
                     "/w/n/f",
                     Slot::Bytes {
                         data: b"f".to_vec(),
-                        like: super::super::plan::Like::Mode(0o644),
+                        like: super::super::slot::Like::Mode(0o644),
                     },
                 ),
             ],
@@ -587,7 +537,7 @@ mod tests {
                     "/w/a/x",
                     Slot::Bytes {
                         data: b"old".to_vec(),
-                        like: super::super::plan::Like::Mode(0o644),
+                        like: super::super::slot::Like::Mode(0o644),
                     },
                 ),
                 ("/w/a/d", Slot::Absent),

@@ -11,7 +11,9 @@ mod apply;
 mod disk;
 mod effects;
 mod plan;
+mod refusal;
 mod select;
+mod slot;
 
 use std::path::{Path, PathBuf};
 
@@ -26,7 +28,8 @@ use crate::paths::shown::Shown;
 use crate::text::diff::unified_diff;
 use crate::workspace::Workspace;
 use effects::Effects;
-use plan::{Planner, Slot};
+use plan::Planner;
+use slot::Slot;
 
 /// An undo as the host asks for it.
 #[derive(Debug, Clone, Default)]
@@ -184,7 +187,7 @@ fn summary(selector: &Selector, targets: &[ChangeRecord]) -> String {
 
 fn heading(targets: &[ChangeRecord]) -> String {
     match targets {
-        [one] => plan::describe(one),
+        [one] => refusal::describe(one),
         many => format!(
             "{} changes ({})",
             many.len(),

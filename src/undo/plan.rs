@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::disk::{self, Real};
+use super::refusal::{conflict, damaged, describe, inside_archive, not_undoable};
 use super::select::Target;
+use super::slot::{physical_path, Like, Slot};
 use crate::change::{Action, EntryFacts, EntryKindName};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
@@ -20,33 +22,6 @@ use crate::paths::shown::Shown;
 use crate::text::delta::Delta;
 use crate::trash::{Kind, Member, Members, Metadata, Override};
 use crate::workspace::Workspace;
-
-/// What a path holds in the virtual state.
-#[derive(Debug, Clone)]
-pub enum Slot {
-    /// The entry on disk now at this real path (its own, or one that moves here).
-    Disk(PathBuf),
-    /// Nothing.
-    Absent,
-    /// The entry an archive in the trash keeps.
-    Archive { archive: PathBuf, meta: Metadata },
-    /// A file with these bytes, its mode and owner like `like`.
-    Bytes { data: Vec<u8>, like: Like },
-    /// An empty directory with this mode.
-    NewDir { mode: u32 },
-    /// The entry at `member` (a relative path, empty for the root) inside the directory archive
-    /// `archive` keeps: a path beneath a tree that comes back from the trash.
-    InArchive { archive: PathBuf, member: PathBuf },
-}
-
-/// Where a file made from bytes takes its mode (and owner) from.
-#[derive(Debug, Clone)]
-pub enum Like {
-    /// The file on disk now at this real path.
-    Disk(PathBuf),
-    /// These permission bits.
-    Mode(u32),
-}
 
 /// The outcome of planning: the final state of every path involved, and what is known of the
 /// disk now.
@@ -232,7 +207,7 @@ impl<'a> Planner<'a> {
         let physical: Vec<PathBuf> = self
             .slots
             .keys()
-            .filter_map(|path| super::effects::physical_path(&self.slots, path))
+            .filter_map(|path| physical_path(&self.slots, path))
             .collect();
         for path in physical {
             self.real(&path)?;
@@ -891,51 +866,6 @@ fn from_hex(hex: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
-/// Why a tree coming back from the trash cannot be checked with what is taken back inside it.
-fn inside_archive(top: &Path) -> String {
-    format!(
-        "what this undo takes back inside {}, which comes back from the trash, cannot be checked in one step; undo these changes one at a time",
-        top.shown()
-    )
-}
-
 fn shown_name(name: &OsString) -> String {
     Path::new(name).shown().into_owned()
-}
-
-/// `change <id> (<summary>)`.
-pub fn describe(record: &ChangeRecord) -> String {
-    format!("change {} ({})", record.id, record.summary)
-}
-
-/// A path not as the change left it.
-pub fn conflict(path: &Path, change: &str, why: &str) -> ToolError {
-    ToolError::new(
-        ErrorCode::Conflict,
-        format!(
-            "cannot undo {change}: {} is not as it left it ({why}). Nothing was undone; undo the later changes to it first, or leave this change as it is",
-            path.shown()
-        ),
-    )
-}
-
-fn not_undoable(record: &ChangeRecord, why: &str) -> ToolError {
-    ToolError::new(
-        ErrorCode::Conflict,
-        format!(
-            "{} cannot be undone: {why}. Nothing was undone",
-            describe(record)
-        ),
-    )
-}
-
-fn damaged(record: &ChangeRecord, path: &Path) -> ToolError {
-    ToolError::new(
-        ErrorCode::IoError,
-        format!(
-            "cannot undo {}: what the history keeps to take {} back does not give back the recorded content. Nothing was undone",
-            describe(record),
-            path.shown()
-        ),
-    )
 }

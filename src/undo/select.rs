@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::plan::describe;
+use super::refusal::describe;
 use crate::change::EntryFacts;
 use crate::error::{ErrorCode, ToolError};
 use crate::history::{ChangeRecord, Entry};
