@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::disk::{self, Real};
-use super::refusal::{conflict, damaged, describe, inside_archive, not_undoable};
+use super::refusal::{conflict, damaged, describe, not_undoable, Difference, UnreadableArchive};
 use super::select::Target;
 use super::slot::{physical_path, Like, Slot};
 use crate::change::{Action, EntryFacts, EntryKindName};
-use crate::error::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::hashing::sha256_hex;
 use crate::history::{ChangeRecord, FileRecord, History};
 use crate::paths::fsops::EntryKind;
@@ -158,7 +158,7 @@ impl<'a> Planner<'a> {
                     return Err(conflict(
                         &dir,
                         &change,
-                        &format!(
+                        format!(
                             "it is not empty: it holds {}, which no change being undone made",
                             shown_name(&name)
                         ),
@@ -172,14 +172,14 @@ impl<'a> Planner<'a> {
             }
             let members = self
                 .members_of(&archive)
-                .map_err(|e| conflict(&dir, &change, &e))?;
+                .map_err(|e| conflict(&dir, &change, e))?;
             for name in members.children(member.as_os_str().as_bytes()) {
                 let child = dir.join(std::ffi::OsStr::from_bytes(&name));
                 if !matches!(self.slots.get(&child), Some(Slot::Absent)) {
                     return Err(conflict(
                         &dir,
                         &change,
-                        &format!(
+                        format!(
                             "it is not empty: {} is in it",
                             shown_name(&OsString::from(std::ffi::OsStr::from_bytes(&name)))
                         ),
@@ -200,8 +200,7 @@ impl<'a> Planner<'a> {
             })
             .collect();
         for archive in trees {
-            self.members_of(&archive)
-                .map_err(|e| ToolError::new(ErrorCode::IoError, e))?;
+            self.members_of(&archive)?;
         }
         // Every real path a slot names, or where something goes, is known.
         let physical: Vec<PathBuf> = self
@@ -331,32 +330,32 @@ impl<'a> Planner<'a> {
             },
         };
         if let Err(why) = self.matches(&file.path, &expected) {
-            return Err(conflict(&file.path, &change, &why));
+            return Err(conflict(&file.path, &change, why));
         }
         if let (Action::Moved, Some(from)) = (file.action, &file.from) {
             if let Err(why) = self.matches(from, &Expected::Nothing) {
-                return Err(conflict(from, &change, &why));
+                return Err(conflict(from, &change, why));
             }
         }
         Ok(())
     }
 
     /// Whether the virtual state at `path` is `expected`; else what differs.
-    fn matches(&mut self, path: &Path, expected: &Expected) -> Result<(), String> {
+    fn matches(&mut self, path: &Path, expected: &Expected) -> Result<(), Difference> {
         let slot = self.slot(path);
         let (kind, sha256, facts) = match expected {
             Expected::Nothing => {
                 return match slot {
                     Slot::Absent => Ok(()),
-                    Slot::Disk(at) => match self.real(&at).map_err(|e| e.message)? {
+                    Slot::Disk(at) => match self.real(&at)? {
                         None => Ok(()),
-                        Some(real) => Err(format!("{} is there now", real.kind_name())),
+                        Some(real) => Err(Difference::Present(Some(real.kind_name()))),
                     },
                     Slot::InArchive { archive, member } => match self.member(&archive, &member)? {
                         None => Ok(()),
-                        Some(m) => Err(format!("{} is there now", kind_name(m.kind))),
+                        Some(m) => Err(Difference::Present(Some(kind_name(m.kind)))),
                     },
-                    _ => Err("an entry is there now".to_owned()),
+                    _ => Err(Difference::Present(None)),
                 }
             }
             Expected::Entry {
@@ -366,41 +365,36 @@ impl<'a> Planner<'a> {
             } => (*kind, sha256.as_deref(), *facts),
         };
         match slot {
-            Slot::Absent => Err("it no longer exists".to_owned()),
+            Slot::Absent => Err(Difference::Gone),
             Slot::InArchive { archive, member } => {
                 // Inside a tree in the trash: known by kind and content (inodes are not kept).
                 let Some(m) = self.member(&archive, &member)? else {
-                    return Err("it no longer exists".to_owned());
+                    return Err(Difference::Gone);
                 };
                 if kind.is_some_and(|k| k != kind_fact(m.kind)) {
-                    return Err(format!("it is now a {}", kind_name(m.kind)));
+                    return Err(Difference::OtherKind(kind_name(m.kind)));
                 }
                 match sha256 {
                     Some(_) if m.kind == Kind::Directory => match kind {
                         Some(EntryKindName::Directory) => Ok(()),
-                        _ => Err("it is now a directory".to_owned()),
+                        _ => Err(Difference::OtherKind("directory")),
                     },
-                    Some(sha256) if sha256 != m.sha256() => {
-                        Err("its content changed since".to_owned())
-                    }
+                    Some(sha256) if sha256 != m.sha256() => Err(Difference::ContentChanged),
                     _ => Ok(()),
                 }
             }
             Slot::Disk(at) => {
-                let Some(real) = self.real(&at).map_err(|e| e.message)? else {
-                    return Err("it no longer exists".to_owned());
+                let Some(real) = self.real(&at)? else {
+                    return Err(Difference::Gone);
                 };
                 if let Some(kind) = kind {
                     if real.kind_fact() != kind {
-                        return Err(format!("it is now a {}", real.kind_name()));
+                        return Err(Difference::OtherKind(real.kind_name()));
                     }
                 }
                 if let Some(facts) = facts {
                     if (real.stat.dev, real.stat.ino) != (facts.dev, facts.ino) {
-                        return Err(format!(
-                            "it was replaced by another {} since",
-                            real.kind_name()
-                        ));
+                        return Err(Difference::Replaced(real.kind_name()));
                     }
                 }
                 if let Some(sha256) = sha256 {
@@ -409,7 +403,7 @@ impl<'a> Planner<'a> {
                         // the undo archives it, where nothing beneath it is taken back first (then
                         // it is not as it is on disk now; each such path was checked itself).
                         if kind != Some(EntryKindName::Directory) {
-                            return Err("it is now a directory".to_owned());
+                            return Err(Difference::OtherKind("directory"));
                         }
                         let untouched_inside = !self
                             .slots
@@ -419,9 +413,9 @@ impl<'a> Planner<'a> {
                             self.tree_digests.insert(at.clone(), sha256.to_owned());
                         }
                     } else {
-                        let now = disk::sha256_of(self.ws, &at, &real).map_err(|e| e.message)?;
+                        let now = disk::sha256_of(self.ws, &at, &real)?;
                         if now != sha256 {
-                            return Err("its content changed since".to_owned());
+                            return Err(Difference::ContentChanged);
                         }
                     }
                 }
@@ -429,7 +423,7 @@ impl<'a> Planner<'a> {
             }
             Slot::Archive { meta, archive } => {
                 if kind.is_some_and(|k| k != kind_of_archive(&meta)) {
-                    return Err(format!("it is now a {}", archive_kind_name(&meta)));
+                    return Err(Difference::OtherKind(archive_kind_name(&meta)));
                 }
                 let Some(sha256) = sha256 else {
                     return Ok(());
@@ -442,18 +436,16 @@ impl<'a> Planner<'a> {
                     None
                 };
                 if sha256 != now.as_deref().unwrap_or(&meta.original_sha256) {
-                    return Err("its content changed since".to_owned());
+                    return Err(Difference::ContentChanged);
                 }
                 Ok(())
             }
             Slot::Bytes { data, .. } => {
                 if kind.is_some_and(|k| k != EntryKindName::File) {
-                    return Err("it is now a file".to_owned());
+                    return Err(Difference::OtherKind("file"));
                 }
                 match sha256 {
-                    Some(sha256) if sha256 != sha256_hex(&data) => {
-                        Err("its content changed since".to_owned())
-                    }
+                    Some(sha256) if sha256 != sha256_hex(&data) => Err(Difference::ContentChanged),
                     _ => Ok(()),
                 }
             }
@@ -465,10 +457,10 @@ impl<'a> Planner<'a> {
                     if sha256 == crate::trash::empty_tree_digest(mode) {
                         Ok(())
                     } else {
-                        Err("its content changed since".to_owned())
+                        Err(Difference::ContentChanged)
                     }
                 }
-                _ => Err("it is now a directory".to_owned()),
+                _ => Err(Difference::OtherKind("directory")),
             },
         }
     }
@@ -621,9 +613,7 @@ impl<'a> Planner<'a> {
         archive: &Path,
         member: &Path,
     ) -> Result<(), ToolError> {
-        let members = self
-            .members_of(archive)
-            .map_err(|e| ToolError::new(ErrorCode::IoError, e))?;
+        let members = self.members_of(archive)?;
         let sub = member.as_os_str().as_bytes();
         if members.get(sub).is_none_or(|m| m.kind != Kind::Directory) {
             return Ok(());
@@ -654,36 +644,42 @@ impl<'a> Planner<'a> {
     }
 
     /// What the directory archive `archive` holds (read once).
-    fn members_of(&mut self, archive: &Path) -> Result<Arc<Members>, String> {
+    fn members_of(&mut self, archive: &Path) -> Result<Arc<Members>, UnreadableArchive> {
         if let Some(known) = self.members.get(archive) {
             return Ok(known.clone());
         }
-        let (_, members) = self.ws.bucket().members(archive).map_err(|e| {
-            format!(
-                "what the trash keeps of it cannot be read ({}: {e})",
-                archive.shown()
-            )
-        })?;
+        let (_, members) =
+            self.ws
+                .bucket()
+                .members(archive)
+                .map_err(|error| UnreadableArchive {
+                    archive: archive.to_owned(),
+                    error,
+                })?;
         let members = Arc::new(members);
         self.members.insert(archive.to_owned(), members.clone());
         Ok(members)
     }
 
     /// The entry at `member` inside the directory archive `archive`.
-    fn member(&mut self, archive: &Path, member: &Path) -> Result<Option<Member>, String> {
+    fn member(
+        &mut self,
+        archive: &Path,
+        member: &Path,
+    ) -> Result<Option<Member>, UnreadableArchive> {
         let members = self.members_of(archive)?;
         Ok(members.get(member.as_os_str().as_bytes()).cloned())
     }
 
     /// The digest of the tree the archive at `path` keeps with the slots set beneath `path` in
     /// its place; `None` when nothing is set beneath (the archive's own digest holds).
-    fn tree_digest(&mut self, path: &Path, archive: &Path) -> Result<Option<String>, String> {
+    fn tree_digest(&mut self, path: &Path, archive: &Path) -> Result<Option<String>, Difference> {
         let beneath = self.beneath(path);
         if beneath.is_empty() {
             return Ok(None);
         }
         let mut overrides: BTreeMap<Vec<u8>, Override> = BTreeMap::new();
-        let one_at_a_time = || inside_archive(path);
+        let one_at_a_time = || Difference::InsideArchive(path.to_owned());
         for (rest, slot) in beneath {
             let under_a_leaf =
                 rest.ancestors().skip(1).any(|above| {
