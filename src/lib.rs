@@ -21,6 +21,8 @@ pub mod paths;
 pub mod permissions;
 pub mod progress;
 pub mod search;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod text;
 pub mod tools;
 pub mod trash;

@@ -26,8 +26,9 @@ pub mod move_file;
 pub mod read_file;
 pub mod remove_dir;
 pub mod restore_file;
+/// The tools' tests run a call through the whole flow: their workspace is [`crate::testing`]'s.
 #[cfg(test)]
-pub(crate) mod testing;
+pub(crate) use crate::testing;
 pub mod trash_list;
 pub(crate) mod trashing;
 pub mod write_file;

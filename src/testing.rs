@@ -1,5 +1,6 @@
-//! What the tools' tests share: a workspace on a fresh temporary directory, every permission
-//! granted and a user who says yes to every prompt.
+//! What tests that run calls through the whole flow share (the tools' and the dispatcher's): a
+//! workspace on a fresh temporary directory, every permission granted and a user who says yes to
+//! every prompt. It stands above the dispatcher it drives, beside the crate's other rooms.
 
 use std::path::PathBuf;
 use std::sync::Arc;
