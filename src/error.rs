@@ -1,9 +1,7 @@
 //! The error vocabulary of every tool: the SPEC's error codes and a coded, actionable message.
 
 use std::io;
-use std::path::Path;
 
-use crate::paths::shown::Shown;
 use serde::Serialize;
 
 /// The `ToolResult.code` values of SPEC §8.
@@ -67,12 +65,8 @@ impl ToolError {
         )
     }
 
-    /// Maps an OS error met while acting on `path` to a code and a message naming the path.
-    /// `doing` is a short verb phrase such as "read" or "create directory".
-    pub fn io(err: &io::Error, doing: &str, path: &Path) -> Self {
-        let (code, why) = describe_io(err);
-        Self::new(code, format!("cannot {doing} {}: {why}", path.shown()))
-    }
+    // `ToolError::io`, which names a path in its shown form, is the paths layer's
+    // (`paths/io_error.rs`).
 }
 
 /// The code of an OS error (the one mapping from errno to [`ErrorCode`]).
@@ -81,7 +75,7 @@ pub fn io_error_code(err: &io::Error) -> ErrorCode {
 }
 
 /// The code of an OS error and what it means for the model, with what to do next.
-fn describe_io(err: &io::Error) -> (ErrorCode, String) {
+pub(crate) fn describe_io(err: &io::Error) -> (ErrorCode, String) {
     let (code, why) = match err.raw_os_error() {
         Some(libc_codes::ENOENT) => (ErrorCode::NotFound, "it (or a parent directory) does not exist"),
         Some(libc_codes::EACCES) | Some(libc_codes::EPERM) => (
@@ -157,19 +151,10 @@ mod tests {
     #[test]
     fn io_errors_map_to_codes() {
         let e = io::Error::from_raw_os_error(libc_codes::ENOENT);
-        assert_eq!(
-            ToolError::io(&e, "read", Path::new("/x")).code,
-            ErrorCode::NotFound
-        );
+        assert_eq!(io_error_code(&e), ErrorCode::NotFound);
         let e = io::Error::from_raw_os_error(libc_codes::EACCES);
-        assert_eq!(
-            ToolError::io(&e, "read", Path::new("/x")).code,
-            ErrorCode::OsPermission
-        );
+        assert_eq!(io_error_code(&e), ErrorCode::OsPermission);
         let e = io::Error::from_raw_os_error(libc_codes::ELOOP);
-        assert_eq!(
-            ToolError::io(&e, "read", Path::new("/x")).code,
-            ErrorCode::PathNotAllowed
-        );
+        assert_eq!(io_error_code(&e), ErrorCode::PathNotAllowed);
     }
 }

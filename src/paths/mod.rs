@@ -17,6 +17,7 @@
 pub mod canonical;
 pub mod file_copy;
 pub mod fsops;
+mod io_error;
 pub mod platform;
 pub mod project;
 pub mod resolve;
