@@ -40,10 +40,12 @@
 //!
 //! Recovery acts only on records we wrote and only inside the allowed trees: the journal lives in
 //! the data directory, reached by descriptor (`store.rs`); a record counts only if it is a regular
-//! file of this user whose seal verifies under the data directory's key (`seal.rs`); and the file
-//! or directory it names is opened beneath the allowed tree holding it, never through a link.
-//! A record that does not verify (planted, or torn by a kill while it was written) is never
-//! acted on, only dropped.
+//! file of this user whose seal verifies under the data directory's key (`seal.rs`) and whose
+//! names are plain — one component each, directories absolute — checked as it is read
+//! (`record.rs`); and the file or directory it names is opened beneath the allowed tree holding
+//! it, never through a link. A record that does not verify (planted, or torn by a kill while it
+//! was written) or names anything else is never acted on, only dropped. Records are written and
+//! read as streams, so a record is readable whatever its size.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -56,139 +58,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use serde::{Deserialize, Serialize};
-
 use crate::datadir::DataDir;
 use crate::paths::{fsops, trees, Sandbox};
 
 pub mod commit;
+mod record;
 mod seal;
 mod store;
 mod tail;
 
 use store::Store;
 
+pub use record::{AppendRecord, Record, RemovalRecord, TempRecord};
 pub use tail::{roll_back_if_ours, Tail};
 
 /// How long a record of a still-running pid is left alone.
 pub const LIVE_GRACE: Duration = Duration::from_secs(600);
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// An in-place append in flight (kind `append`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct AppendRecord {
-    #[serde(with = "path_bytes")]
-    pub path: PathBuf,
-    pub dev: u64,
-    pub ino: u64,
-    pub old_size: u64,
-    pub append_len: u64,
-    pub append_sha256: String,
-    pub pid: u32,
-    /// Whether the appended bytes are kept beside the record (`<record>.bytes`); records
-    /// written before they were have none and never roll back.
-    #[serde(default)]
-    pub kept_bytes: bool,
-}
-
-/// A removal entry by entry in flight (kind `removal`): each entry is renamed aside to a temp
-/// name and checked before it is unlinked (`fsops::remove_exact`), so a kill can leave one under
-/// its temp name; recovery finishes those (they were archived or copied before).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct RemovalRecord {
-    /// The canonical path of the directory holding the entry being removed.
-    #[serde(with = "path_bytes")]
-    pub dir: PathBuf,
-    pub dir_dev: u64,
-    pub dir_ino: u64,
-    /// The entry (a file, or a tree) whose removal is in flight.
-    #[serde(with = "path_bytes")]
-    pub name: PathBuf,
-    pub pid: u32,
-}
-
-/// A temp file of an atomic write, about to be created (kind `temp`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct TempRecord {
-    /// The canonical path of the directory the temp file is created in.
-    #[serde(with = "path_bytes")]
-    pub dir: PathBuf,
-    /// The device of that directory, checked before anything in it is removed.
-    pub dir_dev: u64,
-    /// The inode of that directory, checked before anything in it is removed.
-    pub dir_ino: u64,
-    /// The temp file's name in `dir`.
-    #[serde(with = "path_bytes")]
-    pub name: PathBuf,
-    pub pid: u32,
-}
-
-/// Paths as records store them: JSON text when they are UTF-8 (readable, and all that older
-/// records hold), else an array of bytes, since a Linux path is bytes and a record must not fail
-/// to be written (or a write go unjournaled) for a name that is not UTF-8.
-mod path_bytes {
-    use std::ffi::OsStr;
-    use std::os::unix::ffi::OsStrExt;
-    use std::path::{Path, PathBuf};
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
-        match path.to_str() {
-            Some(text) => serializer.serialize_str(text),
-            None => serializer.collect_seq(path.as_os_str().as_bytes()),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<PathBuf, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Stored {
-            Text(String),
-            Bytes(Vec<u8>),
-        }
-        Ok(match Stored::deserialize(deserializer)? {
-            Stored::Text(text) => PathBuf::from(text),
-            Stored::Bytes(bytes) => PathBuf::from(OsStr::from_bytes(&bytes)),
-        })
-    }
-}
-
-/// One journal record, as stored: `{"kind": "append" | "temp", …fields}`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub enum Record {
-    Append(AppendRecord),
-    Temp(TempRecord),
-    Commit(commit::CommitRecord),
-    Removal(RemovalRecord),
-}
-
-impl Record {
-    /// Parses a stored record; one without a `kind` (written before temp records existed) is an
-    /// append record.
-    pub fn parse(bytes: &[u8]) -> serde_json::Result<Self> {
-        let mut value: serde_json::Value = serde_json::from_slice(bytes)?;
-        if let Some(fields) = value.as_object_mut() {
-            fields.entry("kind").or_insert_with(|| "append".into());
-        }
-        serde_json::from_value(value)
-    }
-
-    /// The process that wrote the record.
-    pub fn pid(&self) -> u32 {
-        match self {
-            Record::Append(r) => r.pid,
-            Record::Temp(r) => r.pid,
-            Record::Commit(r) => r.pid,
-            Record::Removal(r) => r.pid,
-        }
-    }
-}
 
 /// What recovery did with one record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,7 +95,8 @@ pub enum Recovered {
     /// A change of many entries cut short after its commit point: finished.
     CommitFinished,
     /// A record we cannot show we wrote (not a regular file of ours, or its seal does not
-    /// verify): never acted on; the record itself is dropped.
+    /// verify), or one naming anything but plain names (see `record.rs`): never acted on; the
+    /// record itself is dropped.
     Untrusted,
 }
 
@@ -380,6 +268,14 @@ impl Journal {
         result
     }
 
+    /// Writes `record` as the new file `name`, sealed, as it is serialised (a record of any size
+    /// takes no more memory than the record itself); `fsync`ed when `durable`.
+    fn write_record(&self, name: &OsStr, record: &Record, durable: bool) -> io::Result<()> {
+        self.store.write_sealed_with(name, durable, &mut |out| {
+            serde_json::to_writer(out, record).map_err(io::Error::other)
+        })
+    }
+
     /// Writes `record` under a fresh name, creating the directory if needed.
     fn write(&self, record: &Record, durability: Durability) -> io::Result<Entry> {
         self.write_as(&fresh_name(record.pid()), record, durability)
@@ -387,14 +283,13 @@ impl Journal {
 
     /// Writes `record`, sealed, as `name` (a [`fresh_name`]), creating the directory if needed.
     fn write_as(&self, name: &OsStr, record: &Record, durability: Durability) -> io::Result<Entry> {
-        let bytes = serde_json::to_vec(record).map_err(io::Error::other)?;
         match durability {
-            Durability::PageCache => self.store.write_sealed(name, &bytes, false)?,
+            Durability::PageCache => self.write_record(name, record, false)?,
             Durability::Fsynced => {
                 let mut partial = OsString::from(".");
                 partial.push(name);
                 partial.push(".partial");
-                self.store.write_sealed(&partial, &bytes, true)?;
+                self.write_record(&partial, record, true)?;
                 if let Err(e) = self.store.rename(&partial, name) {
                     let _ = self.store.remove(&partial);
                     return Err(e);
@@ -412,11 +307,10 @@ impl Journal {
     /// Rewrites the record of `entry` as `record`, atomically and durably (a `.partial` copy,
     /// fsynced, renamed over it, the directory fsynced).
     fn rewrite_durable(&self, entry: &Entry, record: &Record) -> io::Result<()> {
-        let bytes = serde_json::to_vec(record).map_err(io::Error::other)?;
         let mut partial = OsString::from(".");
         partial.push(&entry.name);
         partial.push(".partial");
-        self.store.write_sealed(&partial, &bytes, true)?;
+        self.write_record(&partial, record, true)?;
         if let Err(e) = self.store.rename(&partial, &entry.name) {
             let _ = self.store.remove(&partial);
             return Err(e);
@@ -426,10 +320,11 @@ impl Journal {
     }
 
     /// Replays every record left by a crash (cheap when the directory is missing or empty), then
-    /// removes kept append bytes whose record is gone. Only records we wrote (sealed) are acted
-    /// on, and only on what lies inside `sandbox`'s allowed trees. `perform_sequel` performs the
-    /// sequel of a change of many entries that recovery finishes (see [`commit`]) unless it was
-    /// done already; should it fail, the record stays for the next recovery.
+    /// removes kept append bytes whose record is gone. Only records we wrote (sealed, with plain
+    /// names) are acted on, and only on what lies inside `sandbox`'s allowed trees.
+    /// `perform_sequel` performs the sequel of a change of many entries that recovery finishes
+    /// (see [`commit`]) unless it was done already; should it fail, the record stays for the
+    /// next recovery.
     pub fn recover(
         &self,
         sandbox: &Sandbox,
@@ -440,9 +335,11 @@ impl Journal {
         };
         // Changes of many entries first: until one is undone or finished, the temp names it lists
         // may hold a user's displaced file, which a temp record must not remove.
-        let (commits, others): (Vec<_>, Vec<_>) = names
-            .into_iter()
-            .partition(|name| self.is_commit_record(name));
+        let (commits, others): (Vec<_>, Vec<_>) = names.into_iter().partition(|name| {
+            self.store
+                .peek(name, record::COMMIT_HEAD.len())
+                .is_some_and(|head| head == record::COMMIT_HEAD)
+        });
         let mut done = Vec::new();
         for name in commits.into_iter().chain(others) {
             let text = name.to_string_lossy();
@@ -458,8 +355,7 @@ impl Journal {
             }
             let record = self
                 .store
-                .read_sealed(&name)
-                .and_then(|body| Record::parse(&body).ok());
+                .read_sealed_with(&name, |body| Record::read(body).ok());
             // A young record of a live process (this one included: another workspace of it) may
             // be an operation in flight; one that does not open, a record still being written.
             let pid = record.as_ref().map(Record::pid).or_else(|| pid_of(&text));
@@ -468,8 +364,8 @@ impl Journal {
                 continue;
             }
             let Some(record) = record else {
-                // Not ours, or not whole (a record torn by the kill): never acted on, and dropped
-                // as the garbage it is.
+                // Not ours, not whole (a record torn by the kill), or naming what is not a plain
+                // name: never acted on, and dropped as the garbage it is.
                 let _ = self.store.remove(&name);
                 done.push(Recovered::Untrusted);
                 continue;
@@ -490,16 +386,6 @@ impl Journal {
         self.sweep_kept_bytes();
         self.store.sync();
         done
-    }
-
-    /// Whether `name` is a sealed record of a change of many entries.
-    fn is_commit_record(&self, name: &OsStr) -> bool {
-        name.to_string_lossy().ends_with(".json")
-            && self
-                .store
-                .read_sealed(name)
-                .and_then(|body| Record::parse(&body).ok())
-                .is_some_and(|r| matches!(r, Record::Commit(_)))
     }
 
     /// Removes kept append bytes without a record: a crash between writing them and the
@@ -543,6 +429,17 @@ impl Journal {
     #[cfg(test)]
     pub fn read(&self, entry_path: &Path) -> Option<Vec<u8>> {
         self.store.read_sealed(entry_path.file_name()?)
+    }
+
+    /// How many records the journal holds (for tests).
+    #[cfg(test)]
+    pub fn record_count(&self) -> usize {
+        self.store.names().map_or(0, |names| {
+            names
+                .iter()
+                .filter(|n| n.to_string_lossy().ends_with(".json"))
+                .count()
+        })
     }
 }
 
@@ -731,6 +628,9 @@ fn open_beneath_allowed(sandbox: &Sandbox, dir: &Path) -> io::Result<std::os::fd
 }
 
 #[cfg(test)]
+mod recovery_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use std::fs::{self, OpenOptions};
@@ -767,15 +667,12 @@ mod tests {
         (tmp, journal, file)
     }
 
-    /// Rewrites the record at `path` as if its writer were dead, in the current format.
+    /// Rewrites the record at `path` as if its writer were dead, in the current format (as it
+    /// is: a record naming what recovery must refuse is kept as written).
     fn kill_writer(journal: &Journal, path: &Path) {
-        let mut record = Record::parse(&journal.read(path).unwrap()).unwrap();
-        match &mut record {
-            Record::Append(r) => r.pid = DEAD_PID,
-            Record::Temp(r) => r.pid = DEAD_PID,
-            Record::Commit(r) => r.pid = DEAD_PID,
-            Record::Removal(r) => r.pid = DEAD_PID,
-        }
+        let mut record: serde_json::Value =
+            serde_json::from_slice(&journal.read(path).unwrap()).unwrap();
+        record["pid"] = DEAD_PID.into();
         journal.rewrite(path, &serde_json::to_vec(&record).unwrap());
     }
 
@@ -1249,13 +1146,16 @@ mod tests {
     #[test]
     fn only_our_temp_names_are_ever_removed_and_links_never_followed() {
         let (_tmp, journal, dir) = temp_setup();
-        // Not a temp name; a name leading out of the directory.
+        // Not a temp name; a name leading out of the directory: refused as the record is read
+        // (under a dead writer's name: a record that does not read is judged by its name).
         fs::write(dir.join("notes.txt"), b"user").unwrap();
-        crashed_temp(&journal, &dir, "notes.txt", false);
+        let refused = crashed_temp(&journal, &dir, "notes.txt", false);
+        fs::rename(&refused, journal.dir().join(format!("{DEAD_PID}-9-1.json"))).unwrap();
         fs::write(dir.join(".x.1.2.agent-fs-tools.tmp"), b"user").unwrap();
         let sub = dir.join("sub");
         fs::create_dir(&sub).unwrap();
-        crashed_temp(&journal, &sub, "../.x.1.2.agent-fs-tools.tmp", false);
+        let refused = crashed_temp(&journal, &sub, "../.x.1.2.agent-fs-tools.tmp", false);
+        fs::rename(&refused, journal.dir().join(format!("{DEAD_PID}-9-2.json"))).unwrap();
         // A symlink under a temp name goes, its target stays; so does a linked directory's content.
         let target = dir.join("target.txt");
         fs::write(&target, b"user").unwrap();
@@ -1269,8 +1169,8 @@ mod tests {
         assert_eq!(
             outcomes,
             [
-                vec![Recovered::LeftAlone; 2],
-                vec![Recovered::TempRemoved; 2]
+                vec![Recovered::TempRemoved; 2],
+                vec![Recovered::Untrusted; 2]
             ]
             .concat()
         );

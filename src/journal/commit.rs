@@ -42,7 +42,8 @@ use rustix::fs::Stat;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{path_bytes, Durability, Entry, Journal, Record, Recovered};
+use super::record::{check_dir, check_name, check_ours, path_bytes};
+use super::{Durability, Entry, Journal, Record, Recovered};
 use crate::hashing::sha256_hex;
 use crate::paths::fsops::{self, RemoveError, ReplaceError, Replacing, Snapshot};
 use crate::paths::{trees, Sandbox};
@@ -166,6 +167,26 @@ pub struct CommitRecord {
     /// `applied`, opaque to the journal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequel: Option<Value>,
+}
+
+impl CommitRecord {
+    /// Whether every directory is a plain absolute path, every name one plain component and
+    /// every temp name ours (see `record.rs`); the error says which is not.
+    pub(super) fn check(&self) -> Result<(), String> {
+        for step in &self.steps {
+            check_dir(&step.dir)?;
+            check_name(&step.name)?;
+            check_ours(&step.aside)?;
+            if let StepAction::Rename {
+                to_dir, to_name, ..
+            } = &step.action
+            {
+                check_dir(to_dir)?;
+                check_name(to_name)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Whether a change's sequel was performed by [`Commit::apply_then`].
@@ -779,6 +800,33 @@ pub fn recover(
         }
         Ok(Recovered::CommitUndone)
     }
+}
+
+/// Applies `commit` and "kills" the process right before its commit point: every step is
+/// made and the record still says `applying`. The record is then made a dead process's (and
+/// named for it), as the next process finds it; returns its path.
+#[cfg(test)]
+pub fn kill_before_commit_point(journal: &Journal, commit: Commit<'_>) -> PathBuf {
+    let run = std::panic::AssertUnwindSafe(|| {
+        let _ = commit.apply_then(|| panic!("killed before the commit point"), |_| Ok(()));
+    });
+    assert!(std::panic::catch_unwind(run).is_err(), "the kill came");
+    let names = journal.store.names().unwrap();
+    let [name] = &names[..] else {
+        panic!("one record is left: {names:?}")
+    };
+    let path = journal.dir().join(name);
+    // Read as stored (not through the journal's reader, which tests may be about).
+    let stored = std::fs::read(&path).unwrap();
+    let body = &stored[..stored.len() - super::seal::TRAILER_LEN];
+    let Record::Commit(mut record) = Record::parse(body).unwrap() else {
+        panic!("not a commit record")
+    };
+    record.pid = u32::MAX - 1;
+    std::fs::remove_file(&path).unwrap();
+    let path = journal.dir().join(format!("{}-0-0.json", record.pid));
+    journal.rewrite(&path, &serde_json::to_vec(&Record::Commit(record)).unwrap());
+    path
 }
 
 #[cfg(test)]
