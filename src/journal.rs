@@ -46,6 +46,10 @@
 //! it, never through a link. A record that does not verify (planted, or torn by a kill while it
 //! was written) or names anything else is never acted on, only dropped. Records are written and
 //! read as streams, so a record is readable whatever its size.
+//!
+//! Recovery is exclusive: one at a time per journal (data directory and root), under an `flock`
+//! held across processes and threads ([`Journal::recover`]); and every replay is safe to run
+//! again, on a record replayed before wholly or in part.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -320,8 +324,12 @@ impl Journal {
     }
 
     /// Replays every record left by a crash (cheap when the directory is missing or empty), then
-    /// removes kept append bytes whose record is gone. Only records we wrote (sealed, with plain
-    /// names) are acted on, and only on what lies inside `sandbox`'s allowed trees.
+    /// removes kept append bytes whose record is gone, under the journal's recovery lock: one
+    /// recovery at a time per journal (data directory and root), across processes and the
+    /// workspaces of one process alike; the next one finds what this one left. Nothing is done
+    /// when the lock cannot be taken (a data directory that cannot be written): the records
+    /// stay. Only records we wrote (sealed, with plain names) are acted on, and only on what lies
+    /// inside `sandbox`'s allowed trees.
     /// `perform_sequel` performs the sequel of a change of many entries that recovery finishes
     /// (see [`commit`]) unless it was done already; should it fail, the record stays for the
     /// next recovery.
@@ -330,6 +338,9 @@ impl Journal {
         sandbox: &Sandbox,
         perform_sequel: &dyn Fn(&serde_json::Value) -> io::Result<()>,
     ) -> Vec<Recovered> {
+        let Ok(Some(_lock)) = self.store.lock_recovery() else {
+            return Vec::new();
+        };
         let Ok(names) = self.store.names() else {
             return Vec::new();
         };
@@ -549,11 +560,20 @@ pub fn remove_temp(record: &TempRecord, sandbox: &Sandbox) -> io::Result<Recover
     let Some(dir) = open_recorded_dir(sandbox, &record.dir, record.dir_dev, record.dir_ino)? else {
         return Ok(Recovered::LeftAlone);
     };
-    match trees::remove_tree_at(dir.as_fd(), name, trees::Removal::OWN_TEMP) {
-        Ok(_) => Ok(Recovered::TempRemoved),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Recovered::LeftAlone),
-        Err(e) => Err(e),
+    // What a checked removal of it moved to its doomed name is ours too (see `commit.rs`).
+    let mut removed = false;
+    for name in [name.to_owned(), fsops::doomed_name(name)] {
+        match trees::remove_tree_at(dir.as_fd(), &name, trees::Removal::OWN_TEMP) {
+            Ok(_) => removed = true,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
     }
+    Ok(if removed {
+        Recovered::TempRemoved
+    } else {
+        Recovered::LeftAlone
+    })
 }
 
 /// Finishes a removal a kill cut short: what its process left under its temp names — in the

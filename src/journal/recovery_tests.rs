@@ -1,22 +1,28 @@
-//! Recovery of changes of many entries (issue 26): readable at any size, and never acting
-//! outside the allowed trees whoever sealed the record.
+//! Recovery of changes of many entries (issue 26): exclusive, safe to run again, readable at any
+//! size, and never acting outside the allowed trees whoever sealed the record.
 
 use std::ffi::OsStr;
 use std::fs;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::commit::{kill_before_commit_point, CommitRecord, Ident};
+use super::commit::{kill_before_commit_point, CommitRecord, Ident, PlannedFile};
 use super::{Journal, Record, Recovered};
 use crate::datadir::DataDir;
+use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, Snapshot};
 use crate::paths::Sandbox;
 
 /// A pid no process has (above any `pid_max`): the writer of a record "died".
 const DEAD_PID: u32 = u32::MAX - 1;
+
+/// How long a test waits for the other thread of a race it drives before it fails (a
+/// safeguard against a hang, never a way to order anything).
+const STUCK: Duration = Duration::from_secs(120);
 
 struct Dirs {
     _tmp: tempfile::TempDir,
@@ -52,6 +58,34 @@ fn dir_fd(dir: &Path) -> OwnedFd {
     fsops::open_dir(dir, dir, false).unwrap()
 }
 
+/// Stages `new` as the content of the existing `dir/name`.
+fn put(commit: &mut super::commit::Commit<'_>, dir: &Path, name: &str, new: &str) {
+    let stat = fsops::lstat_at(dir_fd(dir).as_fd(), OsStr::new(name))
+        .unwrap()
+        .unwrap();
+    let planned = PlannedFile {
+        stat,
+        bytes: fs::read(dir.join(name)).unwrap(),
+    };
+    commit
+        .put(
+            dir_fd(dir),
+            dir,
+            OsStr::new(name),
+            new.into(),
+            Some(&stat),
+            Some(planned),
+        )
+        .unwrap();
+}
+
+/// Stages the new file `dir/name` holding `new`.
+fn add(commit: &mut super::commit::Commit<'_>, dir: &Path, name: &str, new: &str) {
+    commit
+        .put(dir_fd(dir), dir, OsStr::new(name), new.into(), None, None)
+        .unwrap();
+}
+
 /// Adds removing `dir/name`.
 fn remove(commit: &mut super::commit::Commit<'_>, dir: &Path, name: &str) {
     let stat = fsops::lstat_at(dir_fd(dir).as_fd(), OsStr::new(name))
@@ -60,6 +94,20 @@ fn remove(commit: &mut super::commit::Commit<'_>, dir: &Path, name: &str) {
     commit
         .remove(dir_fd(dir), dir, OsStr::new(name), Snapshot::of(&stat))
         .unwrap();
+}
+
+fn commit_record(journal: &Journal, path: &Path) -> CommitRecord {
+    match Record::parse(&journal.read(path).unwrap()).unwrap() {
+        Record::Commit(record) => record,
+        other => panic!("not a commit record: {other:?}"),
+    }
+}
+
+/// Rewrites the record at `path` as if the kill had come right after the commit point.
+fn as_applied(journal: &Journal, path: &Path) {
+    let mut record = commit_record(journal, path);
+    record.applied = true;
+    journal.rewrite(path, &serde_json::to_vec(&Record::Commit(record)).unwrap());
 }
 
 /// Every entry under `dir` (hidden ones too), by its path below `dir`, with a file's content.
@@ -86,8 +134,228 @@ fn tree(dir: &Path) -> Vec<(String, String)> {
     out
 }
 
+fn entries(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut out: Vec<_> = list
+        .iter()
+        .map(|(p, c)| (p.to_string(), c.to_string()))
+        .collect();
+    out.sort();
+    out
+}
+
 fn within(dir: &Path) -> Sandbox {
     Sandbox::new(dir.to_owned(), Some(vec![dir.to_owned()]), vec![])
+}
+
+/// Issue 26, item 1: two recoveries of one killed change at once. Without the lock, the second
+/// checks the file before the first exchanges it back, exchanges it again after, and the first
+/// then unlinks by name what it had checked to be the staged file — the user's original. Here
+/// the race is made certain: the first recovery, about to exchange the file back, starts the
+/// second and lets it run as far as it can.
+#[test]
+fn two_recoveries_at_once_take_a_change_back_once() {
+    let d = dirs();
+    let name = "two-recoveries.txt";
+    fs::write(d.root.join(name), "original\n").unwrap();
+    let journal = d.journal("two-recoveries");
+    let mut commit = journal.commit();
+    put(&mut commit, &d.root, name, "patched\n");
+    let record = kill_before_commit_point(&journal, commit);
+    assert_eq!(
+        fs::read_to_string(d.root.join(name)).unwrap(),
+        "patched\n",
+        "the kill left the change made, before its commit point"
+    );
+    let aside = commit_record(&journal, &record).steps[0]
+        .aside
+        .to_string_lossy()
+        .into_owned();
+    let sandbox = within(&d.root);
+
+    let (events, heard) = mpsc::channel::<&'static str>();
+    let heard = Arc::new(Mutex::new(heard));
+    let (go, wait_for_go) = mpsc::channel::<()>();
+    let first_heard = Arc::new(Mutex::new(None));
+    let second = Arc::new(Mutex::new(None));
+    {
+        // The first recovery, about to exchange the file back, starts a second one and waits
+        // until that one is about to do the same, or waits for the lock.
+        let (journal, sandbox) = (journal.clone(), sandbox.clone());
+        let (events, heard, first_heard, second) = (
+            events.clone(),
+            heard.clone(),
+            first_heard.clone(),
+            second.clone(),
+        );
+        race_point::at(RacePoint::BeforeReplace, name, move || {
+            *second.lock().unwrap() = Some(std::thread::spawn(move || {
+                let outcome = journal.recover(&sandbox, &no_sequel);
+                events.send("done").unwrap();
+                outcome
+            }));
+            let event = heard.lock().unwrap().recv_timeout(STUCK).unwrap();
+            *first_heard.lock().unwrap() = Some(event);
+        });
+    }
+    {
+        let events = events.clone();
+        race_point::at(RacePoint::BeforeReplace, name, move || {
+            events.send("exchanging").unwrap();
+            wait_for_go.recv_timeout(STUCK).unwrap();
+        });
+    }
+    {
+        let events = events.clone();
+        race_point::at(RacePoint::LockBusy, "two-recoveries.lock", move || {
+            events.send("waiting").unwrap()
+        });
+    }
+    {
+        // The first recovery, about to remove the staged file it checked, lets the second go on
+        // (if it is not waiting for the lock) and waits until it is done.
+        let (heard, first_heard) = (heard.clone(), first_heard.clone());
+        race_point::at(RacePoint::BeforeRemove, &aside, move || {
+            if *first_heard.lock().unwrap() == Some("exchanging") {
+                go.send(()).unwrap();
+                assert_eq!(heard.lock().unwrap().recv_timeout(STUCK).unwrap(), "done");
+            }
+        });
+    }
+    let first = journal.recover(&sandbox, &no_sequel);
+    let second = second
+        .lock()
+        .unwrap()
+        .take()
+        .expect("the second one started");
+    let second = second.join().unwrap();
+
+    assert_eq!(
+        fs::read_to_string(d.root.join(name)).unwrap(),
+        "original\n",
+        "the user's file is back, once"
+    );
+    assert_eq!(tree(&d.root), entries(&[(name, "original\n")]));
+    assert_eq!(*first_heard.lock().unwrap(), Some("waiting"));
+    assert_eq!(first, vec![Recovered::CommitUndone]);
+    assert_eq!(second, vec![], "the second found nothing left to do");
+    assert_eq!(journal.record_count(), 0);
+}
+
+/// Issue 26, item 1: what recovery removes is what it checked. An entry that takes a staged
+/// file's temp name between the check and the removal stays.
+#[test]
+fn an_entry_that_takes_a_staged_files_name_after_its_check_is_never_removed() {
+    let d = dirs();
+    let name = "swapped-after-check.txt";
+    fs::write(d.root.join(name), "original\n").unwrap();
+    fs::write(d.root.join("precious.txt"), "precious\n").unwrap();
+    let journal = d.journal("x");
+    let mut commit = journal.commit();
+    put(&mut commit, &d.root, name, "patched\n");
+    let record = kill_before_commit_point(&journal, commit);
+    let aside = commit_record(&journal, &record).steps[0].aside.clone();
+    let (at_aside, precious) = (d.root.join(&aside), d.root.join("precious.txt"));
+    race_point::at(
+        RacePoint::BeforeRemove,
+        &aside.to_string_lossy(),
+        move || {
+            rustix::fs::renameat_with(
+                rustix::fs::CWD,
+                &at_aside,
+                rustix::fs::CWD,
+                &precious,
+                rustix::fs::RenameFlags::EXCHANGE,
+            )
+            .unwrap()
+        },
+    );
+    assert_eq!(
+        journal.recover(&within(&d.root), &no_sequel),
+        vec![Recovered::CommitUndone]
+    );
+    assert_eq!(fs::read_to_string(d.root.join(name)).unwrap(), "original\n");
+    let contents: Vec<String> = tree(&d.root).into_iter().map(|(_, c)| c).collect();
+    assert!(
+        contents.contains(&"precious\n".to_owned()),
+        "the file swapped in was removed: {:?}",
+        tree(&d.root)
+    );
+}
+
+/// Issue 26, item 1: a recovery killed halfway — here, in the middle of a removal, its entry
+/// moved to its doomed name — is finished by the next one; and running a record again on what
+/// it already recovered changes nothing.
+#[test]
+fn a_recovery_cut_short_is_finished_by_the_next_and_running_it_again_changes_nothing() {
+    let before = [("a.txt", "a old\n"), ("gone.txt", "gone\n")];
+    let after = [("a.txt", "a new\n"), ("c.txt", "c new\n")];
+    for applied in [false, true] {
+        let d = dirs();
+        for (name, content) in before {
+            fs::write(d.root.join(name), content).unwrap();
+        }
+        let journal = d.journal("x");
+        let mut commit = journal.commit();
+        put(&mut commit, &d.root, "a.txt", "a new\n");
+        add(&mut commit, &d.root, "c.txt", "c new\n");
+        remove(&mut commit, &d.root, "gone.txt");
+        let path = kill_before_commit_point(&journal, commit);
+        if applied {
+            as_applied(&journal, &path);
+        }
+        let record = commit_record(&journal, &path);
+        let aside = &record.steps[0].aside;
+        let doomed = fsops::doomed_name(aside.as_os_str());
+        let dir = dir_fd(&d.root);
+        if !applied {
+            // Killed once a.txt was back, the staged file moved to its doomed name.
+            fsops::rename_exchange(
+                dir.as_fd(),
+                aside.as_os_str(),
+                dir.as_fd(),
+                OsStr::new("a.txt"),
+            )
+            .unwrap();
+        }
+        // (Applied: killed in the clean-up, the displaced a.txt moved to its doomed name.)
+        fsops::rename_noreplace(dir.as_fd(), aside.as_os_str(), dir.as_fd(), &doomed).unwrap();
+        let stored = fs::read(&path).unwrap();
+        let (outcome, expected) = if applied {
+            (Recovered::CommitFinished, entries(&after))
+        } else {
+            (Recovered::CommitUndone, entries(&before))
+        };
+        assert_eq!(journal.recover(&within(&d.root), &no_sequel), vec![outcome]);
+        assert_eq!(tree(&d.root), expected, "applied: {applied}");
+        // A second recovery that read the record before the first removed it.
+        fs::write(&path, &stored).unwrap();
+        assert_eq!(journal.recover(&within(&d.root), &no_sequel), vec![outcome]);
+        assert_eq!(tree(&d.root), expected, "applied: {applied}, again");
+        assert_eq!(journal.record_count(), 0);
+    }
+}
+
+/// Issue 26, item 1: what a removal cut short left under its doomed name that is not the entry
+/// to remove goes back under the temp name it came from (and from there where it belongs).
+#[test]
+fn what_a_doomed_name_holds_that_is_not_to_be_removed_goes_back() {
+    let d = dirs();
+    fs::write(d.root.join("a.txt"), "a old\n").unwrap();
+    let journal = d.journal("x");
+    let mut commit = journal.commit();
+    put(&mut commit, &d.root, "a.txt", "a new\n");
+    let path = kill_before_commit_point(&journal, commit);
+    let aside = commit_record(&journal, &path).steps[0].aside.clone();
+    // The original (under the temp name since the exchange) was moved to the doomed name by a
+    // removal that found it was not the staged file, and killed before it put it back.
+    let dir = dir_fd(&d.root);
+    let doomed = fsops::doomed_name(aside.as_os_str());
+    fsops::rename_noreplace(dir.as_fd(), aside.as_os_str(), dir.as_fd(), &doomed).unwrap();
+    assert_eq!(
+        journal.recover(&within(&d.root), &no_sequel),
+        vec![Recovered::CommitUndone]
+    );
+    assert_eq!(tree(&d.root), entries(&[("a.txt", "a old\n")]));
 }
 
 /// Issue 26, item 4: a record over 1 MiB (a change of thousands of entries) is read whole and

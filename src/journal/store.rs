@@ -1,7 +1,8 @@
 //! Where records are kept: one directory in the data directory, reached through its descriptor
 //! (see `datadir`), every file in it opened without following a link. A file is read only if it
 //! is a regular file of ours (owned by this user), and every record is sealed (see `seal`),
-//! written and read as a stream, whatever its size.
+//! written and read as a stream, whatever its size. Beside the directory, `<name>.lock` is what
+//! makes recovery exclusive (see [`Store::lock_recovery`]).
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -16,6 +17,7 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 
 use super::seal::{self, Mac, KEY_LEN, TRAILER_LEN};
 use crate::datadir::DataDir;
+use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, EntryKind};
 
 /// Name of the sealing key, in the directory above the journals of every workspace.
@@ -134,6 +136,32 @@ impl Store {
         Some(head)
     }
 
+    /// Takes the recovery lock of this journal, waiting for it: an exclusive `flock` on
+    /// `<name>.lock` beside the journal directory, held — against other processes and other
+    /// workspaces of this one alike — while the returned file is open (a killed holder's goes
+    /// with it). `None` when the journal directory does not exist: there is nothing to recover.
+    pub fn lock_recovery(&self) -> io::Result<Option<File>> {
+        match self.dir(false) {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        let parent = self
+            .data
+            .open(self.rel.parent().unwrap_or(Path::new("")), false)?;
+        let mut name = self.rel.file_name().unwrap_or_default().to_owned();
+        name.push(".lock");
+        let lock = open_lock(parent.as_fd(), &name)?;
+        match fsops::try_lock_exclusive(&lock) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                race_point::reached(RacePoint::LockBusy, &name);
+                fsops::lock_exclusive(&lock)?;
+            }
+            other => other?,
+        }
+        Ok(Some(lock))
+    }
+
     /// Opens `name` for reading if it is a regular file owned by this user (never following a
     /// link, never blocking on a FIFO).
     pub fn open_ours(&self, name: &OsStr) -> io::Result<File> {
@@ -247,6 +275,26 @@ impl<R: Read> Read for Unsealing<R> {
         self.read += n as u64;
         Ok(n)
     }
+}
+
+/// Opens (creating it, 0600) the lock file `name` in `dir`: a regular file of ours, never
+/// through a link.
+fn open_lock(dir: impl AsFd, name: &OsStr) -> io::Result<File> {
+    let flags = OFlags::RDWR
+        | OFlags::CREATE
+        | OFlags::NOFOLLOW
+        | OFlags::NONBLOCK
+        | OFlags::NOCTTY
+        | OFlags::CLOEXEC;
+    let file = rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))
+        .map(File::from)
+        .map_err(io::Error::from)?;
+    let stat = fsops::fstat(&file)?;
+    if EntryKind::of(&stat) != EntryKind::File || stat.st_uid != rustix::process::geteuid().as_raw()
+    {
+        return Err(io::Error::from(io::ErrorKind::PermissionDenied));
+    }
+    Ok(file)
 }
 
 fn read_key(mut file: File) -> io::Result<[u8; KEY_LEN]> {
