@@ -48,9 +48,13 @@
 //! read as streams, so a record is readable whatever its size.
 //!
 //! Recovery is exclusive: one at a time per journal (data directory and root), under an `flock`
-//! held across processes and threads ([`Journal::recover`]); and every replay is safe to run
-//! again, on a record replayed before wholly or in part.
+//! held across processes and threads ([`Journal::recover_all`]); and every replay is safe to
+//! run again, on a record replayed before wholly or in part. It is all or nothing per record: one
+//! covering a directory the sandbox does not reach is left whole ([`Recovered::Deferred`]) for a
+//! workspace that reaches it, and the workspace that left it refuses changes of what it covers
+//! meanwhile ([`Pending`]).
 
+use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
@@ -102,6 +106,39 @@ pub enum Recovered {
     /// verify), or one naming anything but plain names (see `record.rs`): never acted on; the
     /// record itself is dropped.
     Untrusted,
+    /// A record covering a directory this workspace's sandbox does not reach: nothing is done
+    /// and the record stays, whole, for a workspace that can finish it.
+    Deferred,
+}
+
+/// What one recovery did, and what it left for a workspace that can finish it.
+#[derive(Debug, Default)]
+pub struct Recovery {
+    /// What was done with each record.
+    pub outcomes: Vec<Recovered>,
+    /// The records left whole ([`Recovered::Deferred`]) because this sandbox does not reach all
+    /// they cover.
+    pub pending: Vec<Pending>,
+}
+
+/// A record a recovery left whole, for a workspace whose sandbox reaches all it covers.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    /// The record's name in the journal: it is done once that is gone.
+    record: OsString,
+    /// The paths of the entries it covers, which a change must not find half done.
+    pub paths: Vec<PathBuf>,
+    /// A directory it acts in that the sandbox did not reach.
+    pub out_of_reach: PathBuf,
+}
+
+impl Pending {
+    /// Whether `path` is an entry the record covers, or inside or above one.
+    pub fn covers(&self, path: &Path) -> bool {
+        self.paths
+            .iter()
+            .any(|covered| covered.starts_with(path) || path.starts_with(covered))
+    }
 }
 
 /// How a record is written.
@@ -324,25 +361,34 @@ impl Journal {
     }
 
     /// Replays every record left by a crash (cheap when the directory is missing or empty), then
-    /// removes kept append bytes whose record is gone, under the journal's recovery lock: one
-    /// recovery at a time per journal (data directory and root), across processes and the
-    /// workspaces of one process alike; the next one finds what this one left. Nothing is done
-    /// when the lock cannot be taken (a data directory that cannot be written): the records
-    /// stay. Only records we wrote (sealed, with plain names) are acted on, and only on what lies
-    /// inside `sandbox`'s allowed trees.
-    /// `perform_sequel` performs the sequel of a change of many entries that recovery finishes
-    /// (see [`commit`]) unless it was done already; should it fail, the record stays for the
-    /// next recovery.
+    /// removes kept append bytes whose record is gone (see [`Journal::recover_all`]).
     pub fn recover(
         &self,
         sandbox: &Sandbox,
         perform_sequel: &dyn Fn(&serde_json::Value) -> io::Result<()>,
     ) -> Vec<Recovered> {
+        self.recover_all(sandbox, perform_sequel).outcomes
+    }
+
+    /// Replays every record left by a crash, under the journal's recovery lock: one recovery at
+    /// a time per journal (data directory and root), across processes and the workspaces of one
+    /// process alike; the next one finds what this one left. Only records we wrote (sealed, with
+    /// plain names) are acted on, and only where `sandbox` reaches all a record covers: one it
+    /// does not is left whole and returned as [`Pending`]. `perform_sequel` performs the sequel
+    /// of a change of many entries that recovery finishes (see [`commit`]) unless it was done
+    /// already; should it fail, the record stays for the next recovery. Nothing is done when the
+    /// lock cannot be taken (a data directory that cannot be written): the records stay.
+    pub fn recover_all(
+        &self,
+        sandbox: &Sandbox,
+        perform_sequel: &dyn Fn(&serde_json::Value) -> io::Result<()>,
+    ) -> Recovery {
+        let mut recovery = Recovery::default();
         let Ok(Some(_lock)) = self.store.lock_recovery() else {
-            return Vec::new();
+            return recovery;
         };
         let Ok(names) = self.store.names() else {
-            return Vec::new();
+            return recovery;
         };
         // Changes of many entries first: until one is undone or finished, the temp names it lists
         // may hold a user's displaced file, which a temp record must not remove.
@@ -351,7 +397,8 @@ impl Journal {
                 .peek(name, record::COMMIT_HEAD.len())
                 .is_some_and(|head| head == record::COMMIT_HEAD)
         });
-        let mut done = Vec::new();
+        // The temp names of changes left whole: their temp records stay with them.
+        let mut held: HashSet<(PathBuf, OsString)> = HashSet::new();
         for name in commits.into_iter().chain(others) {
             let text = name.to_string_lossy();
             if text.starts_with('.') && text.ends_with(".partial") {
@@ -371,16 +418,38 @@ impl Journal {
             // be an operation in flight; one that does not open, a record still being written.
             let pid = record.as_ref().map(Record::pid).or_else(|| pid_of(&text));
             if self.in_flight(pid, &name) {
-                done.push(Recovered::Skipped);
+                recovery.outcomes.push(Recovered::Skipped);
                 continue;
             }
             let Some(record) = record else {
                 // Not ours, not whole (a record torn by the kill), or naming what is not a plain
                 // name: never acted on, and dropped as the garbage it is.
                 let _ = self.store.remove(&name);
-                done.push(Recovered::Untrusted);
+                recovery.outcomes.push(Recovered::Untrusted);
                 continue;
             };
+            if let Some(out_of_reach) = record.dirs().into_iter().find(|d| !reaches(sandbox, d)) {
+                if let Record::Commit(commit) = &record {
+                    held.extend(
+                        commit
+                            .asides()
+                            .map(|(dir, aside)| (dir.to_owned(), aside.to_owned())),
+                    );
+                }
+                recovery.pending.push(Pending {
+                    paths: record.paths(),
+                    out_of_reach: out_of_reach.to_owned(),
+                    record: name,
+                });
+                recovery.outcomes.push(Recovered::Deferred);
+                continue;
+            }
+            if let Record::Temp(temp) = &record {
+                if held.contains(&(temp.dir.clone(), temp.name.as_os_str().to_owned())) {
+                    recovery.outcomes.push(Recovered::Deferred);
+                    continue;
+                }
+            }
             let kept = kept_bytes_name(&name);
             let outcome = match &record {
                 Record::Append(record) => replay(record, self.store.open_ours(&kept).ok(), sandbox),
@@ -388,15 +457,22 @@ impl Journal {
                 Record::Commit(record) => commit::recover(record, sandbox, perform_sequel),
                 Record::Removal(record) => finish_removal(record, sandbox),
             };
-            if outcome.is_ok() {
+            if matches!(outcome, Ok(outcome) if outcome != Recovered::Deferred) {
                 let _ = self.store.remove(&name);
                 let _ = self.store.remove(&kept);
             }
-            done.push(outcome.unwrap_or(Recovered::LeftAlone));
+            recovery
+                .outcomes
+                .push(outcome.unwrap_or(Recovered::LeftAlone));
         }
         self.sweep_kept_bytes();
         self.store.sync();
-        done
+        recovery
+    }
+
+    /// Whether the record `pending` names is still in the journal (no workspace finished it).
+    pub fn holds(&self, pending: &Pending) -> bool {
+        self.store.exists(&pending.record)
     }
 
     /// Removes kept append bytes without a record: a crash between writing them and the
@@ -636,6 +712,11 @@ fn open_recorded_dir(
         return Ok(None);
     };
     Ok((fsops::identity(&fsops::fstat(&fd)?) == (dev, ino)).then_some(fd))
+}
+
+/// Whether `dir` lies inside `sandbox`'s allowed trees, and not in a hidden one.
+fn reaches(sandbox: &Sandbox, dir: &Path) -> bool {
+    sandbox.anchor_of(dir).is_some() && !sandbox.is_hidden(dir)
 }
 
 /// Opens the directory `dir` beneath the allowed tree holding it (never a hidden one, never
@@ -1297,21 +1378,43 @@ mod tests {
         assert_eq!(fs::read(&file).unwrap(), b"old");
     }
 
-    /// Recovery acts only inside the allowed trees of the workspace recovering.
+    /// Recovery acts only inside the allowed trees of the workspace recovering; a record it
+    /// cannot finish there stays, whole, for a workspace whose sandbox reaches it.
     #[test]
-    fn records_of_paths_outside_the_allowed_trees_are_left_alone() {
+    fn a_record_outside_the_allowed_trees_stays_for_a_workspace_that_reaches_it() {
         let (tmp, journal, file) = setup();
         let rec = begin(&journal, &file, b"new");
         append(&file, b"ne");
         let elsewhere = fs::canonicalize(tmp.path()).unwrap().join("elsewhere");
         fs::create_dir(&elsewhere).unwrap();
         let bounded = Sandbox::new(elsewhere.clone(), Some(vec![elsewhere]), vec![]);
-        assert_eq!(
-            journal.recover(&bounded, &no_sequel),
-            vec![Recovered::LeftAlone]
-        );
+        let recovery = journal.recover_all(&bounded, &no_sequel);
+        assert_eq!(recovery.outcomes, vec![Recovered::Deferred]);
         assert_eq!(fs::read(&file).unwrap(), b"oldne");
-        assert!(!rec.exists());
+        assert!(rec.exists() && kept_bytes_path(&rec).exists());
+        let [pending] = &recovery.pending[..] else {
+            panic!("{:?}", recovery.pending)
+        };
+        assert_eq!(pending.paths, vec![file.clone()]);
+        assert!(pending.covers(&file) && pending.covers(file.parent().unwrap()));
+        assert!(!pending.covers(&file.with_extension("other")));
+        assert!(journal.holds(pending));
+        // The data directory's own journal is hidden from the tools: never reached either.
+        let hidden = Sandbox::new(
+            PathBuf::from("/"),
+            None,
+            vec![file.parent().unwrap().into()],
+        );
+        assert_eq!(
+            journal.recover(&hidden, &no_sequel),
+            vec![Recovered::Deferred]
+        );
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::RolledBack]
+        );
+        assert_eq!(fs::read(&file).unwrap(), b"old");
+        assert!(!rec.exists() && !journal.holds(pending));
     }
 
     trait TapMkdir {

@@ -30,7 +30,9 @@
 //! (judged by the recorded identities, never by names alone), staged files are removed; `applied`
 //! → the clean-up is finished and the sequel performed. Either way, afterwards every entry is as
 //! before the change or every one as the change says. An entry that is neither ours nor the
-//! planned one (the user changed it after the crash) is left where it is. It is safe to run again on a record it recovered wholly or in part: every move is made only
+//! planned one (the user changed it after the crash) is left where it is. Recovery does all of a
+//! record or none of it: a sandbox that does not reach every directory it lists leaves it whole.
+//! It is safe to run again on a record it recovered wholly or in part: every move is made only
 //! from the state it undoes and checked after it, and what is removed is removed through what
 //! was checked — a directory through its descriptor, anything else once moved from its temp name
 //! to the doomed name derived from it ([`fsops::doomed_name`]), where a removal a kill cut short
@@ -191,6 +193,40 @@ impl CommitRecord {
             }
         }
         Ok(())
+    }
+
+    /// Every directory the steps act in.
+    pub(super) fn dirs(&self) -> Vec<&Path> {
+        let mut dirs = Vec::new();
+        for step in &self.steps {
+            dirs.push(step.dir.as_path());
+            if let StepAction::Rename { to_dir, .. } = &step.action {
+                dirs.push(to_dir.as_path());
+            }
+        }
+        dirs
+    }
+
+    /// The paths of the entries the steps change.
+    pub(super) fn paths(&self) -> Vec<PathBuf> {
+        let mut paths = Vec::new();
+        for step in &self.steps {
+            paths.push(step.dir.join(&step.name));
+            if let StepAction::Rename {
+                to_dir, to_name, ..
+            } = &step.action
+            {
+                paths.push(to_dir.join(to_name));
+            }
+        }
+        paths
+    }
+
+    /// The temp names the steps use, by directory: what they hold answers to this record.
+    pub(super) fn asides(&self) -> impl Iterator<Item = (&Path, &OsStr)> {
+        self.steps
+            .iter()
+            .map(|step| (step.dir.as_path(), step.aside.as_os_str()))
     }
 }
 
@@ -828,8 +864,10 @@ fn sync_dirs(steps: &[Staged]) {
 
 /// Recovery of a commit record a crash left: undone while `applying`, finished once `applied`
 /// — its sequel performed by `perform`, which must tell whether it was done already (see the
-/// module docs); only directories still the recorded ones, inside the allowed trees. A directory
-/// that is gone or another one now is skipped. An error (the sequel could not be performed)
+/// module docs). All or nothing, like the change it finishes: unless `sandbox` reaches every
+/// directory the steps act in, nothing is touched and the record stays, whole, for a workspace
+/// that can ([`Recovered::Deferred`]). A directory that is gone or another one now is skipped
+/// (what was in it is out of anyone's reach). An error (the sequel could not be performed)
 /// keeps the record for the next recovery. Running it again on a record it already recovered,
 /// wholly or in part, changes nothing more.
 pub fn recover(
@@ -837,6 +875,13 @@ pub fn recover(
     sandbox: &Sandbox,
     perform: &dyn Fn(&Value) -> io::Result<()>,
 ) -> io::Result<Recovered> {
+    if record
+        .dirs()
+        .into_iter()
+        .any(|dir| !super::reaches(sandbox, dir))
+    {
+        return Ok(Recovered::Deferred);
+    }
     // Each step's directory (and a rename's other one), if still the recorded one.
     let open = |path: &Path, dev: u64, ino: u64| super::open_recorded_dir(sandbox, path, dev, ino);
     let mut dirs = Vec::new();

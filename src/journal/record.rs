@@ -167,6 +167,26 @@ impl Record {
             Record::Removal(r) => r.pid,
         }
     }
+
+    /// Every directory recovery of the record acts in.
+    pub fn dirs(&self) -> Vec<&Path> {
+        match self {
+            Record::Append(r) => r.path.parent().into_iter().collect(),
+            Record::Temp(r) => vec![&r.dir],
+            Record::Removal(r) => vec![&r.dir],
+            Record::Commit(r) => r.dirs(),
+        }
+    }
+
+    /// The paths of the entries the record covers: what a change of them could find half done.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        match self {
+            Record::Append(r) => vec![r.path.clone()],
+            Record::Temp(r) => vec![r.dir.join(&r.name)],
+            Record::Removal(r) => vec![r.dir.join(&r.name)],
+            Record::Commit(r) => r.paths(),
+        }
+    }
 }
 
 /// Reads a record field by field when its `kind` comes first; gathers it otherwise.

@@ -1,5 +1,6 @@
-//! Recovery of changes of many entries (issue 26): exclusive, safe to run again, readable at any
-//! size, and never acting outside the allowed trees whoever sealed the record.
+//! Recovery of changes of many entries (issue 26): exclusive, safe to run again, all or nothing
+//! whatever the sandbox, readable at any size, and never acting outside the allowed trees
+//! whoever sealed the record.
 
 use std::ffi::OsStr;
 use std::fs;
@@ -356,6 +357,55 @@ fn what_a_doomed_name_holds_that_is_not_to_be_removed_goes_back() {
         vec![Recovered::CommitUndone]
     );
     assert_eq!(tree(&d.root), entries(&[("a.txt", "a old\n")]));
+}
+
+/// Issue 26, item 3: a workspace whose sandbox reaches only part of a killed change leaves all
+/// of it — files and record — as the kill left them; one that reaches all of it finishes it,
+/// all or nothing.
+#[test]
+fn a_change_a_narrower_sandbox_cannot_wholly_reach_stays_whole_for_one_that_can() {
+    for applied in [false, true] {
+        let d = dirs();
+        let (a, b) = (d.root.join("a"), d.root.join("b"));
+        fs::create_dir(&a).unwrap();
+        fs::create_dir(&b).unwrap();
+        fs::write(a.join("f.txt"), "f old\n").unwrap();
+        fs::write(b.join("g.txt"), "g old\n").unwrap();
+        let journal = d.journal("x");
+        let mut commit = journal.commit();
+        put(&mut commit, &a, "f.txt", "f new\n");
+        put(&mut commit, &b, "g.txt", "g new\n");
+        let path = kill_before_commit_point(&journal, commit);
+        if applied {
+            as_applied(&journal, &path);
+        }
+        let left = tree(&d.root);
+        for _ in 0..2 {
+            let recovery = journal.recover_all(&within(&a), &no_sequel);
+            assert_eq!(recovery.outcomes, vec![Recovered::Deferred]);
+            assert_eq!(tree(&d.root), left, "nothing is touched");
+            assert!(path.exists(), "the record stays");
+            let [pending] = &recovery.pending[..] else {
+                panic!("{:?}", recovery.pending)
+            };
+            assert_eq!(pending.out_of_reach, b);
+            assert!(pending.covers(&a.join("f.txt")) && pending.covers(&b.join("g.txt")));
+            assert!(pending.covers(&a) && !pending.covers(&a.join("other.txt")));
+        }
+        let outcome = journal.recover(&within(&d.root), &no_sequel);
+        let (f, g) = if applied {
+            assert_eq!(outcome, vec![Recovered::CommitFinished]);
+            ("f new\n", "g new\n")
+        } else {
+            assert_eq!(outcome, vec![Recovered::CommitUndone]);
+            ("f old\n", "g old\n")
+        };
+        assert_eq!(
+            tree(&d.root),
+            entries(&[("a/", ""), ("a/f.txt", f), ("b/", ""), ("b/g.txt", g)])
+        );
+        assert_eq!(journal.record_count(), 0);
+    }
 }
 
 /// Issue 26, item 4: a record over 1 MiB (a change of thousands of entries) is read whole and
