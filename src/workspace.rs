@@ -117,6 +117,13 @@ fn append_carried_record(history: &History, sequel: &Value) -> std::io::Result<(
 }
 
 impl Workspace {
+    /// Validates `options` as [`Workspace::new`] does, and nothing more: no workspace, no
+    /// recovery.
+    pub fn check_options(options: &Value, tool_names: &[&str]) -> Result<(), OptionError> {
+        let home = dirs::home_dir();
+        WorkspaceOptions::parse(options, tool_names, home.as_deref()).map(drop)
+    }
+
     /// Validates `options` (SPEC §2; `tool_names` are the names `tools` may configure); the
     /// error names the bad option.
     pub fn new(options: &Value, tool_names: &[&str]) -> Result<Self, OptionError> {
