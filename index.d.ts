@@ -5,6 +5,11 @@
 export declare class NativeWorkspace {
   /** Throws an `InvalidArg` error whose message names the bad option. */
   constructor(optionsJson: string)
+  /**
+   * Checks options as the constructor does, without making a workspace (no crash recovery
+   * starts): throws an `InvalidArg` error whose message names the bad option.
+   */
+  static checkOptions(optionsJson: string): void
   /** JSON of the enabled tools' definitions. */
   definitions(): string
   /**

@@ -147,6 +147,14 @@ impl NativeWorkspace {
         })
     }
 
+    /// Checks options as the constructor does, without making a workspace (no crash recovery
+    /// starts): throws an `InvalidArg` error whose message names the bad option.
+    #[napi]
+    pub fn check_options(options_json: String) -> Result<()> {
+        let options = parse_json(&options_json, "options")?;
+        Toolset::check_options(&options).map_err(|e| Error::new(Status::InvalidArg, e.0))
+    }
+
     /// JSON of the enabled tools' definitions.
     #[napi]
     pub fn definitions(&self) -> String {

@@ -489,8 +489,21 @@ impl Call {
     /// Locks `paths` for a change, from its plan through its prompt: other changes of these
     /// paths wait, reads go on. Upgrade it with `exclusive()` after `authorize`, before the
     /// commit (see `locks`). `CONFLICT` at once for a change made from the confirm handler of a
-    /// change of the same paths, which would wait for its own answer.
+    /// change of the same paths, which would wait for its own answer, and for a change of a path
+    /// that a change a crash cut short covers, which this workspace could not finish
+    /// ([`Workspace::unfinished_change_of`]).
     pub async fn lock_for_change(&self, paths: &[&Path]) -> Result<ChangeGuard<'_>, ToolError> {
+        if let Some((path, pending)) = self.ws.unfinished_change_of(paths) {
+            return Err(ToolError::new(
+                ErrorCode::Conflict,
+                format!(
+                    "{} is part of a change that a crash cut short and that this workspace cannot finish: the change also covers {}, outside its allowed paths. Nothing was changed. Open the workspace with allowed paths that include {} (it finishes that change), then retry.",
+                    path.shown(),
+                    pending.out_of_reach.shown(),
+                    pending.out_of_reach.shown(),
+                ),
+            ));
+        }
         let asker = Asker {
             call: self.id,
             answering: &self.answering,

@@ -41,6 +41,12 @@ pub struct Toolset {
 }
 
 impl Toolset {
+    /// Validates `options` as [`Toolset::new`] does, without creating a workspace (so no crash
+    /// recovery starts); the error names the bad option.
+    pub fn check_options(options: &Value) -> Result<(), OptionError> {
+        Workspace::check_options(options, &tools::names())
+    }
+
     /// Validates `options` (SPEC §2) and creates the workspace; the error names the bad option.
     pub fn new(options: &Value) -> Result<Self, OptionError> {
         let ws = Arc::new(Workspace::new(options, &tools::names())?);

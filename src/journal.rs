@@ -40,11 +40,21 @@
 //!
 //! Recovery acts only on records we wrote and only inside the allowed trees: the journal lives in
 //! the data directory, reached by descriptor (`store.rs`); a record counts only if it is a regular
-//! file of this user whose seal verifies under the data directory's key (`seal.rs`); and the file
-//! or directory it names is opened beneath the allowed tree holding it, never through a link.
-//! A record that does not verify (planted, or torn by a kill while it was written) is never
-//! acted on, only dropped.
+//! file of this user whose seal verifies under the data directory's key (`seal.rs`) and whose
+//! names are plain — one component each, directories absolute — checked as it is read
+//! (`record.rs`); and the file or directory it names is opened beneath the allowed tree holding
+//! it, never through a link. A record that does not verify (planted, or torn by a kill while it
+//! was written) or names anything else is never acted on, only dropped. Records are written and
+//! read as streams, so a record is readable whatever its size.
+//!
+//! Recovery is exclusive: one at a time per journal (data directory and root), under an `flock`
+//! held across processes and threads ([`Journal::recover_all`]); and every replay is safe to
+//! run again, on a record replayed before wholly or in part. It is all or nothing per record: one
+//! covering a directory the sandbox does not reach is left whole ([`Recovered::Deferred`]) for a
+//! workspace that reaches it, and the workspace that left it refuses changes of what it covers
+//! meanwhile ([`Pending`]).
 
+use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
@@ -56,139 +66,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use serde::{Deserialize, Serialize};
-
 use crate::datadir::DataDir;
 use crate::paths::{fsops, trees, Sandbox};
 
 pub mod commit;
+mod record;
 mod seal;
 mod store;
 mod tail;
 
 use store::Store;
 
+pub use record::{AppendRecord, Record, RemovalRecord, TempRecord};
 pub use tail::{roll_back_if_ours, Tail};
 
 /// How long a record of a still-running pid is left alone.
 pub const LIVE_GRACE: Duration = Duration::from_secs(600);
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// An in-place append in flight (kind `append`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct AppendRecord {
-    #[serde(with = "path_bytes")]
-    pub path: PathBuf,
-    pub dev: u64,
-    pub ino: u64,
-    pub old_size: u64,
-    pub append_len: u64,
-    pub append_sha256: String,
-    pub pid: u32,
-    /// Whether the appended bytes are kept beside the record (`<record>.bytes`); records
-    /// written before they were have none and never roll back.
-    #[serde(default)]
-    pub kept_bytes: bool,
-}
-
-/// A removal entry by entry in flight (kind `removal`): each entry is renamed aside to a temp
-/// name and checked before it is unlinked (`fsops::remove_exact`), so a kill can leave one under
-/// its temp name; recovery finishes those (they were archived or copied before).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct RemovalRecord {
-    /// The canonical path of the directory holding the entry being removed.
-    #[serde(with = "path_bytes")]
-    pub dir: PathBuf,
-    pub dir_dev: u64,
-    pub dir_ino: u64,
-    /// The entry (a file, or a tree) whose removal is in flight.
-    #[serde(with = "path_bytes")]
-    pub name: PathBuf,
-    pub pid: u32,
-}
-
-/// A temp file of an atomic write, about to be created (kind `temp`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct TempRecord {
-    /// The canonical path of the directory the temp file is created in.
-    #[serde(with = "path_bytes")]
-    pub dir: PathBuf,
-    /// The device of that directory, checked before anything in it is removed.
-    pub dir_dev: u64,
-    /// The inode of that directory, checked before anything in it is removed.
-    pub dir_ino: u64,
-    /// The temp file's name in `dir`.
-    #[serde(with = "path_bytes")]
-    pub name: PathBuf,
-    pub pid: u32,
-}
-
-/// Paths as records store them: JSON text when they are UTF-8 (readable, and all that older
-/// records hold), else an array of bytes, since a Linux path is bytes and a record must not fail
-/// to be written (or a write go unjournaled) for a name that is not UTF-8.
-mod path_bytes {
-    use std::ffi::OsStr;
-    use std::os::unix::ffi::OsStrExt;
-    use std::path::{Path, PathBuf};
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
-        match path.to_str() {
-            Some(text) => serializer.serialize_str(text),
-            None => serializer.collect_seq(path.as_os_str().as_bytes()),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<PathBuf, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Stored {
-            Text(String),
-            Bytes(Vec<u8>),
-        }
-        Ok(match Stored::deserialize(deserializer)? {
-            Stored::Text(text) => PathBuf::from(text),
-            Stored::Bytes(bytes) => PathBuf::from(OsStr::from_bytes(&bytes)),
-        })
-    }
-}
-
-/// One journal record, as stored: `{"kind": "append" | "temp", …fields}`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub enum Record {
-    Append(AppendRecord),
-    Temp(TempRecord),
-    Commit(commit::CommitRecord),
-    Removal(RemovalRecord),
-}
-
-impl Record {
-    /// Parses a stored record; one without a `kind` (written before temp records existed) is an
-    /// append record.
-    pub fn parse(bytes: &[u8]) -> serde_json::Result<Self> {
-        let mut value: serde_json::Value = serde_json::from_slice(bytes)?;
-        if let Some(fields) = value.as_object_mut() {
-            fields.entry("kind").or_insert_with(|| "append".into());
-        }
-        serde_json::from_value(value)
-    }
-
-    /// The process that wrote the record.
-    pub fn pid(&self) -> u32 {
-        match self {
-            Record::Append(r) => r.pid,
-            Record::Temp(r) => r.pid,
-            Record::Commit(r) => r.pid,
-            Record::Removal(r) => r.pid,
-        }
-    }
-}
 
 /// What recovery did with one record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,8 +103,42 @@ pub enum Recovered {
     /// A change of many entries cut short after its commit point: finished.
     CommitFinished,
     /// A record we cannot show we wrote (not a regular file of ours, or its seal does not
-    /// verify): never acted on; the record itself is dropped.
+    /// verify), or one naming anything but plain names (see `record.rs`): never acted on; the
+    /// record itself is dropped.
     Untrusted,
+    /// A record covering a directory this workspace's sandbox does not reach: nothing is done
+    /// and the record stays, whole, for a workspace that can finish it.
+    Deferred,
+}
+
+/// What one recovery did, and what it left for a workspace that can finish it.
+#[derive(Debug, Default)]
+pub struct Recovery {
+    /// What was done with each record.
+    pub outcomes: Vec<Recovered>,
+    /// The records left whole ([`Recovered::Deferred`]) because this sandbox does not reach all
+    /// they cover.
+    pub pending: Vec<Pending>,
+}
+
+/// A record a recovery left whole, for a workspace whose sandbox reaches all it covers.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    /// The record's name in the journal: it is done once that is gone.
+    record: OsString,
+    /// The paths of the entries it covers, which a change must not find half done.
+    pub paths: Vec<PathBuf>,
+    /// A directory it acts in that the sandbox did not reach.
+    pub out_of_reach: PathBuf,
+}
+
+impl Pending {
+    /// Whether `path` is an entry the record covers, or inside or above one.
+    pub fn covers(&self, path: &Path) -> bool {
+        self.paths
+            .iter()
+            .any(|covered| covered.starts_with(path) || path.starts_with(covered))
+    }
 }
 
 /// How a record is written.
@@ -380,6 +309,14 @@ impl Journal {
         result
     }
 
+    /// Writes `record` as the new file `name`, sealed, as it is serialised (a record of any size
+    /// takes no more memory than the record itself); `fsync`ed when `durable`.
+    fn write_record(&self, name: &OsStr, record: &Record, durable: bool) -> io::Result<()> {
+        self.store.write_sealed_with(name, durable, &mut |out| {
+            serde_json::to_writer(out, record).map_err(io::Error::other)
+        })
+    }
+
     /// Writes `record` under a fresh name, creating the directory if needed.
     fn write(&self, record: &Record, durability: Durability) -> io::Result<Entry> {
         self.write_as(&fresh_name(record.pid()), record, durability)
@@ -387,14 +324,13 @@ impl Journal {
 
     /// Writes `record`, sealed, as `name` (a [`fresh_name`]), creating the directory if needed.
     fn write_as(&self, name: &OsStr, record: &Record, durability: Durability) -> io::Result<Entry> {
-        let bytes = serde_json::to_vec(record).map_err(io::Error::other)?;
         match durability {
-            Durability::PageCache => self.store.write_sealed(name, &bytes, false)?,
+            Durability::PageCache => self.write_record(name, record, false)?,
             Durability::Fsynced => {
                 let mut partial = OsString::from(".");
                 partial.push(name);
                 partial.push(".partial");
-                self.store.write_sealed(&partial, &bytes, true)?;
+                self.write_record(&partial, record, true)?;
                 if let Err(e) = self.store.rename(&partial, name) {
                     let _ = self.store.remove(&partial);
                     return Err(e);
@@ -412,11 +348,10 @@ impl Journal {
     /// Rewrites the record of `entry` as `record`, atomically and durably (a `.partial` copy,
     /// fsynced, renamed over it, the directory fsynced).
     fn rewrite_durable(&self, entry: &Entry, record: &Record) -> io::Result<()> {
-        let bytes = serde_json::to_vec(record).map_err(io::Error::other)?;
         let mut partial = OsString::from(".");
         partial.push(&entry.name);
         partial.push(".partial");
-        self.store.write_sealed(&partial, &bytes, true)?;
+        self.write_record(&partial, record, true)?;
         if let Err(e) = self.store.rename(&partial, &entry.name) {
             let _ = self.store.remove(&partial);
             return Err(e);
@@ -426,24 +361,44 @@ impl Journal {
     }
 
     /// Replays every record left by a crash (cheap when the directory is missing or empty), then
-    /// removes kept append bytes whose record is gone. Only records we wrote (sealed) are acted
-    /// on, and only on what lies inside `sandbox`'s allowed trees. `perform_sequel` performs the
-    /// sequel of a change of many entries that recovery finishes (see [`commit`]) unless it was
-    /// done already; should it fail, the record stays for the next recovery.
+    /// removes kept append bytes whose record is gone (see [`Journal::recover_all`]).
     pub fn recover(
         &self,
         sandbox: &Sandbox,
         perform_sequel: &dyn Fn(&serde_json::Value) -> io::Result<()>,
     ) -> Vec<Recovered> {
+        self.recover_all(sandbox, perform_sequel).outcomes
+    }
+
+    /// Replays every record left by a crash, under the journal's recovery lock: one recovery at
+    /// a time per journal (data directory and root), across processes and the workspaces of one
+    /// process alike; the next one finds what this one left. Only records we wrote (sealed, with
+    /// plain names) are acted on, and only where `sandbox` reaches all a record covers: one it
+    /// does not is left whole and returned as [`Pending`]. `perform_sequel` performs the sequel
+    /// of a change of many entries that recovery finishes (see [`commit`]) unless it was done
+    /// already; should it fail, the record stays for the next recovery. Nothing is done when the
+    /// lock cannot be taken (a data directory that cannot be written): the records stay.
+    pub fn recover_all(
+        &self,
+        sandbox: &Sandbox,
+        perform_sequel: &dyn Fn(&serde_json::Value) -> io::Result<()>,
+    ) -> Recovery {
+        let mut recovery = Recovery::default();
+        let Ok(Some(_lock)) = self.store.lock_recovery() else {
+            return recovery;
+        };
         let Ok(names) = self.store.names() else {
-            return Vec::new();
+            return recovery;
         };
         // Changes of many entries first: until one is undone or finished, the temp names it lists
         // may hold a user's displaced file, which a temp record must not remove.
-        let (commits, others): (Vec<_>, Vec<_>) = names
-            .into_iter()
-            .partition(|name| self.is_commit_record(name));
-        let mut done = Vec::new();
+        let (commits, others): (Vec<_>, Vec<_>) = names.into_iter().partition(|name| {
+            self.store
+                .peek(name, record::COMMIT_HEAD.len())
+                .is_some_and(|head| head == record::COMMIT_HEAD)
+        });
+        // The temp names of changes left whole: their temp records stay with them.
+        let mut held: HashSet<(PathBuf, OsString)> = HashSet::new();
         for name in commits.into_iter().chain(others) {
             let text = name.to_string_lossy();
             if text.starts_with('.') && text.ends_with(".partial") {
@@ -458,22 +413,43 @@ impl Journal {
             }
             let record = self
                 .store
-                .read_sealed(&name)
-                .and_then(|body| Record::parse(&body).ok());
+                .read_sealed_with(&name, |body| Record::read(body).ok());
             // A young record of a live process (this one included: another workspace of it) may
             // be an operation in flight; one that does not open, a record still being written.
             let pid = record.as_ref().map(Record::pid).or_else(|| pid_of(&text));
             if self.in_flight(pid, &name) {
-                done.push(Recovered::Skipped);
+                recovery.outcomes.push(Recovered::Skipped);
                 continue;
             }
             let Some(record) = record else {
-                // Not ours, or not whole (a record torn by the kill): never acted on, and dropped
-                // as the garbage it is.
+                // Not ours, not whole (a record torn by the kill), or naming what is not a plain
+                // name: never acted on, and dropped as the garbage it is.
                 let _ = self.store.remove(&name);
-                done.push(Recovered::Untrusted);
+                recovery.outcomes.push(Recovered::Untrusted);
                 continue;
             };
+            if let Some(out_of_reach) = record.dirs().into_iter().find(|d| !reaches(sandbox, d)) {
+                if let Record::Commit(commit) = &record {
+                    held.extend(
+                        commit
+                            .asides()
+                            .map(|(dir, aside)| (dir.to_owned(), aside.to_owned())),
+                    );
+                }
+                recovery.pending.push(Pending {
+                    paths: record.paths(),
+                    out_of_reach: out_of_reach.to_owned(),
+                    record: name,
+                });
+                recovery.outcomes.push(Recovered::Deferred);
+                continue;
+            }
+            if let Record::Temp(temp) = &record {
+                if held.contains(&(temp.dir.clone(), temp.name.as_os_str().to_owned())) {
+                    recovery.outcomes.push(Recovered::Deferred);
+                    continue;
+                }
+            }
             let kept = kept_bytes_name(&name);
             let outcome = match &record {
                 Record::Append(record) => replay(record, self.store.open_ours(&kept).ok(), sandbox),
@@ -481,25 +457,22 @@ impl Journal {
                 Record::Commit(record) => commit::recover(record, sandbox, perform_sequel),
                 Record::Removal(record) => finish_removal(record, sandbox),
             };
-            if outcome.is_ok() {
+            if matches!(outcome, Ok(outcome) if outcome != Recovered::Deferred) {
                 let _ = self.store.remove(&name);
                 let _ = self.store.remove(&kept);
             }
-            done.push(outcome.unwrap_or(Recovered::LeftAlone));
+            recovery
+                .outcomes
+                .push(outcome.unwrap_or(Recovered::LeftAlone));
         }
         self.sweep_kept_bytes();
         self.store.sync();
-        done
+        recovery
     }
 
-    /// Whether `name` is a sealed record of a change of many entries.
-    fn is_commit_record(&self, name: &OsStr) -> bool {
-        name.to_string_lossy().ends_with(".json")
-            && self
-                .store
-                .read_sealed(name)
-                .and_then(|body| Record::parse(&body).ok())
-                .is_some_and(|r| matches!(r, Record::Commit(_)))
+    /// Whether the record `pending` names is still in the journal (no workspace finished it).
+    pub fn holds(&self, pending: &Pending) -> bool {
+        self.store.exists(&pending.record)
     }
 
     /// Removes kept append bytes without a record: a crash between writing them and the
@@ -543,6 +516,17 @@ impl Journal {
     #[cfg(test)]
     pub fn read(&self, entry_path: &Path) -> Option<Vec<u8>> {
         self.store.read_sealed(entry_path.file_name()?)
+    }
+
+    /// How many records the journal holds (for tests).
+    #[cfg(test)]
+    pub fn record_count(&self) -> usize {
+        self.store.names().map_or(0, |names| {
+            names
+                .iter()
+                .filter(|n| n.to_string_lossy().ends_with(".json"))
+                .count()
+        })
     }
 }
 
@@ -652,11 +636,20 @@ pub fn remove_temp(record: &TempRecord, sandbox: &Sandbox) -> io::Result<Recover
     let Some(dir) = open_recorded_dir(sandbox, &record.dir, record.dir_dev, record.dir_ino)? else {
         return Ok(Recovered::LeftAlone);
     };
-    match trees::remove_tree_at(dir.as_fd(), name, trees::Removal::OWN_TEMP) {
-        Ok(_) => Ok(Recovered::TempRemoved),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Recovered::LeftAlone),
-        Err(e) => Err(e),
+    // What a checked removal of it moved to its doomed name is ours too (see `commit.rs`).
+    let mut removed = false;
+    for name in [name.to_owned(), fsops::doomed_name(name)] {
+        match trees::remove_tree_at(dir.as_fd(), &name, trees::Removal::OWN_TEMP) {
+            Ok(_) => removed = true,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
     }
+    Ok(if removed {
+        Recovered::TempRemoved
+    } else {
+        Recovered::LeftAlone
+    })
 }
 
 /// Finishes a removal a kill cut short: what its process left under its temp names — in the
@@ -721,6 +714,11 @@ fn open_recorded_dir(
     Ok((fsops::identity(&fsops::fstat(&fd)?) == (dev, ino)).then_some(fd))
 }
 
+/// Whether `dir` lies inside `sandbox`'s allowed trees, and not in a hidden one.
+fn reaches(sandbox: &Sandbox, dir: &Path) -> bool {
+    sandbox.anchor_of(dir).is_some() && !sandbox.is_hidden(dir)
+}
+
 /// Opens the directory `dir` beneath the allowed tree holding it (never a hidden one, never
 /// through a link); `PermissionDenied` when it lies outside them all.
 fn open_beneath_allowed(sandbox: &Sandbox, dir: &Path) -> io::Result<std::os::fd::OwnedFd> {
@@ -729,6 +727,9 @@ fn open_beneath_allowed(sandbox: &Sandbox, dir: &Path) -> io::Result<std::os::fd
         _ => Err(io::Error::from(io::ErrorKind::PermissionDenied)),
     }
 }
+
+#[cfg(test)]
+mod recovery_tests;
 
 #[cfg(test)]
 mod tests {
@@ -767,15 +768,12 @@ mod tests {
         (tmp, journal, file)
     }
 
-    /// Rewrites the record at `path` as if its writer were dead, in the current format.
+    /// Rewrites the record at `path` as if its writer were dead, in the current format (as it
+    /// is: a record naming what recovery must refuse is kept as written).
     fn kill_writer(journal: &Journal, path: &Path) {
-        let mut record = Record::parse(&journal.read(path).unwrap()).unwrap();
-        match &mut record {
-            Record::Append(r) => r.pid = DEAD_PID,
-            Record::Temp(r) => r.pid = DEAD_PID,
-            Record::Commit(r) => r.pid = DEAD_PID,
-            Record::Removal(r) => r.pid = DEAD_PID,
-        }
+        let mut record: serde_json::Value =
+            serde_json::from_slice(&journal.read(path).unwrap()).unwrap();
+        record["pid"] = DEAD_PID.into();
         journal.rewrite(path, &serde_json::to_vec(&record).unwrap());
     }
 
@@ -1249,13 +1247,16 @@ mod tests {
     #[test]
     fn only_our_temp_names_are_ever_removed_and_links_never_followed() {
         let (_tmp, journal, dir) = temp_setup();
-        // Not a temp name; a name leading out of the directory.
+        // Not a temp name; a name leading out of the directory: refused as the record is read
+        // (under a dead writer's name: a record that does not read is judged by its name).
         fs::write(dir.join("notes.txt"), b"user").unwrap();
-        crashed_temp(&journal, &dir, "notes.txt", false);
+        let refused = crashed_temp(&journal, &dir, "notes.txt", false);
+        fs::rename(&refused, journal.dir().join(format!("{DEAD_PID}-9-1.json"))).unwrap();
         fs::write(dir.join(".x.1.2.agent-fs-tools.tmp"), b"user").unwrap();
         let sub = dir.join("sub");
         fs::create_dir(&sub).unwrap();
-        crashed_temp(&journal, &sub, "../.x.1.2.agent-fs-tools.tmp", false);
+        let refused = crashed_temp(&journal, &sub, "../.x.1.2.agent-fs-tools.tmp", false);
+        fs::rename(&refused, journal.dir().join(format!("{DEAD_PID}-9-2.json"))).unwrap();
         // A symlink under a temp name goes, its target stays; so does a linked directory's content.
         let target = dir.join("target.txt");
         fs::write(&target, b"user").unwrap();
@@ -1269,8 +1270,8 @@ mod tests {
         assert_eq!(
             outcomes,
             [
-                vec![Recovered::LeftAlone; 2],
-                vec![Recovered::TempRemoved; 2]
+                vec![Recovered::TempRemoved; 2],
+                vec![Recovered::Untrusted; 2]
             ]
             .concat()
         );
@@ -1377,21 +1378,43 @@ mod tests {
         assert_eq!(fs::read(&file).unwrap(), b"old");
     }
 
-    /// Recovery acts only inside the allowed trees of the workspace recovering.
+    /// Recovery acts only inside the allowed trees of the workspace recovering; a record it
+    /// cannot finish there stays, whole, for a workspace whose sandbox reaches it.
     #[test]
-    fn records_of_paths_outside_the_allowed_trees_are_left_alone() {
+    fn a_record_outside_the_allowed_trees_stays_for_a_workspace_that_reaches_it() {
         let (tmp, journal, file) = setup();
         let rec = begin(&journal, &file, b"new");
         append(&file, b"ne");
         let elsewhere = fs::canonicalize(tmp.path()).unwrap().join("elsewhere");
         fs::create_dir(&elsewhere).unwrap();
         let bounded = Sandbox::new(elsewhere.clone(), Some(vec![elsewhere]), vec![]);
-        assert_eq!(
-            journal.recover(&bounded, &no_sequel),
-            vec![Recovered::LeftAlone]
-        );
+        let recovery = journal.recover_all(&bounded, &no_sequel);
+        assert_eq!(recovery.outcomes, vec![Recovered::Deferred]);
         assert_eq!(fs::read(&file).unwrap(), b"oldne");
-        assert!(!rec.exists());
+        assert!(rec.exists() && kept_bytes_path(&rec).exists());
+        let [pending] = &recovery.pending[..] else {
+            panic!("{:?}", recovery.pending)
+        };
+        assert_eq!(pending.paths, vec![file.clone()]);
+        assert!(pending.covers(&file) && pending.covers(file.parent().unwrap()));
+        assert!(!pending.covers(&file.with_extension("other")));
+        assert!(journal.holds(pending));
+        // The data directory's own journal is hidden from the tools: never reached either.
+        let hidden = Sandbox::new(
+            PathBuf::from("/"),
+            None,
+            vec![file.parent().unwrap().into()],
+        );
+        assert_eq!(
+            journal.recover(&hidden, &no_sequel),
+            vec![Recovered::Deferred]
+        );
+        assert_eq!(
+            journal.recover(&anywhere(), &no_sequel),
+            vec![Recovered::RolledBack]
+        );
+        assert_eq!(fs::read(&file).unwrap(), b"old");
+        assert!(!rec.exists() && !journal.holds(pending));
     }
 
     trait TapMkdir {

@@ -14,7 +14,7 @@ use crate::audit::AuditLog;
 use crate::datadir::DataDir;
 use crate::hashing::sha256_hex;
 use crate::history::{ChangeRecord, History};
-use crate::journal::Journal;
+use crate::journal::{Journal, Pending};
 use crate::locks::PathLocks;
 use crate::options::{OptionError, WorkspaceOptions};
 use crate::paths::project::find_project_root;
@@ -57,6 +57,8 @@ pub struct Workspace {
     journal: Journal,
     /// Becomes `true` once crash recovery, started by [`Workspace::new`], has finished.
     recovered: watch::Receiver<bool>,
+    /// What that recovery left for a workspace whose sandbox reaches all of it.
+    unfinished: Arc<Mutex<Vec<Pending>>>,
 }
 
 /// Repairs what a crash of an earlier process left, on a thread of its own so that creating a
@@ -65,26 +67,35 @@ pub struct Workspace {
 /// back, changes of many entries (undo, apply_patch) undone or finished — a finished one's
 /// history record appended — temp files and trees of interrupted writes, moves and restores
 /// removed, and temp files of interrupted trashes an hour old swept (younger ones may be in
-/// flight). The receiver turns
-/// `true` when it is done; [`Workspace::recovered`] waits for it.
+/// flight). One recovery at a time per data directory and root, also across processes (see
+/// [`Journal::recover_all`]). What it cannot finish — a record covering a directory outside
+/// this sandbox — stays whole for a workspace that reaches it, and goes into `unfinished`
+/// meanwhile (see [`Workspace::unfinished_change_of`]). The receiver turns `true` when it is
+/// done; [`Workspace::recovered`] waits for it.
 fn recover_in_background(
     journal: Journal,
     bucket: Bucket,
     sandbox: Sandbox,
     history: History,
+    unfinished: Arc<Mutex<Vec<Pending>>>,
 ) -> watch::Receiver<bool> {
-    let recover = |journal: &Journal, bucket: &Bucket, sandbox: &Sandbox, history: &History| {
-        journal.recover(sandbox, &|sequel| append_carried_record(history, sequel));
-        let _ = bucket.sweep_partials(std::time::Duration::from_secs(3600));
-    };
+    let recover =
+        move |journal: &Journal, bucket: &Bucket, sandbox: &Sandbox, history: &History| {
+            let recovery =
+                journal.recover_all(sandbox, &|sequel| append_carried_record(history, sequel));
+            *unfinished.lock().unwrap_or_else(|e| e.into_inner()) = recovery.pending;
+            let _ = bucket.sweep_partials(std::time::Duration::from_secs(3600));
+        };
     let (done, recovered) = watch::channel(false);
     let (journal_, bucket_, sandbox_) = (journal.clone(), bucket.clone(), sandbox.clone());
     let history = Arc::new(history);
     let history_ = history.clone();
+    let recover = Arc::new(recover);
+    let recover_ = recover.clone();
     let spawned = std::thread::Builder::new()
         .name("afs-recovery".into())
         .spawn(move || {
-            recover(&journal_, &bucket_, &sandbox_, &history_);
+            recover_(&journal_, &bucket_, &sandbox_, &history_);
             let _ = done.send(true);
         });
     if spawned.is_err() {
@@ -106,6 +117,13 @@ fn append_carried_record(history: &History, sequel: &Value) -> std::io::Result<(
 }
 
 impl Workspace {
+    /// Validates `options` as [`Workspace::new`] does, and nothing more: no workspace, no
+    /// recovery.
+    pub fn check_options(options: &Value, tool_names: &[&str]) -> Result<(), OptionError> {
+        let home = dirs::home_dir();
+        WorkspaceOptions::parse(options, tool_names, home.as_deref()).map(drop)
+    }
+
     /// Validates `options` (SPEC §2; `tool_names` are the names `tools` may configure); the
     /// error names the bad option.
     pub fn new(options: &Value, tool_names: &[&str]) -> Result<Self, OptionError> {
@@ -132,11 +150,13 @@ impl Workspace {
             options.trash.compression_level,
         );
         let history_dir = Path::new("history").join(&root_hash);
+        let unfinished = Arc::default();
         let recovered = recover_in_background(
             journal.clone(),
             bucket.clone(),
             sandbox.clone(),
             History::new(data_dir.clone(), &history_dir),
+            Arc::clone(&unfinished),
         );
         Ok(Self {
             cwd: Mutex::new(CwdStack {
@@ -154,6 +174,7 @@ impl Workspace {
             bucket,
             journal,
             recovered,
+            unfinished,
             sandbox,
             home,
             locks: PathLocks::default(),
@@ -205,6 +226,24 @@ impl Workspace {
         *self.recovered.borrow()
     }
 
+    /// The first of `paths` that a change a crash cut short covers (the entry itself, or a
+    /// directory above or below one it changes) when this workspace's recovery could not finish
+    /// that change — its sandbox does not reach all of it — and no workspace has finished it
+    /// since; with what is known of that change. A change of such a path must not be made: it
+    /// would build on a half-made change, which the workspace that finishes it then undoes or
+    /// completes around it. Reads are not refused: they show what is on disk, as always.
+    pub fn unfinished_change_of<'p>(&self, paths: &[&'p Path]) -> Option<(&'p Path, Pending)> {
+        let mut unfinished = self.unfinished.lock().unwrap_or_else(|e| e.into_inner());
+        if unfinished.is_empty() {
+            return None;
+        }
+        unfinished.retain(|pending| self.journal.holds(pending));
+        paths.iter().find_map(|path| {
+            let pending = unfinished.iter().find(|pending| pending.covers(path))?;
+            Some((*path, pending.clone()))
+        })
+    }
+
     /// This workspace's crash journal (appends, temp files), `<dataDir>/journal/<sha256(root)>`.
     pub fn journal(&self) -> &Journal {
         &self.journal
@@ -229,3 +268,6 @@ impl Workspace {
         self.audit.as_ref()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -60,7 +60,14 @@ export interface NativeWorkspaceContract {
 }
 
 /** Constructor of the native class; throws an `InvalidArg` error naming a bad option. */
-export type NativeWorkspaceConstructor = new (optionsJson: string) => NativeWorkspaceContract
+export interface NativeWorkspaceConstructor {
+  new (optionsJson: string): NativeWorkspaceContract
+  /**
+   * Checks options as the constructor does, without making a workspace (so no crash recovery
+   * starts); throws an `InvalidArg` error naming a bad option.
+   */
+  checkOptions(optionsJson: string): void
+}
 
 /** The native class from the loader, checked against the contract by the compiler. */
 export const NativeWorkspace: NativeWorkspaceConstructor = LoadedNativeWorkspace

@@ -86,6 +86,43 @@ function progressCallback(onProgress: (progress: ToolProgress) => void): { nativ
 }
 
 /**
+ * What the native constructor takes: the options as JSON, without `confirm` (checked here).
+ * Throws the constructor's `TypeError` for what only JS can see.
+ */
+function nativeOptions(options: WorkspaceOptions): { optionsJson: string; confirm: ConfirmHandler | undefined } {
+  if (!isPlainObjectLike(options)) {
+    throw new TypeError('options: must be an object with at least `root`')
+  }
+  const { confirm, ...rest } = options
+  if (confirm !== undefined && typeof confirm !== 'function') {
+    throw new TypeError('confirm: must be a function')
+  }
+  try {
+    return { optionsJson: toJson(rest), confirm }
+  } catch (error) {
+    if (error instanceof JsonValueError) throw new TypeError(error.message, { cause: error })
+    throw error
+  }
+}
+
+/**
+ * Checks `options` as `new Workspace(options)` does — the same `TypeError` naming a bad option —
+ * without making a workspace: nothing is opened and no crash recovery starts (a workspace's
+ * recovery acts only within its own sandbox, so a check should not start one).
+ *
+ * @internal
+ */
+export function checkWorkspaceOptions(options: WorkspaceOptions): void {
+  const { optionsJson } = nativeOptions(options)
+  try {
+    NativeWorkspace.checkOptions(optionsJson)
+  } catch (error) {
+    if (isInvalidArg(error)) throw new TypeError(error.message, { cause: error })
+    throw error
+  }
+}
+
+/**
  * A filesystem toolset bound to one workspace root: tool definitions for a model, and the calls
  * that run them (sandbox, permissions, confirmations, trash and audit live in the native core).
  *
@@ -108,20 +145,7 @@ export class Workspace {
    * repaired on a native thread; the first `call`, `trashList` or `trashClear` waits for that.
    */
   constructor(options: WorkspaceOptions) {
-    if (!isPlainObjectLike(options)) {
-      throw new TypeError('options: must be an object with at least `root`')
-    }
-    const { confirm, ...rest } = options
-    if (confirm !== undefined && typeof confirm !== 'function') {
-      throw new TypeError('confirm: must be a function')
-    }
-    let optionsJson: string
-    try {
-      optionsJson = toJson(rest)
-    } catch (error) {
-      if (error instanceof JsonValueError) throw new TypeError(error.message, { cause: error })
-      throw error
-    }
+    const { optionsJson, confirm } = nativeOptions(options)
     try {
       this.#native = new NativeWorkspace(optionsJson)
     } catch (error) {

@@ -4,7 +4,8 @@
  *
  *   node crash-child.mjs <config.json>
  *
- * config: { root, dataDir, calls: [[tool, args], …], loop?: boolean }. An argument object may
+ * config: { root, dataDir, calls: [[tool, args], …], loop?: boolean, keepOverwrites?: boolean,
+ * allowedPaths?: string[] }. An argument object may
  * carry `contentFile` instead of `content`, or `inputFile` instead of `input` (large contents and
  * patches are read from files). The "tool" `ws.undo` calls `ws.undo(args)` (the host's undo).
  * Prints `ready` once the workspace exists, `done <i>` after each call, `finished <ms>` at the
@@ -28,7 +29,8 @@ const calls = config.calls.map(([tool, args]) => {
 
 const ws = new Workspace({
   root: config.root,
-  trash: { dataDir: config.dataDir },
+  ...(config.allowedPaths !== undefined && { allowedPaths: config.allowedPaths }),
+  trash: { dataDir: config.dataDir, ...(config.keepOverwrites === false && { keepOverwrites: false }) },
   permissions: {
     cwdReadFile: true,
     cwdWriteFile: true,

@@ -28,9 +28,15 @@
 //!
 //! Recovery of a record left by a crash: `applying` → every step is undone as far as it was done
 //! (judged by the recorded identities, never by names alone), staged files are removed; `applied`
-//! → the clean-up is finished and the sequel performed. Either way, afterwards every entry is as before the change or every
-//! one as the change says. An entry that is neither ours nor the planned one (the user changed it
-//! after the crash) is left where it is.
+//! → the clean-up is finished and the sequel performed. Either way, afterwards every entry is as
+//! before the change or every one as the change says. An entry that is neither ours nor the
+//! planned one (the user changed it after the crash) is left where it is. Recovery does all of a
+//! record or none of it: a sandbox that does not reach every directory it lists leaves it whole.
+//! It is safe to run again on a record it recovered wholly or in part: every move is made only
+//! from the state it undoes and checked after it, and what is removed is removed through what
+//! was checked — a directory through its descriptor, anything else once moved from its temp name
+//! to the doomed name derived from it ([`fsops::doomed_name`]), where a removal a kill cut short
+//! is found and finished.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -42,8 +48,10 @@ use rustix::fs::Stat;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{path_bytes, Durability, Entry, Journal, Record, Recovered};
+use super::record::{check_dir, check_name, check_ours, path_bytes};
+use super::{Durability, Entry, Journal, Record, Recovered};
 use crate::hashing::sha256_hex;
+use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, RemoveError, ReplaceError, Replacing, Snapshot};
 use crate::paths::{trees, Sandbox};
 
@@ -166,6 +174,60 @@ pub struct CommitRecord {
     /// `applied`, opaque to the journal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequel: Option<Value>,
+}
+
+impl CommitRecord {
+    /// Whether every directory is a plain absolute path, every name one plain component and
+    /// every temp name ours (see `record.rs`); the error says which is not.
+    pub(super) fn check(&self) -> Result<(), String> {
+        for step in &self.steps {
+            check_dir(&step.dir)?;
+            check_name(&step.name)?;
+            check_ours(&step.aside)?;
+            if let StepAction::Rename {
+                to_dir, to_name, ..
+            } = &step.action
+            {
+                check_dir(to_dir)?;
+                check_name(to_name)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every directory the steps act in.
+    pub(super) fn dirs(&self) -> Vec<&Path> {
+        let mut dirs = Vec::new();
+        for step in &self.steps {
+            dirs.push(step.dir.as_path());
+            if let StepAction::Rename { to_dir, .. } = &step.action {
+                dirs.push(to_dir.as_path());
+            }
+        }
+        dirs
+    }
+
+    /// The paths of the entries the steps change.
+    pub(super) fn paths(&self) -> Vec<PathBuf> {
+        let mut paths = Vec::new();
+        for step in &self.steps {
+            paths.push(step.dir.join(&step.name));
+            if let StepAction::Rename {
+                to_dir, to_name, ..
+            } = &step.action
+            {
+                paths.push(to_dir.join(to_name));
+            }
+        }
+        paths
+    }
+
+    /// The temp names the steps use, by directory: what they hold answers to this record.
+    pub(super) fn asides(&self) -> impl Iterator<Item = (&Path, &OsStr)> {
+        self.steps
+            .iter()
+            .map(|step| (step.dir.as_path(), step.aside.as_os_str()))
+    }
 }
 
 /// Whether a change's sequel was performed by [`Commit::apply_then`].
@@ -517,10 +579,10 @@ impl Commit<'_> {
         for step in &mut self.steps {
             let aside = step.record.aside.as_os_str();
             match &step.record.action {
-                StepAction::Put { staged, sha256, .. } => {
-                    remove_staged(step.dir.as_fd(), aside, staged, sha256)
+                StepAction::Put { staged, .. } => remove_staged(step.dir.as_fd(), aside, staged),
+                StepAction::Place { staged } => {
+                    remove_aside(step.dir.as_fd(), aside, *staged, trees::Removal::OWN_TEMP)
                 }
-                StepAction::Place { staged } => remove_tree_if(step.dir.as_fd(), aside, *staged),
                 _ => {}
             }
             if let Some(temp) = step.temp_entry.take() {
@@ -617,10 +679,17 @@ fn apply_step(step: &Staged) -> Result<(), StepFailure> {
 }
 
 /// Takes back a step, as far as it was done: judged by identities (and a staged file by its
-/// content too), so only what is ours moves.
+/// content too), so only what is ours moves. Safe to run again on a step taken back wholly or
+/// in part (by a recovery that was itself killed): each move is made only from the state it
+/// undoes, and checked after it (a swap in between is moved back).
 fn undo_step(dir: BorrowedFd<'_>, to_dir: Option<BorrowedFd<'_>>, step: &StepRecord) {
     let (name, aside) = (step.name.as_os_str(), step.aside.as_os_str());
     let at = |n: &OsStr| fsops::lstat_at(dir, n).ok().flatten();
+    // What a removal of the staged entry cut short left is settled before anything is judged.
+    if let StepAction::Put { staged, .. } | StepAction::Place { staged } = &step.action {
+        let doomed = fsops::doomed_name(aside);
+        settle_doomed(dir, aside, &doomed, *staged, trees::Removal::OWN_TEMP);
+    }
     match &step.action {
         StepAction::Put {
             staged,
@@ -629,9 +698,9 @@ fn undo_step(dir: BorrowedFd<'_>, to_dir: Option<BorrowedFd<'_>>, step: &StepRec
         } => {
             // Ours took the free name: it leaves it (aside, then removed).
             if is_staged(dir, name, staged, sha256) && at(aside).is_none() {
-                let _ = fsops::rename_noreplace(dir, name, dir, aside);
+                move_checked(dir, name, dir, aside, staged);
             }
-            remove_staged(dir, aside, staged, sha256);
+            remove_staged(dir, aside, staged);
         }
         StepAction::Put {
             staged,
@@ -641,58 +710,121 @@ fn undo_step(dir: BorrowedFd<'_>, to_dir: Option<BorrowedFd<'_>>, step: &StepRec
             let swapped =
                 is_staged(dir, name, staged, sha256) && at(aside).is_some_and(|s| old.is(&s));
             if swapped {
-                let _ = fsops::rename_exchange(dir, aside, dir, name);
+                race_point::reached(RacePoint::BeforeReplace, name);
+                exchange_checked(dir, aside, name, staged, old);
             }
-            remove_staged(dir, aside, staged, sha256);
+            remove_staged(dir, aside, staged);
         }
         StepAction::Remove { removes } => {
             if at(aside).is_some_and(|s| removes.is(&s)) && at(name).is_none() {
-                let _ = fsops::rename_noreplace(dir, aside, dir, name);
+                move_checked(dir, aside, dir, name, removes);
             }
         }
         StepAction::Place { staged } => {
             if at(name).is_some_and(|s| staged.is(&s)) && at(aside).is_none() {
-                let _ = fsops::rename_noreplace(dir, name, dir, aside);
+                move_checked(dir, name, dir, aside, staged);
             }
-            remove_tree_if(dir, aside, *staged);
+            remove_aside(dir, aside, *staged, trees::Removal::OWN_TEMP);
         }
         StepAction::Rename { moves, to_name, .. } => {
             let Some(to_dir) = to_dir else { return };
             let there = fsops::lstat_at(to_dir, to_name.as_os_str()).ok().flatten();
             if there.is_some_and(|s| moves.is(&s)) && at(name).is_none() {
-                let _ = fsops::rename_noreplace(to_dir, to_name.as_os_str(), dir, name);
+                move_checked(to_dir, to_name.as_os_str(), dir, name, moves);
             }
         }
     }
 }
 
-/// Removes the entry (a tree too) `name` if it is `ident`.
-fn remove_tree_if(dir: BorrowedFd<'_>, name: &OsStr, ident: Ident) {
-    if fsops::lstat_at(dir, name)
-        .ok()
-        .flatten()
-        .is_some_and(|s| ident.is(&s))
-    {
-        let _ = trees::remove_tree_at(dir, name, trees::Removal::OWN_TEMP);
+/// Moves `from` to the free name `to`; should what arrived not be `ident` (the name was swapped
+/// between the caller's check and the move), moves it back.
+fn move_checked(
+    from_dir: BorrowedFd<'_>,
+    from: &OsStr,
+    to_dir: BorrowedFd<'_>,
+    to: &OsStr,
+    ident: &Ident,
+) {
+    if fsops::rename_noreplace(from_dir, from, to_dir, to).is_err() {
+        return;
+    }
+    let arrived = fsops::lstat_at(to_dir, to).ok().flatten();
+    if !arrived.is_some_and(|s| ident.is(&s)) {
+        let _ = fsops::rename_noreplace(to_dir, to, from_dir, from);
+    }
+}
+
+/// Exchanges `aside` (holding `old`) and `name` (holding `staged`); should either not hold what
+/// it should afterwards (one was swapped between the caller's check and the exchange), exchanges
+/// them back.
+fn exchange_checked(dir: BorrowedFd<'_>, aside: &OsStr, name: &OsStr, staged: &Ident, old: &Ident) {
+    if fsops::rename_exchange(dir, aside, dir, name).is_err() {
+        return;
+    }
+    let at = |n: &OsStr| fsops::lstat_at(dir, n).ok().flatten();
+    let as_planned =
+        at(name).is_some_and(|s| old.is(&s)) && at(aside).is_some_and(|s| staged.is(&s));
+    if !as_planned {
+        let _ = fsops::rename_exchange(dir, aside, dir, name);
+    }
+}
+
+/// Removes what our temp name `aside` holds if it is `ident`, acting only on what was checked:
+/// a directory is emptied through the descriptor its identity was checked on (by name, only the
+/// empty directory goes: [`trees::remove_tree_if`]); anything else is first moved to its doomed
+/// name ([`fsops::doomed_name`]), checked there and removed — or put back. What a removal cut
+/// short by a kill left is settled first ([`settle_doomed`]), so running this again is safe.
+fn remove_aside(dir: BorrowedFd<'_>, aside: &OsStr, ident: Ident, how: trees::Removal<'_>) {
+    let doomed = fsops::doomed_name(aside);
+    settle_doomed(dir, aside, &doomed, ident, how);
+    let Some(stat) = fsops::lstat_at(dir, aside).ok().flatten() else {
+        return;
+    };
+    if !ident.is(&stat) {
+        return;
+    }
+    if Snapshot::of(&stat).kind() == fsops::EntryKind::Directory {
+        let _ = trees::remove_tree_if(dir, aside, how, &|found| ident.is(found));
+    } else if fsops::set_aside(dir, aside, &doomed, &|found| ident.is(found)).is_ok() {
+        let _ = fsops::unlink_at(dir, &doomed);
+    }
+}
+
+/// Finishes a removal from `aside` that a kill cut short: what it left under its doomed name
+/// `doomed` (a name nothing but such a removal uses) is removed if it is `ident`, else put back
+/// under `aside`.
+fn settle_doomed(
+    dir: BorrowedFd<'_>,
+    aside: &OsStr,
+    doomed: &OsStr,
+    ident: Ident,
+    how: trees::Removal<'_>,
+) {
+    match fsops::lstat_at(dir, doomed).ok().flatten() {
+        Some(found) if ident.is(&found) => {
+            let _ = trees::remove_tree_at(dir, doomed, how);
+        }
+        Some(_) => {
+            let _ = fsops::rename_noreplace(dir, doomed, dir, aside);
+        }
+        None => {}
     }
 }
 
 /// After the commit point: removes what a step displaced (in the trash already).
 fn clean_up(dir: BorrowedFd<'_>, step: &StepRecord) {
-    let aside = step.aside.as_os_str();
     let displaced = match &step.action {
         StepAction::Put { replaces, .. } => *replaces,
         StepAction::Remove { removes } => Some(*removes),
         StepAction::Place { .. } | StepAction::Rename { .. } => None,
     };
     if let Some(displaced) = displaced {
-        if fsops::lstat_at(dir, aside)
-            .ok()
-            .flatten()
-            .is_some_and(|s| displaced.is(&s))
-        {
-            let _ = trees::remove_tree_at(dir, aside, trees::Removal::EVERYTHING);
-        }
+        remove_aside(
+            dir,
+            step.aside.as_os_str(),
+            displaced,
+            trees::Removal::EVERYTHING,
+        );
     }
 }
 
@@ -705,11 +837,9 @@ fn is_staged(dir: BorrowedFd<'_>, name: &OsStr, staged: &Ident, sha256: &str) ->
         && crate::hashing::sha256_reader(file).is_ok_and(|hash| hash == sha256)
 }
 
-/// Unlinks `name` if it is the staged file.
-fn remove_staged(dir: BorrowedFd<'_>, name: &OsStr, staged: &Ident, sha256: &str) {
-    if is_staged(dir, name, staged, sha256) {
-        let _ = fsops::unlink_at(dir, name);
-    }
+/// Removes the staged file `staged` from our temp name `aside`, if it is there.
+fn remove_staged(dir: BorrowedFd<'_>, aside: &OsStr, staged: &Ident) {
+    remove_aside(dir, aside, *staged, trees::Removal::OWN_TEMP);
 }
 
 /// fsyncs every directory the steps touch, once each.
@@ -734,13 +864,24 @@ fn sync_dirs(steps: &[Staged]) {
 
 /// Recovery of a commit record a crash left: undone while `applying`, finished once `applied`
 /// — its sequel performed by `perform`, which must tell whether it was done already (see the
-/// module docs); only directories still the recorded ones, inside the allowed trees. An error
-/// (the sequel could not be performed) keeps the record for the next recovery.
+/// module docs). All or nothing, like the change it finishes: unless `sandbox` reaches every
+/// directory the steps act in, nothing is touched and the record stays, whole, for a workspace
+/// that can ([`Recovered::Deferred`]). A directory that is gone or another one now is skipped
+/// (what was in it is out of anyone's reach). An error (the sequel could not be performed)
+/// keeps the record for the next recovery. Running it again on a record it already recovered,
+/// wholly or in part, changes nothing more.
 pub fn recover(
     record: &CommitRecord,
     sandbox: &Sandbox,
     perform: &dyn Fn(&Value) -> io::Result<()>,
 ) -> io::Result<Recovered> {
+    if record
+        .dirs()
+        .into_iter()
+        .any(|dir| !super::reaches(sandbox, dir))
+    {
+        return Ok(Recovered::Deferred);
+    }
     // Each step's directory (and a rename's other one), if still the recorded one.
     let open = |path: &Path, dev: u64, ino: u64| super::open_recorded_dir(sandbox, path, dev, ino);
     let mut dirs = Vec::new();
@@ -779,6 +920,33 @@ pub fn recover(
         }
         Ok(Recovered::CommitUndone)
     }
+}
+
+/// Applies `commit` and "kills" the process right before its commit point: every step is
+/// made and the record still says `applying`. The record is then made a dead process's (and
+/// named for it), as the next process finds it; returns its path.
+#[cfg(test)]
+pub fn kill_before_commit_point(journal: &Journal, commit: Commit<'_>) -> PathBuf {
+    let run = std::panic::AssertUnwindSafe(|| {
+        let _ = commit.apply_then(|| panic!("killed before the commit point"), |_| Ok(()));
+    });
+    assert!(std::panic::catch_unwind(run).is_err(), "the kill came");
+    let names = journal.store.names().unwrap();
+    let [name] = &names[..] else {
+        panic!("one record is left: {names:?}")
+    };
+    let path = journal.dir().join(name);
+    // Read as stored (not through the journal's reader, which tests may be about).
+    let stored = std::fs::read(&path).unwrap();
+    let body = &stored[..stored.len() - super::seal::TRAILER_LEN];
+    let Record::Commit(mut record) = Record::parse(body).unwrap() else {
+        panic!("not a commit record")
+    };
+    record.pid = u32::MAX - 1;
+    std::fs::remove_file(&path).unwrap();
+    let path = journal.dir().join(format!("{}-0-0.json", record.pid));
+    journal.rewrite(&path, &serde_json::to_vec(&Record::Commit(record)).unwrap());
+    path
 }
 
 #[cfg(test)]

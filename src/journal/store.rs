@@ -1,19 +1,23 @@
 //! Where records are kept: one directory in the data directory, reached through its descriptor
 //! (see `datadir`), every file in it opened without following a link. A file is read only if it
-//! is a regular file of ours (owned by this user), and every record is sealed (see `seal`).
+//! is a regular file of ours (owned by this user), and every record is sealed (see `seal`),
+//! written and read as a stream, whatever its size. Beside the directory, `<name>.lock` is what
+//! makes recovery exclusive (see [`Store::lock_recovery`]).
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 
-use super::seal::{self, KEY_LEN};
+use super::seal::{self, Mac, KEY_LEN, TRAILER_LEN};
 use crate::datadir::DataDir;
+use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, EntryKind};
 
 /// Name of the sealing key, in the directory above the journals of every workspace.
@@ -46,10 +50,29 @@ impl Store {
     }
 
     /// Writes `bytes` as the new file `name`, sealed, with `fsync` when `durable`.
+    #[cfg(test)]
     pub fn write_sealed(&self, name: &OsStr, bytes: &[u8], durable: bool) -> io::Result<()> {
+        self.write_sealed_with(name, durable, &mut |out| out.write_all(bytes))
+    }
+
+    /// Writes the new file `name`: the body `write` gives, then its seal (computed as it goes
+    /// by), with `fsync` when `durable`. Nothing is left of `name` when it fails.
+    pub fn write_sealed_with(
+        &self,
+        name: &OsStr,
+        durable: bool,
+        write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
         let key = self.key(true)?;
-        let mut file = self.create(name)?;
-        let written = file.write_all(&seal::sealed(&key, bytes)).and_then(|()| {
+        let file = self.create(name)?;
+        let mut out = Sealing {
+            to: BufWriter::new(file),
+            mac: Mac::new(&key),
+        };
+        let written = write(&mut out).and_then(|()| {
+            let Sealing { mut to, mac } = out;
+            to.write_all(&seal::trailer(&mac.finish()))?;
+            let file = to.into_inner().map_err(io::IntoInnerError::into_error)?;
             if durable {
                 file.sync_all()
             } else {
@@ -62,13 +85,81 @@ impl Store {
         written
     }
 
-    /// The body of the record `name`, if it is a regular file of ours whose seal verifies.
-    pub fn read_sealed(&self, name: &OsStr) -> Option<Vec<u8>> {
+    /// The record `name` as `parse` reads it from its body, if it is a regular file of ours and
+    /// its seal verifies. The body is given as a stream and the seal checked as it is read
+    /// (what `parse` leaves is read too), so a record of any size is read in one pass, in as
+    /// much memory as `parse` keeps; what `parse` makes is returned only once the seal verifies.
+    pub fn read_sealed_with<T>(
+        &self,
+        name: &OsStr,
+        parse: impl FnOnce(&mut dyn Read) -> Option<T>,
+    ) -> Option<T> {
         let key = self.key(false).ok()?;
         let file = self.open_ours(name).ok()?;
-        let mut stored = Vec::new();
-        file.take(1 << 20).read_to_end(&mut stored).ok()?;
-        seal::opened(&key, &stored).map(<[u8]>::to_vec)
+        let body_len = file
+            .metadata()
+            .ok()?
+            .len()
+            .checked_sub(TRAILER_LEN as u64)?;
+        let mut trailer = [0u8; TRAILER_LEN];
+        file.read_exact_at(&mut trailer, body_len).ok()?;
+        let seal = seal::seal_in_trailer(&trailer)?;
+        let mut body = Unsealing {
+            from: BufReader::new((&file).take(body_len)),
+            mac: Mac::new(&key),
+            read: 0,
+        };
+        let parsed = parse(&mut body);
+        io::copy(&mut body, &mut io::sink()).ok()?;
+        let whole = body.read == body_len;
+        (whole && body.mac.verifies(seal)).then_some(parsed)?
+    }
+
+    /// The body of the record `name`, if it is a regular file of ours whose seal verifies.
+    #[cfg(test)]
+    pub fn read_sealed(&self, name: &OsStr) -> Option<Vec<u8>> {
+        self.read_sealed_with(name, |body| {
+            let mut bytes = Vec::new();
+            body.read_to_end(&mut bytes).ok().map(|_| bytes)
+        })
+    }
+
+    /// The first bytes of `name` (at most `max`), if it is a regular file of ours; nothing is
+    /// verified (to sort records before reading them).
+    pub fn peek(&self, name: &OsStr, max: usize) -> Option<Vec<u8>> {
+        let mut head = Vec::with_capacity(max);
+        self.open_ours(name)
+            .ok()?
+            .take(max as u64)
+            .read_to_end(&mut head)
+            .ok()?;
+        Some(head)
+    }
+
+    /// Takes the recovery lock of this journal, waiting for it: an exclusive `flock` on
+    /// `<name>.lock` beside the journal directory, held — against other processes and other
+    /// workspaces of this one alike — while the returned file is open (a killed holder's goes
+    /// with it). `None` when the journal directory does not exist: there is nothing to recover.
+    pub fn lock_recovery(&self) -> io::Result<Option<File>> {
+        match self.dir(false) {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        let parent = self
+            .data
+            .open(self.rel.parent().unwrap_or(Path::new("")), false)?;
+        let mut name = self.rel.file_name().unwrap_or_default().to_owned();
+        name.push(".lock");
+        let lock = open_lock(parent.as_fd(), &name)?;
+        match fsops::try_lock_exclusive(&lock) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                race_point::reached(RacePoint::LockBusy, &name);
+                fsops::lock_exclusive(&lock)?;
+            }
+            other => other?,
+        }
+        Ok(Some(lock))
     }
 
     /// Opens `name` for reading if it is a regular file owned by this user (never following a
@@ -150,6 +241,60 @@ impl Store {
             Err(e) => Err(e),
         }
     }
+}
+
+/// A sealed record being written: the body goes to the file and into its seal.
+struct Sealing {
+    to: BufWriter<File>,
+    mac: Mac,
+}
+
+impl Write for Sealing {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.to.write(buf)?;
+        self.mac.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.to.flush()
+    }
+}
+
+/// A sealed record's body being read: what is read goes into the seal to check.
+struct Unsealing<R> {
+    from: R,
+    mac: Mac,
+    read: u64,
+}
+
+impl<R: Read> Read for Unsealing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.from.read(buf)?;
+        self.mac.update(&buf[..n]);
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+/// Opens (creating it, 0600) the lock file `name` in `dir`: a regular file of ours, never
+/// through a link.
+fn open_lock(dir: impl AsFd, name: &OsStr) -> io::Result<File> {
+    let flags = OFlags::RDWR
+        | OFlags::CREATE
+        | OFlags::NOFOLLOW
+        | OFlags::NONBLOCK
+        | OFlags::NOCTTY
+        | OFlags::CLOEXEC;
+    let file = rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))
+        .map(File::from)
+        .map_err(io::Error::from)?;
+    let stat = fsops::fstat(&file)?;
+    if EntryKind::of(&stat) != EntryKind::File || stat.st_uid != rustix::process::geteuid().as_raw()
+    {
+        return Err(io::Error::from(io::ErrorKind::PermissionDenied));
+    }
+    Ok(file)
 }
 
 fn read_key(mut file: File) -> io::Result<[u8; KEY_LEN]> {

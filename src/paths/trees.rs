@@ -78,21 +78,57 @@ impl MountPointInside {
 /// another mount ([`fsops::is_mount_point`]): a mount point stays, with what is mounted there, as
 /// an entry it cannot remove ([`MountPointInside`]). `NotFound` if `name` is not there.
 pub fn remove_tree_at(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io::Result<u64> {
+    remove_checked(dir, name, how, None).map(|kept| kept.unwrap_or(0))
+}
+
+/// As [`remove_tree_at`], only if `expected` accepts the entry, checked through what is then
+/// removed: a directory by the descriptor its contents are removed through (all that is left
+/// to do by name is `rmdir`, which removes nothing but an empty directory), anything else once
+/// renamed aside to a fresh temp name ([`fsops::remove_exact`]; a kill right then leaves it
+/// under that hidden name). `Ok(None)`: not the expected entry, left where it was.
+pub fn remove_tree_if(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    how: Removal<'_>,
+    expected: &dyn Fn(&Stat) -> bool,
+) -> io::Result<Option<u64>> {
+    remove_checked(dir, name, how, Some(expected))
+}
+
+fn remove_checked(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    how: Removal<'_>,
+    expected: Option<&dyn Fn(&Stat) -> bool>,
+) -> io::Result<Option<u64>> {
     let stat =
         fsops::lstat_at(dir, name)?.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+    if expected.is_some_and(|expected| !expected(&stat)) {
+        return Ok(None);
+    }
     if fsops::is_mount_point(dir, name)? {
         return Err(mount_point_inside(&[], name));
     }
     let keeps = |stat: &Stat| how.keep.is_some_and(|keep| keep(stat));
     if EntryKind::of(&stat) != EntryKind::Directory {
         if keeps(&stat) {
-            return Ok(1);
+            return Ok(Some(1));
         }
-        return remove_leaf(dir, name, how).map(u64::from);
+        let Some(expected) = expected else {
+            return remove_leaf(dir, name, how).map(|kept| Some(u64::from(kept)));
+        };
+        return match fsops::remove_exact(dir, name, expected) {
+            Ok(()) => Ok(Some(0)),
+            Err(fsops::RemoveError::NotExpected { .. }) => Ok(None),
+            Err(fsops::RemoveError::Io { error, .. }) => Err(error),
+        };
     }
     let mut kept = 0;
     let mut first_error = None;
-    let mut stack = vec![open_for_removal(dir, name, how)?];
+    let Some(top) = open_for_removal(dir, name, how, expected)? else {
+        return Ok(None);
+    };
+    let mut stack = vec![top];
     while let Some(top) = stack.last_mut() {
         if let Some(child) = top.pending.next() {
             let parent = top.fd.as_fd();
@@ -114,11 +150,12 @@ pub fn remove_tree_at(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io
             let removed = match found {
                 Ok(None) => Ok(()),
                 Ok(Some(stat)) if EntryKind::of(&stat) == EntryKind::Directory => {
-                    match open_for_removal(parent, &child, how) {
-                        Ok(frame) => {
+                    match open_for_removal(parent, &child, how, None) {
+                        Ok(Some(frame)) => {
                             stack.push(frame);
                             continue;
                         }
+                        Ok(None) => Ok(()),
                         Err(e) => Err(e),
                     }
                 }
@@ -163,7 +200,7 @@ pub fn remove_tree_at(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io
             parent.kept = true;
         }
     }
-    first_error.map_or(Ok(kept), Err)
+    first_error.map_or(Ok(Some(kept)), Err)
 }
 
 /// The error for the mount point `name` inside the directories `open` (outermost first).
@@ -187,19 +224,31 @@ fn remove_leaf(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io::Resul
     }
 }
 
-fn open_for_removal(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io::Result<Frame> {
+/// The directory `name` of `dir`, opened to be emptied; `None` if `expected` does not accept
+/// what was opened.
+fn open_for_removal(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    how: Removal<'_>,
+    expected: Option<&dyn Fn(&Stat) -> bool>,
+) -> io::Result<Option<Frame>> {
     let fd = fsops::open_subdir(dir, name)?;
+    if let Some(expected) = expected {
+        if !expected(&fsops::fstat(&fd)?) {
+            return Ok(None);
+        }
+    }
     if how.make_writable {
         rustix::fs::fchmod(&fd, Mode::from_raw_mode(0o700))?;
     }
     let names = fsops::list_names(fd.as_fd())?;
-    Ok(Frame {
+    Ok(Some(Frame {
         mount: fsops::DirMount::of(fd.as_fd())?,
         fd,
         name: name.to_owned(),
         pending: names.into_iter(),
         kept: false,
-    })
+    }))
 }
 
 /// Why a copy stopped; the partial copy is left for the caller to remove.

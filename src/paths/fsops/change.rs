@@ -43,6 +43,23 @@ pub fn temp_name(name: &OsStr) -> OsString {
     sibling_name(".", name, &format!(".{}{TEMP_MARKER}", unique()))
 }
 
+/// The name an entry under our temp name `temp` is moved to just before it is removed (see
+/// [`set_aside`](super::set_aside)): `.gone` and as much of the end of `temp` as fits in 255
+/// bytes (where its process and counter are), ending in [`TEMP_MARKER`]. Derived, not fresh, so
+/// whoever answers for `temp` (a journal record) finds it should the removal be cut short.
+pub fn doomed_name(temp: &OsStr) -> OsString {
+    let temp = temp.as_bytes();
+    let marker: &[u8] = if temp.ends_with(TEMP_MARKER.as_bytes()) {
+        b""
+    } else {
+        TEMP_MARKER.as_bytes()
+    };
+    let prefix = b".gone";
+    let keep = temp.len().min(255 - prefix.len() - marker.len());
+    let out = [prefix, &temp[temp.len() - keep..], marker].concat();
+    std::ffi::OsStr::from_bytes(&out).to_owned()
+}
+
 /// Marker in the names of entries a commit moved aside and could not put back (see
 /// [`keep_visible`]).
 pub const KEPT_MARKER: &str = ".kept-by-agent-fs-tools";

@@ -127,6 +127,16 @@ pub fn try_lock_exclusive(fd: impl AsFd) -> io::Result<()> {
     rustix::fs::flock(fd, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(errno)
 }
 
+/// Takes an exclusive advisory lock on `fd`, waiting for whoever holds it to let go.
+pub fn lock_exclusive(fd: impl AsFd) -> io::Result<()> {
+    loop {
+        match rustix::fs::flock(&fd, rustix::fs::FlockOperation::LockExclusive) {
+            Err(rustix::io::Errno::INTR) => continue,
+            other => return other.map_err(errno),
+        }
+    }
+}
+
 /// Whether this process may write the existing entry `name` of `dir`, as the system decides for
 /// its effective user and groups (mode, ACLs, a read-only mount): `faccessat(W_OK, AT_EACCESS)`.
 /// `Ok(false)` when refused (`EACCES`, `EPERM`, `EROFS`).

@@ -3,13 +3,15 @@
 //! which makes the race certain (a test writes the file in place there, or swaps the name); in
 //! other builds [`reached`] does nothing.
 
-/// Where a commit is.
+/// Where a commit (or a recovery) is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RacePoint {
     /// An atomic write's new content is on disk; it is about to take the name.
     BeforeReplace,
     /// An entry was checked to be the one to remove; it is about to be removed.
     BeforeRemove,
+    /// A lock (named by its file) is held by someone else; about to wait for it.
+    LockBusy,
 }
 
 /// A commit on the entry `name` reached `point`: runs the closure a test set for it, once.

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { Workspace, type Permissions, type WorkspaceOptions } from '../../index.js'
+import { checkWorkspaceOptions } from '../../workspace.js'
 import { UsageError, type McpArgs } from './args.js'
 
 /** Workspace options without `allowedPaths` (which MCP roots may change) and without `confirm`. */
@@ -41,8 +42,9 @@ export function readPermissionsFile(file: string): Permissions {
 }
 
 /**
- * Builds the server configuration and checks it by constructing a workspace once, so a missing
- * root, a bad `--allow` or an unknown permission key is a usage error at startup, naming the flag.
+ * Builds the server configuration and checks it as a workspace would (without making one: no
+ * crash recovery starts for a check), so a missing root, a bad `--allow` or an unknown
+ * permission key is a usage error at startup, naming the flag.
  */
 export function loadConfig(args: McpArgs): McpServerConfig {
   const workspace: BaseWorkspaceOptions = {
@@ -52,7 +54,7 @@ export function loadConfig(args: McpArgs): McpServerConfig {
   }
   const config: McpServerConfig = { workspace, allow: args.allow }
   try {
-    buildWorkspace(config)
+    checkWorkspaceOptions(workspaceOptions(config))
   } catch (error) {
     if (error instanceof TypeError) throw new UsageError(flagOf(error.message, args))
     throw error
@@ -61,12 +63,20 @@ export function loadConfig(args: McpArgs): McpServerConfig {
 }
 
 /**
- * The workspace for the given MCP roots: `allowedPaths` = roots ∪ `--allow`; no roots and no
- * `--allow` → no sandbox (`allowedPaths` unset). Throws the constructor's `TypeError` for a bad option.
+ * The workspace options for the given MCP roots: `allowedPaths` = roots ∪ `--allow`; no roots
+ * and no `--allow` → no sandbox (`allowedPaths` unset).
+ */
+function workspaceOptions(config: McpServerConfig, roots: readonly string[] = []): WorkspaceOptions {
+  const allowedPaths = [...new Set([...roots, ...config.allow])]
+  return { ...config.workspace, ...(allowedPaths.length > 0 && { allowedPaths }) }
+}
+
+/**
+ * The workspace for the given MCP roots (see {@link workspaceOptions}). Throws the constructor's
+ * `TypeError` for a bad option.
  */
 export function buildWorkspace(config: McpServerConfig, roots: readonly string[] = []): Workspace {
-  const allowedPaths = [...new Set([...roots, ...config.allow])]
-  return new Workspace({ ...config.workspace, ...(allowedPaths.length > 0 && { allowedPaths }) })
+  return new Workspace(workspaceOptions(config, roots))
 }
 
 /** Rewrites a constructor message (`root: …`, `allowedPaths[1]: …`, `permissions.x: …`) to name the flag. */

@@ -46,27 +46,30 @@ export function rootPaths(roots: readonly Root[], log: Logger): string[] {
 }
 
 /**
- * The workspace the server currently serves. Starts from the command-line configuration; each
- * {@link WorkspaceHolder.refresh} re-reads the roots and rebuilds it with `allowedPaths` = roots ∪
- * `--allow`. An empty roots list falls back to the command-line configuration. A rebuilt
- * workspace starts with a fresh cwd stack at `--root`; its trash is the same (keyed by the root).
+ * The workspace the server currently serves, with `allowedPaths` = roots ∪ `--allow`. One
+ * workspace per set of roots, made when a call first needs it: after the roots a client that
+ * declares them offers at startup have been read (a workspace made before would start crash
+ * recovery within `--allow` alone). Each {@link WorkspaceHolder.refresh} re-reads the roots and,
+ * when they changed, rebuilds it; an empty roots list falls back to the command-line
+ * configuration. A rebuilt workspace starts with a fresh cwd stack at `--root`; its trash is the
+ * same (keyed by the root).
  */
 export class WorkspaceHolder {
   readonly #config: McpServerConfig
   readonly #log: Logger
-  #workspace: Workspace
+  #workspace: Workspace | undefined
   #pending: Promise<void> = Promise.resolve()
   #roots: string[] = []
 
   constructor(config: McpServerConfig, log: Logger) {
     this.#config = config
     this.#log = log
-    this.#workspace = buildWorkspace(config)
   }
 
   /** The workspace to run a call on, once any pending roots update has been applied. */
   async current(): Promise<Workspace> {
     await this.#pending
+    this.#workspace ??= buildWorkspace(this.#config, this.#roots)
     return this.#workspace
   }
 
@@ -94,6 +97,8 @@ export class WorkspaceHolder {
   }
 
   #apply(roots: string[]): void {
+    const same = roots.length === this.#roots.length && roots.every((root, i) => root === this.#roots[i])
+    if (same && this.#workspace !== undefined) return
     this.#workspace = buildWorkspace(this.#config, roots)
     this.#roots = roots
   }

@@ -1,0 +1,275 @@
+//! What a journal record says, and reading it back. A record is read as a stream
+//! ([`Record::read`]): one the product wrote is readable whatever its size, in memory in
+//! proportion to what it lists. Every name in it is checked where it is parsed
+//! ([`Record::check`]): a directory is an absolute path of plain components, an entry's name is
+//! one plain component (not empty, not `.` or `..`, no `/`, no NUL), and a temp name is one of
+//! ours. A record that fails the check is never acted on, whoever sealed it.
+
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::commit;
+use crate::paths::fsops;
+
+/// An in-place append in flight (kind `append`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct AppendRecord {
+    #[serde(with = "path_bytes")]
+    pub path: PathBuf,
+    pub dev: u64,
+    pub ino: u64,
+    pub old_size: u64,
+    pub append_len: u64,
+    pub append_sha256: String,
+    pub pid: u32,
+    /// Whether the appended bytes are kept beside the record (`<record>.bytes`); records
+    /// written before they were have none and never roll back.
+    #[serde(default)]
+    pub kept_bytes: bool,
+}
+
+/// A removal entry by entry in flight (kind `removal`): each entry is renamed aside to a temp
+/// name and checked before it is unlinked (`fsops::remove_exact`), so a kill can leave one under
+/// its temp name; recovery finishes those (they were archived or copied before).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct RemovalRecord {
+    /// The canonical path of the directory holding the entry being removed.
+    #[serde(with = "path_bytes")]
+    pub dir: PathBuf,
+    pub dir_dev: u64,
+    pub dir_ino: u64,
+    /// The entry (a file, or a tree) whose removal is in flight.
+    #[serde(with = "path_bytes")]
+    pub name: PathBuf,
+    pub pid: u32,
+}
+
+/// A temp file of an atomic write, about to be created (kind `temp`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct TempRecord {
+    /// The canonical path of the directory the temp file is created in.
+    #[serde(with = "path_bytes")]
+    pub dir: PathBuf,
+    /// The device of that directory, checked before anything in it is removed.
+    pub dir_dev: u64,
+    /// The inode of that directory, checked before anything in it is removed.
+    pub dir_ino: u64,
+    /// The temp file's name in `dir`.
+    #[serde(with = "path_bytes")]
+    pub name: PathBuf,
+    pub pid: u32,
+}
+
+/// Paths as records store them: JSON text when they are UTF-8 (readable, and all that older
+/// records hold), else an array of bytes, since a Linux path is bytes and a record must not fail
+/// to be written (or a write go unjournaled) for a name that is not UTF-8.
+pub(super) mod path_bytes {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::{Path, PathBuf};
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
+        match path.to_str() {
+            Some(text) => serializer.serialize_str(text),
+            None => serializer.collect_seq(path.as_os_str().as_bytes()),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<PathBuf, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Stored {
+            Text(String),
+            Bytes(Vec<u8>),
+        }
+        Ok(match Stored::deserialize(deserializer)? {
+            Stored::Text(text) => PathBuf::from(text),
+            Stored::Bytes(bytes) => PathBuf::from(OsStr::from_bytes(&bytes)),
+        })
+    }
+}
+
+/// One journal record, as stored: `{"kind": "append" | "temp" | "commit" | "removal", …fields}`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Record {
+    Append(AppendRecord),
+    Temp(TempRecord),
+    Commit(commit::CommitRecord),
+    Removal(RemovalRecord),
+}
+
+/// The kinds of record, as their `kind` names them.
+const KINDS: &[&str] = &["append", "temp", "commit", "removal"];
+
+/// What a record that starts with the kind of a change of many entries starts with (records are
+/// written with their `kind` first).
+pub const COMMIT_HEAD: &[u8] = br#"{"kind":"commit""#;
+
+impl Record {
+    /// Parses a stored record; one without a `kind` (written before temp records existed) is an
+    /// append record.
+    pub fn parse(bytes: &[u8]) -> serde_json::Result<Self> {
+        Self::read(bytes)
+    }
+
+    /// Reads a stored record from `reader`, and checks its names ([`Record::check`]). A record
+    /// whose `kind` comes first (every one this version writes) is read as it streams by; one
+    /// whose fields come in another order, or that has no `kind`, is gathered first.
+    pub fn read(reader: impl Read) -> serde_json::Result<Self> {
+        let mut de = serde_json::Deserializer::from_reader(reader);
+        let record = de.deserialize_map(RecordVisitor)?;
+        de.end()?;
+        record.check().map_err(de::Error::custom)?;
+        Ok(record)
+    }
+
+    /// Whether every path and name the record holds is one recovery may act on (see the module
+    /// docs); the error says which is not.
+    pub fn check(&self) -> Result<(), String> {
+        match self {
+            Record::Append(r) => {
+                if is_plain_dir(&r.path) && r.path.as_os_str() != "/" {
+                    Ok(())
+                } else {
+                    Err(format!("path {:?} is not a plain file path", r.path))
+                }
+            }
+            Record::Temp(r) => {
+                check_dir(&r.dir)?;
+                check_ours(&r.name)
+            }
+            Record::Removal(r) => {
+                check_dir(&r.dir)?;
+                check_name(&r.name)
+            }
+            Record::Commit(r) => r.check(),
+        }
+    }
+
+    /// The process that wrote the record.
+    pub fn pid(&self) -> u32 {
+        match self {
+            Record::Append(r) => r.pid,
+            Record::Temp(r) => r.pid,
+            Record::Commit(r) => r.pid,
+            Record::Removal(r) => r.pid,
+        }
+    }
+
+    /// Every directory recovery of the record acts in.
+    pub fn dirs(&self) -> Vec<&Path> {
+        match self {
+            Record::Append(r) => r.path.parent().into_iter().collect(),
+            Record::Temp(r) => vec![&r.dir],
+            Record::Removal(r) => vec![&r.dir],
+            Record::Commit(r) => r.dirs(),
+        }
+    }
+
+    /// The paths of the entries the record covers: what a change of them could find half done.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        match self {
+            Record::Append(r) => vec![r.path.clone()],
+            Record::Temp(r) => vec![r.dir.join(&r.name)],
+            Record::Removal(r) => vec![r.dir.join(&r.name)],
+            Record::Commit(r) => r.paths(),
+        }
+    }
+}
+
+/// Reads a record field by field when its `kind` comes first; gathers it otherwise.
+struct RecordVisitor;
+
+impl<'de> Visitor<'de> for RecordVisitor {
+    type Value = Record;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a journal record")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Record, A::Error> {
+        let first: Option<String> = map.next_key()?;
+        if first.as_deref() == Some("kind") {
+            let kind: String = map.next_value()?;
+            let rest = MapAccessDeserializer::new(map);
+            return match kind.as_str() {
+                "append" => AppendRecord::deserialize(rest).map(Record::Append),
+                "temp" => TempRecord::deserialize(rest).map(Record::Temp),
+                "commit" => commit::CommitRecord::deserialize(rest).map(Record::Commit),
+                "removal" => RemovalRecord::deserialize(rest).map(Record::Removal),
+                other => Err(de::Error::unknown_variant(other, KINDS)),
+            };
+        }
+        let mut fields = serde_json::Map::new();
+        if let Some(key) = first {
+            fields.insert(key, map.next_value()?);
+        }
+        while let Some((key, value)) = map.next_entry::<String, serde_json::Value>()? {
+            fields.insert(key, value);
+        }
+        fields.entry("kind").or_insert_with(|| "append".into());
+        Record::deserialize(serde_json::Value::Object(fields)).map_err(de::Error::custom)
+    }
+}
+
+/// Whether `name` is one plain path component: not empty, not `.` or `..`, no `/`, no NUL.
+pub fn is_plain_name(name: &OsStr) -> bool {
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes != b"."
+        && bytes != b".."
+        && !bytes.contains(&b'/')
+        && !bytes.contains(&0)
+}
+
+/// Whether `dir` is an absolute path of plain components (as canonical paths are).
+pub fn is_plain_dir(dir: &Path) -> bool {
+    let bytes = dir.as_os_str().as_bytes();
+    bytes == b"/"
+        || (bytes.starts_with(b"/")
+            && bytes[1..]
+                .split(|&b| b == b'/')
+                .all(|part| is_plain_name(OsStr::from_bytes(part))))
+}
+
+/// `Ok` if `dir` is a plain absolute directory path.
+pub fn check_dir(dir: &Path) -> Result<(), String> {
+    if is_plain_dir(dir) {
+        Ok(())
+    } else {
+        Err(format!("directory {dir:?} is not a plain absolute path"))
+    }
+}
+
+/// `Ok` if `name` is one plain component.
+pub fn check_name(name: &Path) -> Result<(), String> {
+    if is_plain_name(name.as_os_str()) {
+        Ok(())
+    } else {
+        Err(format!("name {name:?} is not one plain component"))
+    }
+}
+
+/// `Ok` if `name` is one plain component and one of our temp names (an atomic write's, a
+/// move's copy, a restore's temp root): the only names recovery removes things under.
+pub fn check_ours(name: &Path) -> Result<(), String> {
+    check_name(name)?;
+    let name = name.as_os_str();
+    if fsops::is_temp_name(name) || crate::trash::is_restore_temp_name(name) {
+        Ok(())
+    } else {
+        Err(format!("name {name:?} is not one of our temp names"))
+    }
+}
