@@ -10,6 +10,11 @@ pub enum RacePoint {
     BeforeReplace,
     /// An entry was checked to be the one to remove; it is about to be removed.
     BeforeRemove,
+    /// An atomic write's new content took the name; the file it replaced was checked to be the
+    /// one planned on (under a temp name) and is about to be unlinked.
+    ReplacedChecked,
+    /// The replaced file was unlinked; it is about to be checked one last time.
+    ReplacedUnlinked,
 }
 
 /// A commit on the entry `name` reached `point`: runs the closure a test set for it, once.
