@@ -105,16 +105,14 @@ impl Bucket {
         }
     }
 
-    /// Fails (an `Untrusted` error, see `datadir`) if the bucket, or a directory above it in the
-    /// data directory, exists and is not private to this user.
-    pub fn check(&self) -> io::Result<()> {
-        self.open_existing().map(drop)
-    }
-
-    /// Whether `archive` names a regular file directly inside this bucket (see
-    /// [`Bucket::locate`]): what an undo needs is still in the trash.
-    pub fn contains(&self, archive: &Path) -> bool {
-        self.locate(archive).is_ok()
+    /// The bucket opened once to tell which archives are in it (an undo asks for every archive
+    /// the history names). Fails (an `Untrusted` error, see `datadir`) if the bucket, or a
+    /// directory above it in the data directory, exists and is not private to this user.
+    pub fn lookup(&self) -> io::Result<ArchiveLookup<'_>> {
+        Ok(ArchiveLookup {
+            bucket: self,
+            dir: self.open_existing()?,
+        })
     }
 
     /// The bucket directory.
@@ -470,6 +468,18 @@ impl Bucket {
     /// as given (`.` and `..` taken lexically), never by looking outside the bucket: an answer
     /// must not tell the model whether something exists elsewhere.
     fn locate(&self, archive: &Path) -> Result<ArchiveFile, TrashError> {
+        let name = self.archive_name(archive)?;
+        let archive = self.open(false)?.archive(name)?;
+        match archive.lstat() {
+            Ok(stat) if stat.kind() == fsops::EntryKind::File => Ok(archive),
+            Ok(_) => Err(TrashError::NotInBucket),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The name of `archive` in this bucket, if it names one directly inside it (decided on the
+    /// path alone, see [`Bucket::locate`]).
+    fn archive_name<'p>(&self, archive: &'p Path) -> Result<&'p OsStr, TrashError> {
         let mut normal = PathBuf::new();
         for part in archive.components() {
             match part {
@@ -486,12 +496,11 @@ impl Bucket {
         if parent != self.dir || !naming::is_archive_name(name) {
             return Err(TrashError::NotInBucket);
         }
-        let archive = self.open(false)?.archive(name)?;
-        match archive.lstat() {
-            Ok(stat) if stat.kind() == fsops::EntryKind::File => Ok(archive),
-            Ok(_) => Err(TrashError::NotInBucket),
-            Err(e) => Err(e.into()),
-        }
+        // The last normal component of `archive` itself.
+        archive
+            .file_name()
+            .filter(|n| *n == name)
+            .ok_or(TrashError::NotInBucket)
     }
 
     /// Where and how [`write::write_archive`] writes, in the open `bucket`.
@@ -501,6 +510,26 @@ impl Bucket {
             identity: &self.identity,
             level: self.compression_level,
         }
+    }
+}
+
+/// The bucket, open, to tell which archives are in it: see [`Bucket::lookup`].
+pub struct ArchiveLookup<'b> {
+    bucket: &'b Bucket,
+    /// `None` when the bucket does not exist (yet, or any more).
+    dir: Option<BucketDir>,
+}
+
+impl ArchiveLookup<'_> {
+    /// Whether `archive` names a regular file directly inside the bucket: what an undo needs is
+    /// still in the trash.
+    pub fn contains(&self, archive: &Path) -> bool {
+        let (Some(dir), Ok(name)) = (&self.dir, self.bucket.archive_name(archive)) else {
+            return false;
+        };
+        fsops::lstat_at(dir.fd(), name).is_ok_and(|stat| {
+            stat.is_some_and(|s| fsops::EntryKind::of(&s) == fsops::EntryKind::File)
+        })
     }
 }
 

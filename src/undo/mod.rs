@@ -48,11 +48,12 @@ pub struct Undone {
 /// used only if nobody else can have written them (see `datadir`): otherwise the error says
 /// so and how to fix it.
 pub fn entries(ws: &Workspace) -> Result<Vec<Entry>, ToolError> {
-    ws.bucket()
-        .check()
+    let trash = ws
+        .bucket()
+        .lookup()
         .map_err(|e| ToolError::io(&e, "read the trash in", ws.data_dir().path()))?;
     ws.history()
-        .entries(&|archive| ws.bucket().contains(archive))
+        .entries(&|archive| trash.contains(archive))
         .map_err(|e| ToolError::io(&e, "read the history in", ws.data_dir().path()))
 }
 
@@ -62,8 +63,12 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
     let selector = request.selector.clone();
     let targets = call
         .reading(move || {
-            let exists = |archive: &Path| ws.bucket().contains(archive);
-            select::select(&entries(&ws)?, &selector, &exists)
+            let entries = entries(&ws)?;
+            let trash = ws
+                .bucket()
+                .lookup()
+                .map_err(|e| ToolError::io(&e, "read the trash in", ws.data_dir().path()))?;
+            select::select(&entries, &selector, &|archive| trash.contains(archive))
         })
         .await?;
     let paths: Vec<PathBuf> = targets
