@@ -21,6 +21,7 @@ import {
 import { afterEach, describe, expect, it } from 'vitest'
 import { Workspace } from 'agent-fs-tools'
 import { confirmationForm, NO_ELICITATION_NOTE } from '../ts/cli/mcp/confirm.js'
+import { MAX_MESSAGE_BYTES } from '../ts/cli/mcp/stdio.js'
 import { toMcpTool } from '../ts/cli/mcp/tools.js'
 import { describeProgress } from '../ts/internal/progress.js'
 import { tempWorkspaceDirs, type TempWorkspaceDirs } from './helpers/temp.js'
@@ -468,6 +469,75 @@ describe('command line', () => {
     expect(result.status).toBe(2)
     expect(result.stderr).toContain(message)
     expect(result.stdout).toBe('')
+  })
+})
+
+describe('messages too large or malformed (issue 26, item 7)', () => {
+  it('a write_file of 11 MB is TOO_LARGE, and the session goes on', async () => {
+    const { call, root } = await connect({ elicit: yes })
+    const big = await call('write_file', { path: 'big.txt', content: 'x'.repeat(11 * 1024 * 1024) })
+    expect(big.isError).toBe(true)
+    expect(big.structuredContent).toMatchObject({ status: 'error', code: 'TOO_LARGE' })
+    expect(existsSync(join(root, 'big.txt'))).toBe(false)
+    expect((await call('cwd_get')).structuredContent).toMatchObject({ status: 'ok', data: { cwd: root } })
+  })
+
+  it('a message longer than the server reads is answered TOO_LARGE unread, and the session goes on', async () => {
+    const { call, root, stderr } = await connect({ elicit: yes })
+    const huge = await call('write_file', { path: 'huge.txt', content: 'x'.repeat(MAX_MESSAGE_BYTES + 1024) })
+    expect(huge.isError).toBe(true)
+    expect(huge.structuredContent).toMatchObject({ status: 'error', code: 'TOO_LARGE' })
+    expect(text(huge)).toMatch(/^the write_file call is 64\.0 MiB long, more than this server reads in one message \(64\.0 MiB\); nothing was done/)
+    expect(existsSync(join(root, 'huge.txt'))).toBe(false)
+    expect((await call('write_file', { path: 'small.txt', content: 'fine\n' })).structuredContent).toMatchObject({ status: 'ok' })
+    expect(readFileSync(join(root, 'small.txt'), 'utf8')).toBe('fine\n')
+    expect(stderr()).toContain('answered, not read')
+  })
+
+  it('over a raw pipe: a line that is not JSON-RPC and an overlong request get JSON-RPC answers; later requests too', () => {
+    const { root, dataDir } = tempWorkspaceDirs()
+    const overlong = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'big',
+      method: 'tools/call',
+      params: { name: 'write_file', arguments: { path: 'x.txt', content: 'y'.repeat(MAX_MESSAGE_BYTES) } },
+    })
+    const lines = [
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } },
+      }),
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      '{ this is not JSON',
+      JSON.stringify({ jsonrpc: '2.0', id: 7 }),
+      overlong,
+      JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'ping', params: { padding: 'z'.repeat(MAX_MESSAGE_BYTES) } }),
+      JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'cwd_get', arguments: {} } }),
+    ]
+    const result = spawnSync(process.execPath, [MAIN, 'mcp', '--root', root], {
+      input: lines.map((line) => `${line}\n`).join(''),
+      env: { ...process.env, AGENT_FS_TOOLS_DATA_DIR: dataDir },
+      encoding: 'utf8',
+      timeout: 60_000,
+      maxBuffer: 1 << 20,
+    })
+    expect(result.status, result.stderr).toBe(0)
+    const responses = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string } })
+    // Answers come in the order they are ready (a refusal at once, a request once handled).
+    const byId = new Map(responses.map((r) => [r.id, r]))
+    expect([...byId.keys()].sort()).toEqual([0, 7, 8, 9, 'big', undefined].sort())
+    expect(byId.get(0)!.result!.serverInfo).toMatchObject({ name: 'agent-fs-tools' })
+    expect(byId.get(undefined)!.error!.code).toBe(-32700)
+    expect(byId.get(7)!.error!.code).toBe(-32600)
+    expect(byId.get('big')!.result).toMatchObject({ isError: true, structuredContent: { code: 'TOO_LARGE' } })
+    expect(byId.get(8)!.error).toMatchObject({ code: -32600, message: expect.stringContaining('the ping is 64.0 MiB long') })
+    expect(byId.get(9)!.result!.structuredContent).toMatchObject({ status: 'ok', data: { cwd: root } })
+    expect(existsSync(join(root, 'x.txt'))).toBe(false)
   })
 })
 

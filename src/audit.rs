@@ -82,7 +82,9 @@ impl AuditLog {
     fn open(&self) -> io::Result<File> {
         let dir = self.data.open(Path::new("audit"), true)?;
         let file = fsops::open_for_log(dir.as_fd(), OsStr::new(&self.name))?;
-        // Best effort: a log someone else owns stays as they made it.
+        // A log someone else could write is not appended to (nor made private: it is theirs).
+        let path = self.data.path().join("audit").join(&self.name);
+        crate::datadir::check_file(&file, &path)?;
         let _ = fsops::set_mode_fd(&file, 0o600);
         Ok(file)
     }

@@ -76,6 +76,10 @@ pub fn io_error_code(err: &io::Error) -> ErrorCode {
 
 /// The code of an OS error and what it means for the model, with what to do next.
 pub(crate) fn describe_io(err: &io::Error) -> (ErrorCode, String) {
+    // A refusal that explains itself (a data directory that is not private to the user).
+    if err.kind() == io::ErrorKind::PermissionDenied && err.get_ref().is_some() {
+        return (ErrorCode::OsPermission, err.to_string());
+    }
     let (code, why) = match err.raw_os_error() {
         Some(libc_codes::ENOENT) => (ErrorCode::NotFound, "it (or a parent directory) does not exist"),
         Some(libc_codes::EACCES) | Some(libc_codes::EPERM) => (

@@ -140,7 +140,7 @@ impl Workspace {
         let journal = Journal::new(data_dir.clone(), Path::new("journal").join(&root_hash));
         let project_root = find_project_root(&options.root).unwrap_or_else(|| options.root.clone());
         let bucket = Bucket::new(
-            &options.trash.data_dir,
+            data_dir.clone(),
             &options.root,
             Identity {
                 session_id: options.trash.session_id.clone(),

@@ -2,8 +2,9 @@
 //! was diffed; §7.3: only what was archived is removed; issue 15 item 2). While the tools run, a
 //! thread plays another program working in the same directory:
 //!
-//! - an editor saving in place (`open(O_TRUNC)`, `write`, `close`: what vim and VS Code do),
-//!   during `write_file` and `edit_file` of the same file;
+//! - an editor saving in place (`open`, truncate, `write`, `close`: what vim and VS Code do; it
+//!   reads what it truncates first, so the test knows which bytes it destroyed itself), during
+//!   `write_file` and `edit_file` of the same file;
 //! - a hostile process swapping two names over and over (`RENAME_EXCHANGE`), during
 //!   `write_file` and `delete_file` of one of them.
 //!
@@ -13,12 +14,21 @@
 //! `sha256Before` in the audit log: the model saw it and the user approved the change to it).
 //! A version in none of these was destroyed by a commit that did not plan on it: lost.
 //!
+//! What is promised for an editor's save (README, "Security model"), and so asserted: a save whose
+//! bytes reached the file while the file still had a name is never lost — the editor checks that
+//! right after its write (`fstat`: the file's link count); a file loses its name only when the
+//! tool unlinks it (the file it replaced, or its own new file in a swap back), and the tool
+//! checks the file once more after that. A save written into a file that had already lost
+//! its name (the editor opened it before the tool took the name and wrote only after) is kept
+//! only if it landed before that last check; without a lease to tell an open writer (macOS, the
+//! portable mode) nothing can promise more, so such saves are counted, not asserted on.
+//!
 //! Each test prints its counts (`cargo test --test writer_races -- --nocapture`).
 
 use std::collections::HashSet;
 use std::fs;
 use std::io::{Read, Write};
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -96,13 +106,12 @@ fn sha256(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// One version of a file as its author wrote it, and the file it went into: its inode and birth
-/// time (so a reused inode number is not taken for the same file), and whether the file still
-/// had a name once written.
+/// One version of a file as its author wrote it: what it replaced in the file it went into (the
+/// bytes its author destroyed), and whether that file still had a name once written.
 #[derive(Clone)]
 struct Version {
     content: Vec<u8>,
-    file: Option<(u64, Option<std::time::SystemTime>)>,
+    replaced: Option<Vec<u8>>,
     linked: bool,
 }
 
@@ -174,19 +183,23 @@ impl Drop for Racer {
     }
 }
 
-/// An editor saving `path` in place, as vim and VS Code do: `open(O_WRONLY | O_TRUNC)`, one
-/// `write`, `close`. Returns the version and the file it went into.
+/// An editor saving `path` in place, as vim and VS Code do (`open`, truncate, one `write`,
+/// `close`), reading first what it is about to truncate: the bytes it destroys itself. Returns the
+/// version.
 fn save_in_place(path: &Path, content: Vec<u8>) -> Option<Version> {
     let mut file = fs::OpenOptions::new()
+        .read(true)
         .write(true)
-        .truncate(true)
         .open(path)
         .ok()?;
-    file.write_all(&content).unwrap();
+    let mut replaced = Vec::new();
+    file.read_to_end(&mut replaced).unwrap();
+    file.set_len(0).unwrap();
+    file.write_all_at(&content, 0).unwrap();
     let meta = file.metadata().unwrap();
     Some(Version {
         content,
-        file: Some((meta.ino(), meta.created().ok())),
+        replaced: Some(replaced),
         linked: meta.nlink() > 0,
     })
 }
@@ -267,21 +280,27 @@ impl Survivors {
     }
 }
 
-/// The versions no one can find any more. A version its author overwrote later in the same file,
-/// while that file still had a name, was the author's to drop; every other version must survive.
-fn lost(versions: &[Version], survivors: &Survivors) -> Vec<String> {
-    versions
-        .iter()
-        .enumerate()
-        .filter(|(i, v)| {
-            let overwritten_by_author = v.file.is_some()
-                && versions[i + 1..]
-                    .iter()
-                    .any(|later| later.file == v.file && later.linked);
-            !overwritten_by_author && !survivors.holds(&v.content)
-        })
-        .map(|(_, v)| String::from_utf8_lossy(&v.content).into_owned())
-        .collect()
+/// The versions no one can find any more: those that had to survive (see the module docs), and
+/// those written into a file that no longer had a name. A version its author truncated later (it
+/// read it back from the file it then truncated: a tool never writes into a file, it only moves
+/// and unlinks names) was the author's to drop, wherever that file was by then.
+fn lost(versions: &[Version], survivors: &Survivors) -> (Vec<String>, Vec<String>) {
+    let (mut promised, mut unnamed) = (Vec::new(), Vec::new());
+    for (i, v) in versions.iter().enumerate() {
+        let overwritten_by_author = versions[i + 1..]
+            .iter()
+            .any(|later| later.replaced.as_ref() == Some(&v.content));
+        if overwritten_by_author || survivors.holds(&v.content) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&v.content).into_owned();
+        if v.linked {
+            promised.push(text);
+        } else {
+            unnamed.push(text);
+        }
+    }
+    (promised, unnamed)
 }
 
 /// How many calls ended how.
@@ -346,11 +365,13 @@ fn editor_race(
     });
     let tally = calls_until_enough(&f, 40, tool_call, |_, _| {});
     let saves = editor.finish();
-    let lost = lost(&saves, &Survivors::collect(&f));
+    let (lost, unnamed) = lost(&saves, &Survivors::collect(&f));
+    let into_unnamed = saves.iter().filter(|s| !s.linked).count();
     eprintln!(
-        "{test}: {tally:?}, {} saves, {} lost",
+        "{test}: {tally:?}, {} saves, {} lost; {into_unnamed} written into a file without a name, {} of them lost",
         saves.len(),
-        lost.len()
+        lost.len(),
+        unnamed.len()
     );
     assert!(
         tally.ok > 0,
@@ -398,7 +419,7 @@ fn made(contents: &Mutex<Vec<Vec<u8>>>) -> Vec<Version> {
         .iter()
         .map(|c| Version {
             content: c.clone(),
-            file: None,
+            replaced: None,
             linked: true,
         })
         .collect()
@@ -441,7 +462,7 @@ fn write_file_under_a_name_swap_loses_nothing() {
         },
     );
     racer.finish();
-    let lost = lost(&made(&written), &Survivors::collect(&f));
+    let (lost, _) = lost(&made(&written), &Survivors::collect(&f));
     let swaps = swaps.load(Ordering::Relaxed);
     eprintln!(
         "write_file + swapper: {tally:?}, {swaps} swaps, {} lost",
@@ -478,7 +499,7 @@ fn delete_file_under_a_name_swap_removes_only_what_it_archived() {
         |i, _| create_missing(i + 1),
     );
     racer.finish();
-    let lost = lost(&made(&created), &Survivors::collect(&f));
+    let (lost, _) = lost(&made(&created), &Survivors::collect(&f));
     let swaps = swaps.load(Ordering::Relaxed);
     eprintln!(
         "delete_file + swapper: {tally:?}, {swaps} swaps, {} lost",

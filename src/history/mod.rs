@@ -30,7 +30,7 @@ pub use record::{ChangeRecord, FileRecord};
 pub use view::changes_json;
 
 use crate::change::{Action, FileChange};
-use crate::datadir::DataDir;
+use crate::datadir::{self, DataDir};
 use crate::paths::fsops;
 
 /// Name of the log in a workspace's history directory.
@@ -176,6 +176,7 @@ impl History {
             let dir = self.data.open(&self.rel, true)?;
             if slot.is_none() {
                 let file = fsops::open_for_log(dir.as_fd(), OsStr::new(LOG))?;
+                datadir::check_file(&file, &self.path().join(LOG))?;
                 let _ = fsops::set_mode_fd(&file, 0o600);
                 *slot = Some(file);
             }
@@ -218,12 +219,27 @@ impl History {
         Ok(removed)
     }
 
-    /// The stored delta `name`.
+    /// The stored delta `name`: a file directly in `deltas/`, of this user (see
+    /// [`datadir::check_file`]). A name that is not one plain component is `InvalidData`, never
+    /// looked up.
     pub fn read_delta(&self, name: &str) -> io::Result<Vec<u8>> {
+        if !fsops::is_single_component(OsStr::new(name)) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("the history names the delta {name:?}, which is not a file name in its deltas folder"),
+            ));
+        }
         let dir = self.data.open(&self.rel.join(DELTAS), false)?;
+        let mut file = fsops::open_for_read(dir.as_fd(), OsStr::new(name))?;
+        datadir::check_file(&file, &self.path().join(DELTAS).join(name))?;
         let mut bytes = Vec::new();
-        fsops::open_for_read(dir.as_fd(), OsStr::new(name))?.read_to_end(&mut bytes)?;
+        file.read_to_end(&mut bytes)?;
         Ok(bytes)
+    }
+
+    /// Its directory (for messages).
+    fn path(&self) -> PathBuf {
+        self.data.path().join(&self.rel)
     }
 
     /// The names of the stored deltas (listed once per read of the history).
@@ -292,6 +308,7 @@ impl History {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
+        datadir::check_file(&file, &self.path().join(LOG))?;
         let stat = fsops::fstat(&file)?;
         let identity = (stat.st_dev as u64, stat.st_ino as u64);
         let mut parsed = self.parsed.lock().unwrap_or_else(|e| e.into_inner());
@@ -362,6 +379,16 @@ fn why_not_undoable(
         if archives.into_iter().flatten().any(|a| !archive_exists(a)) {
             return Some(format!(
                 "the copy of {} it needs was removed from the trash (trashClear)",
+                path()
+            ));
+        }
+        if let Some(delta) = file
+            .delta
+            .as_ref()
+            .filter(|d| !fsops::is_single_component(OsStr::new(d)))
+        {
+            return Some(format!(
+                "its record names {delta:?} as what takes {} back, which is not a file name in the history's deltas folder (the history was altered)",
                 path()
             ));
         }
@@ -489,6 +516,42 @@ mod tests {
             .clone()
             .unwrap();
         assert!(reason.contains("trashClear"), "{reason}");
+    }
+
+    /// Issue 26: a record naming its delta `../x` read `x` from beside the deltas folder (or, with
+    /// more `..`, from anywhere).
+    #[test]
+    fn a_delta_name_that_is_not_a_plain_file_name_is_never_read() {
+        let base = tempfile::tempdir().unwrap();
+        let history = History::new(Arc::new(DataDir::new(base.path().join("data"))), "h");
+        let mut edit = FileChange::new("/w/a", Action::Modified);
+        edit.undo.reverse = Some(Arc::new(b"delta".to_vec()));
+        history
+            .record(&heading("edit_file", "a", Vec::new()), &[edit])
+            .unwrap();
+        std::fs::write(base.path().join("data/h/outside.delta"), "planted").unwrap();
+        std::fs::write(base.path().join("outside.delta"), "planted").unwrap();
+        for name in ["../outside.delta", "../../outside.delta", "..", ".", ""] {
+            let e = history.read_delta(name).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{name}: {e}");
+        }
+        // A record that names one is not undoable, and says why.
+        let log = base.path().join("data/h").join(LOG);
+        let text = std::fs::read_to_string(&log).unwrap();
+        let delta = history.entries(&|_| true).unwrap()[0].record.files[0]
+            .delta
+            .clone()
+            .unwrap();
+        let planted = text.replace(&delta, "../outside.delta");
+        std::fs::write(&log, planted).unwrap();
+        let reason = history.entries(&|_| true).unwrap()[0]
+            .not_undoable
+            .clone()
+            .unwrap();
+        assert!(
+            reason.contains("names \"../outside.delta\" as what takes"),
+            "{reason}"
+        );
     }
 
     fn ids(history: &History) -> Vec<String> {

@@ -164,6 +164,15 @@ fn ensure_bucket_writable(ws: &Workspace, path: &Path) -> Result<(), ToolError> 
         .map_err(std::io::Error::from)
     });
     ready.map_err(|e| {
+        if crate::datadir::is_untrusted(&e) {
+            return ToolError::new(
+                ErrorCode::OsPermission,
+                format!(
+                    "cannot keep a copy of {} in the trash, so nothing was changed: {e}",
+                    path.shown()
+                ),
+            );
+        }
         let code = match e.kind() {
             std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => ErrorCode::OsPermission,
             _ => ErrorCode::IoError,

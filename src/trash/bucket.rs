@@ -1,11 +1,10 @@
 //! A workspace's bucket: the one directory holding its archives, and what can be done with it.
 
 use std::ffi::OsStr;
-use std::fs::{self, File};
 use std::io;
 use std::os::fd::BorrowedFd;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::error::{PartlyRemoved, TrashError};
@@ -13,11 +12,13 @@ use super::hold::ArchiveHold;
 use super::item::{Identity, TrashItem};
 use super::metadata::Metadata;
 use super::naming;
+use super::place::{ArchiveFile, BucketDir};
 use super::put_back;
 use super::read;
 use super::remove;
 use super::restore;
 use super::write::{self, Target, TempFile};
+use crate::datadir::DataDir;
 use crate::paths::fsops;
 use crate::paths::shown::Shown;
 
@@ -55,28 +56,63 @@ pub struct ClearStats {
     pub bytes_freed: u64,
 }
 
-/// The trash of one workspace: `<data_dir>/trash/<sha256 of the canonical root>/`.
+/// The trash of one workspace: `<data_dir>/trash/<sha256 of the canonical root>/`, reached
+/// through the data directory's descriptor (see `place.rs`).
 #[derive(Debug, Clone)]
 pub struct Bucket {
+    data: Arc<DataDir>,
+    /// `trash/<hash>`, in the data directory.
+    rel: PathBuf,
+    /// Its path, for messages and the archive paths calls report.
     dir: PathBuf,
     identity: Identity,
     compression_level: u32,
 }
 
 impl Bucket {
-    /// The bucket of `canonical_root` under `data_dir`. No I/O: the directory is created (mode
-    /// 0700) by the first archive. `compression_level` is gzip's 0–9 (larger values mean 9).
+    /// The bucket of `canonical_root` in `data`. No I/O: the directory is created (mode 0700)
+    /// by the first archive. `compression_level` is gzip's 0–9 (larger values mean 9).
     pub fn new(
-        data_dir: &Path,
+        data: Arc<DataDir>,
         canonical_root: &Path,
         identity: Identity,
         compression_level: u32,
     ) -> Self {
+        let rel = naming::bucket_rel(canonical_root);
         Bucket {
-            dir: naming::bucket_dir(data_dir, canonical_root),
+            dir: data.path().join(&rel),
+            data,
+            rel,
             identity,
             compression_level,
         }
+    }
+
+    /// The bucket directory, open (created first with `create`); `NotFound` when it does not
+    /// exist and `create` is false. Checked private to this user, as every directory of the data
+    /// directory (an `Untrusted` error otherwise, see `datadir`).
+    fn open(&self, create: bool) -> io::Result<BucketDir> {
+        let fd = self.data.open(&self.rel, create)?;
+        Ok(BucketDir::new(fd, self.dir.clone()))
+    }
+
+    /// [`Bucket::open`] without creating it: `None` when it does not exist yet.
+    fn open_existing(&self) -> io::Result<Option<BucketDir>> {
+        match self.open(false) {
+            Ok(bucket) => Ok(Some(bucket)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The bucket opened once to tell which archives are in it (an undo asks for every archive
+    /// the history names). Fails (an `Untrusted` error, see `datadir`) if the bucket, or a
+    /// directory above it in the data directory, exists and is not private to this user.
+    pub fn lookup(&self) -> io::Result<ArchiveLookup<'_>> {
+        Ok(ArchiveLookup {
+            bucket: self,
+            dir: self.open_existing()?,
+        })
     }
 
     /// The bucket directory.
@@ -91,7 +127,8 @@ impl Bucket {
         item: &TrashItem<'_>,
         cancel: &dyn Fn() -> bool,
     ) -> Result<Archived, TrashError> {
-        let written = write::write_archive(&self.target(), item, cancel, &|_| Ok(()))?;
+        let bucket = self.open(true)?;
+        let written = write::write_archive(&self.target(&bucket), item, cancel, &|_| Ok(()))?;
         Ok(Archived {
             archive_path: written.path,
             metadata: written.metadata,
@@ -124,7 +161,8 @@ impl Bucket {
     ) -> Result<Archived, TrashError> {
         let base = item.display_dir();
         let verify = |observed: &[_]| remove::verify_unchanged(item.parent, observed, base);
-        let written = write::write_archive(&self.target(), item, cancel, &verify)?;
+        let bucket = self.open(true)?;
+        let written = write::write_archive(&self.target(&bucket), item, cancel, &verify)?;
         committed(&written.path);
         let failure = match remove::remove_observed(item.parent, &written.observed, base) {
             Ok(()) => {
@@ -193,8 +231,8 @@ impl Bucket {
 
     /// Delete an archive nobody needs (it duplicates what is in place) and make that durable.
     fn delete_archive(&self, archive: &Path) {
-        if fs::remove_file(archive).is_ok() {
-            let _ = File::open(&self.dir).and_then(fsops::sync_fd);
+        if let Ok(archive) = self.locate(archive) {
+            let _ = archive.remove();
         }
     }
 
@@ -202,12 +240,18 @@ impl Bucket {
     /// format (foreign, corrupt, temp files of trashes in flight) are skipped silently.
     pub fn list(&self) -> io::Result<Vec<TrashEntry>> {
         let mut found = Vec::new();
-        for (path, meta) in self.archive_files()? {
-            if let Ok(metadata) = read::read_metadata(&path) {
+        let Some(bucket) = self.open_existing()? else {
+            return Ok(found);
+        };
+        for (archive, stat) in archive_files(&bucket)? {
+            let Ok(file) = archive.open() else {
+                continue;
+            };
+            if let Ok(metadata) = read::read_metadata(file) {
                 found.push(TrashEntry {
-                    archive_path: path,
+                    archive_path: archive.path().to_owned(),
                     metadata,
-                    archive_bytes: meta.len(),
+                    archive_bytes: stat.size,
                 });
             }
         }
@@ -248,38 +292,41 @@ impl Bucket {
         after_start: &dyn Fn(),
     ) -> io::Result<ClearStats> {
         let started = SystemTime::now();
-        let (probe, probe_file) = match TempFile::create(&self.dir, "clear") {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(ClearStats::default()),
-            other => other?,
+        let Some(bucket) = self.open_existing()? else {
+            return Ok(ClearStats::default());
         };
-        let fs_start = ctime(&probe_file.metadata()?);
+        let (probe, probe_file) = TempFile::create(bucket.fd(), "clear")?;
+        let fs_start = fsops::snapshot_fd(&probe_file)?.ctime;
         after_start();
         let mut stats = ClearStats::default();
-        for (path, meta) in self.archive_files()? {
-            if ctime(&meta) >= fs_start {
+        for (archive, stat) in archive_files(&bucket)? {
+            if stat.ctime >= fs_start {
                 continue;
             }
-            let hold = match ArchiveHold::try_claim(&path) {
+            let hold = match ArchiveHold::try_claim(&archive) {
                 Ok(Some(hold)) => hold,
                 Ok(None) => continue,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                // Not ours to remove (another user's file, see `place.rs`): left alone.
+                Err(e) if e.kind() == io::ErrorKind::PermissionDenied => continue,
+                Err(e) if e.kind() == io::ErrorKind::InvalidData => continue,
                 Err(e) => return Err(e),
             };
             // Let go since the listing: by a call that was done with it only after we began.
-            if hold.ctime()? >= fs_start || !is_old_enough(&path, started, older_than) {
+            if hold.ctime()? >= fs_start || !is_old_enough(&hold, started, older_than) {
                 continue;
             }
-            match fs::remove_file(&path) {
+            match fsops::unlink_at(bucket.fd(), archive_name(&archive)) {
                 Ok(()) => {
                     stats.cleared += 1;
-                    stats.bytes_freed += meta.len();
+                    stats.bytes_freed += stat.size;
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => return Err(e),
             }
         }
         drop(probe);
-        fsops::sync_fd(File::open(&self.dir)?)?;
+        bucket.sync()?;
         Ok(stats)
     }
 
@@ -290,17 +337,23 @@ impl Bucket {
     pub fn sweep_partials(&self, min_age: Duration) -> io::Result<u64> {
         let now = SystemTime::now();
         let mut removed = 0;
-        for entry in read_dir_or_empty(&self.dir)? {
-            let entry = entry?;
-            let meta = match entry.metadata() {
-                Ok(meta) if meta.is_file() && naming::is_temp_name(&entry.file_name()) => meta,
+        let Some(bucket) = self.open_existing()? else {
+            return Ok(0);
+        };
+        for name in bucket.names()? {
+            if !naming::is_temp_name(&name) {
+                continue;
+            }
+            let stat = match fsops::snapshot_at(bucket.fd(), &name) {
+                Ok(stat) if stat.kind() == fsops::EntryKind::File => stat,
                 _ => continue,
             };
-            let idle = meta
-                .modified()
-                .ok()
-                .and_then(|m| now.duration_since(m).ok());
-            if idle.is_some_and(|idle| idle >= min_age) && fs::remove_file(entry.path()).is_ok() {
+            let (secs, nanos) = stat.mtime;
+            let modified = SystemTime::UNIX_EPOCH + Duration::new(secs.max(0) as u64, nanos);
+            let idle = now.duration_since(modified).ok();
+            if idle.is_some_and(|idle| idle >= min_age)
+                && fsops::unlink_at(bucket.fd(), &name).is_ok()
+            {
                 removed += 1;
             }
         }
@@ -315,7 +368,7 @@ impl Bucket {
 
     /// Read the metadata of an archive that must be directly inside this bucket.
     pub fn inspect(&self, archive: &Path) -> Result<Metadata, TrashError> {
-        read::read_metadata(&self.locate(archive)?)
+        read::read_metadata(self.locate(archive)?.open()?)
     }
 
     /// The content of the file `archive` (directly inside this bucket) keeps, verified; `None`
@@ -325,13 +378,13 @@ impl Bucket {
         archive: &Path,
         max_bytes: u64,
     ) -> Result<Option<(Metadata, Vec<u8>)>, TrashError> {
-        read::read_file_content(&self.locate(archive)?, max_bytes)
+        read::read_file_content(self.locate(archive)?.open()?, max_bytes)
     }
 
     /// Every entry of the directory archive `archive` (directly inside this bucket), read as a
     /// stream and verified against its metadata.
     pub fn members(&self, archive: &Path) -> Result<(Metadata, super::Members), TrashError> {
-        super::members::index(&self.locate(archive)?)
+        super::members::index(self.locate(archive)?.open()?)
     }
 
     /// The bytes of the file at `sub` inside the directory archive `archive`, verified against
@@ -343,7 +396,7 @@ impl Bucket {
         expected: &[u8; 32],
         max_bytes: u64,
     ) -> Result<Option<Vec<u8>>, TrashError> {
-        super::members::read_member(&self.locate(archive)?, sub, expected, max_bytes)
+        super::members::read_member(self.locate(archive)?.open()?, sub, expected, max_bytes)
     }
 
     /// Recreate the archived entry as `target_name` inside `target_parent` (opened and checked
@@ -378,10 +431,10 @@ impl Bucket {
         temp: &OsStr,
         cancel: &dyn Fn() -> bool,
     ) -> Result<Archived, TrashError> {
-        let archive_path = self.locate(archive)?;
-        let (metadata, hold) = restore::stage_archive(&archive_path, parent, temp, cancel)?;
+        let archive = self.locate(archive)?;
+        let (metadata, hold) = restore::stage_archive(&archive, parent, temp, cancel)?;
         Ok(Archived {
-            archive_path,
+            archive_path: archive.path().to_owned(),
             metadata,
             hold,
         })
@@ -409,10 +462,23 @@ impl Bucket {
         )
     }
 
-    /// The path of `archive` if it names an archive directly inside this bucket. Decided on the
-    /// path as given (`.` and `..` taken lexically), never by looking outside the bucket: an
-    /// answer must not tell the model whether something exists elsewhere.
-    fn locate(&self, archive: &Path) -> Result<PathBuf, TrashError> {
+    /// `archive`, if it names an archive directly inside this bucket: reached through the
+    /// bucket's descriptor by its name, which must be a regular file there. Decided on the path
+    /// as given (`.` and `..` taken lexically), never by looking outside the bucket: an answer
+    /// must not tell the model whether something exists elsewhere.
+    fn locate(&self, archive: &Path) -> Result<ArchiveFile, TrashError> {
+        let name = self.archive_name(archive)?;
+        let archive = self.open(false)?.archive(name)?;
+        match archive.lstat() {
+            Ok(stat) if stat.kind() == fsops::EntryKind::File => Ok(archive),
+            Ok(_) => Err(TrashError::NotInBucket),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The name of `archive` in this bucket, if it names one directly inside it (decided on the
+    /// path alone, see [`Bucket::locate`]).
+    fn archive_name<'p>(&self, archive: &'p Path) -> Result<&'p OsStr, TrashError> {
         let mut normal = PathBuf::new();
         for part in archive.components() {
             match part {
@@ -429,39 +495,63 @@ impl Bucket {
         if parent != self.dir || !naming::is_archive_name(name) {
             return Err(TrashError::NotInBucket);
         }
-        let path = self.dir.join(name);
-        match fs::symlink_metadata(&path) {
-            Ok(meta) if meta.is_file() => Ok(path),
-            Ok(_) => Err(TrashError::NotInBucket),
-            Err(e) => Err(e.into()),
-        }
+        // The last normal component of `archive` itself.
+        archive
+            .file_name()
+            .filter(|n| *n == name)
+            .ok_or(TrashError::NotInBucket)
     }
 
-    /// Regular files in the bucket named like finished archives, with their `lstat`.
-    fn archive_files(&self) -> io::Result<Vec<(PathBuf, fs::Metadata)>> {
-        let mut files = Vec::new();
-        for entry in read_dir_or_empty(&self.dir)? {
-            let entry = entry?;
-            if !naming::is_archive_name(&entry.file_name()) {
-                continue;
-            }
-            if let Ok(meta) = entry.metadata() {
-                if meta.is_file() {
-                    files.push((entry.path(), meta));
-                }
-            }
-        }
-        Ok(files)
-    }
-
-    /// Where and how [`write::write_archive`] writes.
-    fn target(&self) -> Target<'_> {
+    /// Where and how [`write::write_archive`] writes, in the open `bucket`.
+    fn target<'a>(&'a self, bucket: &'a BucketDir) -> Target<'a> {
         Target {
-            bucket_dir: &self.dir,
+            bucket,
             identity: &self.identity,
             level: self.compression_level,
         }
     }
+}
+
+/// The bucket, open, to tell which archives are in it: see [`Bucket::lookup`].
+pub struct ArchiveLookup<'b> {
+    bucket: &'b Bucket,
+    /// `None` when the bucket does not exist (yet, or any more).
+    dir: Option<BucketDir>,
+}
+
+impl ArchiveLookup<'_> {
+    /// Whether `archive` names a regular file directly inside the bucket: what an undo needs is
+    /// still in the trash.
+    pub fn contains(&self, archive: &Path) -> bool {
+        let (Some(dir), Ok(name)) = (&self.dir, self.bucket.archive_name(archive)) else {
+            return false;
+        };
+        fsops::lstat_at(dir.fd(), name).is_ok_and(|stat| {
+            stat.is_some_and(|s| fsops::EntryKind::of(&s) == fsops::EntryKind::File)
+        })
+    }
+}
+
+/// Regular files in `bucket` named like finished archives, with their `lstat`.
+fn archive_files(bucket: &BucketDir) -> io::Result<Vec<(ArchiveFile, fsops::Snapshot)>> {
+    let mut files = Vec::new();
+    for name in bucket.names()? {
+        if !naming::is_archive_name(&name) {
+            continue;
+        }
+        let archive = bucket.archive(&name)?;
+        if let Ok(stat) = archive.lstat() {
+            if stat.kind() == fsops::EntryKind::File {
+                files.push((archive, stat));
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// The name of `archive` in its bucket.
+fn archive_name(archive: &ArchiveFile) -> &OsStr {
+    archive.path().file_name().unwrap_or_default()
 }
 
 /// Why a removal stopped, as a clause: "cannot remove X: reason" or the conflict's text.
@@ -474,23 +564,14 @@ fn stop_reason(partly: &PartlyRemoved) -> String {
     }
 }
 
-/// The entries of `dir`, or none if it does not exist yet.
-fn read_dir_or_empty(dir: &Path) -> io::Result<Box<dyn Iterator<Item = io::Result<fs::DirEntry>>>> {
-    match fs::read_dir(dir) {
-        Ok(entries) => Ok(Box::new(entries)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Box::new(std::iter::empty())),
-        Err(e) => Err(e),
-    }
-}
-
-/// A file's ctime as `(seconds, nanoseconds)`.
-fn ctime(meta: &fs::Metadata) -> (i64, i64) {
-    (meta.ctime(), meta.ctime_nsec())
-}
-
-/// Is the archive a readable archive of ours, trashed at least `older_than` before `started`?
-fn is_old_enough(path: &Path, started: SystemTime, older_than: Option<Duration>) -> bool {
-    let Ok(metadata) = read::read_metadata(path) else {
+/// Is the held archive a readable archive of ours, trashed at least `older_than` before
+/// `started`?
+fn is_old_enough(hold: &ArchiveHold, started: SystemTime, older_than: Option<Duration>) -> bool {
+    let Ok(metadata) = hold
+        .reader()
+        .map_err(TrashError::from)
+        .and_then(read::read_metadata)
+    else {
         return false;
     };
     match older_than {

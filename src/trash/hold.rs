@@ -9,11 +9,10 @@
 //! whose ctime is older than its own start, so an archive is cleared only by a clear that began
 //! after the call that made it was done with it, never by one that merely reached it late.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Seek};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::Path;
 
+use super::place::ArchiveFile;
 use crate::paths::fsops;
 
 /// An exclusive `flock` on one archive, held while this value lives.
@@ -35,14 +34,11 @@ impl ArchiveHold {
         })
     }
 
-    /// Opens the archive at `path` and takes its lock without waiting: `Ok(None)` while another
-    /// call holds it. `NotFound` if it is gone, or if `path` no longer names the file that was
-    /// locked (a restore that just finished deleted it).
-    pub(crate) fn try_claim(path: &Path) -> io::Result<Option<Self>> {
-        let file = OpenOptions::new()
-            .read(true)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(path)?;
+    /// Opens `archive` (see [`ArchiveFile::open`]) and takes its lock without waiting:
+    /// `Ok(None)` while another call holds it. `NotFound` if it is gone, or if its name no longer
+    /// holds the file that was locked (a restore that just finished deleted it).
+    pub(crate) fn try_claim(archive: &ArchiveFile) -> io::Result<Option<Self>> {
+        let file = archive.open()?;
         match fsops::try_lock_exclusive(&file) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
@@ -52,18 +48,13 @@ impl ArchiveHold {
             file,
             mark_release: false,
         };
-        hold.check_named(path)?;
+        hold.check_named(archive)?;
         Ok(Some(hold))
     }
 
-    /// `NotFound` unless `path` still names the held file.
-    pub(crate) fn check_named(&self, path: &Path) -> io::Result<()> {
-        let held = self.file.metadata()?;
-        let named = fs::symlink_metadata(path)?;
-        if (named.dev(), named.ino()) != (held.dev(), held.ino()) {
-            return Err(io::ErrorKind::NotFound.into());
-        }
-        Ok(())
+    /// `NotFound` unless `archive`'s name still holds the held file.
+    pub(crate) fn check_named(&self, archive: &ArchiveFile) -> io::Result<()> {
+        archive.check_named(&self.file)
     }
 
     /// The held file.
@@ -72,9 +63,8 @@ impl ArchiveHold {
     }
 
     /// The held file's ctime as `(seconds, nanoseconds)`.
-    pub(crate) fn ctime(&self) -> io::Result<(i64, i64)> {
-        let meta = self.file.metadata()?;
-        Ok((meta.ctime(), meta.ctime_nsec()))
+    pub(crate) fn ctime(&self) -> io::Result<(i64, u32)> {
+        Ok(fsops::snapshot_fd(&self.file)?.ctime)
     }
 
     /// A descriptor of the held file to read from its start. It shares the lock (and the file
@@ -99,36 +89,45 @@ impl Drop for ArchiveHold {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trash::place::testing::bucket_at;
+    use std::ffi::OsStr;
+    use std::fs;
 
     #[test]
     fn one_claim_at_a_time_and_a_reader_shares_it() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("a.tar.gz");
         fs::write(&path, b"archive").unwrap();
-        let held = ArchiveHold::try_claim(&path).unwrap().unwrap();
-        assert!(ArchiveHold::try_claim(&path).unwrap().is_none());
+        let archive = bucket_at(tmp.path())
+            .archive(OsStr::new("a.tar.gz"))
+            .unwrap();
+        let held = ArchiveHold::try_claim(&archive).unwrap().unwrap();
+        assert!(ArchiveHold::try_claim(&archive).unwrap().is_none());
         let mut reader = held.reader().unwrap();
         let mut text = String::new();
         std::io::Read::read_to_string(&mut reader, &mut text).unwrap();
         assert_eq!(text, "archive");
         drop(reader);
-        assert!(ArchiveHold::try_claim(&path).unwrap().is_none());
+        assert!(ArchiveHold::try_claim(&archive).unwrap().is_none());
         drop(held);
-        assert!(ArchiveHold::try_claim(&path).unwrap().is_some());
+        assert!(ArchiveHold::try_claim(&archive).unwrap().is_some());
     }
 
     #[test]
     fn a_claim_on_a_gone_or_replaced_name_is_not_found() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("a.tar.gz");
-        let missing = ArchiveHold::try_claim(&path).unwrap_err();
+        let archive = bucket_at(tmp.path())
+            .archive(OsStr::new("a.tar.gz"))
+            .unwrap();
+        let missing = ArchiveHold::try_claim(&archive).unwrap_err();
         assert_eq!(missing.kind(), io::ErrorKind::NotFound);
         fs::write(&path, b"one").unwrap();
-        let held = ArchiveHold::try_claim(&path).unwrap().unwrap();
+        let held = ArchiveHold::try_claim(&archive).unwrap().unwrap();
         fs::remove_file(&path).unwrap();
         fs::write(&path, b"another").unwrap();
         assert_eq!(
-            held.check_named(&path).unwrap_err().kind(),
+            held.check_named(&archive).unwrap_err().kind(),
             io::ErrorKind::NotFound
         );
     }

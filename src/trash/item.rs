@@ -3,7 +3,6 @@
 use std::ffi::OsStr;
 use std::io;
 use std::os::fd::BorrowedFd;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::metadata::is_safe_relative;
@@ -59,12 +58,7 @@ impl TrashItem<'_> {
 
 /// One plain path component: not empty, no `/` or NUL, not `.` or `..`.
 pub(crate) fn is_single_component(name: &OsStr) -> bool {
-    let bytes = name.as_bytes();
-    !bytes.is_empty()
-        && bytes != b"."
-        && bytes != b".."
-        && !bytes.contains(&b'/')
-        && !bytes.contains(&0)
+    crate::paths::fsops::is_single_component(name)
 }
 
 /// An `InvalidInput` I/O error with `why`.

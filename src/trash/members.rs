@@ -8,8 +8,8 @@
 //! is one small record per entry, never file content.
 
 use std::collections::BTreeMap;
+use std::fs::File;
 use std::io::{self, Read};
-use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
@@ -145,10 +145,10 @@ fn is_beneath(path: &[u8], dir: &[u8]) -> bool {
     path.len() > dir.len() && path.starts_with(dir) && path[dir.len()] == b'/'
 }
 
-/// Reads the directory archive at `path` into an index of its entries, verified against its
-/// metadata (digest, size, file count).
-pub(crate) fn index(path: &Path) -> Result<(Metadata, Members), TrashError> {
-    let mut archive = read::open(path)?;
+/// Reads the directory archive open as `file` into an index of its entries, verified against
+/// its metadata (digest, size, file count).
+pub(crate) fn index(file: File) -> Result<(Metadata, Members), TrashError> {
+    let mut archive = read::from_file(file);
     let mut entries = archive.entries().map_err(read::unreadable)?;
     let meta = read::read_metadata_entry(&mut entries)?;
     if meta.kind != Kind::Directory {
@@ -221,15 +221,15 @@ pub(crate) fn index(path: &Path) -> Result<(Metadata, Members), TrashError> {
     Ok((meta, members))
 }
 
-/// The bytes of the file at `sub` in the directory archive at `path` (a hard link's are its
+/// The bytes of the file at `sub` in the directory archive open as `file` (a hard link's are its
 /// first name's), at most `max` (else `None`); `expected` is its SHA-256 as indexed.
 pub(crate) fn read_member(
-    path: &Path,
+    file: File,
     sub: &[u8],
     expected: &[u8; 32],
     max: u64,
 ) -> Result<Option<Vec<u8>>, TrashError> {
-    let mut archive = read::open(path)?;
+    let mut archive = read::from_file(file);
     let mut entries = archive.entries().map_err(read::unreadable)?;
     let meta = read::read_metadata_entry(&mut entries)?;
     for entry in entries {

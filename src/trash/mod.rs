@@ -7,7 +7,9 @@
 //! user paths. The caller hands it a directory fd it already opened race-free inside the
 //! sandbox plus an entry name ([`TrashItem`]), and everything done to the original goes through
 //! that fd with `*at` calls and `O_NOFOLLOW` (`paths::fsops`), so a symlink swapped in meanwhile cannot
-//! redirect a read or a removal. The bucket is ours and is handled with plain `std::fs`.
+//! redirect a read or a removal. The bucket is reached the same way, through the data directory's
+//! descriptor, and only once it and every archive read from it is checked to be this user's alone
+//! (`place.rs`, `datadir`).
 //!
 //! # Archive format
 //!
@@ -72,6 +74,7 @@ mod metadata;
 mod naming;
 mod observed;
 mod parallel_gz;
+mod place;
 mod put_back;
 mod read;
 mod remove;

@@ -29,10 +29,11 @@ const NAME_MAX: usize = 255;
 /// How many characters of the session and run ids go into a name.
 const ID_CHARS: usize = 8;
 
-/// `<data_dir>/trash/<lowercase hex sha256 of the canonical root's bytes>`.
-pub(crate) fn bucket_dir(data_dir: &Path, canonical_root: &Path) -> PathBuf {
+/// `trash/<lowercase hex sha256 of the canonical root's bytes>`: the bucket, in the data
+/// directory.
+pub(crate) fn bucket_rel(canonical_root: &Path) -> PathBuf {
     let digest = Sha256::digest(canonical_root.as_os_str().as_bytes());
-    data_dir.join("trash").join(hex(&digest))
+    Path::new("trash").join(hex(&digest))
 }
 
 /// Lowercase hex of `bytes`.

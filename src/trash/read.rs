@@ -6,7 +6,6 @@
 
 use std::fs::File;
 use std::io::{BufReader, Read};
-use std::path::Path;
 
 use flate2::read::MultiGzDecoder;
 use tar::{Archive, Entries, EntryType};
@@ -17,19 +16,14 @@ use super::metadata::{Metadata, METADATA_ENTRY, METADATA_MAX_BYTES};
 /// A decoding reader over every gzip member of an archive file.
 pub(crate) type ArchiveReader = Archive<MultiGzDecoder<BufReader<File>>>;
 
-/// Open an archive for reading.
-pub(crate) fn open(path: &Path) -> Result<ArchiveReader, TrashError> {
-    Ok(from_file(File::open(path)?))
-}
-
 /// Read an archive from an already open file.
 pub(crate) fn from_file(file: File) -> ArchiveReader {
     Archive::new(MultiGzDecoder::new(BufReader::new(file)))
 }
 
-/// The metadata of the archive at `path` (reads the first entry only).
-pub(crate) fn read_metadata(path: &Path) -> Result<Metadata, TrashError> {
-    let mut archive = open(path)?;
+/// The metadata of the archive open as `file` (reads the first entry only).
+pub(crate) fn read_metadata(file: File) -> Result<Metadata, TrashError> {
+    let mut archive = from_file(file);
     let mut entries = archive.entries().map_err(unreadable)?;
     read_metadata_entry(&mut entries)
 }
@@ -60,13 +54,14 @@ pub(crate) fn unreadable(e: std::io::Error) -> TrashError {
     TrashError::corrupt(format!("it cannot be decoded ({e})"))
 }
 
-/// The bytes of the file an archive at `path` keeps (its kind must be a file), verified against
-/// the metadata's SHA-256; at most `max_bytes` (else `None`, nothing read beyond the metadata).
+/// The bytes of the file the archive open as `file` keeps (its kind must be a file), verified
+/// against the metadata's SHA-256; at most `max_bytes` (else `None`, nothing read beyond the
+/// metadata).
 pub(crate) fn read_file_content(
-    path: &Path,
+    file: File,
     max_bytes: u64,
 ) -> Result<Option<(Metadata, Vec<u8>)>, TrashError> {
-    let mut archive = open(path)?;
+    let mut archive = from_file(file);
     let mut entries = archive.entries().map_err(unreadable)?;
     let metadata = read_metadata_entry(&mut entries)?;
     if metadata.kind != super::Kind::File {

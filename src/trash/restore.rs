@@ -29,11 +29,10 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 
 use sha2::{Digest, Sha256};
 use tar::{Entries, Entry};
@@ -45,6 +44,7 @@ use super::hold::ArchiveHold;
 use super::item::{invalid, is_single_component};
 use super::metadata::{Kind, Metadata};
 use super::naming;
+use super::place::ArchiveFile;
 use super::read;
 use super::stream::{write_restored, CHUNK};
 use crate::paths::fsops;
@@ -53,11 +53,11 @@ use crate::paths::trees::{remove_tree_at, Removal};
 use crate::paths::xattrs::{self, Xattr};
 use crate::progress::{self, Unit};
 
-/// Restore the archive at `archive` as `target_name` inside `parent`, extracted under the temp
-/// name `temp` first; returns its metadata. The archive is claimed for the duration, unless the
-/// caller passes the hold it already has on it (`held`).
+/// Restore `archive` as `target_name` inside `parent`, extracted under the temp name `temp`
+/// first; returns its metadata. The archive is claimed for the duration, unless the caller passes
+/// the hold it already has on it (`held`).
 pub(crate) fn restore_archive(
-    archive: &Path,
+    archive: &ArchiveFile,
     held: Option<&ArchiveHold>,
     parent: BorrowedFd<'_>,
     target_name: &OsStr,
@@ -91,16 +91,16 @@ pub(crate) fn restore_archive(
     outcome?;
     // The entry is back in place: failing to delete the archive now must not turn the restore
     // into an error (it would stay listed, and restoring it again would find the target taken).
-    let _ = remove_archive(archive);
+    let _ = archive.remove();
     Ok(metadata)
 }
 
-/// Extracts the archive at `archive` under the temp name `temp` in `parent`, verified against
-/// its metadata and durable, but neither puts it in place nor deletes the archive: a change of
+/// Extracts `archive` under the temp name `temp` in `parent`, verified against its metadata and
+/// durable, but neither puts it in place nor deletes the archive: a change of
 /// many entries (an undo) puts it in place with the rest. The archive stays claimed while the
 /// returned hold lives. On failure nothing is left under `temp`.
 pub(crate) fn stage_archive(
-    archive: &Path,
+    archive: &ArchiveFile,
     parent: BorrowedFd<'_>,
     temp: &OsStr,
     cancel: &dyn Fn() -> bool,
@@ -161,12 +161,12 @@ pub(crate) fn extract_then<T>(
 
 /// Claim the archive for the whole restore without waiting for anybody: a conflict while another
 /// call holds it; not found if it is gone (a restore that just finished deleted it).
-fn claim(archive: &Path) -> Result<ArchiveHold, TrashError> {
+fn claim(archive: &ArchiveFile) -> Result<ArchiveHold, TrashError> {
     match ArchiveHold::try_claim(archive)? {
         Some(hold) => Ok(hold),
         None => Err(TrashError::Conflict(format!(
             "{} is in use by another call (being restored, or still being trashed)",
-            archive.shown()
+            archive.path().shown()
         ))),
     }
 }
@@ -178,18 +178,6 @@ fn ensure_absent(parent: BorrowedFd<'_>, name: &OsStr) -> Result<(), TrashError>
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(TrashError::Io(e)),
     }
-}
-
-/// Delete the restored archive and make that durable.
-fn remove_archive(archive: &Path) -> Result<(), TrashError> {
-    match fs::remove_file(archive) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e.into()),
-        _ => {}
-    }
-    if let Some(bucket) = archive.parent() {
-        fsops::sync_fd(File::open(bucket)?)?;
-    }
-    Ok(())
 }
 
 /// A directory whose extended attributes, mode and mtime are applied once it is filled.

@@ -12,11 +12,11 @@
 //! Temp files are removed on every error path (by [`TempFile`]'s drop), and they are never
 //! listed or cleared: their names start with `.` and end with `.partial`.
 
-use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::ffi::OsStr;
+use std::fs::File;
 use std::io::{self, BufWriter, Seek};
-use std::os::fd::AsFd;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::os::fd::BorrowedFd;
+use std::path::PathBuf;
 use std::time::SystemTime;
 
 use flate2::write::GzEncoder;
@@ -30,6 +30,7 @@ use super::metadata::Metadata;
 use super::naming;
 use super::observed::Observed;
 use super::parallel_gz::ParallelGzWriter;
+use super::place::BucketDir;
 use super::stream::CHUNK;
 use super::tarx;
 use super::tree::{self, Summary};
@@ -41,7 +42,8 @@ const NAME_ATTEMPTS: usize = 16;
 
 /// Where and how to write.
 pub(crate) struct Target<'a> {
-    pub bucket_dir: &'a Path,
+    /// The bucket, open (and created if it was missing).
+    pub bucket: &'a BucketDir,
     pub identity: &'a Identity,
     pub level: u32,
 }
@@ -63,11 +65,10 @@ pub(crate) fn write_archive(
     before_commit: &dyn Fn(&[Observed]) -> Result<(), TrashError>,
 ) -> Result<Written, TrashError> {
     item.validate()?;
-    ensure_bucket(target.bucket_dir)?;
-    let (content_temp, content) = TempFile::create(target.bucket_dir, "content")?;
+    let (content_temp, content) = TempFile::create(target.bucket.fd(), "content")?;
     let (summary, mut content) = write_content(content, item, target.level, cancel)?;
     let metadata = build_metadata(target.identity, item, &summary);
-    let (archive_temp, mut archive) = TempFile::create(target.bucket_dir, "archive")?;
+    let (archive_temp, mut archive) = TempFile::create(target.bucket.fd(), "archive")?;
     write_metadata_member(&mut archive, &metadata, target.level)?;
     content.rewind()?;
     io::copy(&mut content, &mut archive)?;
@@ -85,11 +86,6 @@ pub(crate) fn write_archive(
         observed: summary.observed,
         hold,
     })
-}
-
-/// Create the bucket (private to the user) if it is missing.
-fn ensure_bucket(dir: &Path) -> io::Result<()> {
-    DirBuilder::new().recursive(true).mode(0o700).create(dir)
 }
 
 /// Stream the original into a gzip'd tar (content entries + end-of-archive marker).
@@ -142,11 +138,11 @@ fn commit(
     target: &Target<'_>,
     metadata: &Metadata,
     item: &TrashItem<'_>,
-    temp: TempFile,
+    temp: TempFile<'_>,
     archive: File,
 ) -> Result<(PathBuf, ArchiveHold), TrashError> {
     let hold = ArchiveHold::lock_new(archive)?;
-    let bucket = File::open(target.bucket_dir)?;
+    let bucket = target.bucket;
     for _ in 0..NAME_ATTEMPTS {
         let name = naming::archive_file_name(
             &metadata.trashed_at,
@@ -155,16 +151,11 @@ fn commit(
             &naming::unique_token(),
             item.name,
         );
-        match fsops::rename_noreplace(
-            bucket.as_fd(),
-            temp.name.as_ref(),
-            bucket.as_fd(),
-            name.as_ref(),
-        ) {
+        match fsops::rename_noreplace(bucket.fd(), temp.name.as_ref(), bucket.fd(), name.as_ref()) {
             Ok(()) => {
                 temp.disarm();
-                mark_committed(hold.file(), &bucket)?;
-                return Ok((target.bucket_dir.join(name), hold));
+                mark_committed(hold.file(), bucket)?;
+                return Ok((bucket.path().join(name), hold));
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e.into()),
@@ -178,9 +169,9 @@ fn commit(
 
 /// After the rename: bump the archive's ctime (so a `clear` that began earlier can tell it is
 /// new, whatever the filesystem does on rename) and `fsync` the bucket directory.
-fn mark_committed(archive: &File, bucket: &File) -> io::Result<()> {
+fn mark_committed(archive: &File, bucket: &BucketDir) -> io::Result<()> {
     fsops::set_mode_fd(archive, 0o600)?;
-    fsops::sync_fd(bucket)
+    bucket.sync()
 }
 
 /// `level` as a flate2 compression level (0–9).
@@ -189,28 +180,21 @@ fn compression(level: u32) -> Compression {
 }
 
 /// A temp file in the bucket, removed when dropped unless disarmed.
-pub(crate) struct TempFile {
-    dir: PathBuf,
+pub(crate) struct TempFile<'d> {
+    dir: BorrowedFd<'d>,
     name: String,
     armed: bool,
 }
 
-impl TempFile {
-    /// Create `.<what>-<unique>.partial` exclusively, readable by the user only.
-    pub(crate) fn create(dir: &Path, what: &str) -> io::Result<(TempFile, File)> {
+impl<'d> TempFile<'d> {
+    /// Create `.<what>-<unique>.partial` exclusively in `dir`, readable by the user only.
+    pub(crate) fn create(dir: BorrowedFd<'d>, what: &str) -> io::Result<(TempFile<'d>, File)> {
         loop {
             let name = naming::temp_name(what);
-            let opened = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .custom_flags(libc_o_nofollow())
-                .open(dir.join(&name));
-            match opened {
+            match fsops::create_read_write_at(dir, OsStr::new(&name)) {
                 Ok(file) => {
                     let temp = TempFile {
-                        dir: dir.to_path_buf(),
+                        dir,
                         name,
                         armed: true,
                     };
@@ -222,26 +206,16 @@ impl TempFile {
         }
     }
 
-    /// The file's path.
-    pub(crate) fn path(&self) -> PathBuf {
-        self.dir.join(&self.name)
-    }
-
     /// Keep the file (it was renamed into place).
     fn disarm(mut self) {
         self.armed = false;
     }
 }
 
-impl Drop for TempFile {
+impl Drop for TempFile<'_> {
     fn drop(&mut self) {
         if self.armed {
-            let _ = fs::remove_file(self.path());
+            let _ = fsops::unlink_at(self.dir, OsStr::new(&self.name));
         }
     }
-}
-
-/// `O_NOFOLLOW` as the raw flag `OpenOptionsExt::custom_flags` wants.
-fn libc_o_nofollow() -> i32 {
-    rustix::fs::OFlags::NOFOLLOW.bits() as i32
 }

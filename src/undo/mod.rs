@@ -47,15 +47,16 @@ pub struct Undone {
     pub heading: Option<Heading>,
 }
 
-/// Whether an archive a change needs is still in the trash.
-fn archive_exists(archive: &Path) -> bool {
-    std::fs::symlink_metadata(archive).is_ok()
-}
-
-/// Every change in the history with its state, oldest first.
+/// Every change in the history with its state, oldest first. The history and the trash are
+/// used only if nobody else can have written them (see `datadir`): otherwise the error says
+/// so and how to fix it.
 pub fn entries(ws: &Workspace) -> Result<Vec<Entry>, ToolError> {
+    let trash = ws
+        .bucket()
+        .lookup()
+        .map_err(|e| ToolError::io(&e, "read the trash in", ws.data_dir().path()))?;
     ws.history()
-        .entries(&archive_exists)
+        .entries(&|archive| trash.contains(archive))
         .map_err(|e| ToolError::io(&e, "read the history in", ws.data_dir().path()))
 }
 
@@ -64,7 +65,14 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
     let ws = call.ws.clone();
     let selector = request.selector.clone();
     let targets = call
-        .reading(move || select::select(&entries(&ws)?, &selector, &archive_exists))
+        .reading(move || {
+            let entries = entries(&ws)?;
+            let trash = ws
+                .bucket()
+                .lookup()
+                .map_err(|e| ToolError::io(&e, "read the trash in", ws.data_dir().path()))?;
+            select::select(&entries, &selector, &|archive| trash.contains(archive))
+        })
         .await?;
     let paths: Vec<PathBuf> = targets
         .iter()

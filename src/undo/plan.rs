@@ -14,13 +14,14 @@ use super::refusal::{conflict, damaged, describe, not_undoable, Difference, Unre
 use super::select::Target;
 use super::slot::{physical_path, Like, Slot};
 use crate::change::{Action, EntryFacts, EntryKindName};
+use crate::datadir;
 use crate::error::ToolError;
 use crate::hashing::sha256_hex;
 use crate::history::{ChangeRecord, FileRecord, History};
 use crate::paths::fsops::EntryKind;
 use crate::paths::shown::Shown;
 use crate::text::delta::Delta;
-use crate::trash::{Kind, Member, Members, Metadata, Override};
+use crate::trash::{Kind, Member, Members, Metadata, Override, TrashError};
 use crate::workspace::Workspace;
 
 /// The outcome of planning: the final state of every path involved, and what is known of the
@@ -569,6 +570,13 @@ impl<'a> Planner<'a> {
         at: &Path,
     ) -> Result<Slot, ToolError> {
         let (slot, beneath) = match self.ws.bucket().inspect(archive) {
+            Err(TrashError::Io(e)) if datadir::is_untrusted(&e) => {
+                return Err(ToolError::io(
+                    &e,
+                    "read the trash in",
+                    self.ws.data_dir().path(),
+                ))
+            }
             Ok(meta) => (
                 Slot::Archive {
                     archive: archive.to_owned(),
@@ -744,7 +752,13 @@ impl<'a> Planner<'a> {
         delta: &str,
         history: &History,
     ) -> Result<Vec<u8>, ToolError> {
-        let stored = history.read_delta(delta).map_err(|_| {
+        let stored = history.read_delta(delta).map_err(|e| {
+            if datadir::is_untrusted(&e) {
+                return ToolError::io(&e, "read the history in", self.ws.data_dir().path());
+            }
+            if e.kind() == std::io::ErrorKind::InvalidData {
+                return damaged(record, path);
+            }
             not_undoable(
                 record,
                 &format!(

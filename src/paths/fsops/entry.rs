@@ -115,6 +115,19 @@ pub fn may_have_holes(stat: &Stat) -> bool {
     (stat.st_blocks as u64).saturating_mul(512) < stat.st_size as u64
 }
 
+/// Whether `name` is one plain path component: not empty, not `.` or `..`, no `/` and no NUL.
+/// A name read from anywhere but the caller's own code (a record in the data directory, an
+/// archive) must be one before it is joined to a directory or handed to an `*at` call.
+pub fn is_single_component(name: &OsStr) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes != b"."
+        && bytes != b".."
+        && !bytes.contains(&b'/')
+        && !bytes.contains(&0)
+}
+
 /// `lstat` of `name` in `dir`; `None` if it does not exist.
 pub fn lstat_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Option<Stat>> {
     match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {

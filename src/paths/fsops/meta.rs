@@ -117,6 +117,11 @@ pub fn set_link_mtime_at(dir: BorrowedFd<'_>, name: &OsStr, mtime: (i64, u32)) -
     rustix::fs::utimensat(dir, name, &mtime_only(mtime), AtFlags::SYMLINK_NOFOLLOW).map_err(errno)
 }
 
+/// The effective user id of this process: whose files the data directory's must be.
+pub fn effective_uid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
 /// Sets the permission bits of an open file or directory.
 pub fn set_mode_fd(fd: impl AsFd, mode: u32) -> io::Result<()> {
     rustix::fs::fchmod(fd, Mode::from_raw_mode((mode & 0o7777) as _)).map_err(errno)

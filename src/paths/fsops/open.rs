@@ -181,3 +181,11 @@ pub fn create_file_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
         .map(File::from)
         .map_err(errno)
 }
+
+/// [`create_file_at`] for reading as well as writing (a file written, then read back).
+pub fn create_read_write_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
+    let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))
+        .map(File::from)
+        .map_err(errno)
+}

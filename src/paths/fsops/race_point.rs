@@ -12,6 +12,11 @@ pub enum RacePoint {
     BeforeRemove,
     /// A lock (named by its file) is held by someone else; about to wait for it.
     LockBusy,
+    /// An atomic write's new content took the name; the file it replaced was checked to be the
+    /// one planned on (under a temp name) and is about to be unlinked.
+    ReplacedChecked,
+    /// The replaced file was unlinked; it is about to be checked one last time.
+    ReplacedUnlinked,
 }
 
 /// A commit on the entry `name` reached `point`: runs the closure a test set for it, once.

@@ -22,10 +22,20 @@
 //! old file after we unlinked it. Such a writer is seen (Linux: a read lease is refused while
 //! the file is open for writing; see
 //! [`open_for_writing_elsewhere`](super::open_for_writing_elsewhere)) and the write is
-//! `Changed`. What is left: where the system cannot tell (not the file's owner and no
-//! `CAP_LEASE`, a file system without leases, macOS), and a process that looked the name up
-//! before the swap and opens the old file only after the check — a window of microseconds
-//! in which it does no I/O.
+//! `Changed`.
+//!
+//! Where the system cannot tell (macOS, which has no leases; not the file's owner and no
+//! `CAP_LEASE`; a file system without leases), and for a process that looked the name up before
+//! the swap but opens the old file only after the check, the replaced file is checked once more
+//! after it was unlinked, through the descriptor the check opened: bytes written into it since
+//! the check (by anyone who has it open) go back under the name as a swap back would put them,
+//! and the write is `Changed`. Our own new file, when a swap back removes it, is checked the same
+//! way (it had the name for a moment, an editor may have opened it): bytes written into it are
+//! kept under a visible [`kept_name`](super::kept_name). So a save is never lost whose bytes
+//! reached the file while it still had a name, nor any that reached it before that last check;
+//! what is left is a writer
+//! that opened the file before the swap and writes only after the last check, into a file that
+//! no longer has a name (the editor still holds what it saved: saving again puts it on disk).
 //!
 //! Without `RENAME_EXCHANGE` (some network and FUSE file systems) the same check runs by name
 //! right before a plain `rename`: a change in that window — microseconds, where it used to be an
@@ -33,7 +43,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, Write};
 use std::os::fd::BorrowedFd;
 
 use rustix::fs::{Mode, OFlags, Stat};
@@ -254,12 +264,11 @@ fn take_planned_name_keeping(
     }
     // `temp` now holds what `name` held.
     match compare(dir, temp, planned) {
-        Ok(Found::Planned) => {
-            if !keep_old {
-                let _ = unlink_at(dir, temp);
-            }
+        Ok(Found::Planned(old)) if keep_old => {
+            drop(old);
             Ok(())
         }
+        Ok(Found::Planned(old)) => let_go(dir, temp, name, data, old, planned, swap),
         Ok(found) => Err(swap_back(dir, temp, name, data, swap, found)),
         Err(e) => match swap_back(dir, temp, name, data, swap, Found::Changed) {
             kept @ ReplaceError::Changed { kept: Some(_), .. } => Err(kept),
@@ -268,11 +277,45 @@ fn take_planned_name_keeping(
     }
 }
 
+/// Unlinks the replaced file, found as planned under `temp` and still open as `old`, then checks
+/// it one last time through `old`: a writer that had it open from before the swap (an editor's
+/// save blocked between its `open` and its `write`; where no lease tells, see the module docs)
+/// may have written into it since it was checked. Its bytes then go back under `name` as a swap
+/// back would put them, and the write is `Changed` (being written): nothing is lost that reached
+/// the file before this check.
+fn let_go(
+    dir: BorrowedFd<'_>,
+    temp: &OsStr,
+    name: &OsStr,
+    data: &[u8],
+    mut old: File,
+    planned: &Planned<'_>,
+    swap: Swap,
+) -> Result<(), ReplaceError> {
+    race_point::reached(RacePoint::ReplacedChecked, name);
+    let _ = unlink_at(dir, temp);
+    race_point::reached(RacePoint::ReplacedUnlinked, name);
+    let unchanged = old.rewind().and_then(|()| (planned.same_content)(&mut old));
+    if unchanged.unwrap_or(true) {
+        return Ok(());
+    }
+    let mut late = Vec::new();
+    if let Err(e) = old.rewind().and_then(|()| old.read_to_end(&mut late)) {
+        return Err(e.into());
+    }
+    // `temp` is free again: the late bytes take it, then the name (if it still holds our file).
+    if let Err(e) = write_temp(dir, name, temp, &late, Some(planned.stat)) {
+        let _ = unlink_at(dir, temp);
+        return Err(e.into());
+    }
+    Err(swap_back(dir, temp, name, data, swap, Found::BeingWritten))
+}
+
 /// What is under a name, compared with the plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 enum Found {
-    /// The planned file with the planned content, and nobody has it open for writing.
-    Planned,
+    /// The planned file with the planned content, and nobody has it open for writing; open.
+    Planned(File),
     /// Something else, or the planned file with other content.
     Changed,
     /// The planned file, but another process has it open for writing: its next write (an
@@ -300,7 +343,7 @@ fn compare(dir: BorrowedFd<'_>, name: &OsStr, planned: &Planned<'_>) -> io::Resu
         return Ok(Found::BeingWritten);
     }
     Ok(if (planned.same_content)(&mut file)? {
-        Found::Planned
+        Found::Planned(file)
     } else {
         Found::Changed
     })
@@ -323,9 +366,9 @@ fn swap_back(
     swap: Swap,
     found: Found,
 ) -> ReplaceError {
-    let being_written = found == Found::BeingWritten;
+    let being_written = matches!(found, Found::BeingWritten);
     let displaced_ours = match swap(dir, temp, dir, name) {
-        Ok(()) => holds_exactly(dir, temp, data).unwrap_or(false),
+        Ok(()) => holds_exactly(dir, temp, data).unwrap_or(None),
         // `name` is gone (or cannot be swapped): put back what was there if the name is free.
         Err(_) => match rename_noreplace(dir, temp, dir, name) {
             Ok(()) => {
@@ -334,14 +377,17 @@ fn swap_back(
                     being_written,
                 }
             }
-            Err(_) => false,
+            Err(_) => None,
         },
     };
-    let kept = if displaced_ours {
-        let _ = unlink_at(dir, temp);
-        None
-    } else {
-        Some(keep_visible(dir, temp, name).unwrap_or_else(|_| temp.to_owned()))
+    let kept = match displaced_ours {
+        Some(ours) => {
+            race_point::reached(RacePoint::ReplacedChecked, name);
+            let _ = unlink_at(dir, temp);
+            race_point::reached(RacePoint::ReplacedUnlinked, name);
+            keep_late_bytes(dir, name, ours, data)
+        }
+        None => Some(keep_visible(dir, temp, name).unwrap_or_else(|_| temp.to_owned())),
     };
     ReplaceError::Changed {
         kept,
@@ -349,13 +395,53 @@ fn swap_back(
     }
 }
 
-/// Is `name` in `dir` a regular file holding exactly `data`, which nobody has open for writing
-/// (it had the name for a moment: an editor may have opened it)?
-fn holds_exactly(dir: BorrowedFd<'_>, name: &OsStr, data: &[u8]) -> io::Result<bool> {
-    let file = open_for_read(dir, name)?;
-    Ok(EntryKind::of(&fstat(&file)?) == EntryKind::File
+/// `name` in `dir`, open, if it is a regular file holding exactly `data`, which nobody has open
+/// for writing (it had the name for a moment: an editor may have opened it).
+fn holds_exactly(dir: BorrowedFd<'_>, name: &OsStr, data: &[u8]) -> io::Result<Option<File>> {
+    let mut file = open_for_read(dir, name)?;
+    let exactly = EntryKind::of(&fstat(&file)?) == EntryKind::File
         && open_for_writing_elsewhere(&file) != Some(true)
-        && same_bytes(file, data)?)
+        && same_bytes(&mut file, data)?;
+    Ok(exactly.then_some(file))
+}
+
+/// Our new file `ours`, unlinked after it was found holding exactly `data`, checked once more:
+/// bytes someone wrote into it since (an editor that opened it while it had the name) are kept
+/// in a new file under a visible [`kept_name`](super::kept_name) of `name`, whose name this
+/// returns.
+fn keep_late_bytes(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    mut ours: File,
+    data: &[u8],
+) -> Option<OsString> {
+    if ours
+        .rewind()
+        .and_then(|()| same_bytes(&mut ours, data))
+        .unwrap_or(true)
+    {
+        return None;
+    }
+    let mut late = Vec::new();
+    ours.rewind()
+        .and_then(|()| ours.read_to_end(&mut late))
+        .ok()?;
+    let mode = fstat(&ours).ok()?.st_mode;
+    loop {
+        let kept = super::kept_name(name);
+        let mut file = match super::create_file_at(dir, &kept) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(_) => return None,
+        };
+        let written = file
+            .write_all(&late)
+            .and_then(|()| {
+                rustix::fs::fchmod(&file, Mode::from_raw_mode(mode & 0o7777)).map_err(errno)
+            })
+            .and_then(|()| file.sync_all());
+        return written.is_ok().then_some(kept);
+    }
 }
 
 /// Does `reader` yield exactly `expected`?
@@ -375,12 +461,12 @@ fn replace_after_check(
     planned: &Planned<'_>,
 ) -> Result<(), ReplaceError> {
     let result = match compare(dir, name, planned) {
-        Ok(Found::Planned) => rustix::fs::renameat(dir, temp, dir, name)
+        Ok(Found::Planned(_)) => rustix::fs::renameat(dir, temp, dir, name)
             .map_err(errno)
             .map_err(ReplaceError::Io),
         Ok(found) => Err(ReplaceError::Changed {
             kept: None,
-            being_written: found == Found::BeingWritten,
+            being_written: matches!(found, Found::BeingWritten),
         }),
         Err(e) => Err(e.into()),
     };
@@ -395,7 +481,10 @@ mod tests {
     use super::*;
     use crate::paths::fsops::{open_dir, race_point, temp_name};
     use std::os::fd::{AsFd, OwnedFd};
+    use std::os::unix::fs::FileExt;
     use std::path::{Path, PathBuf};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
 
     /// A directory with `f.txt` holding "old" (unless `with_file` is false); the file names are
     /// prefixed with `tag` so that race points set by parallel tests do not meet.
@@ -624,6 +713,134 @@ mod tests {
         );
         drop(writer);
         assert_eq!(d.contents(), [(d.name.clone(), "old".into())]);
+    }
+
+    /// An editor's save into `file`, open since before: truncate, then write.
+    fn save_through(file: &Mutex<Option<File>>, content: &str) {
+        let mut guard = file.lock().unwrap();
+        let file = guard.as_mut().expect("opened");
+        file.set_len(0).unwrap();
+        file.write_all_at(content.as_bytes(), 0).unwrap();
+    }
+
+    fn being_written(result: Result<(), ReplaceError>) {
+        assert!(
+            matches!(
+                result,
+                Err(ReplaceError::Changed {
+                    kept: None,
+                    being_written: true
+                })
+            ),
+            "{result:?}"
+        );
+    }
+
+    /// Issue 26, item 10: a writer that opened the replaced file only after it was checked (where
+    /// no lease can tell: it looked the name up before the swap) writes into it once it has no
+    /// name. Its bytes go back under the name; the write is a conflict.
+    #[test]
+    fn a_write_into_the_replaced_file_after_its_last_check_goes_back() {
+        let d = Dir::new("rp-late", true);
+        let stat = d.stat();
+        let writer: Arc<Mutex<Option<File>>> = Arc::default();
+        let (dir, name, opened) = (d.path.clone(), d.name.clone(), writer.clone());
+        race_point::at(RacePoint::ReplacedChecked, &d.name, move || {
+            // The replaced file, under the temp name the swap gave it.
+            let temp = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.file_name().unwrap() != name.as_str())
+                .unwrap();
+            let file = std::fs::OpenOptions::new().write(true).open(temp).unwrap();
+            *opened.lock().unwrap() = Some(file);
+        });
+        let late = writer.clone();
+        race_point::at(RacePoint::ReplacedUnlinked, &d.name, move || {
+            save_through(&late, "saved late")
+        });
+        let replacing = Replacing::File {
+            stat: &stat,
+            same_content: &holds_old,
+        };
+        being_written(d.write(b"new", replacing));
+        assert_eq!(d.contents(), [(d.name.clone(), "saved late".into())]);
+        let now = d.stat();
+        assert_eq!(now.st_mode, stat.st_mode, "given back with the file's mode");
+    }
+
+    /// A swap back finds our new file as written and removes it, but someone opened it while it
+    /// had the name (an editor saving) and writes into it after that check: what they wrote is
+    /// kept under a visible name.
+    #[test]
+    fn a_write_into_our_file_after_the_swap_back_checked_it_is_kept() {
+        let d = Dir::new("rp-late-ours", true);
+        let stat = d.stat();
+        let file = d.file();
+        race_point::at(RacePoint::BeforeReplace, &d.name, move || {
+            save_in_place(&file, "saved")
+        });
+        let writer: Arc<Mutex<Option<File>>> = Arc::default();
+        let (dir, name, opened) = (d.path.clone(), d.name.clone(), writer.clone());
+        race_point::at(RacePoint::ReplacedChecked, &d.name, move || {
+            // Our file, back under the temp name the swap back gave it.
+            let ours = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.file_name().unwrap() != name.as_str())
+                .unwrap();
+            let file = std::fs::OpenOptions::new().write(true).open(ours).unwrap();
+            *opened.lock().unwrap() = Some(file);
+        });
+        let late = writer.clone();
+        race_point::at(RacePoint::ReplacedUnlinked, &d.name, move || {
+            save_through(&late, "written into ours")
+        });
+        let replacing = Replacing::File {
+            stat: &stat,
+            same_content: &holds_old,
+        };
+        let kept = is_changed(d.write(b"new", replacing)).expect("kept");
+        let kept = kept.to_string_lossy().into_owned();
+        assert!(kept.contains(".kept-by-agent-fs-tools."), "{kept}");
+        let mut expected = vec![
+            (d.name.clone(), "saved".to_owned()),
+            (kept, "written into ours".to_owned()),
+        ];
+        expected.sort();
+        assert_eq!(d.contents(), expected);
+    }
+
+    /// The case macOS cannot see coming: an editor has the file open from before the swap and
+    /// writes only once it was replaced. With a lease (Linux) the write is refused before the
+    /// swap and the save lands in the file; without one, the save's bytes go back under the
+    /// name. Either way nothing is lost and the write is a conflict.
+    #[test]
+    fn a_writer_open_since_before_the_swap_loses_nothing() {
+        let d = Dir::new("rp-open-early", true);
+        let stat = d.stat();
+        let writer: Arc<Mutex<Option<File>>> = Arc::new(Mutex::new(Some(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(d.file())
+                .unwrap(),
+        )));
+        let saved = Arc::new(AtomicBool::new(false));
+        let (late, done) = (writer.clone(), saved.clone());
+        race_point::at(RacePoint::ReplacedUnlinked, &d.name, move || {
+            save_through(&late, "saved late");
+            done.store(true, Ordering::SeqCst);
+        });
+        let replacing = Replacing::File {
+            stat: &stat,
+            same_content: &holds_old,
+        };
+        being_written(d.write(b"new", replacing));
+        if !saved.load(Ordering::SeqCst) {
+            // Refused before the swap (a lease saw the writer): its save lands in the file.
+            save_through(&writer, "saved late");
+        }
+        assert_eq!(d.contents(), [(d.name.clone(), "saved late".into())]);
     }
 
     /// Without `RENAME_EXCHANGE` the check runs right before a plain rename.

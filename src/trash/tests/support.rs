@@ -71,7 +71,12 @@ impl Env {
         let outside = base.join("outside");
         fs::create_dir_all(&root).unwrap();
         fs::create_dir_all(&outside).unwrap();
-        let bucket = Bucket::new(&data, &root, identity(), level);
+        let bucket = Bucket::new(
+            std::sync::Arc::new(crate::datadir::DataDir::new(data.clone())),
+            &root,
+            identity(),
+            level,
+        );
         Env {
             _tmp: tmp,
             root,

@@ -27,10 +27,7 @@ function isSdkMissing(error: unknown): boolean {
 
 /** Serves until stdin ends (and running calls finish) or stdout breaks; resolves when the server has closed. */
 async function serve(config: McpServerConfig): Promise<void> {
-  const [{ createMcpServer }, { StdioServerTransport }] = await Promise.all([
-    import('./server.js'),
-    import('@modelcontextprotocol/sdk/server/stdio.js'),
-  ])
+  const [{ createMcpServer }, { StdioLineTransport }] = await Promise.all([import('./server.js'), import('./stdio.js')])
   const { server, idle } = createMcpServer(config, log)
   const closed = new Promise<void>((resolve) => {
     server.onclose = resolve
@@ -46,7 +43,8 @@ async function serve(config: McpServerConfig): Promise<void> {
     void Promise.race([idle(), timeout]).then(close)
   })
   process.stdout.once('error', close)
-  await server.connect(new StdioServerTransport())
+  // Not the SDK's StdioServerTransport: it ends the session on a message over 10 MiB.
+  await server.connect(new StdioLineTransport())
   await closed
 }
 
