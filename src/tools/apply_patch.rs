@@ -186,8 +186,19 @@ async fn apply(call: &Call, args: Value) -> Outcome {
     };
     let plans = {
         let (files, resolved, limits) = (parsed.files.clone(), resolved.clone(), limits.clone());
-        call.reading(move || plan_all(&files, &resolved, &limits, &root, keep_overwrites, &names))
-            .await?
+        let cancel = call.cancel.clone();
+        call.reading(move || {
+            plan_all(
+                &files,
+                &resolved,
+                &limits,
+                &root,
+                keep_overwrites,
+                &names,
+                &cancel,
+            )
+        })
+        .await?
     };
     let plans = match plans {
         Planning::AlreadyApplied => {
@@ -270,6 +281,7 @@ enum Planning {
 }
 
 /// Plans every file; a patch that is already applied is said so (a retry never applies twice).
+/// An abort stops the planning (before each file, and between the chunks of one).
 fn plan_all(
     files: &[FilePatch],
     resolved: &[Resolved],
@@ -277,11 +289,17 @@ fn plan_all(
     root: &Path,
     keep_overwrites: bool,
     names: &Names,
+    cancel: &CancelToken,
 ) -> Result<Planning, ToolError> {
     let planned: Result<Vec<Planned>, ToolError> = files
         .iter()
         .zip(resolved)
-        .map(|(file, at)| plan_file(file, at, limits, root, keep_overwrites, names))
+        .map(|(file, at)| {
+            if cancel.is_aborted() {
+                return Err(ToolError::aborted());
+            }
+            plan_file(file, at, limits, root, keep_overwrites, names, cancel)
+        })
         .collect();
     match planned {
         Ok(plans) if plans.iter().all(|p| p.unchanged) => Ok(Planning::AlreadyApplied),
@@ -290,7 +308,7 @@ fn plan_all(
             if matches!(
                 e.code,
                 ErrorCode::NoMatch | ErrorCode::NotFound | ErrorCode::MultipleMatches
-            ) && already_applied(files, resolved, limits) =>
+            ) && already_applied(files, resolved, limits, cancel) =>
         {
             Ok(Planning::AlreadyApplied)
         }
@@ -305,6 +323,7 @@ fn plan_file(
     root: &Path,
     keep_overwrites: bool,
     names: &Names,
+    cancel: &CancelToken,
 ) -> Result<Planned, ToolError> {
     let label = |t: &Target| files::diff_label(&t.path, root);
     let timeout = std::time::Duration::from_millis(limits.diff_timeout_ms);
@@ -387,7 +406,8 @@ fn plan_file(
             let decoded = decode_for_edit(&old.bytes).map_err(|e| {
                 e.into_tool_error(&at.target.path, &names.tool, names.write_file.as_deref())
             })?;
-            let applied = patch::apply(path, &decoded.text, chunks).map_err(ToolError::from)?;
+            let applied =
+                patch::apply(path, &decoded.text, chunks, cancel).map_err(ToolError::from)?;
             let notes = applied.fuzzy.iter().map(|f| f.describe(path)).collect();
             let new = TextFile {
                 bom: decoded.bom,
@@ -531,7 +551,12 @@ fn existing(target: &Target, limits: &Limits, links: bool) -> Result<Option<Exis
 /// Whether every file is already as the patch says: added files exist with the patch's text,
 /// deleted ones are gone, updated ones (moved ones at their destination, the source gone)
 /// already have their chunks' change.
-fn already_applied(files: &[FilePatch], resolved: &[Resolved], limits: &Limits) -> bool {
+fn already_applied(
+    files: &[FilePatch],
+    resolved: &[Resolved],
+    limits: &Limits,
+    cancel: &CancelToken,
+) -> bool {
     files.iter().zip(resolved).all(|(file, at)| {
         let text_of = |t: &Target| -> Option<String> {
             let found = existing(t, limits, false).ok()??;
@@ -543,9 +568,10 @@ fn already_applied(files: &[FilePatch], resolved: &[Resolved], limits: &Limits) 
             PatchChange::Update { chunks, .. } => match &at.destination {
                 Some(destination) => {
                     matches!(existing(&at.target, limits, false), Ok(None))
-                        && text_of(destination).is_some_and(|t| patch::is_applied(&t, chunks))
+                        && text_of(destination)
+                            .is_some_and(|t| patch::is_applied(&t, chunks, cancel))
                 }
-                None => text_of(&at.target).is_some_and(|t| patch::is_applied(&t, chunks)),
+                None => text_of(&at.target).is_some_and(|t| patch::is_applied(&t, chunks, cancel)),
             },
         }
     })
