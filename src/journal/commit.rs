@@ -34,7 +34,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io;
+use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{path_bytes, Durability, Entry, Journal, Record, Recovered};
-use crate::hashing::sha256_hex;
+use crate::hashing::{sha256_hex, sha256_reader};
 use crate::paths::fsops::{self, RemoveError, ReplaceError, Replacing, Snapshot};
 use crate::paths::{trees, Sandbox};
 
@@ -179,18 +179,37 @@ pub enum Sequel {
     LeftToRecovery,
 }
 
-/// A file as planned: the stat it had and the bytes that were read (to tell an in-place write).
+/// A file as planned: the stat it had and the SHA-256 of the bytes that were read (to tell an
+/// in-place write without keeping the bytes).
 pub struct PlannedFile {
     pub stat: Stat,
-    pub bytes: Vec<u8>,
+    pub sha256: String,
+}
+
+impl PlannedFile {
+    /// The file `stat` describes, read as `bytes`.
+    pub fn new(stat: Stat, bytes: &[u8]) -> Self {
+        Self {
+            stat,
+            sha256: sha256_hex(bytes),
+        }
+    }
+}
+
+/// Whether `file` (open at its start) holds `len` bytes hashing to `sha256`.
+fn holds(file: &mut File, len: u64, sha256: &str) -> io::Result<bool> {
+    if fsops::fstat(&*file)?.st_size as u64 != len {
+        return Ok(false);
+    }
+    Ok(sha256_reader(file.by_ref().take(len + 1))? == sha256)
 }
 
 /// One step, staged.
 struct Staged {
     dir: OwnedFd,
     record: StepRecord,
-    /// For a put: the new content; and the planned file it replaces.
-    data: Vec<u8>,
+    /// For a put: the planned file it replaces (its new content is staged, known by the
+    /// record's identity and SHA-256).
     replaces: Option<PlannedFile>,
     /// For a remove: what the entry must still be.
     removes: Option<Snapshot>,
@@ -300,7 +319,6 @@ impl Commit<'_> {
         self.steps.push(Staged {
             dir,
             record,
-            data,
             replaces,
             removes: None,
             to_dir: None,
@@ -376,7 +394,6 @@ impl Commit<'_> {
         self.steps.push(Staged {
             dir,
             record,
-            data: Vec::new(),
             replaces: None,
             removes: None,
             to_dir,
@@ -415,7 +432,6 @@ impl Commit<'_> {
         self.steps.push(Staged {
             dir,
             record,
-            data: Vec::new(),
             replaces: None,
             removes: Some(expected),
             to_dir: None,
@@ -560,16 +576,19 @@ fn apply_step(step: &Staged) -> Result<(), StepFailure> {
         step.record.aside.as_os_str(),
     );
     match (&step.record.action, &step.replaces, &step.removes) {
-        (StepAction::Put { .. }, None, _) => {
-            fsops::swap_in(dir, aside, name, &step.data, Replacing::Nothing)?
+        (StepAction::Put { staged, sha256, .. }, None, _) => {
+            let ours = |file: &mut File| holds(file, staged.size, sha256);
+            fsops::swap_in(dir, aside, name, &ours, Replacing::Nothing)?
         }
-        (StepAction::Put { .. }, Some(planned), _) => {
-            let same_content = |file: &mut File| fsops::same_bytes(file, &planned.bytes);
+        (StepAction::Put { staged, sha256, .. }, Some(planned), _) => {
+            let ours = |file: &mut File| holds(file, staged.size, sha256);
+            let same_content =
+                |file: &mut File| holds(file, planned.stat.st_size as u64, &planned.sha256);
             fsops::swap_in(
                 dir,
                 aside,
                 name,
-                &step.data,
+                &ours,
                 Replacing::File {
                     stat: &planned.stat,
                     same_content: &same_content,
@@ -822,10 +841,7 @@ mod tests {
         let stat = fsops::lstat_at(dir(root).as_fd(), OsStr::new(name))
             .unwrap()
             .unwrap();
-        PlannedFile {
-            stat,
-            bytes: fs::read(root.join(name)).unwrap(),
-        }
+        PlannedFile::new(stat, &fs::read(root.join(name)).unwrap())
     }
 
     /// a.txt and b.txt rewritten, c.txt added, gone.txt removed.

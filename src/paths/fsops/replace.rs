@@ -111,17 +111,19 @@ pub fn stage(
     staged
 }
 
-/// Puts the staged `temp` (holding `data`) in place of `name`, only as planned (`replacing`, as
-/// for [`write_atomic`]). Where nothing was to be replaced, `temp` takes the free name. Where a
-/// file was, the two are exchanged and checked, and the planned file is left under `temp`: the
-/// caller removes it once the whole change is in place, or exchanges it back. On any failure
-/// `name` holds what it held and `temp` is gone. A file system that cannot exchange names fails
-/// with `Unsupported` (a change of many files could not be undone halfway otherwise).
+/// Puts the staged `temp` in place of `name`, only as planned (`replacing`, as for
+/// [`write_atomic`]); `ours` tells the staged file by its content (given it, opened for
+/// reading), should it have to be swapped back. Where nothing was to be replaced, `temp` takes
+/// the free name. Where a file was, the two are exchanged and checked, and the planned file is
+/// left under `temp`: the caller removes it once the whole change is in place, or exchanges it
+/// back. On any failure `name` holds what it held and `temp` is gone. A file system that cannot
+/// exchange names fails with `Unsupported` (a change of many files could not be undone halfway
+/// otherwise).
 pub fn swap_in(
     dir: BorrowedFd<'_>,
     temp: &OsStr,
     name: &OsStr,
-    data: &[u8],
+    ours: &dyn Fn(&mut File) -> io::Result<bool>,
     replacing: Replacing<'_>,
 ) -> Result<(), ReplaceError> {
     race_point::reached(RacePoint::BeforeReplace, name);
@@ -129,7 +131,7 @@ pub fn swap_in(
         Replacing::Nothing => take_free_name(dir, temp, name),
         Replacing::File { stat, same_content } => {
             let planned = Planned { stat, same_content };
-            take_planned_name_keeping(dir, temp, name, data, &planned, rename_exchange, true)
+            take_planned_name_keeping(dir, temp, name, ours, &planned, rename_exchange, true)
         }
     }
 }
@@ -158,7 +160,8 @@ fn write_atomic_with(
         Replacing::Nothing => take_free_name(dir, temp, name),
         Replacing::File { stat, same_content } => {
             let planned = Planned { stat, same_content };
-            take_planned_name(dir, temp, name, data, &planned, swap)
+            let ours = |file: &mut File| same_bytes(file, data);
+            take_planned_name(dir, temp, name, &ours, &planned, swap)
         }
     };
     if result.is_ok() {
@@ -212,11 +215,11 @@ fn take_planned_name(
     dir: BorrowedFd<'_>,
     temp: &OsStr,
     name: &OsStr,
-    data: &[u8],
+    ours: &dyn Fn(&mut File) -> io::Result<bool>,
     planned: &Planned<'_>,
     swap: Swap,
 ) -> Result<(), ReplaceError> {
-    take_planned_name_keeping(dir, temp, name, data, planned, swap, false)
+    take_planned_name_keeping(dir, temp, name, ours, planned, swap, false)
 }
 
 /// [`take_planned_name`]; with `keep_old`, the planned file stays under `temp` (see [`swap_in`]).
@@ -224,7 +227,7 @@ fn take_planned_name_keeping(
     dir: BorrowedFd<'_>,
     temp: &OsStr,
     name: &OsStr,
-    data: &[u8],
+    ours: &dyn Fn(&mut File) -> io::Result<bool>,
     planned: &Planned<'_>,
     swap: Swap,
     keep_old: bool,
@@ -260,8 +263,8 @@ fn take_planned_name_keeping(
             }
             Ok(())
         }
-        Ok(found) => Err(swap_back(dir, temp, name, data, swap, found)),
-        Err(e) => match swap_back(dir, temp, name, data, swap, Found::Changed) {
+        Ok(found) => Err(swap_back(dir, temp, name, ours, swap, found)),
+        Err(e) => match swap_back(dir, temp, name, ours, swap, Found::Changed) {
             kept @ ReplaceError::Changed { kept: Some(_), .. } => Err(kept),
             _ => Err(e.into()),
         },
@@ -319,13 +322,13 @@ fn swap_back(
     dir: BorrowedFd<'_>,
     temp: &OsStr,
     name: &OsStr,
-    data: &[u8],
+    ours: &dyn Fn(&mut File) -> io::Result<bool>,
     swap: Swap,
     found: Found,
 ) -> ReplaceError {
     let being_written = found == Found::BeingWritten;
     let displaced_ours = match swap(dir, temp, dir, name) {
-        Ok(()) => holds_exactly(dir, temp, data).unwrap_or(false),
+        Ok(()) => holds_ours(dir, temp, ours).unwrap_or(false),
         // `name` is gone (or cannot be swapped): put back what was there if the name is free.
         Err(_) => match rename_noreplace(dir, temp, dir, name) {
             Ok(()) => {
@@ -349,13 +352,17 @@ fn swap_back(
     }
 }
 
-/// Is `name` in `dir` a regular file holding exactly `data`, which nobody has open for writing
-/// (it had the name for a moment: an editor may have opened it)?
-fn holds_exactly(dir: BorrowedFd<'_>, name: &OsStr, data: &[u8]) -> io::Result<bool> {
-    let file = open_for_read(dir, name)?;
+/// Is `name` in `dir` a regular file holding what `ours` recognises, which nobody has open for
+/// writing (it had the name for a moment: an editor may have opened it)?
+fn holds_ours(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    ours: &dyn Fn(&mut File) -> io::Result<bool>,
+) -> io::Result<bool> {
+    let mut file = open_for_read(dir, name)?;
     Ok(EntryKind::of(&fstat(&file)?) == EntryKind::File
         && open_for_writing_elsewhere(&file) != Some(true)
-        && same_bytes(file, data)?)
+        && ours(&mut file)?)
 }
 
 /// Does `reader` yield exactly `expected`?
