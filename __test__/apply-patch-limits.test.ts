@@ -1,7 +1,7 @@
 /**
- * `apply_patch` at scale (issue 26, item 5): what one patch may read and write in all
- * (`patchMaxTotalBytes`), the combined diff bounded by `patchMaxBytes`, new contents derived
- * again at the commit past it.
+ * `apply_patch` at scale and at its edges (issue 26, items 5 and 9): what one patch may read and
+ * write in all (`patchMaxTotalBytes`), the combined diff bounded by `patchMaxBytes`, and what a
+ * failed patch leaves (nothing: no directories, no archives).
  */
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -114,5 +114,44 @@ describe('apply_patch: new contents past patchMaxBytes are derived again at the 
     expect(result.code, result.output).toBe('CONFLICT')
     expect(result.output).toContain(`${join(root, 'b.txt')} changed since the patch was planned; read it again and redo the patch`)
     expect(read(join(root, 'a.txt'))).toBe(files['a.txt'])
+  })
+})
+
+describe('apply_patch: what a failed or refused patch leaves', () => {
+  it('a CONFLICT leaves no directory the patch made, and no archive', async () => {
+    const { ws, root, dataDir } = setup({ 'b.txt': 'b\n', 'old.txt': 'old\n' }, { permissions: { cwdReadFile: true } })
+    const result = await applyPatch(
+      ws,
+      patch('*** Delete File: old.txt\n*** Add File: newdir/sub/a.txt\n+a\n*** Update File: b.txt\n@@\n-b\n+B\n'),
+      {
+        confirm: () => {
+          writeFileSync(join(root, 'b.txt'), 'edited meanwhile\n')
+          return true
+        },
+      },
+    )
+    expect(result.code, result.output).toBe('CONFLICT')
+    expect(result.output).toContain(join(root, 'b.txt'))
+    expect(existsSync(join(root, 'newdir')), 'the directories it made are gone').toBe(false)
+    expect(read(join(root, 'old.txt'))).toBe('old\n')
+    expect(archiveNames(dataDir, root)).toEqual([])
+  })
+
+  it('a directory that was there before stays, and one that is not empty any more stays', async () => {
+    const { ws, root } = setup({ 'b.txt': 'b\n', 'there/x.txt': 'x\n' }, { permissions: { cwdReadFile: true } })
+    const result = await applyPatch(
+      ws,
+      patch('*** Add File: there/a.txt\n+a\n*** Add File: made/a.txt\n+a\n*** Update File: b.txt\n@@\n-b\n+B\n'),
+      {
+        confirm: () => {
+          writeFileSync(join(root, 'b.txt'), 'edited meanwhile\n')
+          return true
+        },
+      },
+    )
+    expect(result.code, result.output).toBe('CONFLICT')
+    expect(read(join(root, 'there/x.txt'))).toBe('x\n')
+    expect(existsSync(join(root, 'there/a.txt'))).toBe(false)
+    expect(existsSync(join(root, 'made'))).toBe(false)
   })
 })

@@ -62,12 +62,14 @@ use crate::datadir::DataDir;
 use crate::paths::{fsops, trees, Sandbox};
 
 pub mod commit;
+mod made_dirs;
 mod seal;
 mod store;
 mod tail;
 
 use store::Store;
 
+pub use made_dirs::MadeDirRecord;
 pub use tail::{roll_back_if_ours, Tail};
 
 /// How long a record of a still-running pid is left alone.
@@ -125,6 +127,10 @@ pub struct TempRecord {
     #[serde(with = "path_bytes")]
     pub name: PathBuf,
     pub pid: u32,
+    /// Directories made for it (its parents, made by the change it is staged for): removed
+    /// with it, if still empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub made_dirs: Vec<MadeDirRecord>,
 }
 
 /// Paths as records store them: JSON text when they are UTF-8 (readable, and all that older
@@ -320,6 +326,18 @@ impl Journal {
     /// `dir` (canonical path `dir_path`). `None` when the record cannot be written (read-only
     /// data dir): the write goes on without one.
     pub fn begin_temp(&self, dir_path: &Path, dir: BorrowedFd<'_>, temp: &OsStr) -> Option<Entry> {
+        self.begin_temp_in_made_dirs(dir_path, dir, temp, Vec::new())
+    }
+
+    /// [`Journal::begin_temp`] for a temp file in directories made for it (`made_dirs`), which
+    /// recovery removes too, if they are still empty.
+    pub fn begin_temp_in_made_dirs(
+        &self,
+        dir_path: &Path,
+        dir: BorrowedFd<'_>,
+        temp: &OsStr,
+        made_dirs: Vec<MadeDirRecord>,
+    ) -> Option<Entry> {
         let (dir_dev, dir_ino) = fsops::identity(&fsops::fstat(dir).ok()?);
         let record = Record::Temp(TempRecord {
             dir: dir_path.to_owned(),
@@ -327,6 +345,7 @@ impl Journal {
             dir_ino,
             name: PathBuf::from(temp),
             pid: std::process::id(),
+            made_dirs,
         });
         self.write(&record, Durability::PageCache).ok()
     }
@@ -427,14 +446,11 @@ impl Journal {
 
     /// Replays every record left by a crash (cheap when the directory is missing or empty), then
     /// removes kept append bytes whose record is gone. Only records we wrote (sealed) are acted
-    /// on, and only on what lies inside `sandbox`'s allowed trees. `perform_sequel` performs the
+    /// on, and only on what lies inside `sandbox`'s allowed trees. `aftermath` performs the
     /// sequel of a change of many entries that recovery finishes (see [`commit`]) unless it was
-    /// done already; should it fail, the record stays for the next recovery.
-    pub fn recover(
-        &self,
-        sandbox: &Sandbox,
-        perform_sequel: &dyn Fn(&serde_json::Value) -> io::Result<()>,
-    ) -> Vec<Recovered> {
+    /// done already — should it fail, the record stays for the next recovery — and discards the
+    /// trash archives made for one it undoes.
+    pub fn recover(&self, sandbox: &Sandbox, aftermath: &dyn commit::Aftermath) -> Vec<Recovered> {
         let Ok(names) = self.store.names() else {
             return Vec::new();
         };
@@ -478,7 +494,7 @@ impl Journal {
             let outcome = match &record {
                 Record::Append(record) => replay(record, self.store.open_ours(&kept).ok(), sandbox),
                 Record::Temp(record) => remove_temp(record, sandbox),
-                Record::Commit(record) => commit::recover(record, sandbox, perform_sequel),
+                Record::Commit(record) => commit::recover(record, sandbox, aftermath),
                 Record::Removal(record) => finish_removal(record, sandbox),
             };
             if outcome.is_ok() {
@@ -652,11 +668,13 @@ pub fn remove_temp(record: &TempRecord, sandbox: &Sandbox) -> io::Result<Recover
     let Some(dir) = open_recorded_dir(sandbox, &record.dir, record.dir_dev, record.dir_ino)? else {
         return Ok(Recovered::LeftAlone);
     };
-    match trees::remove_tree_at(dir.as_fd(), name, trees::Removal::OWN_TEMP) {
+    let removed = match trees::remove_tree_at(dir.as_fd(), name, trees::Removal::OWN_TEMP) {
         Ok(_) => Ok(Recovered::TempRemoved),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Recovered::LeftAlone),
         Err(e) => Err(e),
-    }
+    };
+    made_dirs::remove_recorded(&record.made_dirs, sandbox);
+    removed
 }
 
 /// Finishes a removal a kill cut short: what its process left under its temp names — in the

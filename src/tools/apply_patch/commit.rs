@@ -2,8 +2,8 @@
 //! goes to the trash, its new content is derived again from the file as read now (which must
 //! still be the planned one, and give the planned content) and staged, and then dropped — so
 //! that memory stays flat however many files the patch has. Then the whole change is made at
-//! once, with its history record; on any failure nothing has changed, and the archives made
-//! for it are gone again.
+//! once, with its history record; on any failure nothing has changed, and the archives and
+//! directories made for it are gone again.
 
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
@@ -106,6 +106,7 @@ pub(super) fn commit(
                     let archived = archive_as_planned(ws, from, old, &cx.cancel)?;
                     removed_to = Some(archived.archive_path.clone());
                     change_record.sha256_before = Some(archived.metadata.original_sha256.clone());
+                    record_archive(&mut commit, &archived.archive_path);
                     archives.push(archived);
                 } else if plan.action == Action::Moved {
                     change_record.sha256_before = Some(old.sha256.clone());
@@ -134,16 +135,19 @@ pub(super) fn commit(
                 let (parent_path, name) = target
                     .split()
                     .ok_or_else(|| files::is_a_directory(&target.path))?;
-                change_record.undo.created_dirs = files::missing_parents(target);
-                let (parent, _) = fsops::ensure_dir(&target.anchor, parent_path).map_err(|e| {
-                    ToolError::io(&e, "create the parent directory of", &target.path)
-                })?;
+                let (parent, made) =
+                    fsops::ensure_dir_made(&target.anchor, parent_path).map_err(|e| {
+                        ToolError::io(&e, "create the parent directory of", &target.path)
+                    })?;
+                change_record.undo.created_dirs = made.iter().map(|d| d.path.clone()).collect();
+                commit.made_dirs(made);
                 let parent = fsops::reopen_readable(parent.as_fd())
                     .map_err(|e| ToolError::io(&e, "open the parent directory of", &target.path))?;
                 if let Some(old) = &write.replaced {
                     if plan.archive_replaced {
                         let archived = archive_as_planned(ws, target, old, &cx.cancel)?;
                         change_record.trashed_to = Some(archived.archive_path.clone());
+                        record_archive(&mut commit, &archived.archive_path);
                         archives.push(archived);
                     } else if plan.action == Action::Modified {
                         // No copy in the trash: the history keeps what takes it back.
@@ -259,6 +263,14 @@ fn changed_since_planned(path: &Path) -> ToolError {
             path.shown()
         ),
     )
+}
+
+/// Tells the journal about an archive made for the change (recovery discards it if it undoes
+/// the change).
+fn record_archive(commit: &mut crate::journal::commit::Commit<'_>, archive: &Path) {
+    if let Some(name) = archive.file_name() {
+        commit.archived(name);
+    }
 }
 
 /// The parent directory path of a target (every target has one).
