@@ -1,9 +1,10 @@
 /**
  * `apply_patch` at scale and at its edges (issue 26, items 5 and 9): what one patch may read and
  * write in all (`patchMaxTotalBytes`), the combined diff bounded by `patchMaxBytes`, and what a
- * failed patch leaves (nothing: no directories, no archives).
+ * failed or refused patch leaves (nothing: no directories, no archives), paths that name a
+ * directory, hard links and symlinks.
  */
-import { existsSync, writeFileSync } from 'node:fs'
+import { existsSync, linkSync, lstatSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ToolResult, Workspace } from 'agent-fs-tools'
@@ -153,5 +154,55 @@ describe('apply_patch: what a failed or refused patch leaves', () => {
     expect(read(join(root, 'there/x.txt'))).toBe('x\n')
     expect(existsSync(join(root, 'there/a.txt'))).toBe(false)
     expect(existsSync(join(root, 'made'))).toBe(false)
+  })
+})
+
+describe('apply_patch: paths it refuses', () => {
+  it('`*** Add File: newdir/` names a directory: refused, no file `newdir`', async () => {
+    const { ws, root } = setup()
+    const result = await applyPatch(ws, patch('*** Add File: newdir/\n+x\n'))
+    expect(result.code, result.output).toBe('INVALID_ARGUMENTS')
+    expect(result.output).toMatch(/`newdir\/` names a directory \(it ends with `\/` or `\/\.`\)/)
+    expect(existsSync(join(root, 'newdir'))).toBe(false)
+  })
+
+  it('two hard links of one file in one patch: refused, the link kept', async () => {
+    const { ws, root } = setup({ 'a.txt': 'one\n' })
+    linkSync(join(root, 'a.txt'), join(root, 'b.txt'))
+    const result = await applyPatch(ws, patch('*** Update File: a.txt\n@@\n-one\n+two\n*** Update File: b.txt\n@@\n-one\n+two\n'))
+    expect(result.code, result.output).toBe('INVALID_ARGUMENTS')
+    expect(result.output).toContain(`${join(root, 'a.txt')} (file 1) and ${join(root, 'b.txt')} (file 2`)
+    expect(result.output).toContain('are two names of one file (hard links)')
+    expect(statSync(join(root, 'a.txt')).ino).toBe(statSync(join(root, 'b.txt')).ino)
+    expect(read(join(root, 'a.txt'))).toBe('one\n')
+    // Deleting both names is fine: nothing is split.
+    const both = await applyPatch(ws, patch('*** Delete File: a.txt\n*** Delete File: b.txt\n'))
+    expect(both.status, both.output).toBe('ok')
+  })
+
+  it('one name of a hard-linked file: patched, and the result says the other links keep the old content', async () => {
+    const { ws, root } = setup({ 'a.txt': 'one\n' })
+    linkSync(join(root, 'a.txt'), join(root, 'b.txt'))
+    const result = await applyPatch(ws, patch('*** Update File: a.txt\n@@\n-one\n+two\n'))
+    expect(result.status, result.output).toBe('ok')
+    expect(result.output).toContain(`${join(root, 'a.txt')} had 2 hard links: the patch wrote a new file in its place, so the other links keep the old content`)
+    expect(read(join(root, 'a.txt'))).toBe('two\n')
+    expect(read(join(root, 'b.txt'))).toBe('one\n')
+  })
+
+  it('a `*** Move to:` of a symlink: refused (it would move the file it points to); updating it changes that file', async () => {
+    const { ws, root } = setup({ 'target.txt': 'one\n' })
+    symlinkSync('target.txt', join(root, 'link.txt'))
+    const result = await applyPatch(ws, patch('*** Update File: link.txt\n*** Move to: moved.txt\n@@\n-one\n+two\n'))
+    expect(result.code, result.output).toBe('INVALID_ARGUMENTS')
+    expect(result.output).toContain(`${join(root, 'link.txt')} is a symlink to ${join(root, 'target.txt')}`)
+    expect(result.output).toContain(`to move the link itself, use move_file; to move the file it points to, name ${join(root, 'target.txt')} in the patch`)
+    expect(readlinkSync(join(root, 'link.txt'))).toBe('target.txt')
+    expect(read(join(root, 'target.txt'))).toBe('one\n')
+    expect(existsSync(join(root, 'moved.txt'))).toBe(false)
+    const update = await applyPatch(ws, patch('*** Update File: link.txt\n@@\n-one\n+two\n'))
+    expect(update.status, update.output).toBe('ok')
+    expect(lstatSync(join(root, 'link.txt')).isSymbolicLink()).toBe(true)
+    expect(read(join(root, 'target.txt'))).toBe('two\n')
   })
 })

@@ -164,7 +164,10 @@ pub(super) fn plan_all(
     }
     match failure {
         None if plans.iter().all(|p| p.unchanged) => Ok(Planning::AlreadyApplied),
-        None => Ok(Planning::Plans(plans, diff)),
+        None => {
+            refuse_two_names_of_one_file(&plans, files)?;
+            Ok(Planning::Plans(plans, diff))
+        }
         Some(e)
             if matches!(
                 e.code,
@@ -203,7 +206,7 @@ fn plan_file(
         notes: Vec::new(),
         unchanged: false,
     };
-    let plan = match &file.change {
+    let mut plan = match &file.change {
         PatchChange::Add { path, text } => {
             let replaced = read(&at.target, &cx.limits, false, budget)?;
             budget.spend(text.len() as u64, &at.target.path)?;
@@ -318,6 +321,9 @@ fn plan_file(
             plan
         }
     };
+    if !plan.unchanged {
+        plan.notes.extend(other_links_note(&plan));
+    }
     Ok(plan)
 }
 
@@ -371,6 +377,63 @@ fn file_diff(
         &format!("b/{new_label}"),
         timeout,
     )
+}
+
+/// The entry a plan reads and rewrites or removes, with its role.
+fn read_entries(plan: &Planned) -> impl Iterator<Item = (&Target, &Existing, bool)> {
+    let written = plan
+        .write
+        .as_ref()
+        .and_then(|w| w.replaced.as_ref().map(|r| (&w.target, r, true)));
+    let removed = plan
+        .remove
+        .as_ref()
+        .map(|(t, e)| (t, e, plan.action == Action::Moved));
+    written.into_iter().chain(removed)
+}
+
+/// A note for a file with other hard links: they keep its old content, since the patch writes
+/// a new file in its place (as editors that save atomically do).
+fn other_links_note(plan: &Planned) -> Option<String> {
+    let (target, existing, _) = read_entries(plan).find(|(_, e, written)| {
+        *written && EntryKind::of(&e.stat) == EntryKind::File && fsops::link_count(&e.stat) > 1
+    })?;
+    Some(format!(
+        "{} had {} hard links: the patch wrote a new file in its place, so the other links keep the old content",
+        target.path.shown(),
+        fsops::link_count(&existing.stat)
+    ))
+}
+
+/// Two names in the patch for one file (hard links), one of them rewritten or moved: a patch
+/// cannot change "both" — writing a new file under one name splits them — so it is refused,
+/// like a path named twice. Deleting both names is fine.
+fn refuse_two_names_of_one_file(plans: &[Planned], files: &[FilePatch]) -> Result<(), ToolError> {
+    let mut seen: Vec<((u64, u64), &Target, bool, usize)> = Vec::new();
+    for plan in plans {
+        for (target, existing, written) in read_entries(plan) {
+            if EntryKind::of(&existing.stat) != EntryKind::File {
+                continue;
+            }
+            let identity = fsops::identity(&existing.stat);
+            if let Some((_, first, first_written, first_file)) =
+                seen.iter().find(|(id, ..)| *id == identity)
+            {
+                if written || *first_written {
+                    return Err(ToolError::invalid(format!(
+                        "apply_patch: invalid arguments: {} (file {}) and {} (file {}, line {}) are two names of one file (hard links); changing it under one name would split them into two files. Name only one of them in the patch",
+                        first.path.shown(),
+                        first_file + 1,
+                        target.path.shown(),
+                        plan.file + 1,
+                        files[plan.file].line
+                    )));
+                }
+            }
+            seen.push((identity, target, written, plan.file));
+        }
+    }
+    Ok(())
 }
 
 /// What is at `target` now, and its bytes: `None` when nothing is. A directory is
