@@ -20,7 +20,8 @@
  * - move_file across file systems (a source in `/dev/shm`): the destination is absent and the
  *   source whole, or the destination is complete and what is left of the source is unchanged;
  * - apply_patch (six files): all files as before or all as the patch says; the history agrees
- *   with the tree: one record of the patch exactly when it landed, none when it did not;
+ *   with the tree: one record of the patch exactly when it landed, none when it did not; the
+ *   directories it made for new files exist exactly when it landed;
  * - ws.undo({ sessionId }) of six changes (files, a tree restored from the trash, a directory moved
  *   back), and of ten where four changed files inside the tree before it was removed (taken back
  *   inside the tree staged from its archive): once the next Workspace recovered, the tree is exactly as before the undo or exactly as
@@ -710,6 +711,11 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       expect(whole, `a mix of before and after (kill at ${delay} ms): ${JSON.stringify(found)}`).toBe(true)
       const landed = isDeepStrictEqual(found, whenAfter)
       if (landed) applied++
+      // A patch that did not land leaves none of the directories it made for its files (the
+      // staged files' temp records and the commit record name them).
+      for (const dir of ['added', 'moved']) {
+        expect(existsSync(join(dirs.root, dir)), `${dir}/ left by a patch that did not land (kill at ${delay} ms, seed ${seed})`).toBe(landed)
+      }
       // The history agrees with the tree: the patch is recorded once exactly when it landed.
       const now = await patches()
       expect(now.length, `history vs tree after a kill at ${delay} ms (seed ${seed}): the patch ${landed ? 'landed' : 'did not land'}`).toBe(recorded.length + (landed ? 1 : 0))

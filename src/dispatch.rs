@@ -578,6 +578,7 @@ mod recovery_tests {
             dir_ino: meta.ino(),
             name: temp_name.into(),
             pid: dead_pid,
+            made_dirs: Vec::new(),
         });
         let root_hash = sha256_hex(root.as_os_str().as_encoded_bytes());
         fs::create_dir_all(&data).unwrap();

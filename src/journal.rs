@@ -70,6 +70,7 @@ use crate::datadir::DataDir;
 use crate::paths::{fsops, trees, Sandbox};
 
 pub mod commit;
+mod made_dirs;
 mod record;
 mod seal;
 mod store;
@@ -77,6 +78,7 @@ mod tail;
 
 use store::Store;
 
+pub use made_dirs::MadeDirRecord;
 pub use record::{AppendRecord, Record, RemovalRecord, TempRecord};
 pub use tail::{roll_back_if_ours, Tail};
 
@@ -249,6 +251,18 @@ impl Journal {
     /// `dir` (canonical path `dir_path`). `None` when the record cannot be written (read-only
     /// data dir): the write goes on without one.
     pub fn begin_temp(&self, dir_path: &Path, dir: BorrowedFd<'_>, temp: &OsStr) -> Option<Entry> {
+        self.begin_temp_in_made_dirs(dir_path, dir, temp, Vec::new())
+    }
+
+    /// [`Journal::begin_temp`] for a temp file in directories made for it (`made_dirs`), which
+    /// recovery removes too, if they are still empty.
+    pub fn begin_temp_in_made_dirs(
+        &self,
+        dir_path: &Path,
+        dir: BorrowedFd<'_>,
+        temp: &OsStr,
+        made_dirs: Vec<MadeDirRecord>,
+    ) -> Option<Entry> {
         let (dir_dev, dir_ino) = fsops::identity(&fsops::fstat(dir).ok()?);
         let record = Record::Temp(TempRecord {
             dir: dir_path.to_owned(),
@@ -256,6 +270,7 @@ impl Journal {
             dir_ino,
             name: PathBuf::from(temp),
             pid: std::process::id(),
+            made_dirs,
         });
         self.write(&record, Durability::PageCache).ok()
     }
@@ -362,27 +377,20 @@ impl Journal {
 
     /// Replays every record left by a crash (cheap when the directory is missing or empty), then
     /// removes kept append bytes whose record is gone (see [`Journal::recover_all`]).
-    pub fn recover(
-        &self,
-        sandbox: &Sandbox,
-        perform_sequel: &dyn Fn(&serde_json::Value) -> io::Result<()>,
-    ) -> Vec<Recovered> {
-        self.recover_all(sandbox, perform_sequel).outcomes
+    pub fn recover(&self, sandbox: &Sandbox, aftermath: &dyn commit::Aftermath) -> Vec<Recovered> {
+        self.recover_all(sandbox, aftermath).outcomes
     }
 
     /// Replays every record left by a crash, under the journal's recovery lock: one recovery at
     /// a time per journal (data directory and root), across processes and the workspaces of one
     /// process alike; the next one finds what this one left. Only records we wrote (sealed, with
     /// plain names) are acted on, and only where `sandbox` reaches all a record covers: one it
-    /// does not is left whole and returned as [`Pending`]. `perform_sequel` performs the sequel
-    /// of a change of many entries that recovery finishes (see [`commit`]) unless it was done
-    /// already; should it fail, the record stays for the next recovery. Nothing is done when the
+    /// does not is left whole and returned as [`Pending`]. `aftermath` performs the sequel of a
+    /// change of many entries that recovery finishes (see [`commit`]) unless it was done
+    /// already — should it fail, the record stays for the next recovery — and discards the trash
+    /// archives made for one it undoes. Nothing is done when the
     /// lock cannot be taken (a data directory that cannot be written): the records stay.
-    pub fn recover_all(
-        &self,
-        sandbox: &Sandbox,
-        perform_sequel: &dyn Fn(&serde_json::Value) -> io::Result<()>,
-    ) -> Recovery {
+    pub fn recover_all(&self, sandbox: &Sandbox, aftermath: &dyn commit::Aftermath) -> Recovery {
         let mut recovery = Recovery::default();
         let Ok(Some(_lock)) = self.store.lock_recovery() else {
             return recovery;
@@ -454,7 +462,7 @@ impl Journal {
             let outcome = match &record {
                 Record::Append(record) => replay(record, self.store.open_ours(&kept).ok(), sandbox),
                 Record::Temp(record) => remove_temp(record, sandbox),
-                Record::Commit(record) => commit::recover(record, sandbox, perform_sequel),
+                Record::Commit(record) => commit::recover(record, sandbox, aftermath),
                 Record::Removal(record) => finish_removal(record, sandbox),
             };
             if matches!(outcome, Ok(outcome) if outcome != Recovered::Deferred) {
@@ -645,6 +653,7 @@ pub fn remove_temp(record: &TempRecord, sandbox: &Sandbox) -> io::Result<Recover
             Err(e) => return Err(e),
         }
     }
+    made_dirs::remove_recorded(&record.made_dirs, sandbox);
     Ok(if removed {
         Recovered::TempRemoved
     } else {

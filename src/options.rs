@@ -20,6 +20,7 @@ pub struct Limits {
     pub append_max_total_bytes: u64,
     pub edit_max_file_bytes: u64,
     pub patch_max_bytes: u64,
+    pub patch_max_total_bytes: u64,
     pub list_max_entries: u64,
     pub cwd_max_depth: u64,
     pub diff_timeout_ms: u64,
@@ -34,6 +35,7 @@ impl Default for Limits {
             append_max_total_bytes: 10 * 1024 * 1024,
             edit_max_file_bytes: 10 * 1024 * 1024,
             patch_max_bytes: 4 * 1024 * 1024,
+            patch_max_total_bytes: 64 * 1024 * 1024,
             list_max_entries: 500,
             cwd_max_depth: 100,
             diff_timeout_ms: 1000,
@@ -50,6 +52,7 @@ impl Limits {
             "appendMaxTotalBytes" => &mut self.append_max_total_bytes,
             "editMaxFileBytes" => &mut self.edit_max_file_bytes,
             "patchMaxBytes" => &mut self.patch_max_bytes,
+            "patchMaxTotalBytes" => &mut self.patch_max_total_bytes,
             "listMaxEntries" => &mut self.list_max_entries,
             "cwdMaxDepth" => &mut self.cwd_max_depth,
             "diffTimeoutMs" => &mut self.diff_timeout_ms,
@@ -349,7 +352,7 @@ fn limits(value: Option<&Value>) -> Result<Limits> {
         let name = format!("limits.{key}");
         let slot = out.slot(key).ok_or_else(|| {
             OptionError(format!(
-                "{name}: unknown limit; known limits are readMaxBytes, readMaxLines, writeMaxBytes, appendMaxTotalBytes, editMaxFileBytes, patchMaxBytes, listMaxEntries, cwdMaxDepth, diffTimeoutMs"
+                "{name}: unknown limit; known limits are readMaxBytes, readMaxLines, writeMaxBytes, appendMaxTotalBytes, editMaxFileBytes, patchMaxBytes, patchMaxTotalBytes, listMaxEntries, cwdMaxDepth, diffTimeoutMs"
             ))
         })?;
         if v.is_null() {

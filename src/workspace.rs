@@ -81,8 +81,7 @@ fn recover_in_background(
 ) -> watch::Receiver<bool> {
     let recover =
         move |journal: &Journal, bucket: &Bucket, sandbox: &Sandbox, history: &History| {
-            let recovery =
-                journal.recover_all(sandbox, &|sequel| append_carried_record(history, sequel));
+            let recovery = journal.recover_all(sandbox, &Aftermath { history, bucket });
             *unfinished.lock().unwrap_or_else(|e| e.into_inner()) = recovery.pending;
             let _ = bucket.sweep_partials(std::time::Duration::from_secs(3600));
         };
@@ -104,6 +103,23 @@ fn recover_in_background(
         recover(&journal, &bucket, &sandbox, &history);
     }
     recovered
+}
+
+/// What recovery does for this workspace besides the entries: appends the history record a
+/// finished change carries, discards the trash archives of one it undoes.
+struct Aftermath<'a> {
+    history: &'a History,
+    bucket: &'a Bucket,
+}
+
+impl crate::journal::commit::Aftermath for Aftermath<'_> {
+    fn perform(&self, sequel: &Value) -> std::io::Result<()> {
+        append_carried_record(self.history, sequel)
+    }
+
+    fn discard_archive(&self, name: &std::ffi::OsStr) {
+        self.bucket.discard_named(name);
+    }
 }
 
 /// The sequel of a journaled commit that recovery finished: the history record of the change

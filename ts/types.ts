@@ -62,8 +62,10 @@ export interface Limits {
   appendMaxTotalBytes: number
   /** Largest file `edit_file` edits, in bytes. Default 10 MiB. */
   editMaxFileBytes: number
-  /** Largest patch `apply_patch` accepts, in bytes (each file it changes is bounded by `editMaxFileBytes`). Default 4 MiB. */
+  /** Largest patch `apply_patch` accepts, in bytes (each file it changes is bounded by `editMaxFileBytes`); also the longest combined diff it shows (cut with a note beyond). Default 4 MiB. */
   patchMaxBytes: number
+  /** Most bytes one `apply_patch` may read and write in all: every file it updates, moves, deletes or replaces at its size before, plus every file it writes at its size after; a patch over it is refused (`TOO_LARGE`) before anything is written. Default 64 MiB. */
+  patchMaxTotalBytes: number
   /** Most entries `list_directory` returns. Default 500. */
   listMaxEntries: number
   /** Most frames on the cwd stack. Default 100. */

@@ -40,7 +40,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io;
+use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
@@ -48,9 +48,10 @@ use rustix::fs::Stat;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::record::{check_dir, check_name, check_ours, path_bytes};
+use super::made_dirs::{self, MadeDirRecord};
+use super::record::{check_dir, check_made_dirs, check_name, check_ours, path_bytes};
 use super::{Durability, Entry, Journal, Record, Recovered};
-use crate::hashing::sha256_hex;
+use crate::hashing::{sha256_hex, sha256_reader};
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, RemoveError, ReplaceError, Replacing, Snapshot};
 use crate::paths::{trees, Sandbox};
@@ -174,12 +175,45 @@ pub struct CommitRecord {
     /// `applied`, opaque to the journal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequel: Option<Value>,
+    /// Directories made for the change's files: removed, if still empty, when it is undone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub made_dirs: Vec<MadeDirRecord>,
+    /// Trash archives made for the change (names in the workspace's trash): discarded when it
+    /// is undone, since everything they hold is back where it was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub archives: Vec<ArchiveName>,
+}
+
+/// The name of a trash archive in the workspace's trash, as a commit record keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ArchiveName(#[serde(with = "path_bytes")] pub PathBuf);
+
+/// What recovery does besides putting entries back or finishing them.
+pub trait Aftermath {
+    /// Performs the sequel of a change recovery finishes (see the module docs).
+    fn perform(&self, sequel: &Value) -> io::Result<()>;
+    /// Discards the trash archive `name` made for a change recovery undoes.
+    fn discard_archive(&self, name: &OsStr);
+}
+
+/// A performer of sequels alone discards no archive (for journals of changes that trash
+/// nothing, as in tests).
+impl<F: Fn(&Value) -> io::Result<()>> Aftermath for F {
+    fn perform(&self, sequel: &Value) -> io::Result<()> {
+        self(sequel)
+    }
+
+    fn discard_archive(&self, _name: &OsStr) {}
 }
 
 impl CommitRecord {
     /// Whether every directory is a plain absolute path, every name one plain component and
     /// every temp name ours (see `record.rs`); the error says which is not.
     pub(super) fn check(&self) -> Result<(), String> {
+        check_made_dirs(&self.made_dirs)?;
+        for archive in &self.archives {
+            check_name(&archive.0)?;
+        }
         for step in &self.steps {
             check_dir(&step.dir)?;
             check_name(&step.name)?;
@@ -241,18 +275,37 @@ pub enum Sequel {
     LeftToRecovery,
 }
 
-/// A file as planned: the stat it had and the bytes that were read (to tell an in-place write).
+/// A file as planned: the stat it had and the SHA-256 of the bytes that were read (to tell an
+/// in-place write without keeping the bytes).
 pub struct PlannedFile {
     pub stat: Stat,
-    pub bytes: Vec<u8>,
+    pub sha256: String,
+}
+
+impl PlannedFile {
+    /// The file `stat` describes, read as `bytes`.
+    pub fn new(stat: Stat, bytes: &[u8]) -> Self {
+        Self {
+            stat,
+            sha256: sha256_hex(bytes),
+        }
+    }
+}
+
+/// Whether `file` (open at its start) holds `len` bytes hashing to `sha256`.
+fn holds(file: &mut File, len: u64, sha256: &str) -> io::Result<bool> {
+    if fsops::fstat(&*file)?.st_size as u64 != len {
+        return Ok(false);
+    }
+    Ok(sha256_reader(file.by_ref().take(len + 1))? == sha256)
 }
 
 /// One step, staged.
 struct Staged {
     dir: OwnedFd,
     record: StepRecord,
-    /// For a put: the new content; and the planned file it replaces.
-    data: Vec<u8>,
+    /// For a put: the planned file it replaces (its new content is staged, known by the
+    /// record's identity and SHA-256).
     replaces: Option<PlannedFile>,
     /// For a remove: what the entry must still be.
     removes: Option<Snapshot>,
@@ -313,6 +366,10 @@ impl From<RemoveError> for StepFailure {
 pub struct Commit<'a> {
     journal: &'a Journal,
     steps: Vec<Staged>,
+    /// Directories made for the change, shallowest first, with a handle of each one's parent;
+    /// removed again (if empty) unless the change is made.
+    made: Vec<(MadeDirRecord, OwnedFd)>,
+    archives: Vec<ArchiveName>,
 }
 
 impl Journal {
@@ -321,6 +378,8 @@ impl Journal {
         Commit {
             journal: self,
             steps: Vec::new(),
+            made: Vec::new(),
+            archives: Vec::new(),
         }
     }
 }
@@ -339,7 +398,15 @@ impl Commit<'_> {
         replaces: Option<PlannedFile>,
     ) -> io::Result<()> {
         let aside = fsops::temp_name(name);
-        let temp_entry = self.journal.begin_temp(dir_path, dir.as_fd(), &aside);
+        let made_above = self
+            .made
+            .iter()
+            .filter(|(made, _)| made.holds(dir_path))
+            .map(|(made, _)| made.clone())
+            .collect();
+        let temp_entry =
+            self.journal
+                .begin_temp_in_made_dirs(dir_path, dir.as_fd(), &aside, made_above);
         if let Err(e) = fsops::stage(dir.as_fd(), name, &aside, &data, metadata_of) {
             if let Some(entry) = temp_entry {
                 entry.finish();
@@ -362,13 +429,29 @@ impl Commit<'_> {
         self.steps.push(Staged {
             dir,
             record,
-            data,
             replaces,
             removes: None,
             to_dir: None,
             temp_entry,
         });
         Ok(())
+    }
+
+    /// Adds directories made for the change's files (by [`fsops::ensure_dir_made`], shallowest
+    /// first): unless the change is made, they are removed again if they are still empty —
+    /// also by recovery after a kill (see [`made_dirs`]). Before the files staged in them.
+    pub fn made_dirs(&mut self, made: Vec<fsops::MadeDir>) {
+        self.made.extend(
+            made.into_iter()
+                .map(|dir| (MadeDirRecord::of(&dir), dir.parent)),
+        );
+    }
+
+    /// Adds a trash archive made for the change (its name in the workspace's trash): recovery
+    /// discards it if it undoes the change (the caller discards it itself when the change
+    /// fails in process).
+    pub fn archived(&mut self, name: &OsStr) {
+        self.archives.push(ArchiveName(PathBuf::from(name)));
     }
 
     /// Adds putting the entry already staged as `aside` in `dir` (canonical path `dir_path`) —
@@ -438,7 +521,6 @@ impl Commit<'_> {
         self.steps.push(Staged {
             dir,
             record,
-            data: Vec::new(),
             replaces: None,
             removes: None,
             to_dir,
@@ -477,7 +559,6 @@ impl Commit<'_> {
         self.steps.push(Staged {
             dir,
             record,
-            data: Vec::new(),
             replaces: None,
             removes: Some(expected),
             to_dir: None,
@@ -507,6 +588,8 @@ impl Commit<'_> {
             steps: self.steps.iter().map(|s| s.record.clone()).collect(),
             pid: std::process::id(),
             sequel: None,
+            made_dirs: self.made.iter().map(|(made, _)| made.clone()).collect(),
+            archives: self.archives.clone(),
         };
         let entry = match self
             .journal
@@ -548,6 +631,8 @@ impl Commit<'_> {
             entry.finish();
             return Err(failed(0, StepFailure::Io(e)));
         }
+        // The directories made hold the change's files now: they stay.
+        self.made.clear();
         for step in &self.steps {
             clean_up(step.dir.as_fd(), &step.record);
         }
@@ -574,7 +659,8 @@ impl Commit<'_> {
         }
     }
 
-    /// Removes the staged files of steps not applied.
+    /// Removes the staged files of steps not applied, then the directories made for them that
+    /// are empty.
     fn discard(&mut self) {
         for step in &mut self.steps {
             let aside = step.record.aside.as_os_str();
@@ -588,6 +674,9 @@ impl Commit<'_> {
             if let Some(temp) = step.temp_entry.take() {
                 temp.finish();
             }
+        }
+        for (made, parent) in self.made.drain(..).rev() {
+            made_dirs::remove_if_empty(parent.as_fd(), &made);
         }
     }
 }
@@ -622,16 +711,19 @@ fn apply_step(step: &Staged) -> Result<(), StepFailure> {
         step.record.aside.as_os_str(),
     );
     match (&step.record.action, &step.replaces, &step.removes) {
-        (StepAction::Put { .. }, None, _) => {
-            fsops::swap_in(dir, aside, name, &step.data, Replacing::Nothing)?
+        (StepAction::Put { staged, sha256, .. }, None, _) => {
+            let ours = |file: &mut File| holds(file, staged.size, sha256);
+            fsops::swap_in(dir, aside, name, &ours, Replacing::Nothing)?
         }
-        (StepAction::Put { .. }, Some(planned), _) => {
-            let same_content = |file: &mut File| fsops::same_bytes(file, &planned.bytes);
+        (StepAction::Put { staged, sha256, .. }, Some(planned), _) => {
+            let ours = |file: &mut File| holds(file, staged.size, sha256);
+            let same_content =
+                |file: &mut File| holds(file, planned.stat.st_size as u64, &planned.sha256);
             fsops::swap_in(
                 dir,
                 aside,
                 name,
-                &step.data,
+                &ours,
                 Replacing::File {
                     stat: &planned.stat,
                     same_content: &same_content,
@@ -862,18 +954,19 @@ fn sync_dirs(steps: &[Staged]) {
     }
 }
 
-/// Recovery of a commit record a crash left: undone while `applying`, finished once `applied`
-/// — its sequel performed by `perform`, which must tell whether it was done already (see the
-/// module docs). All or nothing, like the change it finishes: unless `sandbox` reaches every
-/// directory the steps act in, nothing is touched and the record stays, whole, for a workspace
-/// that can ([`Recovered::Deferred`]). A directory that is gone or another one now is skipped
-/// (what was in it is out of anyone's reach). An error (the sequel could not be performed)
-/// keeps the record for the next recovery. Running it again on a record it already recovered,
-/// wholly or in part, changes nothing more.
+/// Recovery of a commit record a crash left: undone while `applying` — the directories made
+/// for it removed if empty and its trash archives discarded through `aftermath` — finished once
+/// `applied` — its sequel performed by `aftermath`, which must tell whether it was done already
+/// (see the module docs). All or nothing, like the change it finishes: unless `sandbox` reaches
+/// every directory the steps act in, nothing is touched and the record stays, whole, for a
+/// workspace that can ([`Recovered::Deferred`]). A directory that is gone or another one now is
+/// skipped (what was in it is out of anyone's reach). An error (the sequel could not be
+/// performed) keeps the record for the next recovery. Running it again on a record it already
+/// recovered, wholly or in part, changes nothing more.
 pub fn recover(
     record: &CommitRecord,
     sandbox: &Sandbox,
-    perform: &dyn Fn(&Value) -> io::Result<()>,
+    aftermath: &dyn Aftermath,
 ) -> io::Result<Recovered> {
     if record
         .dirs()
@@ -906,7 +999,7 @@ pub fn recover(
             }
         }
         if let Some(sequel) = &record.sequel {
-            perform(sequel)?;
+            aftermath.perform(sequel)?;
         }
         Ok(Recovered::CommitFinished)
     } else {
@@ -917,6 +1010,10 @@ pub fn recover(
         }
         for dir in dirs.iter().flatten() {
             fsops::fsync_dir(dir.as_fd());
+        }
+        made_dirs::remove_recorded(&record.made_dirs, sandbox);
+        for ArchiveName(name) in &record.archives {
+            aftermath.discard_archive(name.as_os_str());
         }
         Ok(Recovered::CommitUndone)
     }
@@ -990,10 +1087,7 @@ mod tests {
         let stat = fsops::lstat_at(dir(root).as_fd(), OsStr::new(name))
             .unwrap()
             .unwrap();
-        PlannedFile {
-            stat,
-            bytes: fs::read(root.join(name)).unwrap(),
-        }
+        PlannedFile::new(stat, &fs::read(root.join(name)).unwrap())
     }
 
     /// a.txt and b.txt rewritten, c.txt added, gone.txt removed.
@@ -1123,6 +1217,8 @@ mod tests {
                 steps: commit.steps.iter().map(|st| st.record.clone()).collect(),
                 pid: u32::MAX - 1,
                 sequel: None,
+                made_dirs: Vec::new(),
+                archives: Vec::new(),
             };
             for step in commit.steps.iter().take(crash_after.min(4)) {
                 apply_step(step).unwrap();
@@ -1201,6 +1297,8 @@ mod tests {
                 steps: commit.steps.iter().map(|st| st.record.clone()).collect(),
                 pid: u32::MAX - 1,
                 sequel: None,
+                made_dirs: Vec::new(),
+                archives: Vec::new(),
             };
             for step in &commit.steps {
                 apply_step(step).unwrap();
@@ -1391,6 +1489,8 @@ mod tests {
             steps: commit.steps.iter().map(|st| st.record.clone()).collect(),
             pid: u32::MAX - 1,
             sequel: None,
+            made_dirs: Vec::new(),
+            archives: Vec::new(),
         };
         apply_step(&commit.steps[0]).unwrap();
         std::mem::forget(commit);
@@ -1408,5 +1508,77 @@ mod tests {
             found.contains(&("a.txt".into(), "user\n".into())),
             "{found:?}"
         );
+    }
+
+    /// The archives recovery was asked to discard.
+    struct Discards(std::cell::RefCell<Vec<OsString>>);
+
+    impl Aftermath for Discards {
+        fn perform(&self, _: &Value) -> io::Result<()> {
+            Ok(())
+        }
+
+        fn discard_archive(&self, name: &OsStr) {
+            self.0.borrow_mut().push(name.to_owned());
+        }
+    }
+
+    /// [`stage_all`], plus `new/sub/n.txt` in directories made for it and an archive.
+    fn stage_in_made_dirs(s: &Setup) -> Commit<'_> {
+        let mut commit = stage_all(s);
+        let sub = s.root.join("new/sub");
+        let (handle, made) = fsops::ensure_dir_made(&s.root, &sub).unwrap();
+        commit.made_dirs(made);
+        let dir = fsops::reopen_readable(handle.as_fd()).unwrap();
+        commit
+            .put(dir, &sub, OsStr::new("n.txt"), b"n\n".to_vec(), None, None)
+            .unwrap();
+        commit.archived(OsStr::new("x-a.txt.tar.gz"));
+        commit
+    }
+
+    /// A change that fails, or that a kill cut short and recovery undoes, leaves none of the
+    /// directories made for it, and recovery discards its archives; one that is made keeps them.
+    #[test]
+    fn directories_made_and_archives_go_when_the_change_does_not_happen() {
+        // Fails at its last step: c.txt appeared meanwhile.
+        let s = setup();
+        let commit = stage_in_made_dirs(&s);
+        fs::write(s.root.join("c.txt"), "someone else's\n").unwrap();
+        assert!(commit.apply().is_err());
+        assert!(!s.root.join("new").exists());
+        // Made.
+        let s = setup();
+        stage_in_made_dirs(&s).apply().unwrap();
+        assert_eq!(fs::read(s.root.join("new/sub/n.txt")).unwrap(), b"n\n");
+        // Killed after some steps; recovery undoes it.
+        let s = setup();
+        let mut commit = stage_in_made_dirs(&s);
+        let record = CommitRecord {
+            applied: false,
+            steps: commit.steps.iter().map(|st| st.record.clone()).collect(),
+            pid: u32::MAX - 1,
+            sequel: None,
+            made_dirs: commit.made.iter().map(|(m, _)| m.clone()).collect(),
+            archives: commit.archives.clone(),
+        };
+        for step in &commit.steps {
+            apply_step(step).unwrap();
+        }
+        for step in &mut commit.steps {
+            step.temp_entry = None;
+        }
+        std::mem::forget(commit);
+        let discards = Discards(Default::default());
+        let sandbox = Sandbox::new(s.root.clone(), None, vec![]);
+        assert_eq!(
+            recover(&record, &sandbox, &discards).unwrap(),
+            Recovered::CommitUndone
+        );
+        assert_eq!(tree(&s.root), before());
+        assert_eq!(*discards.0.borrow(), [OsString::from("x-a.txt.tar.gz")]);
+        // The record says what was made: parsed back as written.
+        let bytes = serde_json::to_vec(&Record::Commit(record.clone())).unwrap();
+        assert_eq!(Record::parse(&bytes).unwrap(), Record::Commit(record));
     }
 }

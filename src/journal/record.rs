@@ -15,6 +15,7 @@ use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::commit;
+use super::made_dirs::MadeDirRecord;
 use crate::paths::fsops;
 
 /// An in-place append in flight (kind `append`).
@@ -67,6 +68,10 @@ pub struct TempRecord {
     #[serde(with = "path_bytes")]
     pub name: PathBuf,
     pub pid: u32,
+    /// Directories made for it (its parents, made by the change it is staged for): removed
+    /// with it, if still empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub made_dirs: Vec<MadeDirRecord>,
 }
 
 /// Paths as records store them: JSON text when they are UTF-8 (readable, and all that older
@@ -148,6 +153,7 @@ impl Record {
             }
             Record::Temp(r) => {
                 check_dir(&r.dir)?;
+                check_made_dirs(&r.made_dirs)?;
                 check_ours(&r.name)
             }
             Record::Removal(r) => {
@@ -251,6 +257,11 @@ pub fn check_dir(dir: &Path) -> Result<(), String> {
     } else {
         Err(format!("directory {dir:?} is not a plain absolute path"))
     }
+}
+
+/// `Ok` if every directory a change made is a plain absolute path.
+pub fn check_made_dirs(made: &[MadeDirRecord]) -> Result<(), String> {
+    made.iter().try_for_each(|dir| check_dir(&dir.path))
 }
 
 /// `Ok` if `name` is one plain component.

@@ -64,10 +64,7 @@ fn put(commit: &mut super::commit::Commit<'_>, dir: &Path, name: &str, new: &str
     let stat = fsops::lstat_at(dir_fd(dir).as_fd(), OsStr::new(name))
         .unwrap()
         .unwrap();
-    let planned = PlannedFile {
-        stat,
-        bytes: fs::read(dir.join(name)).unwrap(),
-    };
+    let planned = PlannedFile::new(stat, &fs::read(dir.join(name)).unwrap());
     commit
         .put(
             dir_fd(dir),
@@ -588,6 +585,8 @@ fn records_are_written_kind_first() {
         steps: Vec::new(),
         pid: 7,
         sequel: None,
+        made_dirs: Vec::new(),
+        archives: Vec::new(),
     });
     assert!(serde_json::to_vec(&record)
         .unwrap()

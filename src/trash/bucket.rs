@@ -366,6 +366,19 @@ impl Bucket {
         self.delete_archive(&archived.archive_path);
     }
 
+    /// Removes the archive `name` (one plain component, an archive's name) from this bucket:
+    /// one made for a change that was then undone (by crash recovery). Anything else is left.
+    pub fn discard_named(&self, name: &OsStr) {
+        let plain = Path::new(name).components().count() == 1
+            && matches!(
+                Path::new(name).components().next(),
+                Some(Component::Normal(_))
+            );
+        if plain && naming::is_archive_name(name) {
+            self.delete_archive(&self.dir.join(name));
+        }
+    }
+
     /// Read the metadata of an archive that must be directly inside this bucket.
     pub fn inspect(&self, archive: &Path) -> Result<Metadata, TrashError> {
         read::read_metadata(self.locate(archive)?.open()?)

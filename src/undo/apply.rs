@@ -135,7 +135,7 @@ pub fn apply(
                     parent,
                     here: here.clone(),
                     data,
-                    planned: PlannedFile { stat, bytes: now },
+                    planned: PlannedFile::new(stat, &now),
                     change: Box::new(change),
                 });
                 continue;

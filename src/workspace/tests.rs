@@ -23,10 +23,7 @@ fn put(commit: &mut crate::journal::commit::Commit<'_>, dir: &Path, name: &str, 
     let stat = fsops::lstat_at(fd().as_fd(), OsStr::new(name))
         .unwrap()
         .unwrap();
-    let planned = PlannedFile {
-        stat,
-        bytes: fs::read(dir.join(name)).unwrap(),
-    };
+    let planned = PlannedFile::new(stat, &fs::read(dir.join(name)).unwrap());
     commit
         .put(
             fd(),

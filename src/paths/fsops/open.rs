@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
 use std::os::fd::{BorrowedFd, OwnedFd};
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{Mode, OFlags};
 
@@ -84,6 +84,66 @@ pub fn make_dirs_beneath(start: OwnedFd, rel: &Path, mode: u32) -> io::Result<(O
             rustix::fs::openat(&current, part, handle_flags(), Mode::empty()).map_err(errno)?;
     }
     Ok((current, created))
+}
+
+/// A directory [`ensure_dir_made`] made: its path, a handle of its parent, and the device and
+/// inode of both (so that it can be removed again, only if it is still this one and empty).
+#[derive(Debug)]
+pub struct MadeDir {
+    pub path: PathBuf,
+    pub parent: OwnedFd,
+    pub parent_identity: (u64, u64),
+    pub identity: (u64, u64),
+}
+
+/// [`ensure_dir`], telling which directories it made (shallowest first): only those its own
+/// `mkdirat` created, not one that another process made meanwhile.
+pub fn ensure_dir_made(anchor: &Path, dir: &Path) -> io::Result<(OwnedFd, Vec<MadeDir>)> {
+    match open_dir(anchor, dir, false) {
+        Ok(fd) => return Ok((fd, Vec::new())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let mut made = Vec::new();
+    let result = make_dirs_reporting(anchor, dir, &mut made);
+    if result.is_err() {
+        // Nothing half made: what was made before the error goes again (if still empty).
+        for dir in made.iter().rev() {
+            if let Some(name) = dir.path.file_name() {
+                let _ = rustix::fs::unlinkat(&dir.parent, name, rustix::fs::AtFlags::REMOVEDIR);
+            }
+        }
+    }
+    result.map(|fd| (fd, made))
+}
+
+/// The work of [`ensure_dir_made`]: each directory made is pushed to `made` as it is.
+fn make_dirs_reporting(anchor: &Path, dir: &Path, made: &mut Vec<MadeDir>) -> io::Result<OwnedFd> {
+    let mut current = open_anchor(anchor)?;
+    let mut path = anchor.to_path_buf();
+    for component in relative(anchor, dir)?.components() {
+        let Component::Normal(part) = component else {
+            return Err(io::Error::from_raw_os_error(libc_codes::EXDEV));
+        };
+        path.push(part);
+        let created = match rustix::fs::mkdirat(&current, part, Mode::from_raw_mode(0o777)) {
+            Ok(()) => true,
+            Err(e) if e == rustix::io::Errno::EXIST => false,
+            Err(e) => return Err(errno(e)),
+        };
+        let next =
+            rustix::fs::openat(&current, part, handle_flags(), Mode::empty()).map_err(errno)?;
+        if created {
+            made.push(MadeDir {
+                path: path.clone(),
+                parent_identity: super::identity(&super::fstat(&current)?),
+                identity: super::identity(&super::fstat(&next)?),
+                parent: current,
+            });
+        }
+        current = next;
+    }
+    Ok(current)
 }
 
 /// Opens the directory `rel` (relative, plain components) beneath `dir` without following any

@@ -121,17 +121,19 @@ pub fn stage(
     staged
 }
 
-/// Puts the staged `temp` (holding `data`) in place of `name`, only as planned (`replacing`, as
-/// for [`write_atomic`]). Where nothing was to be replaced, `temp` takes the free name. Where a
-/// file was, the two are exchanged and checked, and the planned file is left under `temp`: the
-/// caller removes it once the whole change is in place, or exchanges it back. On any failure
-/// `name` holds what it held and `temp` is gone. A file system that cannot exchange names fails
-/// with `Unsupported` (a change of many files could not be undone halfway otherwise).
+/// Puts the staged `temp` in place of `name`, only as planned (`replacing`, as for
+/// [`write_atomic`]); `ours` tells the staged file by its content (given it, opened for
+/// reading), should it have to be swapped back. Where nothing was to be replaced, `temp` takes
+/// the free name. Where a file was, the two are exchanged and checked, and the planned file is
+/// left under `temp`: the caller removes it once the whole change is in place, or exchanges it
+/// back. On any failure `name` holds what it held and `temp` is gone. A file system that cannot
+/// exchange names fails with `Unsupported` (a change of many files could not be undone halfway
+/// otherwise).
 pub fn swap_in(
     dir: BorrowedFd<'_>,
     temp: &OsStr,
     name: &OsStr,
-    data: &[u8],
+    ours: &dyn Fn(&mut File) -> io::Result<bool>,
     replacing: Replacing<'_>,
 ) -> Result<(), ReplaceError> {
     race_point::reached(RacePoint::BeforeReplace, name);
@@ -139,7 +141,7 @@ pub fn swap_in(
         Replacing::Nothing => take_free_name(dir, temp, name),
         Replacing::File { stat, same_content } => {
             let planned = Planned { stat, same_content };
-            take_planned_name_keeping(dir, temp, name, data, &planned, rename_exchange, true)
+            take_planned_name_keeping(dir, temp, name, ours, &planned, rename_exchange, true)
         }
     }
 }
@@ -168,7 +170,8 @@ fn write_atomic_with(
         Replacing::Nothing => take_free_name(dir, temp, name),
         Replacing::File { stat, same_content } => {
             let planned = Planned { stat, same_content };
-            take_planned_name(dir, temp, name, data, &planned, swap)
+            let ours = |file: &mut File| same_bytes(file, data);
+            take_planned_name(dir, temp, name, &ours, &planned, swap)
         }
     };
     if result.is_ok() {
@@ -222,11 +225,11 @@ fn take_planned_name(
     dir: BorrowedFd<'_>,
     temp: &OsStr,
     name: &OsStr,
-    data: &[u8],
+    ours: &dyn Fn(&mut File) -> io::Result<bool>,
     planned: &Planned<'_>,
     swap: Swap,
 ) -> Result<(), ReplaceError> {
-    take_planned_name_keeping(dir, temp, name, data, planned, swap, false)
+    take_planned_name_keeping(dir, temp, name, ours, planned, swap, false)
 }
 
 /// [`take_planned_name`]; with `keep_old`, the planned file stays under `temp` (see [`swap_in`]).
@@ -234,7 +237,7 @@ fn take_planned_name_keeping(
     dir: BorrowedFd<'_>,
     temp: &OsStr,
     name: &OsStr,
-    data: &[u8],
+    ours: &dyn Fn(&mut File) -> io::Result<bool>,
     planned: &Planned<'_>,
     swap: Swap,
     keep_old: bool,
@@ -268,9 +271,9 @@ fn take_planned_name_keeping(
             drop(old);
             Ok(())
         }
-        Ok(Found::Planned(old)) => let_go(dir, temp, name, data, old, planned, swap),
-        Ok(found) => Err(swap_back(dir, temp, name, data, swap, found)),
-        Err(e) => match swap_back(dir, temp, name, data, swap, Found::Changed) {
+        Ok(Found::Planned(old)) => let_go(dir, temp, name, ours, old, planned, swap),
+        Ok(found) => Err(swap_back(dir, temp, name, ours, swap, found)),
+        Err(e) => match swap_back(dir, temp, name, ours, swap, Found::Changed) {
             kept @ ReplaceError::Changed { kept: Some(_), .. } => Err(kept),
             _ => Err(e.into()),
         },
@@ -287,7 +290,7 @@ fn let_go(
     dir: BorrowedFd<'_>,
     temp: &OsStr,
     name: &OsStr,
-    data: &[u8],
+    ours: &dyn Fn(&mut File) -> io::Result<bool>,
     mut old: File,
     planned: &Planned<'_>,
     swap: Swap,
@@ -308,7 +311,7 @@ fn let_go(
         let _ = unlink_at(dir, temp);
         return Err(e.into());
     }
-    Err(swap_back(dir, temp, name, data, swap, Found::BeingWritten))
+    Err(swap_back(dir, temp, name, ours, swap, Found::BeingWritten))
 }
 
 /// What is under a name, compared with the plan.
@@ -362,13 +365,13 @@ fn swap_back(
     dir: BorrowedFd<'_>,
     temp: &OsStr,
     name: &OsStr,
-    data: &[u8],
+    ours: &dyn Fn(&mut File) -> io::Result<bool>,
     swap: Swap,
     found: Found,
 ) -> ReplaceError {
     let being_written = matches!(found, Found::BeingWritten);
     let displaced_ours = match swap(dir, temp, dir, name) {
-        Ok(()) => holds_exactly(dir, temp, data).unwrap_or(None),
+        Ok(()) => holds_ours(dir, temp, ours).unwrap_or(None),
         // `name` is gone (or cannot be swapped): put back what was there if the name is free.
         Err(_) => match rename_noreplace(dir, temp, dir, name) {
             Ok(()) => {
@@ -381,11 +384,11 @@ fn swap_back(
         },
     };
     let kept = match displaced_ours {
-        Some(ours) => {
+        Some(file) => {
             race_point::reached(RacePoint::ReplacedChecked, name);
             let _ = unlink_at(dir, temp);
             race_point::reached(RacePoint::ReplacedUnlinked, name);
-            keep_late_bytes(dir, name, ours, data)
+            keep_late_bytes(dir, name, file, ours)
         }
         None => Some(keep_visible(dir, temp, name).unwrap_or_else(|_| temp.to_owned())),
     };
@@ -395,51 +398,51 @@ fn swap_back(
     }
 }
 
-/// `name` in `dir`, open, if it is a regular file holding exactly `data`, which nobody has open
-/// for writing (it had the name for a moment: an editor may have opened it).
-fn holds_exactly(dir: BorrowedFd<'_>, name: &OsStr, data: &[u8]) -> io::Result<Option<File>> {
+/// `name` in `dir`, open, if it is a regular file holding what `ours` recognises, which nobody
+/// has open for writing (it had the name for a moment: an editor may have opened it).
+fn holds_ours(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    ours: &dyn Fn(&mut File) -> io::Result<bool>,
+) -> io::Result<Option<File>> {
     let mut file = open_for_read(dir, name)?;
-    let exactly = EntryKind::of(&fstat(&file)?) == EntryKind::File
+    let recognised = EntryKind::of(&fstat(&file)?) == EntryKind::File
         && open_for_writing_elsewhere(&file) != Some(true)
-        && same_bytes(&mut file, data)?;
-    Ok(exactly.then_some(file))
+        && ours(&mut file)?;
+    Ok(recognised.then_some(file))
 }
 
-/// Our new file `ours`, unlinked after it was found holding exactly `data`, checked once more:
+/// Our new file `file`, unlinked after `ours` recognised it, checked once more:
 /// bytes someone wrote into it since (an editor that opened it while it had the name) are kept
 /// in a new file under a visible [`kept_name`](super::kept_name) of `name`, whose name this
 /// returns.
 fn keep_late_bytes(
     dir: BorrowedFd<'_>,
     name: &OsStr,
-    mut ours: File,
-    data: &[u8],
+    mut file: File,
+    ours: &dyn Fn(&mut File) -> io::Result<bool>,
 ) -> Option<OsString> {
-    if ours
-        .rewind()
-        .and_then(|()| same_bytes(&mut ours, data))
-        .unwrap_or(true)
-    {
+    if file.rewind().and_then(|()| ours(&mut file)).unwrap_or(true) {
         return None;
     }
     let mut late = Vec::new();
-    ours.rewind()
-        .and_then(|()| ours.read_to_end(&mut late))
+    file.rewind()
+        .and_then(|()| file.read_to_end(&mut late))
         .ok()?;
-    let mode = fstat(&ours).ok()?.st_mode;
+    let mode = fstat(&file).ok()?.st_mode;
     loop {
         let kept = super::kept_name(name);
-        let mut file = match super::create_file_at(dir, &kept) {
-            Ok(file) => file,
+        let mut copy = match super::create_file_at(dir, &kept) {
+            Ok(copy) => copy,
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(_) => return None,
         };
-        let written = file
+        let written = copy
             .write_all(&late)
             .and_then(|()| {
-                rustix::fs::fchmod(&file, Mode::from_raw_mode(mode & 0o7777)).map_err(errno)
+                rustix::fs::fchmod(&copy, Mode::from_raw_mode(mode & 0o7777)).map_err(errno)
             })
-            .and_then(|()| file.sync_all());
+            .and_then(|()| copy.sync_all());
         return written.is_ok().then_some(kept);
     }
 }

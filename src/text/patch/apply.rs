@@ -21,6 +21,7 @@ use super::error::PatchError;
 use super::lines::FileLines;
 use super::seek::{Haystack, MatchLevel};
 use super::{Chunk, ChunkLine};
+use crate::cancel::CancelToken;
 use crate::text::closest::find_closest;
 
 /// A file's new text after its chunks were applied.
@@ -59,26 +60,27 @@ impl FuzzyMatch {
 /// error messages.
 ///
 /// Fails with [`PatchError::NoMatch`] when a chunk's lines (or an anchor's line) are not where
-/// the chunk may be, and [`PatchError::MultipleMatches`] when they are there more than once.
-pub fn apply(path: &str, text: &str, chunks: &[Chunk]) -> Result<Applied, PatchError> {
+/// the chunk may be, [`PatchError::MultipleMatches`] when they are there more than once, and
+/// [`PatchError::Aborted`] once `cancel` is aborted (checked before each chunk).
+pub fn apply(
+    path: &str,
+    text: &str,
+    chunks: &[Chunk],
+    cancel: &CancelToken,
+) -> Result<Applied, PatchError> {
     let file = FileLines::new(text);
-    let hay = Haystack::new(file.texts());
-    let mut placed = Vec::with_capacity(chunks.len());
-    let mut cursor = 0;
-    let mut drift = 0isize;
-    for (index, chunk) in chunks.iter().enumerate() {
-        let old = chunk.old_lines();
-        let hinted = chunk
-            .hint
-            .map(|h| shifted(hint_index(h.old_start, h.old_len), drift));
-        let place = find_place(&hay, chunk, &old, hinted, cursor)
-            .map_err(|miss| explain_miss(miss, path, text, &hay, chunks, index, cursor))?;
-        if let (Some(h), false) = (chunk.hint, old.is_empty()) {
-            drift = place.start as isize - hint_index(h.old_start, h.old_len) as isize;
-        }
-        cursor = place.start + place.len;
-        placed.push(place);
-    }
+    let hay = Haystack::new(file.texts(), anchors_of(chunks));
+    let placed = place_all(&hay, chunks, cancel).map_err(|unplaced| {
+        explain_miss(
+            unplaced.miss,
+            path,
+            text,
+            &hay,
+            chunks,
+            unplaced.index,
+            unplaced.cursor,
+        )
+    })?;
     let fuzzy = placed
         .iter()
         .enumerate()
@@ -95,16 +97,67 @@ pub fn apply(path: &str, text: &str, chunks: &[Chunk]) -> Result<Applied, PatchE
     })
 }
 
+/// Every `@@` anchor of `chunks`.
+fn anchors_of(chunks: &[Chunk]) -> impl Iterator<Item = &str> {
+    chunks
+        .iter()
+        .flat_map(|chunk| chunk.anchors.iter().map(String::as_str))
+}
+
+/// A chunk without a place: which, why, and where the cursor was.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Unplaced {
+    pub index: usize,
+    pub miss: Miss,
+    pub cursor: usize,
+}
+
+/// Where each chunk goes, in order (see the module docs), or the first that has none.
+pub(super) fn place_all(
+    hay: &Haystack,
+    chunks: &[Chunk],
+    cancel: &CancelToken,
+) -> Result<Vec<Place>, Unplaced> {
+    let mut placed = Vec::with_capacity(chunks.len());
+    let mut cursor = 0;
+    let mut drift = 0isize;
+    for (index, chunk) in chunks.iter().enumerate() {
+        let unplaced = |miss| Unplaced {
+            index,
+            miss,
+            cursor,
+        };
+        if cancel.is_aborted() {
+            return Err(unplaced(Miss::Aborted));
+        }
+        let old = chunk.old_lines();
+        let hinted = chunk
+            .hint
+            .map(|h| shifted(hint_index(h.old_start, h.old_len), drift));
+        let place = find_place(hay, chunk, &old, hinted, cursor).map_err(unplaced)?;
+        if let (Some(h), false) = (chunk.hint, old.is_empty()) {
+            drift = place.start as isize - hint_index(h.old_start, h.old_len) as isize;
+        }
+        cursor = place.start + place.len;
+        placed.push(place);
+    }
+    Ok(placed)
+}
+
 /// True when `text` already has the change of `chunks`: every chunk's new lines are where its
 /// old lines would be (found the way [`apply`] finds old lines), and its old lines are not
 /// found (at the first level of the ladder that finds them at all) except inside those new
-/// lines. A chunk that changes nothing counts as applied; so does an empty list.
-pub fn is_applied(text: &str, chunks: &[Chunk]) -> bool {
+/// lines. A chunk that changes nothing counts as applied; so does an empty list. `false` once
+/// `cancel` is aborted (the caller reports the abort).
+pub fn is_applied(text: &str, chunks: &[Chunk], cancel: &CancelToken) -> bool {
     let file = FileLines::new(text);
-    let hay = Haystack::new(file.texts());
+    let hay = Haystack::new(file.texts(), anchors_of(chunks));
     let mut cursor = 0;
     let mut drift = 0isize;
     for chunk in chunks {
+        if cancel.is_aborted() {
+            return false;
+        }
         let (old, new) = (chunk.old_lines(), chunk.new_lines());
         if old == new {
             continue;
@@ -112,17 +165,15 @@ pub fn is_applied(text: &str, chunks: &[Chunk]) -> bool {
         let Ok((from, anchor)) = resolve_anchors(&hay, chunk, cursor) else {
             return false;
         };
-        // Where apply would find the old lines: at the first level that finds any.
-        let old_found: Vec<usize> = MatchLevel::ladder_for(&old)
+        // Where apply would find the old lines: the first level that finds any.
+        let old_level = MatchLevel::ladder_for(&old)
             .iter()
             .copied()
             .filter(|_| !old.is_empty())
-            .map(|level| hay.occurrences(&old, level, from))
-            .find(|found| !found.is_empty())
-            .unwrap_or_default();
+            .find(|&level| hay.first(&old, level, from).is_some());
         if new.is_empty() {
             // Only `-` lines: applied when they are gone.
-            if !old_found.is_empty() {
+            if old_level.is_some() {
                 return false;
             }
             cursor = from;
@@ -159,9 +210,11 @@ pub fn is_applied(text: &str, chunks: &[Chunk]) -> bool {
             }
         };
         let outside_new =
-            |start: &usize| *start < place.start || start + old.len() > place.start + place.len;
-        if old_found.iter().any(outside_new) {
-            return false;
+            |start: usize| start < place.start || start + old.len() > place.start + place.len;
+        if let Some(level) = old_level {
+            if hay.candidates(&old, level, from).any(outside_new) {
+                return false;
+            }
         }
         if let Some(h) = chunk.hint {
             drift = place.start as isize - hint_index(h.new_start, h.new_len) as isize;
@@ -173,17 +226,20 @@ pub fn is_applied(text: &str, chunks: &[Chunk]) -> bool {
 
 /// Where a chunk's lines were found (or, with no old lines, where its new lines go).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Place {
-    start: usize,
-    len: usize,
-    level: MatchLevel,
+pub(super) struct Place {
+    pub start: usize,
+    pub len: usize,
+    pub level: MatchLevel,
 }
 
 /// Why a chunk has no place.
-enum Miss {
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Miss {
     Anchor(String),
     NotFound,
     Ambiguous(Vec<usize>),
+    /// The call was aborted before this chunk was placed.
+    Aborted,
 }
 
 /// The 0-based index a hunk side's start names: its first line, or for an empty side the line
@@ -230,32 +286,40 @@ fn resolve_anchors(
 }
 
 /// The last line before `cursor` that `anchor` names, if it is the nearest such line (the scope
-/// the cursor is in).
-fn enclosing_anchor(hay: &Haystack, anchor: &str, cursor: usize) -> Option<usize> {
-    let mut last = None;
-    let mut from = 0;
-    while let Some(line) = seek_anchor(hay, anchor, from).filter(|&line| line < cursor) {
-        last = Some(line);
-        from = line + 1;
-    }
-    last
+/// the cursor is in): where [`seek_anchor`], asked again and again from the top of the file
+/// (each time after the line it gave), gives its last line before `cursor`. It gives every line
+/// equal to the anchor once trimmed in order, then those equal with punctuation read as ASCII
+/// after the last of them, then those containing it after the last of those.
+pub(super) fn enclosing_anchor(hay: &Haystack, anchor: &str, cursor: usize) -> Option<usize> {
+    let trimmed = hay.lines_equal_to(anchor, MatchLevel::Whitespace);
+    let ascii = hay.lines_equal_to(anchor, MatchLevel::Punctuation);
+    let containing = hay.lines_containing(anchor);
+    let after = |lines: &'_ [u32], last: Option<u32>| -> (usize, Option<u32>) {
+        let first = last.map_or(0, |last| lines.partition_point(|&line| line <= last));
+        (first, lines[first..].last().copied().or(last))
+    };
+    let (ascii_from, last) = after(ascii, trimmed.last().copied());
+    let (containing_from, _) = after(&containing, last);
+    let last_before = |lines: &[u32]| {
+        let before = lines.partition_point(|&line| (line as usize) < cursor);
+        before.checked_sub(1).map(|i| lines[i] as usize)
+    };
+    last_before(&containing[containing_from..])
+        .or_else(|| last_before(&ascii[ascii_from..]))
+        .or_else(|| last_before(trimmed))
 }
 
 /// The first line at or after `from` that an anchor names: equal once trimmed, then with
 /// punctuation read as ASCII, then containing it (models often shorten a signature).
 fn seek_anchor(hay: &Haystack, anchor: &str, from: usize) -> Option<usize> {
-    let levels = [MatchLevel::Whitespace, MatchLevel::Punctuation];
-    levels
-        .into_iter()
-        .find_map(|level| hay.occurrences(&[anchor], level, from).first().copied())
-        .or_else(|| {
-            let wanted = MatchLevel::Punctuation.normalize(anchor);
-            (from..hay.len()).find(|&i| {
-                MatchLevel::Punctuation
-                    .normalize(hay.line(i))
-                    .contains(wanted.as_ref())
-            })
-        })
+    let first_from = |lines: &[u32]| {
+        lines
+            .get(lines.partition_point(|&line| (line as usize) < from))
+            .map(|&line| line as usize)
+    };
+    first_from(hay.lines_equal_to(anchor, MatchLevel::Whitespace))
+        .or_else(|| first_from(hay.lines_equal_to(anchor, MatchLevel::Punctuation)))
+        .or_else(|| first_from(&hay.lines_containing(anchor)))
 }
 
 /// Where `pattern` (a chunk's old or new lines) is, by the rules in the module doc.
@@ -297,21 +361,29 @@ fn find_place(
         }
     }
     for &level in MatchLevel::ladder_for(pattern) {
-        let candidates = hay.occurrences(pattern, level, from);
+        let mut candidates = hay.candidates(pattern, level, from);
+        let Some(first) = candidates.next() else {
+            continue;
+        };
         let place = |start| Place {
             start,
             len: m,
             level,
         };
-        match candidates.as_slice() {
-            [] => continue,
-            [first, ..] if anchor.is_some() => return Ok(place(*first)),
-            _ if level == MatchLevel::Exact && hinted.is_some_and(|h| candidates.contains(&h)) => {
-                return Ok(place(hinted.expect("checked")))
-            }
-            [only] => return Ok(place(*only)),
-            _ => return Err(Miss::Ambiguous(candidates)),
+        if anchor.is_some() {
+            return Ok(place(first));
         }
+        if let Some(h) = hinted.filter(|&h| {
+            level == MatchLevel::Exact && h >= from && hay.matches_at(pattern, level, h)
+        }) {
+            return Ok(place(h));
+        }
+        return match candidates.next() {
+            None => Ok(place(first)),
+            Some(second) => Err(Miss::Ambiguous(
+                [first, second].into_iter().chain(candidates).collect(),
+            )),
+        };
     }
     Err(Miss::NotFound)
 }
@@ -329,6 +401,7 @@ fn explain_miss(
     let chunk = &chunks[index];
     let number = index + 1;
     match miss {
+        Miss::Aborted => PatchError::Aborted,
         Miss::Anchor(anchor) => PatchError::NoMatch {
             path: path.to_owned(),
             chunk: number,
@@ -347,7 +420,7 @@ fn explain_miss(
             let first_anywhere = |pattern: &[&str]| {
                 MatchLevel::LADDER
                     .into_iter()
-                    .find_map(|level| hay.occurrences(pattern, level, 0).first().copied())
+                    .find_map(|level| hay.first(pattern, level, 0))
             };
             let note = match first_anywhere(&old) {
                 Some(start) if !chunk.anchors.is_empty() => Some(format!(

@@ -44,6 +44,8 @@ pub enum PatchError {
         /// The chunk came from a unified diff (disambiguated differently).
         unified: bool,
     },
+    /// The call was aborted while the chunks were being placed.
+    Aborted,
 }
 
 impl PatchError {
@@ -126,6 +128,7 @@ impl PatchError {
                     lines.len()
                 )
             }
+            PatchError::Aborted => ToolError::aborted().message,
         }
     }
 }
@@ -147,6 +150,7 @@ impl From<PatchError> for ToolError {
             }
             PatchError::NoMatch { .. } => ErrorCode::NoMatch,
             PatchError::MultipleMatches { .. } => ErrorCode::MultipleMatches,
+            PatchError::Aborted => return ToolError::aborted(),
         };
         ToolError::new(code, e.message())
     }

@@ -38,6 +38,7 @@
 //! An added file's `text` has LF line endings (there is no file whose endings it could take).
 
 mod apply;
+mod candidates;
 mod error;
 mod lines;
 mod parse;

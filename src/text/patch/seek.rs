@@ -2,13 +2,16 @@
 //! whitespace, then ignoring leading and trailing whitespace, then also reading typographic
 //! punctuation as ASCII. Each level includes the ones before it.
 //!
-//! Per level, every distinct file line is interned to a number once, and a run of lines is
-//! found with Knuth–Morris–Pratt over those numbers: linear in the file and the run, however
-//! repetitive the file is.
+//! Per level, every distinct file line is interned to a number once and the lines of each
+//! number are listed ([`Haystack`]); a run of lines is found from there ([`Candidates`]).
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::HashMap;
+
+use aho_corasick::AhoCorasick;
+
+use super::candidates::Candidates;
 
 /// How loosely a chunk's lines matched the file's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -101,22 +104,87 @@ fn ascii_for(c: char) -> Option<char> {
 }
 
 /// A file's lines, searchable at every level.
+///
+/// Each level's index is built once, on first use: every line's normalised form interned to a
+/// number, and for each number the lines that have it. A run of lines is then found by checking
+/// the lines where its rarest line is (or, when that line is everywhere, by Knuth–Morris–Pratt
+/// over the numbers): a chunk costs about what it could match, not the rest of the file, so a
+/// patch of many chunks stays near-linear.
 pub(super) struct Haystack<'t> {
     lines: Vec<&'t str>,
-    interned: [OnceCell<Interned<'t>>; 4],
+    levels: [OnceCell<LevelIndex<'t>>; 4],
+    /// The anchors (`@@ <line>`) of the chunks, as [`MatchLevel::Punctuation`] reads them, and
+    /// (built once, on first use) the lines that contain each.
+    anchors: Vec<String>,
+    containing: OnceCell<HashMap<String, Vec<u32>>>,
 }
 
 /// The lines of a file at one level, as numbers: equal numbers, equal normalized lines.
-struct Interned<'t> {
+struct LevelIndex<'t> {
     ids: Vec<u32>,
     table: HashMap<Cow<'t, str>, u32>,
+    /// The lines of number `id` are `lines_of[starts[id]..starts[id + 1]]`, in order.
+    starts: Vec<u32>,
+    lines_of: Vec<u32>,
+}
+
+impl<'t> LevelIndex<'t> {
+    fn build(lines: &[&'t str], level: MatchLevel) -> Self {
+        let mut table: HashMap<Cow<'t, str>, u32> = HashMap::new();
+        let ids: Vec<u32> = lines
+            .iter()
+            .map(|line| {
+                let next = table.len() as u32;
+                *table.entry(level.normalize(line)).or_insert(next)
+            })
+            .collect();
+        let mut starts = vec![0u32; table.len() + 1];
+        for &id in &ids {
+            starts[id as usize + 1] += 1;
+        }
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        let mut filled = starts.clone();
+        let mut lines_of = vec![0u32; ids.len()];
+        for (line, &id) in ids.iter().enumerate() {
+            lines_of[filled[id as usize] as usize] = line as u32;
+            filled[id as usize] += 1;
+        }
+        LevelIndex {
+            ids,
+            table,
+            starts,
+            lines_of,
+        }
+    }
+
+    fn id_of(&self, line: &str, level: MatchLevel) -> Option<u32> {
+        self.table.get(level.normalize(line).as_ref()).copied()
+    }
+
+    /// The lines whose number is `id`, in order.
+    fn lines_of(&self, id: u32) -> &[u32] {
+        let id = id as usize;
+        &self.lines_of[self.starts[id] as usize..self.starts[id + 1] as usize]
+    }
 }
 
 impl<'t> Haystack<'t> {
-    pub fn new(lines: Vec<&'t str>) -> Self {
+    /// The file's `lines`; `anchors` are the `@@` lines its chunks name (any other anchor is
+    /// found too, by a scan of the file).
+    pub fn new<'a>(lines: Vec<&'t str>, anchors: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut normalized: Vec<String> = anchors
+            .into_iter()
+            .map(|a| MatchLevel::Punctuation.normalize(a).into_owned())
+            .collect();
+        normalized.sort_unstable();
+        normalized.dedup();
         Haystack {
             lines,
-            interned: Default::default(),
+            levels: Default::default(),
+            anchors: normalized,
+            containing: OnceCell::new(),
         }
     }
 
@@ -124,49 +192,39 @@ impl<'t> Haystack<'t> {
         self.lines.len()
     }
 
-    pub fn line(&self, index: usize) -> &'t str {
-        self.lines[index]
-    }
-
-    fn interned(&self, level: MatchLevel) -> &Interned<'t> {
-        self.interned[level.index()].get_or_init(|| {
-            let mut table: HashMap<Cow<'t, str>, u32> = HashMap::new();
-            let ids = self
-                .lines
-                .iter()
-                .map(|line| {
-                    let next = table.len() as u32;
-                    *table.entry(level.normalize(line)).or_insert(next)
-                })
-                .collect();
-            Interned { ids, table }
-        })
-    }
-
-    /// The pattern as numbers of this level, or `None` when one of its lines is in no file line.
-    fn pattern_ids(&self, pattern: &[&str], level: MatchLevel) -> Option<Vec<u32>> {
-        let table = &self.interned(level).table;
-        pattern
-            .iter()
-            .map(|line| table.get(level.normalize(line).as_ref()).copied())
-            .collect()
+    fn level(&self, level: MatchLevel) -> &LevelIndex<'t> {
+        self.levels[level.index()].get_or_init(|| LevelIndex::build(&self.lines, level))
     }
 
     /// The start of every occurrence of a non-empty `pattern` at `level` that starts at or
-    /// after `from`, overlapping ones included, in order.
-    pub fn occurrences(&self, pattern: &[&str], level: MatchLevel, from: usize) -> Vec<usize> {
+    /// after `from`, overlapping ones included, in order, found lazily: taking the first few
+    /// costs about what checking them costs.
+    pub fn candidates(&self, pattern: &[&str], level: MatchLevel, from: usize) -> Candidates<'_> {
         debug_assert!(!pattern.is_empty());
-        if from >= self.len() || pattern.len() > self.len() - from {
-            return Vec::new();
+        let n = self.len();
+        if from >= n || pattern.len() > n - from {
+            return Candidates::none();
         }
-        let Some(needle) = self.pattern_ids(pattern, level) else {
-            return Vec::new();
+        let index = self.level(level);
+        let Some(needle) = pattern
+            .iter()
+            .map(|line| index.id_of(line, level))
+            .collect::<Option<Vec<u32>>>()
+        else {
+            return Candidates::none();
         };
-        let hay = &self.interned(level).ids[from..];
-        kmp_all(hay, &needle)
-            .into_iter()
-            .map(|i| i + from)
-            .collect()
+        Candidates::new(&index.ids, needle, from, |id| index.lines_of(id))
+    }
+
+    /// The first occurrence of `pattern` at `level` at or after `from`.
+    pub fn first(&self, pattern: &[&str], level: MatchLevel, from: usize) -> Option<usize> {
+        self.candidates(pattern, level, from).next()
+    }
+
+    /// Every occurrence of `pattern` at `level` at or after `from`, in order.
+    #[cfg(test)]
+    pub fn occurrences(&self, pattern: &[&str], level: MatchLevel, from: usize) -> Vec<usize> {
+        self.candidates(pattern, level, from).collect()
     }
 
     /// True when `pattern` occurs at `at` at `level`.
@@ -178,36 +236,69 @@ impl<'t> Haystack<'t> {
                 .zip(&self.lines[at..])
                 .all(|(p, line)| level.normalize(p) == level.normalize(line))
     }
-}
 
-/// Every start of `needle` in `hay` (both non-empty), overlapping ones included.
-fn kmp_all(hay: &[u32], needle: &[u32]) -> Vec<usize> {
-    let mut border = vec![0usize; needle.len()];
-    let mut k = 0;
-    for i in 1..needle.len() {
-        while k > 0 && needle[i] != needle[k] {
-            k = border[k - 1];
-        }
-        if needle[i] == needle[k] {
-            k += 1;
-        }
-        border[i] = k;
+    /// The lines equal to `line` at `level`, in order.
+    pub fn lines_equal_to(&self, line: &str, level: MatchLevel) -> &[u32] {
+        let index = self.level(level);
+        index
+            .id_of(line, level)
+            .map_or(&[], |id| index.lines_of(id))
     }
-    let mut found = Vec::new();
-    let mut k = 0;
-    for (i, &id) in hay.iter().enumerate() {
-        while k > 0 && id != needle[k] {
-            k = border[k - 1];
-        }
-        if id == needle[k] {
-            k += 1;
-        }
-        if k == needle.len() {
-            found.push(i + 1 - k);
-            k = border[k - 1];
+
+    /// The lines that contain `anchor`, both read as [`MatchLevel::Punctuation`] reads them, in
+    /// order.
+    pub fn lines_containing(&self, anchor: &str) -> Cow<'_, [u32]> {
+        let wanted = MatchLevel::Punctuation.normalize(anchor);
+        match self.containing().get(wanted.as_ref()) {
+            Some(found) => Cow::Borrowed(found),
+            None => Cow::Owned(
+                (0..self.len())
+                    .filter(|&i| {
+                        MatchLevel::Punctuation
+                            .normalize(self.lines[i])
+                            .contains(wanted.as_ref())
+                    })
+                    .map(|i| i as u32)
+                    .collect(),
+            ),
         }
     }
-    found
+
+    /// For every anchor given to [`Haystack::new`], the lines containing it: one pass of
+    /// Aho–Corasick over the file's distinct lines, however many anchors there are.
+    fn containing(&self) -> &HashMap<String, Vec<u32>> {
+        self.containing.get_or_init(|| {
+            let index = self.level(MatchLevel::Punctuation);
+            let mut found: HashMap<String, Vec<u32>> = HashMap::new();
+            let (empty, patterns): (Vec<&String>, Vec<&String>) =
+                self.anchors.iter().partition(|a| a.is_empty());
+            if !empty.is_empty() {
+                found.insert(String::new(), (0..self.len() as u32).collect());
+            }
+            let Ok(automaton) = AhoCorasick::new(&patterns) else {
+                return found;
+            };
+            // The distinct lines holding each pattern, then their lines in the file.
+            let mut ids_of: Vec<Vec<u32>> = vec![Vec::new(); patterns.len()];
+            for (text, &id) in &index.table {
+                for hit in automaton.find_overlapping_iter(text.as_ref()) {
+                    let ids = &mut ids_of[hit.pattern().as_usize()];
+                    if ids.last() != Some(&id) {
+                        ids.push(id);
+                    }
+                }
+            }
+            for (pattern, ids) in patterns.into_iter().zip(ids_of) {
+                let mut lines: Vec<u32> = ids
+                    .into_iter()
+                    .flat_map(|id| index.lines_of(id).iter().copied())
+                    .collect();
+                lines.sort_unstable();
+                found.insert(pattern.clone(), lines);
+            }
+            found
+        })
+    }
 }
 
 #[cfg(test)]
@@ -216,9 +307,10 @@ mod tests {
     use proptest::prelude::*;
 
     const NONE: [usize; 0] = [];
+    const NONE32: [u32; 0] = [];
 
     fn hay<'a>(lines: &[&'a str]) -> Haystack<'a> {
-        Haystack::new(lines.to_vec())
+        Haystack::new(lines.to_vec(), [])
     }
 
     #[test]
@@ -272,7 +364,7 @@ mod tests {
     #[test]
     fn repetitive_file_and_long_pattern_stay_linear() {
         let lines = vec!["}"; 200_000];
-        let h = Haystack::new(lines.clone());
+        let h = Haystack::new(lines.clone(), []);
         let mut pattern = vec!["}"; 5_000];
         pattern.push("{");
         assert_eq!(
@@ -285,7 +377,47 @@ mod tests {
         );
     }
 
+    #[test]
+    fn lines_equal_to_and_containing_an_anchor() {
+        let lines = [
+            "fn main() {",
+            "  fn main() {",
+            "fn main_loop() {",
+            "x",
+            "say \u{201C}fn main\u{201D}",
+        ];
+        let h = Haystack::new(lines.to_vec(), ["fn main", "\"fn main\"", "nowhere"]);
+        assert_eq!(h.lines_equal_to("fn main() {", MatchLevel::Exact), [0]);
+        assert_eq!(
+            h.lines_equal_to("fn main() {", MatchLevel::Whitespace),
+            [0, 1]
+        );
+        assert_eq!(h.lines_equal_to("y", MatchLevel::Whitespace), NONE32);
+        assert_eq!(&*h.lines_containing("fn main"), [0, 1, 2, 4]);
+        assert_eq!(&*h.lines_containing("\u{201C}fn main\u{201D}"), [4]);
+        assert_eq!(&*h.lines_containing("nowhere"), NONE32);
+        // An anchor not given up front is found by a scan, the same way.
+        assert_eq!(&*h.lines_containing("main_"), [2]);
+        assert_eq!(&*h.lines_containing(""), [0, 1, 2, 3, 4]);
+    }
+
     proptest! {
+        #[test]
+        fn lines_containing_agree_with_a_scan(
+            lines in proptest::collection::vec("[ab\u{2019}' ]{0,4}", 0..20),
+            anchors in proptest::collection::vec("[ab\u{2019}' ]{0,3}", 0..4),
+        ) {
+            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+            let h = Haystack::new(lines.clone(), anchors.iter().map(String::as_str));
+            for anchor in &anchors {
+                let wanted = MatchLevel::Punctuation.normalize(anchor);
+                let scan: Vec<u32> = (0..lines.len() as u32)
+                    .filter(|&i| MatchLevel::Punctuation.normalize(lines[i as usize]).contains(wanted.as_ref()))
+                    .collect();
+                prop_assert_eq!(&*h.lines_containing(anchor), &scan[..]);
+            }
+        }
+
         #[test]
         fn occurrences_agree_with_a_naive_scan(
             lines in proptest::collection::vec("[ab ]{0,3}", 0..20),
@@ -295,7 +427,7 @@ mod tests {
         ) {
             let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
             let pattern: Vec<&str> = pattern.iter().map(String::as_str).collect();
-            let h = Haystack::new(lines.clone());
+            let h = Haystack::new(lines.clone(), []);
             let naive: Vec<usize> = (from..lines.len())
                 .filter(|&i| h.matches_at(&pattern, level, i))
                 .collect();

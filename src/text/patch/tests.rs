@@ -2,10 +2,12 @@
 //! statement of SPEC §12 that the engine owns, then properties and real `git diff` output.
 
 use super::*;
+use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
 
 mod properties;
 mod real_diffs;
+mod reference;
 
 fn codex(body: &str) -> String {
     format!("*** Begin Patch\n{body}*** End Patch\n")
@@ -28,7 +30,7 @@ fn only_update(patch: &Patch) -> (&str, Option<&str>, &[Chunk]) {
 fn patched(text: &str, patch: &str) -> Result<Applied, PatchError> {
     let patch = parse(patch)?;
     let (path, _, chunks) = only_update(&patch);
-    apply(path, text, chunks)
+    apply(path, text, chunks, &CancelToken::new())
 }
 
 fn patched_text(text: &str, patch: &str) -> String {
@@ -755,7 +757,7 @@ fn whitespace_only_lines_match_exactly_so_a_retry_is_seen_as_applied() {
     let parsed = parse(&patch).unwrap();
     let (_, _, chunks) = only_update(&parsed);
     assert!(
-        is_applied(&once, chunks),
+        is_applied(&once, chunks, &CancelToken::new()),
         "a retry is answered 'already applied'"
     );
     assert!(
@@ -1004,11 +1006,13 @@ fn already_applied_is_detected_and_a_fresh_file_is_not() {
     ))
     .unwrap();
     let (path, _, chunks) = only_update(&patch);
-    assert!(!is_applied(before, chunks));
-    let after = apply(path, before, chunks).unwrap().text;
-    assert!(is_applied(&after, chunks));
+    assert!(!is_applied(before, chunks, &CancelToken::new()));
+    let after = apply(path, before, chunks, &CancelToken::new())
+        .unwrap()
+        .text;
+    assert!(is_applied(&after, chunks, &CancelToken::new()));
     // Applying again fails, and the message says why.
-    let err = apply(path, &after, chunks).unwrap_err();
+    let err = apply(path, &after, chunks, &CancelToken::new()).unwrap_err();
     assert!(
         err.message()
             .contains("its new lines are already at line 4; was the chunk applied already?"),
@@ -1023,15 +1027,15 @@ fn already_applied_when_the_added_lines_end_the_context() {
     let before = "a\nb\nc\n";
     let patch = parse(&codex("*** Update File: f\n a\n b\n c\n+d\n")).unwrap();
     let chunks = only_update(&patch).2;
-    assert!(!is_applied(before, chunks));
+    assert!(!is_applied(before, chunks, &CancelToken::new()));
     let after = patched_text(before, &codex("*** Update File: f\n a\n b\n c\n+d\n"));
     assert_eq!(after, "a\nb\nc\nd\n");
-    assert!(is_applied(&after, chunks));
+    assert!(is_applied(&after, chunks, &CancelToken::new()));
     // Only-added lines count as applied only where they would have gone.
     let patch = parse(&codex("*** Update File: f\n+}\n")).unwrap();
     let chunks = only_update(&patch).2;
-    assert!(!is_applied("}\nfn x() {\n", chunks));
-    assert!(is_applied("fn x() {\n}\n", chunks));
+    assert!(!is_applied("}\nfn x() {\n", chunks, &CancelToken::new()));
+    assert!(is_applied("fn x() {\n}\n", chunks, &CancelToken::new()));
 }
 
 #[test]
@@ -1041,11 +1045,13 @@ fn already_applied_unified_diff_uses_new_side_hints() {
     let diff = "--- a/f\n+++ b/f\n@@ -4,3 +4,3 @@\n x\n-same\n+other\n y\n";
     let patch = parse(diff).unwrap();
     let chunks = only_update(&patch).2;
-    assert!(!is_applied(before, chunks));
-    let after = apply("f", before, chunks).unwrap().text;
+    assert!(!is_applied(before, chunks, &CancelToken::new()));
+    let after = apply("f", before, chunks, &CancelToken::new())
+        .unwrap()
+        .text;
     assert_eq!(after, "x\nother\ny\nx\nother\ny\n");
-    assert!(is_applied(&after, chunks));
-    assert!(is_applied("anything", &[]));
+    assert!(is_applied(&after, chunks, &CancelToken::new()));
+    assert!(is_applied("anything", &[], &CancelToken::new()));
 }
 
 #[test]
@@ -1054,7 +1060,7 @@ fn old_lines_found_elsewhere_mean_not_applied() {
     let diff = "--- a/f\n+++ b/f\n@@ -2 +2 @@\n-same\n+other\n";
     let patch = parse(diff).unwrap();
     let chunks = only_update(&patch).2;
-    assert!(!is_applied("x\nother\nsame\n", chunks));
+    assert!(!is_applied("x\nother\nsame\n", chunks, &CancelToken::new()));
 }
 
 #[test]
@@ -1082,7 +1088,7 @@ fn large_file_many_chunks() {
     let parsed = parse(&patch).unwrap();
     let (path, _, chunks) = only_update(&parsed);
     let started = std::time::Instant::now();
-    let applied = apply(path, &text, chunks).unwrap();
+    let applied = apply(path, &text, chunks, &CancelToken::new()).unwrap();
     eprintln!(
         "{} bytes, {} chunks: {:?}",
         text.len(),
@@ -1092,7 +1098,7 @@ fn large_file_many_chunks() {
     assert_eq!(applied.text.matches(" * 2);").count(), 50);
     let shorter = " // ordinary source text".len() - " * 2".len();
     assert_eq!(applied.text.len(), text.len() - 50 * shorter);
-    assert!(is_applied(&applied.text, chunks));
+    assert!(is_applied(&applied.text, chunks, &CancelToken::new()));
 }
 
 #[test]
@@ -1101,10 +1107,10 @@ fn already_applied_with_chunks_of_only_removed_lines() {
     let patch = codex("*** Update File: m.py\n@@\n-import sys\n@@ def main():\n-    debug()\n");
     let parsed = parse(&patch).unwrap();
     let chunks = only_update(&parsed).2;
-    assert!(!is_applied(before, chunks));
+    assert!(!is_applied(before, chunks, &CancelToken::new()));
     let after = patched_text(before, &patch);
     assert_eq!(after, "import os\n\ndef main():\n    run()\n");
-    assert!(is_applied(&after, chunks));
+    assert!(is_applied(&after, chunks, &CancelToken::new()));
 }
 
 #[test]
@@ -1117,7 +1123,7 @@ fn already_applied_judges_old_lines_at_the_first_level_that_finds_them() {
     let chunks = only_update(&parsed).2;
     let once = patched_text(before, &patch);
     assert_eq!(once, "a\n \n \n\n\n\n");
-    assert!(is_applied(&once, chunks));
+    assert!(is_applied(&once, chunks, &CancelToken::new()));
 }
 
 #[test]
@@ -1136,4 +1142,24 @@ fn unified_paths_differing_only_by_a_prefix_name_one_file_and_only_git_moves() {
     // A git header naming two paths is a move, as git means it.
     let patch = parse("diff --git a/x b/y\n--- a/x\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n").unwrap();
     assert_eq!(only_update(&patch).1, Some("y"));
+}
+
+#[test]
+fn an_abort_stops_the_placement_and_the_applied_check() {
+    let text = "a\nb\nc\n";
+    let patch = parse(&codex("*** Update File: f\n@@\n a\n-b\n+B\n")).unwrap();
+    let (path, _, chunks) = only_update(&patch);
+    let aborted = CancelToken::new();
+    aborted.abort();
+    assert_eq!(
+        apply(path, text, chunks, &aborted),
+        Err(PatchError::Aborted)
+    );
+    let after = apply(path, text, chunks, &CancelToken::new()).unwrap().text;
+    assert!(is_applied(&after, chunks, &CancelToken::new()));
+    assert!(!is_applied(&after, chunks, &aborted));
+    assert_eq!(
+        ToolError::from(PatchError::Aborted).code,
+        ErrorCode::Aborted
+    );
 }

@@ -7,6 +7,7 @@ use proptest::prelude::*;
 use similar::{capture_diff_slices, group_diff_ops, Algorithm, ChangeTag};
 
 use super::super::*;
+use crate::cancel::CancelToken;
 use crate::text::decode::TextFile;
 use crate::text::diff::unified_diff;
 
@@ -90,7 +91,7 @@ fn apply_patch_text(patch: &str, text: &str) -> Result<(String, Vec<Chunk>), Pat
     let FileChange::Update { path, chunks, .. } = &parsed.files[0].change else {
         panic!("not an update: {parsed:?}")
     };
-    apply(path, text, chunks).map(|applied| (applied.text, chunks.clone()))
+    apply(path, text, chunks, &CancelToken::new()).map(|applied| (applied.text, chunks.clone()))
 }
 
 /// Lines from a tiny alphabet: repeats everywhere, so ambiguity is common.
@@ -219,8 +220,8 @@ proptest! {
         let patch = codex_patch(&a, &b);
         let (out, chunks) = apply_patch_text(&patch, &a.render(ending)).map_err(|e| TestCaseError::fail(e.message()))?;
         prop_assert_eq!(&out, &codex_expected(&a, &b, ending), "patch:\n{}", patch);
-        prop_assert!(is_applied(&out, &chunks), "not seen as applied:\n{}", patch);
-        prop_assert!(!is_applied(&a.render(ending), &chunks), "seen as applied before:\n{}", patch);
+        prop_assert!(is_applied(&out, &chunks, &CancelToken::new()), "not seen as applied:\n{}", patch);
+        prop_assert!(!is_applied(&a.render(ending), &chunks, &CancelToken::new()), "seen as applied before:\n{}", patch);
     }
 
     /// On repetitive text a Codex patch either gives b or stops at an ambiguity; it never
@@ -255,9 +256,9 @@ proptest! {
         };
         let parsed = parse(&patch).unwrap();
         let path = parsed.files[0].path();
-        let again = apply(path, &once, &chunks).map(|applied| applied.text);
+        let again = apply(path, &once, &chunks, &CancelToken::new()).map(|applied| applied.text);
         prop_assert!(
-            is_applied(&once, &chunks) || again.is_err() || again == Ok(once.clone()),
+            is_applied(&once, &chunks, &CancelToken::new()) || again.is_err() || again == Ok(once.clone()),
             "applied twice:\n{}\nonce: {:?}\nagain: {:?}", patch, once, again
         );
     }
@@ -362,8 +363,8 @@ proptest! {
             Ok(patch) => {
                 for file in &patch.files {
                     if let FileChange::Update { path, chunks, .. } = &file.change {
-                        let _ = is_applied(&text, chunks);
-                        match apply(path, &text, chunks) {
+                        let _ = is_applied(&text, chunks, &CancelToken::new());
+                        match apply(path, &text, chunks, &CancelToken::new()) {
                             Ok(applied) => {
                                 for fuzzy in &applied.fuzzy {
                                     prop_assert!(!fuzzy.describe(path).is_empty());

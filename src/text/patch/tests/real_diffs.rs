@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::super::*;
+use crate::cancel::CancelToken;
 
 type Tree = BTreeMap<String, String>;
 
@@ -43,7 +44,7 @@ fn apply_to_tree(patch: &str, mut tree: Tree) -> Result<Tree, PatchError> {
                 chunks,
             } => {
                 let text = tree.remove(path).expect("updated file exists");
-                let applied = apply(path, &text, chunks)?;
+                let applied = apply(path, &text, chunks, &CancelToken::new())?;
                 assert!(applied.fuzzy.is_empty(), "{path}: {:?}", applied.fuzzy);
                 tree.insert(
                     move_to.clone().unwrap_or_else(|| path.clone()),
@@ -76,8 +77,14 @@ fn assert_applied_only_after(patch: &str, before: &Tree, after: &Tree) {
         } = &file.change
         {
             let target = move_to.as_ref().unwrap_or(path);
-            assert!(!is_applied(&before[path], chunks), "{path} before");
-            assert!(is_applied(&after[target], chunks), "{target} after");
+            assert!(
+                !is_applied(&before[path], chunks, &CancelToken::new()),
+                "{path} before"
+            );
+            assert!(
+                is_applied(&after[target], chunks, &CancelToken::new()),
+                "{target} after"
+            );
         }
     }
 }
