@@ -207,6 +207,7 @@ describe('tools/call', () => {
     writeFileSync(join(dirs.root, 'big.txt'), Array.from({ length: 10_000 }, (_, i) => line(i, 'old')).join(''))
     const { call } = await connect({ elicit: yes }, dirs)
     const content = Array.from({ length: 10_000 }, (_, i) => line(i, 'new')).join('')
+    expect((await call('read_file', { path: 'big.txt' })).isError).toBeFalsy()
     const result = await call('write_file', { path: 'big.txt', content })
     const structured = result.structuredContent as { status: string; output: string; diff?: string }
     expect(structured.status).toBe('ok')
@@ -310,7 +311,7 @@ describe('confirmations', () => {
     const result = await call('write_file', { path: 'a.txt', content: 'hello\n' })
     expect(result.isError).toBe(true)
     expect(result.structuredContent).toEqual({ status: 'denied', code: 'USER_DENIED', output: text(result) })
-    expect(text(result)).toBe('The user denied this write.')
+    expect(text(result)).toBe('The user denied this write. Do not retry it or work around it (with another tool or path); ask the user what to do instead.')
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
   })
 
@@ -320,7 +321,7 @@ describe('confirmations', () => {
     expect(result.isError).toBe(true)
     expect(result.structuredContent).toEqual({ status: 'denied', code: 'NO_CONFIRM_HANDLER', output: text(result), data: { grant: ['cwdWriteFile'] } })
     expect(text(result)).toBe(
-      'Nobody was asked to approve this write: this MCP client does not support confirmations (elicitation), so agent-fs-tools cannot ask the user; nothing was changed. The user can grant cwdWriteFile in the --permissions file of the agent-fs-tools MCP server to allow it without asking.',
+      'Nobody was asked to approve this write: this MCP client does not support confirmations (elicitation), so agent-fs-tools cannot ask the user; nothing was changed. The user can grant cwdWriteFile in the --permissions file of the agent-fs-tools MCP server to allow it without asking. Do not retry it or work around it (with another tool or path); ask the user what to do instead.',
     )
     // An action that always asks cannot be granted: the model is told so.
     mkdirSync(join(root, 'tree/sub'), { recursive: true })
@@ -331,6 +332,26 @@ describe('confirmations', () => {
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
     // Reads inside the root need no confirmation.
     expect((await call('list_directory')).isError).toBeFalsy()
+  })
+
+  it('write_file over a file the model has not read is STALE, unless --allow-stale-writes', async () => {
+    for (const allow of [false, true]) {
+      const dirs = tempWorkspaceDirs()
+      writeFileSync(join(dirs.root, 'a.txt'), 'user\n')
+      const { call, root } = await connect({ elicit: yes, ...(allow && { args: ['--allow-stale-writes'] }) }, dirs)
+      const result = await call('write_file', { path: 'a.txt', content: 'model\n' })
+      if (allow) {
+        expect(result.isError).toBeFalsy()
+        expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('model\n')
+      } else {
+        expect(result.isError).toBe(true)
+        expect(result.structuredContent).toMatchObject({ status: 'error', code: 'STALE' })
+        expect(text(result)).toBe(
+          `${join(root, 'a.txt')} exists and you have not read it. Read it first (read_file), then write it; to change a part of it, use edit_file.`,
+        )
+        expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('user\n')
+      }
+    }
   })
 
   it('a --permissions file granting writes skips the prompts; what it does not grant still asks', async () => {

@@ -103,6 +103,7 @@ describe('execute', () => {
     writeFileSync(join(root, 'big.txt'), Array.from({ length: 10_000 }, (_, i) => line(i, 'old')).join(''))
     const content = Array.from({ length: 10_000 }, (_, i) => line(i, 'new')).join('')
     const { context } = tomoContext({ permissions: { ...TOMO_DEFAULT_PERMISSIONS, cwdWriteFile: true } })
+    expect((await byName('read_file').execute({ path: 'big.txt' }, context)).status).toBe('ok')
     const result = await byName('write_file').execute({ path: 'big.txt', content }, context)
     expect(result).toMatchObject({ status: 'ok', format: 'diff' })
     expect(result.output).toMatch(/^@@ /)
@@ -190,6 +191,7 @@ describe("Tomo's /undo command (examples/tomo/undo-command.ts)", () => {
   it('lists the history, undoes the latest change after asking, and the whole session', async () => {
     const { ws, root } = tempWorkspace({ permissions: { cwdWriteFile: true }, trash: { sessionId: 'tomo-1' } })
     writeFileSync(join(root, 'a.txt'), 'one\n')
+    await ws.call('read_file', { path: 'a.txt' })
     await ws.call('write_file', { path: 'a.txt', content: 'two\n' })
     await ws.call('write_file', { path: 'b.txt', content: 'new\n' })
     const asked: string[] = []

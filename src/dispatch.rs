@@ -312,13 +312,14 @@ impl Toolset {
         if self.ws.options().read_only && !request.dry_run {
             return ToolResult::error(undo::read_only());
         }
-        let call = Call::new(
+        let mut call = Call::new(
             self.ws.clone(),
             "undo".to_owned(),
             self.names.clone(),
             self.ws.options().permissions,
             ctx,
         );
+        call.for_model = false;
         let run: BoxFuture<'_, Result<undo::Undone, Failure>> =
             Box::pin(undo::undo(&call, request));
         let mut heading = None;

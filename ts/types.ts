@@ -118,6 +118,12 @@ export interface WorkspaceOptions {
   confirm?: ConfirmHandler
   /** How long to wait for a confirmation before denying, in milliseconds. `0` (default) waits forever. */
   confirmTimeoutMs?: number
+  /**
+   * What `write_file` does over an existing file the model has not read in this workspace, or that
+   * changed since it last read it (SPEC §5.1): `'refuse'` (default) answers `STALE` and writes
+   * nothing; `'allow'` writes it (the output says when the file had changed since the model saw it).
+   */
+  staleWrites?: 'refuse' | 'allow'
 }
 
 /** A JSON Schema fragment (draft 2020-12 subset accepted by zod's `z.fromJSONSchema`). */
@@ -180,6 +186,7 @@ export type ErrorCode =
   | 'ABORTED'
   | 'OS_PERMISSION'
   | 'IO_ERROR'
+  | 'STALE'
 
 /** Every error code, in SPEC §8 order. */
 export const ERROR_CODES: readonly ErrorCode[] = Object.freeze([
@@ -207,6 +214,7 @@ export const ERROR_CODES: readonly ErrorCode[] = Object.freeze([
   'ABORTED',
   'OS_PERMISSION',
   'IO_ERROR',
+  'STALE',
 ] as const)
 
 /**

@@ -15,7 +15,8 @@ use super::trashing::{in_trash, put_in_trash};
 use super::{blast_radius, files};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{
-    commit_recorded, Authorization, BoxFuture, Call, Failure, Outcome, Recorded, Success, ToolNames,
+    changed_note, commit_recorded, Authorization, BoxFuture, Call, Failure, Outcome, Recorded,
+    Success, ToolNames,
 };
 use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
@@ -35,6 +36,7 @@ use crate::text::decode::{decode_for_edit, TextFile};
 use crate::text::delta::Delta;
 use crate::text::diff::{all_added, unified_diff, UnifiedDiff};
 use crate::text::patch::{self, FileChange as PatchChange, FilePatch};
+use crate::views::View;
 use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
@@ -183,11 +185,25 @@ async fn apply(call: &Call, args: Value) -> Outcome {
     let names = Names {
         tool: call.tool_name.clone(),
         write_file: call.names.offered("write_file").map(str::to_owned),
+        sandbox: call.ws.sandbox().clone(),
+        permissions: call.permissions,
     };
     let plans = {
         let (files, resolved, limits) = (parsed.files.clone(), resolved.clone(), limits.clone());
-        call.reading(move || plan_all(&files, &resolved, &limits, &root, keep_overwrites, &names))
-            .await?
+        let ws = call.ws.clone();
+        call.reading(move || {
+            let gone = |path: &Path| deleted_by_a_change(&ws, path);
+            plan_all(
+                &files,
+                &resolved,
+                &limits,
+                &root,
+                keep_overwrites,
+                &names,
+                &gone,
+            )
+        })
+        .await?
     };
     let plans = match plans {
         Planning::AlreadyApplied => {
@@ -196,8 +212,14 @@ async fn apply(call: &Call, args: Value) -> Outcome {
         Planning::Plans(plans) => plans,
     };
     let diff: String = plans.iter().map(|p| p.diff.text.as_str()).collect();
+    let stale_note = changed_since_seen(call, &plans);
     call.authorize(authorization(&plans, diff.clone(), keep_overwrites))
         .await?;
+    let written: Vec<Target> = plans
+        .iter()
+        .filter(|p| !p.unchanged)
+        .filter_map(|p| p.write.as_ref().map(|(target, _, _)| target.clone()))
+        .collect();
     let _lock = lock.exclusive().await;
     let (ws, cancel, heading) = (call.ws.clone(), call.cancel.clone(), call.heading.clone());
     let changing = plans.iter().filter(|p| !p.unchanged).count() as u64;
@@ -205,9 +227,47 @@ async fn apply(call: &Call, args: Value) -> Outcome {
     let (committed, recorded) = call
         .blocking(move || commit(&ws, plans, &heading, &cancel, &meter))
         .await?;
-    let mut success = success(call, committed, diff, &limits);
+    // What the patch left is what the model has seen of those files now (SPEC §5.1).
+    let left = call
+        .reading(move || {
+            Ok(written
+                .into_iter()
+                .filter_map(|target| {
+                    let (parent, name) = files::open_parent(&target, "check").ok()?;
+                    let seen = files::file_stat_at(parent.as_fd(), &name)?;
+                    Some((target.path, seen))
+                })
+                .collect::<Vec<_>>())
+        })
+        .await
+        .unwrap_or_default();
+    for (path, seen) in &left {
+        call.saw(path, seen);
+    }
+    let mut success = success(call, committed, diff, stale_note, &limits);
     success.recorded = recorded;
     Ok(success)
+}
+
+/// The line saying which of the files the patch changes had changed since the model last saw
+/// them (SPEC §5.1: not refused, but said).
+fn changed_since_seen(call: &Call, plans: &[Planned]) -> Option<String> {
+    let mut changed: Vec<&Path> = Vec::new();
+    for plan in plans.iter().filter(|p| !p.unchanged) {
+        let replaced = plan
+            .write
+            .as_ref()
+            .and_then(|(target, _, old)| old.as_ref().map(|old| (target, old)));
+        let removed = plan.remove.as_ref().map(|(target, old)| (target, old));
+        for (target, old) in replaced.into_iter().chain(removed) {
+            if call.view(&target.path, &old.stat) == View::Changed
+                && !changed.contains(&&*target.path)
+            {
+                changed.push(&target.path);
+            }
+        }
+    }
+    (!changed.is_empty()).then(|| changed_note(&changed))
 }
 
 /// A file's paths, resolved: the one the patch names first (the source of a move), and a move's
@@ -258,10 +318,40 @@ fn resolve_all(call: &Call, files: &[FilePatch]) -> Result<Vec<Resolved>, ToolEr
     Ok(resolved)
 }
 
-/// The host's names of this tool and of write_file (for messages that point at it).
+/// The host's names of this tool and of write_file (for messages that point at it), and what
+/// a "not found" may show of a directory (`nearby`).
 struct Names {
     tool: String,
     write_file: Option<String>,
+    sandbox: crate::paths::Sandbox,
+    permissions: crate::permissions::Permissions,
+}
+
+impl Names {
+    /// What a "not found" of `raw` (resolved as `target`) adds (see `nearby`).
+    fn not_found_hint(&self, raw: &str, target: &Target) -> String {
+        let may_list = self.permissions.grants(Operation::Read, target.inside_root);
+        super::nearby::not_found_hint(raw, target, &self.sandbox, may_list)
+    }
+}
+
+/// Whether the latest change in the history that touched `path` removed it (deleted it, or moved
+/// it away): a patch deleting it again is a retry of one already applied, not a wrong path.
+fn deleted_by_a_change(ws: &Workspace, path: &Path) -> bool {
+    let Ok(entries) = ws.history().entries(&|_| true) else {
+        return false;
+    };
+    for entry in entries.iter().rev() {
+        for file in &entry.record.files {
+            if file.path == path {
+                return file.action == Action::Deleted;
+            }
+            if file.from.as_deref() == Some(path) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 enum Planning {
@@ -270,6 +360,8 @@ enum Planning {
 }
 
 /// Plans every file; a patch that is already applied is said so (a retry never applies twice).
+/// `gone` tells whether a missing file was deleted by an earlier change (so deleting it again is
+/// part of a patch already applied, not a path that never existed).
 fn plan_all(
     files: &[FilePatch],
     resolved: &[Resolved],
@@ -277,6 +369,7 @@ fn plan_all(
     root: &Path,
     keep_overwrites: bool,
     names: &Names,
+    gone: &dyn Fn(&Path) -> bool,
 ) -> Result<Planning, ToolError> {
     let planned: Result<Vec<Planned>, ToolError> = files
         .iter()
@@ -290,7 +383,7 @@ fn plan_all(
             if matches!(
                 e.code,
                 ErrorCode::NoMatch | ErrorCode::NotFound | ErrorCode::MultipleMatches
-            ) && already_applied(files, resolved, limits) =>
+            ) && already_applied(files, resolved, limits, gone) =>
         {
             Ok(Planning::AlreadyApplied)
         }
@@ -342,9 +435,10 @@ fn plan_file(
                 ToolError::new(
                     ErrorCode::NotFound,
                     format!(
-                        "{}: the file to delete does not exist ({})",
+                        "{}: the file to delete does not exist ({}), so nothing was deleted{}. Check the path",
                         path,
-                        at.target.path.shown()
+                        at.target.path.shown(),
+                        names.not_found_hint(path, &at.target)
                     ),
                 )
             })?;
@@ -378,9 +472,10 @@ fn plan_file(
                 ToolError::new(
                     ErrorCode::NotFound,
                     format!(
-                        "{}: the file to update does not exist ({}); use *** Add File to create it",
+                        "{}: the file to update does not exist ({}){}; check the path, or use *** Add File to create it",
                         path,
-                        at.target.path.shown()
+                        at.target.path.shown(),
+                        names.not_found_hint(path, &at.target)
                     ),
                 )
             })?;
@@ -529,9 +624,15 @@ fn existing(target: &Target, limits: &Limits, links: bool) -> Result<Option<Exis
 }
 
 /// Whether every file is already as the patch says: added files exist with the patch's text,
-/// deleted ones are gone, updated ones (moved ones at their destination, the source gone)
+/// deleted ones are gone — deleted by a change (`gone`), since a path that never existed says
+/// nothing about the patch —, updated ones (moved ones at their destination, the source gone)
 /// already have their chunks' change.
-fn already_applied(files: &[FilePatch], resolved: &[Resolved], limits: &Limits) -> bool {
+fn already_applied(
+    files: &[FilePatch],
+    resolved: &[Resolved],
+    limits: &Limits,
+    gone: &dyn Fn(&Path) -> bool,
+) -> bool {
     files.iter().zip(resolved).all(|(file, at)| {
         let text_of = |t: &Target| -> Option<String> {
             let found = existing(t, limits, false).ok()??;
@@ -539,7 +640,9 @@ fn already_applied(files: &[FilePatch], resolved: &[Resolved], limits: &Limits) 
         };
         match &file.change {
             PatchChange::Add { text, .. } => text_of(&at.target).as_deref() == Some(text.as_str()),
-            PatchChange::Delete { .. } => matches!(existing(&at.target, limits, true), Ok(None)),
+            PatchChange::Delete { .. } => {
+                matches!(existing(&at.target, limits, true), Ok(None)) && gone(&at.target.path)
+            }
             PatchChange::Update { chunks, .. } => match &at.destination {
                 Some(destination) => {
                     matches!(existing(&at.target, limits, false), Ok(None))
@@ -801,7 +904,13 @@ fn archive_as_planned(
     Ok(archived)
 }
 
-fn success(call: &Call, committed: Vec<Committed>, diff: String, limits: &Limits) -> Success {
+fn success(
+    call: &Call,
+    committed: Vec<Committed>,
+    diff: String,
+    stale_note: Option<String>,
+    limits: &Limits,
+) -> Success {
     let mut text = String::from("Success. Updated the following files:");
     for file in &committed {
         text.push_str(&format!(
@@ -810,7 +919,7 @@ fn success(call: &Call, committed: Vec<Committed>, diff: String, limits: &Limits
             crate::paths::shown::echo(&file.given)
         ));
     }
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = stale_note.into_iter().collect();
     for file in &committed {
         notes.extend(file.notes.iter().cloned());
         if let Some(archive) = &file.change.trashed_to {

@@ -15,6 +15,7 @@ use crate::journal::Journal;
 use crate::paths::fsops::{self, EntryKind, ReplaceError, Replacing};
 use crate::paths::shown::Shown;
 use crate::paths::Target;
+use crate::views::{Moment, Seen};
 
 /// An open regular file and the directory it was opened in.
 pub struct OpenedFile {
@@ -261,6 +262,17 @@ pub fn entry_facts(dir: BorrowedFd<'_>, name: &OsStr) -> Option<EntryFacts> {
         dev: identity.0,
         ino: identity.1,
     })
+}
+
+/// The regular file `name` in `dir` as a change left it, for the model's view of it (SPEC §5.1);
+/// `None` if something else is there now.
+pub fn file_stat_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Seen> {
+    let at = Moment::now();
+    fsops::lstat_at(dir, name)
+        .ok()
+        .flatten()
+        .filter(|stat| EntryKind::of(stat) == EntryKind::File)
+        .map(|stat| Seen { stat, at })
 }
 
 /// The same file, unchanged? (inode, size and modification times all equal).

@@ -23,9 +23,14 @@ pub mod glob;
 pub mod grep;
 pub mod list_directory;
 pub mod move_file;
+mod nearby;
+#[cfg(test)]
+mod next_step_tests;
 pub mod read_file;
 pub mod remove_dir;
 pub mod restore_file;
+#[cfg(test)]
+mod stale_tests;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod trash_list;

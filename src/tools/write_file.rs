@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use super::files::{self, Planned};
 use super::trashing::{in_trash, put_in_trash};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Rewrite, Success, ToolNames};
 use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
@@ -23,6 +23,7 @@ use crate::paths::fsops::{self, Replacing};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::permissions::Operation;
+use crate::views::{Moment, Seen};
 use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
@@ -93,6 +94,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let lock = call.lock_for_change(&[&target.path]).await?;
         let label = files::diff_label(&target.path, call.ws.sandbox().root());
         let content = std::sync::Arc::new(args.content);
+        let planned_at = Moment::now();
         let (planned, diff) = {
             let (target, content, limits) = (target.clone(), content.clone(), limits.clone());
             call.reading(move || {
@@ -122,6 +124,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             })
             .await?
         };
+        // Never over what the model has not seen as it is (SPEC §5.1).
+        let stale_note = match &planned {
+            Planned::Present { stat, .. } => call.check_view(&target.path, stat, Rewrite::Whole)?,
+            Planned::Absent => None,
+        };
         // Without keepOverwrites an overwrite cannot be undone, so it always asks (SPEC §4).
         let permanent =
             !call.ws.options().trash.keep_overwrites && !matches!(planned, Planned::Absent);
@@ -141,9 +148,21 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 "The user denied this write.",
             )
         };
-        if matches!(&planned, Planned::Present { bytes: Some(old), .. } if old[..] == content.as_bytes()[..])
+        if let Planned::Present {
+            stat,
+            bytes: Some(old),
+        } = &planned
         {
-            return unchanged(call, &target, question, content.len()).await;
+            if old[..] == content.as_bytes()[..] {
+                let seen = Seen {
+                    stat: *stat,
+                    at: planned_at,
+                };
+                let result = unchanged(call, &target, question, content.len()).await?;
+                // The model gave the whole content: it knows this version now.
+                call.saw(&target.path, &seen);
+                return Ok(result);
+            }
         }
         call.authorize(question).await?;
         let _lock = lock.exclusive().await;
@@ -159,20 +178,23 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             content.clone(),
             call.cancel.clone(),
         );
-        let (trashed, created_dirs) = call
+        let (Written { trashed, stat }, created_dirs) = call
             .blocking(move || {
                 let keep = keep_old.then_some(&cancel);
                 let created_dirs = files::missing_parents(&committed_target);
-                let trashed = commit(
+                let written = commit(
                     &ws,
                     &committed_target,
                     &planned,
                     new_content.as_bytes(),
                     keep,
                 )?;
-                Ok((trashed, created_dirs))
+                Ok((written, created_dirs))
             })
             .await?;
+        if let Some(seen) = &stat {
+            call.saw(&target.path, seen);
+        }
         let verb = if created { "Created" } else { "Wrote" };
         let mut summary = format!(
             "{verb} {} ({})",
@@ -181,6 +203,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         );
         if let Some(archive) = &trashed {
             summary.push_str(&in_trash(call, "The previous content", archive));
+        }
+        if let Some(note) = stale_note {
+            summary.push('\n');
+            summary.push_str(&note);
         }
         let mut success = Success::text(files::with_diff(summary, &diff, limits.read_max_bytes))
             .with_data("path", target.path.shown().into_owned())
@@ -230,17 +256,22 @@ async fn unchanged(
     .with_data("unchanged", true))
 }
 
+/// What a write left: the archive of the old content, and the file written.
+struct Written {
+    trashed: Option<PathBuf>,
+    stat: Option<Seen>,
+}
+
 /// Creates the parents, checks the file is still what was planned on, keeps the old content in
 /// the trash when asked (`keep`, with the call's abort token), and replaces the file — only the
-/// file planned on, with the content planned on (`files::write_atomic`). Returns the archive of
-/// the old content.
+/// file planned on, with the content planned on (`files::write_atomic`).
 fn commit(
     ws: &Workspace,
     target: &crate::paths::Target,
     planned: &Planned,
     content: &[u8],
     keep: Option<&CancelToken>,
-) -> Result<Option<PathBuf>, ToolError> {
+) -> Result<Written, ToolError> {
     let (parent_path, name) = target
         .split()
         .ok_or_else(|| files::is_a_directory(&target.path))?;
@@ -280,7 +311,10 @@ fn commit(
     };
     files::write_atomic(ws.journal(), target, parent.as_fd(), content, replacing)?;
     // The archive stays locked (out of `trashClear`'s reach) until the old content is replaced.
-    Ok(archived.map(|a| a.archive_path))
+    Ok(Written {
+        trashed: archived.map(|a| a.archive_path),
+        stat: files::file_stat_at(parent.as_fd(), name),
+    })
 }
 
 #[cfg(test)]
@@ -297,6 +331,8 @@ mod tests {
         let ws = TestWorkspace::new();
         let path = ws.root.join("wf-saved.txt");
         std::fs::write(&path, "planned on\n").unwrap();
+        ws.call("read_file", json!({ "path": "wf-saved.txt" }))
+            .await;
         let saved = path.clone();
         race_point::at(RacePoint::BeforeReplace, "wf-saved.txt", move || {
             save_in_place(&saved, "saved by the editor\n")
@@ -339,6 +375,8 @@ mod tests {
         let (path, other) = (ws.root.join("wf-swapped.txt"), ws.root.join("wf-other.txt"));
         std::fs::write(&path, "planned on\n").unwrap();
         std::fs::write(&other, "another file\n").unwrap();
+        ws.call("read_file", json!({ "path": "wf-swapped.txt" }))
+            .await;
         race_point::at(RacePoint::BeforeReplace, "wf-swapped.txt", move || {
             exchange(&path, &other)
         });
