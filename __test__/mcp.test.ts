@@ -115,7 +115,8 @@ describe('tools/list', () => {
         idempotentHint: idempotent.has(def.name),
         openWorldHint: false,
       })
-      expect(tool.outputSchema).toMatchObject({ type: 'object', required: ['status', 'output'] })
+      expect(tool.outputSchema).toMatchObject({ type: 'object', required: ['status'] })
+      expect(Object.keys((tool.outputSchema as { properties: object }).properties)).toEqual(['status', 'code', 'data'])
     }
     const byName = Object.fromEntries(tools.map((t) => [t.name, t.annotations]))
     expect(byName.read_file).toMatchObject({ readOnlyHint: true, idempotentHint: true })
@@ -165,8 +166,8 @@ describe('tools/call', () => {
 
     const written = await call('write_file', { path: 'notes.txt', content: 'one\ntwo\n' })
     expect(written.isError).toBeFalsy()
-    expect(written.structuredContent).toMatchObject({ status: 'ok', diff: expect.stringContaining('+two') })
-    expect(text(written)).toContain('+one')
+    expect(written.structuredContent).toMatchObject({ status: 'ok', data: { created: true } })
+    expect(text(written)).toBe(`Created ${file} (8 bytes, 2 lines)`)
     expect(readFileSync(file, 'utf8')).toBe('one\ntwo\n')
 
     const read = await call('read_file', { path: 'notes.txt' })
@@ -174,10 +175,8 @@ describe('tools/call', () => {
     expect(read.structuredContent).toMatchObject({ status: 'ok' })
 
     const edited = await call('edit_file', { path: 'notes.txt', edits: [{ oldString: 'two', newString: 'three' }] })
-    const diff = (edited.structuredContent as { diff: string }).diff
-    expect(diff).toContain('-two')
-    expect(diff).toContain('+three')
-    expect(text(edited)).toContain(diff.slice(diff.indexOf('@@')))
+    expect(text(edited)).toContain('\n-two\n+three')
+    expect(edited.structuredContent).toEqual({ status: 'ok', data: expect.objectContaining({ edits: 1 }) })
     expect(readFileSync(file, 'utf8')).toBe('one\nthree\n')
 
     const deleted = await call('delete_file', { path: 'notes.txt' })
@@ -201,21 +200,22 @@ describe('tools/call', () => {
     ])
   })
 
-  it('structuredContent is as bounded as the text: a 1 MB rewrite gives the cut diff once, not the whole diff', async () => {
+  it('the text is sent once: structuredContent carries status, code and data, not the output again', async () => {
     const dirs = tempWorkspaceDirs()
     const line = (i: number, word: string) => `${word} ${i} ${'x'.repeat(90)}\n`
     writeFileSync(join(dirs.root, 'big.txt'), Array.from({ length: 10_000 }, (_, i) => line(i, 'old')).join(''))
     const { call } = await connect({ elicit: yes }, dirs)
-    const content = Array.from({ length: 10_000 }, (_, i) => line(i, 'new')).join('')
+    // Every other line rewritten: a diff the model needs, cut near readMaxBytes.
+    const content = Array.from({ length: 10_000 }, (_, i) => line(i, i % 2 === 0 ? 'new' : 'old')).join('')
     expect((await call('read_file', { path: 'big.txt' })).isError).toBeFalsy()
     const result = await call('write_file', { path: 'big.txt', content })
-    const structured = result.structuredContent as { status: string; output: string; diff?: string }
+    const structured = result.structuredContent as Record<string, unknown>
     expect(structured.status).toBe('ok')
-    expect(structured.output).toBe(text(result))
-    expect(structured.output).toMatch(/\[diff truncated: \d+ more lines not shown\]/)
-    expect(structured.output).toContain('The previous content is in the trash at ')
-    expect(structured.diff).toBeUndefined()
-    expect(JSON.stringify(result).length).toBeLessThan(200_000)
+    expect(Object.keys(structured).sort()).toEqual(['data', 'status'])
+    expect(text(result)).toMatch(/\[diff truncated: \d+ more lines not shown; read_file shows the file as it is now\]/)
+    expect(text(result)).toContain('The previous content is in the trash at ')
+    expect(text(result).length).toBeLessThan(70_000)
+    expect(JSON.stringify(result).length).toBeLessThan(75_000)
   })
 
   it.each([
@@ -310,7 +310,7 @@ describe('confirmations', () => {
     const { call, root } = await connect({ elicit: () => answer })
     const result = await call('write_file', { path: 'a.txt', content: 'hello\n' })
     expect(result.isError).toBe(true)
-    expect(result.structuredContent).toEqual({ status: 'denied', code: 'USER_DENIED', output: text(result) })
+    expect(result.structuredContent).toEqual({ status: 'denied', code: 'USER_DENIED' })
     expect(text(result)).toBe('The user denied this write. Do not retry it or work around it (with another tool or path); ask the user what to do instead.')
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
   })
@@ -319,7 +319,7 @@ describe('confirmations', () => {
     const { call, root } = await connect()
     const result = await call('write_file', { path: 'a.txt', content: 'hello\n' })
     expect(result.isError).toBe(true)
-    expect(result.structuredContent).toEqual({ status: 'denied', code: 'NO_CONFIRM_HANDLER', output: text(result), data: { grant: ['cwdWriteFile'] } })
+    expect(result.structuredContent).toEqual({ status: 'denied', code: 'NO_CONFIRM_HANDLER', data: { grant: ['cwdWriteFile'] } })
     expect(text(result)).toBe(
       'Nobody was asked to approve this write: this MCP client does not support confirmations (elicitation), so agent-fs-tools cannot ask the user; nothing was changed. The user can grant cwdWriteFile in the --permissions file of the agent-fs-tools MCP server to allow it without asking. Do not retry it or work around it (with another tool or path); ask the user what to do instead.',
     )
@@ -374,7 +374,7 @@ describe('confirmations', () => {
     expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('x\ny\n')
     expect(prompts).toEqual([])
     const refused = await call('delete_file', { path: 'a.txt' })
-    expect(refused.structuredContent).toEqual({ status: 'denied', code: 'USER_DENIED', output: text(refused) })
+    expect(refused.structuredContent).toEqual({ status: 'denied', code: 'USER_DENIED' })
     expect(prompts).toHaveLength(1)
   })
 })

@@ -256,8 +256,13 @@ impl Toolset {
 
     /// The result of a call; a change it made is in the history first (SPEC §13) — recorded
     /// here as `heading` says, unless the call recorded it itself — and its id goes in
-    /// `data.changeId`.
+    /// `data.changeId`. Every output is bounded ([`bounded_result`]).
     fn result(&self, outcome: Outcome, heading: Option<Heading>) -> ToolResult {
+        let result = self.unbounded_result(outcome, heading);
+        bounded_result(result, self.ws.options().limits.read_max_bytes as usize)
+    }
+
+    fn unbounded_result(&self, outcome: Outcome, heading: Option<Heading>) -> ToolResult {
         match outcome {
             Ok(success) => {
                 let mut data = success.data;
@@ -500,6 +505,36 @@ async fn run_until_aborted(
             format!("internal error in the tool ({e}); the call was stopped. This is a bug in agent-fs-tools, not in your arguments"),
         )))
     })
+}
+
+/// How much larger than the model's output (`readMaxBytes`) `ToolResult.diff`, which is for a UI,
+/// may be: 16 times, 1 MiB at the default limit.
+pub const DIFF_MAX_FACTOR: usize = 16;
+
+/// Room above `readMaxBytes` for the notes a tool ends its own bounded output with.
+const OUTPUT_SLACK: usize = 1024;
+
+/// Every output bounded in bytes (SPEC §2). Each tool bounds its own output near `max`
+/// (`readMaxBytes`), saying how to see the rest; this is the net under all of them, for what a tool
+/// did not expect to be long (an error quoting a huge argument). `diff` is bounded too, larger
+/// ([`DIFF_MAX_FACTOR`]), and cut so that it stays a valid diff.
+fn bounded_result(mut result: ToolResult, max: usize) -> ToolResult {
+    result.output = crate::text::bounded::bounded(&result.output, max + OUTPUT_SLACK, |left| {
+        format!(
+            "[output truncated: {} more lines ({} bytes) not shown]",
+            left.lines, left.bytes
+        )
+    });
+    if let Some(diff) = result.diff.take() {
+        let (diff, cut) =
+            crate::text::diff_cut::cut_diff(&diff, max.saturating_mul(DIFF_MAX_FACTOR));
+        if let Some(left) = cut {
+            let data = result.data.get_or_insert_with(Default::default);
+            data.insert("diffLinesLeftOut".to_owned(), Value::from(left));
+        }
+        result.diff = Some(diff);
+    }
+    result
 }
 
 async fn catch_panics(mut run: BoxFuture<'_, Outcome>) -> Outcome {

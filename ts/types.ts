@@ -233,14 +233,22 @@ export type DenialCode = 'USER_DENIED' | 'CONFIRM_TIMEOUT' | 'NO_CONFIRM_HANDLER
 export interface ToolResult<Data = Record<string, unknown>> {
   /** `ok`: done; `denied`: the user (or the missing handler) said no, nothing changed; `error`: see `code`. */
   status: 'ok' | 'denied' | 'error'
-  /** Text for the model. For write/edit/append it contains the unified diff of the change. */
+  /**
+   * Text for the model, bounded in bytes (near `readMaxBytes`, with a line saying what was left out
+   * and how to see it). For edit/append and a write that keeps some old lines it contains the
+   * unified diff of the change; a new file or a whole rewrite is counted, not echoed.
+   */
   output: string
   /**
    * Set when `status` is `error` (an {@link ErrorCode}) and when it is `denied` (a
    * {@link DenialCode}: who said no, or that nobody could be asked).
    */
   code?: ErrorCode | DenialCode
-  /** The unified diff alone (write/edit/append), for a UI. */
+  /**
+   * The unified diff alone (write/edit/append/patch), for a UI: whole up to 16 × `readMaxBytes`
+   * (1 MiB by default), then cut at a line and still a valid diff (`data.diffLinesLeftOut` says how
+   * many lines were left out).
+   */
   diff?: string
   /**
    * Structured details, e.g. `trashedTo` for a delete. Paths here and in `output` are in their
@@ -529,7 +537,7 @@ export type ChangedFile = {
 type Plain<T> = { [K in keyof T]: T[K] }
 
 /** `data` of the tools that change files: the paths changed, and the change's id in the history (SPEC §13). */
-type Changes = { files?: ChangedFile[]; trashedTo?: string; changeId?: string }
+type Changes = { files?: ChangedFile[]; trashedTo?: string; changeId?: string; diffLinesLeftOut?: number }
 
 /**
  * The `data` of each tool's successful result, by canonical name. Paths are absolute, in their

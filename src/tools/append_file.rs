@@ -167,9 +167,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         }
         let summary = if created {
             format!(
-                "Created {} with {}",
+                "Created {} with {} ({})",
                 target.path.shown(),
-                super::bytes(content.len() as u64)
+                super::bytes(content.len() as u64),
+                super::quantity(
+                    files::line_count(content.as_bytes()) as u64,
+                    "line",
+                    "lines"
+                )
             )
         } else {
             format!(
@@ -182,9 +187,11 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             Some(note) => format!("{summary}\n{note}"),
             None => summary,
         };
+        // A new file is the model's own text: counted above, not echoed (SPEC §2).
+        let shown = if created { "" } else { &diff[..] };
         let mut success = Success::text(files::with_diff(
             summary,
-            &diff,
+            shown,
             call.limits().read_max_bytes,
         ))
         .with_data("path", target.path.shown().into_owned())

@@ -11,7 +11,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::trashing::{in_trash, put_in_trash};
+use super::trashing::put_in_trash;
 use super::{blast_radius, files};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{
@@ -32,6 +32,7 @@ use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::permissions::Operation;
 use crate::progress::{Meter, Unit};
+use crate::text::bounded::bounded;
 use crate::text::decode::{decode_for_edit, TextFile};
 use crate::text::delta::Delta;
 use crate::text::diff::{all_added, unified_diff, UnifiedDiff};
@@ -911,30 +912,25 @@ fn success(
     stale_note: Option<String>,
     limits: &Limits,
 ) -> Success {
-    let mut text = String::from("Success. Updated the following files:");
+    let max = limits.read_max_bytes as usize;
+    let mut listed = String::from("Success. Updated the following files:");
     for file in &committed {
-        text.push_str(&format!(
+        listed.push_str(&format!(
             "\n{} {}",
             file.letter,
             crate::paths::shown::echo(&file.given)
         ));
     }
+    // The list of files takes at most half the output; the diff, what is left.
+    let mut text = bounded(&listed, max / 2, |left| {
+        format!(
+            "[{left} more files not listed; the result's data.files lists every one]",
+            left = left.lines
+        )
+    });
     let mut notes: Vec<String> = stale_note.into_iter().collect();
-    for file in &committed {
-        notes.extend(file.notes.iter().cloned());
-        if let Some(archive) = &file.change.trashed_to {
-            let subject = format!("What was at {}", file.change.path.shown());
-            notes.push(in_trash(call, &subject, archive).trim_start().to_owned());
-        }
-        if let Some(archive) = &file.removed_to {
-            let gone = file.change.from.as_ref().unwrap_or(&file.change.path);
-            notes.push(
-                in_trash(call, &gone.shown(), archive)
-                    .trim_start()
-                    .to_owned(),
-            );
-        }
-    }
+    notes.extend(committed.iter().flat_map(|file| file.notes.iter().cloned()));
+    notes.extend(trash_notes(call, &committed));
     if !notes.is_empty() {
         text.push_str("\n\n");
         text.push_str(&notes.join("\n"));
@@ -945,4 +941,57 @@ fn success(
         success = success.with_change(file.recorded());
     }
     success
+}
+
+/// How many trashed files the result names one by one.
+const TRASH_NOTES_LISTED: usize = 10;
+
+/// Where the replaced and deleted files went: one line for all (the bucket is the same; an
+/// archive's name is enough for restore_file), then one short line per file (at most
+/// [`TRASH_NOTES_LISTED`], the rest counted).
+fn trash_notes(call: &Call, committed: &[Committed]) -> Vec<String> {
+    let root = call.ws.sandbox().root();
+    let mut trashed: Vec<(String, &Path)> = Vec::new();
+    for file in committed {
+        let what = files::diff_label(&file.change.path, root);
+        if let Some(archive) = &file.change.trashed_to {
+            trashed.push((format!("what was at {what}"), archive));
+        }
+        if let Some(archive) = &file.removed_to {
+            let gone = file.change.from.as_ref().unwrap_or(&file.change.path);
+            trashed.push((files::diff_label(gone, root), archive));
+        }
+    }
+    let Some((_, first)) = trashed.first() else {
+        return Vec::new();
+    };
+    let name = |archive: &Path| {
+        archive
+            .file_name()
+            .map(|n| Path::new(n).shown().into_owned())
+            .unwrap_or_default()
+    };
+    let restore = call.names.hint("restore_file", |restore| {
+        let quoted = serde_json::to_string(&name(first)).unwrap_or_default();
+        format!(" (restore one with {restore} {{ \"trashedPath\": {quoted} }}, its name is enough)")
+    });
+    let bucket = first
+        .parent()
+        .unwrap_or(Path::new("/"))
+        .shown()
+        .into_owned();
+    let mut notes = vec![format!("In the trash at {bucket}{restore}:")];
+    for (what, archive) in trashed.iter().take(TRASH_NOTES_LISTED) {
+        notes.push(format!("  {what}: {}", name(archive)));
+    }
+    if trashed.len() > TRASH_NOTES_LISTED {
+        let list = call
+            .names
+            .hint("trash_list", |list| format!("; {list} lists them"));
+        notes.push(format!(
+            "  … and {} more (the result's data.files names every archive{list})",
+            trashed.len() - TRASH_NOTES_LISTED
+        ));
+    }
+    notes
 }

@@ -13,6 +13,8 @@ pub mod append_file;
 pub mod apply_patch;
 pub mod arguments;
 mod blast_radius;
+#[cfg(test)]
+mod bounded_tests;
 pub mod create_directory;
 pub mod cwd;
 pub mod delete_file;

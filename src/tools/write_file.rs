@@ -23,6 +23,7 @@ use crate::paths::fsops::{self, Replacing};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::permissions::Operation;
+use crate::text::diff::UnifiedDiff;
 use crate::views::{Moment, Seen};
 use crate::workspace::Workspace;
 
@@ -110,15 +111,18 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     }
                 };
                 let diff = match &planned {
-                    Planned::Absent => files::diff_bytes(None, content.as_bytes(), &label, limits.diff_timeout_ms),
+                    Planned::Absent => files::diff_of(None, content.as_bytes(), &label, limits.diff_timeout_ms),
                     Planned::Present { bytes: Some(old), .. } => {
-                        files::diff_bytes(Some(old), content.as_bytes(), &label, limits.diff_timeout_ms)
+                        files::diff_of(Some(old), content.as_bytes(), &label, limits.diff_timeout_ms)
                     }
-                    Planned::Present { stat, bytes: None } => format!(
-                        "Previous content ({} bytes) is too large to diff; it is replaced by {} bytes",
-                        stat.st_size,
-                        content.len()
-                    ),
+                    Planned::Present { stat, bytes: None } => UnifiedDiff {
+                        text: format!(
+                            "Previous content ({} bytes) is too large to diff; it is replaced by {} bytes",
+                            stat.st_size,
+                            content.len()
+                        ),
+                        ..UnifiedDiff::default()
+                    },
                 };
                 Ok((planned, diff))
             })
@@ -133,7 +137,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let permanent =
             !call.ws.options().trash.keep_overwrites && !matches!(planned, Planned::Absent);
         let question = Authorization {
-            diff: Some(diff.clone()),
+            diff: Some(diff.text.clone()),
             always_ask: permanent,
             permanent: permanent.then_some(true),
             detail: if permanent {
@@ -167,6 +171,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         call.authorize(question).await?;
         let _lock = lock.exclusive().await;
         let created = matches!(planned, Planned::Absent);
+        let planned_old_lines = match &planned {
+            Planned::Absent => OldLines::None,
+            Planned::Present {
+                bytes: Some(old), ..
+            } => OldLines::Counted(files::line_count(old)),
+            Planned::Present { bytes: None, .. } => OldLines::TooLarge,
+        };
         let sha_before = match &planned {
             Planned::Present { bytes: Some(b), .. } => Some(sha256_hex(b)),
             _ => None,
@@ -195,27 +206,32 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         if let Some(seen) = &stat {
             call.saw(&target.path, seen);
         }
-        let verb = if created { "Created" } else { "Wrote" };
-        let mut summary = format!(
-            "{verb} {} ({})",
-            target.path.shown(),
-            super::bytes(content.len() as u64)
-        );
+        let mut summary = summary(&target.path, &planned_old_lines, &diff, content.as_bytes());
         if let Some(archive) = &trashed {
-            summary.push_str(&in_trash(call, "The previous content", archive));
+            summary
+                .text
+                .push_str(&in_trash(call, "The previous content", archive));
         }
         if let Some(note) = stale_note {
-            summary.push('\n');
-            summary.push_str(&note);
+            summary.text.push('\n');
+            summary.text.push_str(&note);
         }
-        let mut success = Success::text(files::with_diff(summary, &diff, limits.read_max_bytes))
-            .with_data("path", target.path.shown().into_owned())
-            .with_data("bytes", content.len())
-            .with_data("created", created);
+        // What the model wrote itself is not echoed back: a new file or a whole rewrite is
+        // counted; only a diff that keeps some of the old lines is shown (SPEC §2).
+        let shown = if summary.diff_shown {
+            &diff.text[..]
+        } else {
+            ""
+        };
+        let mut success =
+            Success::text(files::with_diff(summary.text, shown, limits.read_max_bytes))
+                .with_data("path", target.path.shown().into_owned())
+                .with_data("bytes", content.len())
+                .with_data("created", created);
         if let Some(archive) = &trashed {
             success = success.with_data("trashedTo", archive.shown().into_owned());
         }
-        success.diff = Some(diff);
+        success.diff = Some(diff.text);
         let action = if created {
             Action::Added
         } else {
@@ -230,6 +246,46 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         change.undo.created_dirs = created_dirs;
         Ok(success.with_change(change))
     })
+}
+
+/// The lines a write replaces.
+enum OldLines {
+    /// None: the file is new.
+    None,
+    Counted(usize),
+    /// The old content was too large to read.
+    TooLarge,
+}
+
+/// The first line of a write's output, and whether the diff follows it.
+struct Summary {
+    text: String,
+    diff_shown: bool,
+}
+
+/// `Created <abs> (bytes, N lines)` for a new file, `Wrote <abs> (bytes, N lines), replacing all
+/// M lines it had` for a rewrite that keeps none of the old lines: the model wrote that text, so
+/// it is counted, not echoed. `Wrote <abs> (bytes)` then the diff for any other rewrite.
+fn summary(path: &std::path::Path, old: &OldLines, diff: &UnifiedDiff, content: &[u8]) -> Summary {
+    let (p, size) = (path.shown(), super::bytes(content.len() as u64));
+    let lines = super::quantity(files::line_count(content) as u64, "line", "lines");
+    match old {
+        OldLines::None => Summary {
+            text: format!("Created {p} ({size}, {lines})"),
+            diff_shown: false,
+        },
+        OldLines::Counted(n) if *n > 0 && diff.removed == *n => Summary {
+            text: format!(
+                "Wrote {p} ({size}, {lines}), replacing all {} it had",
+                super::quantity(*n as u64, "line", "lines")
+            ),
+            diff_shown: false,
+        },
+        _ => Summary {
+            text: format!("Wrote {p} ({size})"),
+            diff_shown: true,
+        },
+    }
 }
 
 /// The file already holds `content` (`bytes` long): nothing is written, archived or asked, and
