@@ -154,7 +154,10 @@ impl Toolset {
             .or_else(|| self.tools.iter().find(|t| t.name == name))
             .or_else(|| self.tools.iter().find(|t| t.spec.name == name))
         {
-            Some(tool) => (tool.spec.format_call)(args),
+            Some(tool) => {
+                let args = tools::arguments::without_null_optionals(&tool.schema, args.clone());
+                (tool.spec.format_call)(&args)
+            }
             None => tools::format_path(args),
         };
         // The model's arguments, headed for the host's terminal: no control characters.
@@ -223,6 +226,7 @@ impl Toolset {
             Err(e) => return ToolResult::error(e),
         };
         // The arguments first (SPEC §2), then what the workspace allows.
+        let args = tools::arguments::without_null_optionals(&tool.schema, args);
         let checked = tools::arguments::check(&tool.name, &tool.schema, &args);
         if !self.available(tool) {
             return ToolResult::error(checked.err().unwrap_or_else(|| read_only(name)));
@@ -351,6 +355,7 @@ impl Toolset {
             Ok(tool) => tool,
             Err(e) => return Checked::Fail(ToolResult::error(e)),
         };
+        let args = tools::arguments::without_null_optionals(&tool.schema, args);
         let checked = tools::arguments::check(&tool.name, &tool.schema, &args);
         if !self.available(tool) {
             let refused = checked.err().unwrap_or_else(|| read_only(name));
@@ -892,6 +897,37 @@ mod argument_tests {
             .await;
         assert_eq!(good.code, Some(ErrorCode::ReadOnly), "{}", good.output);
         assert!(!ws.root.join("a.txt").exists());
+    }
+
+    /// `null` for an optional argument is "not given" (SPEC §2): what a model held to strict
+    /// function calling sends for every argument it leaves out. A null required one is refused.
+    #[tokio::test]
+    async fn null_is_not_given_for_every_optional_argument() {
+        let ws = TestWorkspace::new();
+        std::fs::write(ws.root.join("a.txt"), "one\ntwo\n").unwrap();
+        let read =
+            json!({ "path": "a.txt", "startLine": null, "endLine": null, "startColumn": null });
+        let result = ws.call("read_file", read).await;
+        assert_eq!(result.status, "ok", "{}", result.output);
+        let edit = json!({ "path": "a.txt", "edits": [{ "oldString": "one", "newString": "1", "replaceAll": null }] });
+        let result = ws.call("edit_file", edit).await;
+        assert_eq!(result.status, "ok", "{}", result.output);
+        let listed = json!({ "path": null, "recursive": null, "includeIgnored": null });
+        assert_eq!(ws.call("list_directory", listed).await.status, "ok");
+        let grep = json!({ "pattern": "1", "path": null, "include": null, "caseInsensitive": null,
+            "contextLines": null, "maxMatches": null, "includeIgnored": null });
+        let found = ws.call("grep", grep).await;
+        assert_eq!(found.status, "ok", "{}", found.output);
+        assert_eq!(
+            ws.toolset
+                .format_call("read_file", &json!({ "path": "a.txt", "startLine": null })),
+            "a.txt"
+        );
+        let required = ws.call("read_file", json!({ "path": null })).await;
+        assert_eq!(
+            required.output,
+            "read_file: invalid arguments: path: must be a string, got null"
+        );
     }
 
     /// A host's bad `ctx.permissions` is named for the host, not reported to the model.

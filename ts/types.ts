@@ -141,6 +141,15 @@ export interface ToolInputSchema {
   [keyword: string]: unknown
 }
 
+/** Options of {@link Workspace.definitions}. */
+export interface DefinitionsOptions {
+  /**
+   * Schemas OpenAI's strict function calling accepts: every property required, optional ones
+   * nullable (`null` means "not given" to every tool), no `minLength`. Default `false`.
+   */
+  strict?: boolean
+}
+
 /** What a host registers with its model for one tool. */
 export interface ToolDefinition {
   /** The name the model calls (the host's rename, if any). */
@@ -485,7 +494,7 @@ export interface EditFileEdit {
   /** Its replacement, taken literally. */
   newString: string
   /** Replace every occurrence instead of exactly one. */
-  replaceAll?: boolean
+  replaceAll?: boolean | null
 }
 
 /** The arguments of a tool without any. */
@@ -493,33 +502,34 @@ export type NoArgs = { [key: string]: never }
 
 /**
  * The arguments of each tool, by canonical name (SPEC §5), for {@link Workspace.call}. They match
- * the tools' JSON Schemas; the schemas stay the check at run time.
+ * the tools' JSON Schemas; the schemas stay the check at run time. `null` for an optional argument
+ * means "not given" (SPEC §2), as a model held to strict function calling sends it.
  */
 export interface ToolArgs {
-  read_file: { path: string; startLine?: number; endLine?: number; startColumn?: number }
+  read_file: { path: string; startLine?: number | null; endLine?: number | null; startColumn?: number | null }
   write_file: { path: string; content: string }
   append_file: { path: string; content: string }
   edit_file: { path: string; edits: EditFileEdit[] }
   apply_patch: { input: string }
-  list_directory: { path?: string; recursive?: boolean; includeIgnored?: boolean }
+  list_directory: { path?: string | null; recursive?: boolean | null; includeIgnored?: boolean | null }
   create_directory: { path: string }
-  delete_file: { path: string; permanent?: boolean }
-  remove_dir: { path: string; recursive?: boolean; permanent?: boolean }
-  move_file: { source: string; destination: string; overwrite?: boolean }
-  restore_file: { trashedPath: string; targetPath?: string; overwrite?: boolean }
+  delete_file: { path: string; permanent?: boolean | null }
+  remove_dir: { path: string; recursive?: boolean | null; permanent?: boolean | null }
+  move_file: { source: string; destination: string; overwrite?: boolean | null }
+  restore_file: { trashedPath: string; targetPath?: string | null; overwrite?: boolean | null }
   trash_list: NoArgs
   cwd_get: NoArgs
   cwd_push: { path: string }
   cwd_pop: NoArgs
-  glob: { pattern: string; path?: string; includeIgnored?: boolean }
+  glob: { pattern: string; path?: string | null; includeIgnored?: boolean | null }
   grep: {
     pattern: string
-    path?: string
-    include?: string
-    caseInsensitive?: boolean
-    contextLines?: number
-    maxMatches?: number
-    includeIgnored?: boolean
+    path?: string | null
+    include?: string | null
+    caseInsensitive?: boolean | null
+    contextLines?: number | null
+    maxMatches?: number | null
+    includeIgnored?: boolean | null
   }
 }
 

@@ -101,8 +101,9 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, Too
             json_kind(&args)
         )));
     }
-    // The schemas have no nullable field: `null` is a wrong type like any other (serde would
-    // take it as "absent" for an optional field), so it is refused naming where it is.
+    // The dispatcher has left out every `null` given for an optional argument ("not given",
+    // SPEC §2); one left (a required argument) is a wrong type like any other (serde would take
+    // it as "absent"), so it is refused naming where it is.
     if let Some(field) = null_field(&args, "") {
         return Err(ToolError::invalid(format!(
             "{tool}: invalid arguments: {field}: must not be null; give a value of the type the schema says, or leave an optional argument out"
