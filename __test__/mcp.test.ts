@@ -21,7 +21,7 @@ import {
 import { afterEach, describe, expect, it } from 'vitest'
 import { Workspace } from 'agent-fs-tools'
 import { confirmationForm, NO_ELICITATION_NOTE } from '../ts/cli/mcp/confirm.js'
-import { toMcpTool } from '../ts/cli/mcp/tools.js'
+import { STRUCTURED_DATA_MAX_BYTES, toCallToolResult, toMcpTool } from '../ts/cli/mcp/tools.js'
 import { describeProgress } from '../ts/internal/progress.js'
 import { tempWorkspaceDirs, type TempWorkspaceDirs } from './helpers/temp.js'
 
@@ -216,6 +216,23 @@ describe('tools/call', () => {
     expect(text(result)).toContain('The previous content is in the trash at ')
     expect(text(result).length).toBeLessThan(70_000)
     expect(JSON.stringify(result).length).toBeLessThan(75_000)
+  })
+
+  it('structured data is bounded too: a patch over many files lists what fits and counts the rest', () => {
+    const files = Array.from({ length: 600 }, (_, i) => ({
+      path: `/w/file-number-${i}.txt`,
+      action: 'modified',
+      trashedTo: `/home/u/.agent-fs-tools/trash/${'f'.repeat(64)}/20261125T000000000Z-aaaaaaaa-bbbbbbbb-cccccccccccc-file-number-${i}.txt.tar.gz`,
+    }))
+    const result = toCallToolResult({ status: 'ok', output: 'Success.', data: { files, changeId: 'c1' } })
+    const data = (result.structuredContent as { data: { files: unknown[]; filesLeftOut: number; changeId: string } }).data
+    expect(JSON.stringify(data).length).toBeLessThanOrEqual(STRUCTURED_DATA_MAX_BYTES)
+    expect(data.files.length).toBeGreaterThan(100)
+    expect(data.files.length + data.filesLeftOut).toBe(600)
+    expect(data.files[0]).toEqual(files[0])
+    expect(data.changeId).toBe('c1')
+    const small = toCallToolResult({ status: 'ok', output: 'x', data: { files: files.slice(0, 2) } })
+    expect(small.structuredContent).toEqual({ status: 'ok', data: { files: files.slice(0, 2) } })
   })
 
   it.each([

@@ -13,7 +13,9 @@ import type { ToolDefinition, ToolResult } from '../../index.js'
  * - `status`: `ok`, `denied` (the user or a missing confirmation said no; nothing changed) or
  *   `error` (see `code`).
  * - `code`: the error code (SPEC §8) when `status` is `error`, the denial code when `denied`.
- * - `data`: structured details, e.g. `trashedTo` for a delete, `changeId`, `files`.
+ * - `data`: structured details, e.g. `trashedTo` for a delete, `changeId`, `files` — bounded like the
+ *   text: a patch over many files lists in `files` what fits in {@link STRUCTURED_DATA_MAX_BYTES},
+ *   and `filesLeftOut` counts the rest.
  */
 export const OUTPUT_SCHEMA = {
   type: 'object',
@@ -24,6 +26,23 @@ export const OUTPUT_SCHEMA = {
   },
   required: ['status'],
 } as const satisfies Tool['outputSchema']
+
+/** The most bytes of JSON `structuredContent.data` carries (the default `readMaxBytes`). */
+export const STRUCTURED_DATA_MAX_BYTES = 65_536
+
+/** `data` within {@link STRUCTURED_DATA_MAX_BYTES}: its `files` cut, `filesLeftOut` counting the rest. */
+function boundedData(data: Record<string, unknown>): Record<string, unknown> {
+  const files = data.files
+  if (!Array.isArray(files) || JSON.stringify(data).length <= STRUCTURED_DATA_MAX_BYTES) return data
+  const rest = JSON.stringify({ ...data, files: [], filesLeftOut: files.length }).length
+  let used = rest
+  let kept = 0
+  while (kept < files.length && used + JSON.stringify(files[kept]).length + 1 <= STRUCTURED_DATA_MAX_BYTES) {
+    used += JSON.stringify(files[kept]).length + 1
+    kept += 1
+  }
+  return { ...data, files: files.slice(0, kept), filesLeftOut: files.length - kept }
+}
 
 /** The structured part of a result; see {@link OUTPUT_SCHEMA}. */
 export interface StructuredResult {
@@ -60,7 +79,7 @@ export function toMcpTool(definition: ToolDefinition): Tool {
 export function toCallToolResult(result: ToolResult): CallToolResult {
   const structured: StructuredResult = { status: result.status }
   if (result.code !== undefined) structured.code = result.code
-  if (result.data !== undefined) structured.data = result.data
+  if (result.data !== undefined) structured.data = boundedData(result.data)
   return {
     content: [{ type: 'text', text: result.output }],
     structuredContent: structured,
