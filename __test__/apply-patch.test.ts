@@ -1,7 +1,7 @@
 /** `apply_patch` (SPEC §12): both formats, matching, all-or-nothing, trash, prompt, result, audit. */
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, statSync, chmodSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Workspace, type ToolResult } from 'agent-fs-tools'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
@@ -69,7 +69,8 @@ describe('apply_patch: Codex format', () => {
     // The deleted file, the updated file's old content and the moved file's old content are in the trash.
     expect(archiveNames(dataDir, root)).toHaveLength(3)
     const deleted = files[2]!.trashedTo!
-    expect(result.output).toContain(`${join(root, 'gone.txt')} is in the trash at ${deleted}`)
+    expect(result.output).toContain(`\nIn the trash at ${dirname(deleted)} (restore one with restore_file { "trashedPath": `)
+    expect(result.output).toContain(`\n  gone.txt: ${basename(deleted)}`)
     const back = await ws.call('restore_file', { trashedPath: deleted })
     expect(back.status).toBe('ok')
     expect(read(join(root, 'gone.txt'))).toBe('bye\n')
@@ -221,7 +222,7 @@ describe('apply_patch: files', () => {
     const files = result.data!.files as Array<Record<string, string>>
     for (const [i, previous, name] of [[0, 'was here\n', 'taken.txt'], [1, 'replaced\n', 'dest.txt']] as const) {
       const archive = files[i]!.trashedTo!
-      expect(result.output).toContain(`What was at ${join(root, name)} is in the trash at ${archive}`)
+      expect(result.output).toContain(`\n  what was at ${name}: ${basename(archive)}`)
       const back = await ws.call('restore_file', { trashedPath: archive, targetPath: `${name}.back` })
       expect(back.status).toBe('ok')
       expect(read(join(root, `${name}.back`))).toBe(previous)

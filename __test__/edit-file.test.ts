@@ -76,7 +76,7 @@ describe('edit_file: applying edits', () => {
     const { edit, bytes } = setup('abc\n')
     const before = bytes()
     const result = await edit([{ oldString: 'zzz', newString: 'y', replaceAll: true }])
-    expect(result).toMatchObject({ status: 'error', code: 'NO_MATCH', output: 'edit 1: oldString not found in file' })
+    expect(result).toMatchObject({ status: 'error', code: 'NO_MATCH', output: 'edit 1: oldString not found in file\nNothing in the file is close to it: read the lines again (read_file) and copy them exactly, whitespace and indentation included.' })
     expect(bytes().equals(before)).toBe(true)
   })
 
@@ -90,7 +90,7 @@ describe('edit_file: applying edits', () => {
       expect(result).toMatchObject({
         status: 'error',
         code: 'MULTIPLE_MATCHES',
-        output: 'edit 1: oldString found 3 times — set replaceAll: true or add surrounding context to disambiguate',
+        output: 'edit 1: oldString found 3 times — set replaceAll: true or add surrounding context to disambiguate\nIt occurs at lines 1, 2 and 3.',
       })
       expect(bytes().equals(before)).toBe(true)
     }
@@ -103,7 +103,7 @@ describe('edit_file: applying edits', () => {
     expect(result).toMatchObject({
       status: 'error',
       code: 'MULTIPLE_MATCHES',
-      output: 'edit 1: oldString found 2 times — set replaceAll: true or add surrounding context to disambiguate',
+      output: 'edit 1: oldString found 2 times — set replaceAll: true or add surrounding context to disambiguate\nIt occurs at line 1.',
     })
     expect(bytes().equals(before)).toBe(true)
   })
@@ -156,13 +156,15 @@ describe('edit_file: atomic failure when edit 2 of 3 fails', () => {
       name: 'not found',
       second: { oldString: 'delta', newString: 'D' },
       code: 'NO_MATCH',
-      message: 'edit 2: oldString not found in file',
+      message:
+        'edit 2: oldString not found in file\nNothing in the file is close to it: read the lines again (read_file) and copy them exactly, whitespace and indentation included.',
     },
     {
       name: 'several matches',
       second: { oldString: 'beta', newString: 'B' },
       code: 'MULTIPLE_MATCHES',
-      message: 'edit 2: oldString found 2 times — set replaceAll: true or add surrounding context to disambiguate',
+      message:
+        'edit 2: oldString found 2 times — set replaceAll: true or add surrounding context to disambiguate\nIt occurs at lines 2 and 3 of the file as the earlier edits left it.',
     },
     {
       name: 'identical strings',
@@ -234,7 +236,7 @@ describe('edit_file: closest-match hint', () => {
   it('gives no region when nothing is plausibly close', async () => {
     const { edit } = setup('alpha beta gamma\ndelta epsilon\n')
     const result = await edit([{ oldString: 'QQQQQQQQQQQQQQQQQQQQQQQ', newString: 'x' }])
-    expect(result).toMatchObject({ status: 'error', code: 'NO_MATCH', output: 'edit 1: oldString not found in file' })
+    expect(result).toMatchObject({ status: 'error', code: 'NO_MATCH', output: 'edit 1: oldString not found in file\nNothing in the file is close to it: read the lines again (read_file) and copy them exactly, whitespace and indentation included.' })
   })
 })
 

@@ -229,7 +229,7 @@ describe('denied is not "the user denied"', () => {
     expect(result.code).toBe('NO_CONFIRM_HANDLER')
     expect(result.output).not.toContain('The user denied')
     expect(result.output).toBe(
-      'Nobody was asked to approve this write: the host has no way to ask the user (no confirmation handler), so nothing was changed. For the host: give the workspace or the call a confirm handler, or grant cwdWriteFile in its permissions to allow it without asking.',
+      'Nobody was asked to approve this write: the host has no way to ask the user (no confirmation handler), so nothing was changed. For the host: give the workspace or the call a confirm handler, or grant cwdWriteFile in its permissions to allow it without asking. Do not retry it or work around it (with another tool or path); ask the user what to do instead.',
     )
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
   })
@@ -242,12 +242,12 @@ describe('denied is not "the user denied"', () => {
     expect(result.output).toContain('it always needs a confirmation, whatever the permissions')
   })
 
-  it("the user's no is USER_DENIED with the SPEC text", async () => {
+  it("the user's no is USER_DENIED with the SPEC text, then what the model should do next", async () => {
     const { ws } = tempWorkspace({ confirm: () => false })
     expect(await ws.call('write_file', { path: 'a.txt', content: 'x' })).toEqual({
       status: 'denied',
       code: 'USER_DENIED',
-      output: 'The user denied this write.',
+      output: 'The user denied this write. Do not retry it or work around it (with another tool or path); ask the user what to do instead.',
     })
   })
 })

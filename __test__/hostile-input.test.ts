@@ -226,7 +226,9 @@ describe('hostile input', () => {
               Number.isInteger(value) &&
               (value as number) >= ((schema.minimum as number | undefined) ?? -Infinity) &&
               (value as number) <= ((schema.maximum as number | undefined) ?? Infinity)) ||
-            (schema.type === 'string' && typeof value === 'string' && value.length >= ((schema.minLength as number) ?? 0))
+            (schema.type === 'string' && typeof value === 'string' && value.length >= ((schema.minLength as number) ?? 0)) ||
+            // null for an optional argument means "not given" (SPEC §2).
+            (value === null && !required(def).includes(field))
           if (schemaAccepts) continue
           expect(r.status, `${def.name} ${label}: ${r.output}`).toBe('error')
           expect(r.code, `${def.name} ${label}: ${r.output}`).toBe('INVALID_ARGUMENTS')

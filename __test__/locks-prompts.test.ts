@@ -24,6 +24,7 @@ describe('locks and prompts', () => {
     async (tool, args) => {
       const { ws, root } = tempWorkspace()
       writeTree(root, { 'a.txt': 'old\n' })
+      await ws.call('read_file', { path: 'a.txt' })
       let shown: ToolResult | undefined
       const confirm: ConfirmHandler = async () => {
         shown = await ws.call('read_file', { path: 'a.txt' })
@@ -45,6 +46,7 @@ describe('locks and prompts', () => {
     async () => {
       const { ws, root } = tempWorkspace()
       writeTree(root, { 'd/e/f.txt': 'in d\n', 'g.txt': 'g\n' })
+      await ws.call('read_file', { path: 'g.txt' })
       const gate = deferred<boolean>()
       const asked = vi.fn<ConfirmHandler>(() => gate.promise)
       const remove = ws.call('remove_dir', { path: 'd', recursive: true }, { confirm: asked })
@@ -70,6 +72,7 @@ describe('locks and prompts', () => {
     async () => {
       const { ws, root } = tempWorkspace()
       writeTree(root, { 'f.txt': 'base\n' })
+      await ws.call('read_file', { path: 'f.txt' })
       const diffs: string[] = []
       const confirm: ConfirmHandler = async (request) => {
         diffs.push(request.diff ?? '')
@@ -130,6 +133,7 @@ describe('locks and prompts', () => {
     async () => {
       const { ws, root } = tempWorkspace()
       writeTree(root, { 'a.txt': 'old\n', 'd/f.txt': 'f\n' })
+      await ws.call('read_file', { path: 'a.txt' })
       const inner: ToolResult[] = []
       const grant = { permissions: { cwdWriteFile: true, cwdRemoveFile: true } }
       const confirm: ConfirmHandler = async (request) => {
@@ -160,6 +164,7 @@ describe('locks and prompts', () => {
     async () => {
       const { ws, root } = tempWorkspace()
       writeTree(root, { 'a.txt': 'old\n' })
+      await ws.call('read_file', { path: 'a.txt' })
       const gate = deferred<boolean>()
       const slow = vi.fn<ConfirmHandler>(() => gate.promise)
       // Another call (not the one asking) holds a.txt while its prompt is pending.

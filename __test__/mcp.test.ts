@@ -22,7 +22,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { Workspace } from 'agent-fs-tools'
 import { confirmationForm, NO_ELICITATION_NOTE } from '../ts/cli/mcp/confirm.js'
 import { MAX_MESSAGE_BYTES } from '../ts/cli/mcp/stdio.js'
-import { toMcpTool } from '../ts/cli/mcp/tools.js'
+import { STRUCTURED_DATA_MAX_BYTES, toCallToolResult, toMcpTool } from '../ts/cli/mcp/tools.js'
 import { describeProgress } from '../ts/internal/progress.js'
 import { tempWorkspaceDirs, type TempWorkspaceDirs } from './helpers/temp.js'
 
@@ -116,7 +116,8 @@ describe('tools/list', () => {
         idempotentHint: idempotent.has(def.name),
         openWorldHint: false,
       })
-      expect(tool.outputSchema).toMatchObject({ type: 'object', required: ['status', 'output'] })
+      expect(tool.outputSchema).toMatchObject({ type: 'object', required: ['status'] })
+      expect(Object.keys((tool.outputSchema as { properties: object }).properties)).toEqual(['status', 'code', 'data'])
     }
     const byName = Object.fromEntries(tools.map((t) => [t.name, t.annotations]))
     expect(byName.read_file).toMatchObject({ readOnlyHint: true, idempotentHint: true })
@@ -166,8 +167,8 @@ describe('tools/call', () => {
 
     const written = await call('write_file', { path: 'notes.txt', content: 'one\ntwo\n' })
     expect(written.isError).toBeFalsy()
-    expect(written.structuredContent).toMatchObject({ status: 'ok', diff: expect.stringContaining('+two') })
-    expect(text(written)).toContain('+one')
+    expect(written.structuredContent).toMatchObject({ status: 'ok', data: { created: true } })
+    expect(text(written)).toBe(`Created ${file} (8 bytes, 2 lines)`)
     expect(readFileSync(file, 'utf8')).toBe('one\ntwo\n')
 
     const read = await call('read_file', { path: 'notes.txt' })
@@ -175,10 +176,8 @@ describe('tools/call', () => {
     expect(read.structuredContent).toMatchObject({ status: 'ok' })
 
     const edited = await call('edit_file', { path: 'notes.txt', edits: [{ oldString: 'two', newString: 'three' }] })
-    const diff = (edited.structuredContent as { diff: string }).diff
-    expect(diff).toContain('-two')
-    expect(diff).toContain('+three')
-    expect(text(edited)).toContain(diff.slice(diff.indexOf('@@')))
+    expect(text(edited)).toContain('\n-two\n+three')
+    expect(edited.structuredContent).toEqual({ status: 'ok', data: expect.objectContaining({ edits: 1 }) })
     expect(readFileSync(file, 'utf8')).toBe('one\nthree\n')
 
     const deleted = await call('delete_file', { path: 'notes.txt' })
@@ -202,20 +201,39 @@ describe('tools/call', () => {
     ])
   })
 
-  it('structuredContent is as bounded as the text: a 1 MB rewrite gives the cut diff once, not the whole diff', async () => {
+  it('the text is sent once: structuredContent carries status, code and data, not the output again', async () => {
     const dirs = tempWorkspaceDirs()
     const line = (i: number, word: string) => `${word} ${i} ${'x'.repeat(90)}\n`
     writeFileSync(join(dirs.root, 'big.txt'), Array.from({ length: 10_000 }, (_, i) => line(i, 'old')).join(''))
     const { call } = await connect({ elicit: yes }, dirs)
-    const content = Array.from({ length: 10_000 }, (_, i) => line(i, 'new')).join('')
+    // Every other line rewritten: a diff the model needs, cut near readMaxBytes.
+    const content = Array.from({ length: 10_000 }, (_, i) => line(i, i % 2 === 0 ? 'new' : 'old')).join('')
+    expect((await call('read_file', { path: 'big.txt' })).isError).toBeFalsy()
     const result = await call('write_file', { path: 'big.txt', content })
-    const structured = result.structuredContent as { status: string; output: string; diff?: string }
+    const structured = result.structuredContent as Record<string, unknown>
     expect(structured.status).toBe('ok')
-    expect(structured.output).toBe(text(result))
-    expect(structured.output).toMatch(/\[diff truncated: \d+ more lines not shown\]/)
-    expect(structured.output).toContain('The previous content is in the trash at ')
-    expect(structured.diff).toBeUndefined()
-    expect(JSON.stringify(result).length).toBeLessThan(200_000)
+    expect(Object.keys(structured).sort()).toEqual(['data', 'status'])
+    expect(text(result)).toMatch(/\[diff truncated: \d+ more lines not shown; read_file shows the file as it is now\]/)
+    expect(text(result)).toContain('The previous content is in the trash at ')
+    expect(text(result).length).toBeLessThan(70_000)
+    expect(JSON.stringify(result).length).toBeLessThan(75_000)
+  })
+
+  it('structured data is bounded too: a patch over many files lists what fits and counts the rest', () => {
+    const files = Array.from({ length: 600 }, (_, i) => ({
+      path: `/w/file-number-${i}.txt`,
+      action: 'modified',
+      trashedTo: `/home/u/.agent-fs-tools/trash/${'f'.repeat(64)}/20261125T000000000Z-aaaaaaaa-bbbbbbbb-cccccccccccc-file-number-${i}.txt.tar.gz`,
+    }))
+    const result = toCallToolResult({ status: 'ok', output: 'Success.', data: { files, changeId: 'c1' } })
+    const data = (result.structuredContent as { data: { files: unknown[]; filesLeftOut: number; changeId: string } }).data
+    expect(JSON.stringify(data).length).toBeLessThanOrEqual(STRUCTURED_DATA_MAX_BYTES)
+    expect(data.files.length).toBeGreaterThan(100)
+    expect(data.files.length + data.filesLeftOut).toBe(600)
+    expect(data.files[0]).toEqual(files[0])
+    expect(data.changeId).toBe('c1')
+    const small = toCallToolResult({ status: 'ok', output: 'x', data: { files: files.slice(0, 2) } })
+    expect(small.structuredContent).toEqual({ status: 'ok', data: { files: files.slice(0, 2) } })
   })
 
   it.each([
@@ -310,8 +328,8 @@ describe('confirmations', () => {
     const { call, root } = await connect({ elicit: () => answer })
     const result = await call('write_file', { path: 'a.txt', content: 'hello\n' })
     expect(result.isError).toBe(true)
-    expect(result.structuredContent).toEqual({ status: 'denied', code: 'USER_DENIED', output: text(result) })
-    expect(text(result)).toBe('The user denied this write.')
+    expect(result.structuredContent).toEqual({ status: 'denied', code: 'USER_DENIED' })
+    expect(text(result)).toBe('The user denied this write. Do not retry it or work around it (with another tool or path); ask the user what to do instead.')
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
   })
 
@@ -319,9 +337,9 @@ describe('confirmations', () => {
     const { call, root } = await connect()
     const result = await call('write_file', { path: 'a.txt', content: 'hello\n' })
     expect(result.isError).toBe(true)
-    expect(result.structuredContent).toEqual({ status: 'denied', code: 'NO_CONFIRM_HANDLER', output: text(result), data: { grant: ['cwdWriteFile'] } })
+    expect(result.structuredContent).toEqual({ status: 'denied', code: 'NO_CONFIRM_HANDLER', data: { grant: ['cwdWriteFile'] } })
     expect(text(result)).toBe(
-      'Nobody was asked to approve this write: this MCP client does not support confirmations (elicitation), so agent-fs-tools cannot ask the user; nothing was changed. The user can grant cwdWriteFile in the --permissions file of the agent-fs-tools MCP server to allow it without asking.',
+      'Nobody was asked to approve this write: this MCP client does not support confirmations (elicitation), so agent-fs-tools cannot ask the user; nothing was changed. The user can grant cwdWriteFile in the --permissions file of the agent-fs-tools MCP server to allow it without asking. Do not retry it or work around it (with another tool or path); ask the user what to do instead.',
     )
     // An action that always asks cannot be granted: the model is told so.
     mkdirSync(join(root, 'tree/sub'), { recursive: true })
@@ -332,6 +350,26 @@ describe('confirmations', () => {
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
     // Reads inside the root need no confirmation.
     expect((await call('list_directory')).isError).toBeFalsy()
+  })
+
+  it('write_file over a file the model has not read is STALE, unless --allow-stale-writes', async () => {
+    for (const allow of [false, true]) {
+      const dirs = tempWorkspaceDirs()
+      writeFileSync(join(dirs.root, 'a.txt'), 'user\n')
+      const { call, root } = await connect({ elicit: yes, ...(allow && { args: ['--allow-stale-writes'] }) }, dirs)
+      const result = await call('write_file', { path: 'a.txt', content: 'model\n' })
+      if (allow) {
+        expect(result.isError).toBeFalsy()
+        expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('model\n')
+      } else {
+        expect(result.isError).toBe(true)
+        expect(result.structuredContent).toMatchObject({ status: 'error', code: 'STALE' })
+        expect(text(result)).toBe(
+          `${join(root, 'a.txt')} exists and you have not read it. Read it first (read_file), then write it; to change a part of it, use edit_file.`,
+        )
+        expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('user\n')
+      }
+    }
   })
 
   it('a --permissions file granting writes skips the prompts; what it does not grant still asks', async () => {
@@ -354,7 +392,7 @@ describe('confirmations', () => {
     expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('x\ny\n')
     expect(prompts).toEqual([])
     const refused = await call('delete_file', { path: 'a.txt' })
-    expect(refused.structuredContent).toEqual({ status: 'denied', code: 'USER_DENIED', output: text(refused) })
+    expect(refused.structuredContent).toEqual({ status: 'denied', code: 'USER_DENIED' })
     expect(prompts).toHaveLength(1)
   })
 })

@@ -158,6 +158,7 @@ describe('names are shown escaped, one line per entry', () => {
     const asked: ConfirmRequest[] = []
     const { ws, root } = tempWorkspace({ confirm: (request) => (asked.push(request), true) })
     plant(root)
+    expect((await ws.call('read_file', { path: ESC.shown })).status).toBe('ok')
     const written = await ws.call('write_file', { path: ESC.shown, content: 'x\n' })
     expect(written.status, written.output).toBe('ok')
     expect(asked).toHaveLength(1)

@@ -41,7 +41,8 @@ describe('granted, prompted, denied', () => {
   })
 
   it('no handler: anything that needs confirmation is denied and nothing changes', async () => {
-    const { ws, root } = tempWorkspace({ permissions: { cwdReadFile: false } })
+    // The model may not read it: let it write what it has not read (SPEC §5.1) to see the denial.
+    const { ws, root } = tempWorkspace({ permissions: { cwdReadFile: false }, staleWrites: 'allow' })
     writeTree(root, { 'a.txt': 'a\n' })
     const results = await Promise.all([
       ws.call('read_file', { path: 'a.txt' }),
@@ -74,6 +75,7 @@ describe('cwd vs global scope', () => {
     const outside = siblingDir(root)
     writeTree(outside, { 'o.txt': 'o\n' })
     writeTree(root, { 'i.txt': 'i\n' })
+    expect((await ws.call('read_file', { path: 'i.txt' })).status).toBe('ok')
     expect((await ws.call('read_file', { path: join(outside, 'o.txt') })).status).toBe('denied')
     expect((await ws.call('write_file', { path: join(outside, 'n.txt'), content: 'n' })).status).toBe('denied')
     expect(existsSync(join(outside, 'n.txt'))).toBe(false)
@@ -105,7 +107,8 @@ describe('cwd vs global scope', () => {
   })
 
   it('scope is decided on the canonical path: a link inside root to a file outside is global', async () => {
-    const { ws, root } = tempWorkspace({ permissions: { cwdWriteFile: true } })
+    // Not read (it may not be): the write is let through to its permission decision (SPEC §5.1).
+    const { ws, root } = tempWorkspace({ permissions: { cwdWriteFile: true }, staleWrites: 'allow' })
     const outside = siblingDir(root)
     writeTree(outside, { 'o.txt': 'o\n' })
     symlinkSync(join(outside, 'o.txt'), join(root, 'link.txt'))
@@ -140,6 +143,7 @@ describe('per-call overrides', () => {
   it('ctx.permissions can revoke a workspace grant, and merges over the workspace permissions', async () => {
     const { ws, root } = tempWorkspace({ permissions: { cwdWriteFile: true } })
     writeTree(root, { 'a.txt': 'a\n' })
+    expect((await ws.call('read_file', { path: 'a.txt' })).status).toBe('ok')
     expect((await ws.call('read_file', { path: 'a.txt' }, { permissions: { cwdReadFile: false } })).status).toBe('denied')
     // Only cwdReadFile is overridden: cwdWriteFile from the workspace still applies.
     expect((await ws.call('write_file', { path: 'a.txt', content: 'b' }, { permissions: { cwdReadFile: false } })).status).toBe('ok')
@@ -185,6 +189,7 @@ describe('the ConfirmRequest', () => {
   it('write_file, append_file and edit_file send tool, label, path, detail and the diff', async () => {
     const { ws, root } = tempWorkspace()
     writeTree(root, { 'f.txt': 'alpha\nbeta\n' })
+    await ws.call('read_file', { path: 'f.txt' })
     const requests: ConfirmRequest[] = []
     const confirm: ConfirmHandler = (req) => {
       requests.push(req)
@@ -243,6 +248,7 @@ describe('handlers that do not say yes', () => {
   it.each(cases)('a handler that %s: denied, nothing written, appended, edited or created', async (_name, confirm) => {
     const { ws, root } = tempWorkspace({ confirm })
     writeTree(root, { 'a.txt': 'a\n' })
+    await ws.call('read_file', { path: 'a.txt' })
     const results = [
       await ws.call('write_file', { path: 'a.txt', content: 'x' }),
       await ws.call('write_file', { path: 'new.txt', content: 'x' }),
@@ -335,6 +341,7 @@ describe('ctx.signal', () => {
   it('aborted while the confirmation is pending: ABORTED, nothing changes, without waiting for the handler', async () => {
     const { ws, root } = tempWorkspace()
     writeTree(root, { 'a.txt': 'a\n' })
+    await ws.call('read_file', { path: 'a.txt' })
     const controller = new AbortController()
     const confirm = vi.fn<ConfirmHandler>(() => new Promise<boolean>(() => {}))
     const pending = ws.call('write_file', { path: 'a.txt', content: 'x' }, { confirm, signal: controller.signal })

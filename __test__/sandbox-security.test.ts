@@ -312,6 +312,7 @@ describe('hard links', () => {
     const outside = siblingDir(root)
     writeFileSync(join(outside, 'secret.txt'), 'SECRET-BYTES\n')
     linkSync(join(outside, 'secret.txt'), join(root, 'hard.txt'))
+    expect((await ws.call('read_file', { path: 'hard.txt' })).status).toBe('ok')
     const result = await ws.call('write_file', { path: 'hard.txt', content: 'new\n' })
     expect(result.status).toBe('ok')
     expect(read(join(root, 'hard.txt'))).toBe('new\n')

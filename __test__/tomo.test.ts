@@ -56,7 +56,7 @@ describe('createTomoTools shape', () => {
 })
 
 describe('execute', () => {
-  it('write: asks Tomo confirm(label, { label, detail, diff }) with hunks only and returns a diff result', async () => {
+  it('write: asks Tomo confirm(label, { label, detail, diff }) with hunks only; a new file is counted, not echoed', async () => {
     const { byName, root } = tomoTools()
     const { context, confirm } = tomoContext()
     const result = await byName('write_file').execute({ path: 'a.txt', content: 'one\ntwo\n' }, context)
@@ -67,10 +67,8 @@ describe('execute', () => {
     expect(options).toEqual({ label: 'Write file?', detail: abs, diff: expect.stringMatching(/^@@ /) })
     expect(options!.diff).not.toMatch(/^(---|\+\+\+) /m)
     expect(result.status).toBe('ok')
-    expect(result.format).toBe('diff')
-    expect(result.output).toMatch(/^@@ /)
-    expect(result.output).toContain('+one\n+two')
-    expect(result.output).not.toMatch(/^(---|\+\+\+) /m)
+    // The model wrote the text: it is told how many lines, not sent them back (issue 28).
+    expect(result).toEqual({ status: 'ok', format: 'plain', output: `Created ${abs} (8 bytes, 2 lines)` })
     expect(readFileSync(abs, 'utf8')).toBe('one\ntwo\n')
   })
 
@@ -101,13 +99,15 @@ describe('execute', () => {
     const { ws, byName, root } = tomoTools({ permissions: { cwdWriteFile: true } })
     const line = (i: number, word: string) => `${word} ${i} ${'x'.repeat(90)}\n`
     writeFileSync(join(root, 'big.txt'), Array.from({ length: 10_000 }, (_, i) => line(i, 'old')).join(''))
-    const content = Array.from({ length: 10_000 }, (_, i) => line(i, 'new')).join('')
+    // Every other line rewritten (a whole rewrite is counted, not diffed).
+    const content = Array.from({ length: 10_000 }, (_, i) => line(i, i % 2 === 0 ? 'new' : 'old')).join('')
     const { context } = tomoContext({ permissions: { ...TOMO_DEFAULT_PERMISSIONS, cwdWriteFile: true } })
+    expect((await byName('read_file').execute({ path: 'big.txt' }, context)).status).toBe('ok')
     const result = await byName('write_file').execute({ path: 'big.txt', content }, context)
     expect(result).toMatchObject({ status: 'ok', format: 'diff' })
     expect(result.output).toMatch(/^@@ /)
     expect(result.output.length).toBeLessThan(70_000)
-    expect(result.output).toMatch(/\n\[diff truncated: \d+ more lines not shown\]\n/)
+    expect(result.output).toMatch(/\n\[diff truncated: \d+ more lines not shown; read_file shows the file as it is now\]\n/)
     const archive = (await ws.trashList())[0]!.archivePath
     expect(result.output.endsWith(`\nThe previous content is in the trash at ${archive}; restore it with restore_file { "trashedPath": ${JSON.stringify(archive)} }.`)).toBe(true)
     expect(readFileSync(join(root, 'big.txt'), 'utf8')).toBe(content)
@@ -190,6 +190,7 @@ describe("Tomo's /undo command (examples/tomo/undo-command.ts)", () => {
   it('lists the history, undoes the latest change after asking, and the whole session', async () => {
     const { ws, root } = tempWorkspace({ permissions: { cwdWriteFile: true }, trash: { sessionId: 'tomo-1' } })
     writeFileSync(join(root, 'a.txt'), 'one\n')
+    await ws.call('read_file', { path: 'a.txt' })
     await ws.call('write_file', { path: 'a.txt', content: 'two\n' })
     await ws.call('write_file', { path: 'b.txt', content: 'new\n' })
     const asked: string[] = []

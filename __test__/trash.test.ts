@@ -399,6 +399,7 @@ describe('write_file keeps overwritten content', () => {
     const { ws, root, dataDir } = tempWorkspace({ permissions: ALL, trash: ids })
     writeTree(root, { 'f.txt': 'old content\n' })
     chmodSync(join(root, 'f.txt'), 0o640)
+    await ws.call('read_file', { path: 'f.txt' })
     const result = await ws.call('write_file', { path: 'f.txt', content: 'new content\n' })
     expect(result.status).toBe('ok')
     const trashedTo = result.data!.trashedTo as string
@@ -423,6 +424,7 @@ describe('write_file keeps overwritten content', () => {
     const confirm = vi.fn<ConfirmHandler>(() => true)
     const { ws, root, dataDir } = tempWorkspace({ permissions: ALL, confirm, trash: { keepOverwrites: false } })
     writeTree(root, { 'f.txt': 'old' })
+    await ws.call('read_file', { path: 'f.txt' })
     const result = await ws.call('write_file', { path: 'f.txt', content: 'new' })
     expect(result.status).toBe('ok')
     expect(confirm).toHaveBeenCalledOnce()
@@ -438,6 +440,7 @@ describe('write_file keeps overwritten content', () => {
   it('a denied overwrite keeps nothing in the trash', async () => {
     const { ws, root, dataDir } = tempWorkspace({ confirm: () => false })
     writeTree(root, { 'f.txt': 'old' })
+    await ws.call('read_file', { path: 'f.txt' })
     expect((await ws.call('write_file', { path: 'f.txt', content: 'new' })).status).toBe('denied')
     expect(archiveNames(dataDir, root)).toEqual([])
   })
@@ -521,10 +524,12 @@ describe('faults: the archive cannot be written', () => {
   it('write_file overwrite and move_file overwrite: error, both files untouched', async () => {
     const { ws, root, dataDir } = tempWorkspace({ permissions: ALL, audit: false })
     writeTree(root, { 'a.txt': 'a', 'b.txt': 'b' })
+    await ws.call('read_file', { path: 'a.txt' })
     breakDataDir(dataDir)
     try {
       const w = await ws.call('write_file', { path: 'a.txt', content: 'changed' })
       expect(w.status).toBe('error')
+      expect(w.code).not.toBe('STALE')
       expect(read(join(root, 'a.txt'))).toBe('a')
       const m = await ws.call('move_file', { source: 'a.txt', destination: 'b.txt', overwrite: true })
       expect(m.status).toBe('error')
@@ -598,6 +603,7 @@ describe('audit log of the destructive tools (SPEC §7.5)', () => {
   it('a write_file overwrite logs where the old bytes went', async () => {
     const { ws, root, dataDir } = tempWorkspace({ permissions: ALL, trash: ids })
     writeTree(root, { 'f.txt': 'old' })
+    await ws.call('read_file', { path: 'f.txt' })
     const result = await ws.call('write_file', { path: 'f.txt', content: 'new' })
     expect(auditLines(dataDir, root)[0]).toMatchObject({
       tool: 'write_file',

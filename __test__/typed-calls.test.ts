@@ -62,7 +62,7 @@ describe('typed calls', () => {
   it('the maps cover every tool, and the parameters line up', () => {
     expectTypeOf<keyof ToolArgs>().toEqualTypeOf<ToolName>()
     expectTypeOf<keyof ToolData>().toEqualTypeOf<ToolName>()
-    expectTypeOf<ToolArgs['move_file']>().toEqualTypeOf<{ source: string; destination: string; overwrite?: boolean }>()
+    expectTypeOf<ToolArgs['move_file']>().toEqualTypeOf<{ source: string; destination: string; overwrite?: boolean | null }>()
     expectTypeOf<Parameters<Workspace['check']>[2]>().toEqualTypeOf<{ permissions?: CallContext['permissions']; signal?: AbortSignal } | undefined>()
   })
 

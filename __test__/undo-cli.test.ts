@@ -20,6 +20,7 @@ describe('agent-fs-tools history / undo', () => {
   it('lists the changes and takes back the latest with --yes; a second undo walks further back', async () => {
     const { ws, root, dataDir } = tempWorkspace({ permissions: ALL })
     writeFileSync(join(root, 'a.txt'), 'one\n')
+    await ws.call('read_file', { path: 'a.txt' })
     const write = await ws.call('write_file', { path: 'a.txt', content: 'two\n' })
     await ws.call('delete_file', { path: 'a.txt' })
     const where = ['--root', root, '--data-dir', dataDir]

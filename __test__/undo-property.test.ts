@@ -355,7 +355,8 @@ describe('undo property: any sequence of changes can be taken back exactly', { t
   for (const seed of SEEDS) {
     it(`seed ${seed}`, async () => {
       const steps = 5 + (seed % 11)
-      const a = tempWorkspace({ permissions: ALL, confirm: () => true, trash: { sessionId: `S${seed}` } })
+      // The sequences write over files they have not read: they test undo, not SPEC §5.1.
+      const a = tempWorkspace({ permissions: ALL, confirm: () => true, staleWrites: 'allow', trash: { sessionId: `S${seed}` } })
       buildStart(a.root)
       const start = tree(a.root)
       const calls = await runSequence(a.ws, a.root, seed, steps, await trashedBefore(a.root, a.dataDir))
@@ -368,7 +369,7 @@ describe('undo property: any sequence of changes can be taken back exactly', { t
       expect(left, `changes left standing: ${where}`).toEqual([])
 
       // (b) the same sequence on a fresh workspace, then the session in one step, a redo, and again.
-      const b = tempWorkspace({ permissions: ALL, confirm: () => true, trash: { sessionId: `S${seed}` } })
+      const b = tempWorkspace({ permissions: ALL, confirm: () => true, staleWrites: 'allow', trash: { sessionId: `S${seed}` } })
       buildStart(b.root)
       const archivesB = await trashedBefore(b.root, b.dataDir)
       expect(tree(b.root)).toEqual(start)

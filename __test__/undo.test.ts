@@ -46,7 +46,10 @@ describe('change → undo gives back the exact tree', () => {
         writeFileSync(join(root, 'a.sh'), '#!/bin/sh\necho old\n')
         chmodSync(join(root, 'a.sh'), 0o750)
       },
-      change: (ws) => ws.call('write_file', { path: 'a.sh', content: 'echo new\n' }),
+      change: async (ws) => {
+        await ws.call('read_file', { path: 'a.sh' })
+        return ws.call('write_file', { path: 'a.sh', content: 'echo new\n' })
+      },
     },
     {
       name: 'edit_file of a CRLF file with a BOM',
@@ -239,6 +242,7 @@ describe('redo, conflicts and sessions', () => {
 
   it('refuses with CONFLICT naming the path when the user changed it since, and changes nothing', async () => {
     const { ws, root } = setup((r) => writeFileSync(join(r, 'a.txt'), 'one\n'))
+    ok(await ws.call('read_file', { path: 'a.txt' }))
     ok(await ws.call('write_file', { path: 'a.txt', content: 'agent\n' }))
     writeFileSync(join(root, 'a.txt'), 'user edit\n')
     const now = tree(root)
@@ -413,6 +417,7 @@ describe('session undo through trees the session removed, and moves that trade p
 
   it('a file written inside a tree the session then removed', async () => {
     const { ws, root, before } = sessionSetup('IN1')
+    ok(await ws.call('read_file', { path: 'a/x.txt' }))
     ok(await ws.call('write_file', { path: 'a/x.txt', content: 'x two\n' }))
     ok(await ws.call('write_file', { path: 'a/new.txt', content: 'new\n' }))
     ok(await ws.call('write_file', { path: 'a/deep/er/n.txt', content: 'n\n' }))
@@ -530,6 +535,7 @@ describe('dry run, confirm, restart, trashClear', () => {
   it('the history survives a restart, and undo works from the new Workspace', async () => {
     const { ws, root, dataDir } = tempWorkspace({ permissions: ALL, confirm: () => true })
     writeFileSync(join(root, 'a.txt'), 'one\n')
+    ok(await ws.call('read_file', { path: 'a.txt' }))
     const changed = ok(await ws.call('write_file', { path: 'a.txt', content: 'two\n' }))
     const again = new Workspace({ root, permissions: ALL, trash: { dataDir } })
     expect((await again.history())[0]).toMatchObject({ id: changed.data?.changeId, undoable: true })
@@ -559,6 +565,7 @@ describe('dry run, confirm, restart, trashClear', () => {
     const { ws, root } = tempWorkspace({ permissions: ALL, confirm: () => true, trash: { keepOverwrites: false } })
     writeFileSync(join(root, 'a.txt'), 'one\n')
     writeFileSync(join(root, 'b.txt'), 'b\n')
+    ok(await ws.call('read_file', { path: 'a.txt' }))
     ok(await ws.call('write_file', { path: 'a.txt', content: 'two\n' }))
     ok(await ws.call('delete_file', { path: 'b.txt', permanent: true }, { confirm: () => true }))
     const [del, write] = await ws.history()

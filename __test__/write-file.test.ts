@@ -15,6 +15,7 @@ describe('write_file success', () => {
     const path = join(root, 'same.txt')
     writeFileSync(path, 'same\n')
     const before = statSync(path)
+    await ws.call('read_file', { path: 'same.txt' })
     const result = await ws.call('write_file', { path: 'same.txt', content: 'same\n' })
     expect(result).toMatchObject({ status: 'ok', data: { unchanged: true, created: false } })
     expect(result.output).toBe(`${path} already has this content (5 bytes); nothing was written.`)
@@ -27,7 +28,8 @@ describe('write_file success', () => {
 
   it('identical content in a file the call may not read is still asked, as a write', async () => {
     const confirm = vi.fn<ConfirmHandler>(() => false)
-    const { ws, root } = tempWorkspace({ confirm, permissions: { cwdReadFile: false } })
+    // A host that lets the model write what it has not read (SPEC §5.1): the content is still not told.
+    const { ws, root } = tempWorkspace({ confirm, permissions: { cwdReadFile: false }, staleWrites: 'allow' })
     writeFileSync(join(root, 'same.txt'), 'same\n')
     const result = await ws.call('write_file', { path: 'same.txt', content: 'same\n' })
     expect(result.status).toBe('denied')
@@ -54,6 +56,7 @@ describe('write_file success', () => {
     const path = join(root, 'run.sh')
     writeFileSync(path, 'echo old\n')
     chmodSync(path, 0o751)
+    await ws.call('read_file', { path: 'run.sh' })
     const result = await ws.call('write_file', { path: 'run.sh', content: 'echo new\n' })
     expect(result.status).toBe('ok')
     expect(read(path)).toBe('echo new\n')
@@ -67,6 +70,7 @@ describe('write_file success', () => {
     writeFileSync(path, 'one\n')
     chownSync(path, 1234, 5678)
     chmodSync(path, 0o640)
+    await ws.call('read_file', { path: 'theirs.txt' })
     const written = await ws.call('write_file', { path: 'theirs.txt', content: 'two\n' })
     expect(written.status, written.output).toBe('ok')
     const edited = await ws.call('edit_file', { path: 'theirs.txt', edits: [{ oldString: 'two', newString: 'three' }] })
@@ -93,20 +97,21 @@ describe('write_file success', () => {
     expect(read(join(root, 'ws.txt'))).toBe('  x\t\r\n\n  ')
   })
 
-  it('a new file diff is all added lines, and `diff` is the same diff as in the output', async () => {
-    const { ws } = tempWorkspace(writable)
+  it('a new file: the diff, all added lines, is for the host; the model is told the line count', async () => {
+    const { ws, root } = tempWorkspace(writable)
     const result = await ws.call('write_file', { path: 'n.txt', content: 'one\ntwo\n' })
     expect(result.diff).toBeDefined()
     expect(result.diff).toContain('+one')
     expect(result.diff).toContain('+two')
     expect(result.diff).not.toMatch(/^-[^-]/m)
     expect(result.diff).toMatch(/^@@ /m)
-    expect(result.output).toContain(result.diff!.trimEnd())
+    expect(result.output).toBe(`Created ${join(root, 'n.txt')} (8 bytes, 2 lines)`)
   })
 
   it('an overwrite diff is against the old content', async () => {
     const { ws, root } = tempWorkspace(writable)
     writeTree(root, { 'f.txt': 'keep\nold line\n' })
+    await ws.call('read_file', { path: 'f.txt' })
     const result = await ws.call('write_file', { path: 'f.txt', content: 'keep\nnew line\n' })
     expect(result.diff).toMatch(/^-old line$/m)
     expect(result.diff).toMatch(/^\+new line$/m)
@@ -119,6 +124,7 @@ describe('write_file success', () => {
     const { symlinkSync, lstatSync } = await import('node:fs')
     writeTree(root, { 'real.txt': 'old' })
     symlinkSync('real.txt', join(root, 'link.txt'))
+    await ws.call('read_file', { path: 'link.txt' })
     const result = await ws.call('write_file', { path: 'link.txt', content: 'new' })
     expect(result.status).toBe('ok')
     expect(read(join(root, 'real.txt'))).toBe('new')
@@ -156,6 +162,7 @@ describe('write_file limits', () => {
     const before = Array.from({ length: n }, (_, i) => `line ${(i * 7919) % n}`).join('\n')
     const after = Array.from({ length: n }, (_, i) => `line ${(i * 104729) % n}`).join('\n')
     writeFileSync(join(root, 'big.txt'), before)
+    await ws.call('read_file', { path: 'big.txt' })
     const started = Date.now()
     const result = await ws.call('write_file', { path: 'big.txt', content: after })
     expect(Date.now() - started).toBeLessThan(15_000)
@@ -234,6 +241,7 @@ describe('write_file errors', () => {
     const { ws, root } = tempWorkspace()
     const path = join(root, 'f.txt')
     writeFileSync(path, 'original\n')
+    await ws.call('read_file', { path: 'f.txt' })
     const result = await ws.call(
       'write_file',
       { path: 'f.txt', content: 'from the model\n' },
@@ -290,6 +298,7 @@ describe('write_file permissions', () => {
   it('the diff shown for an overwrite is the diff that is applied', async () => {
     const { ws, root } = tempWorkspace()
     writeTree(root, { 'a.txt': 'before\n' })
+    await ws.call('read_file', { path: 'a.txt' })
     const confirm = vi.fn<ConfirmHandler>(() => true)
     const result = await ws.call('write_file', { path: 'a.txt', content: 'after\n' }, { confirm })
     expect(confirm.mock.calls[0]![0].diff).toBe(result.diff)

@@ -139,7 +139,12 @@ const jobs = {
           async () => {
             const ws = await workspace()
             const args = { path: v().file, content: v().rewritten }
-            return { main: await series(() => call(ws, 'write_file', args), { ...it.rewrite, setup: reset }) }
+            // The model reads a file before it rewrites it (SPEC §5.1): unmeasured, in the setup.
+            const setup = async () => {
+              reset()
+              await call(ws, 'read_file', { path: v().file, endLine: 1 })
+            }
+            return { main: await series(() => call(ws, 'write_file', args), { ...it.rewrite, setup }) }
           },
         ],
         [

@@ -20,13 +20,14 @@ use crate::error::{ErrorCode, ToolError};
 use crate::history::{Author, ChangeRecord, Heading, History};
 use crate::journal::commit::{Commit, CommitError, Sequel};
 use crate::locks::{Asker, ChangeGuard, ReadGuard};
-use crate::options::Limits;
+use crate::options::{Limits, StaleWrites};
 use crate::paths::canonical::Canonical;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::permissions::{Operation, Permissions};
 use crate::progress::Progress;
+use crate::views::{Seen, View};
 use crate::workspace::Workspace;
 
 fn owned(paths: &[&Path]) -> Vec<PathBuf> {
@@ -140,6 +141,11 @@ impl ToolResult {
         }
     }
 }
+
+/// What the model is told to do after any denial, following the SPEC's denial text: the user's
+/// "no" (or its absence) is an answer, not an obstacle.
+pub const DENIED_NEXT: &str =
+    "Do not retry it or work around it (with another tool or path); ask the user what to do instead.";
 
 /// Why a call was denied: the `code` of a `denied` result. Nothing changed in any case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -402,6 +408,9 @@ pub struct Call {
     pub cancel: CancelToken,
     /// Where this call's long operations report progress ([`Progress::meter`]).
     pub progress: Progress,
+    /// Whether the result goes to the model (a tool call), not to the host alone (an undo):
+    /// a denial then says what the model should do next.
+    pub for_model: bool,
     cwd: PathBuf,
     id: Option<u32>,
     answering: Vec<u32>,
@@ -439,6 +448,7 @@ impl Call {
             confirmer: ctx.confirmer,
             cancel: ctx.cancel,
             progress: ctx.progress,
+            for_model: true,
             cwd,
             id: ctx.id,
             answering: ctx.answering,
@@ -621,7 +631,7 @@ impl Call {
             _ = timeout => {
                 return Err(Failure::Denied(Denial::new(
                     DenialCode::ConfirmTimeout,
-                    format!("{denial} (No answer within {timeout_ms} ms; nothing was changed.)"),
+                    format!("{denial} (No answer within {timeout_ms} ms; nothing was changed.){}", self.denied_next()),
                 )))
             }
         };
@@ -631,8 +641,17 @@ impl Call {
         } else {
             Err(Failure::Denied(Denial::new(
                 DenialCode::UserDenied,
-                denial.to_owned(),
+                format!("{denial}{}", self.denied_next()),
             )))
+        }
+    }
+
+    /// What a denial adds for the model ([`DENIED_NEXT`], after a space), or nothing for the host.
+    fn denied_next(&self) -> String {
+        if self.for_model {
+            format!(" {DENIED_NEXT}")
+        } else {
+            String::new()
         }
     }
 
@@ -680,11 +699,88 @@ impl Call {
         Denial {
             code: DenialCode::NoConfirmHandler,
             message: format!(
-                "Nobody was asked to approve this {action}: the host has no way to ask the user (no confirmation handler), so nothing was changed. For the host: give the workspace or the call a confirm handler, or {next}."
+                "Nobody was asked to approve this {action}: the host has no way to ask the user (no confirmation handler), so nothing was changed. For the host: give the workspace or the call a confirm handler, or {next}.{}", self.denied_next()
             ),
             grant,
         }
     }
+}
+
+/// How a change uses a file's current content, for the check against the model's view of it
+/// ([`Call::check_view`], SPEC §5.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rewrite {
+    /// It replaces the whole content (`write_file`): what the model has not seen would be lost.
+    Whole,
+    /// It changes or adds to the text it finds there (edit, append, patch), so it cannot
+    /// silently undo a change it does not name.
+    Part,
+}
+
+impl Call {
+    /// How the existing file at `path`, now as `stat` describes it, compares with the version
+    /// the model last saw.
+    pub fn view(&self, path: &Path, stat: &rustix::fs::Stat) -> View {
+        self.ws.seen().view(path, stat)
+    }
+
+    /// The one check of SPEC §5.1, for a change of the existing file at `path` (now as `stat`
+    /// describes it): a [`Rewrite::Whole`] of a file the model has not seen, or that changed
+    /// since it last saw it, is `STALE` unless the workspace allows stale writes; otherwise the
+    /// line the output adds when the file had changed since the model saw it.
+    pub fn check_view(
+        &self,
+        path: &Path,
+        stat: &rustix::fs::Stat,
+        rewrite: Rewrite,
+    ) -> Result<Option<String>, ToolError> {
+        let view = self.view(path, stat);
+        let refuse = rewrite == Rewrite::Whole
+            && self.ws.options().stale_writes == StaleWrites::Refuse
+            && view != View::Current;
+        if refuse {
+            let p = path.shown();
+            let read = self.names.exposed("read_file");
+            let message = match view {
+                View::Unseen => {
+                    let edit = self.names.hint("edit_file", |edit| {
+                        format!("; to change a part of it, use {edit}")
+                    });
+                    format!("{p} exists and you have not read it. Read it first ({read}), then write it{edit}.")
+                }
+                _ => {
+                    let edit = self.names.hint("edit_file", |edit| {
+                        format!("; {edit} changes only the text you name")
+                    });
+                    format!("{p} has changed since you last read it (by the user or another program). Read it again before you overwrite it{edit}.")
+                }
+            };
+            return Err(ToolError::new(ErrorCode::Stale, message));
+        }
+        Ok((view == View::Changed).then(|| changed_note(&[path])))
+    }
+
+    /// Records that the model has seen `path` as `seen` describes it: what `read_file` returned,
+    /// or what one of the model's own successful changes left there (write, edit, append,
+    /// patch, move, restore — and copy_file's destination, once that tool exists).
+    pub fn saw(&self, path: &Path, seen: &Seen) {
+        self.ws.seen().saw(path, seen);
+    }
+}
+
+/// The one line an output adds for files that had changed since the model last saw them
+/// (SPEC §5.1): the change went to what they hold now, which the model has not seen.
+pub fn changed_note(paths: &[&Path]) -> String {
+    let shown: Vec<String> = paths.iter().map(|p| p.shown().into_owned()).collect();
+    let (them, hold) = if paths.len() == 1 {
+        ("it", "it holds")
+    } else {
+        ("them", "they hold")
+    };
+    format!(
+        "Note: {} had changed since you last read {them} (by the user or another program); this change was made to what {hold} now. Read {them} again before relying on what you saw.",
+        shown.join(", ")
+    )
 }
 
 /// A blocking task that panicked or was cancelled, as a tool error.

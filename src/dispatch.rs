@@ -160,7 +160,10 @@ impl Toolset {
             .or_else(|| self.tools.iter().find(|t| t.name == name))
             .or_else(|| self.tools.iter().find(|t| t.spec.name == name))
         {
-            Some(tool) => (tool.spec.format_call)(args),
+            Some(tool) => {
+                let args = tools::arguments::without_null_optionals(&tool.schema, args.clone());
+                (tool.spec.format_call)(&args)
+            }
             None => tools::format_path(args),
         };
         // The model's arguments, headed for the host's terminal: no control characters.
@@ -229,6 +232,7 @@ impl Toolset {
             Err(e) => return ToolResult::error(e),
         };
         // The arguments first (SPEC §2), then what the workspace allows.
+        let args = tools::arguments::without_null_optionals(&tool.schema, args);
         let checked = tools::arguments::check(&tool.name, &tool.schema, &args);
         if !self.available(tool) {
             return ToolResult::error(checked.err().unwrap_or_else(|| read_only(name)));
@@ -262,8 +266,13 @@ impl Toolset {
 
     /// The result of a call; a change it made is in the history first (SPEC §13) — recorded
     /// here as `heading` says, unless the call recorded it itself — and its id goes in
-    /// `data.changeId`.
+    /// `data.changeId`. Every output is bounded ([`bounded_result`]).
     fn result(&self, outcome: Outcome, heading: Option<Heading>) -> ToolResult {
+        let result = self.unbounded_result(outcome, heading);
+        bounded_result(result, self.ws.options().limits.read_max_bytes as usize)
+    }
+
+    fn unbounded_result(&self, outcome: Outcome, heading: Option<Heading>) -> ToolResult {
         match outcome {
             Ok(success) => {
                 let mut data = success.data;
@@ -318,13 +327,14 @@ impl Toolset {
         if self.ws.options().read_only && !request.dry_run {
             return ToolResult::error(undo::read_only());
         }
-        let call = Call::new(
+        let mut call = Call::new(
             self.ws.clone(),
             "undo".to_owned(),
             self.names.clone(),
             self.ws.options().permissions,
             ctx,
         );
+        call.for_model = false;
         let run: BoxFuture<'_, Result<undo::Undone, Failure>> =
             Box::pin(undo::undo(&call, request));
         let mut heading = None;
@@ -351,6 +361,7 @@ impl Toolset {
             Ok(tool) => tool,
             Err(e) => return Checked::Fail(ToolResult::error(e)),
         };
+        let args = tools::arguments::without_null_optionals(&tool.schema, args);
         let checked = tools::arguments::check(&tool.name, &tool.schema, &args);
         if !self.available(tool) {
             let refused = checked.err().unwrap_or_else(|| read_only(name));
@@ -505,6 +516,36 @@ async fn run_until_aborted(
             format!("internal error in the tool ({e}); the call was stopped. This is a bug in agent-fs-tools, not in your arguments"),
         )))
     })
+}
+
+/// How much larger than the model's output (`readMaxBytes`) `ToolResult.diff`, which is for a UI,
+/// may be: 16 times, 1 MiB at the default limit.
+pub const DIFF_MAX_FACTOR: usize = 16;
+
+/// Room above `readMaxBytes` for the notes a tool ends its own bounded output with.
+const OUTPUT_SLACK: usize = 1024;
+
+/// Every output bounded in bytes (SPEC §2). Each tool bounds its own output near `max`
+/// (`readMaxBytes`), saying how to see the rest; this is the net under all of them, for what a tool
+/// did not expect to be long (an error quoting a huge argument). `diff` is bounded too, larger
+/// ([`DIFF_MAX_FACTOR`]), and cut so that it stays a valid diff.
+fn bounded_result(mut result: ToolResult, max: usize) -> ToolResult {
+    result.output = crate::text::bounded::bounded(&result.output, max + OUTPUT_SLACK, |left| {
+        format!(
+            "[output truncated: {} more lines ({} bytes) not shown]",
+            left.lines, left.bytes
+        )
+    });
+    if let Some(diff) = result.diff.take() {
+        let (diff, cut) =
+            crate::text::diff_cut::cut_diff(&diff, max.saturating_mul(DIFF_MAX_FACTOR));
+        if let Some(left) = cut {
+            let data = result.data.get_or_insert_with(Default::default);
+            data.insert("diffLinesLeftOut".to_owned(), Value::from(left));
+        }
+        result.diff = Some(diff);
+    }
+    result
 }
 
 async fn catch_panics(mut run: BoxFuture<'_, Outcome>) -> Outcome {
@@ -863,6 +904,37 @@ mod argument_tests {
             .await;
         assert_eq!(good.code, Some(ErrorCode::ReadOnly), "{}", good.output);
         assert!(!ws.root.join("a.txt").exists());
+    }
+
+    /// `null` for an optional argument is "not given" (SPEC §2): what a model held to strict
+    /// function calling sends for every argument it leaves out. A null required one is refused.
+    #[tokio::test]
+    async fn null_is_not_given_for_every_optional_argument() {
+        let ws = TestWorkspace::new();
+        std::fs::write(ws.root.join("a.txt"), "one\ntwo\n").unwrap();
+        let read =
+            json!({ "path": "a.txt", "startLine": null, "endLine": null, "startColumn": null });
+        let result = ws.call("read_file", read).await;
+        assert_eq!(result.status, "ok", "{}", result.output);
+        let edit = json!({ "path": "a.txt", "edits": [{ "oldString": "one", "newString": "1", "replaceAll": null }] });
+        let result = ws.call("edit_file", edit).await;
+        assert_eq!(result.status, "ok", "{}", result.output);
+        let listed = json!({ "path": null, "recursive": null, "includeIgnored": null });
+        assert_eq!(ws.call("list_directory", listed).await.status, "ok");
+        let grep = json!({ "pattern": "1", "path": null, "include": null, "caseInsensitive": null,
+            "contextLines": null, "maxMatches": null, "includeIgnored": null });
+        let found = ws.call("grep", grep).await;
+        assert_eq!(found.status, "ok", "{}", found.output);
+        assert_eq!(
+            ws.toolset
+                .format_call("read_file", &json!({ "path": "a.txt", "startLine": null })),
+            "a.txt"
+        );
+        let required = ws.call("read_file", json!({ "path": null })).await;
+        assert_eq!(
+            required.output,
+            "read_file: invalid arguments: path: must be a string, got null"
+        );
     }
 
     /// A host's bad `ctx.permissions` is named for the host, not reported to the model.

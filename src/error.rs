@@ -32,6 +32,8 @@ pub enum ErrorCode {
     Aborted,
     OsPermission,
     IoError,
+    /// `write_file` over a file the model has not seen as it is now (SPEC §5.1).
+    Stale,
 }
 
 /// A tool-level failure: the code a host can branch on and the message a model can act on
@@ -146,6 +148,7 @@ mod tests {
             (ErrorCode::OsPermission, "OS_PERMISSION"),
             (ErrorCode::PathNotAllowed, "PATH_NOT_ALLOWED"),
             (ErrorCode::TrashCorrupt, "TRASH_CORRUPT"),
+            (ErrorCode::Stale, "STALE"),
         ];
         for (code, text) in codes {
             assert_eq!(serde_json::to_value(code).unwrap(), text);

@@ -27,6 +27,7 @@ pub mod text;
 pub mod tools;
 pub mod trash;
 pub mod undo;
+pub mod views;
 pub mod walk;
 pub mod workspace;
 

@@ -19,6 +19,7 @@ use crate::error::ToolError;
 use crate::paths::fsops::{self, EntryKind};
 use crate::paths::shown::Shown;
 use crate::paths::{Sandbox, Target};
+use crate::text::bounded::{bounded, lines_within, NOTE_ROOM};
 use crate::text::quantity::bytes;
 use crate::walk::{self, WalkOptions};
 
@@ -33,20 +34,35 @@ pub struct Listing {
 }
 
 impl Listing {
-    /// The listing as the model reads it, with a note saying how to reach the rest when it was
-    /// cut at `max` entries: a recursive listing narrows to a subdirectory or to the direct
+    /// The listing as the model reads it, and how many entries it shows: at most `max` entries
+    /// and about `max_bytes` bytes (deep paths and long names), with a note saying how to reach
+    /// the rest when it was cut: a recursive listing narrows to a subdirectory or to the direct
     /// entries; a flat directory has no smaller listing, so `glob` (the host's name for it, if
     /// offered) finds its files by pattern.
-    pub fn text(&self, max: usize, recursive: bool, glob: Option<&str>) -> String {
-        let mut text = self.lines.join("\n");
+    pub fn text(
+        &self,
+        max: usize,
+        max_bytes: usize,
+        recursive: bool,
+        glob: Option<&str>,
+    ) -> (String, usize) {
+        let shown = lines_within(&self.lines, max_bytes.saturating_sub(NOTE_ROOM));
+        let mut text = self.lines[..shown].join("\n");
         if self.lines.is_empty() {
             text = "(empty directory)".into();
         }
-        if self.truncated {
-            let of = self
-                .total
-                .map(|total| format!(" of {total}"))
-                .unwrap_or_default();
+        let cut_by_bytes = shown < self.lines.len();
+        if self.truncated || cut_by_bytes {
+            let of = match (self.total, cut_by_bytes) {
+                (Some(total), _) => format!(" of {total}"),
+                (None, true) if !self.truncated => format!(" of {}", self.lines.len()),
+                _ => String::new(),
+            };
+            let (at, why) = if cut_by_bytes {
+                (shown, format!(" (the output limit of {max_bytes} bytes)"))
+            } else {
+                (max, String::new())
+            };
             let find = glob.map(|glob| {
                 format!("use {glob} with a pattern (e.g. `*.rs`, or `name*`) to find files in it")
             });
@@ -63,10 +79,14 @@ impl Listing {
                 }
             };
             text.push_str(&format!(
-                "\n[Listing truncated at {max}{of} entries, sorted by name. {rest}]"
+                "\n[Listing truncated at {at}{of} entries{why}, sorted by name. {rest}]"
             ));
         }
-        text
+        // A single entry longer than the limit (a link to a very long target) is cut too.
+        let text = bounded(&text, max_bytes, |left| {
+            format!("[… {} more bytes not shown]", left.bytes)
+        });
+        (text, shown)
     }
 }
 
@@ -246,25 +266,58 @@ mod tests {
             truncated: false,
             total: Some(0),
         };
-        assert_eq!(empty.text(500, false, Some("glob")), "(empty directory)");
+        let text = |l: &Listing, max, recursive, glob| l.text(max, 65536, recursive, glob).0;
+        assert_eq!(text(&empty, 500, false, Some("glob")), "(empty directory)");
         let flat = Listing {
             lines: vec!["a".into(), "b/".into()],
             truncated: true,
             total: Some(7),
         };
         assert_eq!(
-            flat.text(2, false, Some("glob")),
+            text(&flat, 2, false, Some("glob")),
             "a\nb/\n[Listing truncated at 2 of 7 entries, sorted by name. To see the rest, use glob with a pattern (e.g. `*.rs`, or `name*`) to find files in it.]"
         );
-        assert!(flat
-            .text(2, false, None)
+        assert!(text(&flat, 2, false, None)
             .ends_with("The entries after these, by name, cannot be listed in one call.]"));
         let tree = Listing {
             total: None,
             ..flat
         };
-        assert!(tree.text(2, true, None).ends_with(
+        assert!(text(&tree, 2, true, None).ends_with(
             "[Listing truncated at 2 entries, sorted by name. List a subdirectory, or list without recursive, to see the rest.]"
         ));
+    }
+
+    /// Long names and deep paths: the listing stops near the output limit, in bytes, and says
+    /// where and why; the count of entries it shows is what it shows.
+    #[test]
+    fn a_listing_of_long_paths_is_bounded_in_bytes() {
+        let deep = Listing {
+            lines: (0..500)
+                .map(|i| format!("{}/{i}.txt", "d".repeat(3000)))
+                .collect(),
+            truncated: false,
+            total: None,
+        };
+        let (text, shown) = deep.text(500, 65536, true, Some("glob"));
+        assert!(text.len() <= 65536, "{}", text.len());
+        assert_eq!(text.lines().count(), shown + 1);
+        assert!(
+            text.ends_with(&format!("\n[Listing truncated at {shown} of 500 entries (the output limit of 65536 bytes), sorted by name. List a subdirectory, or list without recursive, to see the rest; or use glob with a pattern (e.g. `*.rs`, or `name*`) to find files in it.]")),
+            "{}",
+            &text[text.len() - 300..]
+        );
+        let one = Listing {
+            lines: vec![format!("l -> {}", "t".repeat(100_000))],
+            truncated: false,
+            total: Some(1),
+        };
+        let (text, shown) = one.text(500, 65536, false, None);
+        assert!(text.len() <= 65536 && shown == 1, "{}", text.len());
+        assert!(
+            text.ends_with(" more bytes not shown]"),
+            "{}",
+            &text[text.len() - 100..]
+        );
     }
 }

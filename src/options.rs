@@ -98,9 +98,22 @@ pub struct WorkspaceOptions {
     pub audit: bool,
     /// 0 waits forever.
     pub confirm_timeout_ms: u64,
+    /// What `write_file` does over a file the model has not seen as it is (SPEC §5.1).
+    pub stale_writes: StaleWrites,
 }
 
-const TOP_LEVEL_KEYS: [&str; 9] = [
+/// `staleWrites` (SPEC §5.1): whether `write_file` over an existing file the model has not
+/// read, or that changed since it last read it, is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StaleWrites {
+    /// Refused with `STALE`, nothing written (the default).
+    #[default]
+    Refuse,
+    /// Written; the output says so when the file had changed since the model saw it.
+    Allow,
+}
+
+const TOP_LEVEL_KEYS: [&str; 10] = [
     "root",
     "allowedPaths",
     "readOnly",
@@ -110,6 +123,7 @@ const TOP_LEVEL_KEYS: [&str; 9] = [
     "trash",
     "audit",
     "confirmTimeoutMs",
+    "staleWrites",
 ];
 
 /// An invalid option; the message starts with the option's name.
@@ -180,6 +194,12 @@ impl WorkspaceOptions {
             confirm_timeout_ms: match object.get("confirmTimeoutMs") {
                 None | Some(Value::Null) => 0,
                 Some(v) => non_negative_integer(v, "confirmTimeoutMs")?,
+            },
+            stale_writes: match object.get("staleWrites") {
+                None | Some(Value::Null) => StaleWrites::Refuse,
+                Some(Value::String(s)) if s == "refuse" => StaleWrites::Refuse,
+                Some(Value::String(s)) if s == "allow" => StaleWrites::Allow,
+                Some(_) => return err("staleWrites: must be 'refuse' or 'allow'".into()),
             },
         })
     }
@@ -502,6 +522,9 @@ mod tests {
         assert!(o.audit && !o.read_only && o.allowed_paths.is_none());
         assert_eq!(o.trash.session_id.len(), 8);
         assert!(o.trash.keep_overwrites);
+        assert_eq!(o.stale_writes, StaleWrites::Refuse);
+        let allow = parse(json!({ "root": dir.path(), "staleWrites": "allow" })).unwrap();
+        assert_eq!(allow.stale_writes, StaleWrites::Allow);
     }
 
     #[test]
@@ -572,6 +595,11 @@ mod tests {
                 json!({ "root": root, "confirmTimeoutMs": -5 }),
                 "confirmTimeoutMs:",
             ),
+            (
+                json!({ "root": root, "staleWrites": "ask" }),
+                "staleWrites: must be 'refuse' or 'allow'",
+            ),
+            (json!({ "root": root, "staleWrites": true }), "staleWrites:"),
         ];
         for (value, prefix) in cases {
             let m = message(value.clone());

@@ -20,6 +20,7 @@ use crate::options::{OptionError, WorkspaceOptions};
 use crate::paths::project::find_project_root;
 use crate::paths::Sandbox;
 use crate::trash::{Bucket, Identity};
+use crate::views::SeenFiles;
 
 /// One frame of the working-directory stack.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,6 +56,8 @@ pub struct Workspace {
     history: History,
     bucket: Bucket,
     journal: Journal,
+    /// The versions of files the model has seen (SPEC §5.1).
+    seen: SeenFiles,
     /// Becomes `true` once crash recovery, started by [`Workspace::new`], has finished.
     recovered: watch::Receiver<bool>,
     /// What that recovery left for a workspace whose sandbox reaches all of it.
@@ -189,6 +192,7 @@ impl Workspace {
             data_dir,
             bucket,
             journal,
+            seen: SeenFiles::default(),
             recovered,
             unfinished,
             sandbox,
@@ -263,6 +267,11 @@ impl Workspace {
     /// This workspace's crash journal (appends, temp files), `<dataDir>/journal/<sha256(root)>`.
     pub fn journal(&self) -> &Journal {
         &self.journal
+    }
+
+    /// What the model has seen of each file it read or changed (SPEC §5.1).
+    pub fn seen(&self) -> &SeenFiles {
+        &self.seen
     }
 
     /// The cwd stack, locked briefly.

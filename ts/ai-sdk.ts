@@ -26,6 +26,12 @@ export interface AiSdkToolsOptions {
    *   `NO_CONFIRM_HANDLER`.
    */
   approval?: 'callback' | 'sdk'
+  /**
+   * Offer the tools in strict mode (`strict: true` on each tool, with the schemas of
+   * `ws.definitions({ strict: true })`: every property required, optional ones nullable), for
+   * providers that need it (OpenAI's strict function calling). Default `false`.
+   */
+  strict?: boolean
 }
 
 /** The options the AI SDK passes to a tool's `execute` (its `ToolExecutionOptions`). */
@@ -74,8 +80,10 @@ export function createAiSdkTools(ws: Workspace, options: AiSdkToolsOptions = {})
   const approval = options.approval ?? 'callback'
   if (approval !== 'callback' && approval !== 'sdk') throw new TypeError("approval: must be 'callback' or 'sdk'")
   const permissions = options.permissions === undefined ? {} : { permissions: options.permissions }
+  const strict = options.strict ?? false
+  if (typeof strict !== 'boolean') throw new TypeError('strict: must be a boolean')
   const tools: AiSdkTools = {}
-  for (const definition of ws.definitions()) {
+  for (const definition of ws.definitions({ strict })) {
     const name = definition.name
     const execute = (input: Record<string, unknown>, { abortSignal, toolCallId, messages }: AiSdkExecuteOptions): Promise<ToolResult> => {
       const approvedBySdk = approval === 'sdk' && approvedInMessages(messages, toolCallId)
@@ -89,6 +97,7 @@ export function createAiSdkTools(ws: Workspace, options: AiSdkToolsOptions = {})
     const made = tool<Record<string, unknown>, ToolResult>({
       description: definition.description,
       inputSchema: jsonSchema<Record<string, unknown>>(definition.inputSchema as JSONSchema7),
+      ...(strict && { strict: true }),
       ...(approval === 'sdk' && {
         needsApproval: async (input: Record<string, unknown>) => (await ws.check(name, input, permissions)).decision === 'ask',
       }),

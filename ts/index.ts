@@ -17,6 +17,7 @@ export type {
   ConfirmHandler,
   ConfirmRequest,
   CwdInfo,
+  DefinitionsOptions,
   DenialCode,
   EditFileEdit,
   ErrorCode,

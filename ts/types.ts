@@ -120,6 +120,12 @@ export interface WorkspaceOptions {
   confirm?: ConfirmHandler
   /** How long to wait for a confirmation before denying, in milliseconds. `0` (default) waits forever. */
   confirmTimeoutMs?: number
+  /**
+   * What `write_file` does over an existing file the model has not read in this workspace, or that
+   * changed since it last read it (SPEC §5.1): `'refuse'` (default) answers `STALE` and writes
+   * nothing; `'allow'` writes it (the output says when the file had changed since the model saw it).
+   */
+  staleWrites?: 'refuse' | 'allow'
 }
 
 /** A JSON Schema fragment (draft 2020-12 subset accepted by zod's `z.fromJSONSchema`). */
@@ -135,6 +141,15 @@ export interface ToolInputSchema {
   additionalProperties: false
   /** Further JSON Schema keywords, if any. */
   [keyword: string]: unknown
+}
+
+/** Options of {@link Workspace.definitions}. */
+export interface DefinitionsOptions {
+  /**
+   * Schemas OpenAI's strict function calling accepts: every property required, optional ones
+   * nullable (`null` means "not given" to every tool), no `minLength`. Default `false`.
+   */
+  strict?: boolean
 }
 
 /** What a host registers with its model for one tool. */
@@ -182,6 +197,7 @@ export type ErrorCode =
   | 'ABORTED'
   | 'OS_PERMISSION'
   | 'IO_ERROR'
+  | 'STALE'
 
 /** Every error code, in SPEC §8 order. */
 export const ERROR_CODES: readonly ErrorCode[] = Object.freeze([
@@ -209,6 +225,7 @@ export const ERROR_CODES: readonly ErrorCode[] = Object.freeze([
   'ABORTED',
   'OS_PERMISSION',
   'IO_ERROR',
+  'STALE',
 ] as const)
 
 /**
@@ -227,14 +244,22 @@ export type DenialCode = 'USER_DENIED' | 'CONFIRM_TIMEOUT' | 'NO_CONFIRM_HANDLER
 export interface ToolResult<Data = Record<string, unknown>> {
   /** `ok`: done; `denied`: the user (or the missing handler) said no, nothing changed; `error`: see `code`. */
   status: 'ok' | 'denied' | 'error'
-  /** Text for the model. For write/edit/append it contains the unified diff of the change. */
+  /**
+   * Text for the model, bounded in bytes (near `readMaxBytes`, with a line saying what was left out
+   * and how to see it). For edit/append and a write that keeps some old lines it contains the
+   * unified diff of the change; a new file or a whole rewrite is counted, not echoed.
+   */
   output: string
   /**
    * Set when `status` is `error` (an {@link ErrorCode}) and when it is `denied` (a
    * {@link DenialCode}: who said no, or that nobody could be asked).
    */
   code?: ErrorCode | DenialCode
-  /** The unified diff alone (write/edit/append), for a UI. */
+  /**
+   * The unified diff alone (write/edit/append/patch), for a UI: whole up to 16 × `readMaxBytes`
+   * (1 MiB by default), then cut at a line and still a valid diff (`data.diffLinesLeftOut` says how
+   * many lines were left out).
+   */
   diff?: string
   /**
    * Structured details, e.g. `trashedTo` for a delete. Paths here and in `output` are in their
@@ -471,7 +496,7 @@ export interface EditFileEdit {
   /** Its replacement, taken literally. */
   newString: string
   /** Replace every occurrence instead of exactly one. */
-  replaceAll?: boolean
+  replaceAll?: boolean | null
 }
 
 /** The arguments of a tool without any. */
@@ -479,33 +504,34 @@ export type NoArgs = { [key: string]: never }
 
 /**
  * The arguments of each tool, by canonical name (SPEC §5), for {@link Workspace.call}. They match
- * the tools' JSON Schemas; the schemas stay the check at run time.
+ * the tools' JSON Schemas; the schemas stay the check at run time. `null` for an optional argument
+ * means "not given" (SPEC §2), as a model held to strict function calling sends it.
  */
 export interface ToolArgs {
-  read_file: { path: string; startLine?: number; endLine?: number; startColumn?: number }
+  read_file: { path: string; startLine?: number | null; endLine?: number | null; startColumn?: number | null }
   write_file: { path: string; content: string }
   append_file: { path: string; content: string }
   edit_file: { path: string; edits: EditFileEdit[] }
   apply_patch: { input: string }
-  list_directory: { path?: string; recursive?: boolean; includeIgnored?: boolean }
+  list_directory: { path?: string | null; recursive?: boolean | null; includeIgnored?: boolean | null }
   create_directory: { path: string }
-  delete_file: { path: string; permanent?: boolean }
-  remove_dir: { path: string; recursive?: boolean; permanent?: boolean }
-  move_file: { source: string; destination: string; overwrite?: boolean }
-  restore_file: { trashedPath: string; targetPath?: string; overwrite?: boolean }
+  delete_file: { path: string; permanent?: boolean | null }
+  remove_dir: { path: string; recursive?: boolean | null; permanent?: boolean | null }
+  move_file: { source: string; destination: string; overwrite?: boolean | null }
+  restore_file: { trashedPath: string; targetPath?: string | null; overwrite?: boolean | null }
   trash_list: NoArgs
   cwd_get: NoArgs
   cwd_push: { path: string }
   cwd_pop: NoArgs
-  glob: { pattern: string; path?: string; includeIgnored?: boolean }
+  glob: { pattern: string; path?: string | null; includeIgnored?: boolean | null }
   grep: {
     pattern: string
-    path?: string
-    include?: string
-    caseInsensitive?: boolean
-    contextLines?: number
-    maxMatches?: number
-    includeIgnored?: boolean
+    path?: string | null
+    include?: string | null
+    caseInsensitive?: boolean | null
+    contextLines?: number | null
+    maxMatches?: number | null
+    includeIgnored?: boolean | null
   }
 }
 
@@ -523,7 +549,7 @@ export type ChangedFile = {
 type Plain<T> = { [K in keyof T]: T[K] }
 
 /** `data` of the tools that change files: the paths changed, and the change's id in the history (SPEC §13). */
-type Changes = { files?: ChangedFile[]; trashedTo?: string; changeId?: string }
+type Changes = { files?: ChangedFile[]; trashedTo?: string; changeId?: string; diffLinesLeftOut?: number }
 
 /**
  * The `data` of each tool's successful result, by canonical name. Paths are absolute, in their

@@ -7,6 +7,7 @@ import { isAbortSignal, onAbort } from './internal/abort.js'
 import { answering, OpenPrompts, toNativeConfirm } from './internal/confirm.js'
 import { callIdSequence } from './internal/ids.js'
 import { JsonValueError, toJson } from './internal/json.js'
+import { toStrictSchema } from './internal/strict-schema.js'
 import { NativeWorkspace, type NativeWorkspaceContract } from './native.js'
 import type {
   CallArgs,
@@ -18,6 +19,7 @@ import type {
   CheckContext,
   ConfirmHandler,
   CwdInfo,
+  DefinitionsOptions,
   ToolData,
   ToolDefinition,
   ToolName,
@@ -137,6 +139,7 @@ export class Workspace {
   readonly #native: NativeWorkspaceContract
   readonly #confirm: ConfirmHandler | undefined
   #definitions: ToolDefinition[] | undefined
+  #strictDefinitions: ToolDefinition[] | undefined
 
   /**
    * Creates a workspace. Throws a `TypeError` naming the option for invalid options (a missing
@@ -158,10 +161,20 @@ export class Workspace {
   /**
    * The enabled tools, with the host's names, LLM-oriented descriptions and JSON Schemas. Each call
    * returns a fresh copy, so callers may modify it.
+   *
+   * @param options.strict - schemas OpenAI's strict function calling (structured outputs) accepts:
+   *   every property required, the optional ones nullable (a tool takes `null` as "not given"),
+   *   `additionalProperties: false` at every level, and no keyword strict mode does not support
+   *   (`minLength`: the tools still check it). Default `false`: the schemas as the tools check them.
    */
-  definitions(): ToolDefinition[] {
+  definitions(options?: DefinitionsOptions): ToolDefinition[] {
+    if (options !== undefined && !isPlainObjectLike(options)) throw new TypeError('options: must be an object')
+    const strict = options?.strict
+    if (strict !== undefined && typeof strict !== 'boolean') throw new TypeError('strict: must be a boolean')
     this.#definitions ??= JSON.parse(this.#native.definitions()) as ToolDefinition[]
-    return structuredClone(this.#definitions)
+    if (strict !== true) return structuredClone(this.#definitions)
+    this.#strictDefinitions ??= this.#definitions.map((d) => ({ ...d, inputSchema: toStrictSchema(d.inputSchema) }))
+    return structuredClone(this.#strictDefinitions)
   }
 
   /**

@@ -16,6 +16,12 @@ export function zodSchemaOf(definition: ToolDefinition): z.ZodType {
   return z.fromJSONSchema(definition.inputSchema as Parameters<typeof z.fromJSONSchema>[0])
 }
 
+/** Options of {@link zodSchemas}. */
+export interface ZodSchemasOptions {
+  /** From the strict schemas (`ws.definitions({ strict: true })`): optional arguments are nullable. Default `false`. */
+  strict?: boolean
+}
+
 /**
  * Returns `{ [toolName]: ZodType }` for every enabled tool of `ws`, so a host can validate a
  * model's arguments with the types it already uses. The tool still validates its arguments itself.
@@ -26,8 +32,10 @@ export function zodSchemaOf(definition: ToolDefinition): z.ZodType {
  * const parsed = schemas.read_file.safeParse({ path: 'README.md' })
  * ```
  */
-export function zodSchemas(ws: Workspace): ZodSchemas {
+export function zodSchemas(ws: Workspace, options: ZodSchemasOptions = {}): ZodSchemas {
   const schemas: ZodSchemas = {}
-  for (const definition of ws.definitions()) schemas[definition.name] = zodSchemaOf(definition)
+  for (const definition of ws.definitions({ strict: options.strict ?? false })) {
+    schemas[definition.name] = zodSchemaOf(definition)
+  }
   return schemas
 }

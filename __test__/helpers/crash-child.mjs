@@ -38,6 +38,9 @@ const ws = new Workspace({
     cwdRemoveDir: true,
   },
   limits: { writeMaxBytes: 64 << 20, appendMaxTotalBytes: 1 << 30, editMaxFileBytes: 64 << 20 },
+  // Each child is a fresh process rewriting files it never read: the harness tests kills, not
+  // the model's view (SPEC §5.1).
+  staleWrites: 'allow',
   confirm: () => true,
 })
 

@@ -16,6 +16,7 @@ use crate::paths::fsops::{self, EntryKind};
 use crate::paths::shown::{echo, Shown};
 use crate::paths::{Sandbox, Target};
 use crate::progress::Meter;
+use crate::text::bounded::{bounded, lines_within, NOTE_ROOM};
 use crate::walk::{self, WalkOptions};
 
 /// A file the glob matched.
@@ -76,26 +77,33 @@ pub struct Searched<'a> {
     pub pattern: &'a str,
     pub dir: &'a Path,
     pub include_ignored: bool,
+    /// The output limit (`readMaxBytes`): deep paths are listed only up to it.
+    pub max_bytes: usize,
 }
 
-/// The newest `max` of `found`, one relative path a line, or why there are none, and a note
-/// saying how to narrow the search when more were found.
+/// The newest `max` of `found` (fewer when their paths reach the output limit), one relative
+/// path a line, or why there are none, and a note saying how to narrow the search when more
+/// were found.
 pub fn listing(mut found: Vec<Found>, max: usize, searched: &Searched<'_>) -> Listing {
     let total = found.len();
     sort_newest_first(&mut found);
-    let shown: Vec<String> = found
+    let mut shown: Vec<String> = found
         .iter()
         .take(max)
         .map(|f| f.rel.shown().into_owned())
         .collect();
-    let text = render(
-        &shown,
-        total,
-        max,
-        searched.pattern,
-        searched.dir,
-        searched.include_ignored,
-    );
+    let fit = lines_within(&shown, searched.max_bytes.saturating_sub(NOTE_ROOM));
+    let by_bytes = fit < shown.len();
+    shown.truncate(fit);
+    let limit = if by_bytes {
+        format!(" (the output limit of {} bytes)", searched.max_bytes)
+    } else {
+        String::new()
+    };
+    let text = render(&shown, total, &limit, searched);
+    let text = bounded(&text, searched.max_bytes, |left| {
+        format!("[… {} more bytes not shown]", left.bytes)
+    });
     Listing {
         text,
         shown: shown.len(),
@@ -108,25 +116,25 @@ fn sort_newest_first(found: &mut [Found]) {
     found.sort_unstable_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.rel.cmp(&b.rel)));
 }
 
-fn render(
-    shown: &[String],
-    total: usize,
-    max: usize,
-    pattern: &str,
-    dir: &Path,
-    include_ignored: bool,
-) -> String {
+/// The listing of `shown` (of `total` found), or why nothing matched; `limit` says what cut it
+/// short when it is not `listMaxEntries`.
+fn render(shown: &[String], total: usize, limit: &str, searched: &Searched<'_>) -> String {
     if shown.is_empty() {
-        let mut text = format!("No files match `{}` in {}.", echo(pattern), dir.shown());
-        if !include_ignored {
+        let mut text = format!(
+            "No files match `{}` in {}.",
+            echo(searched.pattern),
+            searched.dir.shown()
+        );
+        if !searched.include_ignored {
             text.push_str(" Files ignored by .gitignore were skipped; set includeIgnored: true to include them.");
         }
         return text;
     }
     let mut text = shown.join("\n");
-    if total > max {
+    if total > shown.len() {
         text.push_str(&format!(
-            "\n[Found {total} files; showing the {max} most recently modified. Use a more specific pattern or a subdirectory as path to narrow the search.]"
+            "\n[Found {total} files; showing the {} most recently modified{limit}. Use a more specific pattern or a subdirectory as path to narrow the search.]",
+            shown.len()
         ));
     }
     text
@@ -151,23 +159,44 @@ mod tests {
         assert_eq!(order, ["c", "a", "b", "d"]);
     }
 
+    fn searched(pattern: &str, include_ignored: bool) -> Searched<'_> {
+        Searched {
+            pattern,
+            dir: Path::new("/w"),
+            include_ignored,
+            max_bytes: 65536,
+        }
+    }
+
     #[test]
     fn render_says_how_to_narrow() {
-        let dir = Path::new("/w");
-        assert_eq!(
-            render(&["a".into(), "b".into()], 2, 2, "*", dir, false),
-            "a\nb"
-        );
-        let cut = render(&["a".into(), "b".into()], 7, 2, "*", dir, false);
+        let all = searched("*", false);
+        assert_eq!(render(&["a".into(), "b".into()], 2, "", &all), "a\nb");
+        let cut = render(&["a".into(), "b".into()], 7, "", &all);
         assert_eq!(
             cut,
             "a\nb\n[Found 7 files; showing the 2 most recently modified. Use a more specific pattern or a subdirectory as path to narrow the search.]"
         );
-        let none = render(&[], 0, 2, "*.zig", dir, false);
+        let none = render(&[], 0, "", &searched("*.zig", false));
         assert!(
             none.starts_with("No files match `*.zig` in /w.") && none.contains("includeIgnored")
         );
-        assert!(!render(&[], 0, 2, "*.zig", dir, true).contains("includeIgnored"));
+        assert!(!render(&[], 0, "", &searched("*.zig", true)).contains("includeIgnored"));
+    }
+
+    /// Deep paths: the listing stops near the output limit and says so.
+    #[test]
+    fn deep_paths_are_listed_up_to_the_output_limit() {
+        let deep = format!("{}/", "d".repeat(3000));
+        let found: Vec<Found> = (0..500).map(|i| f(&format!("{deep}{i}"), i)).collect();
+        let listed = listing(found, 500, &searched("**/*", false));
+        assert!(listed.text.len() <= 65536, "{}", listed.text.len());
+        assert_eq!(listed.total, 500);
+        assert!(listed.shown < 500 && listed.text.lines().count() == listed.shown + 1);
+        assert!(listed.text.ends_with(&format!(
+            "\n[Found 500 files; showing the {} most recently modified (the output limit of 65536 bytes). Use a more specific pattern or a subdirectory as path to narrow the search.]",
+            listed.shown
+        )));
     }
 
     #[test]
@@ -176,6 +205,7 @@ mod tests {
             pattern: "*\n",
             dir: Path::new("/w\r"),
             include_ignored: true,
+            max_bytes: 65536,
         };
         let listed = listing(vec![f("x\u{1b}[2J\ny", 1)], 5, &searched);
         assert_eq!(listed.text, "x\\x1b[2J\\ny");
@@ -189,6 +219,7 @@ mod tests {
             pattern: "*",
             dir: Path::new("/w"),
             include_ignored: false,
+            max_bytes: 65536,
         };
         let found = vec![f("old", 1), f("new", 9), f("mid", 5)];
         let listed = listing(found, 2, &searched);

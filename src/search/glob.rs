@@ -27,8 +27,31 @@ pub struct GlobError(String);
 impl GlobError {
     /// The tool error for the glob given as `field` of a call to `tool`.
     pub fn for_field(self, tool: &str, field: &str) -> ToolError {
-        ToolError::invalid(format!("{tool}: invalid arguments: {field}: {}", self.0))
+        let message = self.0.replace(FIELD, field);
+        ToolError::invalid(format!("{tool}: invalid arguments: {field}: {message}"))
     }
+}
+
+/// Where a [`GlobError`]'s message names the field it is about.
+const FIELD: &str = "\u{0}field\u{0}";
+
+/// An absolute glob split into the directory to search and the glob relative to it, with the
+/// same meaning: the directory is the deepest one named before the first wildcard, and one more
+/// name goes into the glob when it would otherwise have no `/` (a glob without one matches names
+/// at any depth, which the absolute glob did not).
+fn split_absolute(glob: &str) -> (String, String) {
+    let parts: Vec<&str> = glob.trim_start_matches('/').split('/').collect();
+    let wild = |part: &&str| part.contains(['*', '?', '[', '{']);
+    let first_wild = parts.iter().position(wild).unwrap_or(parts.len() - 1);
+    let split = if first_wild + 1 == parts.len() {
+        first_wild.saturating_sub(1)
+    } else {
+        first_wild
+    };
+    (
+        format!("/{}", parts[..split].join("/")),
+        parts[split..].join("/"),
+    )
 }
 
 /// The longest glob accepted (a path can have at most 4096 bytes, so a longer glob matches nothing a
@@ -51,9 +74,13 @@ impl PathGlob {
             glob = rest;
         }
         if glob.starts_with('/') {
+            let (dir, rest) = split_absolute(glob);
+            let quote = |s: &str| serde_json::to_string(&echo(s)).unwrap_or_default();
             return Err(GlobError(format!(
-                "`{}` is absolute; the glob matches paths relative to the searched directory, so put the directory in path and the rest in the pattern (e.g. path: \"/src\", pattern: \"**/*.ts\")",
-                echo(pattern)
+                "`{}` is absolute, but it is matched against paths relative to the searched directory: give path: {} and {FIELD}: {} instead",
+                echo(pattern),
+                quote(&dir),
+                quote(&rest)
             )));
         }
         if glob.split('/').any(|part| part == "..") {
@@ -99,6 +126,18 @@ mod tests {
     use super::*;
     use crate::error::ErrorCode;
 
+    /// The split keeps the glob's meaning: what it matched below the directory, and only that.
+    #[test]
+    fn an_absolute_glob_splits_into_a_directory_and_a_relative_glob() {
+        let split = |g: &str| split_absolute(g);
+        let pair = |d: &str, r: &str| (d.to_owned(), r.to_owned());
+        assert_eq!(split("/w/src/**/*.ts"), pair("/w/src", "**/*.ts"));
+        assert_eq!(split("/w/src/*.txt"), pair("/w", "src/*.txt"));
+        assert_eq!(split("/w/a.txt"), pair("/", "w/a.txt"));
+        assert_eq!(split("/*.txt"), pair("/", "*.txt"));
+        assert_eq!(split("/w/*/x/*.rs"), pair("/w", "*/x/*.rs"));
+    }
+
     fn glob(p: &str) -> PathGlob {
         PathGlob::new(p).unwrap()
     }
@@ -140,6 +179,13 @@ mod tests {
             e.message
         );
         assert!(PathGlob::new("/etc/*").unwrap_err().0.contains("absolute"));
+        let e = PathGlob::new("/w/src/*.txt")
+            .unwrap_err()
+            .for_field("glob", "pattern");
+        assert_eq!(
+            e.message,
+            "glob: invalid arguments: pattern: `/w/src/*.txt` is absolute, but it is matched against paths relative to the searched directory: give path: \"/w\" and pattern: \"src/*.txt\" instead"
+        );
         assert!(PathGlob::new("../*.rs").unwrap_err().0.contains(".."));
     }
 }

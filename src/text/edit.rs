@@ -6,7 +6,7 @@ use std::fmt;
 use super::closest::find_closest;
 pub use super::closest::{numbered_line, ClosestMatch};
 use super::decode::has_crlf;
-use super::occurrences::{count_matches, has_bare_lf, lf_to_crlf, replace_all};
+use super::occurrences::{count_matches, has_bare_lf, lf_to_crlf, match_starts, replace_all};
 use crate::error::{ErrorCode, ToolError};
 
 /// One requested replacement.
@@ -43,9 +43,17 @@ pub enum EditError {
         closest: Option<ClosestMatch>,
     },
     /// `replace_all` was false and `old_string` occurs `count` times
-    /// (overlapping occurrences included).
-    MultipleMatches { edit: usize, count: usize },
+    /// (overlapping occurrences included), starting at `lines` (1-based, the
+    /// first [`MAX_LISTED_LINES`] of them).
+    MultipleMatches {
+        edit: usize,
+        count: usize,
+        lines: Vec<usize>,
+    },
 }
+
+/// How many of the lines where an ambiguous `old_string` occurs are named.
+pub const MAX_LISTED_LINES: usize = 10;
 
 impl EditError {
     /// The 1-based number of the edit that failed.
@@ -63,7 +71,9 @@ impl EditError {
     /// `read_file`'s line format.
     pub fn message(&self) -> String {
         match self {
-            EditError::EmptyOldString { edit } => format!("edit {edit}: oldString must not be empty"),
+            EditError::EmptyOldString { edit } => {
+                format!("edit {edit}: oldString must not be empty")
+            }
             EditError::Identical { edit } => {
                 format!("edit {edit}: oldString and newString are identical")
             }
@@ -75,9 +85,30 @@ impl EditError {
                 }
                 message
             }
-            EditError::MultipleMatches { edit, count } => format!(
-                "edit {edit}: oldString found {count} times — set replaceAll: true or add surrounding context to disambiguate"
-            ),
+            EditError::MultipleMatches { edit, count, lines } => {
+                let mut message = format!(
+                    "edit {edit}: oldString found {count} times — set replaceAll: true or add surrounding context to disambiguate"
+                );
+                if let Some((last, rest)) = lines.split_last() {
+                    let listed = if rest.is_empty() {
+                        format!("line {last}")
+                    } else {
+                        let rest: Vec<String> = rest.iter().map(usize::to_string).collect();
+                        format!("lines {} and {last}", rest.join(", "))
+                    };
+                    let more = match count.saturating_sub(MAX_LISTED_LINES) {
+                        0 => String::new(),
+                        n => format!(", and {n} more times after"),
+                    };
+                    let of = if *edit > 1 {
+                        " of the file as the earlier edits left it"
+                    } else {
+                        ""
+                    };
+                    message.push_str(&format!("\nIt occurs at {listed}{more}{of}."));
+                }
+                message
+            }
         }
     }
 }
@@ -153,8 +184,24 @@ fn apply_one(text: &mut String, edit: &Edit, number: usize) -> Result<usize, Edi
         (count, _) => Err(EditError::MultipleMatches {
             edit: number,
             count,
+            lines: line_numbers(text, &target.old),
         }),
     }
+}
+
+/// The 1-based lines where the first [`MAX_LISTED_LINES`] occurrences of `needle` start.
+fn line_numbers(text: &str, needle: &str) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    let (mut line, mut counted) = (1, 0);
+    let mut lines = Vec::new();
+    for start in match_starts(bytes, needle.as_bytes(), MAX_LISTED_LINES) {
+        line += memchr::memchr_iter(b'\n', &bytes[counted..start]).count();
+        counted = start;
+        if lines.last() != Some(&line) {
+            lines.push(line);
+        }
+    }
+    lines
 }
 
 /// The strings an edit actually uses (possibly converted to CRLF) and where
@@ -301,13 +348,15 @@ pub mod model {
                 return Err(EditError::MultipleMatches {
                     edit: n,
                     count: found.len(),
+                    lines: Vec::new(),
                 });
             }
         }
         Ok((text, counts))
     }
 
-    /// The engine's result in the model's shape: the closest-match hint dropped.
+    /// The engine's result in the model's shape: the closest-match hint and the lines of an
+    /// ambiguous match dropped.
     pub fn without_hint(
         result: Result<EditOutcome, EditError>,
     ) -> Result<(String, Vec<usize>), EditError> {
@@ -317,6 +366,13 @@ pub mod model {
                 edit,
                 closest: None,
             }),
+            Err(EditError::MultipleMatches { edit, count, .. }) => {
+                Err(EditError::MultipleMatches {
+                    edit,
+                    count,
+                    lines: Vec::new(),
+                })
+            }
             Err(other) => Err(other),
         }
     }
@@ -426,18 +482,63 @@ mod tests {
     #[test]
     fn multiple_matches_without_replace_all() {
         let err = apply("x = 1; x = 1;", &[edit("x = 1", "x = 2")]).unwrap_err();
-        assert_eq!(err, EditError::MultipleMatches { edit: 1, count: 2 });
+        assert_eq!(
+            err,
+            EditError::MultipleMatches {
+                edit: 1,
+                count: 2,
+                lines: vec![1]
+            }
+        );
         assert_eq!(
             err.message(),
-            "edit 1: oldString found 2 times — set replaceAll: true or add surrounding context to disambiguate"
+            "edit 1: oldString found 2 times — set replaceAll: true or add surrounding context to disambiguate\nIt occurs at line 1."
         );
         assert_eq!(ToolError::from(err).code, ErrorCode::MultipleMatches);
+    }
+
+    /// An ambiguous oldString names the lines it occurs at, as apply_patch does: every line for
+    /// a few, the first ones and how many more for many; after earlier edits, lines of the text
+    /// they left.
+    #[test]
+    fn multiple_matches_name_their_lines() {
+        let text = "a\nfoo\nb\nfoo\nfoo\n";
+        let err = apply(text, &[edit("foo", "bar")]).unwrap_err();
+        assert!(
+            err.message().ends_with("\nIt occurs at lines 2, 4 and 5."),
+            "{}",
+            err.message()
+        );
+        let many = "foo\n".repeat(25);
+        let err = apply(&many, &[edit("foo", "bar")]).unwrap_err();
+        assert!(
+            err.message().ends_with(
+                "\nIt occurs at lines 1, 2, 3, 4, 5, 6, 7, 8, 9 and 10, and 15 more times after."
+            ),
+            "{}",
+            err.message()
+        );
+        let err = apply("x\ny\n", &[edit("x", "y"), edit("y", "z")]).unwrap_err();
+        assert!(
+            err.message().ends_with(
+                "\nIt occurs at lines 1 and 2 of the file as the earlier edits left it."
+            ),
+            "{}",
+            err.message()
+        );
     }
 
     #[test]
     fn overlapping_occurrences_count() {
         let err = apply("aaa", &[edit("aa", "b")]).unwrap_err();
-        assert_eq!(err, EditError::MultipleMatches { edit: 1, count: 2 });
+        assert!(matches!(
+            err,
+            EditError::MultipleMatches {
+                edit: 1,
+                count: 2,
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -505,7 +606,14 @@ mod tests {
     #[test]
     fn crlf_conversion_counts_matches_of_the_converted_string() {
         let err = apply("a\r\nb a\r\nb", &[edit("a\nb", "c")]).unwrap_err();
-        assert_eq!(err, EditError::MultipleMatches { edit: 1, count: 2 });
+        assert_eq!(
+            err,
+            EditError::MultipleMatches {
+                edit: 1,
+                count: 2,
+                lines: vec![1, 2]
+            }
+        );
         let text = apply("a\r\nb a\r\nb", &[edit_all("a\nb", "c\nd")]).unwrap();
         assert_eq!(text, "c\r\nd c\r\nd");
     }

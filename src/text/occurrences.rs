@@ -27,6 +27,17 @@ pub(crate) fn count_matches(haystack: &[u8], needle: &[u8]) -> Occurrences {
     result
 }
 
+/// The byte offsets of the first `limit` occurrences [`count_matches`] counts.
+pub(crate) fn match_starts(haystack: &[u8], needle: &[u8], limit: usize) -> Vec<usize> {
+    let mut starts = Vec::new();
+    each_occurrence(haystack, needle, |pos| {
+        if starts.len() < limit && keeps_crlf_pairs(haystack, pos, pos + needle.len()) {
+            starts.push(pos);
+        }
+    });
+    starts
+}
+
 /// True when a match of `haystack[start..end]` starts or ends between the
 /// `\r` and the `\n` of a CRLF pair. Replacing such a match would leave a
 /// lone `\r` or `\n` behind (SPEC §5), so it is not a match.

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::files::{self, Planned};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Rewrite, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::journal::{self, Tail};
@@ -23,6 +23,7 @@ use crate::paths::Target;
 use crate::permissions::Operation;
 use crate::text::decode::{decode_for_edit, DecodeError};
 use crate::text::delta::Delta;
+use crate::views::{Moment, Seen};
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "append_file",
@@ -122,6 +123,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             })
             .await?
         };
+        let stale_note = match &planned {
+            Planned::Present { stat, .. } => call.check_view(&target.path, stat, Rewrite::Part)?,
+            Planned::Absent => None,
+        };
         call.authorize(Authorization {
             diff: Some(diff.clone()),
             ..Authorization::of(
@@ -141,27 +146,35 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             } => Some(old.len()),
             _ => None,
         };
-        let created_dirs = {
+        let (created_dirs, written) = {
             let (target, content) = (target.clone(), content.clone());
             let ws = call.ws.clone();
             call.blocking(move || {
                 let created_dirs = files::missing_parents(&target);
-                commit(
+                let written = commit(
                     &target,
                     &planned,
                     content.as_bytes(),
                     sandboxed,
                     ws.journal(),
                 )?;
-                Ok(created_dirs)
+                Ok((created_dirs, written))
             })
             .await?
         };
+        if let Some(seen) = &written {
+            call.saw(&target.path, seen);
+        }
         let summary = if created {
             format!(
-                "Created {} with {}",
+                "Created {} with {} ({})",
                 target.path.shown(),
-                super::bytes(content.len() as u64)
+                super::bytes(content.len() as u64),
+                super::quantity(
+                    files::line_count(content.as_bytes()) as u64,
+                    "line",
+                    "lines"
+                )
             )
         } else {
             format!(
@@ -170,9 +183,15 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 target.path.shown()
             )
         };
+        let summary = match stale_note {
+            Some(note) => format!("{summary}\n{note}"),
+            None => summary,
+        };
+        // A new file is the model's own text: counted above, not echoed (SPEC §2).
+        let shown = if created { "" } else { &diff[..] };
         let mut success = Success::text(files::with_diff(
             summary,
-            &diff,
+            shown,
             call.limits().read_max_bytes,
         ))
         .with_data("path", target.path.shown().into_owned())
@@ -215,20 +234,25 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
 /// the first byte goes through the descriptor and removed once the file is fsynced; the next
 /// `Workspace` on the same root and data dir truncates a partial append back to the old size,
 /// unless anything was written after it (see `crate::journal`).
+///
+/// Returns the file as the append left it (for the model's view of it, SPEC §5.1).
 fn commit(
     target: &Target,
     planned: &Planned,
     content: &[u8],
     sandboxed: bool,
     journal: &journal::Journal,
-) -> Result<(), ToolError> {
+) -> Result<Option<Seen>, ToolError> {
     let (parent_path, name) = target
         .split()
         .ok_or_else(|| files::is_a_directory(&target.path))?;
     let (parent, _) = fsops::ensure_dir(&target.anchor, parent_path)
         .map_err(|e| ToolError::io(&e, "create the parent directory of", &target.path))?;
     let mut file = match planned {
-        Planned::Absent => return create_new(journal, target, parent.as_fd(), content),
+        Planned::Absent => {
+            create_new(journal, target, parent.as_fd(), content)?;
+            return Ok(files::file_stat_at(parent.as_fd(), name));
+        }
         Planned::Present { stat, bytes } => {
             let mut file = match fsops::open_for_update(parent.as_fd(), name) {
                 Ok(file) => file,
@@ -268,7 +292,8 @@ fn commit(
     let written = file.write_all(content).and_then(|()| file.sync_data());
     let Err(e) = written else {
         entry.finish();
-        return Ok(());
+        let at = Moment::now();
+        return Ok(fsops::fstat(&file).ok().map(|stat| Seen { stat, at }));
     };
     let mut error = ToolError::io(&e, "append to", &target.path);
     // Roll back now rather than at the next Workspace, and only what is provably ours: the old

@@ -7,16 +7,18 @@
 //! `plan` (file by file, within `patchMaxTotalBytes`, the combined diff within `patchMaxBytes`:
 //! `combined_diff`), committing `commit`.
 
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::trashing::in_trash;
 use super::{blast_radius, files};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Failure, Outcome, Success, ToolNames};
+use crate::call::{
+    changed_note, Authorization, BoxFuture, Call, Failure, Outcome, Success, ToolNames,
+};
 use crate::change::Action;
 use crate::confirm::{FilesSummary, Summary};
 use crate::error::{ErrorCode, ToolError};
@@ -27,7 +29,10 @@ use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::permissions::Operation;
 use crate::progress::Unit;
+use crate::text::bounded::bounded;
 use crate::text::patch::{self, FileChange as PatchChange, FilePatch};
+use crate::views::View;
+use crate::workspace::Workspace;
 
 mod combined_diff;
 mod commit;
@@ -163,8 +168,14 @@ async fn apply(call: &Call, args: Value) -> Outcome {
         names: Names {
             tool: call.tool_name.clone(),
             write_file: call.names.offered("write_file").map(str::to_owned),
+            sandbox: call.ws.sandbox().clone(),
+            permissions: call.permissions,
         },
         cancel: call.cancel.clone(),
+        deleted_by_a_change: {
+            let ws = call.ws.clone();
+            Box::new(move |path: &Path| deleted_by_a_change(&ws, path))
+        },
     });
     let files = Arc::new(parsed.files);
     let planning = {
@@ -178,8 +189,14 @@ async fn apply(call: &Call, args: Value) -> Outcome {
         }
         Planning::Plans(plans, diff) => (plans, diff.finish()),
     };
+    let stale_note = changed_since_seen(call, &plans);
     call.authorize(authorization(&plans, diff.clone(), cx.keep_overwrites))
         .await?;
+    let written: Vec<Target> = plans
+        .iter()
+        .filter(|p| !p.unchanged)
+        .filter_map(|p| p.write.as_ref().map(|write| write.target.clone()))
+        .collect();
     let _lock = lock.exclusive().await;
     let (ws, heading) = (call.ws.clone(), call.heading.clone());
     let changing = plans.iter().filter(|p| !p.unchanged).count() as u64;
@@ -187,9 +204,47 @@ async fn apply(call: &Call, args: Value) -> Outcome {
     let (committed, recorded) = call
         .blocking(move || commit::commit(&ws, plans, &files, &cx, &heading, &meter))
         .await?;
-    let mut success = success(call, committed, diff, &limits);
+    // What the patch left is what the model has seen of those files now (SPEC §5.1).
+    let left = call
+        .reading(move || {
+            Ok(written
+                .into_iter()
+                .filter_map(|target| {
+                    let (parent, name) = files::open_parent(&target, "check").ok()?;
+                    let seen = files::file_stat_at(parent.as_fd(), &name)?;
+                    Some((target.path, seen))
+                })
+                .collect::<Vec<_>>())
+        })
+        .await
+        .unwrap_or_default();
+    for (path, seen) in &left {
+        call.saw(path, seen);
+    }
+    let mut success = success(call, committed, diff, stale_note, &limits);
     success.recorded = recorded;
     Ok(success)
+}
+
+/// The line saying which of the files the patch changes had changed since the model last saw
+/// them (SPEC §5.1: not refused, but said).
+fn changed_since_seen(call: &Call, plans: &[Planned]) -> Option<String> {
+    let mut changed: Vec<&Path> = Vec::new();
+    for plan in plans.iter().filter(|p| !p.unchanged) {
+        let replaced = plan
+            .write
+            .as_ref()
+            .and_then(|write| write.replaced.as_ref().map(|old| (&write.target, old)));
+        let removed = plan.remove.as_ref().map(|(target, old)| (target, old));
+        for (target, old) in replaced.into_iter().chain(removed) {
+            if call.view(&target.path, &old.stat) == View::Changed
+                && !changed.contains(&&*target.path)
+            {
+                changed.push(&target.path);
+            }
+        }
+    }
+    (!changed.is_empty()).then(|| changed_note(&changed))
 }
 
 fn resolve_all(call: &Call, files: &[FilePatch]) -> Result<Vec<Resolved>, ToolError> {
@@ -263,10 +318,40 @@ fn refuse_moving_a_link(
     )))
 }
 
-/// The host's names of this tool and of write_file (for messages that point at it).
+/// The host's names of this tool and of write_file (for messages that point at it), and what
+/// a "not found" may show of a directory (`nearby`).
 struct Names {
     tool: String,
     write_file: Option<String>,
+    sandbox: crate::paths::Sandbox,
+    permissions: crate::permissions::Permissions,
+}
+
+impl Names {
+    /// What a "not found" of `raw` (resolved as `target`) adds (see `nearby`).
+    fn not_found_hint(&self, raw: &str, target: &Target) -> String {
+        let may_list = self.permissions.grants(Operation::Read, target.inside_root);
+        super::nearby::not_found_hint(raw, target, &self.sandbox, may_list)
+    }
+}
+
+/// Whether the latest change in the history that touched `path` removed it (deleted it, or moved
+/// it away): a patch deleting it again is a retry of one already applied, not a wrong path.
+fn deleted_by_a_change(ws: &Workspace, path: &Path) -> bool {
+    let Ok(entries) = ws.history().entries(&|_| true) else {
+        return false;
+    };
+    for entry in entries.iter().rev() {
+        for file in &entry.record.files {
+            if file.path == path {
+                return file.action == Action::Deleted;
+            }
+            if file.from.as_deref() == Some(path) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// One prompt for the whole patch (SPEC §12): granted when every file's single-file permission
@@ -330,31 +415,32 @@ fn authorization(plans: &[Planned], diff: String, keep_overwrites: bool) -> Auth
     }
 }
 
-fn success(call: &Call, committed: Vec<Committed>, diff: String, limits: &Limits) -> Success {
-    let mut text = String::from("Success. Updated the following files:");
+fn success(
+    call: &Call,
+    committed: Vec<Committed>,
+    diff: String,
+    stale_note: Option<String>,
+    limits: &Limits,
+) -> Success {
+    let max = limits.read_max_bytes as usize;
+    let mut listed = String::from("Success. Updated the following files:");
     for file in &committed {
-        text.push_str(&format!(
+        listed.push_str(&format!(
             "\n{} {}",
             file.letter,
             crate::paths::shown::echo(&file.given)
         ));
     }
-    let mut notes = Vec::new();
-    for file in &committed {
-        notes.extend(file.notes.iter().cloned());
-        if let Some(archive) = &file.change.trashed_to {
-            let subject = format!("What was at {}", file.change.path.shown());
-            notes.push(in_trash(call, &subject, archive).trim_start().to_owned());
-        }
-        if let Some(archive) = &file.removed_to {
-            let gone = file.change.from.as_ref().unwrap_or(&file.change.path);
-            notes.push(
-                in_trash(call, &gone.shown(), archive)
-                    .trim_start()
-                    .to_owned(),
-            );
-        }
-    }
+    // The list of files takes at most half the output; the diff, what is left.
+    let mut text = bounded(&listed, max / 2, |left| {
+        format!(
+            "[{left} more files not listed; the result's data.files lists every one]",
+            left = left.lines
+        )
+    });
+    let mut notes: Vec<String> = stale_note.into_iter().collect();
+    notes.extend(committed.iter().flat_map(|file| file.notes.iter().cloned()));
+    notes.extend(trash_notes(call, &committed));
     if !notes.is_empty() {
         text.push_str("\n\n");
         text.push_str(&notes.join("\n"));
@@ -365,4 +451,56 @@ fn success(call: &Call, committed: Vec<Committed>, diff: String, limits: &Limits
         success = success.with_change(file.recorded());
     }
     success
+}
+/// How many trashed files the result names one by one.
+const TRASH_NOTES_LISTED: usize = 10;
+
+/// Where the replaced and deleted files went: one line for all (the bucket is the same; an
+/// archive's name is enough for restore_file), then one short line per file (at most
+/// [`TRASH_NOTES_LISTED`], the rest counted).
+fn trash_notes(call: &Call, committed: &[Committed]) -> Vec<String> {
+    let root = call.ws.sandbox().root();
+    let mut trashed: Vec<(String, &Path)> = Vec::new();
+    for file in committed {
+        let what = files::diff_label(&file.change.path, root);
+        if let Some(archive) = &file.change.trashed_to {
+            trashed.push((format!("what was at {what}"), archive));
+        }
+        if let Some(archive) = &file.removed_to {
+            let gone = file.change.from.as_ref().unwrap_or(&file.change.path);
+            trashed.push((files::diff_label(gone, root), archive));
+        }
+    }
+    let Some((_, first)) = trashed.first() else {
+        return Vec::new();
+    };
+    let name = |archive: &Path| {
+        archive
+            .file_name()
+            .map(|n| Path::new(n).shown().into_owned())
+            .unwrap_or_default()
+    };
+    let restore = call.names.hint("restore_file", |restore| {
+        let quoted = serde_json::to_string(&name(first)).unwrap_or_default();
+        format!(" (restore one with {restore} {{ \"trashedPath\": {quoted} }}, its name is enough)")
+    });
+    let bucket = first
+        .parent()
+        .unwrap_or(Path::new("/"))
+        .shown()
+        .into_owned();
+    let mut notes = vec![format!("In the trash at {bucket}{restore}:")];
+    for (what, archive) in trashed.iter().take(TRASH_NOTES_LISTED) {
+        notes.push(format!("  {what}: {}", name(archive)));
+    }
+    if trashed.len() > TRASH_NOTES_LISTED {
+        let list = call
+            .names
+            .hint("trash_list", |list| format!("; {list} lists them"));
+        notes.push(format!(
+            "  … and {} more (the result's data.files names every archive{list})",
+            trashed.len() - TRASH_NOTES_LISTED
+        ));
+    }
+    notes
 }

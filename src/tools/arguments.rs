@@ -16,6 +16,35 @@ use crate::paths::shown::echo;
 /// The longest argument name quoted back in a message.
 const NAME_ECHO_CHARS: usize = 80;
 
+/// `args` with every `null` given for an optional argument left out, at every depth `schema`
+/// describes (an edit's `replaceAll`): `null` means "not given" (SPEC §2), which is how a model
+/// held to strict function calling, where every argument is required, leaves one out. A `null`
+/// for a required argument stays, for [`check`] to refuse.
+pub fn without_null_optionals(schema: &Value, args: Value) -> Value {
+    match (schema["type"].as_str(), args) {
+        (Some("object"), Value::Object(given)) => {
+            let required = schema["required"].as_array();
+            let is_required = |name: &str| required.is_some_and(|r| r.iter().any(|n| n == name));
+            let kept = given
+                .into_iter()
+                .filter(|(name, value)| !value.is_null() || is_required(name))
+                .map(|(name, value)| {
+                    let value = without_null_optionals(&schema["properties"][&name], value);
+                    (name, value)
+                })
+                .collect();
+            Value::Object(kept)
+        }
+        (Some("array"), Value::Array(items)) => Value::Array(
+            items
+                .into_iter()
+                .map(|item| without_null_optionals(&schema["items"], item))
+                .collect(),
+        ),
+        (_, args) => args,
+    }
+}
+
 /// `INVALID_ARGUMENTS` (prefixed with `tool`, the host's name of the tool) unless `args` fits
 /// `schema`.
 pub fn check(tool: &str, schema: &Value, args: &Value) -> Result<(), ToolError> {
@@ -61,18 +90,7 @@ fn check_object(schema: &Value, given: &Map<String, Value>, at: &str) -> Result<
 
 /// One value against its schema; `at` names it (`path`, `edits[0].oldString`).
 fn check_value(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
-    let wrong = || {
-        let optional = if value.is_null() {
-            ", or leave the argument out if it is optional"
-        } else {
-            ""
-        };
-        format!(
-            "{at}: must be {}, got {}{optional}",
-            expected(schema),
-            kind(value)
-        )
-    };
+    let wrong = || format!("{at}: must be {}, got {}", expected(schema), kind(value));
     let number = |key: &str| schema.get(key).and_then(Value::as_i64);
     match schema["type"].as_str() {
         Some("string") => {
@@ -186,7 +204,7 @@ mod tests {
             (json!({ "path": "a", "startLine": -1 }), "read_file: invalid arguments: startLine: must be at least 1, got -1"),
             (json!({ "path": "a", "startLine": 1.5 }), "read_file: invalid arguments: startLine: must be an integer, got the number 1.5"),
             (json!({ "path": "a", "startLine": "3" }), "read_file: invalid arguments: startLine: must be an integer, got a string"),
-            (json!({ "path": "a", "recursive": null }), "read_file: invalid arguments: recursive: must be a boolean (true or false), got null, or leave the argument out if it is optional"),
+            (json!({ "path": null }), "read_file: invalid arguments: path: must be a string, got null"),
             (json!({ "path": "a", "bogus": 1 }), "read_file: invalid arguments: bogus: unknown argument; the arguments are `path`, `startLine` and `recursive`"),
             (json!([1]), "read_file: the arguments must be a JSON object of named arguments, got an array"),
         ];
@@ -199,6 +217,26 @@ mod tests {
             &json!({ "path": "a", "startLine": 3 })
         )
         .is_ok());
+    }
+
+    /// `null` is "not given" for an optional argument, at any depth; a required one stays null.
+    #[test]
+    fn null_optional_arguments_are_left_out() {
+        let edit = ALL.iter().find(|t| t.name == "edit_file").unwrap();
+        let schema = (edit.schema)();
+        let strict_shaped = json!({ "path": "a", "edits": [{ "oldString": "x", "newString": "y", "replaceAll": null }] });
+        assert_eq!(
+            without_null_optionals(&schema, strict_shaped),
+            json!({ "path": "a", "edits": [{ "oldString": "x", "newString": "y" }] })
+        );
+        let read = read_file_schema();
+        let args = json!({ "path": "a", "startLine": null, "recursive": null });
+        assert_eq!(without_null_optionals(&read, args), json!({ "path": "a" }));
+        let required = json!({ "path": null, "startLine": null });
+        assert_eq!(
+            without_null_optionals(&read, required),
+            json!({ "path": null })
+        );
     }
 
     #[test]

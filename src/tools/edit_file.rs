@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::files::{self, file_not_found, Planned};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Rewrite, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
@@ -20,7 +20,8 @@ use crate::paths::shown::Shown;
 use crate::permissions::Operation;
 use crate::text::decode::{decode_for_edit, TextFile};
 use crate::text::diff::diff_with_delta;
-use crate::text::edit::{apply_edits, Edit};
+use crate::text::edit::{apply_edits, Edit, EditError};
+use crate::views::View;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "edit_file",
@@ -138,11 +139,16 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let planned_target = target.clone();
         let tool = call.tool_name.clone();
         let write_file = call.names.offered("write_file").map(str::to_owned);
+        let read_file = call.names.offered("read_file").map(str::to_owned);
+        let ws = call.ws.clone();
+        let raw = args.path.clone();
+        let may_list = call.permissions.grants(Operation::Read, target.inside_root);
         let plan = call
             .reading(move || {
                 let target = planned_target;
                 let mut opened = files::open_existing(&target, "read")?.ok_or_else(|| {
                     let mut e = file_not_found(&target.path);
+                    e.message.push_str(&super::nearby::not_found_hint(&raw, &target, ws.sandbox(), may_list));
                     match &write_file {
                         Some(write) => e.message.push_str(&format!("; check the path, or use {write} to create a new file")),
                         None => e.message.push_str("; check the path"),
@@ -163,7 +169,21 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         )
                     })?;
                 let decoded = decode_for_edit(&old).map_err(|e| e.into_tool_error(&target.path, &tool, write_file.as_deref()))?;
-                let outcome = apply_edits(&decoded.text, &edits).map_err(ToolError::from)?;
+                let outcome = apply_edits(&decoded.text, &edits).map_err(|e| {
+                    let hint = match &e {
+                        EditError::NotFound { edit, closest } => {
+                            not_found_hint(&edits[edit - 1].old_string, closest.is_none(), read_file.as_deref())
+                        }
+                        _ => String::new(),
+                    };
+                    let mut e = ToolError::from(e);
+                    e.message.push_str(&hint);
+                    // Not found in a file that changed since the model read it: its view is old.
+                    if e.code == ErrorCode::NoMatch && ws.seen().view(&target.path, &opened.stat) == View::Changed {
+                        e.message.push_str("\nNote: it changed since you read it (by the user or another program); read it again and copy the lines from what it holds now.");
+                    }
+                    e
+                })?;
                 // The diff's line matching also gives the delta that takes the edit back (undo).
                 let bom = if decoded.bom { 3 } else { 0 };
                 let (diff, reverse) = diff_with_delta(
@@ -178,6 +198,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 Ok(PlannedEdit { old, new, stat: opened.stat, diff: diff.text, reverse: reverse.encode(), replacements: outcome.replacements.iter().sum() })
             })
             .await?;
+        let stale_note = call.check_view(&target.path, &plan.stat, Rewrite::Part)?;
         call.authorize(Authorization {
             diff: Some(plan.diff.clone()),
             ..Authorization::of(
@@ -193,28 +214,37 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let sha_after = sha256_hex(&plan.new);
         let (committed_target, old, new, stat) = (target.clone(), plan.old, plan.new, plan.stat);
         let ws = call.ws.clone();
-        call.blocking(move || {
-            let target = committed_target;
-            let (parent, name) = files::open_parent(&target, "edit")?;
-            let planned = Planned::Present {
-                stat,
-                bytes: Some(old),
-            };
-            planned.verify(&parent, &name, &target.path)?;
-            let same_content = |file: &mut std::fs::File| planned.same_content(file);
-            let replacing = Replacing::File {
-                stat: &stat,
-                same_content: &same_content,
-            };
-            files::write_atomic(ws.journal(), &target, parent.as_fd(), &new, replacing)
-        })
-        .await?;
-        let summary = format!(
+        let written = call
+            .blocking(move || {
+                let target = committed_target;
+                let (parent, name) = files::open_parent(&target, "edit")?;
+                let planned = Planned::Present {
+                    stat,
+                    bytes: Some(old),
+                };
+                planned.verify(&parent, &name, &target.path)?;
+                let same_content = |file: &mut std::fs::File| planned.same_content(file);
+                let replacing = Replacing::File {
+                    stat: &stat,
+                    same_content: &same_content,
+                };
+                files::write_atomic(ws.journal(), &target, parent.as_fd(), &new, replacing)?;
+                Ok(files::file_stat_at(parent.as_fd(), &name))
+            })
+            .await?;
+        if let Some(seen) = &written {
+            call.saw(&target.path, seen);
+        }
+        let mut summary = format!(
             "Edited {} ({}, {})",
             target.path.shown(),
             super::quantity(edit_count as u64, "edit", "edits"),
             super::quantity(plan.replacements as u64, "replacement", "replacements")
         );
+        if let Some(note) = stale_note {
+            summary.push('\n');
+            summary.push_str(&note);
+        }
         let mut success =
             Success::text(files::with_diff(summary, &plan.diff, limits.read_max_bytes))
                 .with_data("path", target.path.shown().into_owned())
@@ -231,8 +261,39 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
     })
 }
 
+/// What to do about an `old_string` that was not found: copy the lines again when nothing in
+/// the file is close to it (`nothing_close`); drop `read_file`'s line-number prefix when it
+/// starts with one. `read` is the host's name of read_file, if offered.
+fn not_found_hint(old_string: &str, nothing_close: bool, read: Option<&str>) -> String {
+    let mut hint = String::new();
+    if let Some(prefix) = line_number_prefix(old_string) {
+        let whose = read.map_or_else(|| "a listing's".to_owned(), |read| format!("{read}'s"));
+        hint.push_str(&format!(
+            "\noldString starts with {whose} line-number prefix ({prefix:?}), which is not part of the file: drop it from every line."
+        ));
+    } else if nothing_close {
+        let read = read.map(|read| format!(" ({read})")).unwrap_or_default();
+        hint.push_str(&format!(
+            "\nNothing in the file is close to it: read the lines again{read} and copy them exactly, whitespace and indentation included."
+        ));
+    }
+    hint
+}
+
+/// The `  12 | ` that starts `text`, as read_file numbers lines, if it starts with one.
+fn line_number_prefix(text: &str) -> Option<&str> {
+    let digits_at = text.len() - text.trim_start_matches(' ').len();
+    let digits = text[digits_at..].len()
+        - text[digits_at..]
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .len();
+    let end = digits_at + digits;
+    (digits > 0 && text[end..].starts_with(" | ")).then(|| &text[..end + 3])
+}
+
 #[cfg(test)]
 mod tests {
+    use super::line_number_prefix;
     use crate::error::ErrorCode;
     use crate::paths::fsops::race_point::{self, RacePoint};
     use crate::tools::testing::{save_in_place, TestWorkspace};
@@ -257,6 +318,41 @@ mod tests {
             "fn old() {} // saved by the editor\n"
         );
         assert_eq!(ws.names(), ["ef-saved.txt"]);
+    }
+
+    /// Not found: the next step. Copy again when nothing is close; drop read_file's prefix
+    /// when the oldString starts with it (whether or not something is close).
+    #[tokio::test]
+    async fn not_found_says_what_to_do_next() {
+        let ws = TestWorkspace::new();
+        std::fs::write(ws.root.join("a.txt"), "hello\nworld\n").unwrap();
+        let edit = |old: &str| json!({ "path": "a.txt", "edits": [{ "oldString": old, "newString": "x" }] });
+        let far = ws.call("edit_file", edit("zzzz qqqq")).await;
+        assert_eq!(far.code, Some(ErrorCode::NoMatch), "{}", far.output);
+        assert_eq!(
+            far.output,
+            "edit 1: oldString not found in file\nNothing in the file is close to it: read the lines again (read_file) and copy them exactly, whitespace and indentation included."
+        );
+        let prefixed = ws
+            .call("edit_file", edit("   1 | hello\n   2 | world"))
+            .await;
+        assert!(
+            prefixed.output.ends_with("\noldString starts with read_file's line-number prefix (\"   1 | \"), which is not part of the file: drop it from every line."),
+            "{}",
+            prefixed.output
+        );
+        let found_twice = ws.call("edit_file", edit("o")).await;
+        assert!(
+            found_twice
+                .output
+                .ends_with("disambiguate\nIt occurs at lines 1 and 2."),
+            "{}",
+            found_twice.output
+        );
+        assert_eq!(line_number_prefix("  12 | x"), Some("  12 | "));
+        assert_eq!(line_number_prefix("12 | x"), Some("12 | "));
+        assert_eq!(line_number_prefix("   | x"), None);
+        assert_eq!(line_number_prefix("x = 1 | 2"), None);
     }
 
     #[tokio::test]

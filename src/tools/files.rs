@@ -15,6 +15,9 @@ use crate::journal::Journal;
 use crate::paths::fsops::{self, EntryKind, ReplaceError, Replacing};
 use crate::paths::shown::Shown;
 use crate::paths::Target;
+use crate::text::bounded::bounded;
+use crate::text::diff::UnifiedDiff;
+use crate::views::{Moment, Seen};
 
 /// An open regular file and the directory it was opened in.
 pub struct OpenedFile {
@@ -163,26 +166,27 @@ pub fn diff_label(path: &Path, root: &Path) -> String {
         .unwrap_or_else(|| path.shown().into_owned())
 }
 
-/// `summary` followed by the diff for the model, cut at `max_bytes` with a note (the full diff
-/// still goes to `ToolResult.diff` for a UI).
+/// `summary` followed by the diff for the model, the two within `max_bytes` (the output limit):
+/// a longer diff is cut at a line, with a note saying how many lines were left out and how to see
+/// the file as it is now (the whole diff still goes to `ToolResult.diff` for a UI).
 pub fn with_diff(summary: String, diff: &str, max_bytes: u64) -> String {
     if diff.is_empty() {
         return summary;
     }
-    let max = max_bytes as usize;
-    if diff.len() <= max {
-        return format!("{summary}\n\n{diff}");
-    }
-    let mut cut = max;
-    while !diff.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let cut = diff[..cut].rfind('\n').map(|i| i + 1).unwrap_or(cut);
-    let hidden = diff[cut..].lines().count();
-    format!(
-        "{summary}\n\n{}[diff truncated: {hidden} more lines not shown]",
-        &diff[..cut]
-    )
+    let room = (max_bytes as usize).saturating_sub(summary.len() + 2);
+    let diff = bounded(diff, room, |left| {
+        format!(
+            "[diff truncated: {} more lines not shown; read_file shows the file as it is now]",
+            left.lines
+        )
+    });
+    format!("{summary}\n\n{diff}")
+}
+
+/// How many lines `bytes` has (a last line without a newline counts).
+pub fn line_count(bytes: &[u8]) -> usize {
+    let newlines = memchr::memchr_iter(b'\n', bytes).count();
+    newlines + usize::from(bytes.last().is_some_and(|b| *b != b'\n'))
 }
 
 /// Replaces (or creates) `target` atomically in its opened `parent` directory, only as planned
@@ -263,6 +267,17 @@ pub fn entry_facts(dir: BorrowedFd<'_>, name: &OsStr) -> Option<EntryFacts> {
     })
 }
 
+/// The regular file `name` in `dir` as a change left it, for the model's view of it (SPEC §5.1);
+/// `None` if something else is there now.
+pub fn file_stat_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Seen> {
+    let at = Moment::now();
+    fsops::lstat_at(dir, name)
+        .ok()
+        .flatten()
+        .filter(|stat| EntryKind::of(stat) == EntryKind::File)
+        .map(|stat| Seen { stat, at })
+}
+
 /// The same file, unchanged? (inode, size and modification times all equal).
 pub fn same_version(a: &Stat, b: &Stat) -> bool {
     a.st_dev == b.st_dev
@@ -288,6 +303,12 @@ pub fn changed_since_planned(path: &Path) -> ToolError {
 /// The unified diff from `old` (`None`: the file does not exist yet) to `new`, for the
 /// confirmation prompt and the result. Content that is not UTF-8 text is summarised instead.
 pub fn diff_bytes(old: Option<&[u8]>, new: &[u8], label: &str, timeout_ms: u64) -> String {
+    diff_of(old, new, label, timeout_ms).text
+}
+
+/// [`diff_bytes`] with the number of lines it adds and removes (none for content that is not
+/// UTF-8 text).
+pub fn diff_of(old: Option<&[u8]>, new: &[u8], label: &str, timeout_ms: u64) -> UnifiedDiff {
     use crate::text::decode::looks_binary;
     use crate::text::diff::unified_diff;
     let timeout = std::time::Duration::from_millis(timeout_ms);
@@ -298,15 +319,18 @@ pub fn diff_bytes(old: Option<&[u8]>, new: &[u8], label: &str, timeout_ms: u64) 
         std::str::from_utf8(b).ok()
     }
     match (old.map(as_text), as_text(new)) {
-        (None, Some(new_text)) => unified_diff("", new_text, "/dev/null", label, timeout).text,
+        (None, Some(new_text)) => unified_diff("", new_text, "/dev/null", label, timeout),
         (Some(Some(old_text)), Some(new_text)) => {
-            unified_diff(old_text, new_text, label, label, timeout).text
+            unified_diff(old_text, new_text, label, label, timeout)
         }
-        _ => format!(
-            "Binary or non-UTF-8 content: {} bytes → {} bytes (no text diff)",
-            old.map_or(0, <[u8]>::len),
-            new.len()
-        ),
+        _ => UnifiedDiff {
+            text: format!(
+                "Binary or non-UTF-8 content: {} bytes → {} bytes (no text diff)",
+                old.map_or(0, <[u8]>::len),
+                new.len()
+            ),
+            ..UnifiedDiff::default()
+        },
     }
 }
 

@@ -128,13 +128,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 pattern: &args.pattern,
                 dir: &target.path,
                 include_ignored,
+                max_bytes: call.limits().read_max_bytes as usize,
             },
         );
         let success = Success::text(listed.text)
             .with_data("path", target.path.shown().into_owned())
             .with_data("files", listed.shown)
             .with_data("total", listed.total)
-            .with_data("truncated", listed.total > max);
+            .with_data("truncated", listed.shown < listed.total);
         Ok(success)
     })
 }

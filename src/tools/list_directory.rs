@@ -118,10 +118,15 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .await?;
         call.check_abort()?;
         let glob = call.names.offered("glob");
-        let success = Success::text(listing.text(max, args.recursive, glob))
+        let max_bytes = call.limits().read_max_bytes as usize;
+        let (text, shown) = listing.text(max, max_bytes, args.recursive, glob);
+        let success = Success::text(text)
             .with_data("path", target.path.shown().into_owned())
-            .with_data("entries", listing.lines.len())
-            .with_data("truncated", listing.truncated);
+            .with_data("entries", shown)
+            .with_data(
+                "truncated",
+                listing.truncated || shown < listing.lines.len(),
+            );
         Ok(success)
     })
 }

@@ -13,6 +13,8 @@ pub mod append_file;
 pub mod apply_patch;
 pub mod arguments;
 mod blast_radius;
+#[cfg(test)]
+mod bounded_tests;
 pub mod create_directory;
 pub mod cwd;
 pub mod delete_file;
@@ -23,12 +25,17 @@ pub mod glob;
 pub mod grep;
 pub mod list_directory;
 pub mod move_file;
+mod nearby;
+#[cfg(test)]
+mod next_step_tests;
 pub mod read_file;
 pub mod remove_dir;
 pub mod restore_file;
 /// The tools' tests run a call through the whole flow: their workspace is [`crate::testing`]'s.
 #[cfg(test)]
 pub(crate) use crate::testing;
+#[cfg(test)]
+mod stale_tests;
 pub mod trash_list;
 pub(crate) mod trashing;
 pub mod write_file;
@@ -95,8 +102,9 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, Too
             json_kind(&args)
         )));
     }
-    // The schemas have no nullable field: `null` is a wrong type like any other (serde would
-    // take it as "absent" for an optional field), so it is refused naming where it is.
+    // The dispatcher has left out every `null` given for an optional argument ("not given",
+    // SPEC §2); one left (a required argument) is a wrong type like any other (serde would take
+    // it as "absent"), so it is refused naming where it is.
     if let Some(field) = null_field(&args, "") {
         return Err(ToolError::invalid(format!(
             "{tool}: invalid arguments: {field}: must not be null; give a value of the type the schema says, or leave an optional argument out"

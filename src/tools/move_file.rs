@@ -96,6 +96,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .into());
         }
         destination::refuse_dangerous(&call.ws, &destination.path)?;
+        if destination.path == source.path {
+            return Err(ToolError::invalid(format!(
+                "{}: invalid arguments: source and destination are the same path ({}); nothing to move. Give the new path as destination",
+                call.tool_name,
+                destination.path.shown()
+            ))
+            .into());
+        }
         if destination.path.starts_with(&source.path) {
             return Err(ToolError::invalid(format!(
                 "{}: invalid arguments: destination {} is the source or inside it; a directory cannot be moved into itself. Choose a destination outside the source",
@@ -110,6 +118,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let (src, dst, overwrite) = (source.clone(), destination.clone(), args.overwrite);
         let tool = call.tool_name.clone();
         let cancel = call.cancel.clone();
+        let given = args.destination.clone();
         let (source_inode, destination_existed, replaced) = call
             .reading(move || {
                 let (src_parent, src_name) = files::open_parent(&src, "move")?;
@@ -127,6 +136,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                             "{tool}: invalid arguments: source and destination are the same file ({}); nothing to move. Give another destination",
                             dst.path.shown()
                         )));
+                    }
+                    if !overwrite && EntryKind::of(d) == EntryKind::Directory {
+                        return Err(onto_a_directory(&dst.path, &given, &src.path));
                     }
                     if !overwrite {
                         return Err(ToolError::new(
@@ -267,11 +279,17 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     }
                     fsops::fsync_dir(src_parent.as_fd());
                     let moved = files::entry_facts(dst_parent.as_fd(), dst_name);
-                    Ok((archived, moved, created_dirs))
+                    let file = files::file_stat_at(dst_parent.as_fd(), dst_name);
+                    Ok((archived, moved, created_dirs, file))
                 })
             })
             .await?;
-        let (archived, moved, created_dirs) = archived;
+        let (archived, moved, created_dirs, file) = archived;
+        // The model's view moves with what it moved; a moved file is as the move left it.
+        call.ws.seen().moved(&source.path, &destination.path);
+        if let Some(seen) = &file {
+            call.saw(&destination.path, seen);
+        }
         let mut success = Success::text(format!(
             "Moved {} → {}",
             source.path.shown(),
@@ -296,6 +314,26 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         }
         Ok(success.with_change(change))
     })
+}
+
+/// A move onto an existing directory without `overwrite`: the model most likely meant to move
+/// the entry into it, which is not what `destination` means. Says what it is, the path that
+/// would do that (`given`, the destination as the model wrote it, joined with the source's
+/// name), and what `overwrite` would do instead.
+fn onto_a_directory(destination: &Path, given: &str, source: &Path) -> ToolError {
+    let name = source
+        .file_name()
+        .map(|n| Path::new(n).shown().into_owned())
+        .unwrap_or_default();
+    let inside = format!("{}/{name}", given.trim_end_matches('/'));
+    let inside = serde_json::to_string(&crate::paths::shown::echo(&inside)).unwrap_or_default();
+    ToolError::new(
+        ErrorCode::AlreadyExists,
+        format!(
+            "{} already exists and is a directory. destination is the new path of what you move, not a directory to move it into: to move it into that directory, give destination {inside}. overwrite: true would replace the entire directory and everything in it (it goes to the trash)",
+            destination.shown()
+        ),
+    )
 }
 
 /// Where a move between file systems copies from and to.

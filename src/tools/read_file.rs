@@ -14,6 +14,7 @@ use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::permissions::Operation;
 use crate::text::page::{render_page, LineRange, LineTotal, PageLimits};
+use crate::views::{Moment, Seen};
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "read_file",
@@ -104,8 +105,18 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         );
         let open = {
             let planned = target.clone();
+            let (raw, sandbox) = (args.path.clone(), call.ws.sandbox().clone());
+            let may_list = call.permissions.grants(Operation::Read, target.inside_root);
             move || {
-                files::open_existing(&planned, "read")?.ok_or_else(|| file_not_found(&planned.path))
+                let at = Moment::now();
+                let opened = files::open_existing(&planned, "read")?.ok_or_else(|| {
+                    let mut e = file_not_found(&planned.path);
+                    e.message.push_str(&super::nearby::not_found_hint(
+                        &raw, &planned, &sandbox, may_list,
+                    ));
+                    e
+                })?;
+                Ok((opened, at))
             }
         };
         let range = LineRange {
@@ -118,13 +129,18 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             max_bytes: call.limits().read_max_bytes as usize,
         };
         let (path, tool) = (target.path.clone(), call.tool_name.clone());
-        let read = move |opened: files::OpenedFile| {
+        let read = move |(opened, at): (files::OpenedFile, Moment)| {
             let size = opened.stat.st_size as u64;
+            let seen = Seen {
+                stat: opened.stat,
+                at,
+            };
             render_page(opened.file, range, limits, Some(size))
+                .map(|page| (page, seen))
                 .map_err(|e| e.into_tool_error(&path, &tool))
         };
         // The lock is taken after any prompt: a read never holds one across it (see `locks`).
-        let page = if call.is_granted(&auth) {
+        let (page, seen) = if call.is_granted(&auth) {
             // Opened and read in one task, so that a call waiting for a thread holds no
             // descriptor (16,000 reads at once ran out of them).
             call.check_abort()?;
@@ -136,6 +152,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             let _lock = call.lock_for_read(&[&target.path]).await;
             call.reading(move || read(opened)).await?
         };
+        // What the model has now seen of the file (SPEC §5.1), as it was when opened: a change
+        // made while it was read makes it count as changed since.
+        call.saw(&target.path, &seen);
         let mut text = page.text;
         if page.lossy {
             let edit = call.names.hint("edit_file", |edit| {

@@ -91,8 +91,8 @@ fn danger(ws: &Workspace, path: &Path) -> Option<&'static str> {
         Some("the workspace root")
     } else if ws.sandbox().holds_root(path) {
         Some("an ancestor of the workspace root")
-    } else if ws.sandbox().is_hidden(path) || ws.sandbox().contains_hidden(path) {
-        Some("the agent-fs-tools data directory (or holds it)")
+    } else if ws.sandbox().contains_hidden(path) {
+        Some("a directory holding agent-fs-tools' own data (its trash, history and audit log, which no tool changes)")
     } else {
         None
     }
@@ -102,6 +102,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
     Box::pin(async move {
         let args: Args = parse_args("remove_dir", args)?;
         let canonical = call.canonical(&args.path, "path", FinalLink::Keep)?;
+        if call.ws.sandbox().is_hidden(&canonical.path) {
+            return Err(ToolError::new(
+                ErrorCode::DangerousPath,
+                format!("{} is agent-fs-tools' own data (its trash, history and audit log), which no tool changes; nothing was removed. Leave it as it is: it is the user's to manage", canonical.path.shown()),
+            )
+            .into());
+        }
         if let Some(why) = danger(&call.ws, &canonical.path) {
             return Err(ToolError::new(
                 ErrorCode::DangerousPath,

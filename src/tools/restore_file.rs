@@ -4,7 +4,7 @@
 //! recorded sha256 before anything appears at the target, and the archive is removed last.
 
 use std::os::fd::AsFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -104,17 +104,26 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let list = call.names.hint("trash_list", |list| {
             format!("; use {list} to see what can be restored")
         });
+        // The model may have named the file it deleted rather than its archive.
+        let original = absolute_input(
+            &args.trashed_path,
+            "trashedPath",
+            call.cwd(),
+            call.ws.home(),
+        )?;
+        let tool = call.tool_name.clone();
         let metadata = call
             .reading(move || {
                 ws.bucket().inspect(&inspected).map_err(|e| match e {
-                    TrashError::NotFound => ToolError::new(
-                        ErrorCode::NotFound,
-                        format!("no archive {} in the trash{list}", inspected.shown()),
-                    ),
-                    TrashError::NotInBucket => ToolError::not_allowed(format!(
-                        "{} is not an archive in this workspace's trash{list}",
-                        inspected.shown()
-                    )),
+                    TrashError::NotFound | TrashError::NotInBucket
+                        if !original.starts_with(ws.bucket().dir()) =>
+                    {
+                        an_original_path(&ws, &original, &tool, &list)
+                            .unwrap_or_else(|| not_an_archive(e, &inspected, &list))
+                    }
+                    TrashError::NotFound | TrashError::NotInBucket => {
+                        not_an_archive(e, &inspected, &list)
+                    }
                     e => trash_error(e, "restore from", &inspected),
                 })
             })
@@ -213,11 +222,16 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         return Err(error);
                     }
                     let restored = files::entry_facts(parent.as_fd(), name);
-                    Ok((replaced, restored, created_dirs))
+                    let file = files::file_stat_at(parent.as_fd(), name);
+                    Ok((replaced, restored, created_dirs, file))
                 })
             })
             .await?;
-        let (replaced, restored, created_dirs) = replaced;
+        let (replaced, restored, created_dirs, file) = replaced;
+        // A restored file is as the model's restore left it (a tree is not walked for this).
+        if let Some(seen) = &file {
+            call.saw(&target.path, seen);
+        }
         let mut success = Success::text(format!(
             "Restored {} ({}, {}) from {}",
             target.path.shown(),
@@ -247,6 +261,61 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         }
         Ok(success.with_change(change))
     })
+}
+
+/// The error for a `trashedPath` that is no archive of this workspace's trash.
+fn not_an_archive(e: TrashError, archive: &Path, list: &str) -> ToolError {
+    match e {
+        TrashError::NotFound => ToolError::new(
+            ErrorCode::NotFound,
+            format!("no archive {} in the trash{list}", archive.shown()),
+        ),
+        _ => ToolError::not_allowed(format!(
+            "{} is not an archive in this workspace's trash{list}",
+            archive.shown()
+        )),
+    }
+}
+
+/// When `original` (the `trashedPath` the model gave, read as a workspace path) is the original
+/// path of archives in the trash: the error that says so and names the newest of them.
+fn an_original_path(
+    ws: &crate::workspace::Workspace,
+    original: &Path,
+    tool: &str,
+    list: &str,
+) -> Option<ToolError> {
+    let shown = original.shown();
+    let archives: Vec<_> = ws
+        .bucket()
+        .list()
+        .ok()?
+        .into_iter()
+        .filter(|entry| entry.metadata.original_path == *shown)
+        .collect();
+    let newest = archives.first()?;
+    let name = newest
+        .archive_path
+        .file_name()
+        .map(|n| Path::new(n).shown().into_owned())
+        .unwrap_or_default();
+    let quoted = serde_json::to_string(&name).unwrap_or_default();
+    let older = match archives.len() - 1 {
+        0 => String::new(),
+        n => format!(
+            " ({} of it {} in the trash too{list})",
+            crate::tools::quantity(n as u64, "older archive", "older archives"),
+            if n == 1 { "is" } else { "are" }
+        ),
+    };
+    Some(ToolError::new(
+        ErrorCode::NotFound,
+        format!(
+            "{shown} is the original path of a trashed {}, not an archive; trashedPath takes the archive. Its newest archive is {name}, trashed {}{older}: restore it with {tool} {{ \"trashedPath\": {quoted} }}",
+            newest.metadata.kind.as_str(),
+            newest.metadata.trashed_at
+        ),
+    ))
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use super::files::{self, Planned};
 use super::trashing::{in_trash, put_in_trash};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Rewrite, Success, ToolNames};
 use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
@@ -23,6 +23,8 @@ use crate::paths::fsops::{self, Replacing};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::permissions::Operation;
+use crate::text::diff::UnifiedDiff;
+use crate::views::{Moment, Seen};
 use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
@@ -93,6 +95,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let lock = call.lock_for_change(&[&target.path]).await?;
         let label = files::diff_label(&target.path, call.ws.sandbox().root());
         let content = std::sync::Arc::new(args.content);
+        let planned_at = Moment::now();
         let (planned, diff) = {
             let (target, content, limits) = (target.clone(), content.clone(), limits.clone());
             call.reading(move || {
@@ -108,25 +111,33 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     }
                 };
                 let diff = match &planned {
-                    Planned::Absent => files::diff_bytes(None, content.as_bytes(), &label, limits.diff_timeout_ms),
+                    Planned::Absent => files::diff_of(None, content.as_bytes(), &label, limits.diff_timeout_ms),
                     Planned::Present { bytes: Some(old), .. } => {
-                        files::diff_bytes(Some(old), content.as_bytes(), &label, limits.diff_timeout_ms)
+                        files::diff_of(Some(old), content.as_bytes(), &label, limits.diff_timeout_ms)
                     }
-                    Planned::Present { stat, bytes: None } => format!(
-                        "Previous content ({} bytes) is too large to diff; it is replaced by {} bytes",
-                        stat.st_size,
-                        content.len()
-                    ),
+                    Planned::Present { stat, bytes: None } => UnifiedDiff {
+                        text: format!(
+                            "Previous content ({} bytes) is too large to diff; it is replaced by {} bytes",
+                            stat.st_size,
+                            content.len()
+                        ),
+                        ..UnifiedDiff::default()
+                    },
                 };
                 Ok((planned, diff))
             })
             .await?
         };
+        // Never over what the model has not seen as it is (SPEC §5.1).
+        let stale_note = match &planned {
+            Planned::Present { stat, .. } => call.check_view(&target.path, stat, Rewrite::Whole)?,
+            Planned::Absent => None,
+        };
         // Without keepOverwrites an overwrite cannot be undone, so it always asks (SPEC §4).
         let permanent =
             !call.ws.options().trash.keep_overwrites && !matches!(planned, Planned::Absent);
         let question = Authorization {
-            diff: Some(diff.clone()),
+            diff: Some(diff.text.clone()),
             always_ask: permanent,
             permanent: permanent.then_some(true),
             detail: if permanent {
@@ -141,13 +152,32 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 "The user denied this write.",
             )
         };
-        if matches!(&planned, Planned::Present { bytes: Some(old), .. } if old[..] == content.as_bytes()[..])
+        if let Planned::Present {
+            stat,
+            bytes: Some(old),
+        } = &planned
         {
-            return unchanged(call, &target, question, content.len()).await;
+            if old[..] == content.as_bytes()[..] {
+                let seen = Seen {
+                    stat: *stat,
+                    at: planned_at,
+                };
+                let result = unchanged(call, &target, question, content.len()).await?;
+                // The model gave the whole content: it knows this version now.
+                call.saw(&target.path, &seen);
+                return Ok(result);
+            }
         }
         call.authorize(question).await?;
         let _lock = lock.exclusive().await;
         let created = matches!(planned, Planned::Absent);
+        let planned_old_lines = match &planned {
+            Planned::Absent => OldLines::None,
+            Planned::Present {
+                bytes: Some(old), ..
+            } => OldLines::Counted(files::line_count(old)),
+            Planned::Present { bytes: None, .. } => OldLines::TooLarge,
+        };
         let sha_before = match &planned {
             Planned::Present { bytes: Some(b), .. } => Some(sha256_hex(b)),
             _ => None,
@@ -159,37 +189,49 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             content.clone(),
             call.cancel.clone(),
         );
-        let (trashed, created_dirs) = call
+        let (Written { trashed, stat }, created_dirs) = call
             .blocking(move || {
                 let keep = keep_old.then_some(&cancel);
                 let created_dirs = files::missing_parents(&committed_target);
-                let trashed = commit(
+                let written = commit(
                     &ws,
                     &committed_target,
                     &planned,
                     new_content.as_bytes(),
                     keep,
                 )?;
-                Ok((trashed, created_dirs))
+                Ok((written, created_dirs))
             })
             .await?;
-        let verb = if created { "Created" } else { "Wrote" };
-        let mut summary = format!(
-            "{verb} {} ({})",
-            target.path.shown(),
-            super::bytes(content.len() as u64)
-        );
-        if let Some(archive) = &trashed {
-            summary.push_str(&in_trash(call, "The previous content", archive));
+        if let Some(seen) = &stat {
+            call.saw(&target.path, seen);
         }
-        let mut success = Success::text(files::with_diff(summary, &diff, limits.read_max_bytes))
-            .with_data("path", target.path.shown().into_owned())
-            .with_data("bytes", content.len())
-            .with_data("created", created);
+        let mut summary = summary(&target.path, &planned_old_lines, &diff, content.as_bytes());
+        if let Some(archive) = &trashed {
+            summary
+                .text
+                .push_str(&in_trash(call, "The previous content", archive));
+        }
+        if let Some(note) = stale_note {
+            summary.text.push('\n');
+            summary.text.push_str(&note);
+        }
+        // What the model wrote itself is not echoed back: a new file or a whole rewrite is
+        // counted; only a diff that keeps some of the old lines is shown (SPEC §2).
+        let shown = if summary.diff_shown {
+            &diff.text[..]
+        } else {
+            ""
+        };
+        let mut success =
+            Success::text(files::with_diff(summary.text, shown, limits.read_max_bytes))
+                .with_data("path", target.path.shown().into_owned())
+                .with_data("bytes", content.len())
+                .with_data("created", created);
         if let Some(archive) = &trashed {
             success = success.with_data("trashedTo", archive.shown().into_owned());
         }
-        success.diff = Some(diff);
+        success.diff = Some(diff.text);
         let action = if created {
             Action::Added
         } else {
@@ -204,6 +246,46 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         change.undo.created_dirs = created_dirs;
         Ok(success.with_change(change))
     })
+}
+
+/// The lines a write replaces.
+enum OldLines {
+    /// None: the file is new.
+    None,
+    Counted(usize),
+    /// The old content was too large to read.
+    TooLarge,
+}
+
+/// The first line of a write's output, and whether the diff follows it.
+struct Summary {
+    text: String,
+    diff_shown: bool,
+}
+
+/// `Created <abs> (bytes, N lines)` for a new file, `Wrote <abs> (bytes, N lines), replacing all
+/// M lines it had` for a rewrite that keeps none of the old lines: the model wrote that text, so
+/// it is counted, not echoed. `Wrote <abs> (bytes)` then the diff for any other rewrite.
+fn summary(path: &std::path::Path, old: &OldLines, diff: &UnifiedDiff, content: &[u8]) -> Summary {
+    let (p, size) = (path.shown(), super::bytes(content.len() as u64));
+    let lines = super::quantity(files::line_count(content) as u64, "line", "lines");
+    match old {
+        OldLines::None => Summary {
+            text: format!("Created {p} ({size}, {lines})"),
+            diff_shown: false,
+        },
+        OldLines::Counted(n) if *n > 0 && diff.removed == *n => Summary {
+            text: format!(
+                "Wrote {p} ({size}, {lines}), replacing all {} it had",
+                super::quantity(*n as u64, "line", "lines")
+            ),
+            diff_shown: false,
+        },
+        _ => Summary {
+            text: format!("Wrote {p} ({size})"),
+            diff_shown: true,
+        },
+    }
 }
 
 /// The file already holds `content` (`bytes` long): nothing is written, archived or asked, and
@@ -230,17 +312,22 @@ async fn unchanged(
     .with_data("unchanged", true))
 }
 
+/// What a write left: the archive of the old content, and the file written.
+struct Written {
+    trashed: Option<PathBuf>,
+    stat: Option<Seen>,
+}
+
 /// Creates the parents, checks the file is still what was planned on, keeps the old content in
 /// the trash when asked (`keep`, with the call's abort token), and replaces the file — only the
-/// file planned on, with the content planned on (`files::write_atomic`). Returns the archive of
-/// the old content.
+/// file planned on, with the content planned on (`files::write_atomic`).
 fn commit(
     ws: &Workspace,
     target: &crate::paths::Target,
     planned: &Planned,
     content: &[u8],
     keep: Option<&CancelToken>,
-) -> Result<Option<PathBuf>, ToolError> {
+) -> Result<Written, ToolError> {
     let (parent_path, name) = target
         .split()
         .ok_or_else(|| files::is_a_directory(&target.path))?;
@@ -280,7 +367,10 @@ fn commit(
     };
     files::write_atomic(ws.journal(), target, parent.as_fd(), content, replacing)?;
     // The archive stays locked (out of `trashClear`'s reach) until the old content is replaced.
-    Ok(archived.map(|a| a.archive_path))
+    Ok(Written {
+        trashed: archived.map(|a| a.archive_path),
+        stat: files::file_stat_at(parent.as_fd(), name),
+    })
 }
 
 #[cfg(test)]
@@ -297,6 +387,8 @@ mod tests {
         let ws = TestWorkspace::new();
         let path = ws.root.join("wf-saved.txt");
         std::fs::write(&path, "planned on\n").unwrap();
+        ws.call("read_file", json!({ "path": "wf-saved.txt" }))
+            .await;
         let saved = path.clone();
         race_point::at(RacePoint::BeforeReplace, "wf-saved.txt", move || {
             save_in_place(&saved, "saved by the editor\n")
@@ -339,6 +431,8 @@ mod tests {
         let (path, other) = (ws.root.join("wf-swapped.txt"), ws.root.join("wf-other.txt"));
         std::fs::write(&path, "planned on\n").unwrap();
         std::fs::write(&other, "another file\n").unwrap();
+        ws.call("read_file", json!({ "path": "wf-swapped.txt" }))
+            .await;
         race_point::at(RacePoint::BeforeReplace, "wf-swapped.txt", move || {
             exchange(&path, &other)
         });

@@ -31,7 +31,7 @@ use super::glob::PathGlob;
 use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops::{self, EntryKind};
-use crate::paths::shown::Shown;
+use crate::paths::shown::{echo, Shown};
 use crate::paths::{Sandbox, Target};
 use crate::progress::Meter;
 use crate::walk::{self, WalkOptions};
@@ -55,11 +55,43 @@ pub fn build_matcher(
         .ban_byte(Some(0))
         .build(pattern)
         .map_err(|e| {
+            let literal = echo(&escape_regex(pattern)).into_owned();
+            let next = if literal.len() <= MAX_LITERAL_SHOWN {
+                format!("escape its special characters: pattern `{literal}`")
+            } else {
+                "escape ( ) [ ] { } . * + ? | ^ $ \\ with a backslash".to_owned()
+            };
             ToolError::invalid(format!(
-                "{tool}: invalid arguments: pattern: invalid regular expression: {}\nThe pattern is a Rust regex matched against one line at a time; escape ( ) [ ] {{ }} . * + ? | \\ with a backslash to match them literally.",
-                e.to_string().trim_end()
+                "{tool}: invalid arguments: pattern: not a valid regular expression ({}); to search for the text as written, {next}",
+                regex_problem(&e.to_string())
             ))
         })
+}
+
+/// The longest literal form of a bad pattern quoted back.
+const MAX_LITERAL_SHOWN: usize = 300;
+
+/// What is wrong with a regex, in a few words, from the parser's multi-line error (which shows
+/// the pattern as the search compiles it, not as the model wrote it).
+fn regex_problem(error: &str) -> String {
+    let problem = error
+        .lines()
+        .rev()
+        .find_map(|line| line.trim().strip_prefix("error: "))
+        .unwrap_or_else(|| error.lines().next().unwrap_or_default().trim());
+    echo(problem).chars().take(200).collect()
+}
+
+/// `text` with every regex metacharacter escaped, so that it matches itself.
+pub fn escape_regex(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    escaped
 }
 
 /// The output bounds of one search.
@@ -253,14 +285,22 @@ mod testing {
 mod tests {
     use super::*;
 
+    /// One line: what is wrong, and the pattern as the model wrote it, escaped to match itself.
     #[test]
-    fn a_bad_regex_is_invalid_arguments_with_the_regex_error() {
+    fn a_bad_regex_is_invalid_arguments_in_one_line_with_the_literal_form() {
         let e = build_matcher("fn (", false, "grep").unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArguments);
-        assert!(e
-            .message
-            .starts_with("grep: invalid arguments: pattern: invalid regular expression:"));
-        assert!(e.message.contains("unclosed group"), "{}", e.message);
+        assert_eq!(
+            e.message,
+            "grep: invalid arguments: pattern: not a valid regular expression (unclosed group); to search for the text as written, escape its special characters: pattern `fn \\(`"
+        );
+        let e = build_matcher("a[b", false, "grep").unwrap_err();
+        assert!(!e.message.contains('\n'), "{}", e.message);
+        assert!(e.message.ends_with("pattern `a\\[b`"), "{}", e.message);
         assert!(build_matcher(r"a\nb", false, "grep").is_err());
+        assert_eq!(
+            escape_regex(r"x.y*(z)|[a]{1}^$\"),
+            r"x\.y\*\(z\)\|\[a\]\{1\}\^\$\\"
+        );
     }
 }

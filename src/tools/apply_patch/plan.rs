@@ -135,6 +135,9 @@ pub(super) struct Context {
     pub keep_overwrites: bool,
     pub names: Names,
     pub cancel: CancelToken,
+    /// Whether a missing file was deleted (or moved away) by an earlier change: deleting it
+    /// again is part of a patch already applied, not a path that never existed.
+    pub deleted_by_a_change: Box<dyn Fn(&Path) -> bool + Send + Sync>,
 }
 
 /// Plans every file, adding each one's diff to the combined diff (at most `patchMaxBytes` of
@@ -232,9 +235,10 @@ fn plan_file(
                 ToolError::new(
                     ErrorCode::NotFound,
                     format!(
-                        "{}: the file to delete does not exist ({})",
+                        "{}: the file to delete does not exist ({}), so nothing was deleted{}. Check the path",
                         path,
-                        at.target.path.shown()
+                        at.target.path.shown(),
+                        cx.names.not_found_hint(path, &at.target)
                     ),
                 )
             })?;
@@ -256,9 +260,10 @@ fn plan_file(
                 ToolError::new(
                     ErrorCode::NotFound,
                     format!(
-                        "{}: the file to update does not exist ({}); use *** Add File to create it",
+                        "{}: the file to update does not exist ({}){}; check the path, or use *** Add File to create it",
                         path,
-                        at.target.path.shown()
+                        at.target.path.shown(),
+                        cx.names.not_found_hint(path, &at.target)
                     ),
                 )
             })?;
@@ -508,7 +513,8 @@ pub(super) fn read(
 }
 
 /// Whether every file is already as the patch says: added files exist with the patch's text,
-/// deleted ones are gone, updated ones (moved ones at their destination, the source gone)
+/// deleted ones are gone — deleted by a change, since a path that never existed says nothing
+/// about the patch —, updated ones (moved ones at their destination, the source gone)
 /// already have their chunks' change. Reads one file at a time, within the same budget.
 fn already_applied(files: &[FilePatch], resolved: &[Resolved], cx: &Context) -> bool {
     let mut budget = Budget::new(&cx.limits);
@@ -525,6 +531,7 @@ fn already_applied(files: &[FilePatch], resolved: &[Resolved], cx: &Context) -> 
             }
             PatchChange::Delete { .. } => {
                 matches!(read(&at.target, &cx.limits, true, budget), Ok(None))
+                    && (cx.deleted_by_a_change)(&at.target.path)
             }
             PatchChange::Update { chunks, .. } => match &at.destination {
                 Some(destination) => {

@@ -6,7 +6,7 @@ import { homedir } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
 
 /** Help text of `agent-fs-tools mcp`. */
-export const MCP_USAGE = `Usage: agent-fs-tools mcp --root <dir> [--allow <dir>]... [--read-only] [--permissions <json file>]
+export const MCP_USAGE = `Usage: agent-fs-tools mcp --root <dir> [--allow <dir>]... [--read-only] [--permissions <json file>] [--allow-stale-writes]
 
 Serves the agent-fs-tools filesystem tools over MCP (stdio transport).
 
@@ -19,6 +19,8 @@ Options:
   --read-only           Serve only the tools that never change the filesystem.
   --permissions <file>  JSON object of permissions granted without asking, e.g.
                         {"cwdWriteFile": true, "cwdRemoveFile": true}. Default: {"cwdReadFile": true}.
+  --allow-stale-writes  Let write_file replace a file the model has not read, or that changed
+                        since it read it (by default such a write is refused with STALE).
   -h, --help            Show this help.
 
 Actions that need a confirmation are asked through MCP elicitation when the client supports it,
@@ -40,6 +42,8 @@ export interface McpArgs {
   readOnly: boolean
   /** Absolute path of the `--permissions` file, if given. */
   permissionsFile?: string
+  /** `--allow-stale-writes`. */
+  allowStaleWrites?: boolean
 }
 
 /** `--help`, or the options to serve with. */
@@ -61,6 +65,7 @@ export function parseMcpArgs(argv: readonly string[]): ParsedMcpArgs {
   let permissionsFile: string | undefined
   const allow: string[] = []
   let readOnly = false
+  let allowStaleWrites = false
 
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
@@ -102,6 +107,10 @@ export function parseMcpArgs(argv: readonly string[]): ParsedMcpArgs {
         noValue()
         readOnly = true
         break
+      case '--allow-stale-writes':
+        noValue()
+        allowStaleWrites = true
+        break
       case '--permissions':
         if (permissionsFile !== undefined) throw new UsageError('--permissions given more than once')
         permissionsFile = absolutePath(value())
@@ -112,5 +121,14 @@ export function parseMcpArgs(argv: readonly string[]): ParsedMcpArgs {
   }
 
   if (root === undefined) throw new UsageError('--root <dir> is required')
-  return { help: false, args: { root, allow, readOnly, ...(permissionsFile !== undefined && { permissionsFile }) } }
+  return {
+    help: false,
+    args: {
+      root,
+      allow,
+      readOnly,
+      ...(permissionsFile !== undefined && { permissionsFile }),
+      ...(allowStaleWrites && { allowStaleWrites }),
+    },
+  }
 }

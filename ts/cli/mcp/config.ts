@@ -50,6 +50,7 @@ export function loadConfig(args: McpArgs): McpServerConfig {
   const workspace: BaseWorkspaceOptions = {
     root: args.root,
     ...(args.readOnly && { readOnly: true }),
+    ...(args.allowStaleWrites === true && { staleWrites: 'allow' as const }),
     ...(args.permissionsFile !== undefined && { permissions: readPermissionsFile(args.permissionsFile) }),
   }
   const config: McpServerConfig = { workspace, allow: args.allow }

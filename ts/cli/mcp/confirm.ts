@@ -80,8 +80,11 @@ export function elicitationConfirm(server: Server, related: { requestId: Request
 export const NO_ELICITATION_NOTE =
   'this MCP client does not support confirmations (elicitation), so agent-fs-tools cannot ask the user'
 
-/** The core's sentence for a denial nobody could be asked for, up to its end (the patch note follows on a new line). */
-const NOBODY_ASKED = /^Nobody was asked to approve this (.+?): the host has no way to ask the user \(no confirmation handler\), so nothing was changed\. For the host: [^\n]*/
+/**
+ * The core's sentences for a denial nobody could be asked for, up to the end of the one for the
+ * host (what the model should do next follows, then, for a patch, a note on a new line).
+ */
+const NOBODY_ASKED = /^Nobody was asked to approve this (.+?): the host has no way to ask the user \(no confirmation handler\), so nothing was changed\. For the host: [^\n]*?\.(?=\s|$)/
 
 /**
  * A denial nobody could be asked for (`NO_CONFIRM_HANDLER`), told as this server's user can act on

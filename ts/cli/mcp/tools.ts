@@ -6,37 +6,49 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolDefinition, ToolResult } from '../../index.js'
 
 /**
- * JSON Schema of every tool's `structuredContent`, the {@link ToolResult} as bounded as the text
- * content (a client may hand either to the model):
+ * JSON Schema of every tool's `structuredContent`: the {@link ToolResult} without its texts. The
+ * text for the model (`output`, with the diff it shows) is the text content, sent once; a client
+ * that reads only `structuredContent` gets the facts, not the same text a second time.
  *
  * - `status`: `ok`, `denied` (the user or a missing confirmation said no; nothing changed) or
  *   `error` (see `code`).
- * - `output`: the text for the model, the same as the text content (a diff in it is cut at the
- *   output limit, with a note).
- * - `code`: the error code (SPEC §8) when `status` is `error`.
- * - `diff`: the unified diff alone, for write_file / edit_file / append_file, when `output` holds
- *   it whole (a larger diff is only in `output`, cut).
- * - `data`: structured details, e.g. `trashedTo` for a delete.
+ * - `code`: the error code (SPEC §8) when `status` is `error`, the denial code when `denied`.
+ * - `data`: structured details, e.g. `trashedTo` for a delete, `changeId`, `files` — bounded like the
+ *   text: a patch over many files lists in `files` what fits in {@link STRUCTURED_DATA_MAX_BYTES},
+ *   and `filesLeftOut` counts the rest.
  */
 export const OUTPUT_SCHEMA = {
   type: 'object',
   properties: {
     status: { type: 'string', enum: ['ok', 'denied', 'error'] },
-    output: { type: 'string' },
     code: { type: 'string' },
-    diff: { type: 'string' },
     data: { type: 'object' },
   },
-  required: ['status', 'output'],
+  required: ['status'],
 } as const satisfies Tool['outputSchema']
+
+/** The most bytes of JSON `structuredContent.data` carries (the default `readMaxBytes`). */
+export const STRUCTURED_DATA_MAX_BYTES = 65_536
+
+/** `data` within {@link STRUCTURED_DATA_MAX_BYTES}: its `files` cut, `filesLeftOut` counting the rest. */
+function boundedData(data: Record<string, unknown>): Record<string, unknown> {
+  const files = data.files
+  if (!Array.isArray(files) || JSON.stringify(data).length <= STRUCTURED_DATA_MAX_BYTES) return data
+  const rest = JSON.stringify({ ...data, files: [], filesLeftOut: files.length }).length
+  let used = rest
+  let kept = 0
+  while (kept < files.length && used + JSON.stringify(files[kept]).length + 1 <= STRUCTURED_DATA_MAX_BYTES) {
+    used += JSON.stringify(files[kept]).length + 1
+    kept += 1
+  }
+  return { ...data, files: files.slice(0, kept), filesLeftOut: files.length - kept }
+}
 
 /** The structured part of a result; see {@link OUTPUT_SCHEMA}. */
 export interface StructuredResult {
   [key: string]: unknown
   status: ToolResult['status']
-  output: string
   code?: string
-  diff?: string
   data?: Record<string, unknown>
 }
 
@@ -60,15 +72,14 @@ export function toMcpTool(definition: ToolDefinition): Tool {
 }
 
 /**
- * The MCP result of a call: `output` as text content, the result as `structuredContent` (see
- * {@link OUTPUT_SCHEMA}), and `isError: true` unless the status is `ok` (denials included, so the
- * model sees that nothing changed).
+ * The MCP result of a call: `output` as the text content (once), the rest of the result as
+ * `structuredContent` (see {@link OUTPUT_SCHEMA}), and `isError: true` unless the status is `ok`
+ * (denials included, so the model sees that nothing changed).
  */
 export function toCallToolResult(result: ToolResult): CallToolResult {
-  const structured: StructuredResult = { status: result.status, output: result.output }
+  const structured: StructuredResult = { status: result.status }
   if (result.code !== undefined) structured.code = result.code
-  if (result.diff !== undefined && result.output.includes(result.diff)) structured.diff = result.diff
-  if (result.data !== undefined) structured.data = result.data
+  if (result.data !== undefined) structured.data = boundedData(result.data)
   return {
     content: [{ type: 'text', text: result.output }],
     structuredContent: structured,
