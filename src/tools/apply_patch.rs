@@ -555,6 +555,7 @@ fn already_applied(files: &[FilePatch], resolved: &[Resolved], limits: &Limits) 
 /// is; the detail has a line per file with its lines added and removed, then the totals.
 fn authorization(plans: &[Planned], diff: String, keep_overwrites: bool) -> Authorization<'_> {
     let mut needs = Vec::new();
+    let mut paths = Vec::new();
     let mut detail = Vec::new();
     let mut first: Option<&Path> = None;
     let mut summary = FilesSummary::default();
@@ -568,6 +569,10 @@ fn authorization(plans: &[Planned], diff: String, keep_overwrites: bool) -> Auth
         }
         if let Some((source, _)) = &plan.remove {
             needs.push((Operation::Remove, source.inside_root));
+            paths.push((source.path.as_path(), source.inside_root));
+        }
+        if let Some((target, _, _)) = &plan.write {
+            paths.push((target.path.as_path(), target.inside_root));
         }
         let (what, count) = match (&plan.write, &plan.remove) {
             (Some((to, _, _)), Some((from, _))) => (
@@ -602,6 +607,7 @@ fn authorization(plans: &[Planned], diff: String, keep_overwrites: bool) -> Auth
         always_ask,
         label: "Apply patch?",
         path: first.unwrap_or(Path::new("/")),
+        paths,
         detail: detail.join("\n"),
         diff: Some(diff),
         recursive: None,
