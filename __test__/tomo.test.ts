@@ -40,6 +40,8 @@ describe('createTomoTools shape', () => {
     expect(tools.some((t) => t.name === 'read_file')).toBe(false)
     expect(byName('view_file').displayName).toBe('View File')
     expect(byName('write_file').displayName).toBe('Write File')
+    expect(byName('cwd_get').displayName).toBe('Current Directory')
+    expect(byName('remove_dir').displayName).toBe('Remove Directory')
   })
 
   it('argsSchema validates like the tool', () => {
@@ -86,15 +88,16 @@ describe('execute', () => {
     expect(append.output).toMatch(/^@@ .*\n(.*\n)*\+three$/)
   })
 
-  it('apply_patch over several files: the combined diff with each file header, then the files and notes', async () => {
+  it('apply_patch: the prompt shows each file by name above its hunks; the result is the SPEC output, plain', async () => {
     const { byName, root } = tomoTools()
     writeFileSync(join(root, 'a.txt'), 'one\ntwo\n')
-    const { context } = tomoContext()
+    const { context, confirm } = tomoContext()
     const input = '*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+TWO\n*** Add File: b.txt\n+bee\n*** End Patch\n'
     const result = await byName('apply_patch').execute({ input }, context)
-    expect(result).toMatchObject({ status: 'ok', format: 'diff' })
-    expect(result.output.startsWith('--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n--- /dev/null\n+++ b/b.txt\n')).toBe(true)
-    expect(result.output).toContain('\nSuccess. Updated the following files:\nM a.txt\nA b.txt')
+    expect(confirm.mock.calls[0]![1]!.diff).toBe('a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\nb.txt (new file)\n@@ -0,0 +1 @@\n+bee')
+    expect(result).toMatchObject({ status: 'ok', format: 'plain' })
+    expect(result.output.startsWith('Success. Updated the following files:\nM a.txt\nA b.txt\n')).toBe(true)
+    expect(result.output).toContain('\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n')
   })
 
   it('a large rewrite is bounded like ws.call, and keeps where the old content went in the trash', async () => {
