@@ -18,12 +18,13 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   version: string
 }
 const pkgVersion = pkg.version
-const ENTRIES = ['.', './zod', './tomo', './ai-sdk', './sea'] as const
+const ENTRIES = ['.', './zod', './tomo', './ai-sdk', './opencode', './sea'] as const
 const EXPECTED_EXPORTS: Record<(typeof ENTRIES)[number], string[]> = {
   '.': ['Workspace', 'ERROR_CODES'],
   './zod': ['zodSchemas', 'zodSchemaOf'],
   './tomo': ['createTomoTools', 'toTomoResult', 'displayNameOf'],
   './ai-sdk': ['createAiSdkTools', 'toModelOutput'],
+  './opencode': ['createOpencodePlugin', 'createOpencodeTools', 'prefixedTools', 'toOpencodeOutput', 'OpencodeToolError'],
   './sea': ['extractSeaAddon'],
 }
 
