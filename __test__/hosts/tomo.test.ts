@@ -4,7 +4,7 @@
  *
  * 1. Tomo's own build (`tsup`, its configuration unchanged; our loader names the binary at run
  *    time, so its `noExternal: [/.*\/]` bundles the package), the session run from `dist/tomo.js`
- *    on Node 22.
+ *    on Node 22; and Tomo's own type check over the integration.
  * 2. Tomo as it ships: its single executable (`node --build-sea`, Node 26), our addon a SEA asset
  *    extracted by `agent-fs-tools/sea`; the same session.
  *
@@ -16,7 +16,7 @@
  * results; then the user's `/undo`, which takes the patch back. Asserted on disk, on the screen,
  * and on what the model received.
  */
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -238,6 +238,13 @@ describe.skipIf(missing !== undefined)(`Tomo's TUI${missing === undefined ? '' :
     const dist = buildTomo(tomo, node22)
     const base = mkdtempSync(join(work, 'run-'))
     await session([node22, dist], base, node22)
+  })
+
+  it("the integration type-checks against Tomo's own types (its tsc --noEmit, strict)", () => {
+    const tsc = join(tomo, 'node_modules', 'typescript', 'bin', 'tsc')
+    const run = spawnSync(node22, [tsc, '--noEmit', '-p', tomo], { cwd: tomo, encoding: 'utf8' })
+    expect(run.stdout + run.stderr).toBe('')
+    expect(run.status).toBe(0)
   })
 
   it('Tomo as it ships: its single executable (node --build-sea, Node 26), the addon a SEA asset: the whole session', async () => {
