@@ -4,15 +4,17 @@
 //
 // Where the binary comes from, first match wins:
 //   1. `NAPI_RS_NATIVE_LIBRARY_PATH`, an explicit `.node` file (bundles, single executables);
-//   2. `agent-fs-tools.<platform>.node` beside this file (a built checkout, `npm pack`);
+//   2. `agent-fs-tools.<platform>.node` beside this file (a built checkout, `npm pack`), or, from
+//      a bundle that inlined this file, beside the installed package the bundle's `require` finds;
 //   3. the per-platform package `agent-fs-tools-<platform>` (the published layout, an optional
 //      dependency of this package).
-// The `require` calls of 2 and 3 are spelled out so bundlers and file tracers can see them.
+// The paths of 2 and 3 are named at run time (see `loadInstalled`): a bundle leaves the binary
+// where it is installed, so it runs from beside its `node_modules` (or with the variable of 1).
 'use strict'
 
 const { readFileSync } = require('node:fs')
 const { createRequire } = require('node:module')
-const { join, resolve } = require('node:path')
+const { dirname, join, resolve } = require('node:path')
 
 const SUPPORTED = 'Linux x64 and arm64 (glibc and musl), macOS arm64 and x64'
 
@@ -55,89 +57,43 @@ function platformName() {
   )
 }
 
+/** This package's name: the binary is `<name>.<platform>.node`, the per-platform package `<name>-<platform>`. */
+const NAME = 'agent-fs-tools'
+
 /**
- * The binary beside this file, else the per-platform package; throws with both failures. Each
- * `require` sits in its own `try` so that bundlers leave a missing one to run time (esbuild).
+ * Where this package is installed, seen from a bundle that inlined this file (so `here` is the
+ * bundle, or unknown): its `package.json` resolved by the bundle's `require`, from the bundle's
+ * own `node_modules`. The specifier is built at run time, so a bundler leaves it alone.
+ */
+function installedDir() {
+  try {
+    return dirname(require.resolve([NAME, 'package.json'].join('/')))
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The binary beside this file (or beside the installed package, from a bundle), else the
+ * per-platform package; throws with every failure. The paths are named at run time, never
+ * spelled out as string literals: a bundler that follows every literal `.node` require (tsup's
+ * `native-node-modules` plugin under `noExternal`, which Tomo's build uses) would otherwise fail
+ * on the other platforms' binaries, which are not installed.
  */
 function loadInstalled(platform) {
+  const file = `${NAME}.${platform}.node`
+  const dirs = [here === undefined ? undefined : dirname(here), installedDir()].filter((dir, i, all) => dir !== undefined && all.indexOf(dir) === i)
   const errors = []
-  switch (platform) {
-    case 'linux-x64-gnu':
-      try {
-        return require('./agent-fs-tools.linux-x64-gnu.node')
-      } catch (error) {
-        errors.push(error)
-      }
-      try {
-        return require('agent-fs-tools-linux-x64-gnu')
-      } catch (error) {
-        errors.push(error)
-      }
-      break
-    case 'linux-x64-musl':
-      try {
-        return require('./agent-fs-tools.linux-x64-musl.node')
-      } catch (error) {
-        errors.push(error)
-      }
-      try {
-        return require('agent-fs-tools-linux-x64-musl')
-      } catch (error) {
-        errors.push(error)
-      }
-      break
-    case 'linux-arm64-gnu':
-      try {
-        return require('./agent-fs-tools.linux-arm64-gnu.node')
-      } catch (error) {
-        errors.push(error)
-      }
-      try {
-        return require('agent-fs-tools-linux-arm64-gnu')
-      } catch (error) {
-        errors.push(error)
-      }
-      break
-    case 'linux-arm64-musl':
-      try {
-        return require('./agent-fs-tools.linux-arm64-musl.node')
-      } catch (error) {
-        errors.push(error)
-      }
-      try {
-        return require('agent-fs-tools-linux-arm64-musl')
-      } catch (error) {
-        errors.push(error)
-      }
-      break
-    case 'darwin-x64':
-      try {
-        return require('./agent-fs-tools.darwin-x64.node')
-      } catch (error) {
-        errors.push(error)
-      }
-      try {
-        return require('agent-fs-tools-darwin-x64')
-      } catch (error) {
-        errors.push(error)
-      }
-      break
-    case 'darwin-arm64':
-      try {
-        return require('./agent-fs-tools.darwin-arm64.node')
-      } catch (error) {
-        errors.push(error)
-      }
-      try {
-        return require('agent-fs-tools-darwin-arm64')
-      } catch (error) {
-        errors.push(error)
-      }
-      break
+  for (const candidate of [...dirs.map((dir) => join(dir, file)), `${NAME}-${platform}`]) {
+    try {
+      return require(candidate)
+    } catch (error) {
+      errors.push(error)
+    }
   }
   throw new Error(
-    `agent-fs-tools: no native addon for ${platform}: neither agent-fs-tools.${platform}.node beside ${here ?? 'the bundle'} ` +
-      `nor the package agent-fs-tools-${platform} could be loaded (${errors.map((e) => e.message.split('\n')[0]).join('; ')}). ` +
+    `agent-fs-tools: no native addon for ${platform}: neither ${file} beside ${dirs.length > 0 ? dirs.join(' or ') : 'the bundle'} ` +
+      `nor the package ${NAME}-${platform} could be loaded (${errors.map((e) => e.message.split('\n')[0]).join('; ')}). ` +
       `Reinstall without omitting optional dependencies, or set NAPI_RS_NATIVE_LIBRARY_PATH to the .node file.`,
     { cause: new AggregateError(errors) },
   )

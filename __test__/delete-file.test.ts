@@ -264,7 +264,11 @@ describe('delete_file permissions and confirmation', () => {
     const denied = await ws.call('delete_file', { path: join(outside, 'o.txt') })
     expect(denied.status).toBe('denied')
     expect(requests).toHaveLength(1)
-    expect(requests[0]).toMatchObject({ label: 'Remove file?', path: join(outside, 'o.txt'), detail: join(outside, 'o.txt') })
+    expect(requests[0]).toMatchObject({
+      label: 'Remove file?',
+      path: join(outside, 'o.txt'),
+      detail: `${join(outside, 'o.txt')}\nOutside the project (${root}): ${join(outside, 'o.txt')}`,
+    })
     expect(read(join(outside, 'o.txt'))).toBe('o')
 
     const granted = await ws.call('delete_file', { path: join(outside, 'o.txt') }, { permissions: { globalRemoveFile: true } })
@@ -312,7 +316,7 @@ describe('delete_file permissions and confirmation', () => {
       detail: `${join(root, 'a.txt')} (permanent)`,
       permanent: true,
     })
-    expect(requests[1]).toMatchObject({ detail: `${join(outside, 'o.txt')} (permanent)`, permanent: true })
+    expect(requests[1]).toMatchObject({ detail: `${join(outside, 'o.txt')} (permanent)\nOutside the project (${root}): ${join(outside, 'o.txt')}`, permanent: true })
     expect(read(join(root, 'a.txt'))).toBe('a')
     expect(read(join(outside, 'o.txt'))).toBe('o')
   })

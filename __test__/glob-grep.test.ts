@@ -344,7 +344,7 @@ describe('glob and grep permissions and abort', () => {
     expect(no.status).toBe('denied')
     expect(no.output).not.toContain('o.txt')
     expect(confirm).toHaveBeenCalledTimes(1)
-    expect(confirm.mock.calls[0]![0]).toMatchObject({ tool, label: 'Search files?', path: outside, detail: outside })
+    expect(confirm.mock.calls[0]![0]).toMatchObject({ tool, label: 'Search files?', path: outside, detail: `${outside}\nOutside the project (${root}): ${outside}` })
     const yes = await ws.call(tool, args, { confirm: () => true })
     expect(yes.output).toMatch(/^o\.txt/)
     const granted = await ws.call(tool, args, { permissions: { globalReadFile: true } })

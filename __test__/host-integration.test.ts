@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import type { ConfirmRequest, ToolProgress } from 'agent-fs-tools'
 import { tempWorkspace } from './helpers/temp.js'
-import { writeTree } from './helpers/files.js'
+import { siblingDir, writeTree } from './helpers/files.js'
 
 /** A confirm handler that records what it was asked and answers `answer`. */
 function asked(answer: boolean): { confirm: (request: ConfirmRequest) => boolean; requests: ConfirmRequest[] } {
@@ -118,6 +118,31 @@ describe('the blast radius before "yes" (summary and detail)', () => {
       `delete ${join(root, 'b.txt')} (+0 -1)`,
       '1 file added, 1 file updated, 1 file deleted: +3 -2 lines',
     ])
+  })
+})
+
+describe('every path a change touches (ConfirmRequest.paths), and the ones outside the project', () => {
+  it('a patch over two files asks once with both; a move with its source and destination', async () => {
+    const { ws, root } = tempWorkspace()
+    writeTree(root, { 'a.txt': 'one\n', 'b.txt': 'two\n' })
+    const { confirm, requests } = asked(false)
+    const patch = '*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** Update File: b.txt\n@@\n-two\n+TWO\n*** End Patch'
+    expect((await ws.call('apply_patch', { input: patch }, { confirm })).status).toBe('denied')
+    await ws.call('move_file', { source: 'a.txt', destination: 'c.txt' }, { confirm })
+    expect(requests.map((r) => r.paths)).toEqual([
+      [join(root, 'a.txt'), join(root, 'b.txt')],
+      [join(root, 'a.txt'), join(root, 'c.txt')],
+    ])
+  })
+
+  it('without allowedPaths, a path outside the root asks with a last detail line saying so; one inside keeps the plain detail', async () => {
+    const { ws, root } = tempWorkspace()
+    const outside = join(siblingDir(root), 'x.txt')
+    const { confirm, requests } = asked(false)
+    await ws.call('write_file', { path: 'in.txt', content: 'x' }, { confirm })
+    await ws.call('write_file', { path: outside, content: 'x' }, { confirm })
+    expect(requests.map((r) => r.detail)).toEqual([join(root, 'in.txt'), `${outside}\nOutside the project (${root}): ${outside}`])
+    expect(requests[1]!.paths).toEqual([outside])
   })
 })
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { hunksOnly } from '../ts/internal/hunks.js'
+import { forDiffView, hunksOnly } from '../ts/internal/hunks.js'
 import { displayNameOf, toTomoResult } from 'agent-fs-tools/tomo'
 
 const DIFF = '--- a.txt\n+++ a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n'
@@ -52,10 +52,81 @@ describe('toTomoResult', () => {
   })
 })
 
+describe('forDiffView (what Tomo\'s DiffView draws above a prompt)', () => {
+  const PATCH =
+    '--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+bee\n' +
+    '--- a/gone.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n--- not a header\n-+++ nor this\n--- a/old.txt\n+++ b/new.txt\n@@ -1 +1 @@\n-x\n+y\n\\ No newline at end of file\n'
+
+  it('one file: its hunks only', () => {
+    expect(forDiffView(DIFF)).toBe('@@ -1,2 +1,2 @@\n one\n-two\n+TWO')
+  })
+
+  it('several files: each header pair becomes one plain line naming the file; hunk bodies are kept whole', () => {
+    expect(forDiffView(PATCH)!.split('\n')).toEqual([
+      'a.txt',
+      '@@ -1,2 +1,2 @@',
+      ' one',
+      '-two',
+      '+TWO',
+      'b.txt (new file)',
+      '@@ -0,0 +1 @@',
+      '+bee',
+      'gone.txt (deleted)',
+      '@@ -1,2 +0,0 @@',
+      '--- not a header',
+      '-+++ nor this',
+      'old.txt → new.txt',
+      '@@ -1 +1 @@',
+      '-x',
+      '+y',
+      '\\ No newline at end of file',
+    ])
+  })
+
+  it('is undefined without a hunk', () => {
+    expect(forDiffView('')).toBeUndefined()
+    expect(forDiffView('--- a/x\n+++ b/x\n--- a/y\n+++ b/y\n')).toBeUndefined()
+  })
+})
+
+describe('toTomoResult of apply_patch', () => {
+  it('is the SPEC output, plain: Tomo\'s diff view would draw the file list, the notes and the file headers as diff lines', () => {
+    const output = `Success. Updated the following files:\nM a.txt\n\nWhat was at /w/a.txt is in the trash at /t/a.tar.gz.\n\n${DIFF}`
+    expect(toTomoResult({ status: 'ok', output, diff: DIFF })).toEqual({ status: 'ok', format: 'plain', output })
+  })
+})
+
 describe('displayNameOf', () => {
-  it('title-cases snake_case names', () => {
-    expect(displayNameOf('read_file')).toBe('Read File')
-    expect(displayNameOf('cwd_push')).toBe('Cwd Push')
+  it('gives every tool a name a person reads', () => {
+    expect(
+      Object.fromEntries(
+        ['read_file', 'write_file', 'edit_file', 'append_file', 'apply_patch', 'list_directory', 'create_directory', 'delete_file', 'remove_dir',
+          'move_file', 'restore_file', 'trash_list', 'cwd_get', 'cwd_push', 'cwd_pop', 'glob', 'grep'].map((name) => [name, displayNameOf(name)]),
+      ),
+    ).toEqual({
+      read_file: 'Read File',
+      write_file: 'Write File',
+      edit_file: 'Edit File',
+      append_file: 'Append to File',
+      apply_patch: 'Apply Patch',
+      list_directory: 'List Directory',
+      create_directory: 'Create Directory',
+      delete_file: 'Delete File',
+      remove_dir: 'Remove Directory',
+      move_file: 'Move',
+      restore_file: 'Restore from Trash',
+      trash_list: 'List Trash',
+      cwd_get: 'Current Directory',
+      cwd_push: 'Change Directory',
+      cwd_pop: 'Back to Previous Directory',
+      glob: 'Find Files',
+      grep: 'Search in Files',
+    })
+  })
+
+  it("title-cases a name the host chose (Tomo's remove_file)", () => {
     expect(displayNameOf('remove_file')).toBe('Remove File')
+    expect(displayNameOf('view-file')).toBe('View File')
+    expect(displayNameOf('toString')).toBe('ToString')
   })
 })

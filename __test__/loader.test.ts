@@ -87,6 +87,32 @@ describe('unsupported platforms', () => {
   })
 })
 
+describe('the installed binary, named at run time', () => {
+  /** This machine's platform, by napi-rs name (the binary built here). */
+  const host = /^agent-fs-tools\.([\w-]+)\.node$/.exec(addon.slice(addon.lastIndexOf('/') + 1))?.[1]
+
+  it.each(['linux-x64-gnu', 'linux-arm64-gnu', 'darwin-x64', 'darwin-arm64'])(
+    '%s: the binary beside the loader, then the per-platform package',
+    (platform) => {
+      const [os, arch] = platform.split('-') as [string, string]
+      const message = thrown(pretend(os, arch))
+      if (platform === host) {
+        expect(message).toBe('no error')
+        return
+      }
+      expect(message).toContain(
+        `agent-fs-tools: no native addon for ${platform}: neither agent-fs-tools.${platform}.node beside ${root} nor the package agent-fs-tools-${platform} could be loaded`,
+      )
+    },
+  )
+
+  it('has no literal require of a .node file or a per-platform package (a bundler following those fails on the absent platforms)', () => {
+    const source = readFileSync(loader, 'utf8')
+    expect(source).not.toMatch(/require\(\s*['"`][^'"`]*\.node['"`]\s*\)/)
+    expect(source).not.toMatch(/require\(\s*['"`]agent-fs-tools-/)
+  })
+})
+
 describe('NAPI_RS_NATIVE_LIBRARY_PATH', () => {
   it('loads the file it names, relative to the working directory', () => {
     const script = `const m = require(${JSON.stringify(loader)}); console.log(typeof m.NativeWorkspace)`

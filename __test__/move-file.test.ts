@@ -309,7 +309,11 @@ describe('move_file permissions and confirmation', () => {
     // Outside → inside: cwd write ok, global remove missing.
     expect((await ws.call('move_file', { source: join(outside, 'o.txt'), destination: 'o.txt' })).status).toBe('denied')
     expect(requests).toHaveLength(1)
-    expect(requests[0]).toMatchObject({ label: 'Move file?', path: join(outside, 'o.txt'), detail: `${join(outside, 'o.txt')} → ${join(root, 'o.txt')}` })
+    expect(requests[0]).toMatchObject({
+      label: 'Move file?',
+      path: join(outside, 'o.txt'),
+      detail: `${join(outside, 'o.txt')} → ${join(root, 'o.txt')}\nOutside the project (${root}): ${join(outside, 'o.txt')}`,
+    })
     const inward = await ws.call(
       'move_file',
       { source: join(outside, 'o.txt'), destination: 'o.txt' },

@@ -18,12 +18,13 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   version: string
 }
 const pkgVersion = pkg.version
-const ENTRIES = ['.', './zod', './tomo', './ai-sdk', './sea'] as const
+const ENTRIES = ['.', './zod', './tomo', './ai-sdk', './opencode', './sea'] as const
 const EXPECTED_EXPORTS: Record<(typeof ENTRIES)[number], string[]> = {
   '.': ['Workspace', 'ERROR_CODES'],
   './zod': ['zodSchemas', 'zodSchemaOf'],
   './tomo': ['createTomoTools', 'toTomoResult', 'displayNameOf'],
   './ai-sdk': ['createAiSdkTools', 'toModelOutput'],
+  './opencode': ['createOpencodePlugin', 'createOpencodeTools', 'prefixedTools', 'toOpencodeOutput', 'OpencodeToolError'],
   './sea': ['extractSeaAddon'],
 }
 
@@ -294,7 +295,7 @@ describe('per-platform packages (npm/)', () => {
     return os === 'darwin' ? `darwin-${arch}` : `${os}-${arch}-${abi}`
   }
 
-  it('napi.targets names every supported target; npm/ has one package per target, and the loader knows each', () => {
+  it('napi.targets names every supported target; npm/ has one package per target, and the loader lists each (loader.test.ts: the names it loads)', () => {
     expect([...targets].sort()).toEqual(
       [
         'aarch64-apple-darwin',
@@ -316,8 +317,6 @@ describe('per-platform packages (npm/)', () => {
       expect(manifest.main).toBe(`agent-fs-tools.${p}.node`)
       expect(manifest.files).toEqual([`agent-fs-tools.${p}.node`])
       expect(readFileSync(join(root, 'npm', p, 'LICENSE'), 'utf8')).toBe(license)
-      expect(loader).toContain(`require('./agent-fs-tools.${p}.node')`)
-      expect(loader).toContain(`require('agent-fs-tools-${p}')`)
     }
     const listed = /^const PLATFORMS = (\[.*\])$/m.exec(loader)?.[1]
     expect(listed).toBeDefined()

@@ -252,7 +252,7 @@ describe('remove_dir permissions and confirmation', () => {
     mkdirSync(join(outside, 'e'))
     expect((await ws.call('remove_dir', { path: join(outside, 'e') })).status).toBe('denied')
     expect(requests).toHaveLength(1)
-    expect(requests[0]).toMatchObject({ label: 'Remove directory?', detail: join(outside, 'e') })
+    expect(requests[0]).toMatchObject({ label: 'Remove directory?', detail: `${join(outside, 'e')}\nOutside the project (${root}): ${join(outside, 'e')}` })
     expect(existsSync(join(outside, 'e'))).toBe(true)
     const granted = await ws.call('remove_dir', { path: join(outside, 'e') }, { permissions: { globalRemoveDir: true } })
     expect(granted.status).toBe('ok')
@@ -288,7 +288,11 @@ describe('remove_dir permissions and confirmation', () => {
       recursive: true,
     })
     expect(requests[0]!.permanent).toBeUndefined()
-    expect(requests[1]).toMatchObject({ label: 'Remove directory recursively?', detail: `${join(outside, 'g')} (recursive): 1 file, 1 byte`, recursive: true })
+    expect(requests[1]).toMatchObject({
+      label: 'Remove directory recursively?',
+      detail: `${join(outside, 'g')} (recursive): 1 file, 1 byte\nOutside the project (${root}): ${join(outside, 'g')}`,
+      recursive: true,
+    })
     expect(read(join(root, 'd/a.txt'))).toBe('a')
     expect(read(join(outside, 'g/b.txt'))).toBe('b')
   })

@@ -642,7 +642,7 @@ describe('restore_file permissions and confirmation', () => {
     const target = join(outside, 'a.txt')
     expect((await ws.call('restore_file', { trashedPath: archive, targetPath: target })).status).toBe('denied')
     expect(requests).toHaveLength(1)
-    expect(requests[0]).toMatchObject({ label: 'Restore file?', path: target, detail: target })
+    expect(requests[0]).toMatchObject({ label: 'Restore file?', path: target, detail: `${target}\nOutside the project (${root}): ${target}` })
     const granted = await ws.call('restore_file', { trashedPath: archive, targetPath: target }, { permissions: { globalWriteFile: true } })
     expect(granted.status).toBe('ok')
     expect(requests).toHaveLength(1)

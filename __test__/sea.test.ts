@@ -7,7 +7,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -139,19 +139,30 @@ describe('an esbuild bundle', () => {
     expectToolCalls(JSON.parse(child.stdout) as HostOutput, child.root)
   })
 
-  it('without the variable, loads the .node placed beside the bundle', () => {
-    const missing = run(process.execPath, [bundle])
-    expect(missing.status).not.toBe(0)
-    expect(missing.stderr).toMatch(/agent-fs-tools: no native addon for [\w-]+: neither agent-fs-tools\.[\w-]+\.node beside/)
+  it('without the variable, loads the .node of the installed package the bundle finds, else the one beside the bundle', () => {
+    // The host project's node_modules has the package: the bundle finds it there.
+    const installed = run(process.execPath, [bundle])
+    expect(installed.stderr).toBe('')
+    expectToolCalls(JSON.parse(installed.stdout) as HostOutput, installed.root)
 
-    const beside = join(work, 'dist', addon.slice(addon.lastIndexOf('/') + 1))
-    symlinkSync(addon, beside)
+    const modules = join(work, 'node_modules')
+    renameSync(modules, `${modules}.away`)
     try {
-      const child = run(process.execPath, [bundle])
-      expect(child.stderr).toBe('')
-      expectToolCalls(JSON.parse(child.stdout) as HostOutput, child.root)
+      const missing = run(process.execPath, [bundle])
+      expect(missing.status).not.toBe(0)
+      expect(missing.stderr).toMatch(/agent-fs-tools: no native addon for [\w-]+: neither agent-fs-tools\.[\w-]+\.node beside/)
+
+      const beside = join(work, 'dist', addon.slice(addon.lastIndexOf('/') + 1))
+      symlinkSync(addon, beside)
+      try {
+        const child = run(process.execPath, [bundle])
+        expect(child.stderr).toBe('')
+        expectToolCalls(JSON.parse(child.stdout) as HostOutput, child.root)
+      } finally {
+        rmSync(beside)
+      }
     } finally {
-      rmSync(beside)
+      renameSync(`${modules}.away`, modules)
     }
   })
 })

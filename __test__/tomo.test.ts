@@ -1,11 +1,13 @@
 /** `agent-fs-tools/tomo`: Tomo-shaped tools driven by a context stub of exactly Tomo's shape. */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createTomoTools } from 'agent-fs-tools/tomo'
 import type { TomoTool } from '../examples/tomo/tomo-types.js'
-import { createUndoCommand } from '../examples/tomo/undo-command.js'
-import { tempWorkspace } from './helpers/temp.js'
+import { createUndoCommands } from '../examples/tomo/undo-command.js'
+import { fileTools } from '../examples/tomo/register-tools.js'
+import { siblingDir } from './helpers/files.js'
+import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { TOMO_DEFAULT_PERMISSIONS, tomoContext } from './helpers/tomo-context.js'
 
 function tomoTools(options: Parameters<typeof tempWorkspace>[0] = {}) {
@@ -40,6 +42,8 @@ describe('createTomoTools shape', () => {
     expect(tools.some((t) => t.name === 'read_file')).toBe(false)
     expect(byName('view_file').displayName).toBe('View File')
     expect(byName('write_file').displayName).toBe('Write File')
+    expect(byName('cwd_get').displayName).toBe('Current Directory')
+    expect(byName('remove_dir').displayName).toBe('Remove Directory')
   })
 
   it('argsSchema validates like the tool', () => {
@@ -84,15 +88,16 @@ describe('execute', () => {
     expect(append.output).toMatch(/^@@ .*\n(.*\n)*\+three$/)
   })
 
-  it('apply_patch over several files: the combined diff with each file header, then the files and notes', async () => {
+  it('apply_patch: the prompt shows each file by name above its hunks; the result is the SPEC output, plain', async () => {
     const { byName, root } = tomoTools()
     writeFileSync(join(root, 'a.txt'), 'one\ntwo\n')
-    const { context } = tomoContext()
+    const { context, confirm } = tomoContext()
     const input = '*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+TWO\n*** Add File: b.txt\n+bee\n*** End Patch\n'
     const result = await byName('apply_patch').execute({ input }, context)
-    expect(result).toMatchObject({ status: 'ok', format: 'diff' })
-    expect(result.output.startsWith('--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n--- /dev/null\n+++ b/b.txt\n')).toBe(true)
-    expect(result.output).toContain('\nSuccess. Updated the following files:\nM a.txt\nA b.txt')
+    expect(confirm.mock.calls[0]![1]!.diff).toBe('a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\nb.txt (new file)\n@@ -0,0 +1 @@\n+bee')
+    expect(result).toMatchObject({ status: 'ok', format: 'plain' })
+    expect(result.output.startsWith('Success. Updated the following files:\nM a.txt\nA b.txt\n')).toBe(true)
+    expect(result.output).toContain('\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n')
   })
 
   it('a large rewrite is bounded like ws.call, and keeps where the old content went in the trash', async () => {
@@ -186,24 +191,62 @@ describe('execute', () => {
   })
 })
 
-describe("Tomo's /undo command (examples/tomo/undo-command.ts)", () => {
-  it('lists the history, undoes the latest change after asking, and the whole session', async () => {
+describe("examples/tomo/register-tools.ts: the workspace as Tomo's config means it", () => {
+  // The example keeps Tomo's default data directory; the tests keep theirs out of $HOME.
+  let saved: string | undefined
+  beforeEach(() => {
+    saved = process.env.AGENT_FS_TOOLS_DATA_DIR
+    process.env.AGENT_FS_TOOLS_DATA_DIR = tempWorkspaceDirs().dataDir
+  })
+  afterEach(() => {
+    if (saved === undefined) delete process.env.AGENT_FS_TOOLS_DATA_DIR
+    else process.env.AGENT_FS_TOOLS_DATA_DIR = saved
+  })
+
+  it("Tomo's default permissions: nothing outside the project is reachable; a global* key opens it, asking with the path marked", async () => {
+    const { root } = tempWorkspace()
+    const outside = join(siblingDir(root), 'x.txt')
+    const tool = (tools: TomoTool[], name: string) => tools.find((t) => t.name === name)!
+    const defaults = fileTools({ permissions: { ...TOMO_DEFAULT_PERMISSIONS } }, root)
+    const { context, confirm } = tomoContext()
+    const refused = await tool(defaults, 'write_file').execute({ path: outside, content: 'x' }, context)
+    expect(refused.status).toBe('error')
+    expect(refused.output).toContain('outside the allowed directories')
+    expect(confirm).not.toHaveBeenCalled()
+
+    const opened = fileTools({ permissions: { ...TOMO_DEFAULT_PERMISSIONS, globalReadFile: true } }, root)
+    const written = await tool(opened, 'write_file').execute({ path: outside, content: 'x' }, context)
+    expect(written.status).toBe('ok')
+    expect(confirm).toHaveBeenCalledWith('Write file?', expect.objectContaining({ detail: `${outside}\nOutside the project (${root}): ${outside}` }))
+  })
+
+  it("Tomo's tool switches turn ours off; its delete tool keeps its name", () => {
+    const { root } = tempWorkspace()
+    const tools = fileTools({ permissions: { ...TOMO_DEFAULT_PERMISSIONS }, tools: { grep: { enabled: false }, editFile: { enabled: false } } }, root)
+    const names = tools.map((t) => t.name)
+    expect(names).not.toContain('grep')
+    expect(names).not.toContain('edit_file')
+    expect(names).not.toContain('apply_patch')
+    expect(names).toContain('remove_file')
+    expect(names).toContain('glob')
+  })
+})
+
+describe("Tomo's /undo, /undo-session and /changes (examples/tomo/undo-command.ts)", () => {
+  it('lists the history, undoes the latest change, and the whole session', async () => {
     const { ws, root } = tempWorkspace({ permissions: { cwdWriteFile: true }, trash: { sessionId: 'tomo-1' } })
     writeFileSync(join(root, 'a.txt'), 'one\n')
     await ws.call('read_file', { path: 'a.txt' })
     await ws.call('write_file', { path: 'a.txt', content: 'two\n' })
     await ws.call('write_file', { path: 'b.txt', content: 'new\n' })
-    const asked: string[] = []
-    const undo = createUndoCommand(ws, 'tomo-1', (req) => {
-      asked.push(req.label)
-      return true
-    })
-    expect((await undo.execute('history')).output).toMatch(/write_file b\.txt[\s\S]*write_file a\.txt/)
-    expect((await undo.execute('')).output).toContain('Undid')
+    const commands = createUndoCommands(ws, 'tomo-1')
+    expect(commands.map((c) => c.name)).toEqual(['undo', 'undo-session', 'changes'])
+    const run = (name: string) => commands.find((c) => c.name === name)!.handler({ usage: null, contextWindow: 8192 })
+    expect(await run('changes')).toMatch(/write_file b\.txt[\s\S]*write_file a\.txt/)
+    expect(await run('undo')).toContain('Undid')
     expect(existsSync(join(root, 'b.txt'))).toBe(false)
-    expect(asked).toEqual(['Undo change?'])
     // The rest of the session: a.txt back to what it was.
-    expect((await undo.execute('session')).output).toContain('Undid')
+    expect(await run('undo-session')).toContain('Undid')
     expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('one\n')
   })
 })

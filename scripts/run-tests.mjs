@@ -13,6 +13,10 @@
  *   4. vitest, with its default reporter for people and its JSON reporter for the counts.
  *   5. vitest again with `AGENT_FS_TOOLS_PORTABLE=1`, for the test files that reach the file
  *      system layer (all but `NOT_THROUGH_THE_FILE_SYSTEM`).
+ *   6. vitest with `vitest.hosts.config.mts` (skipped with `--no-hosts`): the package inside real
+ *      hosts (Tomo's TUI and single executable, opencode, the AI SDK with a provider, an MCP
+ *      client launching `npx`), against a scripted model. Runtimes are fetched once into
+ *      `~/.cache/agent-fs-tools/`.
  *
  * `--no-portable` skips 2 and 5. Exits non-zero when a suite fails or cannot run, or when no
  * test ran at all.
@@ -28,6 +32,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const skipCargo = process.argv.includes('--no-cargo')
 const skipTargets = skipCargo || process.argv.includes('--no-targets')
 const skipPortable = process.argv.includes('--no-portable')
+const skipHosts = process.argv.includes('--no-hosts')
 
 /** Switches the addon and the Rust tests to the portable ways (see `src/paths/platform/`). */
 const PORTABLE = { AGENT_FS_TOOLS_PORTABLE: '1' }
@@ -48,6 +53,7 @@ const NOT_THROUGH_THE_FILE_SYSTEM = [
   'loader',
   'native-contract',
   'packaging',
+  'scripted-model',
   'sea',
   'tool-config',
   'typecheck',
@@ -102,15 +108,15 @@ async function targetCheck() {
   return { name: `check:targets ${CHECKED_TARGET}`, code, passed: code === 0 ? 1 : 0, failed: code === 0 ? 0 : 1 }
 }
 
-/** vitest over `files` (all when none), named `name`, with `env` added. */
-async function vitestTests(name = 'vitest', files = [], env = {}) {
+/** vitest over `files` (all when none), named `name`, with `env` added; `config`: another configuration file. */
+async function vitestTests(name = 'vitest', files = [], env = {}, config = undefined) {
   const dir = mkdtempSync(join(tmpdir(), 'afs-vitest-'))
   const report = join(dir, 'report.json')
   try {
     const vitest = join(dirname(createRequire(import.meta.url).resolve('vitest/package.json')), 'vitest.mjs')
     const { code } = await run(
       process.execPath,
-      [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...files],
+      [vitest, 'run', ...(config === undefined ? [] : ['--config', config]), '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...files],
       env,
     )
     let passed = 0
@@ -153,6 +159,7 @@ if (!skipCargo) {
 if (!skipTargets) await timed(targetCheck)
 await timed(() => vitestTests())
 if (!skipPortable) await timed(() => vitestTests('vitest (portable)', fileSystemTestFiles(), PORTABLE))
+if (!skipHosts) await timed(() => vitestTests('vitest (hosts)', [], {}, 'vitest.hosts.config.mts'))
 
 console.log('')
 for (const { name, seconds } of results) console.log(`${name} took ${seconds} s`)

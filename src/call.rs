@@ -286,6 +286,9 @@ pub struct Authorization<'a> {
     pub always_ask: bool,
     pub label: &'static str,
     pub path: &'a Path,
+    /// Every path the change touches (the first is usually `path`), with whether it is inside
+    /// the root: the request lists them all, and names those outside the project.
+    pub paths: Vec<(&'a Path, bool)>,
     pub detail: String,
     pub diff: Option<String>,
     pub recursive: Option<bool>,
@@ -310,6 +313,7 @@ impl<'a> Authorization<'a> {
             always_ask: false,
             label,
             path: &target.path,
+            paths: vec![(&target.path, target.inside_root)],
             detail: target.path.shown().into_owned(),
             diff: None,
             recursive: None,
@@ -655,13 +659,30 @@ impl Call {
         }
     }
 
-    /// What the user is asked for `auth`.
+    /// What the user is asked for `auth`. A path outside the root is named on a last line of
+    /// the detail, so a prompt never looks the same for `/etc/hosts` as for a project file.
     fn request(&self, auth: Authorization<'_>) -> ConfirmRequest {
+        let mut paths: Vec<String> = Vec::new();
+        let mut outside: Vec<String> = Vec::new();
+        for (path, inside_root) in &auth.paths {
+            let shown = path.shown().into_owned();
+            if !inside_root && !outside.contains(&shown) {
+                outside.push(shown.clone());
+            }
+            if !paths.contains(&shown) {
+                paths.push(shown);
+            }
+        }
+        let mut detail = auth.detail;
+        if !outside.is_empty() {
+            detail.push_str(&outside_the_project(self.ws.sandbox().root(), &outside));
+        }
         ConfirmRequest {
             tool: self.tool_name.clone(),
             label: auth.label.to_owned(),
             path: auth.path.shown().into_owned(),
-            detail: auth.detail,
+            paths,
+            detail,
             diff: auth.diff,
             recursive: auth.recursive,
             permanent: auth.permanent,
@@ -783,6 +804,16 @@ pub fn changed_note(paths: &[&Path]) -> String {
     )
 }
 
+/// The last line of a prompt's detail naming the paths outside the root (the project):
+/// `\nOutside the project (<root>): <abs>[, <abs>…]`.
+fn outside_the_project(root: &Path, outside: &[String]) -> String {
+    format!(
+        "\nOutside the project ({}): {}",
+        root.shown(),
+        outside.join(", ")
+    )
+}
+
 /// A blocking task that panicked or was cancelled, as a tool error.
 fn internal_error<T>(e: tokio::task::JoinError) -> Result<T, ToolError> {
     Err(ToolError::new(
@@ -793,7 +824,104 @@ fn internal_error<T>(e: tokio::task::JoinError) -> Result<T, ToolError> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::AbortGate;
+    use crate::tools::testing::TestWorkspace;
+
+    /// A workspace that asks before every change, and a directory beside its root.
+    fn asking() -> (TestWorkspace, std::path::PathBuf) {
+        let ws = TestWorkspace::with(json!({ "permissions": {} }));
+        let outside = ws.root.parent().unwrap().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        (ws, outside)
+    }
+
+    /// A patch over several files asks once, with every file it touches in `paths` (a move's
+    /// source and destination both), and a detail that stays SPEC's for files in the project.
+    #[tokio::test]
+    async fn a_patch_asks_with_every_path_it_touches() {
+        let (ws, _) = asking();
+        std::fs::write(ws.root.join("a.txt"), "one\n").unwrap();
+        std::fs::write(ws.root.join("gone.txt"), "bye\n").unwrap();
+        std::fs::write(ws.root.join("old.txt"), "moved\n").unwrap();
+        let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** Add File: new.txt\n+new\n*** Delete File: gone.txt\n*** Update File: old.txt\n*** Move to: sub/renamed.txt\n@@\n-moved\n+MOVED\n*** End Patch";
+        let asked = ws.asked("apply_patch", json!({ "input": patch })).await;
+        assert_eq!(asked.len(), 1);
+        let at = |name: &str| ws.root.join(name).to_string_lossy().into_owned();
+        assert_eq!(
+            asked[0].paths,
+            [
+                at("a.txt"),
+                at("new.txt"),
+                at("gone.txt"),
+                at("old.txt"),
+                at("sub/renamed.txt")
+            ]
+        );
+        assert_eq!(asked[0].path, at("a.txt"));
+        assert!(
+            !asked[0].detail.contains("Outside the project"),
+            "{}",
+            asked[0].detail
+        );
+    }
+
+    /// A move asks with its source and its destination.
+    #[tokio::test]
+    async fn a_move_asks_with_its_source_and_destination() {
+        let (ws, _) = asking();
+        std::fs::write(ws.root.join("a.txt"), "a").unwrap();
+        let asked = ws
+            .asked(
+                "move_file",
+                json!({ "source": "a.txt", "destination": "b.txt" }),
+            )
+            .await;
+        let at = |name: &str| ws.root.join(name).to_string_lossy().into_owned();
+        assert_eq!(asked[0].paths, [at("a.txt"), at("b.txt")]);
+        assert_eq!(
+            asked[0].detail,
+            format!("{} → {}", at("a.txt"), at("b.txt"))
+        );
+    }
+
+    /// Without `allowedPaths`, a path outside the root is reachable and asks like one inside:
+    /// the detail says which paths are outside the project, on a last line of its own.
+    #[tokio::test]
+    async fn a_prompt_names_the_paths_outside_the_project() {
+        let (ws, outside) = asking();
+        let root = ws.root.to_string_lossy().into_owned();
+        let inside = ws.root.join("in.txt").to_string_lossy().into_owned();
+        let file = outside.join("out.txt").to_string_lossy().into_owned();
+
+        let asked = ws
+            .asked("write_file", json!({ "path": "in.txt", "content": "x" }))
+            .await;
+        assert_eq!(asked[0].detail, inside);
+        assert_eq!(asked[0].paths, std::slice::from_ref(&inside));
+
+        let asked = ws
+            .asked("write_file", json!({ "path": &file, "content": "x" }))
+            .await;
+        assert_eq!(asked[0].paths, std::slice::from_ref(&file));
+        assert_eq!(
+            asked[0].detail,
+            format!("{file}\nOutside the project ({root}): {file}")
+        );
+
+        std::fs::write(ws.root.join("in.txt"), "x").unwrap();
+        let asked = ws
+            .asked(
+                "move_file",
+                json!({ "source": "in.txt", "destination": &file }),
+            )
+            .await;
+        assert_eq!(
+            asked[0].detail,
+            format!("{inside} → {file}\nOutside the project ({root}): {file}")
+        );
+    }
 
     /// A call is given up on only before it starts to change something, and once given up on
     /// it starts nothing that changes files.

@@ -14,9 +14,13 @@ pub struct ConfirmRequest {
     pub tool: String,
     /// E.g. `Edit file?`.
     pub label: String,
-    /// The absolute path acted on.
+    /// The absolute path acted on (of a patch: its first file written, else its first removed).
     pub path: String,
-    /// The absolute path, plus ` (recursive)`, ` (permanent)` or ` → <destination>`.
+    /// Every absolute path the change touches, each once: a patch's files, a move's source and
+    /// destination. A host with per-path rules checks them all.
+    pub paths: Vec<String>,
+    /// The absolute path, plus ` (recursive)`, ` (permanent)` or ` → <destination>`; then, when
+    /// a path is outside the root, a last line `Outside the project (<root>): <abs>, …`.
     pub detail: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,

@@ -19,6 +19,17 @@ impl Confirmer for Yes {
     }
 }
 
+/// Answers no to every prompt, keeping what it was asked.
+#[derive(Default)]
+pub struct Recorder(std::sync::Mutex<Vec<ConfirmRequest>>);
+
+impl Confirmer for Recorder {
+    fn ask(&self, request: ConfirmRequest) -> Answer {
+        self.0.lock().unwrap().push(request);
+        Box::pin(async { false })
+    }
+}
+
 /// A workspace whose root is `root` (canonical), its data dir beside it.
 pub struct TestWorkspace {
     _dir: tempfile::TempDir,
@@ -60,6 +71,18 @@ impl TestWorkspace {
             ..CallContext::default()
         };
         self.toolset.call(tool, args, ctx).await
+    }
+
+    /// Calls `tool` with `args`, answering no to any prompt: what the prompts asked.
+    pub async fn asked(&self, tool: &str, args: Value) -> Vec<ConfirmRequest> {
+        let recorder = Arc::new(Recorder::default());
+        let ctx = CallContext {
+            confirmer: Some(recorder.clone()),
+            ..CallContext::default()
+        };
+        self.toolset.call(tool, args, ctx).await;
+        let asked = recorder.0.lock().unwrap().clone();
+        asked
     }
 
     /// The names in `root`, sorted (our temp files included: a test checks none is left).

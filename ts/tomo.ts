@@ -8,7 +8,7 @@
  * @packageDocumentation
  */
 import type { z } from 'zod'
-import { hunksOnly } from './internal/hunks.js'
+import { forDiffView, hunksOnly } from './internal/hunks.js'
 import { describeProgress } from './internal/progress.js'
 import type { CallContext, ConfirmHandler, Permissions, ToolResult } from './types.js'
 import type { Workspace } from './workspace.js'
@@ -67,8 +67,39 @@ export interface TomoTool {
   execute: (args: unknown, context: TomoToolContext) => Promise<TomoToolResult>
 }
 
-/** `read_file` → `Read File`. */
+/**
+ * What Tomo shows for each tool (its own tools are `Read File`, `Remove Directory`, …): a name a
+ * person reads, not the tool name with its underscores turned into spaces.
+ */
+const DISPLAY_NAMES: Readonly<Record<string, string>> = {
+  read_file: 'Read File',
+  write_file: 'Write File',
+  edit_file: 'Edit File',
+  append_file: 'Append to File',
+  apply_patch: 'Apply Patch',
+  list_directory: 'List Directory',
+  create_directory: 'Create Directory',
+  delete_file: 'Delete File',
+  remove_dir: 'Remove Directory',
+  move_file: 'Move',
+  copy_file: 'Copy',
+  restore_file: 'Restore from Trash',
+  trash_list: 'List Trash',
+  cwd_get: 'Current Directory',
+  cwd_push: 'Change Directory',
+  cwd_pop: 'Back to Previous Directory',
+  glob: 'Find Files',
+  grep: 'Search in Files',
+}
+
+/**
+ * The name Tomo shows for a tool: `cwd_get` → `Current Directory`, `remove_dir` → `Remove
+ * Directory`. A name the host chose (a rename such as `remove_file`) is shown as its words,
+ * capitalised: `Remove File`.
+ */
 export function displayNameOf(toolName: string): string {
+  const known = Object.hasOwn(DISPLAY_NAMES, toolName) ? DISPLAY_NAMES[toolName] : undefined
+  if (known !== undefined) return known
   return toolName
     .split(/[_\-\s]+/)
     .filter((word) => word !== '')
@@ -80,7 +111,7 @@ export function displayNameOf(toolName: string): string {
 function tomoConfirm(confirm: NonNullable<TomoToolContext['confirm']>): ConfirmHandler {
   return (request) => {
     const options: TomoConfirmOptions = { label: request.label, detail: request.detail }
-    const diff = request.diff === undefined ? undefined : hunksOnly(request.diff)
+    const diff = request.diff === undefined ? undefined : forDiffView(request.diff)
     if (diff !== undefined) options.diff = diff
     return confirm(request.label, options)
   }
@@ -91,10 +122,16 @@ function tomoProgress(onProgress: (output: string) => void): CallContext['onProg
   return (progress) => onProgress(`Working: ${describeProgress(progress)}`)
 }
 
+/** The first line of a successful `apply_patch` output (SPEC §12), the text models are trained on. */
+const PATCH_SUCCESS = 'Success. Updated the following files:'
+
 /**
- * Maps a workspace result to Tomo's: a successful change that carries a diff (write, edit, append)
- * becomes `format: 'diff'` with the hunks only (a patch over several files: the combined diff,
- * with each file's header); everything else is `plain` with the SPEC output.
+ * Maps a workspace result to Tomo's: a successful write, edit or append (a change of one file
+ * that carries a diff) becomes `format: 'diff'` with the hunks only; everything else is `plain`
+ * with the SPEC output — `apply_patch` too (SPEC §10): Tomo's diff view colours every line by
+ * its first character, so a patch's file list, its trash notes and its `---`/`+++` file headers
+ * would be drawn as removed and added lines, and Tomo tells the model "Edit applied
+ * successfully. Unified diff:" before a diff result, over the patch's own `Success.` line.
  *
  * The hunks are taken from `output`, not from `diff`: `output` is what the model may read, with the
  * diff cut at `readMaxBytes` and a note saying so (a 1 MB rewrite is not sent whole). The lines
@@ -102,19 +139,16 @@ function tomoProgress(onProgress: (output: string) => void): CallContext['onProg
  * it) follow the hunks.
  */
 export function toTomoResult(result: ToolResult): TomoToolResult {
-  if (result.status === 'ok' && typeof result.diff === 'string' && result.diff !== '') {
+  const patch = result.output.startsWith(PATCH_SUCCESS)
+  if (result.status === 'ok' && !patch && typeof result.diff === 'string' && result.diff !== '') {
     // Where the (possibly cut) diff starts in `output`: its first line.
     const firstLine = result.diff.slice(0, result.diff.indexOf('\n') + 1)
     const at = firstLine === '' ? -1 : result.output.indexOf(firstLine)
-    const shown = at < 0 ? undefined : result.output.slice(at)
-    const files = shown?.match(/^--- /gm)?.length ?? 0
-    // Several files (apply_patch): the whole combined diff, each file's header kept.
-    const body = files > 1 ? shown?.replace(/\n+$/, '') : shown === undefined ? undefined : hunksOnly(shown)
+    const body = at < 0 ? undefined : hunksOnly(result.output.slice(at))
     if (body !== undefined) {
-      const lines = result.output.slice(0, at).replace(/\n+$/, '').split('\n')
-      // One file: the summary is what the diff shows; several: the list of files stays.
-      const notes = (files > 1 ? lines : lines.slice(1)).filter((line) => line !== '')
-      return { output: [body, ...notes].join('\n'), status: 'ok', format: 'diff' }
+      // The summary line is what the diff shows; the notes after it stay.
+      const notes = result.output.slice(0, at).replace(/\n+$/, '').split('\n').slice(1)
+      return { output: [body, ...notes.filter((line) => line !== '')].join('\n'), status: 'ok', format: 'diff' }
     }
   }
   return { output: result.output, status: result.status, format: 'plain' }

@@ -275,9 +275,17 @@ export interface ConfirmRequest {
   tool: string
   /** A short question, e.g. `Write file?`. */
   label: string
-  /** The absolute path acted on, in its shown form (no control characters). */
+  /** The absolute path acted on, in its shown form (no control characters); of a patch, its first file written. */
   path: string
-  /** The absolute path, plus ` (recursive)`, ` (permanent)` or ` → <destination>` where that applies. */
+  /**
+   * Every absolute path the change touches, each once (shown form): a patch's files, a move's source
+   * and destination. A host with per-path rules checks every one. Always set by this package.
+   */
+  paths?: string[]
+  /**
+   * The absolute path, plus ` (recursive)`, ` (permanent)` or ` → <destination>` where that applies.
+   * When a path is outside the workspace root, a last line names them: `Outside the project (<root>): <abs>, …`.
+   */
   detail: string
   /** The unified diff of the pending write/edit/append. Its lines are the file's exact text: escape control characters before printing it to a terminal. */
   diff?: string

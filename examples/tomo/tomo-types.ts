@@ -65,14 +65,18 @@ export interface TomoTool {
   execute: (args: unknown, context: TomoToolContext) => Promise<TomoToolResult>
 }
 
-/** What a Tomo slash command returns to show as a system message (`src/commands/types.ts`). */
-export interface TomoCommandResult {
-  output: string
+/** What Tomo passes a slash command's handler (`src/commands/registry.ts`; only the parts used here). */
+export interface TomoCommandContext {
+  usage: { promptTokens: number; completionTokens: number } | null
+  contextWindow: number
 }
 
-/** Tomo's slash `Command` (the callbacks it receives are not needed here). */
+/**
+ * Tomo's slash command that answers with text (`CommandDefinition`'s handler form). Tomo passes no
+ * arguments: `/undo history` runs `undo`, so each action is a command of its own.
+ */
 export interface TomoCommand {
   name: string
   description: string
-  execute: (args: string) => TomoCommandResult | Promise<TomoCommandResult>
+  handler: (context: TomoCommandContext) => string | Promise<string>
 }

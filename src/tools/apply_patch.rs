@@ -358,6 +358,7 @@ fn deleted_by_a_change(ws: &Workspace, path: &Path) -> bool {
 /// is; the detail has a line per file with its lines added and removed, then the totals.
 fn authorization(plans: &[Planned], diff: String, keep_overwrites: bool) -> Authorization<'_> {
     let mut needs = Vec::new();
+    let mut paths = Vec::new();
     let mut detail = Vec::new();
     let mut first: Option<&Path> = None;
     let mut summary = FilesSummary::default();
@@ -371,6 +372,10 @@ fn authorization(plans: &[Planned], diff: String, keep_overwrites: bool) -> Auth
         }
         if let Some((source, _)) = &plan.remove {
             needs.push((Operation::Remove, source.inside_root));
+            paths.push((source.path.as_path(), source.inside_root));
+        }
+        if let Some(write) = &plan.write {
+            paths.push((write.target.path.as_path(), write.target.inside_root));
         }
         let (what, count) = match (&plan.write, &plan.remove) {
             (Some(to), Some((from, _))) => (
@@ -406,6 +411,7 @@ fn authorization(plans: &[Planned], diff: String, keep_overwrites: bool) -> Auth
         always_ask,
         label: "Apply patch?",
         path: first.unwrap_or(Path::new("/")),
+        paths,
         detail: detail.join("\n"),
         diff: Some(diff),
         recursive: None,

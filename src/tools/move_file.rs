@@ -164,6 +164,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             always_ask: replaced_tree.is_some(),
             label: "Move file?",
             path: &source.path,
+            paths: vec![
+                (&source.path, source.inside_root),
+                (&destination.path, destination.inside_root),
+            ],
             detail: format!(
                 "{} → {}{}",
                 source.path.shown(),

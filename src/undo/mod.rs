@@ -126,6 +126,10 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
             always_ask: true,
             label: "Undo change?",
             path: &first,
+            paths: paths
+                .iter()
+                .map(|path| (path.as_path(), path.starts_with(call.ws.sandbox().root())))
+                .collect(),
             detail: lines.join("\n"),
             diff: (!diff.is_empty()).then_some(diff),
             recursive: None,
