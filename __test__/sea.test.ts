@@ -2,12 +2,14 @@
  * Bundles and single executables (SPEC §14): a host bundled with esbuild the way the README says
  * (`--bundle --platform=node --format=cjs --external:*.node`), run as a bundle and as a real Node
  * single executable application (`--experimental-sea-config`, postject) that carries the addon as
- * an asset and extracts it with `agent-fs-tools/sea`, then makes tool calls. Runs against the
- * built package (`npm run build`); skipped only when this `node` binary has no SEA fuse.
+ * an asset and extracts it with `agent-fs-tools/sea`, then makes tool calls; the helper's refusals
+ * (a directory others could change on the way, an extracted file others could write). Runs
+ * against the built package (`npm run build`); skipped only when this `node` binary has no SEA
+ * fuse.
  */
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -215,6 +217,52 @@ describe.skipIf(!hasFuse)(`a single executable application${hasFuse ? '' : ' (sk
     expect(readdirSync(shared)).toEqual([])
   })
 
+  it('refuses a directory below one other users can write to, as written or through a link (issue 26)', () => {
+    // Such a parent lets another user swap the directory between the hash check and the load.
+    const open = join(work, 'open')
+    mkdirSync(open)
+    chmodSync(open, 0o777)
+    const below = run(app, [], { ADDON_DIR: join(open, 'cache', 'agent-fs-tools') })
+    expect(below.status).not.toBe(0)
+    expect(below.stderr).toContain(`is not a private directory (${open}: other users can write to it (mode 0777))`)
+    const link = join(work, 'looks-private')
+    symlinkSync(open, link)
+    const throughLink = run(app, [], { ADDON_DIR: join(link, 'cache') })
+    expect(throughLink.status).not.toBe(0)
+    expect(throughLink.stderr).toContain(`is not a private directory (${open}: other users can write to it (mode 0777))`)
+    expect(readdirSync(open)).toEqual([]) // refused before anything was created there
+
+    // A sticky directory (as /tmp) is fine: others cannot rename or remove what they do not own.
+    const sticky = join(work, 'sticky')
+    mkdirSync(sticky)
+    chmodSync(sticky, 0o1777)
+    const inSticky = run(app, [], { ADDON_DIR: join(sticky, 'agent-fs-tools') })
+    expect(inSticky.stderr).toBe('')
+    expectToolCalls(JSON.parse(inSticky.stdout) as HostOutput, inSticky.root)
+  })
+
+  it('replaces an extracted file others can write to, though its content is right (issue 26)', () => {
+    const addonDir = join(work, 'cache-3')
+    const expected = join(addonDir, `agent-fs-tools-${addonHash.slice(0, 32)}.node`)
+    expect(run(app, [], { ADDON_DIR: addonDir }).status).toBe(0)
+    chmodSync(expected, 0o666)
+    const again = run(app, [], { ADDON_DIR: addonDir })
+    expect(again.stderr).toBe('')
+    expect(statSync(expected).mode & 0o777).toBe(0o600)
+    expect(readFileSync(expected).equals(readFileSync(addon))).toBe(true)
+  })
+
+  it.skipIf(process.getuid?.() !== 0)('replaces an extracted file of another user, though its content is right (issue 26; needs root to chown)', () => {
+    const addonDir = join(work, 'cache-4')
+    const expected = join(addonDir, `agent-fs-tools-${addonHash.slice(0, 32)}.node`)
+    expect(run(app, [], { ADDON_DIR: addonDir }).status).toBe(0)
+    chownSync(expected, 65534, 65534)
+    const again = run(app, [], { ADDON_DIR: addonDir })
+    expect(again.stderr).toBe('')
+    expect(statSync(expected).uid).toBe(process.getuid?.())
+    expect(readFileSync(expected).equals(readFileSync(addon))).toBe(true)
+  })
+
   it('a NAPI_RS_NATIVE_LIBRARY_PATH already set wins over the asset', () => {
     const addonDir = join(work, 'cache-2')
     const child = run(app, [], { ADDON_DIR: addonDir, NAPI_RS_NATIVE_LIBRARY_PATH: addon })
@@ -226,3 +274,4 @@ describe.skipIf(!hasFuse)(`a single executable application${hasFuse ? '' : ' (sk
     expect(existsSync(addonDir)).toBe(false)
   })
 })
+
