@@ -13,6 +13,10 @@
  *   4. vitest, with its default reporter for people and its JSON reporter for the counts.
  *   5. vitest again with `AGENT_FS_TOOLS_PORTABLE=1`, for the test files that reach the file
  *      system layer (all but `NOT_THROUGH_THE_FILE_SYSTEM`).
+ *   6. The runtime matrix (`scripts/test-runtimes.mjs`; skipped with `--no-runtimes`): a session
+ *      of every tool and the lifecycle checks on Node 20, 22, 24, 25, 26, Bun (current and
+ *      opencode's) and Deno, and part of the vitest suite on each other Node line. Runtimes are
+ *      fetched from the npm registry once and cached (`scripts/lib/runtimes.mjs`).
  *
  * `--no-portable` skips 2 and 5. Exits non-zero when a suite fails or cannot run, or when no
  * test ran at all.
@@ -28,6 +32,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const skipCargo = process.argv.includes('--no-cargo')
 const skipTargets = skipCargo || process.argv.includes('--no-targets')
 const skipPortable = process.argv.includes('--no-portable')
+const skipRuntimes = process.argv.includes('--no-runtimes')
 
 /** Switches the addon and the Rust tests to the portable ways (see `src/paths/platform/`). */
 const PORTABLE = { AGENT_FS_TOOLS_PORTABLE: '1' }
@@ -51,6 +56,7 @@ const NOT_THROUGH_THE_FILE_SYSTEM = [
   'sea',
   'tool-config',
   'typecheck',
+  'workflows',
   'zod',
 ]
 
@@ -131,6 +137,20 @@ async function vitestTests(name = 'vitest', files = [], env = {}) {
   }
 }
 
+/**
+ * The runtime matrix, counted from its closing `runtimes: N passed, M failed` line; undefined
+ * when it skipped itself (no pinned runtimes for this platform).
+ */
+async function runtimeMatrix() {
+  const { code, stdout } = await run(process.execPath, [join(root, 'scripts', 'test-runtimes.mjs')])
+  if (/^runtimes: skipped/m.test(stdout)) return undefined
+  const counts = /^runtimes: (\d+) passed, (\d+) failed$/m.exec(stdout)
+  const passed = counts ? Number(counts[1]) : 0
+  let failed = counts ? Number(counts[2]) : 0
+  if (code !== 0 && failed === 0) failed = 1
+  return { name: 'runtimes', code, passed, failed, empty: passed + failed === 0 }
+}
+
 /** The test files that reach the file system layer, as paths vitest accepts. */
 function fileSystemTestFiles() {
   return readdirSync(join(root, '__test__'))
@@ -144,7 +164,7 @@ const results = []
 async function timed(suite) {
   const started = Date.now()
   const result = await suite()
-  results.push({ ...result, seconds: Math.round((Date.now() - started) / 1000) })
+  if (result !== undefined) results.push({ ...result, seconds: Math.round((Date.now() - started) / 1000) })
 }
 if (!skipCargo) {
   await timed(() => cargoTests())
@@ -153,6 +173,7 @@ if (!skipCargo) {
 if (!skipTargets) await timed(targetCheck)
 await timed(() => vitestTests())
 if (!skipPortable) await timed(() => vitestTests('vitest (portable)', fileSystemTestFiles(), PORTABLE))
+if (!skipRuntimes) await timed(runtimeMatrix)
 
 console.log('')
 for (const { name, seconds } of results) console.log(`${name} took ${seconds} s`)

