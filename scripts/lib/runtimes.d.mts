@@ -16,3 +16,4 @@ export declare function pinnedVersion(name: string, version?: string): string
 export declare function cachedRuntimePath(name: string, version?: string, target?: RuntimeTarget): string | undefined
 export declare function runtimePath(name: string, version?: string, target?: RuntimeTarget): Promise<string>
 export declare function runtimeAvailable(name: string, target?: RuntimeTarget): boolean
+export declare function npmPackageDir(name: string, version: string): Promise<string>

