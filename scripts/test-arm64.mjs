@@ -22,7 +22,7 @@
  *
  *   node scripts/test-arm64.mjs [--no-vitest] [--files=a,b]   (`npm run test:arm64` builds the JS first)
  *
- * Ends with `arm64: N passed, M failed`. Not part of `npm test` (it takes about an hour cold).
+ * Ends with `arm64: N passed, M failed`. Not part of `npm test` (one to two hours cold on two cores).
  */
 import { execFileSync, spawnSync } from 'node:child_process'
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
