@@ -2,17 +2,21 @@
  * Bundles and single executables (SPEC §14): a host bundled with esbuild the way the README says
  * (`--bundle --platform=node --format=cjs --external:*.node`), run as a bundle and as a real Node
  * single executable application (`--experimental-sea-config`, postject) that carries the addon as
- * an asset and extracts it with `agent-fs-tools/sea`, then makes tool calls. Runs against the
- * built package (`npm run build`); skipped only when this `node` binary has no SEA fuse.
+ * an asset and extracts it with `agent-fs-tools/sea`, then makes tool calls; the helper's refusals
+ * (a directory others could change on the way, an extracted file others could write). Then the
+ * same as Tomo builds it: an ES module bundle made into an executable by `node --build-sea` of
+ * Node 26. Runs against the built package (`npm run build`); the postject part is skipped only
+ * when this `node` binary has no SEA fuse.
  */
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { buildSync } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { pinnedVersion, runtimeAvailable, runtimePath } from '../scripts/lib/runtimes.mjs'
 
 const root = resolve(__dirname, '..')
 const addon = join(root, readdirSync(root).find((name) => /^agent-fs-tools\.[\w-]+\.node$/.test(name)) ?? 'missing.node')
@@ -39,7 +43,7 @@ async function main(): Promise<void> {
   const read = await ws.call('read_file', { path: 'notes.txt' })
   const remove = await ws.call('delete_file', { path: 'notes.txt' })
   const trash = await ws.trashList()
-  console.log(JSON.stringify({ extracted: extracted ?? null, loadedFrom: process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? null, write, read, remove, trash }))
+  console.log(JSON.stringify({ node: process.version, extracted: extracted ?? null, loadedFrom: process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? null, write, read, remove, trash }))
 }
 main().catch((error: unknown) => {
   console.error(error)
@@ -51,6 +55,7 @@ main().catch((error: unknown) => {
 const ESM_BANNER = "import { createRequire as topLevelCreateRequire } from 'node:module'; const require = topLevelCreateRequire(import.meta.url);"
 
 interface HostOutput {
+  node: string
   extracted: string | null
   loadedFrom: string | null
   write: { status: string }
@@ -226,6 +231,52 @@ describe.skipIf(!hasFuse)(`a single executable application${hasFuse ? '' : ' (sk
     expect(readdirSync(shared)).toEqual([])
   })
 
+  it('refuses a directory below one other users can write to, as written or through a link (issue 26)', () => {
+    // Such a parent lets another user swap the directory between the hash check and the load.
+    const open = join(work, 'open')
+    mkdirSync(open)
+    chmodSync(open, 0o777)
+    const below = run(app, [], { ADDON_DIR: join(open, 'cache', 'agent-fs-tools') })
+    expect(below.status).not.toBe(0)
+    expect(below.stderr).toContain(`is not a private directory (${open}: other users can write to it (mode 0777))`)
+    const link = join(work, 'looks-private')
+    symlinkSync(open, link)
+    const throughLink = run(app, [], { ADDON_DIR: join(link, 'cache') })
+    expect(throughLink.status).not.toBe(0)
+    expect(throughLink.stderr).toContain(`is not a private directory (${open}: other users can write to it (mode 0777))`)
+    expect(readdirSync(open)).toEqual([]) // refused before anything was created there
+
+    // A sticky directory (as /tmp) is fine: others cannot rename or remove what they do not own.
+    const sticky = join(work, 'sticky')
+    mkdirSync(sticky)
+    chmodSync(sticky, 0o1777)
+    const inSticky = run(app, [], { ADDON_DIR: join(sticky, 'agent-fs-tools') })
+    expect(inSticky.stderr).toBe('')
+    expectToolCalls(JSON.parse(inSticky.stdout) as HostOutput, inSticky.root)
+  })
+
+  it('replaces an extracted file others can write to, though its content is right (issue 26)', () => {
+    const addonDir = join(work, 'cache-3')
+    const expected = join(addonDir, `agent-fs-tools-${addonHash.slice(0, 32)}.node`)
+    expect(run(app, [], { ADDON_DIR: addonDir }).status).toBe(0)
+    chmodSync(expected, 0o666)
+    const again = run(app, [], { ADDON_DIR: addonDir })
+    expect(again.stderr).toBe('')
+    expect(statSync(expected).mode & 0o777).toBe(0o600)
+    expect(readFileSync(expected).equals(readFileSync(addon))).toBe(true)
+  })
+
+  it.skipIf(process.getuid?.() !== 0)('replaces an extracted file of another user, though its content is right (issue 26; needs root to chown)', () => {
+    const addonDir = join(work, 'cache-4')
+    const expected = join(addonDir, `agent-fs-tools-${addonHash.slice(0, 32)}.node`)
+    expect(run(app, [], { ADDON_DIR: addonDir }).status).toBe(0)
+    chownSync(expected, 65534, 65534)
+    const again = run(app, [], { ADDON_DIR: addonDir })
+    expect(again.stderr).toBe('')
+    expect(statSync(expected).uid).toBe(process.getuid?.())
+    expect(readFileSync(expected).equals(readFileSync(addon))).toBe(true)
+  })
+
   it('a NAPI_RS_NATIVE_LIBRARY_PATH already set wins over the asset', () => {
     const addonDir = join(work, 'cache-2')
     const child = run(app, [], { ADDON_DIR: addonDir, NAPI_RS_NATIVE_LIBRARY_PATH: addon })
@@ -237,3 +288,63 @@ describe.skipIf(!hasFuse)(`a single executable application${hasFuse ? '' : ' (sk
     expect(existsSync(addonDir)).toBe(false)
   })
 })
+
+/**
+ * The other way to build one, Tomo's (Node 25.5 and later): an ES module bundle with everything
+ * inlined and a `require` from `createRequire` (Tomo's tsup configuration, done with esbuild, which
+ * tsup drives), made into an executable by `node --build-sea` of a Node 26 binary from the npm
+ * registry (`scripts/lib/runtimes.mjs`).
+ */
+const node26 = runtimeAvailable('node') ? pinnedVersion('node', '26') : undefined
+describe.skipIf(node26 === undefined)(
+  `a single executable built with node --build-sea${node26 ? ` (Node ${node26})` : ' (skipped: no pinned Node 26 package for this platform)'}`,
+  () => {
+    let app: string
+    const addonHash = createHash('sha256').update(readFileSync(addon)).digest('hex')
+    /** Tomo's tsup banner, as it writes it. */
+    const TOMO_BANNER = 'import { createRequire as __banner_cjsRequire__ } from "module"; const require = __banner_cjsRequire__(import.meta.url);'
+
+    beforeAll(async () => {
+      const node = await runtimePath('node', '26')
+      const result = buildSync({
+        entryPoints: [join(work, 'host.ts')],
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        external: ['*.node'],
+        banner: { js: TOMO_BANNER },
+        outfile: join(work, 'dist', 'tomo-like.mjs'),
+        logLevel: 'silent',
+      })
+      expect(result.errors).toEqual([])
+      app = join(work, 'host-app-26')
+      const config = join(work, 'sea-config-26.json')
+      writeFileSync(
+        config,
+        JSON.stringify({
+          main: join(work, 'dist', 'tomo-like.mjs'),
+          mainFormat: 'module',
+          executable: node,
+          output: app,
+          disableExperimentalSEAWarning: true,
+          assets: { 'agent-fs-tools.node': addon },
+        }),
+      )
+      execFileSync(node, ['--build-sea', config], { cwd: work, stdio: 'pipe' })
+    }, 300_000)
+
+    it('extracts the addon asset, loads it and makes tool calls', () => {
+      const addonDir = join(work, 'cache-26', 'agent-fs-tools')
+      const child = run(app, [], { ADDON_DIR: addonDir })
+      expect(child.stderr).toBe('')
+      const out = JSON.parse(child.stdout) as HostOutput
+      const expected = join(addonDir, `agent-fs-tools-${addonHash.slice(0, 32)}.node`)
+      expect(out.node).toBe(`v${node26}`)
+      expect(out.extracted).toBe(expected)
+      expect(out.loadedFrom).toBe(expected)
+      expect(readFileSync(expected).equals(readFileSync(addon))).toBe(true)
+      expect(statSync(expected).mode & 0o777).toBe(0o600)
+      expectToolCalls(out, child.root)
+    })
+  },
+)

@@ -17,6 +17,10 @@
  *      hosts (Tomo's TUI and single executable, opencode, the AI SDK with a provider, an MCP
  *      client launching `npx`), against a scripted model. Runtimes are fetched once into
  *      `~/.cache/agent-fs-tools/`.
+ *   7. The runtime matrix (`scripts/test-runtimes.mjs`; skipped with `--no-runtimes`): a session
+ *      of every tool and the lifecycle checks on Node 20, 22, 24, 25, 26, Bun (current and
+ *      opencode's) and Deno, and part of the vitest suite on each other Node line. Runtimes are
+ *      fetched from the npm registry once and cached (`scripts/lib/runtimes.mjs`).
  *
  * `--no-portable` skips 2 and 5. Exits non-zero when a suite fails or cannot run, or when no
  * test ran at all.
@@ -33,6 +37,7 @@ const skipCargo = process.argv.includes('--no-cargo')
 const skipTargets = skipCargo || process.argv.includes('--no-targets')
 const skipPortable = process.argv.includes('--no-portable')
 const skipHosts = process.argv.includes('--no-hosts')
+const skipRuntimes = process.argv.includes('--no-runtimes')
 
 /** Switches the addon and the Rust tests to the portable ways (see `src/paths/platform/`). */
 const PORTABLE = { AGENT_FS_TOOLS_PORTABLE: '1' }
@@ -57,6 +62,7 @@ const NOT_THROUGH_THE_FILE_SYSTEM = [
   'sea',
   'tool-config',
   'typecheck',
+  'workflows',
   'zod',
 ]
 
@@ -137,6 +143,20 @@ async function vitestTests(name = 'vitest', files = [], env = {}, config = undef
   }
 }
 
+/**
+ * The runtime matrix, counted from its closing `runtimes: N passed, M failed` line; undefined
+ * when it skipped itself (no pinned runtimes for this platform).
+ */
+async function runtimeMatrix() {
+  const { code, stdout } = await run(process.execPath, [join(root, 'scripts', 'test-runtimes.mjs')])
+  if (/^runtimes: skipped/m.test(stdout)) return undefined
+  const counts = /^runtimes: (\d+) passed, (\d+) failed$/m.exec(stdout)
+  const passed = counts ? Number(counts[1]) : 0
+  let failed = counts ? Number(counts[2]) : 0
+  if (code !== 0 && failed === 0) failed = 1
+  return { name: 'runtimes', code, passed, failed, empty: passed + failed === 0 }
+}
+
 /** The test files that reach the file system layer, as paths vitest accepts. */
 function fileSystemTestFiles() {
   return readdirSync(join(root, '__test__'))
@@ -150,7 +170,7 @@ const results = []
 async function timed(suite) {
   const started = Date.now()
   const result = await suite()
-  results.push({ ...result, seconds: Math.round((Date.now() - started) / 1000) })
+  if (result !== undefined) results.push({ ...result, seconds: Math.round((Date.now() - started) / 1000) })
 }
 if (!skipCargo) {
   await timed(() => cargoTests())
@@ -160,6 +180,7 @@ if (!skipTargets) await timed(targetCheck)
 await timed(() => vitestTests())
 if (!skipPortable) await timed(() => vitestTests('vitest (portable)', fileSystemTestFiles(), PORTABLE))
 if (!skipHosts) await timed(() => vitestTests('vitest (hosts)', [], {}, 'vitest.hosts.config.mts'))
+if (!skipRuntimes) await timed(runtimeMatrix)
 
 console.log('')
 for (const { name, seconds } of results) console.log(`${name} took ${seconds} s`)

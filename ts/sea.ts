@@ -9,10 +9,10 @@
  * @packageDocumentation
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, type Stats, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
-import { isAbsolute, join } from 'node:path'
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import type * as NodeSea from 'node:sea'
 
 /** Options of {@link extractSeaAddon}. */
@@ -43,24 +43,80 @@ function defaultDir(): string {
   return join(xdg && isAbsolute(xdg) ? xdg : join(homedir(), '.cache'), 'agent-fs-tools')
 }
 
-/** Creates `dir` (0700) when missing; throws unless it is a directory of this user that others cannot write. */
+/** What is wrong with `stat` as a directory on the way to the addon, or undefined when nothing is. */
+function unsafeBecause(stat: Stats, uid: number | undefined): string | undefined {
+  if (uid === undefined) return undefined // no owners to check (not a POSIX system)
+  if (stat.uid !== uid && stat.uid !== 0) return `it belongs to another user (uid ${stat.uid})`
+  // A link cannot be changed in place (only replaced, which its directory's check covers); others
+  // may write a directory with the sticky bit (/tmp) but not rename or remove what they do not own.
+  if (stat.isSymbolicLink() || (stat.mode & 0o022) === 0 || (stat.isDirectory() && (stat.mode & 0o1000) !== 0)) return undefined
+  return `other users can write to it (mode ${(stat.mode & 0o7777).toString(8).padStart(4, '0')})`
+}
+
+/** `path` with links resolved, as far as it exists (the missing rest appended as written). */
+function realPath(path: string): string {
+  const missing: string[] = []
+  for (let at = resolve(path); ; at = dirname(at)) {
+    try {
+      return join(realpathSync(at), ...missing)
+    } catch {
+      if (dirname(at) === at) return resolve(path)
+      missing.unshift(basename(at))
+    }
+  }
+}
+
+/**
+ * The first directory on the way to `dir` (each ancestor as written and, links resolved, as it
+ * is) that someone other than this user and root could change, with why; undefined when none.
+ * Such a directory lets another user swap what lies below it between the hash check and the load.
+ */
+function unsafeAncestor(dir: string, uid: number | undefined): string | undefined {
+  for (const chain of [resolve(dir), realPath(dir)]) {
+    for (let at = dirname(chain), below = chain; at !== below; below = at, at = dirname(at)) {
+      let stat: Stats
+      try {
+        stat = lstatSync(at)
+      } catch {
+        continue // a missing ancestor is created below (0700) and checked then
+      }
+      const why = unsafeBecause(stat, uid)
+      if (why !== undefined) return `${at}: ${why}`
+    }
+  }
+  return undefined
+}
+
+/**
+ * Creates `dir` (0700) when missing; throws unless it is a directory of this user that others
+ * cannot write and every directory on the way to it is this user's or root's and not writable by
+ * others (sticky directories such as /tmp excepted).
+ */
 function privateDir(dir: string): string {
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const stat = lstatSync(dir)
   const uid = process.getuid?.()
-  if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o022) !== 0) {
+  const refuse = (why: string): never => {
     throw new Error(
-      `agent-fs-tools: ${dir} is not a private directory (it must be a directory of this user that no one else can write to), ` +
-        `so the addon is not extracted there. Fix its owner and mode (chmod go-w), or pass another \`dir\`.`,
+      `agent-fs-tools: ${dir} is not a private directory (${why}), so the addon is not extracted there. ` +
+        `Fix the owner or mode of that directory (chmod go-w), or pass another \`dir\` whose every parent only you or root can change.`,
     )
   }
+  const before = unsafeAncestor(dir, uid)
+  if (before !== undefined) refuse(before)
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const after = unsafeAncestor(dir, uid)
+  if (after !== undefined) refuse(after)
+  const stat = lstatSync(dir)
+  if (!stat.isDirectory()) refuse('it is not a directory')
+  if ((uid !== undefined && stat.uid !== uid) || (stat.mode & 0o022) !== 0) refuse('it must be a directory of this user that no one else can write to')
   return dir
 }
 
-/** Whether `file` is a regular file whose SHA-256 is `hash`. */
+/** Whether `file` is a regular file of this user that others cannot write, whose SHA-256 is `hash`. */
 function holds(file: string, hash: string): boolean {
   try {
-    if (!lstatSync(file).isFile()) return false
+    const stat = lstatSync(file)
+    const uid = process.getuid?.()
+    if (!stat.isFile() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o022) !== 0) return false
     return createHash('sha256').update(readFileSync(file)).digest('hex') === hash
   } catch {
     return false

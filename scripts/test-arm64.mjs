@@ -1,0 +1,218 @@
+#!/usr/bin/env node
+/**
+ * `npm run test:arm64`: Linux arm64 (glibc) run for real on this x64 machine (SPEC §14).
+ *
+ *   1. Debian's cross toolchain (`gcc-aarch64-linux-gnu`, `libc6-dev-arm64-cross`), std built from
+ *      source (`rustc-web`, `cargo-web`, `rust-web-src`, `-Zbuild-std`, as `check:targets` does),
+ *      `qemu-user-static` and `patchelf`: installed with apt-get when missing (as root).
+ *   2. The addon built for `aarch64-unknown-linux-gnu` (debug) into `target/cross/`: a real
+ *      cross-linked `.node`. The first build takes ~30 minutes on two loaded cores; later ones
+ *      are incremental.
+ *   3. A copy of the checkout in `target/arm64/checkout/` (its files as they are now, `dist/`,
+ *      `node_modules` hard-linked with the arm64 twins of its native packages: esbuild, vitest's
+ *      bundler) with the arm64 addon as `agent-fs-tools.linux-arm64-gnu.node`, so the package's
+ *      own loader picks it; the checkout itself never holds a foreign binary.
+ *   4. Node (the pinned 20 line for arm64, from the npm registry, cached) made to run under
+ *      qemu-user without `qemu -L`/`QEMU_LD_PREFIX` (which redirect `openat(AT_FDCWD, "/")` into
+ *      the sysroot, so the sandbox's component walk would see another tree): a copy whose ELF
+ *      interpreter and rpath point into the cross sysroot (`patchelf`). binfmt_misc is registered
+ *      for aarch64 so that the processes it starts (vitest's workers) run too.
+ *   5. The session and lifecycle scripts of the runtime matrix, then the whole vitest suite (with
+ *      longer timeouts: emulation is 5–10× slower), run by that Node.
+ *
+ *   node scripts/test-arm64.mjs [--no-vitest] [--files=a,b]   (`npm run test:arm64` builds the JS first)
+ *
+ * Ends with `arm64: N passed, M failed`. Not part of `npm test` (one to two hours cold on two cores).
+ */
+import { execFileSync, spawnSync } from 'node:child_process'
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { npmPackageDir, pinnedVersion, runtimePath } from './lib/runtimes.mjs'
+import { hostProject, runProcess, runScripts, vitest } from './test-runtimes.mjs'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const TARGET = 'aarch64-unknown-linux-gnu'
+const SYSROOT = '/usr/aarch64-linux-gnu'
+const PACKAGES = ['gcc-aarch64-linux-gnu', 'libc6-dev-arm64-cross', 'qemu-user-static', 'patchelf', 'rustc-web', 'cargo-web', 'rust-web-src']
+const NODE_LINE = '20'
+const withVitest = !process.argv.includes('--no-vitest')
+const files = process.argv.find((a) => a.startsWith('--files='))?.slice('--files='.length).split(',') ?? []
+/** Under emulation everything is slower: vitest's per-test limits, and how long a script may run. */
+const EMULATED_TEST_TIMEOUT_MS = 240_000
+const EMULATED_SCRIPT_TIMEOUT_MS = 900_000
+
+/** Runs a command with inherited output; throws when it fails. */
+function sh(command, args, options = {}) {
+  const { status, signal } = spawnSync(command, args, { stdio: 'inherit', ...options })
+  if (status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${signal ?? `exit ${status}`})`)
+}
+
+/** The Debian packages not installed yet. */
+function missingPackages() {
+  return PACKAGES.filter((name) => {
+    const { stdout } = spawnSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8' })
+    return !stdout?.includes('install ok installed')
+  })
+}
+
+function ensurePackages() {
+  const missing = missingPackages()
+  if (missing.length === 0) return
+  if (process.getuid?.() !== 0) throw new Error(`test:arm64 needs the Debian packages ${missing.join(', ')}: run as root, or \`sudo apt-get install ${missing.join(' ')}\` first.`)
+  console.log(`installing ${missing.join(', ')} with apt-get …`)
+  sh('apt-get', ['update', '-q'])
+  sh('apt-get', ['install', '-y', '-q', ...missing], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+}
+
+/** Builds the addon for arm64; returns the path of the `.so`. */
+function buildAddon() {
+  const targetDir = join(root, 'target', 'cross')
+  console.log(`building the addon for ${TARGET} (debug) in target/cross …`)
+  sh('/usr/bin/cargo', ['build', '-Zbuild-std=std,panic_abort', '--target', TARGET, '--lib', '--locked'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      RUSTC: '/usr/bin/rustc',
+      RUSTC_BOOTSTRAP: '1',
+      CARGO_TARGET_DIR: targetDir,
+      CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER: 'aarch64-linux-gnu-gcc',
+    },
+  })
+  return join(targetDir, TARGET, 'debug', 'libagent_fs_tools.so')
+}
+
+/** The pinned arm64 Node, patched to load its libraries from the cross sysroot; returns its path. */
+async function crossNode() {
+  const node = await runtimePath('node', NODE_LINE, { arch: 'arm64' })
+  const patched = join(dirname(dirname(node)), 'cross', 'bin', 'node')
+  if (!existsSync(patched)) {
+    const partial = `${patched}.${process.pid}.partial`
+    mkdirSync(dirname(patched), { recursive: true })
+    copyFileSync(node, partial)
+    sh('patchelf', ['--set-interpreter', `${SYSROOT}/lib/ld-linux-aarch64.so.1`, '--set-rpath', `${SYSROOT}/lib`, partial])
+    chmodSync(partial, 0o755)
+    execFileSync('mv', [partial, patched])
+  }
+  return patched
+}
+
+/** Registers qemu for aarch64 executables with binfmt_misc (the kernel runs them through qemu). */
+function ensureBinfmt() {
+  const dir = '/proc/sys/fs/binfmt_misc'
+  if (existsSync(join(dir, 'qemu-aarch64'))) return
+  if (process.getuid?.() !== 0) throw new Error('test:arm64 needs qemu registered for aarch64 with binfmt_misc: run as root (or `sudo update-binfmts --enable qemu-aarch64`).')
+  if (!existsSync(join(dir, 'register'))) sh('mount', ['-t', 'binfmt_misc', 'binfmt_misc', dir])
+  // Debian's own registration line (flags OPF: the interpreter is opened now, so it works in any namespace).
+  const line = readFileSync('/usr/lib/binfmt.d/qemu-aarch64.conf', 'utf8').split('\n').find((l) => l.startsWith(':qemu-aarch64:'))
+  if (!line) throw new Error('/usr/lib/binfmt.d/qemu-aarch64.conf has no qemu-aarch64 line (is qemu-user-static installed?)')
+  writeFileSync(join(dir, 'register'), line)
+}
+
+/** The installed packages of x64 native code (esbuild's, rolldown's binding, …): `{ name, version }`. */
+function x64NativePackages(nodeModules) {
+  const dirs = readdirSync(nodeModules).flatMap((entry) =>
+    entry.startsWith('@') ? readdirSync(join(nodeModules, entry)).map((name) => `${entry}/${name}`) : [entry],
+  )
+  return dirs.flatMap((name) => {
+    try {
+      const pkg = JSON.parse(readFileSync(join(nodeModules, name, 'package.json'), 'utf8'))
+      return pkg.cpu?.includes('x64') && pkg.os?.includes('linux') ? [{ name: pkg.name, version: pkg.version }] : []
+    } catch {
+      return []
+    }
+  })
+}
+
+/**
+ * `node_modules` for the arm64 run: the installed tree hard-linked (`cp -al`: instant, no space),
+ * plus the arm64 twin of each x64 native package (same version, from the npm registry, cached),
+ * which vitest's bundler and esbuild load.
+ */
+async function arm64NodeModules(checkout) {
+  const nodeModules = join(checkout, 'node_modules')
+  execFileSync('cp', ['-al', join(root, 'node_modules'), nodeModules])
+  for (const { name, version } of x64NativePackages(nodeModules)) {
+    const twin = name.replace('x64', 'arm64')
+    const dir = await npmPackageDir(twin, version)
+    mkdirSync(dirname(join(nodeModules, twin)), { recursive: true })
+    rmSync(join(nodeModules, twin), { recursive: true, force: true })
+    execFileSync('cp', ['-al', dir, join(nodeModules, twin)])
+  }
+}
+
+/**
+ * A copy of the checkout as it is now (tracked and new files, `dist/`, `node_modules` with arm64
+ * native packages), with `addon` as the arm64 binary; returns its path.
+ */
+async function arm64Checkout(addon) {
+  const checkout = join(root, 'target', 'arm64', 'checkout')
+  rmSync(checkout, { recursive: true, force: true })
+  mkdirSync(checkout, { recursive: true })
+  const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8' })
+  for (const file of listed.split('\0').filter(Boolean)) {
+    if (!existsSync(join(root, file))) continue // deleted, not yet committed
+    mkdirSync(dirname(join(checkout, file)), { recursive: true })
+    copyFileSync(join(root, file), join(checkout, file))
+  }
+  cpSync(join(root, 'dist'), join(checkout, 'dist'), { recursive: true })
+  await arm64NodeModules(checkout)
+  // Tests that look for ../shared/ (the SPEC's host snapshots) find it beside the copy too.
+  rmSync(join(checkout, '..', 'shared'), { force: true })
+  if (existsSync(join(root, '..', 'shared'))) symlinkSync(join(root, '..', 'shared'), join(checkout, '..', 'shared'), 'dir')
+  // Last, so that it is newer than every source (the demo's staleness check).
+  copyFileSync(addon, join(checkout, 'agent-fs-tools.linux-arm64-gnu.node'))
+  return checkout
+}
+
+const started = Date.now()
+let passed = 0
+let failed = 0
+const lines = []
+try {
+  ensurePackages()
+  const buildStarted = Date.now()
+  const addon = buildAddon()
+  lines.push(`build: ${Math.round((Date.now() - buildStarted) / 1000)} s`)
+  const node = await crossNode()
+  ensureBinfmt()
+  const checkout = await arm64Checkout(addon)
+
+  const probe = await runProcess([node, '-p', 'process.arch + " " + process.version'], { cwd: checkout, timeoutMs: EMULATED_SCRIPT_TIMEOUT_MS })
+  if (probe.stdout.trim() !== `arm64 v${pinnedVersion('node', NODE_LINE)}`) throw new Error(`the arm64 Node does not run: ${probe.stdout}${probe.stderr}`)
+  console.log(`running on ${probe.stdout.trim()} under qemu-user`)
+
+  const host = mkdtempSync(join(tmpdir(), 'afs-arm64-host-'))
+  try {
+    hostProject(host, checkout)
+    const scriptsStarted = Date.now()
+    const scripts = await runScripts([node], { host, label: 'arm64', timeoutMs: EMULATED_SCRIPT_TIMEOUT_MS })
+    passed += scripts.passed
+    failed += scripts.failed
+    lines.push(`session and lifecycle: ${scripts.passed} of ${scripts.total} passed (${Math.round((Date.now() - scriptsStarted) / 1000)} s)`)
+  } finally {
+    rmSync(host, { recursive: true, force: true })
+  }
+
+  if (withVitest) {
+    const vitestStarted = Date.now()
+    const counts = await vitest(node, files, 'arm64', {
+      cwd: checkout,
+      extraArgs: [`--testTimeout=${EMULATED_TEST_TIMEOUT_MS}`, `--hookTimeout=${EMULATED_TEST_TIMEOUT_MS}`],
+      timeoutMs: 4 * 60 * 60_000,
+      reporter: 'default', // a line per test file as it ends: progress over a long run
+    })
+    passed += counts.passed
+    failed += counts.failed
+    lines.push(`vitest${files.length > 0 ? ` (${files.join(', ')})` : ''}: ${counts.passed} passed, ${counts.failed} failed (${Math.round((Date.now() - vitestStarted) / 1000)} s)`)
+  }
+} catch (error) {
+  console.error(`test:arm64: ${error.message}`)
+  failed += 1
+}
+console.log('')
+for (const line of lines) console.log(`arm64 ${line}`)
+console.log(`arm64 took ${Math.round((Date.now() - started) / 1000)} s`)
+console.log(`arm64: ${passed} passed, ${failed} failed`)
+process.exitCode = failed > 0 || passed === 0 ? 1 : 0
