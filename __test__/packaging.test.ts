@@ -190,12 +190,15 @@ describe('npm pack', () => {
     rmSync(work, { recursive: true, force: true })
   })
 
-  it("packs the loader, this platform's .node and no other, both builds, their declarations and the LICENSE", () => {
+  it("packs the loader, this platform's .node and no other, both builds, their declarations, the docs and the LICENSE", () => {
     expect(paths).toEqual(
       expect.arrayContaining([
         'package.json',
         'LICENSE',
         'README.md',
+        // The contract of this version, where the README's relative links find it.
+        'CHANGELOG.md',
+        'docs/tools.md',
         'index.js',
         'index.d.ts',
         'dist/esm/package.json',

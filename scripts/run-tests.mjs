@@ -53,6 +53,7 @@ const NOT_THROUGH_THE_FILE_SYSTEM = [
   'bench-smoke',
   'demo-cli',
   'demo',
+  'docs',
   'hunks',
   'json',
   'loader',
