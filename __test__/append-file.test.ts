@@ -1,4 +1,4 @@
-/** `append_file` (SPEC §5): appends in place, creates the file, bounded by appendMaxTotalBytes. */
+/** `append_file` (../docs/tools.md#append_file): appends in place, creates the file, bounded by appendMaxTotalBytes. */
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'

@@ -1,4 +1,4 @@
-/** `apply_patch` (SPEC §12): both formats, matching, all-or-nothing, trash, prompt, result, audit. */
+/** `apply_patch` (../docs/tools.md#apply_patch): both formats, matching, all-or-nothing, trash, prompt, result, audit. */
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, statSync, chmodSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'

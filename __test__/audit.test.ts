@@ -1,4 +1,4 @@
-/** The audit log (SPEC §7.5): one JSON line per mutating call, written before the call resolves. */
+/** The audit log (../docs/trash.md#the-audit-log): one JSON line per mutating call, written before the call resolves. */
 import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'

@@ -1,4 +1,4 @@
-/** Parallel calls (SPEC §2): same-path calls serialised, nothing lost; different paths in parallel. */
+/** Parallel calls (../docs/hosts.md#the-workspace-api): same-path calls serialised, nothing lost; different paths in parallel. */
 import { spawnSync } from 'node:child_process'
 import { readdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'

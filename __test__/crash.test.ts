@@ -760,7 +760,7 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
         stamp(root)
         const start = treeOf(root)
         const limits = { writeMaxBytes: 64 << 20, editMaxFileBytes: 64 << 20 }
-        // The session rewrites files it has not read: this tests undo under kills, not SPEC §5.1.
+        // The session rewrites files it has not read: this tests undo under kills, not stale views (../docs/tools.md#stale-views).
         const ws = new Workspace({ root, trash: { dataDir: dirs.dataDir, sessionId: session }, permissions: ALL, limits, confirm: () => true, staleWrites: 'allow' })
         const calls: Call[] = [
           ['write_file', { path: 'over.txt', content: texts.overNew }],

@@ -1,4 +1,4 @@
-/** `create_directory` (SPEC §5): `mkdir -p`; existing directory ok; existing file NOT_A_DIRECTORY. */
+/** `create_directory` (../docs/tools.md#create_directory): `mkdir -p`; existing directory ok; existing file NOT_A_DIRECTORY. */
 import { existsSync, mkdirSync, statSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ConfirmHandler } from 'agent-fs-tools'

@@ -1,4 +1,4 @@
-/** `cwd_get` / `cwd_push` / `cwd_pop` (SPEC §5): the per-workspace directory stack. */
+/** `cwd_get` / `cwd_push` / `cwd_pop` (../docs/tools.md#cwd_get-cwd_push-cwd_pop): the per-workspace directory stack. */
 import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'

@@ -1,4 +1,4 @@
-/** `delete_file` (SPEC §4, §5, §7): files and symlinks into the trash, or permanently; errors; permissions. */
+/** `delete_file` (../docs/permissions-and-prompts.md, ../docs/tools.md#delete_file, ../docs/trash.md): files and symlinks into the trash, or permanently; errors; permissions. */
 import { createServer } from 'node:net'
 import { chmodSync, existsSync, lstatSync, mkdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -112,7 +112,7 @@ describe('delete_file success', () => {
 })
 
 describe('delete_file errors', () => {
-  it('a directory: NOT_A_FILE with the SPEC message; a renamed remove_dir is named', async () => {
+  it('a directory: NOT_A_FILE with the documented message; a renamed remove_dir is named', async () => {
     const { ws, root } = tempWorkspace({ permissions: ALL })
     mkdirSync(join(root, 'dir'))
     const result = await ws.call('delete_file', { path: 'dir' })
@@ -236,7 +236,7 @@ describe('delete_file permissions and confirmation', () => {
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
   })
 
-  it('denied: status denied, SPEC text, file and trash untouched', async () => {
+  it('denied: status denied, the documented text, file and trash untouched', async () => {
     const { confirm, requests } = recorder(false)
     const { ws, root, dataDir } = tempWorkspace({ confirm })
     writeTree(root, { 'a.txt': 'a' })

@@ -1,5 +1,5 @@
 /**
- * `edit_file` against the filesystem and the host (SPEC §2, §4, §5 edit_file): byte fidelity
+ * `edit_file` against the filesystem and the host (../docs/hosts.md#the-workspace-api, ../docs/permissions-and-prompts.md, ../docs/tools.md#edit_file): byte fidelity
  * (CRLF, mixed endings, BOM, no final newline), refusals (encoding, binary, size, missing, directory),
  * the one confirmation with its combined diff, CONFLICT after a pending confirmation, denial,
  * permissions, mode bits, symlinks, parallel calls and a large realistic batch.
@@ -186,7 +186,7 @@ describe('edit_file: confirmation', () => {
     expect(wsConfirm).not.toHaveBeenCalled()
   })
 
-  it('denial leaves the file unchanged with the SPEC text', async () => {
+  it('denial leaves the file unchanged with the documented text', async () => {
     const confirm = vi.fn(() => false)
     const { ws, root } = tempWorkspace({ confirm })
     const file = join(root, 'f.txt')

@@ -1,7 +1,7 @@
 /**
- * `edit_file` through `ws.call` on real files (SPEC §5 edit_file): sequential batched edits,
+ * `edit_file` through `ws.call` on real files (../docs/tools.md#edit_file): sequential batched edits,
  * `replaceAll`, overlapping-match counting, literal replacement text, atomic failure with the exact
- * SPEC messages and codes, the closest-match hint, argument validation, and `formatCall`.
+ * The documented messages and codes, the closest-match hint, argument validation, and `formatCall`.
  * File-level fidelity, confirmation, concurrency and size live in `edit-file-fs.test.ts`.
  */
 import { readFileSync, statSync, writeFileSync } from 'node:fs'

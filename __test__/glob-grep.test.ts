@@ -1,5 +1,5 @@
 /**
- * `glob` and `grep` (issue 9, SPEC §4–§5): matches and output formats, ignore rules, bounds with a
+ * `glob` and `grep` (issue 9, ../docs/permissions-and-prompts.md, ../docs/tools.md): matches and output formats, ignore rules, bounds with a
  * truncation line, bad patterns, binary files, the sandbox (symlinks are never followed out of the
  * searched tree, the trash data directory is unreachable), abort, and the `Search files?` prompt.
  */

@@ -267,7 +267,7 @@ describe('denied is not "the user denied"', () => {
     expect(result.output).toContain('it always needs a confirmation, whatever the permissions')
   })
 
-  it("the user's no is USER_DENIED with the SPEC text, then what the model should do next", async () => {
+  it("the user's no is USER_DENIED with the documented text, then what the model should do next", async () => {
     const { ws } = tempWorkspace({ confirm: () => false })
     expect(await ws.call('write_file', { path: 'a.txt', content: 'x' })).toEqual({
       status: 'denied',

@@ -2,8 +2,8 @@
  * Hostile input (issue "Hardening"): every tool of `ws.definitions()` fed wrong types, missing
  * and extra fields, huge strings, deep nesting, NUL and odd Unicode in paths and content.
  *
- * For every call: `ws.call` resolves (never rejects) to a well-formed ToolResult with a SPEC §8
- * code; the process survives; nothing outside the workspace root changes; a call that fails
+ * For every call: `ws.call` resolves (never rejects) to a well-formed ToolResult with a documented
+ * code (../docs/tools.md#error-codes); the process survives; nothing outside the workspace root changes; a call that fails
  * changes nothing at all; a call that succeeds changes only the paths it names (and, for the
  * path tools, names them byte for byte: no trimming or Unicode normalisation).
  */
@@ -227,7 +227,7 @@ describe('hostile input', () => {
               (value as number) >= ((schema.minimum as number | undefined) ?? -Infinity) &&
               (value as number) <= ((schema.maximum as number | undefined) ?? Infinity)) ||
             (schema.type === 'string' && typeof value === 'string' && value.length >= ((schema.minLength as number) ?? 0)) ||
-            // null for an optional argument means "not given" (SPEC §2).
+            // null for an optional argument means "not given" (../docs/hosts.md#the-workspace-api).
             (value === null && !required(def).includes(field))
           if (schemaAccepts) continue
           expect(r.status, `${def.name} ${label}: ${r.output}`).toBe('error')

@@ -32,7 +32,7 @@ describe('toTomoResult', () => {
     })
   })
 
-  it('keeps the SPEC output, plain, for everything else', () => {
+  it('keeps the documented output, plain, for everything else', () => {
     expect(toTomoResult({ status: 'ok', output: 'CWD: /w' })).toEqual({ status: 'ok', format: 'plain', output: 'CWD: /w' })
     expect(toTomoResult({ status: 'denied', output: 'The user denied this write.', diff: DIFF })).toEqual({
       status: 'denied',
@@ -90,7 +90,7 @@ describe('forDiffView (what Tomo\'s DiffView draws above a prompt)', () => {
 })
 
 describe('toTomoResult of apply_patch', () => {
-  it('is the SPEC output, plain: Tomo\'s diff view would draw the file list, the notes and the file headers as diff lines', () => {
+  it('is the documented output, plain: Tomo\'s diff view would draw the file list, the notes and the file headers as diff lines', () => {
     const output = `Success. Updated the following files:\nM a.txt\n\nWhat was at /w/a.txt is in the trash at /t/a.tar.gz.\n\n${DIFF}`
     expect(toTomoResult({ status: 'ok', output, diff: DIFF })).toEqual({ status: 'ok', format: 'plain', output })
   })

@@ -1,4 +1,4 @@
-/** `list_directory` (SPEC §5): entry formats, sorting, recursion, .gitignore, limits, errors. */
+/** `list_directory` (../docs/tools.md#list_directory): entry formats, sorting, recursion, .gitignore, limits, errors. */
 import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'

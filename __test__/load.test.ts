@@ -97,7 +97,7 @@ describe('load', () => {
     const { ws, root } = tempWorkspace({ permissions: ALL })
     for (let f = 0; f < LOGS; f++) writeFileSync(join(root, `log-${f}.txt`), 'head\nSLOT\n')
     for (let f = 0; f < WHOLES; f++) writeFileSync(join(root, `whole-${f}.txt`), wholeContent(f, -1))
-    // Read before they are rewritten (SPEC §5.1); from then on only the calls below touch them, so
+    // Read before they are rewritten (../docs/tools.md#stale-views); from then on only the calls below touch them, so
     // no write may be refused as stale however the reads and writes interleave.
     for (let f = 0; f < WHOLES; f++) expect((await ws.call('read_file', { path: `whole-${f}.txt` })).status).toBe('ok')
 

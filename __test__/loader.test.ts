@@ -1,5 +1,5 @@
 /**
- * The addon loader (`index.js`, SPEC §14): what it exports, the platforms it refuses, an explicit
+ * The addon loader (`index.js`, ../docs/platforms.md): what it exports, the platforms it refuses, an explicit
  * `NAPI_RS_NATIVE_LIBRARY_PATH`, and a Node single executable application's `require` (built-in
  * modules only, no `require.resolve`), simulated here in a child process (`sea.test.ts` builds a
  * real one). Runs against the built addon (`npm run build`).

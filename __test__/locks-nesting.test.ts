@@ -1,4 +1,4 @@
-/** Hierarchical per-path locks (SPEC §2): a recursive remove_dir and writes inside its tree are serialised. */
+/** Hierarchical per-path locks (../docs/hosts.md#the-workspace-api): a recursive remove_dir and writes inside its tree are serialised. */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'

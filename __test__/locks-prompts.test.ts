@@ -1,5 +1,5 @@
 /**
- * Per-path locks and prompts (SPEC §2, §4): a change holds its paths against other changes from its
+ * Per-path locks and prompts (../docs/hosts.md#the-workspace-api, ../docs/permissions-and-prompts.md): a change holds its paths against other changes from its
  * plan through its prompt, but reads go on, so a confirm handler can show the file it is asked about.
  */
 import { existsSync } from 'node:fs'

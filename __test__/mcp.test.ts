@@ -1,5 +1,5 @@
 /**
- * The MCP server (`agent-fs-tools mcp`, SPEC §11), driven through the SDK's own `Client` over
+ * The MCP server (`agent-fs-tools mcp`, ../docs/mcp-server.md), driven through the SDK's own `Client` over
  * stdio against the built CLI (`npm run build` first). Every server gets its own temporary root
  * and trash data directory (`AGENT_FS_TOOLS_DATA_DIR`).
  */

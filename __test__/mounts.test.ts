@@ -1,5 +1,5 @@
 /**
- * Mounts inside an allowed tree (README, "Security model"): reads and writes go through them like
+ * Mounts inside an allowed tree (../docs/paths-and-sandbox.md#mounts): reads and writes go through them like
  * any directory, but a tree is never removed or trashed across one. And a read that hangs in the
  * kernel (a dead NFS or FUSE server) does not hang the call: an abort answers `ABORTED` at once.
  * Mounting needs root; where it is not permitted, these tests skip and say so.

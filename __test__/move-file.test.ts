@@ -1,4 +1,4 @@
-/** `move_file` (SPEC §4, §5): files, symlinks, directories; parents; overwrite via the trash; errors; permissions. */
+/** `move_file` (../docs/permissions-and-prompts.md, ../docs/tools.md#move_file): files, symlinks, directories; parents; overwrite via the trash; errors; permissions. */
 import { existsSync, linkSync, lstatSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'

@@ -1,5 +1,5 @@
 /**
- * Messages that say what to do next (SPEC §8), through the JS surface. The exact texts of every
+ * Messages that say what to do next (../docs/tools.md#error-codes), through the JS surface. The exact texts of every
  * case are in the core's tests (`src/tools/next_step_tests.rs`); these check what a host sees.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -10,7 +10,7 @@ import { tempWorkspace } from './helpers/temp.js'
 const NEXT = 'Do not retry it or work around it (with another tool or path); ask the user what to do instead.'
 
 describe('messages that say what to do next', () => {
-  it("a denial keeps the SPEC's text, then tells the model not to work around it", async () => {
+  it("a denial keeps the documented text, then tells the model not to work around it", async () => {
     const { ws } = tempWorkspace({ confirm: () => false })
     const write = await ws.call('write_file', { path: 'a.txt', content: 'x' })
     expect(write).toMatchObject({ status: 'denied', code: 'USER_DENIED', output: `The user denied this write. ${NEXT}` })
@@ -32,7 +32,7 @@ describe('messages that say what to do next', () => {
     expect(result.output).toContain('overwrite: true would replace the entire directory')
   })
 
-  it('a missing file: the SPEC text first, then whitespace and the nearest names', async () => {
+  it('a missing file: the documented text first, then whitespace and the nearest names', async () => {
     const { ws, root } = tempWorkspace()
     writeFileSync(join(root, 'notes.md'), 'x\n')
     const result = await ws.call('read_file', { path: 'notes.md ' })

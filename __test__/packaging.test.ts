@@ -1,5 +1,5 @@
 /**
- * Packaging (SPEC §9): the exports map, runtime resolution from CJS and ESM through the package's
+ * Packaging (../docs/platforms.md#installing-and-loading): the exports map, runtime resolution from CJS and ESM through the package's
  * self-reference, TypeScript resolution per `moduleResolution`, the bin, and `npm pack` → install
  * in another project. Runs against the built package (`npm run build`).
  */

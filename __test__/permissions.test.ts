@@ -1,5 +1,5 @@
 /**
- * Permissions and confirmation (SPEC §2, §4): granted vs prompted vs denied, cwd vs global scope,
+ * Permissions and confirmation (../docs/hosts.md#the-workspace-api, ../docs/permissions-and-prompts.md): granted vs prompted vs denied, cwd vs global scope,
  * per-call overrides, the ConfirmRequest, handlers that fail or never answer, and abort signals.
  */
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
@@ -41,7 +41,7 @@ describe('granted, prompted, denied', () => {
   })
 
   it('no handler: anything that needs confirmation is denied and nothing changes', async () => {
-    // The model may not read it: let it write what it has not read (SPEC §5.1) to see the denial.
+    // The model may not read it: let it write what it has not read (../docs/tools.md#stale-views) to see the denial.
     const { ws, root } = tempWorkspace({ permissions: { cwdReadFile: false }, staleWrites: 'allow' })
     writeTree(root, { 'a.txt': 'a\n' })
     const results = await Promise.all([
@@ -107,7 +107,7 @@ describe('cwd vs global scope', () => {
   })
 
   it('scope is decided on the canonical path: a link inside root to a file outside is global', async () => {
-    // Not read (it may not be): the write is let through to its permission decision (SPEC §5.1).
+    // Not read (it may not be): the write is let through to its permission decision (../docs/tools.md#stale-views).
     const { ws, root } = tempWorkspace({ permissions: { cwdWriteFile: true }, staleWrites: 'allow' })
     const outside = siblingDir(root)
     writeTree(outside, { 'o.txt': 'o\n' })
@@ -159,8 +159,8 @@ describe('per-call overrides', () => {
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
   })
 
-  // A host's mistake, not the model's: a TypeError naming the key (SPEC §2 lets ws.call reject
-  // for host bugs), never an INVALID_ARGUMENTS result that the model would try to fix.
+  // A host's mistake, not the model's: a TypeError naming the key (ws.call may reject
+  // for host bugs: ../docs/hosts.md#the-workspace-api), never an INVALID_ARGUMENTS result that the model would try to fix.
   it.each([
     [{ cwdWrite: true }, 'ctx.permissions.cwdWrite: unknown permission; known permissions are cwdReadFile'],
     [{ cwdWriteFile: 'yes' }, 'ctx.permissions.cwdWriteFile: must be a boolean'],

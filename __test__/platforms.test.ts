@@ -1,5 +1,5 @@
 /**
- * macOS facts, as far as Linux can make them (SPEC §14, issue 17 item 4):
+ * macOS facts, as far as Linux can make them (../docs/platforms.md, issue 17 item 4):
  *
  * - temp directories are reached through a symlink (`/tmp` → `/private/tmp`, `/var` →
  *   `/private/var`): a root, an allowed tree and a data directory given through one work, and are

@@ -1,4 +1,4 @@
-/** `read_file` (SPEC §5): numbered lines, ranges, bounded output, binary and invalid UTF-8. */
+/** `read_file` (../docs/tools.md#read_file): numbered lines, ranges, bounded output, binary and invalid UTF-8. */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ConfirmHandler } from 'agent-fs-tools'

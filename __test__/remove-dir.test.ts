@@ -1,4 +1,4 @@
-/** `remove_dir` (SPEC §4, §5, §7): empty dirs, recursive into one archive, DANGEROUS_PATH, errors, permissions. */
+/** `remove_dir` (../docs/permissions-and-prompts.md, ../docs/tools.md#remove_dir, ../docs/trash.md): empty dirs, recursive into one archive, DANGEROUS_PATH, errors, permissions. */
 import { chmodSync, existsSync, lstatSync, mkdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -42,7 +42,7 @@ describe('remove_dir non-recursive', () => {
     expect(archiveNames(dataDir, root)).toEqual([])
   })
 
-  it('a non-empty directory: NOT_EMPTY with the SPEC message, nothing asked', async () => {
+  it('a non-empty directory: NOT_EMPTY with the documented message, nothing asked', async () => {
     const confirm = vi.fn(() => true)
     const { ws, root } = tempWorkspace({ permissions: ALL, confirm })
     writeTree(root, { 'full/a.txt': 'a' })

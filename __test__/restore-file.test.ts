@@ -1,5 +1,5 @@
 /**
- * `restore_file` (SPEC §4, §5, §7): round trips, targetPath, overwrite, refusals (existing target,
+ * `restore_file` (../docs/permissions-and-prompts.md, ../docs/tools.md#restore_file, ../docs/trash.md): round trips, targetPath, overwrite, refusals (existing target,
  * archives outside the bucket, tampered archives), permissions.
  */
 import { randomBytes } from 'node:crypto'

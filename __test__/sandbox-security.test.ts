@@ -1,5 +1,5 @@
 /**
- * The sandbox (SPEC §3): deny-by-default `allowedPaths`, containment by whole components on the
+ * The sandbox (../docs/paths-and-sandbox.md): deny-by-default `allowedPaths`, containment by whole components on the
  * canonical path, symlinks judged by their final target, special files refused, literal bytes,
  * and the trash data directory unreachable.
  */
@@ -429,12 +429,12 @@ describe('literal bytes', () => {
     expect(home.output).toContain(join(homedir(), unique))
     writeTree(root, { '~/x.txt': 'tilde dir\n' })
     expect((await ws.call('read_file', { path: './~/x.txt' })).output).toBe(numbered(1, 'tilde dir'))
-    // A bare `~` is a name like any other (SPEC §3.1: only `~/` is home).
+    // A bare `~` is a name like any other (../docs/paths-and-sandbox.md#resolving-a-path: only `~/` is home).
     expect((await ws.call('list_directory', { path: '~' })).output).toMatch(/^x\.txt \(10 bytes, /)
   })
 })
 
-describe('the data directory (SPEC §3.6)', () => {
+describe('the data directory (../docs/paths-and-sandbox.md#the-data-directory)', () => {
   function withDataInsideRoot() {
     const { root } = tempWorkspaceDirs()
     const dataDir = join(root, '.agent-data')
@@ -551,7 +551,7 @@ describe('the data directory (SPEC §3.6)', () => {
   })
 })
 
-describe('the path checked is the path acted on (SPEC §3.3)', () => {
+describe('the path checked is the path acted on (../docs/paths-and-sandbox.md#the-checked-path-is-the-acted-on-path)', () => {
   /** Replaces the directory `dir` by a symlink to `target` (the kind of swap a racing process does). */
   function swapForLink(dir: string, target: string): void {
     renameSync(dir, `${dir}.moved`)

@@ -1,5 +1,5 @@
 /**
- * Bundles and single executables (SPEC §14): a host bundled with esbuild the way the README says
+ * Bundles and single executables (../docs/platforms.md#bundles-and-single-executables): a host bundled with esbuild the way that page says
  * (`--bundle --platform=node --format=cjs --external:*.node`), run as a bundle and as a real Node
  * single executable application (`--experimental-sea-config`, postject) that carries the addon as
  * an asset and extracts it with `agent-fs-tools/sea`, then makes tool calls; the helper's refusals
@@ -24,7 +24,7 @@ const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'
 const hasFuse = readFileSync(process.execPath).includes(`${FUSE}:0`)
 
 /**
- * The host, in TypeScript as the README shows it: a first module extracts the addon (in a SEA),
+ * The host, in TypeScript as docs/platforms.md shows it: a first module extracts the addon (in a SEA),
  * then the package is imported; the bundle keeps that order. `ADDON_DIR` stands in for the
  * default cache directory. Prints one JSON line of what its tool calls returned.
  */
@@ -51,7 +51,7 @@ main().catch((error: unknown) => {
 })
 `
 
-/** What the README gives ES module bundles: the loader is CommonJS and calls `require`. */
+/** What docs/platforms.md gives ES module bundles: the loader is CommonJS and calls `require`. */
 const ESM_BANNER = "import { createRequire as topLevelCreateRequire } from 'node:module'; const require = topLevelCreateRequire(import.meta.url);"
 
 interface HostOutput {

@@ -1,5 +1,5 @@
 /**
- * SPEC §5.1 through the JS surface: the model never overwrites what it has not seen. Every change
+ * Stale views (../docs/tools.md#stale-views) through the JS surface: the model never overwrites what it has not seen. Every change
  * "by the user" changes the file's size, so the check sees it whatever the clock's resolution.
  */
 import { writeFileSync } from 'node:fs'
@@ -11,7 +11,7 @@ import { read } from './helpers/files.js'
 
 const writable = { permissions: { cwdWriteFile: true } } as const
 
-describe('stale views (SPEC §5.1)', () => {
+describe('stale views (../docs/tools.md#stale-views)', () => {
   it('the Tomo story: read, the user adds a line, the stale rewrite is refused and the line stays', async () => {
     const { ws, root } = tempWorkspace(writable)
     const path = join(root, 'cfg.txt')

@@ -88,7 +88,7 @@ describe('execute', () => {
     expect(append.output).toMatch(/^@@ .*\n(.*\n)*\+three$/)
   })
 
-  it('apply_patch: the prompt shows each file by name above its hunks; the result is the SPEC output, plain', async () => {
+  it('apply_patch: the prompt shows each file by name above its hunks; the result is the documented output, plain', async () => {
     const { byName, root } = tomoTools()
     writeFileSync(join(root, 'a.txt'), 'one\ntwo\n')
     const { context, confirm } = tomoContext()
@@ -168,7 +168,7 @@ describe('execute', () => {
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
   })
 
-  it('read and other tools give the SPEC output as plain text', async () => {
+  it('read and other tools give the documented output as plain text', async () => {
     const { byName, root } = tomoTools()
     writeFileSync(join(root, 'a.txt'), 'hello\n')
     const { context, confirm } = tomoContext()

@@ -1,4 +1,4 @@
-/** readOnly, disabled and renamed tools, unknown tools (SPEC §2). */
+/** readOnly, disabled and renamed tools, unknown tools (../docs/hosts.md#the-workspace-api). */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'

@@ -1,5 +1,5 @@
 /**
- * The trash (SPEC §7): bucket and archive format, listing, clearing, the trash_list tool,
+ * The trash (../docs/trash.md): bucket and archive format, listing, clearing, the trash_list tool,
  * overwrites kept by write_file, name collisions, faults, and the audit log of the
  * destructive tools.
  */
@@ -15,7 +15,7 @@ import { ALL, archiveNames, bucketDir, bucketNames, sha256, snapshot, tarExtract
 
 const ids = { sessionId: 'sess-abcdefghij', runId: 'run-0123456789', agentName: 'tester' }
 
-describe('archive format (SPEC §7.1–7.2)', () => {
+describe('archive format (../docs/trash.md#where, ../docs/trash.md#archive-format)', () => {
   it('bucket is <dataDir>/trash/<sha256(root)>; name is <timestamp>-<session8>-<run8>-<unique>-<basename>.tar.gz', async () => {
     const { ws, root, dataDir } = tempWorkspace({ permissions: ALL, trash: ids })
     writeTree(root, { 'src/notes.md': 'notes\n' })
@@ -446,7 +446,7 @@ describe('write_file keeps overwritten content', () => {
   })
 })
 
-describe('nothing lost (SPEC §7.3)', () => {
+describe('nothing lost (../docs/trash.md#nothing-lost)', () => {
   it('a file that changes while it is archived: CONFLICT, the original (with the change) kept, no archive', async () => {
     const { ws, root, dataDir } = tempWorkspace({ permissions: ALL, trash: { compressionLevel: 9 } })
     const path = join(root, 'big.bin')
@@ -553,7 +553,7 @@ describe('faults: the archive cannot be written', () => {
   })
 })
 
-describe('audit log of the destructive tools (SPEC §7.5)', () => {
+describe('audit log of the destructive tools (../docs/trash.md#the-audit-log)', () => {
   it('each mutating call appends one line, with trashedTo and sha256Before where applicable', async () => {
     const { ws, root, dataDir } = tempWorkspace({ permissions: ALL, trash: ids, confirm: () => true })
     writeTree(root, { 'a.txt': 'alpha\n', 'b.txt': 'bravo\n', 'c.txt': 'charlie\n', 'd/x.txt': 'x', 'e/.keep': '' })

@@ -1,5 +1,5 @@
 /**
- * Property test for undo (SPEC §13, issue 20): a random sequence of changes from every tool that
+ * Property test for undo (../docs/history-and-undo.md, issue 20): a random sequence of changes from every tool that
  * changes something, on a small tree with modes, links, a sparse file and CRLF/BOM text, then
  *
  * (a) `ws.undo()` step by step gives back the starting tree byte for byte;
@@ -355,7 +355,7 @@ describe('undo property: any sequence of changes can be taken back exactly', { t
   for (const seed of SEEDS) {
     it(`seed ${seed}`, async () => {
       const steps = 5 + (seed % 11)
-      // The sequences write over files they have not read: they test undo, not SPEC §5.1.
+      // The sequences write over files they have not read: they test undo, not stale views (../docs/tools.md#stale-views).
       const a = tempWorkspace({ permissions: ALL, confirm: () => true, staleWrites: 'allow', trash: { sessionId: `S${seed}` } })
       buildStart(a.root)
       const start = tree(a.root)

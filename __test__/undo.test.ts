@@ -1,8 +1,8 @@
 /**
- * History and undo (SPEC §13) through the public API, on real temporary directories: for every
+ * History and undo (../docs/history-and-undo.md) through the public API, on real temporary directories: for every
  * tool that changes something, change → undo gives back the exact tree (content, modes, kinds,
  * links); conflicts refuse and change nothing; redo, session undo, dry run, confirm, restart and
- * trashClear behave as the SPEC says.
+ * trashClear behave as ../docs/history-and-undo.md says.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'

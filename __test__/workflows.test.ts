@@ -1,7 +1,7 @@
 /**
  * The GitHub workflows (`.github/workflows/`), which this machine cannot run: linted with
  * actionlint (a build from PyPI, pinned and cached by `scripts/lib/runtimes.mjs`), and CI's matrix
- * checked against what SPEC §14 promises (the suite on Linux x64 and arm64 and macOS arm64 and
+ * checked against what ../docs/platforms.md promises (the suite on Linux x64 and arm64 and macOS arm64 and
  * x64, on every push and pull request).
  */
 import { spawnSync } from 'node:child_process'

@@ -89,7 +89,7 @@ describe('call', () => {
     await expect(ws.call(42 as never, {})).resolves.toMatchObject({ status: 'error', code: 'UNKNOWN_TOOL' })
   })
 
-  it('only codes of SPEC §8 come back', async () => {
+  it('only the documented error codes come back (docs/tools.md#error-codes)', async () => {
     const { ws } = tempWorkspace()
     const results = await Promise.all([
       ws.call('read_file', { path: 'missing.txt' }),

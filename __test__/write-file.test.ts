@@ -1,4 +1,4 @@
-/** `write_file` (SPEC §5): atomic create/replace, parents, mode kept, diff, limits, errors. */
+/** `write_file` (../docs/tools.md#write_file): atomic create/replace, parents, mode kept, diff, limits, errors. */
 import { chmodSync, chownSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ConfirmHandler } from 'agent-fs-tools'
@@ -28,7 +28,7 @@ describe('write_file success', () => {
 
   it('identical content in a file the call may not read is still asked, as a write', async () => {
     const confirm = vi.fn<ConfirmHandler>(() => false)
-    // A host that lets the model write what it has not read (SPEC §5.1): the content is still not told.
+    // A host that lets the model write what it has not read (../docs/tools.md#stale-views): the content is still not told.
     const { ws, root } = tempWorkspace({ confirm, permissions: { cwdReadFile: false }, staleWrites: 'allow' })
     writeFileSync(join(root, 'same.txt'), 'same\n')
     const result = await ws.call('write_file', { path: 'same.txt', content: 'same\n' })

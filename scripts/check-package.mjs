@@ -4,7 +4,7 @@
  * Usage: `node scripts/check-package.mjs [--publish] [package dir]`.
  *
  *   prepack (`npm pack`, and `npm publish` after the check below): `dist/` is built, and the only
- *     `.node` at the package root is this machine's, so a tarball packed here runs here (SPEC §9)
+ *     `.node` at the package root is this machine's, so a tarball packed here runs here (../docs/platforms.md#installing-and-loading)
  *     and carries no other platform's binary.
  *   prepublishOnly (`npm publish`): no `.node` at the root at all. The published binaries live in
  *     the per-platform packages under `npm/` (napi-rs: `napi artifacts`, `napi pre-publish`), so
@@ -30,7 +30,7 @@ const problems = []
 const binaries = readdirSync(root).filter((name) => name.endsWith('.node'))
 if (publishing) {
   for (const name of binaries) {
-    problems.push(`${name} is at the package root: binaries are published in the per-platform packages (npm/<platform>/, see README "Publishing"); remove it before publishing`)
+    problems.push(`${name} is at the package root: binaries are published in the per-platform packages (npm/<platform>/, see CONTRIBUTING.md, "Publishing"); remove it before publishing`)
   }
 } else {
   const own = `agent-fs-tools.${hostPlatform()}.node`

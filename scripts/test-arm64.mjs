@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run test:arm64`: Linux arm64 (glibc) run for real on this x64 machine (SPEC §14).
+ * `npm run test:arm64`: Linux arm64 (glibc) run for real on this x64 machine (../docs/platforms.md).
  *
  *   1. Debian's cross toolchain (`gcc-aarch64-linux-gnu`, `libc6-dev-arm64-cross`), std built from
  *      source (`rustc-web`, `cargo-web`, `rust-web-src`, `-Zbuild-std`, as `check:targets` does),
@@ -158,7 +158,7 @@ async function arm64Checkout(addon) {
   }
   cpSync(join(root, 'dist'), join(checkout, 'dist'), { recursive: true })
   await arm64NodeModules(checkout)
-  // Tests that look for ../shared/ (the SPEC's host snapshots) find it beside the copy too.
+  // Tests that look for ../shared/ (the host snapshots kept beside the repository) find it beside the copy too.
   rmSync(join(checkout, '..', 'shared'), { force: true })
   if (existsSync(join(root, '..', 'shared'))) symlinkSync(join(root, '..', 'shared'), join(checkout, '..', 'shared'), 'dir')
   // Last, so that it is newer than every source (the demo's staleness check).

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The runtime matrix (SPEC §14): the built package run by every Node line, Bun (the current one
+ * The runtime matrix (../docs/platforms.md): the built package run by every Node line, Bun (the current one
  * and the one opencode embeds) and Deno, each fetched from the npm registry at the version
  * `scripts/lib/runtimes.mjs` pins and cached there.
  *
@@ -89,7 +89,7 @@ function cells() {
     {
       id: 'deno',
       label: `Deno ${pinnedVersion('deno')}`,
-      // What the README tells Deno users to grant.
+      // What docs/platforms.md tells Deno users to grant.
       command: async () => [await runtimePath('deno'), 'run', '--allow-ffi', '--allow-read', '--allow-write', '--allow-env'],
     },
   ].filter((cell) => !only || only.includes(cell.id))

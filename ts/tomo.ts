@@ -122,13 +122,13 @@ function tomoProgress(onProgress: (output: string) => void): CallContext['onProg
   return (progress) => onProgress(`Working: ${describeProgress(progress)}`)
 }
 
-/** The first line of a successful `apply_patch` output (SPEC §12), the text models are trained on. */
+/** The first line of a successful `apply_patch` output (../docs/tools.md#apply_patch), the text models are trained on. */
 const PATCH_SUCCESS = 'Success. Updated the following files:'
 
 /**
  * Maps a workspace result to Tomo's: a successful write, edit or append (a change of one file
  * that carries a diff) becomes `format: 'diff'` with the hunks only; everything else is `plain`
- * with the SPEC output — `apply_patch` too (SPEC §10): Tomo's diff view colours every line by
+ * with the documented output — `apply_patch` too (../docs/hosts.md): Tomo's diff view colours every line by
  * its first character, so a patch's file list, its trash notes and its `---`/`+++` file headers
  * would be drawn as removed and added lines, and Tomo tells the model "Edit applied
  * successfully. Unified diff:" before a diff result, over the patch's own `Success.` line.

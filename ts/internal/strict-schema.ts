@@ -1,7 +1,7 @@
 /**
  * A tool's JSON Schema in the shape OpenAI's strict function calling (structured outputs)
  * accepts, made from the schema the tools check arguments against: every property required, the
- * optional ones nullable (`null` means "not given" to every tool, SPEC §2), `additionalProperties:
+ * optional ones nullable (`null` means "not given" to every tool, ../../docs/hosts.md#the-workspace-api), `additionalProperties:
  * false` on every object, and only the keywords strict mode supports (`minLength` and the like
  * dropped: the tools still check them, and say so in their error).
  *

@@ -58,7 +58,7 @@ export function progressBar(progress: ToolProgress, width: number): string | und
   return `${'█'.repeat(filled)}${'░'.repeat(width - filled)}`
 }
 
-/** While a call runs: its progress, if it reports any; Esc aborts it (SPEC §2: `ABORTED`, nothing changed). */
+/** While a call runs: its progress, if it reports any; Esc aborts it (../../../docs/hosts.md#the-workspace-api: `ABORTED`, nothing changed). */
 function Running({ tool, header, progress, onAbort, isActive }: { tool: string; header: string; progress: ToolProgress | undefined; onAbort: () => void; isActive: boolean }): ReactElement {
   useInput((_input, key) => key.escape && onAbort(), { isActive })
   const bar = progress === undefined ? undefined : progressBar(progress, 30)

@@ -12,7 +12,7 @@ import type { ToolDefinition, ToolResult } from '../../index.js'
  *
  * - `status`: `ok`, `denied` (the user or a missing confirmation said no; nothing changed) or
  *   `error` (see `code`).
- * - `code`: the error code (SPEC §8) when `status` is `error`, the denial code when `denied`.
+ * - `code`: the error code (../../../docs/tools.md#error-codes) when `status` is `error`, the denial code when `denied`.
  * - `data`: structured details, e.g. `trashedTo` for a delete, `changeId`, `files` — bounded like the
  *   text: a patch over many files lists in `files` what fits in {@link STRUCTURED_DATA_MAX_BYTES},
  *   and `filesLeftOut` counts the rest.

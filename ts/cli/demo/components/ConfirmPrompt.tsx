@@ -1,4 +1,4 @@
-/** The confirmation a tool asks for (SPEC §4): label, detail, the diff, and Approve/Deny keys. */
+/** The confirmation a tool asks for (../../../../docs/permissions-and-prompts.md): label, detail, the diff, and Approve/Deny keys. */
 import { Box, Text, useInput } from 'ink'
 import type { ReactElement } from 'react'
 import type { ConfirmRequest } from '../../../types.js'

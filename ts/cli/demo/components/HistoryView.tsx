@@ -1,4 +1,4 @@
-/** The workspace's history (`ws.history()`), newest first, with the undo key (SPEC §13). */
+/** The workspace's history (`ws.history()`), newest first, with the undo key (../../../../docs/history-and-undo.md). */
 import { Box, Text, useInput } from 'ink'
 import type { ReactElement } from 'react'
 import type { Change } from '../../../types.js'
