@@ -136,3 +136,34 @@ describe('error codes', () => {
     expect(denials.filter((code) => !section.includes(`\`${code}\``))).toEqual([])
   })
 })
+
+describe('links to the docs in the code', () => {
+  /** Every tracked source file that may cite a docs page. */
+  const sources = spawnSync('git', ['ls-files', '--', 'src', 'ts', '__test__', 'examples', 'scripts', 'tests', 'bench', 'index.js'], { cwd: root, encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter((file) => /\.(rs|ts|tsx|mts|mjs|cjs|js)$/.test(file) && file !== '__test__/docs.test.ts') // this file's are examples
+
+  /** `../docs/tools.md#read_file`-style citations in `text`: a relative path ending in docs/<page>.md. */
+  const citations = (text: string): string[] => [...text.matchAll(/(?:\.\.\/)+docs\/[a-z-]+\.md(?:#[\w-]+)?/g)].map(([cite]) => cite)
+
+  it('there are some (the comments cite the docs)', () => {
+    expect(sources.length).toBeGreaterThan(50)
+    expect(sources.flatMap((file) => citations(read(file))).length).toBeGreaterThan(50)
+  })
+
+  it('every citation resolves from the file it is in, to the page and its heading', () => {
+    const broken = sources.flatMap((file) =>
+      citations(read(file))
+        .map((cite) => ({ at: `${file}: ${cite}`, why: brokenLink(file, cite) }))
+        .filter(({ why }) => why !== undefined)
+        .map(({ at, why }) => `${at}: ${why}`),
+    )
+    expect(broken).toEqual([])
+  })
+
+  it('the checker finds a citation with the wrong depth', () => {
+    expect(citations('see ../../docs/tools.md#read_file.')).toEqual(['../../docs/tools.md#read_file'])
+    expect(brokenLink('ts/cli/undo.ts', '../docs/history-and-undo.md')).toMatch(/does not exist/)
+    expect(brokenLink('ts/types.ts', '../docs/tools.md#no-such')).toMatch(/no heading/)
+  })
+})
