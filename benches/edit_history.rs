@@ -1,4 +1,4 @@
-//! What keeping an edit's old bytes for undo (SPEC §13) costs `edit_file`, on the bench's 2 MB
+//! What keeping an edit's old bytes for undo (../docs/history-and-undo.md) costs `edit_file`, on the bench's 2 MB
 //! case (50 one-line edits and a replaceAll of 2,000 occurrences): the parts of the call that
 //! exist only for the history, timed against the diff every edit computes anyway.
 //!
@@ -94,7 +94,7 @@ fn main() {
         black_box(Delta::around_common_ends(old.as_bytes(), new.as_bytes()).encode());
     });
     // The sha256 of both sides is not the history's cost: edit_file computed it for the audit log
-    // (SPEC §7) before there was a history. It is timed for scale.
+    // (../docs/trash.md) before there was a history. It is timed for scale.
     let history = encode + store;
     let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1000.0);
     println!(

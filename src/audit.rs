@@ -1,4 +1,4 @@
-//! The audit log (SPEC §7.5): one JSON line per call of a mutating tool, appended before the
+//! The audit log (../docs/trash.md#the-audit-log): one JSON line per call of a mutating tool, appended before the
 //! call's promise resolves, at `<dataDir>/audit/<sha256(canonical root)>.jsonl`.
 
 use std::ffi::OsStr;

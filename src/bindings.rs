@@ -274,7 +274,7 @@ impl NativeWorkspace {
         Ok(stats.to_string())
     }
 
-    /// JSON of the history (SPEC §13 `Change[]`), newest first.
+    /// JSON of the history (`Change[]`, ../docs/history-and-undo.md), newest first.
     #[napi]
     pub async fn history(&self, limit: Option<u32>, session_id: Option<String>) -> Result<String> {
         self.inner
@@ -283,7 +283,7 @@ impl NativeWorkspace {
             .map_err(|e| Error::from_reason(e.message))
     }
 
-    /// Takes back changes (SPEC §13); resolves to the JSON of a ToolResult. `requestJson`:
+    /// Takes back changes (../docs/history-and-undo.md); resolves to the JSON of a ToolResult. `requestJson`:
     /// `{ id?, sessionId?, dryRun? }`.
     #[napi(
         ts_args_type = "callId: number, requestJson: string, confirm: ((requestJson: string) => Promise<boolean>) | null, progress: ((updateJson: string) => void) | null"

@@ -34,7 +34,7 @@ fn owned(paths: &[&Path]) -> Vec<PathBuf> {
     paths.iter().map(|p| p.to_path_buf()).collect()
 }
 
-/// What the host passes with one call (SPEC §2 `CallContext`).
+/// What the host passes with one call (`CallContext`, ../docs/hosts.md#the-workspace-api).
 #[derive(Clone, Default)]
 pub struct CallContext {
     pub confirmer: Option<Arc<dyn Confirmer>>,
@@ -77,7 +77,7 @@ impl CheckSlot {
     }
 }
 
-/// A finished call as the host sees it (SPEC §2 `ToolResult`).
+/// A finished call as the host sees it (`ToolResult`, ../docs/hosts.md#the-workspace-api).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolResult {
     pub status: &'static str,
@@ -142,7 +142,7 @@ impl ToolResult {
     }
 }
 
-/// What the model is told to do after any denial, following the SPEC's denial text: the user's
+/// What the model is told to do after any denial, following the documented denial text: the user's
 /// "no" (or its absence) is an answer, not an obstacle.
 pub const DENIED_NEXT: &str =
     "Do not retry it or work around it (with another tool or path); ask the user what to do instead.";
@@ -728,7 +728,7 @@ impl Call {
 }
 
 /// How a change uses a file's current content, for the check against the model's view of it
-/// ([`Call::check_view`], SPEC §5.1).
+/// ([`Call::check_view`], ../docs/tools.md#stale-views).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rewrite {
     /// It replaces the whole content (`write_file`): what the model has not seen would be lost.
@@ -745,7 +745,7 @@ impl Call {
         self.ws.seen().view(path, stat)
     }
 
-    /// The one check of SPEC §5.1, for a change of the existing file at `path` (now as `stat`
+    /// The one check of ../docs/tools.md#stale-views, for a change of the existing file at `path` (now as `stat`
     /// describes it): a [`Rewrite::Whole`] of a file the model has not seen, or that changed
     /// since it last saw it, is `STALE` unless the workspace allows stale writes; otherwise the
     /// line the output adds when the file had changed since the model saw it.
@@ -790,7 +790,7 @@ impl Call {
 }
 
 /// The one line an output adds for files that had changed since the model last saw them
-/// (SPEC §5.1): the change went to what they hold now, which the model has not seen.
+/// (../docs/tools.md#stale-views): the change went to what they hold now, which the model has not seen.
 pub fn changed_note(paths: &[&Path]) -> String {
     let shown: Vec<String> = paths.iter().map(|p| p.shown().into_owned()).collect();
     let (them, hold) = if paths.len() == 1 {
@@ -838,7 +838,7 @@ mod tests {
     }
 
     /// A patch over several files asks once, with every file it touches in `paths` (a move's
-    /// source and destination both), and a detail that stays SPEC's for files in the project.
+    /// source and destination both), and a detail that stays as documented for files in the project.
     #[tokio::test]
     async fn a_patch_asks_with_every_path_it_touches() {
         let (ws, _) = asking();

@@ -10,7 +10,7 @@ use crate::paths::shown::Shown;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-/// What happened to one path (SPEC §13 `Change.files[].action`).
+/// What happened to one path (`Change.files[].action`, ../docs/history-and-undo.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
@@ -121,7 +121,7 @@ impl FileChange {
     }
 
     /// This file as a result's `data.files` lists it: `{ path, action, from?, trashedTo? }`
-    /// (SPEC §12; the digests go to the audit log and the history).
+    /// (../docs/tools.md#apply_patch; the digests go to the audit log and the history).
     pub fn summary(&self) -> Value {
         let mut entry = json!({ "path": self.path.shown().into_owned(), "action": self.action });
         if let Some(from) = &self.from {

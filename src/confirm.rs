@@ -1,4 +1,4 @@
-//! Asking the user: the request a host's confirm handler receives (SPEC §2 `ConfirmRequest`)
+//! Asking the user: the request a host's confirm handler receives (`ConfirmRequest`, ../docs/hosts.md#the-workspace-api)
 //! and the trait the bindings implement to route it to JavaScript.
 
 use std::future::Future;
@@ -33,7 +33,7 @@ pub struct ConfirmRequest {
     pub summary: Option<Summary>,
 }
 
-/// The blast radius of an action, counted before the user is asked (SPEC §4, issue 21).
+/// The blast radius of an action, counted before the user is asked (../docs/permissions-and-prompts.md, issue 21).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Summary {

@@ -1,4 +1,4 @@
-//! The data directory (SPEC §7): the trash, the audit log, the crash journal and the history of
+//! The data directory (../docs/security.md#the-data-directory): the trash, the audit log, the crash journal and the history of
 //! every workspace. What is in it decides what undo and recovery write into the user's files, so
 //! it is trusted only as far as nobody else can have put anything there:
 //!

@@ -1,4 +1,4 @@
-//! The flow every tool call goes through, once, above the tools (SPEC §2): look the tool up
+//! The flow every tool call goes through, once, above the tools (../docs/hosts.md#the-workspace-api): look the tool up
 //! (enabled? renamed?), check the arguments against its schema, refuse it if `readOnly` hides it,
 //! settle the call's permissions, run the tool (which resolves,
 //! plans, authorizes and commits through [`crate::call::Call`]), turn a panic into a result,
@@ -47,7 +47,7 @@ impl Toolset {
         Workspace::check_options(options, &tools::names())
     }
 
-    /// Validates `options` (SPEC §2) and creates the workspace; the error names the bad option.
+    /// Validates `options` (../docs/hosts.md#the-workspace-api) and creates the workspace; the error names the bad option.
     pub fn new(options: &Value) -> Result<Self, OptionError> {
         let ws = Arc::new(Workspace::new(options, &tools::names())?);
         let config = &ws.options().tools;
@@ -88,7 +88,7 @@ impl Toolset {
         offered(tool, self.ws.options().read_only)
     }
 
-    /// The offered tools' definitions (SPEC §2 `ToolDefinition`).
+    /// The offered tools' definitions (`ToolDefinition`, ../docs/hosts.md#the-workspace-api).
     pub fn definitions(&self) -> Value {
         Value::Array(
             self.tools
@@ -149,7 +149,7 @@ impl Toolset {
         ))
     }
 
-    /// The one-line header for a call (SPEC §2 `formatCall`).
+    /// The one-line header for a call (`formatCall`, ../docs/hosts.md#the-workspace-api).
     pub fn format_call(&self, name: &str, args: &Value) -> String {
         // The tool the host's name calls: an offered tool first (a tool may be renamed to the
         // name of one that is disabled), then any tool by that name, then by its original name.
@@ -200,7 +200,7 @@ impl Toolset {
                 .bucket()
                 .clear(older_than)
                 .map_err(|e| ToolError::io(&e, "clear the trash", ws.bucket().dir()))?;
-            // What takes edits back is bounded by the trash too (SPEC §13).
+            // What takes edits back is bounded by the trash too (../docs/history-and-undo.md).
             ws.history().clear_deltas(older_than).map_err(|e| {
                 ToolError::io(&e, "clear the history's deltas in", ws.data_dir().path())
             })?;
@@ -231,7 +231,7 @@ impl Toolset {
             Ok(tool) => tool,
             Err(e) => return ToolResult::error(e),
         };
-        // The arguments first (SPEC §2), then what the workspace allows.
+        // The arguments first (../docs/hosts.md#the-workspace-api), then what the workspace allows.
         let args = tools::arguments::without_null_optionals(&tool.schema, args);
         let checked = tools::arguments::check(&tool.name, &tool.schema, &args);
         if !self.available(tool) {
@@ -264,7 +264,7 @@ impl Toolset {
         self.result(outcome, heading)
     }
 
-    /// The result of a call; a change it made is in the history first (SPEC §13) — recorded
+    /// The result of a call; a change it made is in the history first (../docs/history-and-undo.md) — recorded
     /// here as `heading` says, unless the call recorded it itself — and its id goes in
     /// `data.changeId`. Every output is bounded ([`bounded_result`]).
     fn result(&self, outcome: Outcome, heading: Option<Heading>) -> ToolResult {
@@ -307,7 +307,7 @@ impl Toolset {
         }
     }
 
-    /// The history, newest first (`ws.history()`, SPEC §13).
+    /// The history, newest first (`ws.history()`, ../docs/history-and-undo.md).
     pub async fn history(
         &self,
         limit: Option<usize>,
@@ -320,7 +320,7 @@ impl Toolset {
             .unwrap_or_else(|e| Err(ToolError::new(ErrorCode::IoError, e.to_string())))
     }
 
-    /// Takes back changes (`ws.undo()`, SPEC §13): the host's call, not the model's. Asks the
+    /// Takes back changes (`ws.undo()`, ../docs/history-and-undo.md): the host's call, not the model's. Asks the
     /// user once when `ctx` has a confirmer; the undo is a change in the history.
     pub async fn undo(&self, request: UndoRequest, ctx: CallContext) -> ToolResult {
         self.ws.recovered().await;
@@ -424,7 +424,7 @@ impl Toolset {
             .as_ref()
             .map(|s| s.changes.clone())
             .unwrap_or_default();
-        // The SPEC's one-path fields describe the first file (for a move, its source).
+        // The documented one-path fields describe the first file (for a move, its source).
         let first = files.first();
         let path = first
             .map(|f| f.from.as_ref().unwrap_or(&f.path).shown().into_owned())
@@ -485,7 +485,7 @@ fn offered(tool: &Exposed, read_only: bool) -> bool {
 }
 
 /// Polls a tool's future, turning a panic (a bug) into an `IO_ERROR` result instead of a rejected
-/// promise: `ws.call` never throws for what a tool does (SPEC §2). The future is dropped right
+/// promise: `ws.call` never throws for what a tool does (../docs/hosts.md#the-workspace-api). The future is dropped right
 /// after the panic, releasing its locks.
 /// Runs the tool as a task of its own, so that an abort is answered at once even while the
 /// tool is stuck in the kernel (a read of a hung NFS or FUSE file system, on a runtime thread
@@ -525,7 +525,7 @@ pub const DIFF_MAX_FACTOR: usize = 16;
 /// Room above `readMaxBytes` for the notes a tool ends its own bounded output with.
 const OUTPUT_SLACK: usize = 1024;
 
-/// Every output bounded in bytes (SPEC §2). Each tool bounds its own output near `max`
+/// Every output bounded in bytes (../docs/tools.md#bounded-outputs). Each tool bounds its own output near `max`
 /// (`readMaxBytes`), saying how to see the rest; this is the net under all of them, for what a tool
 /// did not expect to be long (an error quoting a huge argument). `diff` is bounded too, larger
 /// ([`DIFF_MAX_FACTOR`]), and cut so that it stays a valid diff.
@@ -906,7 +906,7 @@ mod argument_tests {
         assert!(!ws.root.join("a.txt").exists());
     }
 
-    /// `null` for an optional argument is "not given" (SPEC §2): what a model held to strict
+    /// `null` for an optional argument is "not given" (../docs/hosts.md#the-workspace-api): what a model held to strict
     /// function calling sends for every argument it leaves out. A null required one is refused.
     #[tokio::test]
     async fn null_is_not_given_for_every_optional_argument() {

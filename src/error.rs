@@ -1,10 +1,10 @@
-//! The error vocabulary of every tool: the SPEC's error codes and a coded, actionable message.
+//! The error vocabulary of every tool: the documented error codes (../docs/tools.md#error-codes) and a coded, actionable message.
 
 use std::io;
 
 use serde::Serialize;
 
-/// The `ToolResult.code` values of SPEC §8.
+/// The `ToolResult.code` values (../docs/tools.md#error-codes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
@@ -32,7 +32,7 @@ pub enum ErrorCode {
     Aborted,
     OsPermission,
     IoError,
-    /// `write_file` over a file the model has not seen as it is now (SPEC §5.1).
+    /// `write_file` over a file the model has not seen as it is now (../docs/tools.md#stale-views).
     Stale,
 }
 

@@ -1,4 +1,4 @@
-//! Per-path locks (SPEC §2): changes to the same canonical path run one after the other, so a
+//! Per-path locks (../docs/hosts.md#the-workspace-api): changes to the same canonical path run one after the other, so a
 //! change is never lost to a concurrent one; a read never sees half a change; calls on unrelated
 //! paths run in parallel.
 //!
@@ -22,7 +22,7 @@
 //!
 //! So two writes to one file issued together both succeed, one after the other: the second plans
 //! only once the first has committed. A read while a change waits for its prompt sees the file
-//! before the change; the change's re-check after "yes" (SPEC §4) is what catches a writer
+//! before the change; the change's re-check after "yes" (../docs/permissions-and-prompts.md) is what catches a writer
 //! outside this workspace.
 //!
 //! # Rules
@@ -46,7 +46,7 @@
 //! own prompt, never across it. So no read waits on a prompt.
 //!
 //! The one wait that lasts as long as a prompt is a change behind another change's prompt, which
-//! is the serialisation SPEC §2 asks for. A change made from the confirm handler of a change it
+//! is the serialisation the Workspace API asks for (../docs/hosts.md#the-workspace-api). A change made from the confirm handler of a change it
 //! overlaps would wait for its own answer, forever with the default `confirmTimeoutMs`; it is
 //! refused at once instead ([`Asker`]). A change that waits behind an earlier waiting request
 //! that waits for that prompt is not recognised and still waits for the answer.

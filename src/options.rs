@@ -1,4 +1,4 @@
-//! Workspace options (SPEC §2, §6, §7): parsed from the host's JSON, validated once at
+//! Workspace options (../docs/hosts.md#the-workspace-api, ../docs/tools.md#limits, ../docs/trash.md): parsed from the host's JSON, validated once at
 //! construction, with the defaults filled in. Every error names the option it is about, so the
 //! host sees a `TypeError` pointing at its own mistake rather than a surprise later.
 
@@ -11,7 +11,7 @@ use crate::paths::canonical::canonicalize_lenient;
 use crate::paths::resolve::expand_home;
 use crate::permissions::Permissions;
 
-/// Size and time bounds (SPEC §6).
+/// Size and time bounds (../docs/tools.md#limits).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     pub read_max_bytes: u64,
@@ -68,7 +68,7 @@ pub struct ToolConfig {
     pub name: Option<String>,
 }
 
-/// Who is trashing, and where the archives go (SPEC §7).
+/// Who is trashing, and where the archives go (../docs/trash.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrashOptions {
     pub data_dir: PathBuf,
@@ -98,11 +98,11 @@ pub struct WorkspaceOptions {
     pub audit: bool,
     /// 0 waits forever.
     pub confirm_timeout_ms: u64,
-    /// What `write_file` does over a file the model has not seen as it is (SPEC §5.1).
+    /// What `write_file` does over a file the model has not seen as it is (../docs/tools.md#stale-views).
     pub stale_writes: StaleWrites,
 }
 
-/// `staleWrites` (SPEC §5.1): whether `write_file` over an existing file the model has not
+/// `staleWrites` (../docs/tools.md#stale-views): whether `write_file` over an existing file the model has not
 /// read, or that changed since it last read it, is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StaleWrites {

@@ -1,4 +1,4 @@
-//! Tomo's permission flags (SPEC §4): which operations skip the confirmation prompt, split by
+//! Tomo's permission flags (../docs/permissions-and-prompts.md): which operations skip the confirmation prompt, split by
 //! whether the canonical path lies inside the workspace root ("cwd" scope) or not ("global").
 
 use serde_json::{Map, Value};

@@ -1,4 +1,4 @@
-//! Progress of long operations, for the host (SPEC §2 `CallContext.onProgress`): how much of a
+//! Progress of long operations, for the host (`CallContext.onProgress`, ../docs/hosts.md#the-workspace-api): how much of a
 //! recursive trash or restore, a search over a big tree or a patch over many files is done.
 //!
 //! A call carries a [`Progress`] (empty when the host gave no `onProgress`). A tool starts a

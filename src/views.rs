@@ -1,4 +1,4 @@
-//! What the model has seen (SPEC §5.1): per file, the version the model last saw — what
+//! What the model has seen (../docs/tools.md#stale-views): per file, the version the model last saw — what
 //! `read_file` returned, or what one of its own successful changes left. A version is the
 //! file's identity and state as `stat` gives them (device, inode, size, modification and change
 //! times), so remembering one costs no extra read.
@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use rustix::fs::Stat;
 
-/// How many files a workspace remembers the model's view of (SPEC §5.1).
+/// How many files a workspace remembers the model's view of (../docs/tools.md#stale-views).
 pub const REMEMBERED_FILES: usize = 10_000;
 
 /// One version of a file: who it is (device, inode) and its state (size, times).

@@ -56,7 +56,7 @@ pub struct Workspace {
     history: History,
     bucket: Bucket,
     journal: Journal,
-    /// The versions of files the model has seen (SPEC §5.1).
+    /// The versions of files the model has seen (../docs/tools.md#stale-views).
     seen: SeenFiles,
     /// Becomes `true` once crash recovery, started by [`Workspace::new`], has finished.
     recovered: watch::Receiver<bool>,
@@ -143,7 +143,7 @@ impl Workspace {
         WorkspaceOptions::parse(options, tool_names, home.as_deref()).map(drop)
     }
 
-    /// Validates `options` (SPEC §2; `tool_names` are the names `tools` may configure); the
+    /// Validates `options` (../docs/hosts.md#the-workspace-api; `tool_names` are the names `tools` may configure); the
     /// error names the bad option.
     pub fn new(options: &Value, tool_names: &[&str]) -> Result<Self, OptionError> {
         let home = dirs::home_dir();
@@ -223,7 +223,7 @@ impl Workspace {
         &self.data_dir
     }
 
-    /// This workspace's history of changes (SPEC §13).
+    /// This workspace's history of changes (../docs/history-and-undo.md).
     pub fn history(&self) -> &History {
         &self.history
     }
@@ -269,7 +269,7 @@ impl Workspace {
         &self.journal
     }
 
-    /// What the model has seen of each file it read or changed (SPEC §5.1).
+    /// What the model has seen of each file it read or changed (../docs/tools.md#stale-views).
     pub fn seen(&self) -> &SeenFiles {
         &self.seen
     }

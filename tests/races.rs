@@ -1,4 +1,4 @@
-//! Racer tests (SPEC §3.3, issue "Hardening"): while the tools run, a thread keeps swapping
+//! Racer tests (../docs/paths-and-sandbox.md#the-checked-path-is-the-acted-on-path, issue "Hardening"): while the tools run, a thread keeps swapping
 //! entries inside the sandbox with links to the outside:
 //!
 //! - the directory `d` with the symlink `dlink` → `outside/` (`renameat2(RENAME_EXCHANGE)`, so

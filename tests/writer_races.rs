@@ -1,4 +1,4 @@
-//! Racer tests for "nothing lost" (SPEC §4: a change is applied only if the file is still what
+//! Racer tests for "nothing lost" (../docs/permissions-and-prompts.md: a change is applied only if the file is still what
 //! was diffed; §7.3: only what was archived is removed; issue 15 item 2). While the tools run, a
 //! thread plays another program working in the same directory:
 //!
@@ -70,7 +70,7 @@ fn fixture() -> Fixture {
         "allowedPaths": [root],
         "audit": true,
         // The races write over files other threads change all the time: what is tested is that
-        // nothing is lost, not the model's view of them (SPEC §5.1, which would refuse them).
+        // nothing is lost, not the model's view of them (../docs/tools.md#stale-views, which would refuse them).
         "staleWrites": "allow",
         "trash": { "dataDir": data },
         "permissions": {

@@ -1,5 +1,5 @@
 //! The edit engine (`text::edit::apply_edits`) never panics, and agrees with the naive reference
-//! model of SPEC §5 edit_file that its proptests use (`text::edit::model`, compiled in under
+//! model of edit_file (../../docs/tools.md#edit_file) that its proptests use (`text::edit::model`, compiled in under
 //! `cfg(fuzzing)`): edits in order, exactly one (overlapping) occurrence unless `replaceAll`,
 //! non-overlapping left-to-right replacement, literal replacement text, CRLF retry, no match
 //! splitting a CRLF pair.

@@ -1,4 +1,4 @@
-//! Path resolution (`paths::Sandbox::resolve`, SPEC §3) never yields a path outside the allowed
+//! Path resolution (`paths::Sandbox::resolve`, ../../docs/paths-and-sandbox.md) never yields a path outside the allowed
 //! root, whatever the string: for every `Ok` target, the path is absolute and normal, lies
 //! inside the allowed tree, names no hidden (trash) directory, and its existing part has no
 //! symlink in it (the kernel's realpath of it is itself). Where the kernel's `realpath` of the

@@ -1,4 +1,4 @@
-//! The history of changes (SPEC §13): every call that changed something is one record, kept in the
+//! The history of changes (../../docs/history-and-undo.md): every call that changed something is one record, kept in the
 //! data directory per workspace (`history/<sha256 of the root>/changes.jsonl`, with the deltas
 //! that take edits back beside it in `deltas/`), so it survives restarts. Records are appended as
 //! whole lines through the data directory's descriptor and never rewritten: an undo is a record

@@ -1,4 +1,4 @@
-//! The history as the host sees it: SPEC §13's `Change[]`, newest first, as JSON text. Written
+//! The history as the host sees it: `Change[]` (../../docs/history-and-undo.md), newest first, as JSON text. Written
 //! straight from the records (no intermediate JSON tree): a host may list ten thousand changes.
 
 use std::borrow::Cow;

@@ -1,5 +1,5 @@
 //! A change of many entries, all or nothing — also when the process is killed at any point
-//! (SPEC §12 for `apply_patch`; undo uses it too).
+//! (../../docs/tools.md#apply_patch for `apply_patch`; undo uses it too).
 //!
 //! 1. **Stage** (nothing visible changes): each new file is written and fsynced under a temp name
 //!    beside its target ([`fsops::stage`], journaled like any temp file). What the change destroys

@@ -1,5 +1,5 @@
 //! A userspace `realpath` that also works for paths that do not exist yet and for dangling
-//! symlinks: containment must be decided on where a write would really land (SPEC §3.2).
+//! symlinks: containment must be decided on where a write would really land (../../docs/paths-and-sandbox.md#containment).
 //!
 //! Each existing component is written as the volume stores it, not as it was typed: on a case-
 //! (or normalization-) insensitive volume, APFS's default, `/Users/me/PROJ/.Agent-FS-Tools`

@@ -1,5 +1,5 @@
 //! Paths: how a string the model gave becomes a checked location, and how that location is
-//! acted on without a window for a swapped symlink or directory (SPEC §3).
+//! acted on without a window for a swapped symlink or directory (../../docs/paths-and-sandbox.md).
 //!
 //! The pipeline is: [`resolve`] (cwd, `~/`, literal bytes) → [`canonical`] (symlinks resolved,
 //! including dangling links and a not-yet-existing tail) → [`sandbox`] (containment by whole

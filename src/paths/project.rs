@@ -1,4 +1,4 @@
-//! The project a directory belongs to: the nearest ancestor holding `.git` (SPEC §5 `cwd_get`),
+//! The project a directory belongs to: the nearest ancestor holding `.git` (`cwd_get`, ../../docs/tools.md#cwd_get-cwd_push-cwd_pop),
 //! which is also where gitignore rules stop.
 
 use std::path::{Path, PathBuf};

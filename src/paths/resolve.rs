@@ -11,7 +11,7 @@ use std::path::{Component, Path, PathBuf};
 use super::shown::{echo, unescape_component, Shown};
 use crate::error::ToolError;
 
-/// `~/rest` expands to the home directory (SPEC §3.1); anything else is returned as it is, a
+/// `~/rest` expands to the home directory (../../docs/paths-and-sandbox.md#resolving-a-path); anything else is returned as it is, a
 /// bare `~` included (a name like any other). `None` when `~/` is used and no home directory is
 /// known.
 pub fn expand_home(raw: &str, home: Option<&Path>) -> Option<PathBuf> {

@@ -1,4 +1,4 @@
-//! The sandbox: which canonical paths the tools may reach (SPEC §3.2, §3.6).
+//! The sandbox: which canonical paths the tools may reach (../../docs/paths-and-sandbox.md#containment, ../../docs/paths-and-sandbox.md#the-data-directory).
 //! Deny-by-default when `allowedPaths` is set; the data directory (trash, audit log, journal) is
 //! never reachable, nor is a missing folder that is to hold it (only we create it, so nothing the
 //! model made can stand in for it); containment is compared by whole path components, never by

@@ -25,7 +25,7 @@
 //! `a\nb`, which is how `a`⏎`b` is shown, is shown `a\\nb`), since two names must never look
 //! alike: [`unescape`] of any shown form gives back exactly the name's bytes.
 //!
-//! **Reading a name back.** Paths are taken literally (SPEC §3.1); the shown form is accepted only
+//! **Reading a name back.** Paths are taken literally (../../docs/paths-and-sandbox.md#resolving-a-path); the shown form is accepted only
 //! as a fallback, in [`super::resolve::prefer_shown_names`], which every tool's path goes
 //! through: a component that exists literally always means itself; one that does not, and is
 //! exactly the shown form of an existing entry (in a directory inside the allowed trees), means

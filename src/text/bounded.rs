@@ -1,4 +1,4 @@
-//! Every output is bounded in bytes (SPEC §2): cut near the output limit (`readMaxBytes`) at a
+//! Every output is bounded in bytes (../../docs/tools.md#bounded-outputs): cut near the output limit (`readMaxBytes`) at a
 //! line boundary, with a last line saying what was left out and how to see it. One helper for
 //! every tool; each gives its own note, since only it knows how to see the rest.
 

@@ -56,7 +56,7 @@ pub enum DecodeError {
 }
 
 impl DecodeError {
-    /// The one mapping of a decoding failure to its SPEC §8 code, with the message for the
+    /// The one mapping of a decoding failure to its error code (../../docs/tools.md#error-codes), with the message for the
     /// model: `path` is the file, `tool` the host's name of the tool that refuses it
     /// (`edit_file`, `apply_patch`), `write_file` the host's name of the tool that could replace
     /// it whole, if the workspace offers one.

@@ -1,4 +1,4 @@
-//! Reverse deltas: what turns a file's new bytes back into its old ones, for undo (SPEC §13). An
+//! Reverse deltas: what turns a file's new bytes back into its old ones, for undo (../../docs/history-and-undo.md). An
 //! edit keeps its file's previous bytes this way rather than as a copy in the trash: a delta of
 //! the changed regions is a few bytes for a typical edit, and it comes from the diff the call
 //! computes anyway for its prompt, so keeping it costs almost nothing.

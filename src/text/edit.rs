@@ -66,7 +66,7 @@ impl EditError {
         }
     }
 
-    /// The message for the model. Its first line is the exact SPEC text; a
+    /// The message for the model. Its first line is the exact documented text; a
     /// not-found error with a closest match continues with that region in
     /// `read_file`'s line format.
     pub fn message(&self) -> String {
@@ -121,7 +121,7 @@ impl fmt::Display for EditError {
 
 impl std::error::Error for EditError {}
 
-/// The one mapping of an edit failure to its SPEC §8 code, with [`EditError::message`].
+/// The one mapping of an edit failure to its error code (../../docs/tools.md#error-codes), with [`EditError::message`].
 impl From<EditError> for ToolError {
     fn from(e: EditError) -> Self {
         let code = match e {
@@ -243,7 +243,7 @@ fn locate<'e>(text: &str, edit: &'e Edit) -> Option<Target<'e>> {
     })
 }
 
-/// A naive reference model of SPEC §5 edit_file, obviously following the rules, that the
+/// A naive reference model of edit_file (../../docs/tools.md#edit_file), obviously following the rules, that the
 /// engine's property tests and the `edit_engine` fuzz target compare the engine with. Safe
 /// for any Unicode text.
 #[cfg(any(test, fuzzing))]
@@ -759,7 +759,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(3000))]
 
-        /// SPEC §5: an edit never leaves a lone `\r` or `\n` in a CRLF file that it did not have.
+        /// ../../docs/tools.md: an edit never leaves a lone `\r` or `\n` in a CRLF file that it did not have.
         #[test]
         fn an_edit_adds_no_lone_cr_or_lf(
             text in "[ab\r\n]{0,24}",

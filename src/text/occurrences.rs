@@ -40,7 +40,7 @@ pub(crate) fn match_starts(haystack: &[u8], needle: &[u8], limit: usize) -> Vec<
 
 /// True when a match of `haystack[start..end]` starts or ends between the
 /// `\r` and the `\n` of a CRLF pair. Replacing such a match would leave a
-/// lone `\r` or `\n` behind (SPEC §5), so it is not a match.
+/// lone `\r` or `\n` behind (../../docs/tools.md), so it is not a match.
 fn splits_crlf_pair(haystack: &[u8], at: usize) -> bool {
     at > 0 && haystack.get(at - 1) == Some(&b'\r') && haystack.get(at) == Some(&b'\n')
 }

@@ -484,7 +484,7 @@ mod tests {
     use super::*;
     use crate::error::libc_codes;
 
-    /// The SPEC's default read limits.
+    /// The documented default read limits (../../docs/tools.md#limits).
     const DEFAULT: PageLimits = PageLimits {
         max_lines: 500,
         max_bytes: 65_536,

@@ -187,7 +187,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             Some(note) => format!("{summary}\n{note}"),
             None => summary,
         };
-        // A new file is the model's own text: counted above, not echoed (SPEC §2).
+        // A new file is the model's own text: counted above, not echoed (../../docs/tools.md#bounded-outputs).
         let shown = if created { "" } else { &diff[..] };
         let mut success = Success::text(files::with_diff(
             summary,
@@ -235,7 +235,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
 /// `Workspace` on the same root and data dir truncates a partial append back to the old size,
 /// unless anything was written after it (see `crate::journal`).
 ///
-/// Returns the file as the append left it (for the model's view of it, SPEC §5.1).
+/// Returns the file as the append left it (for the model's view of it, ../../docs/tools.md#stale-views).
 fn commit(
     target: &Target,
     planned: &Planned,

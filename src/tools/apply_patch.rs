@@ -1,5 +1,5 @@
 //! `apply_patch`: one patch (Codex's format or a unified diff) over many files, as one change
-//! (SPEC §12). Every file is planned before anything is asked — paths resolved through the
+//! (../../docs/tools.md#apply_patch). Every file is planned before anything is asked — paths resolved through the
 //! sandbox, chunks matched, new contents and the combined diff built — then one permission
 //! decision and at most one prompt cover the whole patch, and the commit is all or nothing, also
 //! under a kill (`journal::commit`). Deleted, replaced and (with `keepOverwrites`) updated files
@@ -92,7 +92,7 @@ struct Args {
     input: String,
 }
 
-/// `a.ts` for one file, `a.ts, b.ts` for two, `a.ts, b.ts (+N more)` beyond (SPEC §12).
+/// `a.ts` for one file, `a.ts, b.ts` for two, `a.ts, b.ts (+N more)` beyond (../../docs/tools.md#apply_patch).
 fn format_call(args: &Value) -> String {
     let input = args.get("input").and_then(Value::as_str).unwrap_or("");
     let Ok(parsed) = patch::parse(input) else {
@@ -204,7 +204,7 @@ async fn apply(call: &Call, args: Value) -> Outcome {
     let (committed, recorded) = call
         .blocking(move || commit::commit(&ws, plans, &files, &cx, &heading, &meter))
         .await?;
-    // What the patch left is what the model has seen of those files now (SPEC §5.1).
+    // What the patch left is what the model has seen of those files now (../../docs/tools.md#stale-views).
     let left = call
         .reading(move || {
             Ok(written
@@ -227,7 +227,7 @@ async fn apply(call: &Call, args: Value) -> Outcome {
 }
 
 /// The line saying which of the files the patch changes had changed since the model last saw
-/// them (SPEC §5.1: not refused, but said).
+/// them (../../docs/tools.md#stale-views: not refused, but said).
 fn changed_since_seen(call: &Call, plans: &[Planned]) -> Option<String> {
     let mut changed: Vec<&Path> = Vec::new();
     for plan in plans.iter().filter(|p| !p.unchanged) {
@@ -354,7 +354,7 @@ fn deleted_by_a_change(ws: &Workspace, path: &Path) -> bool {
     false
 }
 
-/// One prompt for the whole patch (SPEC §12): granted when every file's single-file permission
+/// One prompt for the whole patch (../../docs/tools.md#apply_patch): granted when every file's single-file permission
 /// is; the detail has a line per file with its lines added and removed, then the totals.
 fn authorization(plans: &[Planned], diff: String, keep_overwrites: bool) -> Authorization<'_> {
     let mut needs = Vec::new();

@@ -1,5 +1,5 @@
 //! A call's arguments checked against its tool's JSON Schema, before anything else is decided
-//! (SPEC §2): in a read-only workspace, `write_file { path: 5 }` is `INVALID_ARGUMENTS`, not
+//! (../../docs/hosts.md#the-workspace-api): in a read-only workspace, `write_file { path: 5 }` is `INVALID_ARGUMENTS`, not
 //! `READ_ONLY`. The check reads the schema the model was given, so what it refuses and what the
 //! schema says never drift apart; the messages name the field and say what it must be.
 //!
@@ -17,7 +17,7 @@ use crate::paths::shown::echo;
 const NAME_ECHO_CHARS: usize = 80;
 
 /// `args` with every `null` given for an optional argument left out, at every depth `schema`
-/// describes (an edit's `replaceAll`): `null` means "not given" (SPEC §2), which is how a model
+/// describes (an edit's `replaceAll`): `null` means "not given" (../../docs/hosts.md#the-workspace-api), which is how a model
 /// held to strict function calling, where every argument is required, leaves one out. A `null`
 /// for a required argument stays, for [`check`] to refuse.
 pub fn without_null_optionals(schema: &Value, args: Value) -> Value {

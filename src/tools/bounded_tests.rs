@@ -1,4 +1,4 @@
-//! Every output is bounded in bytes (SPEC §2, issue 28 item 2): near `readMaxBytes`, with a line
+//! Every output is bounded in bytes (../../docs/tools.md#bounded-outputs, issue 28 item 2): near `readMaxBytes`, with a line
 //! saying what was left out and how to see it; what the model wrote itself is counted, not echoed;
 //! `ToolResult.diff` is bounded too, larger, and stays a valid diff.
 

@@ -1,5 +1,5 @@
 //! Helpers the file tools share: opening an existing regular file through the race-free layer
-//! with the SPEC's messages, bounded reads, diff labels, and the diff part of an output.
+//! with the documented messages, bounded reads, diff labels, and the diff part of an output.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -59,7 +59,7 @@ pub fn open_parent(target: &Target, doing: &str) -> Result<(OwnedFd, OsString), 
     Ok((fd, name.to_owned()))
 }
 
-/// Opens the directory `target` beneath its anchor (`readable` for listing it), with the SPEC's
+/// Opens the directory `target` beneath its anchor (`readable` for listing it), with the documented
 /// messages when it is missing or is not a directory (`not_dir_hint` says what to do instead).
 pub fn open_directory(
     target: &Target,
@@ -267,7 +267,7 @@ pub fn entry_facts(dir: BorrowedFd<'_>, name: &OsStr) -> Option<EntryFacts> {
     })
 }
 
-/// The regular file `name` in `dir` as a change left it, for the model's view of it (SPEC §5.1);
+/// The regular file `name` in `dir` as a change left it, for the model's view of it (../../docs/tools.md#stale-views);
 /// `None` if something else is there now.
 pub fn file_stat_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Seen> {
     let at = Moment::now();

@@ -140,7 +140,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
     })
 }
 
-/// Opens the directory to search (readable), with the SPEC's messages for what is not one.
+/// Opens the directory to search (readable), with the documented messages for what is not one.
 pub(super) fn open_search_dir(target: &Target, names: &ToolNames) -> Result<OwnedFd, ToolError> {
     let hint = match names.offered("read_file") {
         Some(read) => format!("give the directory to search, or use {read} to read a file"),

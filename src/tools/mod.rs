@@ -55,7 +55,7 @@ pub struct ToolSpec {
     /// Calling it again with the same arguments changes nothing more (an MCP `idempotentHint`).
     pub idempotent: bool,
     /// May ask the user (goes through `Call::authorize` before it acts). `false` only for the
-    /// tools that never ask and act at once (SPEC §4: the cwd stack, trash_list): `ws.check`
+    /// tools that never ask and act at once (../../docs/permissions-and-prompts.md: the cwd stack, trash_list): `ws.check`
     /// must not run them.
     pub asks: bool,
     /// The argument naming the path it acts on first, for an audit record of a call that failed
@@ -103,7 +103,7 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, Too
         )));
     }
     // The dispatcher has left out every `null` given for an optional argument ("not given",
-    // SPEC §2); one left (a required argument) is a wrong type like any other (serde would take
+    // ../../docs/hosts.md#the-workspace-api); one left (a required argument) is a wrong type like any other (serde would take
     // it as "absent"), so it is refused naming where it is.
     if let Some(field) = null_field(&args, "") {
         return Err(ToolError::invalid(format!(

@@ -1,4 +1,4 @@
-//! What a "not found" adds about the path the model gave (SPEC §8: the fact, then what to do
+//! What a "not found" adds about the path the model gave (../../docs/tools.md#error-codes: the fact, then what to do
 //! next): whitespace at its ends, which a model copies from a listing by mistake, and the names in
 //! its directory nearest to the one it gave (a typo, another extension, another case).
 

@@ -1,5 +1,5 @@
-//! Messages that say what to do next (SPEC §8, issue "What the model sees, round 2" item 3): each
-//! keeps the SPEC's exact text where there is one, then gives the step that follows.
+//! Messages that say what to do next (../../docs/tools.md#error-codes, issue "What the model sees, round 2" item 3): each
+//! keeps the documented exact text where there is one, then gives the step that follows.
 
 use serde_json::json;
 
@@ -132,7 +132,7 @@ async fn a_move_onto_itself_says_so() {
 }
 
 /// A patch deleting a file that never existed is a wrong path, not a patch already applied; a
-/// retry of a patch that did delete it still is one (SPEC §12).
+/// retry of a patch that did delete it still is one (../../docs/tools.md#apply_patch).
 #[tokio::test]
 async fn a_patch_deleting_a_missing_file_says_no_such_file_unless_it_deleted_it() {
     let ws = TestWorkspace::new();

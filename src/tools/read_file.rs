@@ -152,7 +152,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             let _lock = call.lock_for_read(&[&target.path]).await;
             call.reading(move || read(opened)).await?
         };
-        // What the model has now seen of the file (SPEC §5.1), as it was when opened: a change
+        // What the model has now seen of the file (../../docs/tools.md#stale-views), as it was when opened: a change
         // made while it was read makes it count as changed since.
         call.saw(&target.path, &seen);
         let mut text = page.text;

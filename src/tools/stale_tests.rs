@@ -1,4 +1,4 @@
-//! SPEC §5.1 across the tools: `write_file` never replaces what the model has not seen as it is;
+//! Stale views (../../docs/tools.md#stale-views) across the tools: `write_file` never replaces what the model has not seen as it is;
 //! edit, append and patch say when the file had changed since the model's view. Every change
 //! "by the user" here changes the file's size or inode, so the check sees it whatever the
 //! resolution of the file system's clock.

@@ -128,12 +128,12 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             })
             .await?
         };
-        // Never over what the model has not seen as it is (SPEC §5.1).
+        // Never over what the model has not seen as it is (../../docs/tools.md#stale-views).
         let stale_note = match &planned {
             Planned::Present { stat, .. } => call.check_view(&target.path, stat, Rewrite::Whole)?,
             Planned::Absent => None,
         };
-        // Without keepOverwrites an overwrite cannot be undone, so it always asks (SPEC §4).
+        // Without keepOverwrites an overwrite cannot be undone, so it always asks (../../docs/permissions-and-prompts.md).
         let permanent =
             !call.ws.options().trash.keep_overwrites && !matches!(planned, Planned::Absent);
         let question = Authorization {
@@ -217,7 +217,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             summary.text.push_str(&note);
         }
         // What the model wrote itself is not echoed back: a new file or a whole rewrite is
-        // counted; only a diff that keeps some of the old lines is shown (SPEC §2).
+        // counted; only a diff that keeps some of the old lines is shown (../../docs/tools.md#bounded-outputs).
         let shown = if summary.diff_shown {
             &diff.text[..]
         } else {

@@ -48,7 +48,7 @@ pub enum TrashError {
 }
 
 impl TrashError {
-    /// The SPEC §8 error code of this error: the one mapping, used by the tools' messages.
+    /// The error code (../../docs/tools.md#error-codes) of this error: the one mapping, used by the tools' messages.
     pub fn error_code(&self) -> ErrorCode {
         match self {
             TrashError::NotFound => ErrorCode::NotFound,

@@ -1,4 +1,4 @@
-//! `metadata.json`, the first entry of every archive (SPEC §7.2).
+//! `metadata.json`, the first entry of every archive (../../docs/trash.md#archive-format).
 //!
 //! It is written before the content in the archive but computed after it (the digest needs the
 //! content), which is why the writer produces the content first; see the module docs of

@@ -1,4 +1,4 @@
-//! The recoverable trash: nothing an agent destroys is lost (SPEC §7).
+//! The recoverable trash: nothing an agent destroys is lost (../../docs/trash.md).
 //!
 //! Every delete, recursive `remove_dir` and overwrite first puts the old entry — a file, a
 //! symlink (as a link) or a whole tree — into one gzip'd tar archive in the workspace's bucket,

@@ -1,4 +1,4 @@
-//! Undo (SPEC §13): the host's, not the model's. Takes back one change, or every change of a
+//! Undo (../../docs/history-and-undo.md): the host's, not the model's. Takes back one change, or every change of a
 //! session, as one step that is itself a change in the history (undoing it redoes).
 //!
 //! The flow: select the changes (`select`), lock their paths, plan over a virtual state newest
@@ -176,7 +176,7 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
     })
 }
 
-/// The history as the host sees it (SPEC §13 `Change[]`), newest first, as JSON text.
+/// The history as the host sees it (`Change[]`, ../../docs/history-and-undo.md), newest first, as JSON text.
 pub fn history_view(
     ws: &Workspace,
     limit: Option<usize>,

@@ -1,4 +1,4 @@
-//! Which changes an undo takes back (SPEC §13): the latest that is neither undone nor an undo,
+//! Which changes an undo takes back (../../docs/history-and-undo.md): the latest that is neither undone nor an undo,
 //! one by id (an undo's id redoes), or every standing change of a session, newest first; and the
 //! refusal when a later change touched the same paths.
 

@@ -1,4 +1,4 @@
-//! The one race-free filesystem layer (SPEC §3.3): every user path is acted on through it.
+//! The one race-free filesystem layer (../../../docs/paths-and-sandbox.md#the-checked-path-is-the-acted-on-path): every user path is acted on through it.
 //! Directories are opened beneath their allowed tree with `openat2(RESOLVE_BENEATH |
 //! RESOLVE_NO_SYMLINKS)` (on macOS, and on kernels without it, a component walk with
 //! `O_NOFOLLOW`: see [`platform`](super::platform)), and

@@ -1,4 +1,4 @@
-//! Removing an entry only if it is the one expected (SPEC §7.3: only what was archived is
+//! Removing an entry only if it is the one expected (../../../docs/trash.md#nothing-lost: only what was archived is
 //! removed; a permanent delete removes the file that was confirmed, nothing swapped in since).
 //!
 //! There is no unlink by descriptor, and an entry checked by name and then unlinked by name can

@@ -1,4 +1,4 @@
-//! Replacing a file atomically — and only the file that was planned on (SPEC §4: a change is
+//! Replacing a file atomically — and only the file that was planned on (../../../docs/permissions-and-prompts.md: a change is
 //! applied only if the file is still what was diffed; nothing it did not plan on is destroyed).
 //!
 //! The new content is written to a temp file beside the target and fsynced; then it takes the

@@ -1,4 +1,4 @@
-//! The platform seam (SPEC §14): the one place that knows which operating system we run on.
+//! The platform seam (../../../docs/platforms.md): the one place that knows which operating system we run on.
 //!
 //! Every guarantee of the `*at` layer holds on every supported system; what differs is how fast
 //! it is kept. Linux has primitives for which other systems need a slower way with the same

@@ -1,4 +1,4 @@
-//! Placing one file's chunks in its text and building the new text (SPEC §12, "Finding a
+//! Placing one file's chunks in its text and building the new text (../../../docs/tools.md#apply_patch, "Finding a
 //! chunk"), and telling whether a file already has a patch's change.
 //!
 //! Chunks are placed in order, each at or after the end of the one before (the cursor), so no

@@ -141,7 +141,7 @@ impl fmt::Display for PatchError {
 
 impl std::error::Error for PatchError {}
 
-/// The one mapping of a patch failure to its SPEC §8 code, with [`PatchError::message`].
+/// The one mapping of a patch failure to its error code (../../../docs/tools.md#error-codes), with [`PatchError::message`].
 impl From<PatchError> for ToolError {
     fn from(e: PatchError) -> Self {
         let code = match e {

@@ -1,4 +1,4 @@
-//! The `apply_patch` engine (SPEC §12): parses a patch in Codex's format or as a unified diff, and
+//! The `apply_patch` engine (../../../docs/tools.md#apply_patch): parses a patch in Codex's format or as a unified diff, and
 //! applies one file's chunks to that file's text. Pure: no filesystem, no paths resolved.
 //!
 //! # Pipeline
@@ -65,7 +65,7 @@ pub struct Patch {
     pub files: Vec<FilePatch>,
 }
 
-/// The two patch formats of SPEC §12.
+/// The two patch formats (../../../docs/tools.md#apply_patch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PatchFormat {
     /// `*** Begin Patch` … `*** End Patch`.

@@ -33,7 +33,7 @@ impl Line<'_> {
     }
 }
 
-/// Parses a patch in Codex's format or as a unified diff (SPEC §12).
+/// Parses a patch in Codex's format or as a unified diff (../../../docs/tools.md#apply_patch).
 pub fn parse(input: &str) -> Result<Patch, PatchError> {
     let lines = split_lines(input);
     let lines = unwrap(&lines);
@@ -154,7 +154,7 @@ pub(super) fn excerpt(text: &str) -> String {
     }
 }
 
-/// SPEC §12: one path named twice in a patch is an error. Paths are compared as written, after
+/// ../../../docs/tools.md#apply_patch: one path named twice in a patch is an error. Paths are compared as written, after
 /// dropping `.` components and repeated slashes; the tool compares resolved paths too.
 fn check_paths_named_once(patch: &Patch) -> Result<(), PatchError> {
     let mut seen: HashMap<String, usize> = HashMap::new();

@@ -12,7 +12,7 @@
 //! *** End Patch
 //! ```
 //!
-//! Leniencies (SPEC §12): spaces around the `***` markers (and any letter case in their
+//! Leniencies (../../../docs/tools.md#apply_patch): spaces around the `***` markers (and any letter case in their
 //! names), no `@@` before a file's first chunk, a bare empty line inside a chunk read as an
 //! empty context line, an empty line without `+` inside an added file's lines, a unified hunk
 //! header (`@@ -12,5 +12,6 @@`) read as a line-number hint, `\ No newline at end of file`.

@@ -1,4 +1,4 @@
-//! Finding a run of lines in a file, with the ladder of SPEC §12: exact, then ignoring trailing
+//! Finding a run of lines in a file, with apply_patch's ladder (../../../docs/tools.md#apply_patch): exact, then ignoring trailing
 //! whitespace, then ignoring leading and trailing whitespace, then also reading typographic
 //! punctuation as ASCII. Each level includes the ones before it.
 //!

@@ -1,5 +1,5 @@
 //! Tests of the engine as the tool uses it (parse, then apply per file), one group per
-//! statement of SPEC §12 that the engine owns, then properties and real `git diff` output.
+//! statement of apply_patch's contract (../../../docs/tools.md#apply_patch) that the engine owns, then properties and real `git diff` output.
 
 use super::*;
 use crate::cancel::CancelToken;
@@ -1056,7 +1056,7 @@ fn already_applied_unified_diff_uses_new_side_hints() {
 
 #[test]
 fn old_lines_found_elsewhere_mean_not_applied() {
-    // SPEC §12: applied only if none of the old text is found.
+    // ../../../docs/tools.md#apply_patch: applied only if none of the old text is found.
     let diff = "--- a/f\n+++ b/f\n@@ -2 +2 @@\n-same\n+other\n";
     let patch = parse(diff).unwrap();
     let chunks = only_update(&patch).2;

@@ -1,7 +1,7 @@
 //! The placement of chunks as it was before the lines were indexed (issue 26, item 6), kept as
 //! a reference model: the same rules, written the plain way — every candidate of every chunk by
-//! a scan of the rest of the file, anchors by a scan. Quadratic, and obviously what SPEC §12
-//! says; the property below checks the indexed placement against it.
+//! a scan of the rest of the file, anchors by a scan. Quadratic, and obviously what the docs
+//! say (../../../../docs/tools.md#apply_patch); the property below checks the indexed placement against it.
 
 use proptest::prelude::*;
 
