@@ -31,10 +31,10 @@ export declare class NativeWorkspace {
   trashList(): Promise<string>
   /** Removes archives older than `olderThanMs` (all when null); JSON `{ cleared, bytesFreed }`. */
   trashClear(olderThanMs?: number | undefined | null): Promise<string>
-  /** JSON of the history (SPEC §13 `Change[]`), newest first. */
+  /** JSON of the history (`Change[]`, ../docs/history-and-undo.md), newest first. */
   history(limit?: number | undefined | null, sessionId?: string | undefined | null): Promise<string>
   /**
-   * Takes back changes (SPEC §13); resolves to the JSON of a ToolResult. `requestJson`:
+   * Takes back changes (../docs/history-and-undo.md); resolves to the JSON of a ToolResult. `requestJson`:
    * `{ id?, sessionId?, dryRun? }`.
    */
   undo(callId: number, requestJson: string, confirm: ((requestJson: string) => Promise<boolean>) | null, progress: ((updateJson: string) => void) | null): Promise<string>

@@ -68,6 +68,8 @@ describe('a data directory someone else could have written is refused', () => {
     const listed = await ws.call('trash_list', {})
     expect(listed).toMatchObject({ status: 'error', code: 'OS_PERMISSION' })
     writeFileSync(join(root, 'kept.txt'), 'mine\n')
+    // Read first, so the write is refused for the data directory, not as a blind overwrite.
+    ok(await ws.call('read_file', { path: 'kept.txt' }))
     const overwrite = await ws.call('write_file', { path: 'kept.txt', content: 'new\n' })
     expect(overwrite).toMatchObject({ status: 'error', code: 'OS_PERMISSION' })
     expect(overwrite.output).toContain('nothing was changed')

@@ -188,7 +188,7 @@ describe.each([
     expect(out.app).toBe("const a = '1'\nconst b = '2'\n")
     expect(out.streamedText).toBe('Streamed and done.')
     // the SDK's approval: asked before anything was written; approved runs, denied does not
-    expect(out.approvedRun).toEqual({ requested: 'write_file', before: null, text: expect.stringMatching(/^After approve: .*approved\.txt[\s\S]*\n\+approve/) })
+    expect(out.approvedRun).toEqual({ requested: 'write_file', before: null, text: expect.stringMatching(/^After approve: Created .*approved\.txt \(8 bytes, 1 line\)$/) })
     expect(out.approved).toBe('approve\n')
     expect(out.deniedRun.requested).toBe('write_file')
     expect(out.denied).toBeNull()

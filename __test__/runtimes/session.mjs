@@ -137,7 +137,7 @@ try {
   check('a prompt answered yes writes', r.status === 'ok' && read('asked.txt') === 'yes\n', r)
   check('the prompt shows the label and the diff', request?.label === 'Write file?' && request?.diff?.includes('+yes'), request)
   r = await call('edit_file', { path: 'asked.txt', edits: [{ oldString: 'yes', newString: 'no' }] }, { permissions: ask, confirm: async () => false })
-  check('a prompt answered no (async) denies', r.status === 'denied' && r.output === 'The user denied this edit.' && read('asked.txt') === 'yes\n', r)
+  check('a prompt answered no (async) denies', r.status === 'denied' && r.output.startsWith('The user denied this edit. Do not retry it') && read('asked.txt') === 'yes\n', r)
   r = await call('append_file', { path: 'asked.txt', content: 'later\n' }, { permissions: ask, confirm: () => new Promise((resolve) => setTimeout(() => resolve(true), 1)) })
   check('a prompt answered yes later (async) appends', r.status === 'ok' && read('asked.txt') === 'yes\nlater\n', r)
   r = await call('write_file', { path: 'thrown.txt', content: 'x' }, { permissions: ask, confirm: () => { throw new Error('handler bug') } })
