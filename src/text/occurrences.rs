@@ -81,9 +81,14 @@ fn extends_run(haystack: &[u8], end: usize, tail: &[u8]) -> bool {
     haystack.get(end..end + tail.len()) == Some(tail)
 }
 
-/// The smallest `p >= 1` with `needle[i] == needle[i + p]` for all valid `i`
-/// (Knuth–Morris–Pratt prefix function).
+/// The smallest `p >= 1` with `needle[i] == needle[i + p]` for all valid `i`.
 fn smallest_period(needle: &[u8]) -> usize {
+    needle.len() - borders(needle).last().copied().unwrap_or(0)
+}
+
+/// The Knuth–Morris–Pratt border table of `needle`: for each prefix, the length of its longest
+/// proper prefix that is also its suffix.
+pub(crate) fn borders<T: PartialEq>(needle: &[T]) -> Vec<usize> {
     let mut border = vec![0usize; needle.len()];
     let mut k = 0;
     for i in 1..needle.len() {
@@ -95,7 +100,7 @@ fn smallest_period(needle: &[u8]) -> usize {
         }
         border[i] = k;
     }
-    needle.len() - border.last().copied().unwrap_or(0)
+    border
 }
 
 /// Replaces the non-overlapping occurrences of a non-empty `needle` that do

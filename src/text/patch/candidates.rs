@@ -7,6 +7,8 @@
 //! like `}` and blank lines). Either way a chunk costs at most a scan of the rest of the file,
 //! and usually a handful of comparisons.
 
+use crate::text::occurrences::borders;
+
 /// The starts of a run's occurrences at or after a line, in order.
 pub(super) struct Candidates<'h> {
     way: Way<'h>,
@@ -118,23 +120,6 @@ impl Iterator for Candidates<'_> {
             }
         }
     }
-}
-
-/// The Knuth–Morris–Pratt border table of `needle`: for each prefix, the length of its longest
-/// proper prefix that is also its suffix.
-fn borders(needle: &[u32]) -> Vec<usize> {
-    let mut border = vec![0usize; needle.len()];
-    let mut k = 0;
-    for i in 1..needle.len() {
-        while k > 0 && needle[i] != needle[k] {
-            k = border[k - 1];
-        }
-        if needle[i] == needle[k] {
-            k += 1;
-        }
-        border[i] = k;
-    }
-    border
 }
 
 #[cfg(test)]
