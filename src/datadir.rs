@@ -31,8 +31,9 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::fsops;
 use crate::paths::shown::Shown;
+use crate::paths::EntryKind;
 
 /// Mode of the directories we create in the data directory (and of the data directory itself).
 const PRIVATE_DIR: u32 = 0o700;

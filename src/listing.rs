@@ -16,8 +16,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::cancel::CancelToken;
 use crate::error::ToolError;
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::fsops;
 use crate::paths::shown::Shown;
+use crate::paths::EntryKind;
 use crate::paths::{Sandbox, Target};
 use crate::text::bounded::{bounded, lines_within, NOTE_ROOM};
 use crate::text::quantity::bytes;

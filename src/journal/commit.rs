@@ -84,7 +84,7 @@ impl Ident {
     /// size and times change with its entries, which other steps of the same change may move.
     fn is(&self, stat: &Stat) -> bool {
         let now = Self::of(stat);
-        if Snapshot::of(stat).kind() == fsops::EntryKind::Directory {
+        if Snapshot::of(stat).kind() == crate::paths::EntryKind::Directory {
             (now.dev, now.ino) == (self.dev, self.ino)
         } else {
             now == *self
@@ -736,7 +736,7 @@ fn apply_step(step: &Staged) -> Result<(), StepFailure> {
                 let found = Snapshot::of(found);
                 found.same_except_ctime(&expected)
                     || found == expected
-                    || (found.kind() == fsops::EntryKind::Directory
+                    || (found.kind() == crate::paths::EntryKind::Directory
                         && (found.dev, found.ino) == (expected.dev, expected.ino))
             })?;
         }
@@ -875,7 +875,7 @@ fn remove_aside(dir: BorrowedFd<'_>, aside: &OsStr, ident: Ident, how: trees::Re
     if !ident.is(&stat) {
         return;
     }
-    if Snapshot::of(&stat).kind() == fsops::EntryKind::Directory {
+    if Snapshot::of(&stat).kind() == crate::paths::EntryKind::Directory {
         let _ = trees::remove_tree_if(dir, aside, how, &|found| ident.is(found));
     } else if fsops::set_aside(dir, aside, &doomed, &|found| ident.is(found)).is_ok() {
         let _ = fsops::unlink_at(dir, &doomed);

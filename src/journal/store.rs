@@ -17,8 +17,9 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 
 use super::seal::{self, Mac, KEY_LEN, TRAILER_LEN};
 use crate::datadir::DataDir;
+use crate::paths::fsops;
 use crate::paths::fsops::race_point::{self, RacePoint};
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::EntryKind;
 
 /// Name of the sealing key, in the directory above the journals of every workspace.
 const KEY_NAME: &str = "key";

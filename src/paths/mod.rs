@@ -23,6 +23,7 @@ pub mod project;
 pub mod resolve;
 pub mod sandbox;
 pub mod shown;
+mod stat;
 #[cfg(test)]
 pub(crate) mod test_mounts;
 pub mod tree_count;
@@ -31,3 +32,4 @@ pub mod xattrs;
 
 pub use sandbox::{Sandbox, Target};
 pub use shown::Shown;
+pub use stat::EntryKind;

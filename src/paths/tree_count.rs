@@ -13,7 +13,8 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::fsops::{self, EntryKind};
+use super::fsops;
+use crate::paths::EntryKind;
 
 /// How many of the largest files a count keeps.
 pub const LARGEST: usize = 3;

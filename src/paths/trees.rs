@@ -13,9 +13,10 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, Mode, OFlags, Stat, Timespec, Timestamps};
 
-use super::fsops::{self, EntryKind, Snapshot};
+use super::fsops::{self, Snapshot};
 use super::{file_copy, platform, xattrs};
 use crate::error::libc_codes;
+use crate::paths::EntryKind;
 
 /// How [`remove_tree_at`] treats what it finds.
 #[derive(Clone, Copy)]

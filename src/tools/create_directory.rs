@@ -12,9 +12,10 @@ use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, EntryFacts, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::options::WorkspaceOptions;
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
+use crate::paths::EntryKind;
 use crate::permissions::Operation;
 
 pub static SPEC: ToolSpec = ToolSpec {

@@ -18,9 +18,10 @@ use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::options::WorkspaceOptions;
-use crate::paths::fsops::{self, EntryKind, RemoveError};
+use crate::paths::fsops::{self, RemoveError};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
+use crate::paths::EntryKind;
 use crate::permissions::Operation;
 
 pub static SPEC: ToolSpec = ToolSpec {

@@ -9,11 +9,12 @@ use std::path::Path;
 
 use rustix::fs::Stat;
 
-use crate::change::{EntryFacts, EntryKindName};
+use crate::change::EntryFacts;
 use crate::error::{libc_codes, ErrorCode, ToolError};
 use crate::journal::Journal;
-use crate::paths::fsops::{self, EntryKind, ReplaceError, Replacing};
+use crate::paths::fsops::{self, ReplaceError, Replacing};
 use crate::paths::shown::Shown;
+use crate::paths::EntryKind;
 use crate::paths::Target;
 use crate::text::bounded::bounded;
 use crate::text::diff::UnifiedDiff;
@@ -254,10 +255,8 @@ pub fn missing_parents(target: &Target) -> Vec<std::path::PathBuf> {
 pub fn entry_facts(dir: BorrowedFd<'_>, name: &OsStr) -> Option<EntryFacts> {
     let stat = fsops::lstat_at(dir, name).ok()??;
     let kind = match EntryKind::of(&stat) {
-        EntryKind::File => EntryKindName::File,
-        EntryKind::Directory => EntryKindName::Directory,
-        EntryKind::Symlink => EntryKindName::Symlink,
         EntryKind::Special => return None,
+        kind => kind,
     };
     let identity = fsops::identity(&stat);
     Some(EntryFacts {

@@ -30,18 +30,19 @@ use tar::{Builder, EntryType};
 use super::digest::{child_path, TreeDigest};
 use super::error::{changed, TrashError};
 use super::item::TrashItem;
-use super::metadata::Kind;
 use super::observed::Observed;
 use super::stream::SourceReader;
 use super::tarx;
-use crate::paths::fsops::{self, EntryKind as Fs, Snapshot};
+use crate::paths::fsops::{self, Snapshot};
+use crate::paths::EntryKind;
+
 use crate::paths::shown::Shown;
 use crate::paths::xattrs::{self, Xattr};
 use crate::progress::{self, Unit};
 
 /// What archiving the original produced (everything the metadata needs, plus what was seen).
 pub(crate) struct Summary {
-    pub kind: Kind,
+    pub kind: EntryKind,
     pub sha256: [u8; 32],
     pub size: u64,
     pub mode: u32,
@@ -74,20 +75,20 @@ pub(crate) fn archive_source<W: Write>(
     let rel = PathBuf::from(item.name);
     let tar_path = PathBuf::from(item.relative_path);
     let (kind, sha256, size) = match before.kind() {
-        Fs::File => {
+        EntryKind::File => {
             let sha = walker.add_file(item.parent, &rel, &tar_path, b"", before)?;
-            (Kind::File, sha, before.size)
+            (EntryKind::File, sha, before.size)
         }
-        Fs::Symlink => {
+        EntryKind::Symlink => {
             let (sha, len) = walker.add_symlink(item.parent, &rel, &tar_path, b"", before)?;
-            (Kind::Symlink, sha, len)
+            (EntryKind::Symlink, sha, len)
         }
-        Fs::Directory => {
+        EntryKind::Directory => {
             walker.walk_dir(item.parent, rel, tar_path, before)?;
             let sha = std::mem::take(&mut walker.digest).finish();
-            (Kind::Directory, sha, walker.size)
+            (EntryKind::Directory, sha, walker.size)
         }
-        Fs::Special => {
+        EntryKind::Special => {
             return Err(TrashError::Unsupported(
                 item.original_path.shown().into_owned(),
             ))
@@ -98,7 +99,7 @@ pub(crate) fn archive_source<W: Write>(
         sha256,
         size,
         mode: before.permissions(),
-        file_count: (kind == Kind::Directory).then_some(walker.files),
+        file_count: (kind == EntryKind::Directory).then_some(walker.files),
         observed: walker.observed,
     })
 }
@@ -165,20 +166,20 @@ impl<W: Write> Walker<'_, '_, W> {
                 return Err(TrashError::MountPoint(path.shown().into_owned()));
             }
             match snap.kind() {
-                Fs::File if self.linked.contains_key(&(snap.dev, snap.ino)) => {
+                EntryKind::File if self.linked.contains_key(&(snap.dev, snap.ino)) => {
                     self.add_hard_link(&rel, &tar_path, &digest_path, snap)?;
                 }
-                Fs::File => {
+                EntryKind::File => {
                     self.add_file(dir, &rel, &tar_path, &digest_path, snap)?;
                 }
-                Fs::Symlink => {
+                EntryKind::Symlink => {
                     self.add_symlink(dir, &rel, &tar_path, &digest_path, snap)?;
                 }
-                Fs::Directory => {
+                EntryKind::Directory => {
                     let frame = self.enter_dir(dir, rel, tar_path, digest_path, snap)?;
                     stack.push(frame);
                 }
-                Fs::Special => {
+                EntryKind::Special => {
                     let path = self.display(&rel);
                     return Err(TrashError::Unsupported(path.shown().into_owned()));
                 }
@@ -207,7 +208,7 @@ impl<W: Write> Walker<'_, '_, W> {
             .append_data(&mut header, &tar_path, io::empty())?;
         let mode = before.permissions();
         self.digest
-            .add(&digest_path, Kind::Directory, mode, [0; 32]);
+            .add(&digest_path, EntryKind::Directory, mode, [0; 32]);
         self.observed.push(Observed {
             rel: rel.clone(),
             snapshot: before,
@@ -256,7 +257,7 @@ impl<W: Write> Walker<'_, '_, W> {
         let sha = reader.digest();
         self.expect_same(rel, &opened, &fsops::snapshot_fd(&file)?)?;
         let mode = opened.permissions();
-        self.digest.add(digest_path, Kind::File, mode, sha);
+        self.digest.add(digest_path, EntryKind::File, mode, sha);
         self.size += opened.size;
         self.files += 1;
         if fsops::link_count(&stat) > 1 {
@@ -316,7 +317,7 @@ impl<W: Write> Walker<'_, '_, W> {
         self.builder
             .append_data(&mut header, tar_path, io::empty())?;
         let sha: [u8; 32] = Sha256::digest(&target).into();
-        self.digest.add(digest_path, Kind::Symlink, 0, sha);
+        self.digest.add(digest_path, EntryKind::Symlink, 0, sha);
         self.observe(rel, before);
         Ok((sha, target.len() as u64))
     }

@@ -7,12 +7,12 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use crate::change::EntryKindName;
 use crate::error::{libc_codes, ErrorCode, ToolError};
 use crate::hashing::{sha256_hex, sha256_reader};
-use crate::paths::fsops::{self, EntryKind, Snapshot};
+use crate::paths::fsops::{self, Snapshot};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
+use crate::paths::EntryKind;
 use crate::paths::Target;
 use crate::workspace::Workspace;
 
@@ -24,12 +24,12 @@ pub struct Real {
 }
 
 impl Real {
-    /// Its kind as the history names it.
-    pub fn kind_fact(&self) -> EntryKindName {
+    /// Its kind as the history's entry facts would name it (a special file, which the
+    /// history never holds, as a file).
+    pub fn kind_fact(&self) -> EntryKind {
         match self.kind {
-            EntryKind::Directory => EntryKindName::Directory,
-            EntryKind::Symlink => EntryKindName::Symlink,
-            EntryKind::File | EntryKind::Special => EntryKindName::File,
+            EntryKind::Special => EntryKind::File,
+            kind => kind,
         }
     }
 

@@ -32,7 +32,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use crate::cancel::CancelToken;
 use crate::error::ToolError;
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::fsops;
+use crate::paths::EntryKind;
 use crate::paths::{Sandbox, Target};
 pub use ignore_rules::IgnoreRules;
 

@@ -10,8 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::fs::{AtFlags, Mode, RenameFlags};
 
-use super::{errno, lstat_at, EntryKind};
+use super::{errno, lstat_at};
 use crate::paths::platform;
+use crate::paths::EntryKind;
 
 /// Marker in the names of our temporary files, so a later run can recognise leftovers.
 pub const TEMP_MARKER: &str = ".agent-fs-tools.tmp";

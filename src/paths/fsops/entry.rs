@@ -6,38 +6,11 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStringExt;
 
-use rustix::fs::{AtFlags, FileType, Stat};
+use rustix::fs::{AtFlags, Stat};
 
 use super::errno;
 use crate::paths::platform;
-
-/// The kind of a directory entry, from `lstat` (symlinks are never followed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryKind {
-    File,
-    Directory,
-    Symlink,
-    /// FIFO, socket or device: refused by every tool.
-    Special,
-}
-
-impl EntryKind {
-    // `mode_t` is u16 on macOS.
-    #[allow(clippy::unnecessary_cast)]
-    pub fn of(stat: &Stat) -> Self {
-        Self::of_mode(stat.st_mode as u32)
-    }
-
-    /// The kind of a raw `st_mode`.
-    pub fn of_mode(mode: u32) -> Self {
-        match FileType::from_raw_mode(mode as _) {
-            FileType::RegularFile => Self::File,
-            FileType::Directory => Self::Directory,
-            FileType::Symlink => Self::Symlink,
-            _ => Self::Special,
-        }
-    }
-}
+use crate::paths::EntryKind;
 
 /// The facts about an entry that change when it is modified, replaced or (for a directory) when
 /// an entry is added, removed or renamed inside it.

@@ -41,6 +41,7 @@ mod tests {
     use super::*;
     use crate::error::libc_codes;
     use crate::paths::xattrs;
+    use crate::paths::EntryKind;
     use std::ffi::{OsStr, OsString};
     use std::os::fd::AsFd;
     use std::os::unix::fs::symlink;

@@ -20,8 +20,9 @@ use rustix::fs::{RenameFlags, Stat};
 use super::race_point::{self, RacePoint};
 use super::{
     errno, is_unsupported_rename, keep_visible, lstat_at, rename_noreplace, rmdir_at, temp_name,
-    unlink_at, EntryKind,
+    unlink_at,
 };
+use crate::paths::EntryKind;
 
 /// Why [`remove_exact`] removed nothing.
 #[derive(Debug)]

@@ -46,13 +46,15 @@ use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 use std::os::fd::BorrowedFd;
 
+use crate::paths::EntryKind;
+
 use rustix::fs::{Mode, OFlags, Stat};
 
 use super::meta::keep_metadata_of;
 use super::race_point::{self, RacePoint};
 use super::{
     errno, fstat, fsync_dir, is_unsupported_rename, keep_visible, lstat_at, open_for_read,
-    open_for_writing_elsewhere, rename_exchange, rename_noreplace, unlink_at, EntryKind,
+    open_for_writing_elsewhere, rename_exchange, rename_noreplace, unlink_at,
 };
 
 /// What [`write_atomic`] may replace.

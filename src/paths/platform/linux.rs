@@ -11,7 +11,7 @@ use rustix::fs::{AtFlags, Mode, OFlags, RawDir, ResolveFlags, StatxFlags};
 
 use super::portable;
 use crate::error::libc_codes;
-use crate::paths::fsops::EntryKind;
+use crate::paths::EntryKind;
 
 pub(super) fn handle_access() -> OFlags {
     OFlags::PATH

@@ -36,7 +36,7 @@ use std::path::Path;
 use rustix::fs::{FileType, OFlags};
 use rustix::io::Errno;
 
-use super::fsops::EntryKind;
+use crate::paths::EntryKind;
 
 #[cfg(target_os = "linux")]
 mod linux;
