@@ -741,7 +741,7 @@ pub enum Rewrite {
 impl Call {
     /// How the existing file at `path`, now as `stat` describes it, compares with the version
     /// the model last saw.
-    pub fn view(&self, path: &Path, stat: &rustix::fs::Stat) -> View {
+    pub fn view(&self, path: &Path, stat: &crate::paths::Stat) -> View {
         self.ws.seen().view(path, stat)
     }
 
@@ -752,7 +752,7 @@ impl Call {
     pub fn check_view(
         &self,
         path: &Path,
-        stat: &rustix::fs::Stat,
+        stat: &crate::paths::Stat,
         rewrite: Rewrite,
     ) -> Result<Option<String>, ToolError> {
         let view = self.view(path, stat);

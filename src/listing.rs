@@ -131,8 +131,8 @@ pub fn direct_entries(
         lines.push(entry_line(
             Path::new(name),
             EntryKind::of(&stat),
-            stat.st_size as u64,
-            stat.st_mtime,
+            stat.size,
+            stat.mtime.0,
             link,
         ));
     }
@@ -164,7 +164,7 @@ pub fn walk_tree(
             EntryKind::File => {
                 // Whatever it is now, as of this lstat (or gone: removed while listing).
                 let stat = fsops::lstat_at(entry.dir, entry.name).ok()??;
-                (EntryKind::of(&stat), stat.st_size as u64, stat.st_mtime)
+                (EntryKind::of(&stat), stat.size, stat.mtime.0)
             }
             kind => (kind, 0, 0),
         };

@@ -44,7 +44,6 @@ use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::Stat;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -54,7 +53,7 @@ use super::{Durability, Entry, Journal, Record, Recovered};
 use crate::hashing::{sha256_hex, sha256_reader};
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, RemoveError, ReplaceError, Replacing, Snapshot};
-use crate::paths::{trees, Sandbox};
+use crate::paths::{trees, Sandbox, Stat};
 
 /// What tells an entry from any other, also across a rename (which keeps all of these) and a
 /// freed inode number given to a new file (which has its own size and times).
@@ -294,7 +293,7 @@ impl PlannedFile {
 
 /// Whether `file` (open at its start) holds `len` bytes hashing to `sha256`.
 fn holds(file: &mut File, len: u64, sha256: &str) -> io::Result<bool> {
-    if fsops::fstat(&*file)?.st_size as u64 != len {
+    if fsops::fstat(&*file)?.size != len {
         return Ok(false);
     }
     Ok(sha256_reader(file.by_ref().take(len + 1))? == sha256)
@@ -717,8 +716,7 @@ fn apply_step(step: &Staged) -> Result<(), StepFailure> {
         }
         (StepAction::Put { staged, sha256, .. }, Some(planned), _) => {
             let ours = |file: &mut File| holds(file, staged.size, sha256);
-            let same_content =
-                |file: &mut File| holds(file, planned.stat.st_size as u64, &planned.sha256);
+            let same_content = |file: &mut File| holds(file, planned.stat.size, &planned.sha256);
             fsops::swap_in(
                 dir,
                 aside,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::fs::{Mode, OFlags};
 
 use super::seal::{self, Mac, KEY_LEN, TRAILER_LEN};
 use crate::datadir::DataDir;
@@ -197,8 +197,7 @@ impl Store {
     pub fn age(&self, name: &OsStr) -> Option<Duration> {
         let dir = self.dir(false).ok()?;
         let stat = fsops::lstat_at(dir.as_fd(), name).ok()??;
-        let modified =
-            SystemTime::UNIX_EPOCH + Duration::new(stat.st_mtime as u64, stat.st_mtime_nsec as u32);
+        let modified = SystemTime::UNIX_EPOCH + Duration::new(stat.mtime.0 as u64, stat.mtime.1);
         SystemTime::now().duration_since(modified).ok()
     }
 
@@ -291,8 +290,7 @@ fn open_lock(dir: impl AsFd, name: &OsStr) -> io::Result<File> {
         .map(File::from)
         .map_err(io::Error::from)?;
     let stat = fsops::fstat(&file)?;
-    if EntryKind::of(&stat) != EntryKind::File || stat.st_uid != rustix::process::geteuid().as_raw()
-    {
+    if EntryKind::of(&stat) != EntryKind::File || stat.uid != rustix::process::geteuid().as_raw() {
         return Err(io::Error::from(io::ErrorKind::PermissionDenied));
     }
     Ok(file)
@@ -313,14 +311,14 @@ fn create_new(dir: impl AsFd, name: &OsStr) -> io::Result<File> {
 
 fn open_ours(dir: impl AsFd, name: &OsStr) -> io::Result<File> {
     let dir = dir.as_fd();
-    let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(io::Error::from)?;
-    if EntryKind::of(&stat) != EntryKind::File || stat.st_uid != rustix::process::geteuid().as_raw()
-    {
+    let stat =
+        fsops::lstat_at(dir, name)?.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+    if EntryKind::of(&stat) != EntryKind::File || stat.uid != rustix::process::geteuid().as_raw() {
         return Err(io::Error::from(io::ErrorKind::PermissionDenied));
     }
     let file = fsops::open_for_read(dir, name)?;
     let opened = fsops::fstat(&file)?;
-    if (opened.st_dev, opened.st_ino) != (stat.st_dev, stat.st_ino) {
+    if (opened.dev, opened.ino) != (stat.dev, stat.ino) {
         return Err(io::Error::from(io::ErrorKind::PermissionDenied));
     }
     Ok(file)

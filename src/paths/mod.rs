@@ -32,4 +32,4 @@ pub mod xattrs;
 
 pub use sandbox::{Sandbox, Target};
 pub use shown::Shown;
-pub use stat::EntryKind;
+pub use stat::{EntryKind, Stat};

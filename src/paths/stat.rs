@@ -1,6 +1,6 @@
 //! What the rest of the crate knows of an entry without naming the operating system's types:
-//! its [`EntryKind`] (the one enum for it: the trash's metadata, the history's entry facts and
-//! every `lstat` use it).
+//! its [`Stat`] (what `lstat`/`fstat` said) and its [`EntryKind`] (the one enum for it: the
+//! trash's metadata, the history's entry facts and every `lstat` use it).
 
 use rustix::fs::{FileType, Stat as OsStat};
 use serde::{Deserialize, Serialize};
@@ -24,12 +24,91 @@ pub enum EntryKind {
     Special,
 }
 
-impl EntryKind {
-    /// The kind a `stat` result describes.
-    // `mode_t` is u16 on macOS.
+/// What `lstat` or `fstat` said of an entry, in the same units on every platform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    /// The device the entry is on; with `ino`, which entry it is, whatever its name.
+    pub dev: u64,
+    pub ino: u64,
+    /// The whole `st_mode`: the kind and the permission bits.
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    /// Bytes (a symlink: its target's length).
+    pub size: u64,
+    /// 512-byte blocks allocated.
+    pub blocks: u64,
+    /// How many names (hard links) the entry has.
+    pub nlink: u64,
+    /// Seconds and nanoseconds since the epoch.
+    pub atime: (i64, u32),
+    pub mtime: (i64, u32),
+    pub ctime: (i64, u32),
+}
+
+impl Stat {
+    /// The operating system's `stat` result, in these units.
+    // `stat`'s field types differ between platforms (macOS: `dev_t` i32, `mode_t` u16,
+    // `nlink_t` u16; 64-bit Arm Linux: `nlink_t` u32).
     #[allow(clippy::unnecessary_cast)]
     pub(crate) fn of(stat: &OsStat) -> Self {
-        Self::of_mode(stat.st_mode as u32)
+        Stat {
+            dev: stat.st_dev as u64,
+            ino: stat.st_ino as u64,
+            mode: stat.st_mode as u32,
+            uid: stat.st_uid,
+            gid: stat.st_gid,
+            size: stat.st_size as u64,
+            blocks: stat.st_blocks as u64,
+            nlink: stat.st_nlink as u64,
+            atime: (stat.st_atime as i64, stat.st_atime_nsec as u32),
+            mtime: (stat.st_mtime as i64, stat.st_mtime_nsec as u32),
+            ctime: (stat.st_ctime as i64, stat.st_ctime_nsec as u32),
+        }
+    }
+
+    /// The entry's kind.
+    pub fn kind(&self) -> EntryKind {
+        EntryKind::of_mode(self.mode)
+    }
+
+    /// Permission bits only.
+    pub fn permissions(&self) -> u32 {
+        self.mode & 0o7777
+    }
+
+    /// The device and inode number: which entry it is, whatever its name.
+    pub fn identity(&self) -> (u64, u64) {
+        (self.dev, self.ino)
+    }
+}
+
+impl From<&std::fs::Metadata> for Stat {
+    /// What the standard library's metadata (`stat` or `lstat`) says, in these units.
+    fn from(meta: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        // Nanoseconds are below 10⁹ on every platform.
+        let nanos = |n: i64| n as u32;
+        Stat {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            mode: meta.mode(),
+            uid: meta.uid(),
+            gid: meta.gid(),
+            size: meta.size(),
+            blocks: meta.blocks(),
+            nlink: meta.nlink(),
+            atime: (meta.atime(), nanos(meta.atime_nsec())),
+            mtime: (meta.mtime(), nanos(meta.mtime_nsec())),
+            ctime: (meta.ctime(), nanos(meta.ctime_nsec())),
+        }
+    }
+}
+
+impl EntryKind {
+    /// The kind a `stat` result describes.
+    pub fn of(stat: &Stat) -> Self {
+        stat.kind()
     }
 
     /// The kind of a raw `st_mode`.
@@ -75,5 +154,25 @@ mod tests {
         assert!(serde_json::to_string(&EntryKind::Special).is_err());
         assert!(serde_json::from_str::<EntryKind>("\"special\"").is_err());
         assert!(serde_json::from_str::<EntryKind>("\"File\"").is_err());
+    }
+
+    /// `lstat` through a directory handle and the standard library's metadata say the same,
+    /// in the same units.
+    #[test]
+    fn a_stat_is_the_same_whichever_way_it_was_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"four").unwrap();
+        let handle = std::fs::File::open(dir.path()).unwrap();
+        let read = crate::paths::fsops::lstat_at(std::os::fd::AsFd::as_fd(&handle), "f".as_ref())
+            .unwrap()
+            .unwrap();
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        assert_eq!(read, Stat::from(&meta));
+        assert_eq!(
+            (read.kind(), read.size, read.nlink),
+            (EntryKind::File, 4, 1)
+        );
+        assert_eq!(read.permissions(), read.mode & 0o7777);
     }
 }

@@ -11,7 +11,9 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, Mode, OFlags, Stat, Timespec, Timestamps};
+use rustix::fs::{AtFlags, Mode, OFlags, Timespec, Timestamps};
+
+use crate::paths::Stat;
 
 use super::fsops::{self, Snapshot};
 use super::{file_copy, platform, xattrs};
@@ -390,8 +392,7 @@ impl Copier<'_> {
                 let target = fsops::read_link_at(src_dir, src_name).map_err(io_at)?;
                 rustix::fs::symlinkat(target.as_os_str(), dst_dir, dst_name)
                     .map_err(|e| io_at(e.into()))?;
-                fsops::give_link_owner(dst_dir, dst_name, stat.st_uid, stat.st_gid)
-                    .map_err(io_at)?;
+                fsops::give_link_owner(dst_dir, dst_name, stat.uid, stat.gid).map_err(io_at)?;
                 let times = timestamps(&stat);
                 rustix::fs::utimensat(dst_dir, dst_name, &times, AtFlags::SYMLINK_NOFOLLOW)
                     .map_err(|e| io_at(e.into()))?;
@@ -415,7 +416,7 @@ impl Copier<'_> {
             }
             EntryKind::Directory => {
                 let source = fsops::open_subdir(src_dir, src_name).map_err(io_at)?;
-                let stat = rustix::fs::fstat(&source).map_err(|e| io_at(e.into()))?;
+                let stat = fsops::fstat(&source).map_err(io_at)?;
                 rustix::fs::mkdirat(dst_dir, dst_name, Mode::from_raw_mode(0o700))
                     .map_err(|e| io_at(e.into()))?;
                 let copy = fsops::open_subdir(dst_dir, dst_name).map_err(io_at)?;
@@ -495,14 +496,14 @@ fn finish_directory(frame: &CopyFrame) -> io::Result<()> {
 /// capabilities), then its mode (after any ACL, which sets the group bits; see
 /// [`mode_of_copy`]) and times.
 fn give_metadata(source: BorrowedFd<'_>, copy: BorrowedFd<'_>, stat: &Stat) -> io::Result<()> {
-    fsops::give_owner(copy, stat.st_uid, stat.st_gid)?;
+    fsops::give_owner(copy, stat.uid, stat.gid)?;
     xattrs::copy(source, copy)?;
     platform::copy_acl(source, copy)?;
     let owned = fsops::fstat(copy)?;
     let mode = mode_of_copy(
         Snapshot::of(stat).mode,
-        (stat.st_uid, stat.st_gid),
-        (owned.st_uid, owned.st_gid),
+        (stat.uid, stat.gid),
+        (owned.uid, owned.gid),
     );
     fsops::set_mode_fd(copy, mode)?;
     rustix::fs::futimens(copy, &timestamps(stat))?;
@@ -526,12 +527,12 @@ fn mode_of_copy(source_mode: u32, source_owner: (u32, u32), copy_owner: (u32, u3
 fn timestamps(stat: &Stat) -> Timestamps {
     Timestamps {
         last_access: Timespec {
-            tv_sec: stat.st_atime,
-            tv_nsec: stat.st_atime_nsec as _,
+            tv_sec: stat.atime.0,
+            tv_nsec: stat.atime.1 as _,
         },
         last_modification: Timespec {
-            tv_sec: stat.st_mtime,
-            tv_nsec: stat.st_mtime_nsec as _,
+            tv_sec: stat.mtime.0,
+            tv_nsec: stat.mtime.1 as _,
         },
     }
 }
@@ -616,7 +617,7 @@ mod tests {
     fn kept_entries_stay_with_their_directories() {
         let (_dir, base) = with_sample_tree();
         let spared = fs::symlink_metadata(base.join("t/a/b/f")).unwrap().ino();
-        let keep = move |s: &Stat| s.st_ino == spared;
+        let keep = move |s: &Stat| s.ino == spared;
         let how = Removal {
             make_writable: false,
             keep: Some(&keep),
@@ -642,7 +643,7 @@ mod tests {
         let copied = fs::symlink_metadata(base.join("t/tr-copied"))
             .unwrap()
             .ino();
-        let keep = move |s: &Stat| s.st_ino != copied;
+        let keep = move |s: &Stat| s.ino != copied;
         let (a, b) = (base.join("t/tr-copied"), base.join("elsewhere"));
         race_point::at(RacePoint::BeforeRemove, "tr-copied", move || {
             rustix::fs::renameat_with(
@@ -760,7 +761,7 @@ mod tests {
         };
         let original = fs::symlink_metadata(base.join("t/a/b/f")).unwrap();
         let stat = stat_f();
-        assert!(copied.unchanged(&stat) && original.ino() == stat.st_ino);
+        assert!(copied.unchanged(&stat) && original.ino() == stat.ino);
         fs::write(base.join("t/a/b/f"), "changed").unwrap();
         let stat = stat_f();
         assert!(!copied.unchanged(&stat));

@@ -7,15 +7,13 @@ use std::io::Read;
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::Path;
 
-use rustix::fs::Stat;
-
 use crate::change::EntryFacts;
 use crate::error::{libc_codes, ErrorCode, ToolError};
 use crate::journal::Journal;
 use crate::paths::fsops::{self, ReplaceError, Replacing};
 use crate::paths::shown::Shown;
-use crate::paths::EntryKind;
 use crate::paths::Target;
+use crate::paths::{EntryKind, Stat};
 use crate::text::bounded::bounded;
 use crate::text::diff::UnifiedDiff;
 use crate::views::{Moment, Seen};
@@ -124,7 +122,7 @@ pub fn open_existing(target: &Target, doing: &str) -> Result<Option<OpenedFile>,
 /// directory's permission: without this check a read-only file would be replaced silently.
 pub fn ensure_writable(opened: &OpenedFile, path: &Path) -> Result<(), ToolError> {
     use std::os::fd::AsFd;
-    let mode = opened.stat.st_mode & 0o7777;
+    let mode = opened.stat.mode & 0o7777;
     let refused = |why: &str| {
         ToolError::new(
             ErrorCode::OsPermission,
@@ -279,13 +277,13 @@ pub fn file_stat_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Seen> {
 
 /// The same file, unchanged? (inode, size and modification times all equal).
 pub fn same_version(a: &Stat, b: &Stat) -> bool {
-    a.st_dev == b.st_dev
-        && a.st_ino == b.st_ino
-        && a.st_size == b.st_size
-        && a.st_mtime == b.st_mtime
-        && a.st_mtime_nsec == b.st_mtime_nsec
-        && a.st_ctime == b.st_ctime
-        && a.st_ctime_nsec == b.st_ctime_nsec
+    a.dev == b.dev
+        && a.ino == b.ino
+        && a.size == b.size
+        && a.mtime.0 == b.mtime.0
+        && a.mtime.1 == b.mtime.1
+        && a.ctime.0 == b.ctime.0
+        && a.ctime.1 == b.ctime.1
 }
 
 /// A "changed since it was diffed" conflict.
@@ -352,8 +350,7 @@ impl Planned {
             } => fsops::same_bytes(file, bytes),
             Planned::Present { stat, bytes: None } => {
                 let now = fsops::fstat(&*file)?;
-                Ok((now.st_size, now.st_mtime, now.st_mtime_nsec)
-                    == (stat.st_size, stat.st_mtime, stat.st_mtime_nsec))
+                Ok((now.size, now.mtime.0, now.mtime.1) == (stat.size, stat.mtime.0, stat.mtime.1))
             }
         }
     }
@@ -383,7 +380,7 @@ impl Planned {
                 let now = fsops::fstat(&file).map_err(|e| ToolError::io(&e, "check", path))?;
                 let unchanged = match bytes {
                     Some(expected) => {
-                        now.st_ino == stat.st_ino
+                        now.ino == stat.ino
                             && read_at_most(&mut file, expected.len() as u64, "check", path)?
                                 .as_deref()
                                 == Some(expected.as_slice())

@@ -426,7 +426,7 @@ fn remove_copied_source(
     archived: Option<&Archived>,
     removers: &[String],
 ) -> Result<(), ToolError> {
-    let changed = |stat: &rustix::fs::Stat| !copied.unchanged(stat);
+    let changed = |stat: &crate::paths::Stat| !copied.unchanged(stat);
     let how = Removal {
         make_writable: false,
         keep: Some(&changed),

@@ -16,7 +16,7 @@ use super::error::{changed, TrashError};
 use super::observed::Observed;
 use crate::paths::fsops::{self, RemoveError, Snapshot};
 use crate::paths::shown::Shown;
-use rustix::fs::Stat;
+use crate::paths::Stat;
 
 /// One step of a traversal.
 enum Step<'o, 'f> {
