@@ -298,7 +298,7 @@ mod tests {
     /// Another user's uid to give directories to (tests run as root; as anyone else a
     /// directory cannot be given away and the owner checks are skipped).
     fn someone_else() -> Option<u32> {
-        rustix::process::geteuid().is_root().then_some(65534)
+        (crate::paths::process::effective_user() == 0).then_some(65534)
     }
 
     fn refusal(e: io::Error) -> String {

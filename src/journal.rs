@@ -553,17 +553,7 @@ fn pid_of(name: &str) -> Option<u32> {
 }
 
 fn pid_alive(pid: Option<u32>) -> bool {
-    let Some(pid) = pid
-        .and_then(|p| i32::try_from(p).ok())
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        return false;
-    };
-    // Signal 0 checks that the process exists; EPERM means it does, but is someone else's.
-    !matches!(
-        rustix::process::test_kill_process(pid),
-        Err(rustix::io::Errno::SRCH)
-    )
+    pid.is_some_and(crate::paths::process::alive)
 }
 
 /// Applies one append record to its file, with the copy of the appended bytes kept beside the

@@ -13,13 +13,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use rustix::fs::{Mode, OFlags};
-
 use super::seal::{self, Mac, KEY_LEN, TRAILER_LEN};
 use crate::datadir::DataDir;
-use crate::paths::fsops;
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::EntryKind;
+use crate::paths::{fsops, process};
 
 /// Name of the sealing key, in the directory above the journals of every workspace.
 const KEY_NAME: &str = "key";
@@ -171,7 +169,7 @@ impl Store {
 
     pub fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
         let dir = self.dir(false)?;
-        rustix::fs::renameat(&dir, from, &dir, to).map_err(io::Error::from)
+        fsops::rename_replacing(dir.as_fd(), from, dir.as_fd(), to)
     }
 
     pub fn remove(&self, name: &OsStr) -> io::Result<()> {
@@ -280,17 +278,9 @@ impl<R: Read> Read for Unsealing<R> {
 /// Opens (creating it, 0600) the lock file `name` in `dir`: a regular file of ours, never
 /// through a link.
 fn open_lock(dir: impl AsFd, name: &OsStr) -> io::Result<File> {
-    let flags = OFlags::RDWR
-        | OFlags::CREATE
-        | OFlags::NOFOLLOW
-        | OFlags::NONBLOCK
-        | OFlags::NOCTTY
-        | OFlags::CLOEXEC;
-    let file = rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))
-        .map(File::from)
-        .map_err(io::Error::from)?;
+    let file = fsops::open_lock_file(dir.as_fd(), name)?;
     let stat = fsops::fstat(&file)?;
-    if EntryKind::of(&stat) != EntryKind::File || stat.uid != rustix::process::geteuid().as_raw() {
+    if EntryKind::of(&stat) != EntryKind::File || stat.uid != process::effective_user() {
         return Err(io::Error::from(io::ErrorKind::PermissionDenied));
     }
     Ok(file)
@@ -303,17 +293,14 @@ fn read_key(mut file: File) -> io::Result<[u8; KEY_LEN]> {
 }
 
 fn create_new(dir: impl AsFd, name: &OsStr) -> io::Result<File> {
-    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))
-        .map(File::from)
-        .map_err(io::Error::from)
+    fsops::create_file_at(dir.as_fd(), name)
 }
 
 fn open_ours(dir: impl AsFd, name: &OsStr) -> io::Result<File> {
     let dir = dir.as_fd();
     let stat =
         fsops::lstat_at(dir, name)?.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
-    if EntryKind::of(&stat) != EntryKind::File || stat.uid != rustix::process::geteuid().as_raw() {
+    if EntryKind::of(&stat) != EntryKind::File || stat.uid != process::effective_user() {
         return Err(io::Error::from(io::ErrorKind::PermissionDenied));
     }
     let file = fsops::open_for_read(dir, name)?;

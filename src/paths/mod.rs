@@ -18,7 +18,9 @@ pub mod canonical;
 pub mod file_copy;
 pub mod fsops;
 mod io_error;
+pub mod os_error;
 pub mod platform;
+pub mod process;
 pub mod project;
 pub mod resolve;
 pub mod sandbox;
@@ -30,6 +32,7 @@ pub mod tree_count;
 pub mod trees;
 pub mod xattrs;
 
+pub use io_error::io_error_code;
 pub use sandbox::{Sandbox, Target};
 pub use shown::Shown;
 pub use stat::{EntryKind, Stat};

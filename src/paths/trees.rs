@@ -17,7 +17,7 @@ use crate::paths::Stat;
 
 use super::fsops::{self, Snapshot};
 use super::{file_copy, platform, xattrs};
-use crate::error::libc_codes;
+use crate::paths::os_error::libc_codes;
 use crate::paths::EntryKind;
 
 /// How [`remove_tree_at`] treats what it finds.

@@ -8,9 +8,10 @@ use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::Path;
 
 use crate::change::EntryFacts;
-use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::error::{ErrorCode, ToolError};
 use crate::journal::Journal;
 use crate::paths::fsops::{self, ReplaceError, Replacing};
+use crate::paths::os_error::{cause, Cause};
 use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::paths::{EntryKind, Stat};
@@ -66,15 +67,15 @@ pub fn open_directory(
     doing: &str,
     not_dir_hint: &str,
 ) -> Result<OwnedFd, ToolError> {
-    fsops::open_dir(&target.anchor, &target.path, readable).map_err(|e| match e.raw_os_error() {
-        Some(libc_codes::ENOENT) => ToolError::new(
+    fsops::open_dir(&target.anchor, &target.path, readable).map_err(|e| match cause(&e) {
+        Cause::NotFound => ToolError::new(
             ErrorCode::NotFound,
             format!(
                 "directory not found: {}; check the path (its parent directory, listed, shows what is there)",
                 target.path.shown()
             ),
         ),
-        Some(libc_codes::ENOTDIR) => ToolError::new(
+        Cause::NotADirectory => ToolError::new(
             ErrorCode::NotADirectory,
             format!("{} is not a directory; {not_dir_hint}", target.path.shown()),
         ),
@@ -96,9 +97,7 @@ pub fn open_existing(target: &Target, doing: &str) -> Result<Option<OpenedFile>,
     let file = match fsops::open_for_read(std::os::fd::AsFd::as_fd(&parent), &name) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc_codes::ENXIO) => {
-            return Err(not_regular(&target.path))
-        }
+        Err(e) if cause(&e) == Cause::NoDevice => return Err(not_regular(&target.path)),
         Err(e) => return Err(ToolError::io(&e, doing, &target.path)),
     };
     let stat = fsops::fstat(&file).map_err(|e| ToolError::io(&e, doing, &target.path))?;

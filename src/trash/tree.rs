@@ -34,6 +34,7 @@ use super::observed::Observed;
 use super::stream::SourceReader;
 use super::tarx;
 use crate::paths::fsops::{self, Snapshot};
+use crate::paths::os_error::{cause, Cause};
 use crate::paths::EntryKind;
 
 use crate::paths::shown::Shown;
@@ -357,11 +358,11 @@ impl<W: Write> Walker<'_, '_, W> {
 
     /// An entry that vanished or changed type between listing and opening is a conflict.
     fn vanished(&self, rel: &Path, e: io::Error) -> TrashError {
-        let errno = e.raw_os_error();
         let gone = e.kind() == io::ErrorKind::NotFound
-            || errno == Some(rustix::io::Errno::LOOP.raw_os_error())
-            || errno == Some(rustix::io::Errno::NOTDIR.raw_os_error())
-            || errno == Some(rustix::io::Errno::INVAL.raw_os_error());
+            || matches!(
+                cause(&e),
+                Cause::Loop | Cause::NotADirectory | Cause::Invalid
+            );
         if gone {
             changed(&self.display(rel), "changed while it was being archived")
         } else {

@@ -7,9 +7,10 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::error::{ErrorCode, ToolError};
 use crate::hashing::{sha256_hex, sha256_reader};
 use crate::paths::fsops::{self, Snapshot};
+use crate::paths::os_error::{cause, Cause};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::paths::EntryKind;
@@ -61,14 +62,7 @@ pub fn open_parent(ws: &Workspace, path: &Path) -> Result<Option<(OwnedFd, OsStr
     };
     match fsops::open_dir(&target.anchor, parent, true) {
         Ok(fd) => Ok(Some((fd, name.to_owned()))),
-        Err(e)
-            if matches!(
-                e.raw_os_error(),
-                Some(libc_codes::ENOENT | libc_codes::ENOTDIR)
-            ) =>
-        {
-            Ok(None)
-        }
+        Err(e) if matches!(cause(&e), Cause::NotFound | Cause::NotADirectory) => Ok(None),
         Err(e) => Err(ToolError::io(&e, "open the parent directory of", path)),
     }
 }

@@ -184,6 +184,17 @@ pub fn hard_link_at(
     rustix::fs::linkat(from_dir, from_name, to_dir, to_name, AtFlags::empty()).map_err(errno)
 }
 
+/// Renames `from_name` in `from_dir` to `to_name` in `to_dir`, replacing whatever file is there
+/// (a file of ours taking its final name, as in the data directory).
+pub fn rename_replacing(
+    from_dir: BorrowedFd<'_>,
+    from_name: &OsStr,
+    to_dir: BorrowedFd<'_>,
+    to_name: &OsStr,
+) -> io::Result<()> {
+    rustix::fs::renameat(from_dir, from_name, to_dir, to_name).map_err(errno)
+}
+
 /// Unlinks a file or symlink `name` in `dir`.
 pub fn unlink_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
     rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(errno)

@@ -163,6 +163,12 @@ pub fn open_for_writing_elsewhere(file: &File) -> Option<bool> {
     platform::open_for_writing_elsewhere(file)
 }
 
+/// Whether we may create and remove entries in the directory `dir` (`access(W_OK)` on it, for
+/// the real user, as the kernel would decide).
+pub fn check_writable_dir(dir: BorrowedFd<'_>) -> io::Result<()> {
+    rustix::fs::accessat(dir, ".", rustix::fs::Access::WRITE_OK, AtFlags::empty()).map_err(errno)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,7 +39,7 @@ fn errno(e: rustix::io::Errno) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::libc_codes;
+    use crate::paths::os_error::libc_codes;
     use crate::paths::xattrs;
     use crate::paths::EntryKind;
     use std::ffi::{OsStr, OsString};

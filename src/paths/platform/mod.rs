@@ -228,7 +228,7 @@ pub fn make_fifo(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::libc_codes;
+    use crate::paths::os_error::libc_codes;
     use std::os::fd::AsFd;
     use std::os::unix::fs::symlink;
 
