@@ -2,6 +2,10 @@
 //! resolve → lock → plan (off the JS thread) → authorize (permissions, confirm, timeout, abort)
 //! → commit. Each tool file reads top to bottom as that story; this file holds the shared parts.
 
+pub mod execute;
+pub mod plan;
+mod stage;
+
 use std::future::Future;
 use std::io;
 use std::path::{Path, PathBuf};

@@ -205,6 +205,11 @@ pub fn rmdir_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
     rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR).map_err(errno)
 }
 
+/// Creates the directory `name` in `dir` as a new directory is made: `mode` less the umask.
+pub fn mkdir_umasked_at(dir: BorrowedFd<'_>, name: &OsStr, mode: u32) -> io::Result<()> {
+    rustix::fs::mkdirat(dir, name, Mode::from_raw_mode((mode & 0o7777) as _)).map_err(errno)
+}
+
 /// Creates the directory `name` in `dir`, private (0700) until its final mode is applied.
 pub fn mkdir_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
     rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o700)).map_err(errno)
