@@ -1,12 +1,14 @@
 //! The one executor: every [`ChangePlan`] is made the same way, all or nothing, on the journal's
 //! commit (`journal::commit`): open each step's directory (making missing parents of what is
 //! put or built, removed again unless the change is made) → verify every step's [`Expect`]
-//! (the readable refusal: nothing is staged yet) → stage (new bytes, built entries, under
-//! journaled temp names) → commit (one fsynced record; each step checks again as it is applied,
-//! and a step that fails takes back the ones before it).
+//! (the readable refusal: nothing is kept or staged yet) → trash first (each [`Keep::Archive`]
+//! step's entry archived, kept in place, the archive checked against what was expected) →
+//! stage (new bytes, built entries, under journaled temp names) → commit (one fsynced record;
+//! each step checks again as it is applied, and a step that fails takes back the ones before
+//! it) with the history's record of the change in it ([`commit_recorded`]).
 //!
-//! Not yet here (issue 27, later steps): the lock, the question, trash-first archives and the
-//! history record inside the commit record; the tools still make their changes themselves.
+//! Not yet here (issue 27, later steps): the lock and the question, which the call flow does
+//! before; the tools still make their changes themselves.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -14,11 +16,16 @@ use std::io;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
-use super::plan::{Act, ChangePlan, Expect, Found, Place, Step};
-use super::stage;
+use super::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
+use super::{commit_recorded, stage, Recorded};
+use crate::cancel::CancelToken;
+use crate::change::FileChange;
+use crate::history::Heading;
 use crate::journal::commit::{Commit, CommitError, PlannedFile, StepFailure};
 use crate::journal::Journal;
 use crate::paths::fsops::{self, Snapshot};
+use crate::trash::{archive_relative_path, Archived, TrashError, TrashItem};
+use crate::workspace::Workspace;
 
 /// Why a plan was not made; nothing of it was.
 #[derive(Debug)]
@@ -42,6 +49,8 @@ pub enum Failure {
     },
     /// A step that cannot do what the plan says with what it expects (a plan's own mistake).
     Invalid(&'static str),
+    /// What the step finds could not be put in the trash (nothing was changed).
+    Trash(TrashError),
     Io(io::Error),
 }
 
@@ -64,29 +73,130 @@ impl From<CommitError> for ExecuteError {
     }
 }
 
-/// Makes every step of `plan`, or none (see the module docs).
-pub fn commit_plan(journal: &Journal, plan: ChangePlan) -> Result<(), ExecuteError> {
-    let mut commit = journal.commit();
-    let mut opened = Vec::with_capacity(plan.steps.len());
+/// What the commit made, for the result and the history.
+#[derive(Default)]
+pub struct Done {
+    /// Each step's archive (trash-first), in the plan's order; held (`trashClear` leaves it
+    /// alone) until the call has reported it.
+    pub archives: Vec<Option<Archived>>,
+}
+
+/// A plan made and recorded.
+pub struct Executed {
+    pub done: Done,
+    /// What the history lists, as the plan's `files` said once every step was made.
+    pub files: Vec<FileChange>,
+    pub recorded: Recorded,
+}
+
+/// Makes every step of `plan`, or none, with its record in the history as `heading` (see the
+/// module docs): `files` says, once every step is made, what the history lists; the record
+/// rides in the commit's journal record, so a kill leaves the change with its record or
+/// neither. Archives made for a change that is not made are discarded.
+pub fn execute(
+    ws: &Workspace,
+    plan: ChangePlan,
+    heading: &Heading,
+    cancel: &CancelToken,
+    files: impl FnOnce(&Done) -> Vec<FileChange>,
+) -> Result<Executed, ExecuteError> {
+    let mut commit = ws.journal().commit();
+    let opened = open_and_verify(&mut commit, &plan.steps)?;
+    let mut done = Done::default();
+    let failed = |done: &mut Done, step, failure| {
+        for archived in done.archives.drain(..).flatten() {
+            ws.bucket().discard(archived);
+        }
+        ExecuteError { step, failure }
+    };
+    for (index, (step, dirs)) in plan.steps.iter().zip(&opened).enumerate() {
+        let archived = match step.keep {
+            Keep::Nothing => None,
+            Keep::Archive => match archive(ws, step, dirs, cancel) {
+                Ok(archived) => Some(archived),
+                Err(failure) => return Err(failed(&mut done, index, failure)),
+            },
+        };
+        if let Some(name) = archived.as_ref().and_then(|a| a.archive_path.file_name()) {
+            commit.archived(name);
+        }
+        done.archives.push(archived);
+    }
+    let journal = ws.journal();
+    for (index, (step, dirs)) in plan.steps.into_iter().zip(opened).enumerate() {
+        if let Err(e) = add(journal, &mut commit, step, dirs) {
+            drop(commit);
+            return Err(failed(&mut done, index, Failure::Io(e)));
+        }
+    }
+    match commit_recorded(ws, commit, heading, || files(&done)) {
+        Ok((files, recorded)) => Ok(Executed {
+            done,
+            files,
+            recorded,
+        }),
+        Err(e) => {
+            let e = ExecuteError::from(e);
+            Err(failed(&mut done, e.step, e.failure))
+        }
+    }
+}
+
+/// Opens every step's directories and checks what each step expects, before anything is kept
+/// or staged.
+fn open_and_verify(commit: &mut Commit<'_>, steps: &[Step]) -> Result<Vec<Dirs>, ExecuteError> {
+    let mut opened = Vec::with_capacity(steps.len());
     let mut earlier = Earlier::default();
-    for (index, step) in plan.steps.iter().enumerate() {
+    for (index, step) in steps.iter().enumerate() {
         let fail = |failure| ExecuteError {
             step: index,
             failure,
         };
         check(step).map_err(|why| fail(Failure::Invalid(why)))?;
-        let dirs = open(&mut commit, step).map_err(|e| fail(Failure::Io(e)))?;
+        let dirs = open(commit, step).map_err(|e| fail(Failure::Io(e)))?;
         verify(step, &dirs, &earlier).map_err(fail)?;
         earlier.note(step);
         opened.push(dirs);
     }
-    for (index, (step, dirs)) in plan.steps.into_iter().zip(opened).enumerate() {
-        add(journal, &mut commit, step, dirs).map_err(|e| ExecuteError {
-            step: index,
-            failure: Failure::Io(e),
-        })?;
+    Ok(opened)
+}
+
+/// Archives what the step finds (kept in place), and checks the archive holds what the step
+/// expects: the bytes read (by SHA-256) or an entry of the kind planned on.
+fn archive(
+    ws: &Workspace,
+    step: &Step,
+    dirs: &Dirs,
+    cancel: &CancelToken,
+) -> Result<Archived, Failure> {
+    let path = step.at.path();
+    let relative = archive_relative_path(ws.sandbox().root(), &path);
+    let item = TrashItem {
+        parent: dirs.at.as_fd(),
+        name: &step.at.name,
+        original_path: &path,
+        relative_path: &relative,
+    };
+    let archived = ws
+        .bucket()
+        .archive(&item, &|| cancel.is_aborted())
+        .map_err(Failure::Trash)?;
+    let differs = match &step.expect {
+        Expect::File { sha256, .. } => {
+            (archived.metadata.original_sha256 != *sha256).then_some(Found::Changed)
+        }
+        Expect::Entry { stat } => {
+            (archived.metadata.kind != stat.kind()).then_some(Found::Replaced)
+        }
+        Expect::Nothing => None,
+    };
+    match differs {
+        None => Ok(archived),
+        Some(found) => {
+            ws.bucket().discard(archived);
+            Err(Failure::NotAsExpected(found))
+        }
     }
-    commit.apply().map_err(ExecuteError::from)
 }
 
 /// The directories a step acts in.
@@ -109,6 +219,10 @@ fn check(step: &Step) -> Result<(), &'static str> {
         }
         (Act::MakeDir { .. }, Expect::Nothing) => Ok(()),
         (Act::MakeDir { .. }, _) => Err("a directory is built at a free name"),
+    }?;
+    match (step.keep, &step.expect) {
+        (Keep::Archive, Expect::Nothing) => Err("there is nothing to keep at a free name"),
+        _ => Ok(()),
     }
 }
 
@@ -187,7 +301,9 @@ fn verify(step: &Step, dirs: &Dirs, earlier: &Earlier) -> Result<(), Failure> {
 
 /// Stages what the step needs and adds it to the commit.
 fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io::Result<()> {
-    let Step { at, expect, act } = step;
+    let Step {
+        at, expect, act, ..
+    } = step;
     let Place { dir, name, .. } = &at;
     match (act, expect) {
         (Act::Put { data }, Expect::File { stat, sha256 }) => {

@@ -2,19 +2,22 @@
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
 
 use super::*;
-use crate::call::plan::{Act, ChangePlan, Expect, Found, Place, Step};
-use crate::datadir::DataDir;
+use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
+use crate::change::Action;
 use crate::hashing::sha256_hex;
+use crate::history::{Author, History};
 use crate::paths::Stat;
 
 struct Setup {
     _tmp: tempfile::TempDir,
     root: PathBuf,
-    journal: Journal,
+    ws: Workspace,
+    heading: Heading,
 }
 
 fn setup() -> Setup {
@@ -26,12 +29,31 @@ fn setup() -> Setup {
     fs::write(root.join("gone.txt"), "to remove\n").unwrap();
     fs::write(root.join("m.txt"), "to move\n").unwrap();
     fs::create_dir(root.join("empty")).unwrap();
-    let journal = Journal::new(Arc::new(DataDir::new(base.join("data"))), "journal/x");
+    let options = json!({ "root": root, "trash": { "dataDir": base.join("data") } });
+    let ws = Workspace::new(&options, &[]).unwrap();
+    let heading = Heading {
+        id: History::new_id(),
+        tool: "test".into(),
+        summary: "a hand-made plan".into(),
+        author: Author {
+            session_id: "s".into(),
+            run_id: "r".into(),
+            agent_name: "a".into(),
+        },
+        undoes: Vec::new(),
+    };
     Setup {
         _tmp: tmp,
         root,
-        journal,
+        ws,
+        heading,
     }
+}
+
+/// Makes `plan`, listing one added file for the history.
+fn run(s: &Setup, plan: ChangePlan) -> Result<Executed, ExecuteError> {
+    let listed = |_: &Done| vec![FileChange::new(s.root.join("listed"), Action::Added)];
+    execute(&s.ws, plan, &s.heading, &CancelToken::new(), listed)
 }
 
 impl Setup {
@@ -84,12 +106,40 @@ impl Setup {
     }
 
     fn records(&self) -> usize {
-        fs::read_dir(self.journal.dir()).map_or(0, Iterator::count)
+        fs::read_dir(self.ws.journal().dir()).map_or(0, Iterator::count)
+    }
+
+    fn archives(&self) -> usize {
+        fs::read_dir(self.ws.bucket().dir()).map_or(0, |dir| {
+            dir.filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                name.to_string_lossy().ends_with(".tar.gz")
+            })
+            .count()
+        })
+    }
+
+    /// The history's records, oldest first.
+    fn history(&self) -> Vec<crate::history::ChangeRecord> {
+        let entries = self.ws.history().entries(&|_: &Path| true).unwrap();
+        entries.into_iter().map(|e| (*e.record).clone()).collect()
     }
 }
 
 fn step(at: Place, expect: Expect, act: Act) -> Step {
-    Step { at, expect, act }
+    Step {
+        at,
+        expect,
+        keep: Keep::Nothing,
+        act,
+    }
+}
+
+fn kept(step: Step) -> Step {
+    Step {
+        keep: Keep::Archive,
+        ..step
+    }
 }
 
 fn put(data: &str) -> Act {
@@ -121,7 +171,7 @@ fn every_step_kind_is_made_in_one_commit() {
             step(s.place("empty"), s.entry("empty"), Act::Remove),
         ],
     };
-    commit_plan(&s.journal, plan).unwrap();
+    run(&s, plan).unwrap();
     assert_eq!(s.read("a.txt").as_deref(), Some("a new\n"));
     assert_eq!(s.read("new/deep/n.txt").as_deref(), Some("n\n"));
     assert_eq!(s.read("moved.txt").as_deref(), Some("to move\n"));
@@ -157,7 +207,7 @@ fn an_overwrite_removes_then_takes_the_freed_name() {
             ),
         ],
     };
-    commit_plan(&s.journal, plan).unwrap();
+    run(&s, plan).unwrap();
     assert_eq!(s.read("a.txt").as_deref(), Some("to move\n"));
     assert_eq!(s.read("m.txt"), None);
 }
@@ -174,7 +224,7 @@ fn a_place_not_as_planned_refuses_before_anything_is_staged() {
             step(s.place("a.txt"), expected, put("a new\n")),
         ],
     };
-    let error = commit_plan(&s.journal, plan).unwrap_err();
+    let error = run(&s, plan).err().unwrap();
     assert_eq!(error.step, 1);
     assert!(matches!(
         error.failure,
@@ -203,13 +253,14 @@ fn a_place_not_as_planned_refuses_before_anything_is_staged() {
         ),
     ];
     for (refused, found) in refusals {
-        let error = commit_plan(
-            &s.journal,
+        let error = run(
+            &s,
             ChangePlan {
                 steps: vec![refused],
             },
         )
-        .unwrap_err();
+        .err()
+        .unwrap();
         assert!(
             matches!(error.failure, Failure::NotAsExpected(f) if f == found),
             "{found:?}: {error:?}"
@@ -224,7 +275,7 @@ fn a_place_not_as_planned_refuses_before_anything_is_staged() {
             },
         )],
     };
-    let error = commit_plan(&s.journal, taken).unwrap_err();
+    let error = run(&s, taken).err().unwrap();
     assert!(matches!(
         error.failure,
         Failure::NotAsExpected(Found::Taken)
@@ -252,7 +303,7 @@ fn a_later_step_that_fails_takes_back_the_earlier_ones() {
         ],
     };
     let before = s.names();
-    let error = commit_plan(&s.journal, plan).unwrap_err();
+    let error = run(&s, plan).err().unwrap();
     assert_eq!(error.step, 2);
     assert!(
         matches!(error.failure, Failure::Changed { .. }),
@@ -280,7 +331,7 @@ fn a_plan_that_pairs_an_act_with_the_wrong_expectation_is_refused() {
         ),
     ];
     for case in cases {
-        let error = commit_plan(&s.journal, ChangePlan { steps: vec![case] }).unwrap_err();
+        let error = run(&s, ChangePlan { steps: vec![case] }).err().unwrap();
         assert!(matches!(error.failure, Failure::Invalid(_)), "{error:?}");
     }
     let reused = ChangePlan {
@@ -289,8 +340,121 @@ fn a_plan_that_pairs_an_act_with_the_wrong_expectation_is_refused() {
             step(s.place("x"), Expect::Nothing, put("2")),
         ],
     };
-    let error = commit_plan(&s.journal, reused).unwrap_err();
+    let error = run(&s, reused).err().unwrap();
     assert_eq!(error.step, 1);
     assert!(matches!(error.failure, Failure::Invalid(_)));
     assert_eq!(s.read("x"), None);
+}
+
+/// What a step keeps is archived before anything changes, and the change's record is written
+/// with it: one record, as `files` lists it, with the archives it names.
+#[test]
+fn what_a_step_keeps_is_archived_first_and_recorded_with_the_change() {
+    let s = setup();
+    let plan = ChangePlan {
+        steps: vec![
+            kept(step(s.place("gone.txt"), s.file("gone.txt"), Act::Remove)),
+            kept(step(s.place("a.txt"), s.file("a.txt"), put("a new\n"))),
+        ],
+    };
+    let files = |done: &Done| {
+        let trashed = |i: usize| done.archives[i].as_ref().map(|a| a.archive_path.clone());
+        vec![
+            FileChange {
+                trashed_to: trashed(0),
+                ..FileChange::new(s.root.join("gone.txt"), Action::Deleted)
+            },
+            FileChange {
+                trashed_to: trashed(1),
+                ..FileChange::new(s.root.join("a.txt"), Action::Modified)
+            },
+        ]
+    };
+    let executed = execute(&s.ws, plan, &s.heading, &CancelToken::new(), files).unwrap();
+    assert_eq!(
+        executed.recorded,
+        Recorded::Written {
+            id: s.heading.id.clone()
+        }
+    );
+    assert_eq!(s.read("gone.txt"), None);
+    assert_eq!(s.read("a.txt").as_deref(), Some("a new\n"));
+    let archived: Vec<_> = executed.done.archives.iter().flatten().collect();
+    assert_eq!(archived.len(), 2);
+    assert_eq!(s.archives(), 2);
+    assert_eq!(
+        archived[0].metadata.original_sha256,
+        sha256_hex(b"to remove\n")
+    );
+    assert_eq!(archived[1].metadata.original_sha256, sha256_hex(b"a old\n"));
+    let history = s.history();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].id, s.heading.id);
+    let trashed: Vec<_> = history[0]
+        .files
+        .iter()
+        .map(|f| f.trashed_to.clone())
+        .collect();
+    assert_eq!(
+        trashed,
+        [
+            Some(archived[0].archive_path.clone()),
+            Some(archived[1].archive_path.clone())
+        ]
+    );
+    assert_eq!(s.records(), 0);
+}
+
+/// An archive that does not hold the bytes the plan read refuses the change: nothing changes,
+/// the archives are discarded, nothing is recorded.
+#[test]
+fn an_archive_that_does_not_hold_what_was_read_refuses_the_change() {
+    let s = setup();
+    let before = s.names();
+    let misread = Expect::File {
+        stat: s.stat("a.txt"),
+        sha256: sha256_hex(b"not what is there"),
+    };
+    let plan = ChangePlan {
+        steps: vec![
+            kept(step(s.place("gone.txt"), s.file("gone.txt"), Act::Remove)),
+            kept(step(s.place("a.txt"), misread, put("a new\n"))),
+        ],
+    };
+    let error = run(&s, plan).err().unwrap();
+    assert_eq!(error.step, 1);
+    assert!(matches!(
+        error.failure,
+        Failure::NotAsExpected(Found::Changed)
+    ));
+    assert_eq!(s.names(), before);
+    assert_eq!(s.read("a.txt").as_deref(), Some("a old\n"));
+    assert_eq!(s.archives(), 0, "both archives are discarded");
+    assert!(s.history().is_empty());
+    assert_eq!(s.records(), 0);
+
+    let nothing_to_keep = ChangePlan {
+        steps: vec![kept(step(s.place("x"), Expect::Nothing, put("x")))],
+    };
+    let error = run(&s, nothing_to_keep).err().unwrap();
+    assert!(matches!(error.failure, Failure::Invalid(_)));
+}
+
+/// A change that fails as it is applied is not recorded, and its archives are discarded.
+#[test]
+fn a_change_that_fails_at_apply_is_not_recorded() {
+    let s = setup();
+    let gone = s.entry("gone.txt");
+    fs::write(s.root.join("gone.txt"), "written meanwhile, longer\n").unwrap();
+    let plan = ChangePlan {
+        steps: vec![
+            kept(step(s.place("a.txt"), s.file("a.txt"), put("a new\n"))),
+            step(s.place("gone.txt"), gone, Act::Remove),
+        ],
+    };
+    let error = run(&s, plan).err().unwrap();
+    assert_eq!(error.step, 1);
+    assert_eq!(s.read("a.txt").as_deref(), Some("a old\n"));
+    assert_eq!(s.archives(), 0);
+    assert!(s.history().is_empty());
 }

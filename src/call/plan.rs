@@ -17,14 +17,26 @@ pub struct ChangePlan {
     pub steps: Vec<Step>,
 }
 
-/// One step: a place, what must be there, what happens to it.
+/// One step: a place, what must be there, what is kept of it, what happens to it.
 #[derive(Debug)]
 pub struct Step {
     pub at: Place,
     /// Checked before the commit (the readable refusal), and again by the journal's step as it
     /// is applied (the race-free one).
     pub expect: Expect,
+    pub keep: Keep,
     pub act: Act,
+}
+
+/// What is kept of what a step finds, before anything changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// Nothing: the name is free, the entry only moves, or what is lost is not kept (a
+    /// permanent change, which its question says).
+    Nothing,
+    /// Archived in the trash (not removed) before the commit record is written; the archive
+    /// must hold what the step expects (a file's bytes by their SHA-256, an entry's kind).
+    Archive,
 }
 
 /// A checked location: the allowed tree it is beneath, its directory and its name in it.
