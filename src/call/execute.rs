@@ -319,8 +319,8 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
             let expected = Snapshot::of(&stat);
             commit.rename(dirs.at, dir, name, expected, to_dir, &to.dir, &to.name)
         }
-        (Act::MakeDir { mode }, _) => {
-            let built = stage::empty_dir(journal, dirs.at.as_fd(), dir, name, mode)?;
+        (Act::MakeDir { mode, below }, _) => {
+            let built = stage::new_dir(journal, dirs.at.as_fd(), dir, name, mode, &below)?;
             commit.place(dirs.at, dir, &built.aside, name, built.temp)
         }
         (Act::Remove | Act::Move { .. }, Expect::Nothing) => {

@@ -166,7 +166,10 @@ fn every_step_kind_is_made_in_one_commit() {
             step(
                 s.place("made"),
                 Expect::Nothing,
-                Act::MakeDir { mode: Some(0o750) },
+                Act::MakeDir {
+                    mode: Some(0o750),
+                    below: "x/y".into(),
+                },
             ),
             step(s.place("empty"), s.entry("empty"), Act::Remove),
         ],
@@ -183,6 +186,8 @@ fn every_step_kind_is_made_in_one_commit() {
         [
             "a.txt",
             "made",
+            "made/x",
+            "made/x/y",
             "moved.txt",
             "new",
             "new/deep",
@@ -297,7 +302,10 @@ fn a_later_step_that_fails_takes_back_the_earlier_ones() {
             step(
                 s.place("made"),
                 Expect::Nothing,
-                Act::MakeDir { mode: None },
+                Act::MakeDir {
+                    mode: None,
+                    below: PathBuf::new(),
+                },
             ),
             step(s.place("gone.txt"), gone, Act::Remove),
         ],
@@ -327,7 +335,10 @@ fn a_plan_that_pairs_an_act_with_the_wrong_expectation_is_refused() {
         step(
             s.place("a.txt"),
             s.entry("a.txt"),
-            Act::MakeDir { mode: None },
+            Act::MakeDir {
+                mode: None,
+                below: PathBuf::new(),
+            },
         ),
     ];
     for case in cases {

@@ -138,7 +138,8 @@ pub enum Act {
     Remove,
     /// The entry moves to `to`, which must be free (one rename, on one file system).
     Move { to: Place },
-    /// An empty directory (mode `mode`, or 0777 less the umask) is built under a temp name and
-    /// takes the free name.
-    MakeDir { mode: Option<u32> },
+    /// A directory (mode `mode`, or 0777 less the umask) is built under a temp name, with the
+    /// directories `below` inside it (`a/b`: `a`, then `b` in it, each as a new directory is
+    /// made), and takes the free name: `mkdir -p` all or nothing.
+    MakeDir { mode: Option<u32>, below: PathBuf },
 }

@@ -4,11 +4,11 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 
 use crate::journal::{Entry, Journal};
-use crate::paths::fsops;
+use crate::paths::{fsops, trees};
 
 /// An entry built under `aside`, with the temp record that answers for it until the commit
 /// record takes over (`None` when the data directory could not record it).
@@ -17,14 +17,16 @@ pub struct Built {
     pub temp: Option<Entry>,
 }
 
-/// Makes an empty directory beside `name` in `dir` (canonical path `dir_path`): `mode` exactly,
-/// or, without one, as any new directory is made (0777 less the umask).
-pub fn empty_dir(
+/// Makes a directory beside `name` in `dir` (canonical path `dir_path`): `mode` exactly, or,
+/// without one, as any new directory is made (0777 less the umask); then the directories
+/// `below` inside it, each as a new directory is made.
+pub fn new_dir(
     journal: &Journal,
     dir: BorrowedFd<'_>,
     dir_path: &Path,
     name: &OsStr,
     mode: Option<u32>,
+    below: &Path,
 ) -> io::Result<Built> {
     let aside = fsops::temp_name(name);
     let temp = journal.begin_temp(dir_path, dir, &aside);
@@ -35,10 +37,18 @@ pub fn empty_dir(
             fsops::set_mode_fd(&made, mode)
         }),
     };
+    let made = made.and_then(|()| {
+        let mut inner = fsops::open_subdir(dir, &aside)?;
+        for part in below.iter() {
+            fsops::mkdir_umasked_at(inner.as_fd(), part, 0o777)?;
+            inner = fsops::open_subdir(inner.as_fd(), part)?;
+        }
+        Ok(())
+    });
     match made {
         Ok(()) => Ok(Built { aside, temp }),
         Err(e) => {
-            let _ = fsops::rmdir_at(dir, &aside);
+            let _ = trees::remove_tree_at(dir, &aside, trees::Removal::OWN_TEMP);
             if let Some(temp) = temp {
                 temp.finish();
             }
