@@ -24,6 +24,7 @@ use crate::history::Heading;
 use crate::journal::commit::{Commit, CommitError, PlannedFile, StepFailure};
 use crate::journal::Journal;
 use crate::paths::fsops::{self, Snapshot};
+use crate::paths::process;
 use crate::trash::{archive_relative_path, Archived, TrashError, TrashItem};
 use crate::workspace::Workspace;
 
@@ -129,6 +130,7 @@ pub fn execute(
             return Err(failed(&mut done, index, Failure::Io(e)));
         }
     }
+    process::crash_point("staged");
     match commit_recorded(ws, commit, heading, || files(&done)) {
         Ok((files, recorded)) => Ok(Executed {
             done,

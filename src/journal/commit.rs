@@ -53,7 +53,7 @@ use super::{Durability, Entry, Journal, Record, Recovered};
 use crate::hashing::{sha256_hex, sha256_reader};
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, RemoveError, ReplaceError, Replacing, Snapshot};
-use crate::paths::{trees, Sandbox, Stat};
+use crate::paths::{process, trees, Sandbox, Stat};
 
 /// What tells an entry from any other, also across a rename (which keeps all of these) and a
 /// freed inode number given to a new file (which has its own size and times).
@@ -606,6 +606,7 @@ impl Commit<'_> {
                 temp.finish();
             }
         }
+        process::crash_point("recorded");
         for index in 0..self.steps.len() {
             if let Err(reason) = apply_step(&self.steps[index]) {
                 self.undo_steps(index);
@@ -616,6 +617,7 @@ impl Commit<'_> {
             }
         }
         sync_dirs(&self.steps);
+        process::crash_point("made");
         record.applied = true;
         // The commit point, with the sequel. Should the record not be rewritten, recovery undoes
         // the change, so the call must not report it done: undo it now.
@@ -632,13 +634,18 @@ impl Commit<'_> {
         }
         // The directories made hold the change's files now: they stay.
         self.made.clear();
+        process::crash_point("applied");
         for step in &self.steps {
             clean_up(step.dir.as_fd(), &step.record);
         }
+        process::crash_point("cleaned");
         let outcome = match &record.sequel {
             None => Sequel::None,
             Some(sequel) => match perform(sequel) {
-                Ok(()) => Sequel::Performed,
+                Ok(()) => {
+                    process::crash_point("sequel");
+                    Sequel::Performed
+                }
                 // The record stays: the next recovery finds the change applied and performs it.
                 Err(_) => return Ok(Sequel::LeftToRecovery),
             },

@@ -22,6 +22,20 @@ pub fn effective_user() -> u32 {
     rustix::process::geteuid().as_raw()
 }
 
+/// A named moment a debug build can be told to die at (`AGENT_FS_TOOLS_CRASH_AT=<point>`, a
+/// SIGKILL of this process): the crash harness kills a change at each phase of its commit,
+/// deterministically, where random kills cannot hit a window of microseconds. Compiled only
+/// with debug assertions: a release build (the published addon) has no such code.
+pub fn crash_point(point: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var_os("AGENT_FS_TOOLS_CRASH_AT").is_some_and(|at| at == point) {
+        let _ =
+            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = point;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
