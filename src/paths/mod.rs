@@ -35,4 +35,4 @@ pub mod xattrs;
 pub use io_error::io_error_code;
 pub use sandbox::{Sandbox, Target};
 pub use shown::Shown;
-pub use stat::{EntryKind, Stat};
+pub use stat::{EntryKind, Stat, Version};

@@ -81,6 +81,39 @@ impl Stat {
     pub fn identity(&self) -> (u64, u64) {
         (self.dev, self.ino)
     }
+
+    /// Which entry, and which version of it ([`Version`]).
+    pub fn version(&self) -> Version {
+        Version {
+            dev: self.dev,
+            ino: self.ino,
+            size: self.size,
+            mtime: self.mtime,
+        }
+    }
+}
+
+/// Which entry, and which version of it: what tells an entry from any other, also across a
+/// rename (which keeps all of these) and a freed inode number given to a new file (which has
+/// its own size and times). Stored in journal records as `{ dev, ino, size, mtime }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Version {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime: (i64, u32),
+}
+
+impl Version {
+    /// Whether `stat` is this entry as it was. A directory is known by its device and inode
+    /// alone: its size and times change with its entries.
+    pub fn is(&self, stat: &Stat) -> bool {
+        if stat.kind() == EntryKind::Directory {
+            stat.identity() == (self.dev, self.ino)
+        } else {
+            stat.version() == *self
+        }
+    }
 }
 
 impl From<&std::fs::Metadata> for Stat {
@@ -154,6 +187,20 @@ mod tests {
         assert!(serde_json::to_string(&EntryKind::Special).is_err());
         assert!(serde_json::from_str::<EntryKind>("\"special\"").is_err());
         assert!(serde_json::from_str::<EntryKind>("\"File\"").is_err());
+    }
+
+    /// A version is stored as the journal's records have always stored an entry's identity.
+    #[test]
+    fn a_version_is_stored_as_before() {
+        let version = Version {
+            dev: 1,
+            ino: 2,
+            size: 3,
+            mtime: (4, 5),
+        };
+        let text = r#"{"dev":1,"ino":2,"size":3,"mtime":[4,5]}"#;
+        assert_eq!(serde_json::to_string(&version).unwrap(), text);
+        assert_eq!(serde_json::from_str::<Version>(text).unwrap(), version);
     }
 
     /// `lstat` through a directory handle and the standard library's metadata say the same,

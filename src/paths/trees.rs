@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, Mode, OFlags, Timespec, Timestamps};
 
-use crate::paths::Stat;
+use crate::paths::{Stat, Version};
 
 use super::fsops::{self, Snapshot};
 use super::{file_copy, platform, xattrs};
@@ -266,37 +266,22 @@ pub enum CopyError {
 }
 
 /// The version of every source entry a copy read, keyed by device and inode, so that removing the
-/// source afterwards can leave alone whatever changed since.
+/// source afterwards can leave alone whatever changed since: its size and modification time (to
+/// the nanosecond), which every write changes. Not its change time: removing one name of a file
+/// with several changes that, and the other names are still the copied file.
 #[derive(Debug, Default)]
 pub struct Copied {
     versions: HashMap<(u64, u64), Version>,
 }
 
-/// What must stay equal for an entry to be the one that was copied: its size and modification
-/// time (to the nanosecond), which every write changes. Not its change time: removing one name of
-/// a file with several changes that, and the other names are still the copied file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Version {
-    size: u64,
-    mtime: (i64, u32),
-}
-
-impl Version {
-    fn of(stat: &Stat) -> Self {
-        let Snapshot { size, mtime, .. } = Snapshot::of(stat);
-        Self { size, mtime }
-    }
-}
-
 impl Copied {
     /// Whether `stat` is an entry this copy read, as it was when read.
     pub fn unchanged(&self, stat: &Stat) -> bool {
-        self.versions.get(&fsops::identity(stat)) == Some(&Version::of(stat))
+        self.versions.get(&stat.identity()) == Some(&stat.version())
     }
 
     fn record(&mut self, stat: &Stat) {
-        self.versions
-            .insert(fsops::identity(stat), Version::of(stat));
+        self.versions.insert(stat.identity(), stat.version());
     }
 }
 
@@ -476,7 +461,7 @@ fn copy_file(
     }
     let after = fsops::fstat(&source).map_err(io_at)?;
     let ctime = |s: &Stat| Snapshot::of(s).ctime;
-    if Version::of(&after) != Version::of(&before) || ctime(&after) != ctime(&before) {
+    if after.version() != before.version() || ctime(&after) != ctime(&before) {
         return Err(CopyError::Changed(relative.to_owned()));
     }
     give_metadata(source.as_fd(), copy.as_fd(), &before).map_err(io_at)?;
