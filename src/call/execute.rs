@@ -17,7 +17,7 @@ use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use super::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
-use super::{commit_recorded, stage, Recorded};
+use super::{commit_consuming, stage, Recorded};
 use crate::cancel::CancelToken;
 use crate::change::FileChange;
 use crate::history::Heading;
@@ -103,6 +103,7 @@ pub fn execute(
 ) -> Result<Executed, ExecuteError> {
     let mut commit = ws.journal().commit();
     let opened = open_and_verify(&mut commit, &plan.steps)?;
+    let ChangePlan { steps, consume } = plan;
     let mut done = Done::default();
     let failed = |done: &mut Done, step, failure| {
         for archived in done.archives.drain(..).flatten() {
@@ -110,7 +111,7 @@ pub fn execute(
         }
         ExecuteError { step, failure }
     };
-    for (index, (step, dirs)) in plan.steps.iter().zip(&opened).enumerate() {
+    for (index, (step, dirs)) in steps.iter().zip(&opened).enumerate() {
         let archived = match step.keep {
             Keep::Nothing => None,
             Keep::Archive => match archive(ws, step, dirs, cancel) {
@@ -124,14 +125,18 @@ pub fn execute(
         done.archives.push(archived);
     }
     let journal = ws.journal();
-    for (index, (step, dirs)) in plan.steps.into_iter().zip(opened).enumerate() {
+    for (index, (step, dirs)) in steps.into_iter().zip(opened).enumerate() {
         if let Err(e) = add(journal, &mut commit, step, dirs) {
             drop(commit);
             return Err(failed(&mut done, index, Failure::Io(e)));
         }
     }
     process::crash_point("staged");
-    match commit_recorded(ws, commit, heading, || files(&done)) {
+    let consume = consume
+        .iter()
+        .filter_map(|archive| archive.file_name().map(PathBuf::from))
+        .collect();
+    match commit_consuming(ws, commit, heading, consume, || files(&done)) {
         Ok((files, recorded)) => Ok(Executed {
             done,
             files,

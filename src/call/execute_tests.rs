@@ -152,6 +152,7 @@ fn put(data: &str) -> Act {
 fn every_step_kind_is_made_in_one_commit() {
     let s = setup();
     let plan = ChangePlan {
+        consume: Vec::new(),
         steps: vec![
             step(s.place("a.txt"), s.file("a.txt"), put("a new\n")),
             step(s.place("new/deep/n.txt"), Expect::Nothing, put("n\n")),
@@ -201,6 +202,7 @@ fn every_step_kind_is_made_in_one_commit() {
 fn an_overwrite_removes_then_takes_the_freed_name() {
     let s = setup();
     let plan = ChangePlan {
+        consume: Vec::new(),
         steps: vec![
             step(s.place("a.txt"), s.entry("a.txt"), Act::Remove),
             step(
@@ -224,6 +226,7 @@ fn a_place_not_as_planned_refuses_before_anything_is_staged() {
     let expected = s.file("a.txt");
     fs::write(s.root.join("a.txt"), "written meanwhile\n").unwrap();
     let plan = ChangePlan {
+        consume: Vec::new(),
         steps: vec![
             step(s.place("new/n.txt"), Expect::Nothing, put("n\n")),
             step(s.place("a.txt"), expected, put("a new\n")),
@@ -261,6 +264,7 @@ fn a_place_not_as_planned_refuses_before_anything_is_staged() {
         let error = run(
             &s,
             ChangePlan {
+                consume: Vec::new(),
                 steps: vec![refused],
             },
         )
@@ -272,6 +276,7 @@ fn a_place_not_as_planned_refuses_before_anything_is_staged() {
         );
     }
     let taken = ChangePlan {
+        consume: Vec::new(),
         steps: vec![step(
             s.place("m.txt"),
             s.entry("m.txt"),
@@ -297,6 +302,7 @@ fn a_later_step_that_fails_takes_back_the_earlier_ones() {
     // Same inode, same kind: the executor's check passes; the journal's sees new bytes.
     fs::write(s.root.join("gone.txt"), "written meanwhile, longer\n").unwrap();
     let plan = ChangePlan {
+        consume: Vec::new(),
         steps: vec![
             step(s.place("a.txt"), s.file("a.txt"), put("a new\n")),
             step(
@@ -342,10 +348,19 @@ fn a_plan_that_pairs_an_act_with_the_wrong_expectation_is_refused() {
         ),
     ];
     for case in cases {
-        let error = run(&s, ChangePlan { steps: vec![case] }).err().unwrap();
+        let error = run(
+            &s,
+            ChangePlan {
+                consume: Vec::new(),
+                steps: vec![case],
+            },
+        )
+        .err()
+        .unwrap();
         assert!(matches!(error.failure, Failure::Invalid(_)), "{error:?}");
     }
     let reused = ChangePlan {
+        consume: Vec::new(),
         steps: vec![
             step(s.place("x"), Expect::Nothing, put("1")),
             step(s.place("x"), Expect::Nothing, put("2")),
@@ -363,6 +378,7 @@ fn a_plan_that_pairs_an_act_with_the_wrong_expectation_is_refused() {
 fn what_a_step_keeps_is_archived_first_and_recorded_with_the_change() {
     let s = setup();
     let plan = ChangePlan {
+        consume: Vec::new(),
         steps: vec![
             kept(step(s.place("gone.txt"), s.file("gone.txt"), Act::Remove)),
             kept(step(s.place("a.txt"), s.file("a.txt"), put("a new\n"))),
@@ -427,6 +443,7 @@ fn an_archive_that_does_not_hold_what_was_read_refuses_the_change() {
         sha256: sha256_hex(b"not what is there"),
     };
     let plan = ChangePlan {
+        consume: Vec::new(),
         steps: vec![
             kept(step(s.place("gone.txt"), s.file("gone.txt"), Act::Remove)),
             kept(step(s.place("a.txt"), misread, put("a new\n"))),
@@ -445,6 +462,7 @@ fn an_archive_that_does_not_hold_what_was_read_refuses_the_change() {
     assert_eq!(s.records(), 0);
 
     let nothing_to_keep = ChangePlan {
+        consume: Vec::new(),
         steps: vec![kept(step(s.place("x"), Expect::Nothing, put("x")))],
     };
     let error = run(&s, nothing_to_keep).err().unwrap();
@@ -458,6 +476,7 @@ fn a_change_that_fails_at_apply_is_not_recorded() {
     let gone = s.entry("gone.txt");
     fs::write(s.root.join("gone.txt"), "written meanwhile, longer\n").unwrap();
     let plan = ChangePlan {
+        consume: Vec::new(),
         steps: vec![
             kept(step(s.place("a.txt"), s.file("a.txt"), put("a new\n"))),
             step(s.place("gone.txt"), gone, Act::Remove),
@@ -468,4 +487,41 @@ fn a_change_that_fails_at_apply_is_not_recorded() {
     assert_eq!(s.read("a.txt").as_deref(), Some("a old\n"));
     assert_eq!(s.archives(), 0);
     assert!(s.history().is_empty());
+}
+
+/// An archive the plan consumes is deleted with the change, after its commit point; a change
+/// that is not made leaves it.
+#[test]
+fn a_consumed_archive_goes_with_the_change_and_only_with_it() {
+    let s = setup();
+    let keep_a = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![kept(step(
+            s.place("a.txt"),
+            s.file("a.txt"),
+            put("a new\n"),
+        ))],
+    };
+    let executed = run(&s, keep_a).unwrap();
+    let archive = executed.done.archives[0]
+        .as_ref()
+        .unwrap()
+        .archive_path
+        .clone();
+    drop(executed);
+    assert_eq!(s.archives(), 1);
+    let refused = ChangePlan {
+        consume: vec![archive.clone()],
+        steps: vec![step(s.place("a.txt"), Expect::Nothing, put("x"))],
+    };
+    assert!(run(&s, refused).is_err());
+    assert!(archive.exists(), "a change not made consumes nothing");
+    let consuming = ChangePlan {
+        consume: vec![archive.clone()],
+        steps: vec![step(s.place("b.txt"), Expect::Nothing, put("b\n"))],
+    };
+    run(&s, consuming).unwrap();
+    assert!(!archive.exists());
+    assert_eq!(s.read("b.txt").as_deref(), Some("b\n"));
+    assert_eq!(s.history().len(), 2);
 }

@@ -15,6 +15,9 @@ use crate::paths::{EntryKind, Stat, Target};
 pub struct ChangePlan {
     /// In order: applied in this order, and taken back in reverse if a later one fails.
     pub steps: Vec<Step>,
+    /// Archives in the workspace's trash the change uses up (a restore's source): deleted once
+    /// the change is made, with its record (also by recovery after a kill), never before.
+    pub consume: Vec<PathBuf>,
 }
 
 /// One step: a place, what must be there, what is kept of it, what happens to it.

@@ -164,6 +164,7 @@ fn make(
         return Err(failed(&io::Error::from(io::ErrorKind::AlreadyExists)));
     };
     let plan = ChangePlan {
+        consume: Vec::new(),
         steps: vec![Step {
             at,
             expect: Expect::Nothing,
