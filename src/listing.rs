@@ -8,9 +8,7 @@
 //! asked, what `.gitignore` ignores skipped), which `lstat`s only regular files and reads only
 //! symlinks. Our own atomic-write temp files and the hidden trash directories are never listed.
 
-use std::ffi::OsStr;
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -106,7 +104,7 @@ pub fn direct_entries(
         if fsops::is_temp_name(&name) || sandbox.is_hidden(&target.path.join(&name)) {
             continue;
         }
-        names.push(name.into_vec());
+        names.push(crate::paths::names::into_vec(name));
     }
     names.sort();
     let truncated = names.len() > max;
@@ -114,7 +112,7 @@ pub fn direct_entries(
     // The data directory reached under another name (a bind mount, a macOS firmlink).
     let hidden = sandbox.hidden_identities();
     for name in names.iter().take(max) {
-        let name = OsStr::from_bytes(name);
+        let name = crate::paths::names::from_bytes(name);
         let Some(stat) = fsops::lstat_at(fd.as_fd(), name)
             .map_err(|e| ToolError::io(&e, "list", &target.path))?
         else {
@@ -246,8 +244,7 @@ mod tests {
 
     #[test]
     fn names_and_link_targets_are_shown_escaped() {
-        use std::os::unix::ffi::OsStrExt;
-        let name = Path::new(OsStr::from_bytes(b"a\nb\xff"));
+        let name = Path::new(crate::paths::names::from_bytes(b"a\nb\xff"));
         assert_eq!(
             entry_line(name, EntryKind::Directory, 0, 0, || None),
             "a\\nb\\xff/"

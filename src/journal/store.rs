@@ -8,7 +8,6 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -17,7 +16,7 @@ use super::seal::{self, Mac, KEY_LEN, TRAILER_LEN};
 use crate::datadir::DataDir;
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::EntryKind;
-use crate::paths::{fsops, process};
+use crate::paths::{self, fsops, process};
 
 /// Name of the sealing key, in the directory above the journals of every workspace.
 const KEY_NAME: &str = "key";
@@ -101,7 +100,7 @@ impl Store {
             .len()
             .checked_sub(TRAILER_LEN as u64)?;
         let mut trailer = [0u8; TRAILER_LEN];
-        file.read_exact_at(&mut trailer, body_len).ok()?;
+        paths::io::read_exact_at(&file, &mut trailer, body_len).ok()?;
         let seal = seal::seal_in_trailer(&trailer)?;
         let mut body = Unsealing {
             from: BufReader::new((&file).take(body_len)),

@@ -17,7 +17,9 @@
 pub mod canonical;
 pub mod file_copy;
 pub mod fsops;
+pub mod io;
 mod io_error;
+pub mod names;
 pub mod os_error;
 pub mod platform;
 pub mod process;

@@ -32,7 +32,6 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 
 use sha2::{Digest, Sha256};
 use tar::{Entries, Entry};
@@ -215,7 +214,7 @@ impl Places {
             .expect("the root exists before anything under it");
         let mut fd = root.try_clone()?;
         for part in sub.split(|b| *b == b'/').filter(|p| !p.is_empty()) {
-            fd = fsops::open_subdir(fd.as_fd(), OsStr::from_bytes(part))?;
+            fd = fsops::open_subdir(fd.as_fd(), crate::paths::names::from_bytes(part))?;
         }
         Ok(fd)
     }
@@ -360,7 +359,8 @@ impl<'a> Extraction<'a> {
             (EntryKind::File, _) => fsops::create_file_at(self.parent, name).map(Some)?,
             (EntryKind::Directory, _) => fsops::mkdir_at(self.parent, name).map(|()| None)?,
             (EntryKind::Symlink, Some(link)) => {
-                fsops::symlink_at(OsStr::from_bytes(link), self.parent, name).map(|()| None)?
+                fsops::symlink_at(crate::paths::names::from_bytes(link), self.parent, name)
+                    .map(|()| None)?
             }
             (EntryKind::Symlink, None) => unreachable!("symlink entries always carry a target"),
             (EntryKind::Special, _) => {
@@ -395,7 +395,7 @@ impl<'a> Extraction<'a> {
             )));
         }
         let dir = self.places.open(parent_sub)?;
-        let name = OsStr::from_bytes(name);
+        let name = crate::paths::names::from_bytes(name);
         let duplicate = |e: io::Error| duplicate_or_io(e, &shown);
         match (info.kind, &info.hard_link) {
             (EntryKind::File, Some(first)) => {
@@ -424,7 +424,8 @@ impl<'a> Extraction<'a> {
             }
             (EntryKind::Symlink, _) => {
                 let link = info.link.as_deref().expect("symlinks carry a target");
-                fsops::symlink_at(OsStr::from_bytes(link), dir.as_fd(), name).map_err(duplicate)?;
+                fsops::symlink_at(crate::paths::names::from_bytes(link), dir.as_fd(), name)
+                    .map_err(duplicate)?;
                 give_link_owner(dir.as_fd(), name, info.owner)?;
                 fsops::set_link_mtime_at(dir.as_fd(), name, info.mtime)?;
                 let sha = Sha256::digest(link).into();
@@ -458,7 +459,7 @@ impl<'a> Extraction<'a> {
             None => (&first[..0], first),
         };
         let first_dir = self.places.open(first_dir)?;
-        let first_name = OsStr::from_bytes(first_name);
+        let first_name = crate::paths::names::from_bytes(first_name);
         fsops::hard_link_at(first_dir.as_fd(), first_name, dir, name)
             .map_err(|e| duplicate_or_io(e, shown))?;
         let linked = fsops::lstat_at(dir, name)?.map(|stat| fsops::identity(&stat));

@@ -21,7 +21,6 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -35,7 +34,7 @@ use super::stream::SourceReader;
 use super::tarx;
 use crate::paths::fsops::{self, Snapshot};
 use crate::paths::os_error::{cause, Cause};
-use crate::paths::EntryKind;
+use crate::paths::{names, EntryKind};
 
 use crate::paths::shown::Shown;
 use crate::paths::xattrs::{self, Xattr};
@@ -159,7 +158,7 @@ impl<W: Write> Walker<'_, '_, W> {
             };
             let rel = top.rel.join(&name);
             let tar_path = top.tar_path.join(&name);
-            let digest_path = child_path(&top.digest_path, name.as_bytes());
+            let digest_path = child_path(&top.digest_path, name.as_encoded_bytes());
             let dir = top.fd.as_fd();
             let snap = fsops::snapshot_at(dir, &name).map_err(|e| self.vanished(&rel, e))?;
             if top.mount.holds_mount_point(dir, &name, snap.dev)? {
@@ -263,7 +262,7 @@ impl<W: Write> Walker<'_, '_, W> {
         self.files += 1;
         if fsops::link_count(&stat) > 1 {
             let first = FirstName {
-                tar_path: tar_path.as_os_str().as_bytes().to_vec(),
+                tar_path: tar_path.as_os_str().as_encoded_bytes().to_vec(),
                 digest_path: digest_path.to_vec(),
                 snapshot: opened,
             };
@@ -307,9 +306,8 @@ impl<W: Write> Walker<'_, '_, W> {
         before: Snapshot,
     ) -> Result<([u8; 32], u64), TrashError> {
         let name = rel.file_name().expect("non-empty");
-        let target = fsops::read_link_at(dir, name)
-            .map_err(|e| self.vanished(rel, e))?
-            .into_vec();
+        let target =
+            names::into_vec(fsops::read_link_at(dir, name).map_err(|e| self.vanished(rel, e))?);
         let after = fsops::snapshot_at(dir, name).map_err(|e| self.vanished(rel, e))?;
         self.expect_same(rel, &before, &after)?;
         let mut header = tarx::content_header(EntryType::Symlink, &before);

@@ -4,7 +4,6 @@
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::error::{ErrorCode, ToolError};
@@ -101,7 +100,7 @@ pub fn sha256_of(ws: &Workspace, path: &Path, real: &Real) -> Result<String, Too
     })?;
     match real.kind {
         EntryKind::Symlink => fsops::read_link_at(parent.as_fd(), &name)
-            .map(|target| sha256_hex(target.as_bytes()))
+            .map(|target| sha256_hex(target.as_encoded_bytes()))
             .map_err(|e| ToolError::io(&e, "read", path)),
         _ => fsops::open_for_read(parent.as_fd(), &name)
             .and_then(sha256_reader)

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::plan::Plan;
@@ -136,7 +135,7 @@ impl Effects {
                             .members
                             .get(archive)
                             .ok_or_else(|| one_at_a_time(path))?;
-                        if held.get(own.as_os_str().as_bytes()).is_some() {
+                        if held.get(own.as_os_str().as_encoded_bytes()).is_some() {
                             drops.push((top.clone(), own));
                         }
                     }

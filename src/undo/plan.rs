@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -174,15 +173,15 @@ impl<'a> Planner<'a> {
             let members = self
                 .members_of(&archive)
                 .map_err(|e| conflict(&dir, &change, e))?;
-            for name in members.children(member.as_os_str().as_bytes()) {
-                let child = dir.join(std::ffi::OsStr::from_bytes(&name));
+            for name in members.children(member.as_os_str().as_encoded_bytes()) {
+                let child = dir.join(crate::paths::names::from_bytes(&name));
                 if !matches!(self.slots.get(&child), Some(Slot::Absent)) {
                     return Err(conflict(
                         &dir,
                         &change,
                         format!(
                             "it is not empty: {} is in it",
-                            shown_name(&OsString::from(std::ffi::OsStr::from_bytes(&name)))
+                            shown_name(&OsString::from(crate::paths::names::from_bytes(&name)))
                         ),
                     ));
                 }
@@ -622,7 +621,7 @@ impl<'a> Planner<'a> {
         member: &Path,
     ) -> Result<(), ToolError> {
         let members = self.members_of(archive)?;
-        let sub = member.as_os_str().as_bytes();
+        let sub = member.as_os_str().as_encoded_bytes();
         if members
             .get(sub)
             .is_none_or(|m| m.kind != EntryKind::Directory)
@@ -631,7 +630,8 @@ impl<'a> Planner<'a> {
         }
         let emptied = members.children(sub).iter().all(|name| {
             matches!(
-                self.slots.get(&dir.join(std::ffi::OsStr::from_bytes(name))),
+                self.slots
+                    .get(&dir.join(crate::paths::names::from_bytes(name))),
                 Some(Slot::Absent)
             )
         });
@@ -679,7 +679,7 @@ impl<'a> Planner<'a> {
         member: &Path,
     ) -> Result<Option<Member>, UnreadableArchive> {
         let members = self.members_of(archive)?;
-        Ok(members.get(member.as_os_str().as_bytes()).cloned())
+        Ok(members.get(member.as_os_str().as_encoded_bytes()).cloned())
     }
 
     /// The digest of the tree the archive at `path` keeps with the slots set beneath `path` in
@@ -694,7 +694,7 @@ impl<'a> Planner<'a> {
         for (rest, slot) in beneath {
             let under_a_leaf =
                 rest.ancestors().skip(1).any(|above| {
-                    overrides.get(above.as_os_str().as_bytes()).is_some_and(|o| {
+                    overrides.get(above.as_os_str().as_encoded_bytes()).is_some_and(|o| {
                     matches!(o, Override::Gone)
                         || matches!(o, Override::Entry { kind, .. } if *kind != EntryKind::Directory)
                 })
@@ -727,7 +727,7 @@ impl<'a> Planner<'a> {
                 }
                 _ => return Err(one_at_a_time()),
             };
-            overrides.insert(rest.as_os_str().as_bytes().to_vec(), over);
+            overrides.insert(rest.as_os_str().as_encoded_bytes().to_vec(), over);
         }
         let members = self.members_of(archive)?;
         members
@@ -796,7 +796,7 @@ impl<'a> Planner<'a> {
                 let sub = m
                     .first
                     .clone()
-                    .unwrap_or_else(|| member.as_os_str().as_bytes().to_vec());
+                    .unwrap_or_else(|| member.as_os_str().as_encoded_bytes().to_vec());
                 match self
                     .ws
                     .bucket()
