@@ -29,6 +29,10 @@
  *   what the undo replaced is in the trash; the history agrees with the tree (undone: one undo
  *   record, every change of the session `undoneBy` it; not undone: no undo record, and the
  *   session can still be undone);
+ * - create_directory (`a/b/c`), killed at each named phase of its commit (a debug build dies at
+ *   `AGENT_FS_TOOLS_CRASH_AT=<point>`: staged, recorded, made, applied, cleaned, sequel — a
+ *   window random kills cannot hit): none of its directories before the commit point, all of
+ *   them after it, and its history record exactly when they stand;
  * - leftovers are recognisable: `.<name>.<pid>.<n>.agent-fs-tools.tmp` (atomic writes),
  *   `.restore-<unique>.partial` beside a restore target, `.<what>-<unique>.partial` in the bucket;
  * - the next Workspace on the same root and data dir works: `trash_list`, `trashList()` and a
@@ -929,4 +933,45 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       rmSync(other, { recursive: true, force: true })
     }
   })
+
+  it('create_directory, killed at each phase of its commit: all its directories with their record, or none', async () => {
+    const dirs = tempWorkspaceDirs()
+    const calls: Call[] = [['create_directory', { path: 'a/b/c' }]]
+    // Before the commit point the change is undone; after it, it stands and its record is
+    // appended (by the next Workspace's recovery, when the kill came first).
+    const phases: [string, boolean][] = [
+      ['staged', false],
+      ['recorded', false],
+      ['made', false],
+      ['applied', true],
+      ['cleaned', true],
+      ['sequel', true],
+    ]
+    for (const [point, stands] of phases) {
+      rmSync(join(dirs.root, 'a'), { recursive: true, force: true })
+      const recorded = async (ws: Workspace): Promise<number> =>
+        (await ws.history()).filter((c) => c.tool === 'create_directory').length
+      const before = await recorded(new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }))
+      const killed = await runChildCrashingAt(dirs, calls, point)
+      expect(killed, `the child reached ${point}`).toBe(true)
+      const { ws } = await nextWorkspace(dirs)
+      expect(existsSync(join(dirs.root, 'a/b/c')), `killed at ${point}`).toBe(stands)
+      if (!stands) expect(existsSync(join(dirs.root, 'a')), `killed at ${point}: no parent left`).toBe(false)
+      expect(await recorded(ws), `killed at ${point}: recorded exactly when it stands`).toBe(before + (stands ? 1 : 0))
+    }
+  })
 })
+
+/** Runs the child on `calls` in a debug build told to kill itself at the crash point `point`. */
+function runChildCrashingAt(dirs: { root: string; dataDir: string }, calls: Call[], point: string): Promise<boolean> {
+  const configFile = join(dirs.dataDir, `..`, `crash-config-${process.pid}-${configCount++}.json`)
+  writeFileSync(configFile, JSON.stringify({ root: dirs.root, dataDir: dirs.dataDir, calls }))
+  const env = { ...process.env, AGENT_FS_TOOLS_CRASH_AT: point }
+  const child = spawn(process.execPath, [CHILD, configFile], { stdio: 'ignore', env })
+  return new Promise((resolve) =>
+    child.on('exit', (_code, signal) => {
+      rmSync(configFile, { force: true })
+      resolve(signal === 'SIGKILL')
+    }),
+  )
+}

@@ -2,6 +2,10 @@
 //! resolve → lock → plan (off the JS thread) → authorize (permissions, confirm, timeout, abort)
 //! → commit. Each tool file reads top to bottom as that story; this file holds the shared parts.
 
+pub mod execute;
+pub mod plan;
+mod stage;
+
 use std::future::Future;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -10,14 +14,14 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::cancel::CancelToken;
 use crate::change::FileChange;
 use crate::confirm::{ConfirmRequest, Confirmer, Summary};
 use crate::error::{ErrorCode, ToolError};
-use crate::history::{Author, ChangeRecord, Heading, History};
+use crate::history::{Author, Heading, History};
 use crate::journal::commit::{Commit, CommitError, Sequel};
 use crate::locks::{Asker, ChangeGuard, ReadGuard};
 use crate::options::{Limits, StaleWrites};
@@ -28,7 +32,7 @@ use crate::paths::Target;
 use crate::permissions::{Operation, Permissions};
 use crate::progress::Progress;
 use crate::views::{Seen, View};
-use crate::workspace::Workspace;
+use crate::workspace::{AfterCommit, Workspace};
 
 fn owned(paths: &[&Path]) -> Vec<PathBuf> {
     paths.iter().map(|p| p.to_path_buf()).collect()
@@ -372,21 +376,35 @@ pub fn commit_recorded(
     heading: &Heading,
     files: impl FnOnce() -> Vec<FileChange>,
 ) -> Result<(Vec<FileChange>, Recorded), CommitError> {
+    commit_consuming(ws, commit, heading, Vec::new(), files)
+}
+
+/// [`commit_recorded`], deleting after the commit point the archives `consume` names (in the
+/// workspace's bucket: a restore's source), also by recovery should the process die before.
+pub fn commit_consuming(
+    ws: &Workspace,
+    commit: Commit<'_>,
+    heading: &Heading,
+    consume: Vec<PathBuf>,
+    files: impl FnOnce() -> Vec<FileChange>,
+) -> Result<(Vec<FileChange>, Recorded), CommitError> {
     let mut made = Vec::new();
     let sequel = commit.apply_then(
         || {
             made = files();
-            if made.is_empty() && heading.undoes.is_empty() {
+            if made.is_empty() && heading.undoes.is_empty() && consume.is_empty() {
                 return Ok(None);
             }
             let record = ws.history().prepare(heading, &made)?;
-            serde_json::to_value(record)
+            serde_json::to_value(AfterCommit { record, consume })
                 .map(Some)
                 .map_err(io::Error::other)
         },
         |sequel| {
-            let record = ChangeRecord::deserialize(sequel).map_err(io::Error::other)?;
-            ws.history().append(&record)
+            let after =
+                AfterCommit::read(sequel).ok_or_else(|| io::Error::other("not a sequel"))?;
+            after.consume(ws.bucket());
+            ws.history().append(&after.record)
         },
     )?;
     let recorded = match sequel {
@@ -741,7 +759,7 @@ pub enum Rewrite {
 impl Call {
     /// How the existing file at `path`, now as `stat` describes it, compares with the version
     /// the model last saw.
-    pub fn view(&self, path: &Path, stat: &rustix::fs::Stat) -> View {
+    pub fn view(&self, path: &Path, stat: &crate::paths::Stat) -> View {
         self.ws.seen().view(path, stat)
     }
 
@@ -752,7 +770,7 @@ impl Call {
     pub fn check_view(
         &self,
         path: &Path,
-        stat: &rustix::fs::Stat,
+        stat: &crate::paths::Stat,
         rewrite: Rewrite,
     ) -> Result<Option<String>, ToolError> {
         let view = self.view(path, stat);

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::paths::shown::Shown;
+use crate::paths::EntryKind;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -91,18 +92,9 @@ pub struct UndoFacts {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EntryFacts {
-    pub kind: EntryKindName,
+    pub kind: EntryKind,
     pub dev: u64,
     pub ino: u64,
-}
-
-/// An entry's kind, as the history stores it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EntryKindName {
-    File,
-    Directory,
-    Symlink,
 }
 
 impl FileChange {

@@ -31,8 +31,9 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::fsops;
 use crate::paths::shown::Shown;
+use crate::paths::EntryKind;
 
 /// Mode of the directories we create in the data directory (and of the data directory itself).
 const PRIVATE_DIR: u32 = 0o700;
@@ -297,7 +298,7 @@ mod tests {
     /// Another user's uid to give directories to (tests run as root; as anyone else a
     /// directory cannot be given away and the owner checks are skipped).
     fn someone_else() -> Option<u32> {
-        rustix::process::geteuid().is_root().then_some(65534)
+        (crate::paths::process::effective_user() == 0).then_some(65534)
     }
 
     fn refusal(e: io::Error) -> String {

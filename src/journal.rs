@@ -59,15 +59,13 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::os::fd::{AsFd, BorrowedFd};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::datadir::DataDir;
-use crate::paths::{fsops, trees, Sandbox};
+use crate::paths::{fsops, trees, EntryKind, Sandbox};
 
 pub mod commit;
 mod made_dirs;
@@ -217,11 +215,11 @@ impl Journal {
         old_size: u64,
         content: &[u8],
     ) -> io::Result<Entry> {
-        let meta = file.metadata()?;
+        let (dev, ino) = fsops::fstat(file)?.identity();
         let record = Record::Append(AppendRecord {
             path: path.to_owned(),
-            dev: meta.dev(),
-            ino: meta.ino(),
+            dev,
+            ino,
             old_size,
             append_len: content.len() as u64,
             append_sha256: crate::hashing::sha256_hex(content),
@@ -553,17 +551,7 @@ fn pid_of(name: &str) -> Option<u32> {
 }
 
 fn pid_alive(pid: Option<u32>) -> bool {
-    let Some(pid) = pid
-        .and_then(|p| i32::try_from(p).ok())
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        return false;
-    };
-    // Signal 0 checks that the process exists; EPERM means it does, but is someone else's.
-    !matches!(
-        rustix::process::test_kill_process(pid),
-        Err(rustix::io::Errno::SRCH)
-    )
+    pid.is_some_and(crate::paths::process::alive)
 }
 
 /// Applies one append record to its file, with the copy of the appended bytes kept beside the
@@ -584,12 +572,12 @@ pub fn replay(
     let Ok(mut file) = fsops::open_for_update(dir.as_fd(), name) else {
         return Ok(Recovered::LeftAlone);
     };
-    let meta = file.metadata()?;
-    if !meta.is_file() || (meta.dev(), meta.ino()) != (record.dev, record.ino) {
+    let stat = fsops::fstat(&file)?;
+    if stat.kind() != EntryKind::File || stat.identity() != (record.dev, record.ino) {
         return Ok(Recovered::LeftAlone);
     }
     let Some(ours) = kept_bytes(record, kept)? else {
-        let complete = meta.len() == record.old_size + record.append_len
+        let complete = stat.size == record.old_size + record.append_len
             && tail_sha256(&mut file, record.old_size)? == record.append_sha256;
         return Ok(if complete {
             Recovered::Complete
@@ -638,7 +626,7 @@ fn tail_sha256(file: &mut File, from: u64) -> io::Result<String> {
 pub fn remove_temp(record: &TempRecord, sandbox: &Sandbox) -> io::Result<Recovered> {
     let name = record.name.as_os_str();
     let ours = crate::trash::is_restore_temp_name(name) || fsops::is_temp_name(name);
-    if name.as_bytes().contains(&b'/') || !ours {
+    if name.as_encoded_bytes().contains(&b'/') || !ours {
         return Ok(Recovered::LeftAlone);
     }
     let Some(dir) = open_recorded_dir(sandbox, &record.dir, record.dir_dev, record.dir_ino)? else {
@@ -671,11 +659,11 @@ pub fn finish_removal(record: &RemovalRecord, sandbox: &Sandbox) -> io::Result<R
     };
     let mut removed = false;
     let mut prefix = b".".to_vec();
-    prefix.extend_from_slice(record.name.as_os_str().as_bytes());
+    prefix.extend_from_slice(record.name.as_os_str().as_encoded_bytes());
     prefix.push(b'.');
     for found in fsops::list_names(dir.as_fd())? {
-        let ours =
-            fsops::is_temp_name_of(&found, record.pid) && found.as_bytes().starts_with(&prefix);
+        let ours = fsops::is_temp_name_of(&found, record.pid)
+            && found.as_encoded_bytes().starts_with(&prefix);
         if ours && trees::remove_tree_at(dir.as_fd(), &found, trees::Removal::OWN_TEMP).is_ok() {
             removed = true;
         }
@@ -744,6 +732,7 @@ mod recovery_tests;
 mod tests {
     use super::*;
     use std::fs::{self, OpenOptions};
+    use std::os::unix::fs::MetadataExt;
     use std::os::unix::fs::{symlink, PermissionsExt};
 
     /// A journal at `<base>/journal/x` in the data directory `base`.
@@ -1153,10 +1142,10 @@ mod tests {
     #[test]
     fn paths_that_are_not_utf8_are_journaled_as_bytes() {
         let (_tmp, journal, dir) = temp_setup();
-        let odd = dir.join(OsStr::from_bytes(b"caf\xe9"));
+        let odd = dir.join(crate::paths::names::from_bytes(b"caf\xe9"));
         fs::create_dir(&odd).unwrap();
         // An append to a file there is journaled and rolled back like any other.
-        let file = odd.join(OsStr::from_bytes(b"n\xffe.log"));
+        let file = odd.join(crate::paths::names::from_bytes(b"n\xffe.log"));
         fs::write(&file, b"old").unwrap();
         let rec = begin(&journal, &file, b"new");
         let stored = journal.read(&rec).unwrap();
@@ -1175,7 +1164,7 @@ mod tests {
         );
         assert_eq!(fs::read(&file).unwrap(), b"old");
         // A temp file of a name that is not UTF-8 is recorded and swept.
-        let temp = fsops::temp_name(OsStr::from_bytes(b"\xfe.txt"));
+        let temp = fsops::temp_name(crate::paths::names::from_bytes(b"\xfe.txt"));
         fs::write(odd.join(&temp), b"a whole copy").unwrap();
         let fd = fsops::open_dir(Path::new("/"), &odd, false).unwrap();
         let entry = journal.begin_temp(&odd, fd.as_fd(), &temp).unwrap();

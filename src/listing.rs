@@ -8,16 +8,15 @@
 //! asked, what `.gitignore` ignores skipped), which `lstat`s only regular files and reads only
 //! symlinks. Our own atomic-write temp files and the hidden trash directories are never listed.
 
-use std::ffi::OsStr;
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::cancel::CancelToken;
 use crate::error::ToolError;
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::fsops;
 use crate::paths::shown::Shown;
+use crate::paths::EntryKind;
 use crate::paths::{Sandbox, Target};
 use crate::text::bounded::{bounded, lines_within, NOTE_ROOM};
 use crate::text::quantity::bytes;
@@ -105,7 +104,7 @@ pub fn direct_entries(
         if fsops::is_temp_name(&name) || sandbox.is_hidden(&target.path.join(&name)) {
             continue;
         }
-        names.push(name.into_vec());
+        names.push(crate::paths::names::into_vec(name));
     }
     names.sort();
     let truncated = names.len() > max;
@@ -113,7 +112,7 @@ pub fn direct_entries(
     // The data directory reached under another name (a bind mount, a macOS firmlink).
     let hidden = sandbox.hidden_identities();
     for name in names.iter().take(max) {
-        let name = OsStr::from_bytes(name);
+        let name = crate::paths::names::from_bytes(name);
         let Some(stat) = fsops::lstat_at(fd.as_fd(), name)
             .map_err(|e| ToolError::io(&e, "list", &target.path))?
         else {
@@ -130,8 +129,8 @@ pub fn direct_entries(
         lines.push(entry_line(
             Path::new(name),
             EntryKind::of(&stat),
-            stat.st_size as u64,
-            stat.st_mtime,
+            stat.size,
+            stat.mtime.0,
             link,
         ));
     }
@@ -163,7 +162,7 @@ pub fn walk_tree(
             EntryKind::File => {
                 // Whatever it is now, as of this lstat (or gone: removed while listing).
                 let stat = fsops::lstat_at(entry.dir, entry.name).ok()??;
-                (EntryKind::of(&stat), stat.st_size as u64, stat.st_mtime)
+                (EntryKind::of(&stat), stat.size, stat.mtime.0)
             }
             kind => (kind, 0, 0),
         };
@@ -245,8 +244,7 @@ mod tests {
 
     #[test]
     fn names_and_link_targets_are_shown_escaped() {
-        use std::os::unix::ffi::OsStrExt;
-        let name = Path::new(OsStr::from_bytes(b"a\nb\xff"));
+        let name = Path::new(crate::paths::names::from_bytes(b"a\nb\xff"));
         assert_eq!(
             entry_line(name, EntryKind::Directory, 0, 0, || None),
             "a\\nb\\xff/"

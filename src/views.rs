@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use rustix::fs::Stat;
+use crate::paths::Stat;
 
 /// How many files a workspace remembers the model's view of (../docs/tools.md#stale-views).
 pub const REMEMBERED_FILES: usize = 10_000;
@@ -33,11 +33,11 @@ impl FileVersion {
     #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
     pub fn of(stat: &Stat) -> Self {
         Self {
-            dev: stat.st_dev as u64,
-            ino: stat.st_ino as u64,
-            size: stat.st_size as i64,
-            mtime: (stat.st_mtime as i64, stat.st_mtime_nsec as i64),
-            ctime: (stat.st_ctime as i64, stat.st_ctime_nsec as i64),
+            dev: stat.dev,
+            ino: stat.ino,
+            size: stat.size as i64,
+            mtime: (stat.mtime.0, stat.mtime.1 as i64),
+            ctime: (stat.ctime.0, stat.ctime.1 as i64),
         }
     }
 }
@@ -190,7 +190,7 @@ mod tests {
     use super::*;
 
     fn stat_of(path: &Path) -> Stat {
-        rustix::fs::stat(path).unwrap()
+        Stat::from(&std::fs::metadata(path).unwrap())
     }
 
     /// `path` as it is now, looked at now.

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -117,7 +117,14 @@ struct Aftermath<'a> {
 
 impl crate::journal::commit::Aftermath for Aftermath<'_> {
     fn perform(&self, sequel: &Value) -> std::io::Result<()> {
-        append_carried_record(self.history, sequel)
+        match AfterCommit::read(sequel) {
+            Some(after) => {
+                after.consume(self.bucket);
+                self.history.append_once(&after.record).map(drop)
+            }
+            // One that does not read as ours is dropped.
+            None => Ok(()),
+        }
     }
 
     fn discard_archive(&self, name: &std::ffi::OsStr) {
@@ -125,13 +132,39 @@ impl crate::journal::commit::Aftermath for Aftermath<'_> {
     }
 }
 
-/// The sequel of a journaled commit that recovery finished: the history record of the change
-/// (`call::commit_recorded` put it there), appended unless the log holds it already (a kill
-/// after the append). One that does not read as a record is dropped.
-fn append_carried_record(history: &History, sequel: &Value) -> std::io::Result<()> {
-    match ChangeRecord::deserialize(sequel) {
-        Ok(record) => history.append_once(&record).map(drop),
-        Err(_) => Ok(()),
+/// What follows a journaled change once it is made, carried in its commit record so that
+/// recovery finishes it after a kill (`call::commit_recorded` puts it there): the archives the
+/// change consumed (a restore's source) are deleted, then the change's history record is
+/// appended — by recovery, unless the log holds it already (a kill after the append). Both are
+/// safe to do again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AfterCommit {
+    pub record: ChangeRecord,
+    /// Names of archives in this workspace's bucket.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub consume: Vec<PathBuf>,
+}
+
+impl AfterCommit {
+    /// The sequel as stored; one written before this form (the history record alone) reads as
+    /// that record with nothing to consume. `None`: not ours.
+    pub fn read(sequel: &Value) -> Option<Self> {
+        AfterCommit::deserialize(sequel).ok().or_else(|| {
+            ChangeRecord::deserialize(sequel)
+                .ok()
+                .map(|record| AfterCommit {
+                    record,
+                    consume: Vec::new(),
+                })
+        })
+    }
+
+    /// Deletes the consumed archives (one already gone is fine).
+    pub fn consume(&self, bucket: &Bucket) {
+        for name in &self.consume {
+            bucket.discard_named(name.as_os_str());
+        }
     }
 }
 

@@ -310,9 +310,9 @@ impl History {
         };
         datadir::check_file(&file, &self.path().join(LOG))?;
         let stat = fsops::fstat(&file)?;
-        let identity = (stat.st_dev as u64, stat.st_ino as u64);
+        let identity = (stat.dev, stat.ino);
         let mut parsed = self.parsed.lock().unwrap_or_else(|e| e.into_inner());
-        if parsed.file != Some(identity) || (stat.st_size as u64) < parsed.consumed {
+        if parsed.file != Some(identity) || (stat.size) < parsed.consumed {
             *parsed = Parsed {
                 file: Some(identity),
                 ..Parsed::default()
@@ -339,12 +339,11 @@ impl History {
 /// Ends a log whose last line was cut short (a power cut mid-append), so that the next record
 /// starts a line of its own instead of being lost with the fragment.
 fn end_last_line(dir: std::os::fd::BorrowedFd<'_>, log: &mut File) -> io::Result<()> {
-    use std::os::unix::fs::FileExt;
     let reader = fsops::open_for_read(dir, OsStr::new(LOG))?;
-    let size = fsops::fstat(&reader)?.st_size as u64;
+    let size = fsops::fstat(&reader)?.size;
     let mut last = [b'\n'];
     if size > 0 {
-        reader.read_exact_at(&mut last, size - 1)?;
+        crate::paths::io::read_exact_at(&reader, &mut last, size - 1)?;
     }
     if last[0] != b'\n' {
         log.write_all(b"\n")?;

@@ -82,3 +82,28 @@ impl FileRecord {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::EntryKind;
+
+    /// Records as this crate wrote them before the entry kinds became one enum read back, and
+    /// are written again byte for byte.
+    #[test]
+    fn records_written_before_read_and_write_the_same() {
+        let written = [
+            r#"{"id":"c1","time":"2026-11-22T05:17:17.123Z","tool":"move_file","summary":"a → b","files":[{"path":"/w/b","action":"moved","from":"/w/a","entry":{"kind":"directory","dev":2049,"ino":77}}],"sessionId":"s","runId":"r","agentName":"x"}"#,
+            r#"{"id":"c2","time":"2026-11-22T05:17:17.123Z","tool":"restore_file","summary":"l","files":[{"path":"/w/l","action":"added","entry":{"kind":"symlink","dev":1,"ino":2},"restoredFrom":"/t/l.tar.gz"}],"sessionId":"s","runId":"r","agentName":"x"}"#,
+            r#"{"id":"c3","time":"2026-11-22T05:17:17.123Z","tool":"undo","summary":"undo","files":[{"path":"/w/f","action":"added","entry":{"kind":"file","dev":1,"ino":3}}],"sessionId":"s","runId":"r","agentName":"x","undoes":["c2"]}"#,
+        ];
+        let kinds = [EntryKind::Directory, EntryKind::Symlink, EntryKind::File];
+        for (text, kind) in written.into_iter().zip(kinds) {
+            let record: ChangeRecord = serde_json::from_str(text).unwrap();
+            assert_eq!(record.files[0].entry.unwrap().kind, kind);
+            assert_eq!(serde_json::to_string(&record).unwrap(), text);
+        }
+        let special = written[0].replace(r#""kind":"directory""#, r#""kind":"special""#);
+        assert!(serde_json::from_str::<ChangeRecord>(&special).is_err());
+    }
+}

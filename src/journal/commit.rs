@@ -44,7 +44,6 @@ use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::Stat;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -54,41 +53,15 @@ use super::{Durability, Entry, Journal, Record, Recovered};
 use crate::hashing::{sha256_hex, sha256_reader};
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, RemoveError, ReplaceError, Replacing, Snapshot};
-use crate::paths::{trees, Sandbox};
+use crate::paths::{process, trees, Sandbox, Stat, Version};
 
-/// What tells an entry from any other, also across a rename (which keeps all of these) and a
-/// freed inode number given to a new file (which has its own size and times).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Ident {
-    pub dev: u64,
-    pub ino: u64,
-    pub size: u64,
-    pub mtime: (i64, u32),
-}
-
-impl Ident {
-    fn of(stat: &Stat) -> Self {
-        Self::of_snapshot(&Snapshot::of(stat))
-    }
-
-    fn of_snapshot(snap: &Snapshot) -> Self {
-        Self {
-            dev: snap.dev,
-            ino: snap.ino,
-            size: snap.size,
-            mtime: snap.mtime,
-        }
-    }
-
-    /// Whether `stat` is this entry. A directory is known by its device and inode alone: its
-    /// size and times change with its entries, which other steps of the same change may move.
-    fn is(&self, stat: &Stat) -> bool {
-        let now = Self::of(stat);
-        if Snapshot::of(stat).kind() == fsops::EntryKind::Directory {
-            (now.dev, now.ino) == (self.dev, self.ino)
-        } else {
-            now == *self
-        }
+/// The [`Version`] a snapshot describes.
+fn version_of_snapshot(snap: &Snapshot) -> Version {
+    Version {
+        dev: snap.dev,
+        ino: snap.ino,
+        size: snap.size,
+        mtime: snap.mtime,
     }
 }
 
@@ -139,21 +112,21 @@ pub enum StepAction {
     /// displaces, if any.
     #[serde(rename_all = "camelCase")]
     Put {
-        staged: Ident,
+        staged: Version,
         sha256: String,
-        replaces: Option<Ident>,
+        replaces: Option<Version>,
     },
     /// The entry `removes` leaves the name.
     #[serde(rename_all = "camelCase")]
-    Remove { removes: Ident },
+    Remove { removes: Version },
     /// The entry staged under the temp name (a file, link or whole tree, `staged`) takes the free
     /// name.
     #[serde(rename_all = "camelCase")]
-    Place { staged: Ident },
+    Place { staged: Version },
     /// The entry `moves` goes from the name to `to_name` in the directory `to_dir`.
     #[serde(rename_all = "camelCase")]
     Rename {
-        moves: Ident,
+        moves: Version,
         #[serde(with = "path_bytes")]
         to_dir: PathBuf,
         to_dir_dev: u64,
@@ -294,7 +267,7 @@ impl PlannedFile {
 
 /// Whether `file` (open at its start) holds `len` bytes hashing to `sha256`.
 fn holds(file: &mut File, len: u64, sha256: &str) -> io::Result<bool> {
-    if fsops::fstat(&*file)?.st_size as u64 != len {
+    if fsops::fstat(&*file)?.size != len {
         return Ok(false);
     }
     Ok(sha256_reader(file.by_ref().take(len + 1))? == sha256)
@@ -421,9 +394,9 @@ impl Commit<'_> {
             name,
             &aside,
             StepAction::Put {
-                staged: Ident::of(&staged),
+                staged: Stat::version(&staged),
                 sha256: sha256_hex(&data),
-                replaces: replaces.as_ref().map(|p| Ident::of(&p.stat)),
+                replaces: replaces.as_ref().map(|p| Stat::version(&p.stat)),
             },
         )?;
         self.steps.push(Staged {
@@ -476,7 +449,7 @@ impl Commit<'_> {
             name,
             aside,
             StepAction::Place {
-                staged: Ident::of_snapshot(&staged),
+                staged: version_of_snapshot(&staged),
             },
         )?;
         self.push_plain(dir, record, None);
@@ -506,7 +479,7 @@ impl Commit<'_> {
             name,
             &fsops::temp_name(name),
             StepAction::Rename {
-                moves: Ident::of_snapshot(&expected),
+                moves: version_of_snapshot(&expected),
                 to_dir: to_dir_path.to_owned(),
                 to_dir_dev: to_stat.dev,
                 to_dir_ino: to_stat.ino,
@@ -553,7 +526,7 @@ impl Commit<'_> {
             name,
             &fsops::temp_name(name),
             StepAction::Remove {
-                removes: Ident::of_snapshot(&expected),
+                removes: version_of_snapshot(&expected),
             },
         )?;
         self.steps.push(Staged {
@@ -607,6 +580,7 @@ impl Commit<'_> {
                 temp.finish();
             }
         }
+        process::crash_point("recorded");
         for index in 0..self.steps.len() {
             if let Err(reason) = apply_step(&self.steps[index]) {
                 self.undo_steps(index);
@@ -617,6 +591,7 @@ impl Commit<'_> {
             }
         }
         sync_dirs(&self.steps);
+        process::crash_point("made");
         record.applied = true;
         // The commit point, with the sequel. Should the record not be rewritten, recovery undoes
         // the change, so the call must not report it done: undo it now.
@@ -633,13 +608,18 @@ impl Commit<'_> {
         }
         // The directories made hold the change's files now: they stay.
         self.made.clear();
+        process::crash_point("applied");
         for step in &self.steps {
             clean_up(step.dir.as_fd(), &step.record);
         }
+        process::crash_point("cleaned");
         let outcome = match &record.sequel {
             None => Sequel::None,
             Some(sequel) => match perform(sequel) {
-                Ok(()) => Sequel::Performed,
+                Ok(()) => {
+                    process::crash_point("sequel");
+                    Sequel::Performed
+                }
                 // The record stays: the next recovery finds the change applied and performs it.
                 Err(_) => return Ok(Sequel::LeftToRecovery),
             },
@@ -717,8 +697,7 @@ fn apply_step(step: &Staged) -> Result<(), StepFailure> {
         }
         (StepAction::Put { staged, sha256, .. }, Some(planned), _) => {
             let ours = |file: &mut File| holds(file, staged.size, sha256);
-            let same_content =
-                |file: &mut File| holds(file, planned.stat.st_size as u64, &planned.sha256);
+            let same_content = |file: &mut File| holds(file, planned.stat.size, &planned.sha256);
             fsops::swap_in(
                 dir,
                 aside,
@@ -736,7 +715,7 @@ fn apply_step(step: &Staged) -> Result<(), StepFailure> {
                 let found = Snapshot::of(found);
                 found.same_except_ctime(&expected)
                     || found == expected
-                    || (found.kind() == fsops::EntryKind::Directory
+                    || (found.kind() == crate::paths::EntryKind::Directory
                         && (found.dev, found.ino) == (expected.dev, expected.ino))
             })?;
         }
@@ -835,7 +814,7 @@ fn move_checked(
     from: &OsStr,
     to_dir: BorrowedFd<'_>,
     to: &OsStr,
-    ident: &Ident,
+    ident: &Version,
 ) {
     if fsops::rename_noreplace(from_dir, from, to_dir, to).is_err() {
         return;
@@ -849,7 +828,13 @@ fn move_checked(
 /// Exchanges `aside` (holding `old`) and `name` (holding `staged`); should either not hold what
 /// it should afterwards (one was swapped between the caller's check and the exchange), exchanges
 /// them back.
-fn exchange_checked(dir: BorrowedFd<'_>, aside: &OsStr, name: &OsStr, staged: &Ident, old: &Ident) {
+fn exchange_checked(
+    dir: BorrowedFd<'_>,
+    aside: &OsStr,
+    name: &OsStr,
+    staged: &Version,
+    old: &Version,
+) {
     if fsops::rename_exchange(dir, aside, dir, name).is_err() {
         return;
     }
@@ -866,7 +851,7 @@ fn exchange_checked(dir: BorrowedFd<'_>, aside: &OsStr, name: &OsStr, staged: &I
 /// empty directory goes: [`trees::remove_tree_if`]); anything else is first moved to its doomed
 /// name ([`fsops::doomed_name`]), checked there and removed — or put back. What a removal cut
 /// short by a kill left is settled first ([`settle_doomed`]), so running this again is safe.
-fn remove_aside(dir: BorrowedFd<'_>, aside: &OsStr, ident: Ident, how: trees::Removal<'_>) {
+fn remove_aside(dir: BorrowedFd<'_>, aside: &OsStr, ident: Version, how: trees::Removal<'_>) {
     let doomed = fsops::doomed_name(aside);
     settle_doomed(dir, aside, &doomed, ident, how);
     let Some(stat) = fsops::lstat_at(dir, aside).ok().flatten() else {
@@ -875,7 +860,7 @@ fn remove_aside(dir: BorrowedFd<'_>, aside: &OsStr, ident: Ident, how: trees::Re
     if !ident.is(&stat) {
         return;
     }
-    if Snapshot::of(&stat).kind() == fsops::EntryKind::Directory {
+    if Snapshot::of(&stat).kind() == crate::paths::EntryKind::Directory {
         let _ = trees::remove_tree_if(dir, aside, how, &|found| ident.is(found));
     } else if fsops::set_aside(dir, aside, &doomed, &|found| ident.is(found)).is_ok() {
         let _ = fsops::unlink_at(dir, &doomed);
@@ -889,7 +874,7 @@ fn settle_doomed(
     dir: BorrowedFd<'_>,
     aside: &OsStr,
     doomed: &OsStr,
-    ident: Ident,
+    ident: Version,
     how: trees::Removal<'_>,
 ) {
     match fsops::lstat_at(dir, doomed).ok().flatten() {
@@ -921,7 +906,7 @@ fn clean_up(dir: BorrowedFd<'_>, step: &StepRecord) {
 }
 
 /// Whether `name` is the staged file `staged` with the content hashing to `sha256`.
-fn is_staged(dir: BorrowedFd<'_>, name: &OsStr, staged: &Ident, sha256: &str) -> bool {
+fn is_staged(dir: BorrowedFd<'_>, name: &OsStr, staged: &Version, sha256: &str) -> bool {
     let Ok(file) = fsops::open_for_read(dir, name) else {
         return false;
     };
@@ -930,7 +915,7 @@ fn is_staged(dir: BorrowedFd<'_>, name: &OsStr, staged: &Ident, sha256: &str) ->
 }
 
 /// Removes the staged file `staged` from our temp name `aside`, if it is there.
-fn remove_staged(dir: BorrowedFd<'_>, aside: &OsStr, staged: &Ident) {
+fn remove_staged(dir: BorrowedFd<'_>, aside: &OsStr, staged: &Version) {
     remove_aside(dir, aside, *staged, trees::Removal::OWN_TEMP);
 }
 

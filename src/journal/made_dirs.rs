@@ -53,7 +53,7 @@ pub fn remove_if_empty(parent: BorrowedFd<'_>, made: &MadeDirRecord) {
         .ok()
         .flatten()
         .is_some_and(|stat| {
-            fsops::EntryKind::of(&stat) == fsops::EntryKind::Directory
+            crate::paths::EntryKind::of(&stat) == crate::paths::EntryKind::Directory
                 && fsops::identity(&stat) == (made.dev, made.ino)
         });
     if still_it {

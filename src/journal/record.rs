@@ -7,7 +7,6 @@
 
 use std::ffi::OsStr;
 use std::io::Read;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use serde::de::value::MapAccessDeserializer;
@@ -78,8 +77,6 @@ pub struct TempRecord {
 /// records hold), else an array of bytes, since a Linux path is bytes and a record must not fail
 /// to be written (or a write go unjournaled) for a name that is not UTF-8.
 pub(super) mod path_bytes {
-    use std::ffi::OsStr;
-    use std::os::unix::ffi::OsStrExt;
     use std::path::{Path, PathBuf};
 
     use serde::{Deserialize, Deserializer, Serializer};
@@ -87,7 +84,7 @@ pub(super) mod path_bytes {
     pub fn serialize<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
         match path.to_str() {
             Some(text) => serializer.serialize_str(text),
-            None => serializer.collect_seq(path.as_os_str().as_bytes()),
+            None => serializer.collect_seq(path.as_os_str().as_encoded_bytes()),
         }
     }
 
@@ -100,7 +97,7 @@ pub(super) mod path_bytes {
         }
         Ok(match Stored::deserialize(deserializer)? {
             Stored::Text(text) => PathBuf::from(text),
-            Stored::Bytes(bytes) => PathBuf::from(OsStr::from_bytes(&bytes)),
+            Stored::Bytes(bytes) => PathBuf::from(crate::paths::names::from_bytes(&bytes)),
         })
     }
 }
@@ -232,7 +229,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
 
 /// Whether `name` is one plain path component: not empty, not `.` or `..`, no `/`, no NUL.
 pub fn is_plain_name(name: &OsStr) -> bool {
-    let bytes = name.as_bytes();
+    let bytes = name.as_encoded_bytes();
     !bytes.is_empty()
         && bytes != b"."
         && bytes != b".."
@@ -242,12 +239,12 @@ pub fn is_plain_name(name: &OsStr) -> bool {
 
 /// Whether `dir` is an absolute path of plain components (as canonical paths are).
 pub fn is_plain_dir(dir: &Path) -> bool {
-    let bytes = dir.as_os_str().as_bytes();
+    let bytes = dir.as_os_str().as_encoded_bytes();
     bytes == b"/"
         || (bytes.starts_with(b"/")
             && bytes[1..]
                 .split(|&b| b == b'/')
-                .all(|part| is_plain_name(OsStr::from_bytes(part))))
+                .all(|part| is_plain_name(crate::paths::names::from_bytes(part))))
 }
 
 /// `Ok` if `dir` is a plain absolute directory path.

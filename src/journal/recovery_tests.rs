@@ -11,12 +11,13 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::commit::{kill_before_commit_point, CommitRecord, Ident, PlannedFile};
+use super::commit::{kill_before_commit_point, CommitRecord, PlannedFile};
 use super::{Journal, Record, Recovered};
 use crate::datadir::DataDir;
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, Snapshot};
 use crate::paths::Sandbox;
+use crate::paths::Version;
 
 /// A pid no process has (above any `pid_max`): the writer of a record "died".
 const DEAD_PID: u32 = u32::MAX - 1;
@@ -458,7 +459,7 @@ fn a_sealed_record_naming_more_than_one_plain_component_is_never_acted_on() {
             "dir": d.root, "dirDev": root.dev, "dirIno": root.ino,
             "name": "x.txt",
             "aside": "../outside/victim.txt",
-            "action": { "kind": "remove", "removes": Ident {
+            "action": { "kind": "remove", "removes": Version {
                 dev: victim.dev, ino: victim.ino, size: victim.size, mtime: victim.mtime,
             } },
         }],

@@ -8,17 +8,15 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use rustix::fs::{AtFlags, Mode, OFlags};
-
 use super::seal::{self, Mac, KEY_LEN, TRAILER_LEN};
 use crate::datadir::DataDir;
 use crate::paths::fsops::race_point::{self, RacePoint};
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::EntryKind;
+use crate::paths::{self, fsops, process};
 
 /// Name of the sealing key, in the directory above the journals of every workspace.
 const KEY_NAME: &str = "key";
@@ -102,7 +100,7 @@ impl Store {
             .len()
             .checked_sub(TRAILER_LEN as u64)?;
         let mut trailer = [0u8; TRAILER_LEN];
-        file.read_exact_at(&mut trailer, body_len).ok()?;
+        paths::io::read_exact_at(&file, &mut trailer, body_len).ok()?;
         let seal = seal::seal_in_trailer(&trailer)?;
         let mut body = Unsealing {
             from: BufReader::new((&file).take(body_len)),
@@ -170,7 +168,7 @@ impl Store {
 
     pub fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
         let dir = self.dir(false)?;
-        rustix::fs::renameat(&dir, from, &dir, to).map_err(io::Error::from)
+        fsops::rename_replacing(dir.as_fd(), from, dir.as_fd(), to)
     }
 
     pub fn remove(&self, name: &OsStr) -> io::Result<()> {
@@ -196,8 +194,7 @@ impl Store {
     pub fn age(&self, name: &OsStr) -> Option<Duration> {
         let dir = self.dir(false).ok()?;
         let stat = fsops::lstat_at(dir.as_fd(), name).ok()??;
-        let modified =
-            SystemTime::UNIX_EPOCH + Duration::new(stat.st_mtime as u64, stat.st_mtime_nsec as u32);
+        let modified = SystemTime::UNIX_EPOCH + Duration::new(stat.mtime.0 as u64, stat.mtime.1);
         SystemTime::now().duration_since(modified).ok()
     }
 
@@ -280,18 +277,9 @@ impl<R: Read> Read for Unsealing<R> {
 /// Opens (creating it, 0600) the lock file `name` in `dir`: a regular file of ours, never
 /// through a link.
 fn open_lock(dir: impl AsFd, name: &OsStr) -> io::Result<File> {
-    let flags = OFlags::RDWR
-        | OFlags::CREATE
-        | OFlags::NOFOLLOW
-        | OFlags::NONBLOCK
-        | OFlags::NOCTTY
-        | OFlags::CLOEXEC;
-    let file = rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))
-        .map(File::from)
-        .map_err(io::Error::from)?;
+    let file = fsops::open_lock_file(dir.as_fd(), name)?;
     let stat = fsops::fstat(&file)?;
-    if EntryKind::of(&stat) != EntryKind::File || stat.st_uid != rustix::process::geteuid().as_raw()
-    {
+    if EntryKind::of(&stat) != EntryKind::File || stat.uid != process::effective_user() {
         return Err(io::Error::from(io::ErrorKind::PermissionDenied));
     }
     Ok(file)
@@ -304,22 +292,19 @@ fn read_key(mut file: File) -> io::Result<[u8; KEY_LEN]> {
 }
 
 fn create_new(dir: impl AsFd, name: &OsStr) -> io::Result<File> {
-    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))
-        .map(File::from)
-        .map_err(io::Error::from)
+    fsops::create_file_at(dir.as_fd(), name)
 }
 
 fn open_ours(dir: impl AsFd, name: &OsStr) -> io::Result<File> {
     let dir = dir.as_fd();
-    let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(io::Error::from)?;
-    if EntryKind::of(&stat) != EntryKind::File || stat.st_uid != rustix::process::geteuid().as_raw()
-    {
+    let stat =
+        fsops::lstat_at(dir, name)?.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+    if EntryKind::of(&stat) != EntryKind::File || stat.uid != process::effective_user() {
         return Err(io::Error::from(io::ErrorKind::PermissionDenied));
     }
     let file = fsops::open_for_read(dir, name)?;
     let opened = fsops::fstat(&file)?;
-    if (opened.st_dev, opened.st_ino) != (stat.st_dev, stat.st_ino) {
+    if (opened.dev, opened.ino) != (stat.dev, stat.ino) {
         return Err(io::Error::from(io::ErrorKind::PermissionDenied));
     }
     Ok(file)

@@ -9,7 +9,8 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::unix::fs::{FileExt, MetadataExt};
+
+use crate::paths::{self, Stat};
 
 /// What follows the old content of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,17 +30,17 @@ pub enum Tail {
 #[derive(Debug, PartialEq, Eq)]
 struct Version {
     size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
+    mtime: (i64, u32),
+    ctime: (i64, u32),
 }
 
 impl Version {
     fn of(file: &File) -> io::Result<Self> {
-        let meta = file.metadata()?;
+        let stat = Stat::from(&file.metadata()?);
         Ok(Version {
-            size: meta.len(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
+            size: stat.size,
+            mtime: stat.mtime,
+            ctime: stat.ctime,
         })
     }
 }
@@ -118,7 +119,7 @@ fn classify(
 fn read_fully_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     let mut done = 0;
     while done < buf.len() {
-        match file.read_at(&mut buf[done..], offset + done as u64) {
+        match paths::io::read_at(file, &mut buf[done..], offset + done as u64) {
             Ok(0) => break,
             Ok(n) => done += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -15,7 +15,7 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use super::platform;
-use crate::error::libc_codes;
+use crate::paths::os_error::libc_codes;
 
 /// Where the stored name of an existing entry comes from ([`platform::stored_name`]; tests give
 /// their own).

@@ -17,17 +17,24 @@
 pub mod canonical;
 pub mod file_copy;
 pub mod fsops;
+pub mod io;
 mod io_error;
+pub mod names;
+pub mod os_error;
 pub mod platform;
+pub mod process;
 pub mod project;
 pub mod resolve;
 pub mod sandbox;
 pub mod shown;
+mod stat;
 #[cfg(test)]
 pub(crate) mod test_mounts;
 pub mod tree_count;
 pub mod trees;
 pub mod xattrs;
 
+pub use io_error::io_error_code;
 pub use sandbox::{Sandbox, Target};
 pub use shown::Shown;
+pub use stat::{EntryKind, Stat, Version};

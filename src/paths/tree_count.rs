@@ -13,7 +13,8 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::fsops::{self, EntryKind};
+use super::fsops;
+use crate::paths::EntryKind;
 
 /// How many of the largest files a count keeps.
 pub const LARGEST: usize = 3;
@@ -119,7 +120,7 @@ pub fn count_tree_at(
             }
             Some(EntryKind::Symlink) => count.links += 1,
             Some(EntryKind::File) => {
-                let size = stat.map_or(0, |s| u64::try_from(s.st_size).unwrap_or(0));
+                let size = stat.map_or(0, |s| s.size);
                 count.add_file(rel, size);
             }
             Some(EntryKind::Special) | None => count.files += 1,

@@ -11,11 +11,14 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, Mode, OFlags, Stat, Timespec, Timestamps};
+use rustix::fs::{AtFlags, Mode, OFlags, Timespec, Timestamps};
 
-use super::fsops::{self, EntryKind, Snapshot};
+use crate::paths::{Stat, Version};
+
+use super::fsops::{self, Snapshot};
 use super::{file_copy, platform, xattrs};
-use crate::error::libc_codes;
+use crate::paths::os_error::libc_codes;
+use crate::paths::EntryKind;
 
 /// How [`remove_tree_at`] treats what it finds.
 #[derive(Clone, Copy)]
@@ -263,37 +266,22 @@ pub enum CopyError {
 }
 
 /// The version of every source entry a copy read, keyed by device and inode, so that removing the
-/// source afterwards can leave alone whatever changed since.
+/// source afterwards can leave alone whatever changed since: its size and modification time (to
+/// the nanosecond), which every write changes. Not its change time: removing one name of a file
+/// with several changes that, and the other names are still the copied file.
 #[derive(Debug, Default)]
 pub struct Copied {
     versions: HashMap<(u64, u64), Version>,
 }
 
-/// What must stay equal for an entry to be the one that was copied: its size and modification
-/// time (to the nanosecond), which every write changes. Not its change time: removing one name of
-/// a file with several changes that, and the other names are still the copied file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Version {
-    size: u64,
-    mtime: (i64, u32),
-}
-
-impl Version {
-    fn of(stat: &Stat) -> Self {
-        let Snapshot { size, mtime, .. } = Snapshot::of(stat);
-        Self { size, mtime }
-    }
-}
-
 impl Copied {
     /// Whether `stat` is an entry this copy read, as it was when read.
     pub fn unchanged(&self, stat: &Stat) -> bool {
-        self.versions.get(&fsops::identity(stat)) == Some(&Version::of(stat))
+        self.versions.get(&stat.identity()) == Some(&stat.version())
     }
 
     fn record(&mut self, stat: &Stat) {
-        self.versions
-            .insert(fsops::identity(stat), Version::of(stat));
+        self.versions.insert(stat.identity(), stat.version());
     }
 }
 
@@ -389,8 +377,7 @@ impl Copier<'_> {
                 let target = fsops::read_link_at(src_dir, src_name).map_err(io_at)?;
                 rustix::fs::symlinkat(target.as_os_str(), dst_dir, dst_name)
                     .map_err(|e| io_at(e.into()))?;
-                fsops::give_link_owner(dst_dir, dst_name, stat.st_uid, stat.st_gid)
-                    .map_err(io_at)?;
+                fsops::give_link_owner(dst_dir, dst_name, stat.uid, stat.gid).map_err(io_at)?;
                 let times = timestamps(&stat);
                 rustix::fs::utimensat(dst_dir, dst_name, &times, AtFlags::SYMLINK_NOFOLLOW)
                     .map_err(|e| io_at(e.into()))?;
@@ -414,7 +401,7 @@ impl Copier<'_> {
             }
             EntryKind::Directory => {
                 let source = fsops::open_subdir(src_dir, src_name).map_err(io_at)?;
-                let stat = rustix::fs::fstat(&source).map_err(|e| io_at(e.into()))?;
+                let stat = fsops::fstat(&source).map_err(io_at)?;
                 rustix::fs::mkdirat(dst_dir, dst_name, Mode::from_raw_mode(0o700))
                     .map_err(|e| io_at(e.into()))?;
                 let copy = fsops::open_subdir(dst_dir, dst_name).map_err(io_at)?;
@@ -474,7 +461,7 @@ fn copy_file(
     }
     let after = fsops::fstat(&source).map_err(io_at)?;
     let ctime = |s: &Stat| Snapshot::of(s).ctime;
-    if Version::of(&after) != Version::of(&before) || ctime(&after) != ctime(&before) {
+    if after.version() != before.version() || ctime(&after) != ctime(&before) {
         return Err(CopyError::Changed(relative.to_owned()));
     }
     give_metadata(source.as_fd(), copy.as_fd(), &before).map_err(io_at)?;
@@ -494,14 +481,14 @@ fn finish_directory(frame: &CopyFrame) -> io::Result<()> {
 /// capabilities), then its mode (after any ACL, which sets the group bits; see
 /// [`mode_of_copy`]) and times.
 fn give_metadata(source: BorrowedFd<'_>, copy: BorrowedFd<'_>, stat: &Stat) -> io::Result<()> {
-    fsops::give_owner(copy, stat.st_uid, stat.st_gid)?;
+    fsops::give_owner(copy, stat.uid, stat.gid)?;
     xattrs::copy(source, copy)?;
     platform::copy_acl(source, copy)?;
     let owned = fsops::fstat(copy)?;
     let mode = mode_of_copy(
         Snapshot::of(stat).mode,
-        (stat.st_uid, stat.st_gid),
-        (owned.st_uid, owned.st_gid),
+        (stat.uid, stat.gid),
+        (owned.uid, owned.gid),
     );
     fsops::set_mode_fd(copy, mode)?;
     rustix::fs::futimens(copy, &timestamps(stat))?;
@@ -525,12 +512,12 @@ fn mode_of_copy(source_mode: u32, source_owner: (u32, u32), copy_owner: (u32, u3
 fn timestamps(stat: &Stat) -> Timestamps {
     Timestamps {
         last_access: Timespec {
-            tv_sec: stat.st_atime,
-            tv_nsec: stat.st_atime_nsec as _,
+            tv_sec: stat.atime.0,
+            tv_nsec: stat.atime.1 as _,
         },
         last_modification: Timespec {
-            tv_sec: stat.st_mtime,
-            tv_nsec: stat.st_mtime_nsec as _,
+            tv_sec: stat.mtime.0,
+            tv_nsec: stat.mtime.1 as _,
         },
     }
 }
@@ -615,7 +602,7 @@ mod tests {
     fn kept_entries_stay_with_their_directories() {
         let (_dir, base) = with_sample_tree();
         let spared = fs::symlink_metadata(base.join("t/a/b/f")).unwrap().ino();
-        let keep = move |s: &Stat| s.st_ino == spared;
+        let keep = move |s: &Stat| s.ino == spared;
         let how = Removal {
             make_writable: false,
             keep: Some(&keep),
@@ -641,7 +628,7 @@ mod tests {
         let copied = fs::symlink_metadata(base.join("t/tr-copied"))
             .unwrap()
             .ino();
-        let keep = move |s: &Stat| s.st_ino != copied;
+        let keep = move |s: &Stat| s.ino != copied;
         let (a, b) = (base.join("t/tr-copied"), base.join("elsewhere"));
         race_point::at(RacePoint::BeforeRemove, "tr-copied", move || {
             rustix::fs::renameat_with(
@@ -759,7 +746,7 @@ mod tests {
         };
         let original = fs::symlink_metadata(base.join("t/a/b/f")).unwrap();
         let stat = stat_f();
-        assert!(copied.unchanged(&stat) && original.ino() == stat.st_ino);
+        assert!(copied.unchanged(&stat) && original.ino() == stat.ino);
         fs::write(base.join("t/a/b/f"), "changed").unwrap();
         let stat = stat_f();
         assert!(!copied.unchanged(&stat));

@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use super::glob::PathGlob;
 use crate::cancel::CancelToken;
 use crate::error::ToolError;
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::fsops;
 use crate::paths::shown::{echo, Shown};
+use crate::paths::EntryKind;
 use crate::paths::{Sandbox, Target};
 use crate::progress::Meter;
 use crate::text::bounded::{bounded, lines_within, NOTE_ROOM};
@@ -56,7 +57,7 @@ pub fn find_files(
         let stat = fsops::lstat_at(entry.dir, entry.name).ok()??;
         (EntryKind::of(&stat) == EntryKind::File).then(|| Found {
             rel: entry.rel.to_path_buf(),
-            mtime: i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec),
+            mtime: i128::from(stat.mtime.0) * 1_000_000_000 + i128::from(stat.mtime.1),
         })
     })?;
     Ok(walked.items)

@@ -482,7 +482,6 @@ fn count_remaining(reader: &mut impl BufRead, seen: u64) -> io::Result<LineTotal
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::libc_codes;
 
     /// The documented default read limits (../../docs/tools.md#limits).
     const DEFAULT: PageLimits = PageLimits {
@@ -706,7 +705,7 @@ mod tests {
             "{}",
             past.message
         );
-        let denied = io::Error::from_raw_os_error(libc_codes::EACCES);
+        let denied = crate::paths::os_error::error(crate::paths::os_error::Cause::Permission);
         assert_eq!(
             PageError::Io(denied)
                 .into_tool_error(path, "read_file")

@@ -104,7 +104,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     }
                     Some(mut opened) => {
                         files::ensure_writable(&opened, &target.path)?;
-                        let size = opened.stat.st_size as u64;
+                        let size = opened.stat.size;
                         if size + content.len() as u64 > max {
                             return Err(too_large(size));
                         }
@@ -285,7 +285,7 @@ fn commit(
     };
     let old_size = fsops::fstat(&file)
         .map_err(|e| ToolError::io(&e, "append to", &target.path))?
-        .st_size as u64;
+        .size;
     let entry = journal
         .begin(&target.path, &file, old_size, content)
         .map_err(|e| ToolError::io(&e, "journal the append to", &target.path))?;

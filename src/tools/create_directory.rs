@@ -1,21 +1,29 @@
 //! `create_directory`: `mkdir -p`, each component created beneath the allowed tree without
 //! following symlinks. An existing directory is fine; an existing file is `NOT_A_DIRECTORY`.
 
+use std::io;
 use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::files;
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
+use crate::call::execute::{execute, Done, Failure};
+use crate::call::plan::{Act, ChangePlan, Expect, Keep, Place, Step};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Recorded, Success, ToolNames};
+use crate::cancel::CancelToken;
 use crate::change::{Action, EntryFacts, FileChange};
 use crate::error::{ErrorCode, ToolError};
+use crate::history::Heading;
 use crate::options::WorkspaceOptions;
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
+use crate::paths::{EntryKind, Target};
 use crate::permissions::Operation;
+use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "create_directory",
@@ -118,18 +126,126 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         .await?;
         let _lock = lock.exclusive().await;
         let created = target.clone();
-        let facts = call
-            .blocking(move || {
-                let parents = files::missing_parents(&created);
-                fsops::ensure_dir(&created.anchor, &created.path)
-                    .map_err(|e| ToolError::io(&e, "create directory", &created.path))?;
-                let (parent, name) = files::open_parent(&created, "create directory")?;
-                Ok((files::entry_facts(parent.as_fd(), &name), parents))
-            })
+        let ws = call.ws.clone();
+        let (heading, cancel) = (call.heading.clone(), call.cancel.clone());
+        let (facts, recorded) = call
+            .blocking(move || make(&ws, &created, &heading, &cancel))
             .await?;
-        Ok(done(
+        let mut success = done(
             format!("Created directory {}", target.path.shown()),
             Some(facts),
-        ))
+        );
+        success.recorded = recorded;
+        Ok(success)
     })
+}
+
+/// What the history keeps of a directory made: its entry facts and the parents made for it.
+type Made = (Option<EntryFacts>, Vec<PathBuf>);
+
+/// Makes `target` and its missing parents as one change, recorded with it: the topmost missing
+/// directory is built under a temp name with the rest inside it, then takes its name, so a
+/// failure or a kill leaves none of them.
+fn make(
+    ws: &Workspace,
+    target: &Target,
+    heading: &Heading,
+    cancel: &CancelToken,
+) -> Result<(Made, Recorded), ToolError> {
+    let failed = |e: &io::Error| ToolError::io(e, "create directory", &target.path);
+    let parents = files::missing_parents(target);
+    let top = parents.first().unwrap_or(&target.path).clone();
+    let below = target.path.strip_prefix(&top).unwrap_or(Path::new(""));
+    let top_target = Target {
+        path: top.clone(),
+        ..target.clone()
+    };
+    let Some(at) = Place::of(&top_target) else {
+        return Err(failed(&io::Error::from(io::ErrorKind::AlreadyExists)));
+    };
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![Step {
+            at,
+            expect: Expect::Nothing,
+            keep: Keep::Nothing,
+            act: Act::MakeDir {
+                mode: None,
+                below: below.to_owned(),
+            },
+        }],
+    };
+    let mut facts = None;
+    let files = |_: &Done| {
+        let made = files::open_parent(target, "create directory").ok();
+        facts = made.and_then(|(parent, name)| files::entry_facts(parent.as_fd(), &name));
+        let mut change = FileChange::new(target.path.clone(), Action::Created);
+        change.undo.entry = facts;
+        change.undo.created_dirs = parents.clone();
+        vec![change]
+    };
+    match execute(ws, plan, heading, cancel, files) {
+        Ok(executed) => Ok(((facts, parents), executed.recorded)),
+        Err(e) => Err(match e.failure {
+            Failure::Io(e) => failed(&e),
+            // Made meanwhile by someone else (the plan found the name free a moment ago).
+            Failure::NotAsExpected(_) | Failure::Changed { .. } => {
+                failed(&io::Error::from(io::ErrorKind::AlreadyExists))
+            }
+            Failure::Invalid(why) => failed(&io::Error::other(why)),
+            Failure::Trash(e) => failed(&io::Error::other(e.to_string())),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tools::testing::TestWorkspace;
+    use serde_json::json;
+    use std::path::Path;
+
+    /// `mkdir -p` is one change made with its record: the record lists the directory with its
+    /// identity and the parents made for it, and nothing of the build (temp names, journal
+    /// records) is left.
+    #[tokio::test]
+    async fn the_directories_and_their_record_are_made_as_one_change() {
+        let ws = TestWorkspace::new();
+        let result = ws
+            .call("create_directory", json!({ "path": "a/b/c" }))
+            .await;
+        assert_eq!(result.code, None, "{}", result.output);
+        let c = ws.root.join("a/b/c");
+        assert!(std::fs::symlink_metadata(&c).unwrap().is_dir());
+        assert_eq!(ws.names(), ["a"]);
+        let workspace = ws.toolset.workspace();
+        let journal = std::fs::read_dir(workspace.journal().dir()).map_or(0, Iterator::count);
+        assert_eq!(journal, 0);
+        let history = workspace.history().entries(&|_: &Path| true).unwrap();
+        assert_eq!(history.len(), 1);
+        let file = &history[0].record.files[0];
+        assert_eq!(file.path, c);
+        assert_eq!(file.created_dirs, [ws.root.join("a"), ws.root.join("a/b")]);
+        let made = crate::paths::Stat::from(&std::fs::symlink_metadata(&c).unwrap());
+        let facts = file.entry.unwrap();
+        assert_eq!((facts.dev, facts.ino), made.identity());
+    }
+
+    /// A directory that cannot be made (its parent is a file) leaves nothing and records
+    /// nothing.
+    #[tokio::test]
+    async fn a_directory_that_cannot_be_made_leaves_nothing() {
+        let ws = TestWorkspace::new();
+        std::fs::write(ws.root.join("f"), "x").unwrap();
+        let result = ws
+            .call("create_directory", json!({ "path": "f/b/c" }))
+            .await;
+        assert!(result.code.is_some(), "{}", result.output);
+        assert_eq!(ws.names(), ["f"]);
+        let workspace = ws.toolset.workspace();
+        assert!(workspace
+            .history()
+            .entries(&|_: &Path| true)
+            .unwrap()
+            .is_empty());
+    }
 }

@@ -8,10 +8,11 @@ use serde_json::{json, Value};
 use super::files;
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{BoxFuture, Call, Outcome, Success, ToolNames};
-use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::error::{ErrorCode, ToolError};
 use crate::options::WorkspaceOptions;
 use crate::paths::canonical::resolve;
 use crate::paths::fsops;
+use crate::paths::os_error::{self, cause, Cause};
 use crate::paths::project::find_project_root;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
@@ -212,16 +213,14 @@ fn run_pop(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 Ok(_) => Ok(()),
                 // (A link in the way is ELOOP or ENOTDIR, as the kernel decides.)
                 Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc_codes::ENOENT | libc_codes::ENOTDIR)
-                    ) && !became_link() =>
+                    if matches!(cause(&e), Cause::NotFound | Cause::NotADirectory)
+                        && !became_link() =>
                 {
                     Err(gone())
                 }
                 Err(e) => {
                     let e = if became_link() {
-                        std::io::Error::from_raw_os_error(libc_codes::ELOOP)
+                        os_error::error(Cause::Loop)
                     } else {
                         e
                     };

@@ -6,8 +6,6 @@ use std::io::ErrorKind;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 
-use rustix::fs::Stat;
-
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -18,9 +16,10 @@ use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::options::WorkspaceOptions;
-use crate::paths::fsops::{self, EntryKind, RemoveError};
+use crate::paths::fsops::{self, RemoveError};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
+use crate::paths::{EntryKind, Stat};
 use crate::permissions::Operation;
 
 pub static SPEC: ToolSpec = ToolSpec {

@@ -105,7 +105,7 @@ fn format_call(args: &Value) -> String {
 struct PlannedEdit {
     old: Vec<u8>,
     new: Vec<u8>,
-    stat: rustix::fs::Stat,
+    stat: crate::paths::Stat,
     diff: String,
     /// The stored delta that takes the edit back.
     reverse: Vec<u8>,
@@ -163,7 +163,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                             format!(
                                 "{} is {} bytes, over the edit limit of {} bytes (editMaxFileBytes), so {tool} cannot change it; leave it as it is, or ask the user to change it or to raise the limit",
                                 target.path.shown(),
-                                opened.stat.st_size,
+                                opened.stat.size,
                                 limits.edit_max_file_bytes
                             ),
                         )

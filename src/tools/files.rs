@@ -7,14 +7,14 @@ use std::io::Read;
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::Path;
 
-use rustix::fs::Stat;
-
-use crate::change::{EntryFacts, EntryKindName};
-use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::change::EntryFacts;
+use crate::error::{ErrorCode, ToolError};
 use crate::journal::Journal;
-use crate::paths::fsops::{self, EntryKind, ReplaceError, Replacing};
+use crate::paths::fsops::{self, ReplaceError, Replacing};
+use crate::paths::os_error::{cause, Cause};
 use crate::paths::shown::Shown;
 use crate::paths::Target;
+use crate::paths::{EntryKind, Stat};
 use crate::text::bounded::bounded;
 use crate::text::diff::UnifiedDiff;
 use crate::views::{Moment, Seen};
@@ -67,15 +67,15 @@ pub fn open_directory(
     doing: &str,
     not_dir_hint: &str,
 ) -> Result<OwnedFd, ToolError> {
-    fsops::open_dir(&target.anchor, &target.path, readable).map_err(|e| match e.raw_os_error() {
-        Some(libc_codes::ENOENT) => ToolError::new(
+    fsops::open_dir(&target.anchor, &target.path, readable).map_err(|e| match cause(&e) {
+        Cause::NotFound => ToolError::new(
             ErrorCode::NotFound,
             format!(
                 "directory not found: {}; check the path (its parent directory, listed, shows what is there)",
                 target.path.shown()
             ),
         ),
-        Some(libc_codes::ENOTDIR) => ToolError::new(
+        Cause::NotADirectory => ToolError::new(
             ErrorCode::NotADirectory,
             format!("{} is not a directory; {not_dir_hint}", target.path.shown()),
         ),
@@ -97,9 +97,7 @@ pub fn open_existing(target: &Target, doing: &str) -> Result<Option<OpenedFile>,
     let file = match fsops::open_for_read(std::os::fd::AsFd::as_fd(&parent), &name) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc_codes::ENXIO) => {
-            return Err(not_regular(&target.path))
-        }
+        Err(e) if cause(&e) == Cause::NoDevice => return Err(not_regular(&target.path)),
         Err(e) => return Err(ToolError::io(&e, doing, &target.path)),
     };
     let stat = fsops::fstat(&file).map_err(|e| ToolError::io(&e, doing, &target.path))?;
@@ -123,7 +121,7 @@ pub fn open_existing(target: &Target, doing: &str) -> Result<Option<OpenedFile>,
 /// directory's permission: without this check a read-only file would be replaced silently.
 pub fn ensure_writable(opened: &OpenedFile, path: &Path) -> Result<(), ToolError> {
     use std::os::fd::AsFd;
-    let mode = opened.stat.st_mode & 0o7777;
+    let mode = opened.stat.mode & 0o7777;
     let refused = |why: &str| {
         ToolError::new(
             ErrorCode::OsPermission,
@@ -254,10 +252,8 @@ pub fn missing_parents(target: &Target) -> Vec<std::path::PathBuf> {
 pub fn entry_facts(dir: BorrowedFd<'_>, name: &OsStr) -> Option<EntryFacts> {
     let stat = fsops::lstat_at(dir, name).ok()??;
     let kind = match EntryKind::of(&stat) {
-        EntryKind::File => EntryKindName::File,
-        EntryKind::Directory => EntryKindName::Directory,
-        EntryKind::Symlink => EntryKindName::Symlink,
         EntryKind::Special => return None,
+        kind => kind,
     };
     let identity = fsops::identity(&stat);
     Some(EntryFacts {
@@ -280,13 +276,13 @@ pub fn file_stat_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Seen> {
 
 /// The same file, unchanged? (inode, size and modification times all equal).
 pub fn same_version(a: &Stat, b: &Stat) -> bool {
-    a.st_dev == b.st_dev
-        && a.st_ino == b.st_ino
-        && a.st_size == b.st_size
-        && a.st_mtime == b.st_mtime
-        && a.st_mtime_nsec == b.st_mtime_nsec
-        && a.st_ctime == b.st_ctime
-        && a.st_ctime_nsec == b.st_ctime_nsec
+    a.dev == b.dev
+        && a.ino == b.ino
+        && a.size == b.size
+        && a.mtime.0 == b.mtime.0
+        && a.mtime.1 == b.mtime.1
+        && a.ctime.0 == b.ctime.0
+        && a.ctime.1 == b.ctime.1
 }
 
 /// A "changed since it was diffed" conflict.
@@ -353,8 +349,7 @@ impl Planned {
             } => fsops::same_bytes(file, bytes),
             Planned::Present { stat, bytes: None } => {
                 let now = fsops::fstat(&*file)?;
-                Ok((now.st_size, now.st_mtime, now.st_mtime_nsec)
-                    == (stat.st_size, stat.st_mtime, stat.st_mtime_nsec))
+                Ok((now.size, now.mtime.0, now.mtime.1) == (stat.size, stat.mtime.0, stat.mtime.1))
             }
         }
     }
@@ -384,7 +379,7 @@ impl Planned {
                 let now = fsops::fstat(&file).map_err(|e| ToolError::io(&e, "check", path))?;
                 let unchanged = match bytes {
                     Some(expected) => {
-                        now.st_ino == stat.st_ino
+                        now.ino == stat.ino
                             && read_at_most(&mut file, expected.len() as u64, "check", path)?
                                 .as_deref()
                                 == Some(expected.as_slice())

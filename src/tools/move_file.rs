@@ -22,12 +22,14 @@ use super::trashing::{in_trash, put_back, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
-use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::error::{ErrorCode, ToolError};
 use crate::options::WorkspaceOptions;
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::fsops;
+use crate::paths::os_error::{cause, Cause};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::paths::trees::{self, Copied, CopyError, Removal};
+use crate::paths::EntryKind;
 use crate::permissions::Operation;
 use crate::progress::Meter;
 use crate::trash::Archived;
@@ -221,7 +223,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         dst_name,
                     ) {
                         Ok(()) => Ok(None),
-                        Err(e) if e.raw_os_error() == Some(libc_codes::EXDEV) => {
+                        Err(e) if cause(&e) == Cause::CrossDevice => {
                             let places = Places {
                                 src_parent: src_parent.as_fd(),
                                 src_name: &src_name,
@@ -425,7 +427,7 @@ fn remove_copied_source(
     archived: Option<&Archived>,
     removers: &[String],
 ) -> Result<(), ToolError> {
-    let changed = |stat: &rustix::fs::Stat| !copied.unchanged(stat);
+    let changed = |stat: &crate::paths::Stat| !copied.unchanged(stat);
     let how = Removal {
         make_writable: false,
         keep: Some(&changed),

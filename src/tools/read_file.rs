@@ -130,7 +130,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         };
         let (path, tool) = (target.path.clone(), call.tool_name.clone());
         let read = move |(opened, at): (files::OpenedFile, Moment)| {
-            let size = opened.stat.st_size as u64;
+            let size = opened.stat.size;
             let seen = Seen {
                 stat: opened.stat,
                 at,

@@ -14,12 +14,14 @@ use super::{blast_radius, files};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
 use crate::change::{Action, FileChange};
-use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::error::{ErrorCode, ToolError};
 use crate::options::WorkspaceOptions;
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::fsops;
+use crate::paths::os_error::{cause, Cause};
 use crate::paths::sandbox::{identity_of, FinalLink};
 use crate::paths::shown::Shown;
 use crate::paths::trees::{self, MountPointInside, Removal};
+use crate::paths::EntryKind;
 use crate::permissions::Operation;
 use crate::progress::Meter;
 use crate::workspace::Workspace;
@@ -230,8 +232,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 };
                 removed
                     .map(|()| (None, empty_mode))
-                    .map_err(|e| match e.raw_os_error() {
-                        Some(libc_codes::ENOTEMPTY) => not_empty(&committed.path),
+                    .map_err(|e| match cause(&e) {
+                        Cause::NotEmpty => not_empty(&committed.path),
                         _ => match MountPointInside::of(&e) {
                             Some(rel) => mount_point_kept(&committed.path, rel),
                             None => ToolError::io(&e, "remove", &committed.path),

@@ -3,12 +3,13 @@
 
 use std::convert::Infallible;
 use std::ffi::OsStr;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 
 use crate::call::Call;
 use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
+use crate::paths::fsops;
 use crate::paths::shown::Shown;
 use crate::trash::{
     archive_relative_path, restore_temp_name, Archived, Metadata, PartlyRemoved, TrashError,
@@ -154,15 +155,10 @@ fn ensure_bucket_writable(ws: &Workspace, path: &Path) -> Result<(), ToolError> 
     let relative = bucket
         .strip_prefix(ws.data_dir().path())
         .unwrap_or(Path::new("trash"));
-    let ready = ws.data_dir().open(relative, true).and_then(|fd| {
-        rustix::fs::accessat(
-            fd,
-            ".",
-            rustix::fs::Access::WRITE_OK,
-            rustix::fs::AtFlags::empty(),
-        )
-        .map_err(std::io::Error::from)
-    });
+    let ready = ws
+        .data_dir()
+        .open(relative, true)
+        .and_then(|fd| fsops::check_writable_dir(fd.as_fd()));
     ready.map_err(|e| {
         if crate::datadir::is_untrusted(&e) {
             return ToolError::new(
@@ -202,13 +198,13 @@ pub fn in_trash(call: &Call, subject: &str, archive: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::libc_codes;
+    use crate::paths::os_error::{self, Cause};
 
     /// The trash's one mapping to codes is the one the tools report.
     #[test]
     fn trash_errors_keep_the_trash_s_code() {
         let path = Path::new("/w/a.txt");
-        let io = |n| TrashError::Io(std::io::Error::from_raw_os_error(n));
+        let io = |c| TrashError::Io(os_error::error(c));
         let cases = [
             (TrashError::NotFound, ErrorCode::NotFound),
             (
@@ -226,9 +222,9 @@ mod tests {
                 TrashError::Unsupported("a fifo".into()),
                 ErrorCode::NotARegularFile,
             ),
-            (io(libc_codes::EACCES), ErrorCode::OsPermission),
-            (io(libc_codes::ENOSPC), ErrorCode::IoError),
-            (io(libc_codes::ELOOP), ErrorCode::PathNotAllowed),
+            (io(Cause::Permission), ErrorCode::OsPermission),
+            (io(Cause::NoSpace), ErrorCode::IoError),
+            (io(Cause::Loop), ErrorCode::PathNotAllowed),
         ];
         for (error, expected) in cases {
             assert_eq!(error.error_code(), expected, "{error:?}");

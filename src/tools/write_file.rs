@@ -118,7 +118,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     Planned::Present { stat, bytes: None } => UnifiedDiff {
                         text: format!(
                             "Previous content ({} bytes) is too large to diff; it is replaced by {} bytes",
-                            stat.st_size,
+                            stat.size,
                             content.len()
                         ),
                         ..UnifiedDiff::default()

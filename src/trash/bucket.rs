@@ -345,7 +345,7 @@ impl Bucket {
                 continue;
             }
             let stat = match fsops::snapshot_at(bucket.fd(), &name) {
-                Ok(stat) if stat.kind() == fsops::EntryKind::File => stat,
+                Ok(stat) if stat.kind() == crate::paths::EntryKind::File => stat,
                 _ => continue,
             };
             let (secs, nanos) = stat.mtime;
@@ -483,7 +483,7 @@ impl Bucket {
         let name = self.archive_name(archive)?;
         let archive = self.open(false)?.archive(name)?;
         match archive.lstat() {
-            Ok(stat) if stat.kind() == fsops::EntryKind::File => Ok(archive),
+            Ok(stat) if stat.kind() == crate::paths::EntryKind::File => Ok(archive),
             Ok(_) => Err(TrashError::NotInBucket),
             Err(e) => Err(e.into()),
         }
@@ -540,7 +540,7 @@ impl ArchiveLookup<'_> {
             return false;
         };
         fsops::lstat_at(dir.fd(), name).is_ok_and(|stat| {
-            stat.is_some_and(|s| fsops::EntryKind::of(&s) == fsops::EntryKind::File)
+            stat.is_some_and(|s| crate::paths::EntryKind::of(&s) == crate::paths::EntryKind::File)
         })
     }
 }
@@ -554,7 +554,7 @@ fn archive_files(bucket: &BucketDir) -> io::Result<Vec<(ArchiveFile, fsops::Snap
         }
         let archive = bucket.archive(&name)?;
         if let Ok(stat) = archive.lstat() {
-            if stat.kind() == fsops::EntryKind::File {
+            if stat.kind() == crate::paths::EntryKind::File {
                 files.push((archive, stat));
             }
         }

@@ -24,7 +24,7 @@
 
 use sha2::{Digest, Sha256};
 
-use super::metadata::Kind;
+use crate::paths::EntryKind;
 
 /// Domain tag hashed before the records.
 const DOMAIN: &[u8] = b"agent-fs-tools tree v1\n";
@@ -45,11 +45,12 @@ pub(crate) struct TreeDigest {
 
 impl TreeDigest {
     /// Add the entry at `path` (relative to the tree root, `""` for the root).
-    pub(crate) fn add(&mut self, path: &[u8], kind: Kind, mode: u32, content: [u8; 32]) {
+    pub(crate) fn add(&mut self, path: &[u8], kind: EntryKind, mode: u32, content: [u8; 32]) {
         let (tag, mode, content) = match kind {
-            Kind::Directory => (b'd', mode & 0o7777, [0; 32]),
-            Kind::File => (b'f', mode & 0o7777, content),
-            Kind::Symlink => (b'l', 0, content),
+            EntryKind::Directory => (b'd', mode & 0o7777, [0; 32]),
+            EntryKind::File => (b'f', mode & 0o7777, content),
+            EntryKind::Symlink => (b'l', 0, content),
+            EntryKind::Special => unreachable!("a special file is refused before it is archived"),
         };
         self.records.push(Record {
             path: path.to_vec(),
@@ -107,7 +108,7 @@ pub(crate) fn child_path(parent: &[u8], name: &[u8]) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    fn digest(entries: &[(&str, Kind, u32)]) -> [u8; 32] {
+    fn digest(entries: &[(&str, EntryKind, u32)]) -> [u8; 32] {
         let mut d = TreeDigest::default();
         for (path, kind, mode) in entries {
             d.add(
@@ -123,10 +124,10 @@ mod tests {
     #[test]
     fn order_does_not_matter_but_content_does() {
         let a = [
-            ("", Kind::Directory, 0o755),
-            ("a", Kind::Directory, 0o755),
-            ("a/b", Kind::File, 0o644),
-            ("a.b", Kind::Symlink, 0o777),
+            ("", EntryKind::Directory, 0o755),
+            ("a", EntryKind::Directory, 0o755),
+            ("a/b", EntryKind::File, 0o644),
+            ("a.b", EntryKind::Symlink, 0o777),
         ];
         let mut b = a;
         b.reverse();
@@ -143,13 +144,13 @@ mod tests {
     fn which_names_are_one_file_is_part_of_the_digest() {
         let tree = |link: Option<(&str, &str)>| {
             let mut d = TreeDigest::default();
-            d.add(b"", Kind::Directory, 0o755, [0; 32]);
+            d.add(b"", EntryKind::Directory, 0o755, [0; 32]);
             for path in ["a", "b"] {
-                d.add(path.as_bytes(), Kind::File, 0o644, [7; 32]);
+                d.add(path.as_bytes(), EntryKind::File, 0o644, [7; 32]);
             }
             match link {
                 Some((path, first)) => d.add_hard_link(path.as_bytes(), 0o644, first.as_bytes()),
-                None => d.add(b"c", Kind::File, 0o644, [7; 32]),
+                None => d.add(b"c", EntryKind::File, 0o644, [7; 32]),
             }
             d.finish()
         };

@@ -13,15 +13,15 @@ use std::io::{self, Read};
 use tar::{Entry, EntryType};
 
 use super::error::{Signal, TrashError};
-use super::metadata::Kind;
 use super::read;
 use super::tarx;
 use crate::paths::xattrs::{self, Xattr};
+use crate::paths::EntryKind;
 
 /// An entry's facts, read from its headers.
 pub(crate) struct EntryInfo {
-    /// What to create (a hard link is a [`Kind::File`] with `hard_link` set).
-    pub kind: Kind,
+    /// What to create (a hard link is a [`EntryKind::File`] with `hard_link` set).
+    pub kind: EntryKind,
     /// Its path below the archived root (`""` for the root itself).
     pub sub: Vec<u8>,
     /// A hard-link entry: the path below the archived root of the file it is another name of.
@@ -50,7 +50,7 @@ pub(crate) fn entry_info<R: Read>(
     };
     let mode = entry.header().mode().map_err(read::unreadable)? & 0o7777;
     let link = match kind {
-        Kind::Symlink => Some(link_target(entry)?),
+        EntryKind::Symlink => Some(link_target(entry)?),
         _ => None,
     };
     let (mtime, xattrs) = pax_facts(entry)?;
@@ -69,10 +69,10 @@ pub(crate) fn entry_info<R: Read>(
 }
 
 /// The entry's path below the archived root (`""` for the root itself), or corrupt.
-fn sub_path(path: &[u8], kind: Kind, relative_path: &str) -> Result<Vec<u8>, TrashError> {
+fn sub_path(path: &[u8], kind: EntryKind, relative_path: &str) -> Result<Vec<u8>, TrashError> {
     let shown = String::from_utf8_lossy(path);
     let trimmed = match kind {
-        Kind::Directory => path.strip_suffix(b"/").unwrap_or(path),
+        EntryKind::Directory => path.strip_suffix(b"/").unwrap_or(path),
         _ => path,
     };
     if trimmed.starts_with(b"/") {
@@ -98,11 +98,11 @@ fn sub_path(path: &[u8], kind: Kind, relative_path: &str) -> Result<Vec<u8>, Tra
 }
 
 /// The kind of an entry, or corrupt for anything a restore refuses to create.
-fn entry_kind(entry_type: EntryType) -> Result<Kind, TrashError> {
+fn entry_kind(entry_type: EntryType) -> Result<EntryKind, TrashError> {
     match entry_type {
-        EntryType::Directory => Ok(Kind::Directory),
-        EntryType::Symlink => Ok(Kind::Symlink),
-        EntryType::Regular | EntryType::Link => Ok(Kind::File),
+        EntryType::Directory => Ok(EntryKind::Directory),
+        EntryType::Symlink => Ok(EntryKind::Symlink),
+        EntryType::Regular | EntryType::Link => Ok(EntryKind::File),
         EntryType::Char | EntryType::Block | EntryType::Fifo => {
             Err(TrashError::corrupt("it holds a device or FIFO entry"))
         }
@@ -121,7 +121,7 @@ fn hard_link_target<R: Read>(
     relative_path: &str,
 ) -> Result<Vec<u8>, TrashError> {
     let target = entry.link_name_bytes().unwrap_or_default();
-    sub_path(&target, Kind::File, relative_path).map_err(|_| {
+    sub_path(&target, EntryKind::File, relative_path).map_err(|_| {
         TrashError::corrupt(format!(
             "its hard link {:?} points at {:?}, which is not inside the archived tree",
             String::from_utf8_lossy(&entry.path_bytes()),

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 use super::hold::ArchiveHold;
 use super::observed::Observed;
-use crate::error::{io_error_code, ErrorCode};
+use crate::error::ErrorCode;
+use crate::paths::io_error_code;
 use crate::paths::shown::Shown;
 
 /// Why a trash operation did not complete. Whatever the variant, the original entry is untouched

@@ -16,14 +16,15 @@ use sha2::{Digest, Sha256};
 use super::digest::TreeDigest;
 use super::entry::{self, Decoding};
 use super::error::TrashError;
-use super::metadata::{Kind, Metadata};
+use super::metadata::Metadata;
 use super::naming;
 use super::read;
+use crate::paths::EntryKind;
 
 /// One entry of an archived tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Member {
-    pub kind: Kind,
+    pub kind: EntryKind,
     /// Permission bits (0 for a symlink).
     pub mode: u32,
     /// SHA-256 of a file's bytes or a link's target (zeros for a directory).
@@ -47,7 +48,7 @@ pub enum Override {
     Gone,
     /// An entry of this kind, mode and content instead of the member and what is beneath it.
     Entry {
-        kind: Kind,
+        kind: EntryKind,
         mode: u32,
         content: [u8; 32],
     },
@@ -125,7 +126,7 @@ impl Members {
 /// The tree digest of an empty directory with permission bits `mode`.
 pub fn empty_tree_digest(mode: u32) -> String {
     let mut digest = TreeDigest::default();
-    digest.add(b"", Kind::Directory, mode, [0; 32]);
+    digest.add(b"", EntryKind::Directory, mode, [0; 32]);
     naming::hex(&digest.finish())
 }
 
@@ -151,7 +152,7 @@ pub(crate) fn index(file: File) -> Result<(Metadata, Members), TrashError> {
     let mut archive = read::from_file(file);
     let mut entries = archive.entries().map_err(read::unreadable)?;
     let meta = read::read_metadata_entry(&mut entries)?;
-    if meta.kind != Kind::Directory {
+    if meta.kind != EntryKind::Directory {
         return Err(TrashError::corrupt("it does not hold a directory"));
     }
     let mut members = Members::default();
@@ -165,25 +166,25 @@ pub(crate) fn index(file: File) -> Result<(Metadata, Members), TrashError> {
             return Err(TrashError::corrupt("an entry appears twice"));
         }
         let member = match (info.kind, info.hard_link) {
-            (Kind::File, Some(first)) => {
+            (EntryKind::File, Some(first)) => {
                 let Some(target) = members.entries.get(&first).filter(|m| m.first.is_none()) else {
                     return Err(TrashError::corrupt(
                         "a hard link points at no file archived before it",
                     ));
                 };
-                if target.kind != Kind::File {
+                if target.kind != EntryKind::File {
                     return Err(TrashError::corrupt("a hard link points at no file"));
                 }
                 digest.add_hard_link(&info.sub, info.mode, &first);
                 files += 1;
                 Member {
-                    kind: Kind::File,
+                    kind: EntryKind::File,
                     mode: target.mode,
                     content: target.content,
                     first: Some(first),
                 }
             }
-            (Kind::File, None) => {
+            (EntryKind::File, None) => {
                 let mut hasher = Sha256::new();
                 let mut source = Decoding(&mut entry);
                 loop {
@@ -195,19 +196,22 @@ pub(crate) fn index(file: File) -> Result<(Metadata, Members), TrashError> {
                     size += n as u64;
                 }
                 let content: [u8; 32] = hasher.finalize().into();
-                digest.add(&info.sub, Kind::File, info.mode, content);
+                digest.add(&info.sub, EntryKind::File, info.mode, content);
                 files += 1;
-                member(Kind::File, info.mode, content)
+                member(EntryKind::File, info.mode, content)
             }
-            (Kind::Directory, _) => {
-                digest.add(&info.sub, Kind::Directory, info.mode, [0; 32]);
-                member(Kind::Directory, info.mode, [0; 32])
+            (EntryKind::Directory, _) => {
+                digest.add(&info.sub, EntryKind::Directory, info.mode, [0; 32]);
+                member(EntryKind::Directory, info.mode, [0; 32])
             }
-            (Kind::Symlink, _) => {
+            (EntryKind::Symlink, _) => {
                 let link = info.link.unwrap_or_default();
                 let content: [u8; 32] = Sha256::digest(&link).into();
-                digest.add(&info.sub, Kind::Symlink, 0, content);
-                member(Kind::Symlink, 0, content)
+                digest.add(&info.sub, EntryKind::Symlink, 0, content);
+                member(EntryKind::Symlink, 0, content)
+            }
+            (EntryKind::Special, _) => {
+                return Err(TrashError::corrupt("it holds a device or FIFO entry"))
             }
         };
         members.entries.insert(info.sub, member);
@@ -235,7 +239,7 @@ pub(crate) fn read_member(
     for entry in entries {
         let mut entry = entry.map_err(read::unreadable)?;
         let info = entry::entry_info(&mut entry, &meta.relative_path)?;
-        if info.sub != sub || info.kind != Kind::File || info.hard_link.is_some() {
+        if info.sub != sub || info.kind != EntryKind::File || info.hard_link.is_some() {
             continue;
         }
         if entry.size() > max {
@@ -258,7 +262,7 @@ pub(crate) fn read_member(
     ))
 }
 
-fn member(kind: Kind, mode: u32, content: [u8; 32]) -> Member {
+fn member(kind: EntryKind, mode: u32, content: [u8; 32]) -> Member {
     Member {
         kind,
         mode,
@@ -276,7 +280,7 @@ mod tests {
     use super::*;
 
     fn file(content: u8) -> Member {
-        member(Kind::File, 0o644, [content; 32])
+        member(EntryKind::File, 0o644, [content; 32])
     }
 
     fn members(entries: &[(&str, Member)]) -> Members {
@@ -290,7 +294,7 @@ mod tests {
 
     #[test]
     fn a_digest_with_overrides_is_the_digest_of_the_tree_they_describe() {
-        let dir = member(Kind::Directory, 0o755, [0; 32]);
+        let dir = member(EntryKind::Directory, 0o755, [0; 32]);
         let archived = members(&[
             ("", dir.clone()),
             ("a", file(1)),
@@ -331,7 +335,7 @@ mod tests {
 
     #[test]
     fn an_override_of_one_name_of_a_linked_file_is_not_digested() {
-        let dir = member(Kind::Directory, 0o755, [0; 32]);
+        let dir = member(EntryKind::Directory, 0o755, [0; 32]);
         let mut link = file(1);
         link.first = Some(b"a".to_vec());
         let archived = members(&[("", dir), ("a", file(1)), ("b", link)]);

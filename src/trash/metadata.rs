@@ -10,34 +10,12 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use super::error::TrashError;
+use crate::paths::EntryKind;
 
 /// Name of the first entry of every archive.
 pub(crate) const METADATA_ENTRY: &str = "metadata.json";
 /// Upper bound on the size of `metadata.json`; anything larger is not ours.
 pub(crate) const METADATA_MAX_BYTES: u64 = 64 * 1024;
-
-/// What was trashed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// A regular file.
-    File,
-    /// A directory and everything beneath it.
-    Directory,
-    /// A symbolic link, kept as a link (its target is never followed).
-    Symlink,
-}
-
-impl Kind {
-    /// The word used in `metadata.json` and in messages.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::File => "file",
-            Kind::Directory => "directory",
-            Kind::Symlink => "symlink",
-        }
-    }
-}
 
 /// The contents of `metadata.json` (serialised in camelCase, in this field order).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,7 +35,7 @@ pub struct Metadata {
     /// Where the content sits inside the archive (see [`super::archive_relative_path`]).
     pub relative_path: String,
     /// What the entry was.
-    pub kind: Kind,
+    pub kind: EntryKind,
     /// Lowercase hex SHA-256: of the file's bytes, of a symlink's target bytes, or the tree
     /// digest of a directory (defined in the module docs of [`super`]).
     pub original_sha256: String,
@@ -113,7 +91,7 @@ impl Metadata {
         if self.trashed_at_time().is_none() {
             return Err(TrashError::corrupt("trashedAt is not an RFC 3339 time"));
         }
-        if self.file_count.is_some() != (self.kind == Kind::Directory) {
+        if self.file_count.is_some() != (self.kind == EntryKind::Directory) {
             return Err(TrashError::corrupt("fileCount does not match the kind"));
         }
         Ok(())
@@ -141,7 +119,7 @@ mod tests {
             trashed_at: "2026-11-22T05:17:17.123Z".into(),
             original_path: "/w/a.txt".into(),
             relative_path: "a.txt".into(),
-            kind: Kind::File,
+            kind: EntryKind::File,
             original_sha256: "0".repeat(64),
             size: 3,
             mode: 0o644,
@@ -174,6 +152,25 @@ mod tests {
             ]
         );
         assert_eq!(Metadata::from_json(text.as_bytes()).unwrap(), sample());
+    }
+
+    /// Metadata as this crate wrote it before the entry kinds became one enum reads back, and
+    /// is written again byte for byte; a special file's kind is not a stored form.
+    #[test]
+    fn metadata_written_before_reads_and_writes_the_same() {
+        let written = [
+            r#"{"sessionId":"s","runId":"r","agentName":"a","trashedAt":"2026-11-22T05:17:17.123Z","originalPath":"/w/a.txt","relativePath":"a.txt","kind":"file","originalSha256":"abababababababababababababababababababababababababababababababab","size":3,"mode":420}"#,
+            r#"{"sessionId":"s","runId":"r","agentName":"a","trashedAt":"2026-11-22T05:17:17.123Z","originalPath":"/w/l","relativePath":"l","kind":"symlink","originalSha256":"abababababababababababababababababababababababababababababababab","size":1,"mode":511}"#,
+            r#"{"sessionId":"s","runId":"r","agentName":"a","trashedAt":"2026-11-22T05:17:17.123Z","originalPath":"/w/d","relativePath":"d","kind":"directory","originalSha256":"abababababababababababababababababababababababababababababababab","size":0,"mode":493,"fileCount":2}"#,
+        ];
+        let kinds = [EntryKind::File, EntryKind::Symlink, EntryKind::Directory];
+        for (text, kind) in written.into_iter().zip(kinds) {
+            let meta = Metadata::from_json(text.as_bytes()).unwrap();
+            assert_eq!(meta.kind, kind);
+            assert_eq!(serde_json::to_string(&meta).unwrap(), text);
+        }
+        let special = written[0].replace(r#""kind":"file""#, r#""kind":"special""#);
+        assert!(Metadata::from_json(special.as_bytes()).is_err());
     }
 
     #[test]

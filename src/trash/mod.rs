@@ -91,5 +91,5 @@ pub use bucket::{Archived, Bucket, ClearStats, TrashEntry};
 pub use error::{mount_point, PartlyRemoved, TrashError};
 pub use item::{Identity, TrashItem};
 pub use members::{empty_tree_digest, Member, Members, Override};
-pub use metadata::{Kind, Metadata};
+pub use metadata::Metadata;
 pub use naming::{archive_relative_path, is_restore_temp_name, restore_temp_name};

@@ -12,7 +12,6 @@
 use std::collections::hash_map::RandomState;
 use std::ffi::OsStr;
 use std::hash::{BuildHasher, Hasher};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -32,7 +31,7 @@ const ID_CHARS: usize = 8;
 /// `trash/<lowercase hex sha256 of the canonical root's bytes>`: the bucket, in the data
 /// directory.
 pub(crate) fn bucket_rel(canonical_root: &Path) -> PathBuf {
-    let digest = Sha256::digest(canonical_root.as_os_str().as_bytes());
+    let digest = Sha256::digest(canonical_root.as_os_str().as_encoded_bytes());
     Path::new("trash").join(hex(&digest))
 }
 
@@ -130,18 +129,18 @@ pub fn restore_temp_name() -> std::ffi::OsString {
 
 /// Is this the name of a restore's temp root (in flight, or left by a crash)?
 pub fn is_restore_temp_name(name: &OsStr) -> bool {
-    name.as_bytes().starts_with(b".restore-") && is_temp_name(name)
+    name.as_encoded_bytes().starts_with(b".restore-") && is_temp_name(name)
 }
 
 /// Is this the name of a finished archive (not a temp file, not something foreign)?
 pub(crate) fn is_archive_name(name: &OsStr) -> bool {
-    let bytes = name.as_bytes();
+    let bytes = name.as_encoded_bytes();
     !bytes.starts_with(b".") && bytes.ends_with(ARCHIVE_SUFFIX.as_bytes())
 }
 
 /// Is this the name of a temp file the trash created (in flight, or left by a crash)?
 pub(crate) fn is_temp_name(name: &OsStr) -> bool {
-    let bytes = name.as_bytes();
+    let bytes = name.as_encoded_bytes();
     bytes.starts_with(b".") && bytes.ends_with(TEMP_SUFFIX.as_bytes())
 }
 

@@ -5,7 +5,8 @@
 use std::ffi::OsStr;
 use std::path::PathBuf;
 
-use crate::paths::fsops::{EntryKind, Snapshot};
+use crate::paths::fsops::Snapshot;
+use crate::paths::EntryKind;
 
 /// An entry seen while archiving, in preorder.
 #[derive(Debug, Clone)]

@@ -18,7 +18,6 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::error::{changed, PartlyRemoved, TrashError};
@@ -198,7 +197,7 @@ impl<'a> Originals<'a> {
         let parts: Vec<&[u8]> = rel
             .components()
             .skip(1)
-            .map(|part| part.as_os_str().as_bytes())
+            .map(|part| part.as_os_str().as_encoded_bytes())
             .collect();
         parts.join(&b'/')
     }

@@ -64,7 +64,7 @@ pub(crate) fn read_file_content(
     let mut archive = from_file(file);
     let mut entries = archive.entries().map_err(unreadable)?;
     let metadata = read_metadata_entry(&mut entries)?;
-    if metadata.kind != super::Kind::File {
+    if metadata.kind != crate::paths::EntryKind::File {
         return Err(TrashError::corrupt("it does not keep a file"));
     }
     if metadata.size > max_bytes {

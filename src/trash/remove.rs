@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 use super::error::{changed, TrashError};
 use super::observed::Observed;
 use crate::paths::fsops::{self, RemoveError, Snapshot};
+use crate::paths::os_error::{cause, Cause};
 use crate::paths::shown::Shown;
-use rustix::fs::Stat;
+use crate::paths::Stat;
 
 /// One step of a traversal.
 enum Step<'o, 'f> {
@@ -189,8 +190,7 @@ fn expect_unchanged_as(
 
 /// A missing or retyped entry is a conflict; other errors are I/O errors.
 fn gone(base: &Path, entry: &Observed, e: std::io::Error) -> TrashError {
-    let retyped = e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error())
-        || e.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error());
+    let retyped = matches!(cause(&e), Cause::Loop | Cause::NotADirectory);
     if e.kind() == std::io::ErrorKind::NotFound || retyped {
         conflict(
             base,

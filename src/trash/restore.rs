@@ -32,7 +32,6 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 
 use sha2::{Digest, Sha256};
 use tar::{Entries, Entry};
@@ -42,7 +41,7 @@ use super::entry::{self, Decoding, EntryInfo};
 use super::error::TrashError;
 use super::hold::ArchiveHold;
 use super::item::{invalid, is_single_component};
-use super::metadata::{Kind, Metadata};
+use super::metadata::Metadata;
 use super::naming;
 use super::place::ArchiveFile;
 use super::read;
@@ -51,6 +50,7 @@ use crate::paths::fsops;
 use crate::paths::shown::Shown;
 use crate::paths::trees::{remove_tree_at, Removal};
 use crate::paths::xattrs::{self, Xattr};
+use crate::paths::EntryKind;
 use crate::progress::{self, Unit};
 
 /// Restore `archive` as `target_name` inside `parent`, extracted under the temp name `temp`
@@ -146,7 +146,7 @@ pub(crate) fn extract_then<T>(
     let mut reader = read::from_file(hold.reader()?);
     let mut entries = reader.entries().map_err(read::unreadable)?;
     let metadata = read::read_metadata_entry(&mut entries)?;
-    if metadata.kind != Kind::Directory {
+    if metadata.kind != EntryKind::Directory {
         return Err(TrashError::corrupt("it does not hold a directory"));
     }
     let mut extraction = Extraction::new(parent, &metadata, temp, cancel);
@@ -214,7 +214,7 @@ impl Places {
             .expect("the root exists before anything under it");
         let mut fd = root.try_clone()?;
         for part in sub.split(|b| *b == b'/').filter(|p| !p.is_empty()) {
-            fd = fsops::open_subdir(fd.as_fd(), OsStr::from_bytes(part))?;
+            fd = fsops::open_subdir(fd.as_fd(), crate::paths::names::from_bytes(part))?;
         }
         Ok(fd)
     }
@@ -328,13 +328,13 @@ impl<'a> Extraction<'a> {
         }
         let file = self.create_root_node(info)?;
         match info.kind {
-            Kind::File => {
+            EntryKind::File => {
                 let file = file.expect("a file root was created");
                 let (sha, len) = self.fill_file(file, entry, info)?;
                 self.tally.single = Some(sha);
                 self.tally.size = len;
             }
-            Kind::Symlink => {
+            EntryKind::Symlink => {
                 let link = info.link.as_deref().expect("symlinks carry a target");
                 let name = self.temp.clone().expect("just created");
                 give_link_owner(self.parent, &name, info.owner)?;
@@ -342,11 +342,12 @@ impl<'a> Extraction<'a> {
                 self.tally.single = Some(Sha256::digest(link).into());
                 self.tally.size = link.len() as u64;
             }
-            Kind::Directory => {
+            EntryKind::Directory => {
                 let name = self.temp.clone().expect("just created");
                 self.places.root = Some(fsops::open_subdir(self.parent, &name)?);
                 self.add_dir(info);
             }
+            EntryKind::Special => unreachable!("create_root_node refuses a special entry"),
         }
         Ok(())
     }
@@ -355,12 +356,16 @@ impl<'a> Extraction<'a> {
     fn create_root_node(&mut self, info: &EntryInfo) -> Result<Option<File>, TrashError> {
         let name = self.temp_name;
         let file = match (info.kind, info.link.as_deref()) {
-            (Kind::File, _) => fsops::create_file_at(self.parent, name).map(Some)?,
-            (Kind::Directory, _) => fsops::mkdir_at(self.parent, name).map(|()| None)?,
-            (Kind::Symlink, Some(link)) => {
-                fsops::symlink_at(OsStr::from_bytes(link), self.parent, name).map(|()| None)?
+            (EntryKind::File, _) => fsops::create_file_at(self.parent, name).map(Some)?,
+            (EntryKind::Directory, _) => fsops::mkdir_at(self.parent, name).map(|()| None)?,
+            (EntryKind::Symlink, Some(link)) => {
+                fsops::symlink_at(crate::paths::names::from_bytes(link), self.parent, name)
+                    .map(|()| None)?
             }
-            (Kind::Symlink, None) => unreachable!("symlink entries always carry a target"),
+            (EntryKind::Symlink, None) => unreachable!("symlink entries always carry a target"),
+            (EntryKind::Special, _) => {
+                return Err(TrashError::corrupt("it holds a device or FIFO entry"))
+            }
         };
         self.temp = Some(name.to_owned());
         Ok(file)
@@ -373,7 +378,7 @@ impl<'a> Extraction<'a> {
         entry: &mut Entry<'_, R>,
     ) -> Result<(), TrashError> {
         let shown = String::from_utf8_lossy(&info.sub).into_owned();
-        if self.meta.kind != Kind::Directory {
+        if self.meta.kind != EntryKind::Directory {
             return Err(TrashError::corrupt(format!(
                 "entry {shown:?} lies beneath a {}",
                 self.meta.kind.as_str()
@@ -390,19 +395,21 @@ impl<'a> Extraction<'a> {
             )));
         }
         let dir = self.places.open(parent_sub)?;
-        let name = OsStr::from_bytes(name);
+        let name = crate::paths::names::from_bytes(name);
         let duplicate = |e: io::Error| duplicate_or_io(e, &shown);
         match (info.kind, &info.hard_link) {
-            (Kind::File, Some(first)) => {
+            (EntryKind::File, Some(first)) => {
                 let mode = self.link_child(dir.as_fd(), name, first, &shown)?;
                 self.tally.tree.add_hard_link(&info.sub, mode, first);
                 self.tally.files += 1;
             }
-            (Kind::File, None) => {
+            (EntryKind::File, None) => {
                 let file = fsops::create_file_at(dir.as_fd(), name).map_err(duplicate)?;
                 let identity = fsops::identity(&fsops::fstat(&file)?);
                 let (sha, len) = self.fill_file(file, entry, info)?;
-                self.tally.tree.add(&info.sub, Kind::File, info.mode, sha);
+                self.tally
+                    .tree
+                    .add(&info.sub, EntryKind::File, info.mode, sha);
                 self.tally.size += len;
                 self.tally.files += 1;
                 let created = Created {
@@ -411,17 +418,21 @@ impl<'a> Extraction<'a> {
                 };
                 self.places.files.insert(info.sub.clone(), created);
             }
-            (Kind::Directory, _) => {
+            (EntryKind::Directory, _) => {
                 fsops::mkdir_at(dir.as_fd(), name).map_err(duplicate)?;
                 self.add_dir(info);
             }
-            (Kind::Symlink, _) => {
+            (EntryKind::Symlink, _) => {
                 let link = info.link.as_deref().expect("symlinks carry a target");
-                fsops::symlink_at(OsStr::from_bytes(link), dir.as_fd(), name).map_err(duplicate)?;
+                fsops::symlink_at(crate::paths::names::from_bytes(link), dir.as_fd(), name)
+                    .map_err(duplicate)?;
                 give_link_owner(dir.as_fd(), name, info.owner)?;
                 fsops::set_link_mtime_at(dir.as_fd(), name, info.mtime)?;
                 let sha = Sha256::digest(link).into();
-                self.tally.tree.add(&info.sub, Kind::Symlink, 0, sha);
+                self.tally.tree.add(&info.sub, EntryKind::Symlink, 0, sha);
+            }
+            (EntryKind::Special, _) => {
+                return Err(TrashError::corrupt("it holds a device or FIFO entry"))
             }
         }
         Ok(())
@@ -448,7 +459,7 @@ impl<'a> Extraction<'a> {
             None => (&first[..0], first),
         };
         let first_dir = self.places.open(first_dir)?;
-        let first_name = OsStr::from_bytes(first_name);
+        let first_name = crate::paths::names::from_bytes(first_name);
         fsops::hard_link_at(first_dir.as_fd(), first_name, dir, name)
             .map_err(|e| duplicate_or_io(e, shown))?;
         let linked = fsops::lstat_at(dir, name)?.map(|stat| fsops::identity(&stat));
@@ -466,7 +477,7 @@ impl<'a> Extraction<'a> {
         self.places.dirs.insert(info.sub.clone());
         self.tally
             .tree
-            .add(&info.sub, Kind::Directory, info.mode, [0; 32]);
+            .add(&info.sub, EntryKind::Directory, info.mode, [0; 32]);
         self.pending.push(PendingDir {
             sub: info.sub.clone(),
             mode: info.mode,
@@ -511,7 +522,7 @@ impl<'a> Extraction<'a> {
     /// The extracted content must be what the metadata promises.
     fn verify(&mut self) -> Result<(), TrashError> {
         let actual = match self.meta.kind {
-            Kind::Directory => std::mem::take(&mut self.tally.tree).finish(),
+            EntryKind::Directory => std::mem::take(&mut self.tally.tree).finish(),
             _ => self.tally.single.expect("root extracted"),
         };
         let actual = naming::hex(&actual);
@@ -526,7 +537,8 @@ impl<'a> Extraction<'a> {
                 "its content size differs from the metadata",
             ));
         }
-        if self.meta.kind == Kind::Directory && self.meta.file_count != Some(self.tally.files) {
+        if self.meta.kind == EntryKind::Directory && self.meta.file_count != Some(self.tally.files)
+        {
             return Err(TrashError::corrupt(
                 "its file count differs from the metadata",
             ));

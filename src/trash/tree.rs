@@ -21,7 +21,6 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -30,18 +29,20 @@ use tar::{Builder, EntryType};
 use super::digest::{child_path, TreeDigest};
 use super::error::{changed, TrashError};
 use super::item::TrashItem;
-use super::metadata::Kind;
 use super::observed::Observed;
 use super::stream::SourceReader;
 use super::tarx;
-use crate::paths::fsops::{self, EntryKind as Fs, Snapshot};
+use crate::paths::fsops::{self, Snapshot};
+use crate::paths::os_error::{cause, Cause};
+use crate::paths::{names, EntryKind};
+
 use crate::paths::shown::Shown;
 use crate::paths::xattrs::{self, Xattr};
 use crate::progress::{self, Unit};
 
 /// What archiving the original produced (everything the metadata needs, plus what was seen).
 pub(crate) struct Summary {
-    pub kind: Kind,
+    pub kind: EntryKind,
     pub sha256: [u8; 32],
     pub size: u64,
     pub mode: u32,
@@ -74,20 +75,20 @@ pub(crate) fn archive_source<W: Write>(
     let rel = PathBuf::from(item.name);
     let tar_path = PathBuf::from(item.relative_path);
     let (kind, sha256, size) = match before.kind() {
-        Fs::File => {
+        EntryKind::File => {
             let sha = walker.add_file(item.parent, &rel, &tar_path, b"", before)?;
-            (Kind::File, sha, before.size)
+            (EntryKind::File, sha, before.size)
         }
-        Fs::Symlink => {
+        EntryKind::Symlink => {
             let (sha, len) = walker.add_symlink(item.parent, &rel, &tar_path, b"", before)?;
-            (Kind::Symlink, sha, len)
+            (EntryKind::Symlink, sha, len)
         }
-        Fs::Directory => {
+        EntryKind::Directory => {
             walker.walk_dir(item.parent, rel, tar_path, before)?;
             let sha = std::mem::take(&mut walker.digest).finish();
-            (Kind::Directory, sha, walker.size)
+            (EntryKind::Directory, sha, walker.size)
         }
-        Fs::Special => {
+        EntryKind::Special => {
             return Err(TrashError::Unsupported(
                 item.original_path.shown().into_owned(),
             ))
@@ -98,7 +99,7 @@ pub(crate) fn archive_source<W: Write>(
         sha256,
         size,
         mode: before.permissions(),
-        file_count: (kind == Kind::Directory).then_some(walker.files),
+        file_count: (kind == EntryKind::Directory).then_some(walker.files),
         observed: walker.observed,
     })
 }
@@ -157,7 +158,7 @@ impl<W: Write> Walker<'_, '_, W> {
             };
             let rel = top.rel.join(&name);
             let tar_path = top.tar_path.join(&name);
-            let digest_path = child_path(&top.digest_path, name.as_bytes());
+            let digest_path = child_path(&top.digest_path, name.as_encoded_bytes());
             let dir = top.fd.as_fd();
             let snap = fsops::snapshot_at(dir, &name).map_err(|e| self.vanished(&rel, e))?;
             if top.mount.holds_mount_point(dir, &name, snap.dev)? {
@@ -165,20 +166,20 @@ impl<W: Write> Walker<'_, '_, W> {
                 return Err(TrashError::MountPoint(path.shown().into_owned()));
             }
             match snap.kind() {
-                Fs::File if self.linked.contains_key(&(snap.dev, snap.ino)) => {
+                EntryKind::File if self.linked.contains_key(&(snap.dev, snap.ino)) => {
                     self.add_hard_link(&rel, &tar_path, &digest_path, snap)?;
                 }
-                Fs::File => {
+                EntryKind::File => {
                     self.add_file(dir, &rel, &tar_path, &digest_path, snap)?;
                 }
-                Fs::Symlink => {
+                EntryKind::Symlink => {
                     self.add_symlink(dir, &rel, &tar_path, &digest_path, snap)?;
                 }
-                Fs::Directory => {
+                EntryKind::Directory => {
                     let frame = self.enter_dir(dir, rel, tar_path, digest_path, snap)?;
                     stack.push(frame);
                 }
-                Fs::Special => {
+                EntryKind::Special => {
                     let path = self.display(&rel);
                     return Err(TrashError::Unsupported(path.shown().into_owned()));
                 }
@@ -207,7 +208,7 @@ impl<W: Write> Walker<'_, '_, W> {
             .append_data(&mut header, &tar_path, io::empty())?;
         let mode = before.permissions();
         self.digest
-            .add(&digest_path, Kind::Directory, mode, [0; 32]);
+            .add(&digest_path, EntryKind::Directory, mode, [0; 32]);
         self.observed.push(Observed {
             rel: rel.clone(),
             snapshot: before,
@@ -256,12 +257,12 @@ impl<W: Write> Walker<'_, '_, W> {
         let sha = reader.digest();
         self.expect_same(rel, &opened, &fsops::snapshot_fd(&file)?)?;
         let mode = opened.permissions();
-        self.digest.add(digest_path, Kind::File, mode, sha);
+        self.digest.add(digest_path, EntryKind::File, mode, sha);
         self.size += opened.size;
         self.files += 1;
         if fsops::link_count(&stat) > 1 {
             let first = FirstName {
-                tar_path: tar_path.as_os_str().as_bytes().to_vec(),
+                tar_path: tar_path.as_os_str().as_encoded_bytes().to_vec(),
                 digest_path: digest_path.to_vec(),
                 snapshot: opened,
             };
@@ -305,9 +306,8 @@ impl<W: Write> Walker<'_, '_, W> {
         before: Snapshot,
     ) -> Result<([u8; 32], u64), TrashError> {
         let name = rel.file_name().expect("non-empty");
-        let target = fsops::read_link_at(dir, name)
-            .map_err(|e| self.vanished(rel, e))?
-            .into_vec();
+        let target =
+            names::into_vec(fsops::read_link_at(dir, name).map_err(|e| self.vanished(rel, e))?);
         let after = fsops::snapshot_at(dir, name).map_err(|e| self.vanished(rel, e))?;
         self.expect_same(rel, &before, &after)?;
         let mut header = tarx::content_header(EntryType::Symlink, &before);
@@ -316,7 +316,7 @@ impl<W: Write> Walker<'_, '_, W> {
         self.builder
             .append_data(&mut header, tar_path, io::empty())?;
         let sha: [u8; 32] = Sha256::digest(&target).into();
-        self.digest.add(digest_path, Kind::Symlink, 0, sha);
+        self.digest.add(digest_path, EntryKind::Symlink, 0, sha);
         self.observe(rel, before);
         Ok((sha, target.len() as u64))
     }
@@ -356,11 +356,11 @@ impl<W: Write> Walker<'_, '_, W> {
 
     /// An entry that vanished or changed type between listing and opening is a conflict.
     fn vanished(&self, rel: &Path, e: io::Error) -> TrashError {
-        let errno = e.raw_os_error();
         let gone = e.kind() == io::ErrorKind::NotFound
-            || errno == Some(rustix::io::Errno::LOOP.raw_os_error())
-            || errno == Some(rustix::io::Errno::NOTDIR.raw_os_error())
-            || errno == Some(rustix::io::Errno::INVAL.raw_os_error());
+            || matches!(
+                cause(&e),
+                Cause::Loop | Cause::NotADirectory | Cause::Invalid
+            );
         if gone {
             changed(&self.display(rel), "changed while it was being archived")
         } else {

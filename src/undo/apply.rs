@@ -21,9 +21,10 @@ use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
 use crate::history::Heading;
 use crate::journal::commit::{PlannedFile, StepFailure};
-use crate::paths::fsops::{self, EntryKind, Snapshot};
+use crate::paths::fsops::{self, Snapshot};
 use crate::paths::shown::Shown;
 use crate::paths::trees::{remove_tree_at, Removal};
+use crate::paths::EntryKind;
 use crate::progress::Meter;
 use crate::text::delta::Delta;
 use crate::tools::files;
@@ -178,7 +179,7 @@ pub fn apply(
             }
             let is_dir = match &placement.slot {
                 Slot::NewDir { .. } => true,
-                Slot::Archive { meta, .. } => meta.kind == crate::trash::Kind::Directory,
+                Slot::Archive { meta, .. } => meta.kind == crate::paths::EntryKind::Directory,
                 _ => false,
             };
             if is_dir {
@@ -285,7 +286,7 @@ pub fn apply(
                     match &placement.slot {
                         Slot::Bytes { data, .. } => change.sha256_after = Some(sha256_hex(data)),
                         Slot::Archive { meta, .. }
-                            if meta.kind != crate::trash::Kind::Directory =>
+                            if meta.kind != crate::paths::EntryKind::Directory =>
                         {
                             change.sha256_after = Some(meta.original_sha256.clone())
                         }

@@ -4,15 +4,15 @@
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use crate::change::EntryKindName;
-use crate::error::{libc_codes, ErrorCode, ToolError};
+use crate::error::{ErrorCode, ToolError};
 use crate::hashing::{sha256_hex, sha256_reader};
-use crate::paths::fsops::{self, EntryKind, Snapshot};
+use crate::paths::fsops::{self, Snapshot};
+use crate::paths::os_error::{cause, Cause};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
+use crate::paths::EntryKind;
 use crate::paths::Target;
 use crate::workspace::Workspace;
 
@@ -24,12 +24,12 @@ pub struct Real {
 }
 
 impl Real {
-    /// Its kind as the history names it.
-    pub fn kind_fact(&self) -> EntryKindName {
+    /// Its kind as the history's entry facts would name it (a special file, which the
+    /// history never holds, as a file).
+    pub fn kind_fact(&self) -> EntryKind {
         match self.kind {
-            EntryKind::Directory => EntryKindName::Directory,
-            EntryKind::Symlink => EntryKindName::Symlink,
-            EntryKind::File | EntryKind::Special => EntryKindName::File,
+            EntryKind::Special => EntryKind::File,
+            kind => kind,
         }
     }
 
@@ -61,14 +61,7 @@ pub fn open_parent(ws: &Workspace, path: &Path) -> Result<Option<(OwnedFd, OsStr
     };
     match fsops::open_dir(&target.anchor, parent, true) {
         Ok(fd) => Ok(Some((fd, name.to_owned()))),
-        Err(e)
-            if matches!(
-                e.raw_os_error(),
-                Some(libc_codes::ENOENT | libc_codes::ENOTDIR)
-            ) =>
-        {
-            Ok(None)
-        }
+        Err(e) if matches!(cause(&e), Cause::NotFound | Cause::NotADirectory) => Ok(None),
         Err(e) => Err(ToolError::io(&e, "open the parent directory of", path)),
     }
 }
@@ -107,7 +100,7 @@ pub fn sha256_of(ws: &Workspace, path: &Path, real: &Real) -> Result<String, Too
     })?;
     match real.kind {
         EntryKind::Symlink => fsops::read_link_at(parent.as_fd(), &name)
-            .map(|target| sha256_hex(target.as_bytes()))
+            .map(|target| sha256_hex(target.as_encoded_bytes()))
             .map_err(|e| ToolError::io(&e, "read", path)),
         _ => fsops::open_for_read(parent.as_fd(), &name)
             .and_then(sha256_reader)

@@ -3,16 +3,15 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::plan::Plan;
 use super::slot::{location, parent_of, physical, physical_path, Location, Slot};
 use crate::confirm::FilesSummary;
 use crate::error::{ErrorCode, ToolError};
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::fsops;
 use crate::paths::shown::Shown;
-use crate::trash::Kind;
+use crate::paths::EntryKind;
 
 /// One thing put at a path.
 #[derive(Debug, Clone)]
@@ -136,7 +135,7 @@ impl Effects {
                             .members
                             .get(archive)
                             .ok_or_else(|| one_at_a_time(path))?;
-                        if held.get(own.as_os_str().as_bytes()).is_some() {
+                        if held.get(own.as_os_str().as_encoded_bytes()).is_some() {
                             drops.push((top.clone(), own));
                         }
                     }
@@ -262,11 +261,7 @@ impl Effects {
             lines.push(match &placement.slot {
                 Slot::Bytes { .. } => format!("restore the previous content of {path}"),
                 Slot::Archive { meta, .. } => {
-                    let what = match meta.kind {
-                        Kind::File => "file",
-                        Kind::Directory => "directory",
-                        Kind::Symlink => "symlink",
-                    };
+                    let what = meta.kind.as_str();
                     format!("restore the {what} {path} from the trash")
                 }
                 Slot::NewDir { .. } => format!("recreate the empty directory {path}"),
@@ -304,7 +299,7 @@ fn is_moot(plan: &Plan, path: &Path) -> bool {
             Some(Slot::Absent | Slot::Bytes { .. })
         ) || matches!(
             plan.slots.get(above),
-            Some(Slot::Archive { meta, .. }) if meta.kind != Kind::Directory
+            Some(Slot::Archive { meta, .. }) if meta.kind != EntryKind::Directory
         )
     })
 }
@@ -497,7 +492,7 @@ mod tests {
             trashed_at: "2026-01-01T00:00:00.000Z".into(),
             original_path: "/w/a".into(),
             relative_path: "a".into(),
-            kind: Kind::Directory,
+            kind: EntryKind::Directory,
             original_sha256: "0".repeat(64),
             size: 0,
             mode: 0o755,
@@ -510,11 +505,11 @@ mod tests {
             first: None,
         };
         let members: Members = [
-            (b"".to_vec(), member(Kind::Directory)),
-            (b"x".to_vec(), member(Kind::File)),
-            (b"d".to_vec(), member(Kind::Directory)),
-            (b"d/y".to_vec(), member(Kind::File)),
-            (b"keep".to_vec(), member(Kind::File)),
+            (b"".to_vec(), member(EntryKind::Directory)),
+            (b"x".to_vec(), member(EntryKind::File)),
+            (b"d".to_vec(), member(EntryKind::Directory)),
+            (b"d/y".to_vec(), member(EntryKind::File)),
+            (b"keep".to_vec(), member(EntryKind::File)),
         ]
         .into_iter()
         .collect();

@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -13,15 +12,15 @@ use super::disk::{self, Real};
 use super::refusal::{conflict, damaged, describe, not_undoable, Difference, UnreadableArchive};
 use super::select::Target;
 use super::slot::{physical_path, Like, Slot};
-use crate::change::{Action, EntryFacts, EntryKindName};
+use crate::change::{Action, EntryFacts};
 use crate::datadir;
 use crate::error::ToolError;
 use crate::hashing::sha256_hex;
 use crate::history::{ChangeRecord, FileRecord, History};
-use crate::paths::fsops::EntryKind;
 use crate::paths::shown::Shown;
+use crate::paths::EntryKind;
 use crate::text::delta::Delta;
-use crate::trash::{Kind, Member, Members, Metadata, Override, TrashError};
+use crate::trash::{Member, Members, Override, TrashError};
 use crate::workspace::Workspace;
 
 /// The outcome of planning: the final state of every path involved, and what is known of the
@@ -113,7 +112,7 @@ impl<'a> Planner<'a> {
                     self.drop_if_empty_inside(&dir, &archive, &member)?;
                     continue;
                 }
-                Slot::Archive { archive, meta } if meta.kind == Kind::Directory => {
+                Slot::Archive { archive, meta } if meta.kind == EntryKind::Directory => {
                     self.drop_if_empty_inside(&dir, &archive, Path::new(""))?;
                     continue;
                 }
@@ -174,15 +173,15 @@ impl<'a> Planner<'a> {
             let members = self
                 .members_of(&archive)
                 .map_err(|e| conflict(&dir, &change, e))?;
-            for name in members.children(member.as_os_str().as_bytes()) {
-                let child = dir.join(std::ffi::OsStr::from_bytes(&name));
+            for name in members.children(member.as_os_str().as_encoded_bytes()) {
+                let child = dir.join(crate::paths::names::from_bytes(&name));
                 if !matches!(self.slots.get(&child), Some(Slot::Absent)) {
                     return Err(conflict(
                         &dir,
                         &change,
                         format!(
                             "it is not empty: {} is in it",
-                            shown_name(&OsString::from(std::ffi::OsStr::from_bytes(&name)))
+                            shown_name(&OsString::from(crate::paths::names::from_bytes(&name)))
                         ),
                     ));
                 }
@@ -193,7 +192,7 @@ impl<'a> Planner<'a> {
             .slots
             .iter()
             .filter_map(|(path, slot)| match slot {
-                Slot::Archive { archive, meta } if meta.kind == Kind::Directory => {
+                Slot::Archive { archive, meta } if meta.kind == EntryKind::Directory => {
                     let inside = self.slots.keys().any(|k| k.starts_with(path) && k != path);
                     inside.then(|| archive.clone())
                 }
@@ -250,7 +249,7 @@ impl<'a> Planner<'a> {
             let rest = path.strip_prefix(above).expect("an ancestor");
             return match slot {
                 Slot::Disk(at) => Slot::Disk(at.join(rest)),
-                Slot::Archive { meta, archive } if meta.kind == Kind::Directory => {
+                Slot::Archive { meta, archive } if meta.kind == EntryKind::Directory => {
                     Slot::InArchive {
                         archive: archive.clone(),
                         member: rest.to_owned(),
@@ -320,7 +319,7 @@ impl<'a> Planner<'a> {
         let expected = match file.action {
             Action::Deleted | Action::Removed => Expected::Nothing,
             Action::Created => Expected::Entry {
-                kind: Some(EntryKindName::Directory),
+                kind: Some(EntryKind::Directory),
                 sha256: None,
                 facts,
             },
@@ -354,7 +353,7 @@ impl<'a> Planner<'a> {
                     },
                     Slot::InArchive { archive, member } => match self.member(&archive, &member)? {
                         None => Ok(()),
-                        Some(m) => Err(Difference::Present(Some(kind_name(m.kind)))),
+                        Some(m) => Err(Difference::Present(Some(m.kind.as_str()))),
                     },
                     _ => Err(Difference::Present(None)),
                 }
@@ -372,12 +371,12 @@ impl<'a> Planner<'a> {
                 let Some(m) = self.member(&archive, &member)? else {
                     return Err(Difference::Gone);
                 };
-                if kind.is_some_and(|k| k != kind_fact(m.kind)) {
-                    return Err(Difference::OtherKind(kind_name(m.kind)));
+                if kind.is_some_and(|k| k != m.kind) {
+                    return Err(Difference::OtherKind(m.kind.as_str()));
                 }
                 match sha256 {
-                    Some(_) if m.kind == Kind::Directory => match kind {
-                        Some(EntryKindName::Directory) => Ok(()),
+                    Some(_) if m.kind == EntryKind::Directory => match kind {
+                        Some(EntryKind::Directory) => Ok(()),
                         _ => Err(Difference::OtherKind("directory")),
                     },
                     Some(sha256) if sha256 != m.sha256() => Err(Difference::ContentChanged),
@@ -403,7 +402,7 @@ impl<'a> Planner<'a> {
                         // A tree is known by its kind and inode here; its digest is checked when
                         // the undo archives it, where nothing beneath it is taken back first (then
                         // it is not as it is on disk now; each such path was checked itself).
-                        if kind != Some(EntryKindName::Directory) {
+                        if kind != Some(EntryKind::Directory) {
                             return Err(Difference::OtherKind("directory"));
                         }
                         let untouched_inside = !self
@@ -423,15 +422,15 @@ impl<'a> Planner<'a> {
                 Ok(())
             }
             Slot::Archive { meta, archive } => {
-                if kind.is_some_and(|k| k != kind_of_archive(&meta)) {
-                    return Err(Difference::OtherKind(archive_kind_name(&meta)));
+                if kind.is_some_and(|k| k != meta.kind) {
+                    return Err(Difference::OtherKind(meta.kind.as_str()));
                 }
                 let Some(sha256) = sha256 else {
                     return Ok(());
                 };
                 // A tree with changes inside it taken back already: the digest of the tree the
                 // archive keeps with those in place.
-                let now = if meta.kind == Kind::Directory {
+                let now = if meta.kind == EntryKind::Directory {
                     self.tree_digest(path, &archive)?
                 } else {
                     None
@@ -442,7 +441,7 @@ impl<'a> Planner<'a> {
                 Ok(())
             }
             Slot::Bytes { data, .. } => {
-                if kind.is_some_and(|k| k != EntryKindName::File) {
+                if kind.is_some_and(|k| k != EntryKind::File) {
                     return Err(Difference::OtherKind("file"));
                 }
                 match sha256 {
@@ -451,10 +450,10 @@ impl<'a> Planner<'a> {
                 }
             }
             Slot::NewDir { mode } => match (kind, sha256) {
-                (Some(EntryKindName::Directory) | None, None) => Ok(()),
+                (Some(EntryKind::Directory) | None, None) => Ok(()),
                 // A tree restored empty, then removed without an archive: known by the digest
                 // of an empty directory with its mode.
-                (Some(EntryKindName::Directory) | None, Some(sha256)) => {
+                (Some(EntryKind::Directory) | None, Some(sha256)) => {
                     if sha256 == crate::trash::empty_tree_digest(mode) {
                         Ok(())
                     } else {
@@ -622,13 +621,17 @@ impl<'a> Planner<'a> {
         member: &Path,
     ) -> Result<(), ToolError> {
         let members = self.members_of(archive)?;
-        let sub = member.as_os_str().as_bytes();
-        if members.get(sub).is_none_or(|m| m.kind != Kind::Directory) {
+        let sub = member.as_os_str().as_encoded_bytes();
+        if members
+            .get(sub)
+            .is_none_or(|m| m.kind != EntryKind::Directory)
+        {
             return Ok(());
         }
         let emptied = members.children(sub).iter().all(|name| {
             matches!(
-                self.slots.get(&dir.join(std::ffi::OsStr::from_bytes(name))),
+                self.slots
+                    .get(&dir.join(crate::paths::names::from_bytes(name))),
                 Some(Slot::Absent)
             )
         });
@@ -676,7 +679,7 @@ impl<'a> Planner<'a> {
         member: &Path,
     ) -> Result<Option<Member>, UnreadableArchive> {
         let members = self.members_of(archive)?;
-        Ok(members.get(member.as_os_str().as_bytes()).cloned())
+        Ok(members.get(member.as_os_str().as_encoded_bytes()).cloned())
     }
 
     /// The digest of the tree the archive at `path` keeps with the slots set beneath `path` in
@@ -691,9 +694,9 @@ impl<'a> Planner<'a> {
         for (rest, slot) in beneath {
             let under_a_leaf =
                 rest.ancestors().skip(1).any(|above| {
-                    overrides.get(above.as_os_str().as_bytes()).is_some_and(|o| {
+                    overrides.get(above.as_os_str().as_encoded_bytes()).is_some_and(|o| {
                     matches!(o, Override::Gone)
-                        || matches!(o, Override::Entry { kind, .. } if *kind != Kind::Directory)
+                        || matches!(o, Override::Entry { kind, .. } if *kind != EntryKind::Directory)
                 })
                 });
             if under_a_leaf {
@@ -706,23 +709,25 @@ impl<'a> Planner<'a> {
                 } if from == archive && member == rest => continue,
                 Slot::Absent => Override::Gone,
                 Slot::Bytes { data, like } => Override::Entry {
-                    kind: Kind::File,
+                    kind: EntryKind::File,
                     mode: self.mode_of(&like),
                     content: sha256_bytes(&data),
                 },
                 Slot::NewDir { mode } => Override::Entry {
-                    kind: Kind::Directory,
+                    kind: EntryKind::Directory,
                     mode,
                     content: [0; 32],
                 },
-                Slot::Archive { meta, .. } if meta.kind != Kind::Directory => Override::Entry {
-                    kind: meta.kind,
-                    mode: meta.mode,
-                    content: from_hex(&meta.original_sha256).ok_or_else(one_at_a_time)?,
-                },
+                Slot::Archive { meta, .. } if meta.kind != EntryKind::Directory => {
+                    Override::Entry {
+                        kind: meta.kind,
+                        mode: meta.mode,
+                        content: from_hex(&meta.original_sha256).ok_or_else(one_at_a_time)?,
+                    }
+                }
                 _ => return Err(one_at_a_time()),
             };
-            overrides.insert(rest.as_os_str().as_bytes().to_vec(), over);
+            overrides.insert(rest.as_os_str().as_encoded_bytes().to_vec(), over);
         }
         let members = self.members_of(archive)?;
         members
@@ -785,13 +790,13 @@ impl<'a> Planner<'a> {
             }
             Slot::InArchive { archive, member } => {
                 let found = self.member(&archive, &member).ok().flatten();
-                let Some(m) = found.filter(|m| m.kind == Kind::File) else {
+                let Some(m) = found.filter(|m| m.kind == EntryKind::File) else {
                     return Err(damaged(record, path));
                 };
                 let sub = m
                     .first
                     .clone()
-                    .unwrap_or_else(|| member.as_os_str().as_bytes().to_vec());
+                    .unwrap_or_else(|| member.as_os_str().as_encoded_bytes().to_vec());
                 match self
                     .ws
                     .bucket()
@@ -825,38 +830,10 @@ impl<'a> Planner<'a> {
 enum Expected {
     Nothing,
     Entry {
-        kind: Option<EntryKindName>,
+        kind: Option<EntryKind>,
         sha256: Option<String>,
         facts: Option<EntryFacts>,
     },
-}
-
-fn kind_of_archive(meta: &Metadata) -> EntryKindName {
-    match meta.kind {
-        Kind::File => EntryKindName::File,
-        Kind::Directory => EntryKindName::Directory,
-        Kind::Symlink => EntryKindName::Symlink,
-    }
-}
-
-fn archive_kind_name(meta: &Metadata) -> &'static str {
-    kind_name(meta.kind)
-}
-
-fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::File => "file",
-        Kind::Directory => "directory",
-        Kind::Symlink => "symlink",
-    }
-}
-
-fn kind_fact(kind: Kind) -> EntryKindName {
-    match kind {
-        Kind::File => EntryKindName::File,
-        Kind::Directory => EntryKindName::Directory,
-        Kind::Symlink => EntryKindName::Symlink,
-    }
 }
 
 fn sha256_bytes(data: &[u8]) -> [u8; 32] {

@@ -14,8 +14,9 @@ use std::sync::Arc;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::fsops;
 use crate::paths::project::find_project_root;
+use crate::paths::EntryKind;
 use crate::paths::Target;
 
 /// The ignore rules in force in one directory of a walk: its own and its ancestors'.

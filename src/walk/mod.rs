@@ -25,14 +25,14 @@ pub mod ignore_rules;
 use std::collections::BinaryHeap;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use crate::cancel::CancelToken;
 use crate::error::ToolError;
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::fsops;
+use crate::paths::EntryKind;
 use crate::paths::{Sandbox, Target};
 pub use ignore_rules::IgnoreRules;
 
@@ -295,7 +295,7 @@ where
         let Ok(mut entries) = fsops::read_entries(dir.as_fd(), buffer) else {
             return nothing();
         };
-        entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        entries.sort_unstable_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
         let options = self.options;
         let rules = if options.include_ignored {
             task.rules
@@ -386,7 +386,7 @@ struct PathBuffer {
 
 impl PathBuffer {
     fn new(dir: PathBuf) -> Self {
-        let bytes = dir.into_os_string().into_vec();
+        let bytes = crate::paths::names::into_vec(dir.into_os_string());
         let dir_len = bytes.len();
         PathBuffer { bytes, dir_len }
     }
@@ -397,11 +397,11 @@ impl PathBuffer {
         if !self.bytes.is_empty() && !self.bytes.ends_with(b"/") {
             self.bytes.push(b'/');
         }
-        self.bytes.extend_from_slice(name.as_bytes());
+        self.bytes.extend_from_slice(name.as_encoded_bytes());
     }
 
     fn path(&self) -> &Path {
-        Path::new(OsStr::from_bytes(&self.bytes))
+        Path::new(crate::paths::names::from_bytes(&self.bytes))
     }
 }
 

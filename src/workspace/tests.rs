@@ -128,3 +128,70 @@ async fn a_change_its_sandbox_cannot_finish_is_refused_on_its_paths_until_it_is_
     assert_eq!(written.status, "ok", "{}", written.output);
     assert_eq!(fs::read_to_string(a.join("f.txt")).unwrap(), "mine\n");
 }
+
+/// A sequel as this version writes it ({ record, consume }) and as older versions wrote it (the
+/// record alone) are both performed by recovery, once however often: the consumed archive is
+/// deleted and the record appended once; anything else is not ours.
+#[test]
+fn recovery_performs_both_forms_of_a_sequel_once() {
+    use super::{AfterCommit, Aftermath};
+    use crate::history::{ChangeRecord, Heading};
+    use crate::journal::commit::Aftermath as _;
+    use crate::trash::{archive_relative_path, TrashItem};
+
+    let dir = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(dir.path()).unwrap();
+    let root = base.join("root");
+    fs::create_dir(&root).unwrap();
+    fs::write(root.join("f.txt"), "kept\n").unwrap();
+    let options = json!({ "root": root, "trash": { "dataDir": base.join("data") } });
+    let ws = super::Workspace::new(&options, &[]).unwrap();
+    let parent = fsops::open_dir(&root, &root, false).unwrap();
+    let path = root.join("f.txt");
+    let item = TrashItem {
+        parent: parent.as_fd(),
+        name: OsStr::new("f.txt"),
+        original_path: &path,
+        relative_path: &archive_relative_path(&root, &path),
+    };
+    let archive = ws.bucket().archive(&item, &|| false).unwrap().archive_path;
+    let heading = |id: &str| Heading {
+        id: id.into(),
+        tool: "t".into(),
+        summary: "s".into(),
+        author: crate::history::Author {
+            session_id: "s".into(),
+            run_id: "r".into(),
+            agent_name: "a".into(),
+        },
+        undoes: Vec::new(),
+    };
+    let record = |id: &str| -> ChangeRecord {
+        let file = crate::change::FileChange::new(path.clone(), crate::change::Action::Modified);
+        ws.history().prepare(&heading(id), &[file]).unwrap()
+    };
+    let new_form = serde_json::to_value(AfterCommit {
+        record: record("new-form"),
+        consume: vec![archive.file_name().unwrap().into()],
+    })
+    .unwrap();
+    let old_form = serde_json::to_value(record("old-form")).unwrap();
+    let aftermath = Aftermath {
+        history: ws.history(),
+        bucket: ws.bucket(),
+    };
+    for _ in 0..2 {
+        aftermath.perform(&new_form).unwrap();
+        aftermath.perform(&old_form).unwrap();
+        aftermath.perform(&json!({ "what": "not ours" })).unwrap();
+    }
+    assert!(!archive.exists());
+    let ids: Vec<_> = ws
+        .history()
+        .entries(&|_: &Path| true)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.record.id.clone())
+        .collect();
+    assert_eq!(ids, ["new-form", "old-form"]);
+}

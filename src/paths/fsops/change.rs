@@ -10,8 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::fs::{AtFlags, Mode, RenameFlags};
 
-use super::{errno, lstat_at, EntryKind};
+use super::{errno, lstat_at};
 use crate::paths::platform;
+use crate::paths::EntryKind;
 
 /// Marker in the names of our temporary files, so a later run can recognise leftovers.
 pub const TEMP_MARKER: &str = ".agent-fs-tools.tmp";
@@ -183,6 +184,17 @@ pub fn hard_link_at(
     rustix::fs::linkat(from_dir, from_name, to_dir, to_name, AtFlags::empty()).map_err(errno)
 }
 
+/// Renames `from_name` in `from_dir` to `to_name` in `to_dir`, replacing whatever file is there
+/// (a file of ours taking its final name, as in the data directory).
+pub fn rename_replacing(
+    from_dir: BorrowedFd<'_>,
+    from_name: &OsStr,
+    to_dir: BorrowedFd<'_>,
+    to_name: &OsStr,
+) -> io::Result<()> {
+    rustix::fs::renameat(from_dir, from_name, to_dir, to_name).map_err(errno)
+}
+
 /// Unlinks a file or symlink `name` in `dir`.
 pub fn unlink_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
     rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(errno)
@@ -191,6 +203,11 @@ pub fn unlink_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
 /// Removes the empty directory `name` in `dir`.
 pub fn rmdir_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
     rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR).map_err(errno)
+}
+
+/// Creates the directory `name` in `dir` as a new directory is made: `mode` less the umask.
+pub fn mkdir_umasked_at(dir: BorrowedFd<'_>, name: &OsStr, mode: u32) -> io::Result<()> {
+    rustix::fs::mkdirat(dir, name, Mode::from_raw_mode((mode & 0o7777) as _)).map_err(errno)
 }
 
 /// Creates the directory `name` in `dir`, private (0700) until its final mode is applied.

@@ -6,38 +6,11 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStringExt;
 
-use rustix::fs::{AtFlags, FileType, Stat};
+use rustix::fs::AtFlags;
 
 use super::errno;
 use crate::paths::platform;
-
-/// The kind of a directory entry, from `lstat` (symlinks are never followed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryKind {
-    File,
-    Directory,
-    Symlink,
-    /// FIFO, socket or device: refused by every tool.
-    Special,
-}
-
-impl EntryKind {
-    // `mode_t` is u16 on macOS.
-    #[allow(clippy::unnecessary_cast)]
-    pub fn of(stat: &Stat) -> Self {
-        Self::of_mode(stat.st_mode as u32)
-    }
-
-    /// The kind of a raw `st_mode`.
-    pub fn of_mode(mode: u32) -> Self {
-        match FileType::from_raw_mode(mode as _) {
-            FileType::RegularFile => Self::File,
-            FileType::Directory => Self::Directory,
-            FileType::Symlink => Self::Symlink,
-            _ => Self::Special,
-        }
-    }
-}
+use crate::paths::{EntryKind, Stat};
 
 /// The facts about an entry that change when it is modified, replaced or (for a directory) when
 /// an entry is added, removed or renamed inside it.
@@ -55,18 +28,16 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// The snapshot of a `stat` result.
-    // `stat`'s field types differ between platforms (macOS: `dev_t` i32, `mode_t` u16).
-    #[allow(clippy::unnecessary_cast)]
     pub fn of(stat: &Stat) -> Self {
         Snapshot {
-            dev: stat.st_dev as u64,
-            ino: stat.st_ino as u64,
-            mode: stat.st_mode as u32,
-            uid: stat.st_uid,
-            gid: stat.st_gid,
-            size: stat.st_size as u64,
-            mtime: (stat.st_mtime as i64, stat.st_mtime_nsec as u32),
-            ctime: (stat.st_ctime as i64, stat.st_ctime_nsec as u32),
+            dev: stat.dev,
+            ino: stat.ino,
+            mode: stat.mode,
+            uid: stat.uid,
+            gid: stat.gid,
+            size: stat.size,
+            mtime: (stat.mtime.0, stat.mtime.1),
+            ctime: (stat.ctime.0, stat.ctime.1),
         }
     }
 
@@ -96,23 +67,18 @@ impl Snapshot {
 }
 
 /// The device and inode number in a `stat`: which entry it is, whatever its name.
-// `stat`'s field types differ between platforms (macOS: `dev_t` i32).
-#[allow(clippy::unnecessary_cast)]
 pub fn identity(stat: &Stat) -> (u64, u64) {
-    (stat.st_dev as u64, stat.st_ino as u64)
+    (stat.dev, stat.ino)
 }
 
 /// How many names (hard links) the entry has.
-// `nlink_t` is u16 on macOS, u32 on 64-bit Arm Linux, u64 on x86-64 Linux.
-#[allow(clippy::unnecessary_cast)]
 pub fn link_count(stat: &Stat) -> u64 {
-    stat.st_nlink as u64
+    stat.nlink
 }
 
 /// Whether a file has fewer blocks than bytes: it may have holes worth keeping.
-#[allow(clippy::unnecessary_cast)]
 pub fn may_have_holes(stat: &Stat) -> bool {
-    (stat.st_blocks as u64).saturating_mul(512) < stat.st_size as u64
+    (stat.blocks).saturating_mul(512) < stat.size
 }
 
 /// Whether `name` is one plain path component: not empty, not `.` or `..`, no `/` and no NUL.
@@ -131,7 +97,7 @@ pub fn is_single_component(name: &OsStr) -> bool {
 /// `lstat` of `name` in `dir`; `None` if it does not exist.
 pub fn lstat_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Option<Stat>> {
     match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(stat) => Ok(Some(stat)),
+        Ok(stat) => Ok(Some(Stat::of(&stat))),
         Err(e) if e == rustix::io::Errno::NOENT => Ok(None),
         Err(e) => Err(errno(e)),
     }
@@ -140,12 +106,14 @@ pub fn lstat_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Option<Stat>> {
 /// The [`Snapshot`] of `name` in `dir` (`lstat`); `NotFound` if it does not exist.
 pub fn snapshot_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Snapshot> {
     let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(errno)?;
-    Ok(Snapshot::of(&stat))
+    Ok(Snapshot::of(&Stat::of(&stat)))
 }
 
 /// `fstat` of an open file or directory.
 pub fn fstat(fd: impl AsFd) -> io::Result<Stat> {
-    rustix::fs::fstat(fd).map_err(errno)
+    rustix::fs::fstat(fd)
+        .map(|stat| Stat::of(&stat))
+        .map_err(errno)
 }
 
 /// The [`Snapshot`] of an open file or directory.

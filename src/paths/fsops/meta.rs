@@ -6,7 +6,9 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 
-use rustix::fs::{AtFlags, Gid, Mode, OFlags, Stat, Timespec, Timestamps, Uid};
+use rustix::fs::{AtFlags, Gid, Mode, OFlags, Timespec, Timestamps, Uid};
+
+use crate::paths::Stat;
 
 use super::{errno, fstat, open_for_read};
 use crate::paths::{platform, xattrs};
@@ -22,16 +24,16 @@ pub(super) fn keep_metadata_of(
     old: &Stat,
     new: &File,
 ) -> io::Result<()> {
-    give_owner(new.as_fd(), old.st_uid, old.st_gid)?;
+    give_owner(new.as_fd(), old.uid, old.gid)?;
     if let Ok(current) = open_for_read(dir, name) {
-        if fstat(&current).is_ok_and(|now| (now.st_dev, now.st_ino) == (old.st_dev, old.st_ino)) {
+        if fstat(&current).is_ok_and(|now| (now.dev, now.ino) == (old.dev, old.ino)) {
             let mut kept = xattrs::read_all(current.as_fd())?;
             kept.retain(|x| xattrs::is_kept_on_rewrite(&x.name));
             xattrs::write_all(new.as_fd(), &kept)?;
             platform::copy_acl(current.as_fd(), new.as_fd())?;
         }
     }
-    rustix::fs::fchmod(new, Mode::from_raw_mode(old.st_mode & 0o7777)).map_err(errno)
+    rustix::fs::fchmod(new, Mode::from_raw_mode(old.mode & 0o7777)).map_err(errno)
 }
 
 /// Gives `fd` the owner `uid` and group `gid`, as far as we may: only a privileged process may
@@ -159,6 +161,12 @@ pub fn may_write_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<bool> {
 /// platform, or we may not take one). See [`platform::open_for_writing_elsewhere`].
 pub fn open_for_writing_elsewhere(file: &File) -> Option<bool> {
     platform::open_for_writing_elsewhere(file)
+}
+
+/// Whether we may create and remove entries in the directory `dir` (`access(W_OK)` on it, for
+/// the real user, as the kernel would decide).
+pub fn check_writable_dir(dir: BorrowedFd<'_>) -> io::Result<()> {
+    rustix::fs::accessat(dir, ".", rustix::fs::Access::WRITE_OK, AtFlags::empty()).map_err(errno)
 }
 
 #[cfg(test)]

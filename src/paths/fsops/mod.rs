@@ -39,14 +39,15 @@ fn errno(e: rustix::io::Errno) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::libc_codes;
+    use crate::paths::os_error::libc_codes;
     use crate::paths::xattrs;
+    use crate::paths::EntryKind;
     use std::ffi::{OsStr, OsString};
     use std::os::fd::AsFd;
     use std::os::unix::fs::symlink;
 
     /// Replacing the file `stat` describes, whatever its content.
-    fn planned(stat: &rustix::fs::Stat) -> Replacing<'_> {
+    fn planned(stat: &crate::paths::Stat) -> Replacing<'_> {
         Replacing::File {
             stat,
             same_content: &|_| Ok(true),
@@ -125,11 +126,7 @@ mod tests {
             Some(buf)
         };
         let meta = std::fs::metadata(&f).unwrap();
-        assert_ne!(
-            meta.ino(),
-            old.st_ino,
-            "it was replaced, not written in place"
-        );
+        assert_ne!(meta.ino(), old.ino, "it was replaced, not written in place");
         assert_eq!(get("user.origin").as_deref(), Some(&b"kept"[..]));
         assert_eq!(get("system.posix_acl_access"), Some(acl));
         assert_eq!(meta.mode(), Snapshot::of(&old).mode);

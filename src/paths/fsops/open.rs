@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 use rustix::fs::{Mode, OFlags};
 
 use super::errno;
-use crate::error::libc_codes;
+use crate::paths::os_error::libc_codes;
 use crate::paths::platform;
 
 /// The flags of a directory handle for `*at` calls (`O_PATH` on Linux, see
@@ -245,6 +245,21 @@ pub fn create_file_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
 /// [`create_file_at`] for reading as well as writing (a file written, then read back).
 pub fn create_read_write_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
     let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))
+        .map(File::from)
+        .map_err(errno)
+}
+
+/// Opens (creating it, private: 0600) the lock file `name` in `dir` for reading and writing,
+/// never following a symlink and never blocking on a FIFO; the caller checks with `fstat` that
+/// it is a regular file of ours.
+pub fn open_lock_file(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
+    let flags = OFlags::RDWR
+        | OFlags::CREATE
+        | OFlags::NOFOLLOW
+        | OFlags::NONBLOCK
+        | OFlags::NOCTTY
+        | OFlags::CLOEXEC;
     rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))
         .map(File::from)
         .map_err(errno)

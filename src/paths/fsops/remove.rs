@@ -15,13 +15,14 @@ use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::BorrowedFd;
 
-use rustix::fs::{RenameFlags, Stat};
+use rustix::fs::RenameFlags;
 
 use super::race_point::{self, RacePoint};
 use super::{
     errno, is_unsupported_rename, keep_visible, lstat_at, rename_noreplace, rmdir_at, temp_name,
-    unlink_at, EntryKind,
+    unlink_at,
 };
+use crate::paths::{EntryKind, Stat};
 
 /// Why [`remove_exact`] removed nothing.
 #[derive(Debug)]
@@ -150,7 +151,7 @@ mod tests {
     fn the_expected_entry_is_removed() {
         let (_t, path, fd, name) = setup("rm-expected");
         let inode = ino(&path.join(&name));
-        remove_exact(fd.as_fd(), name.as_ref(), &|s| s.st_ino == inode).unwrap();
+        remove_exact(fd.as_fd(), name.as_ref(), &|s| s.ino == inode).unwrap();
         assert_eq!(contents(&path), []);
     }
 
@@ -171,7 +172,7 @@ mod tests {
             )
             .unwrap()
         });
-        let result = remove_exact(fd.as_fd(), name.as_ref(), &|s| s.st_ino == inode);
+        let result = remove_exact(fd.as_fd(), name.as_ref(), &|s| s.ino == inode);
         assert!(
             matches!(result, Err(RemoveError::NotExpected { kept: None })),
             "{result:?}"

@@ -46,13 +46,15 @@ use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 use std::os::fd::BorrowedFd;
 
-use rustix::fs::{Mode, OFlags, Stat};
+use crate::paths::{EntryKind, Stat};
+
+use rustix::fs::{Mode, OFlags};
 
 use super::meta::keep_metadata_of;
 use super::race_point::{self, RacePoint};
 use super::{
     errno, fstat, fsync_dir, is_unsupported_rename, keep_visible, lstat_at, open_for_read,
-    open_for_writing_elsewhere, rename_exchange, rename_noreplace, unlink_at, EntryKind,
+    open_for_writing_elsewhere, rename_exchange, rename_noreplace, unlink_at,
 };
 
 /// What [`write_atomic`] may replace.
@@ -354,8 +356,7 @@ fn compare(dir: BorrowedFd<'_>, name: &OsStr, planned: &Planned<'_>) -> io::Resu
 
 /// The same file, with the owner and mode it had (and so the same type).
 fn same_file(a: &Stat, b: &Stat) -> bool {
-    (a.st_dev, a.st_ino, a.st_mode, a.st_uid, a.st_gid)
-        == (b.st_dev, b.st_ino, b.st_mode, b.st_uid, b.st_gid)
+    (a.dev, a.ino, a.mode, a.uid, a.gid) == (b.dev, b.ino, b.mode, b.uid, b.gid)
 }
 
 /// Undoes the swap after the entry swapped out turned out not to be the planned one: it goes
@@ -429,7 +430,7 @@ fn keep_late_bytes(
     file.rewind()
         .and_then(|()| file.read_to_end(&mut late))
         .ok()?;
-    let mode = fstat(&file).ok()?.st_mode;
+    let mode = fstat(&file).ok()?.mode;
     loop {
         let kept = super::kept_name(name);
         let mut copy = match super::create_file_at(dir, &kept) {
@@ -769,7 +770,7 @@ mod tests {
         being_written(d.write(b"new", replacing));
         assert_eq!(d.contents(), [(d.name.clone(), "saved late".into())]);
         let now = d.stat();
-        assert_eq!(now.st_mode, stat.st_mode, "given back with the file's mode");
+        assert_eq!(now.mode, stat.mode, "given back with the file's mode");
     }
 
     /// A swap back finds our new file as written and removes it, but someone opened it while it

@@ -10,8 +10,8 @@ use std::path::Path;
 use rustix::fs::{AtFlags, Mode, OFlags, RawDir, ResolveFlags, StatxFlags};
 
 use super::portable;
-use crate::error::libc_codes;
-use crate::paths::fsops::EntryKind;
+use crate::paths::os_error::libc_codes;
+use crate::paths::EntryKind;
 
 pub(super) fn handle_access() -> OFlags {
     OFlags::PATH

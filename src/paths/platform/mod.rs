@@ -36,7 +36,7 @@ use std::path::Path;
 use rustix::fs::{FileType, OFlags};
 use rustix::io::Errno;
 
-use super::fsops::EntryKind;
+use crate::paths::EntryKind;
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -228,7 +228,7 @@ pub fn make_fifo(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::libc_codes;
+    use crate::paths::os_error::libc_codes;
     use std::os::fd::AsFd;
     use std::os::unix::fs::symlink;
 

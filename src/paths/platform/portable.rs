@@ -10,8 +10,8 @@ use std::path::{Component, Path};
 
 use rustix::fs::{Dir, Mode, OFlags};
 
-use crate::error::libc_codes;
-use crate::paths::fsops::EntryKind;
+use crate::paths::os_error::libc_codes;
+use crate::paths::EntryKind;
 
 /// One `openat(O_NOFOLLOW | O_DIRECTORY)` per component, each on the descriptor the previous one
 /// gave: a symlink anywhere is `ELOOP` (or `ENOTDIR`), and with plain components only there is

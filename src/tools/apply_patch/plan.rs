@@ -16,8 +16,9 @@ use crate::change::Action;
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
 use crate::options::Limits;
-use crate::paths::fsops::{self, EntryKind};
+use crate::paths::fsops;
 use crate::paths::shown::Shown;
+use crate::paths::EntryKind;
 use crate::paths::Target;
 use crate::text::decode::{decode_for_edit, TextFile};
 use crate::text::diff::{all_added, unified_diff, UnifiedDiff};
@@ -26,7 +27,7 @@ use crate::tools::files;
 
 /// What is at a path now, as planned on.
 pub(super) struct Existing {
-    pub stat: rustix::fs::Stat,
+    pub stat: crate::paths::Stat,
     /// The SHA-256 of its bytes (a symlink: of nothing).
     pub sha256: String,
 }
@@ -489,15 +490,15 @@ pub(super) fn read(
             format!(
                 "{} is {} bytes, over the edit limit of {} bytes (editMaxFileBytes); apply_patch cannot change it",
                 target.path.shown(),
-                opened.stat.st_size,
+                opened.stat.size,
                 limits.edit_max_file_bytes
             ),
         )
     };
-    if opened.stat.st_size as u64 > limits.edit_max_file_bytes {
+    if opened.stat.size > limits.edit_max_file_bytes {
         return Err(too_large());
     }
-    budget.spend(opened.stat.st_size as u64, &target.path)?;
+    budget.spend(opened.stat.size, &target.path)?;
     let bytes = files::read_at_most(
         &mut opened.file,
         limits.edit_max_file_bytes,

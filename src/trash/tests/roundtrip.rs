@@ -4,7 +4,8 @@ use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 use super::support::*;
-use crate::trash::{Kind, TrashError};
+use crate::paths::EntryKind;
+use crate::trash::TrashError;
 
 #[test]
 fn file_round_trip_keeps_bytes_mode_and_mtime() {
@@ -21,7 +22,7 @@ fn file_round_trip_keeps_bytes_mode_and_mtime() {
         "notes.txt"
     ));
     let meta = &archived.metadata;
-    assert_eq!(meta.kind, Kind::File);
+    assert_eq!(meta.kind, EntryKind::File);
     assert_eq!(meta.relative_path, "dir/notes.txt");
     assert_eq!(meta.original_path, path.to_str().unwrap());
     assert_eq!(meta.original_sha256, sha_hex(b"line one\nline two\n"));
@@ -47,7 +48,7 @@ fn symlink_round_trip_keeps_the_link_not_its_target() {
     let archived = env.trash("link").unwrap();
     assert!(fs::symlink_metadata(&link).is_err());
     assert_eq!(fs::read(env.path("target.txt")).unwrap(), b"target stays");
-    assert_eq!(archived.metadata.kind, Kind::Symlink);
+    assert_eq!(archived.metadata.kind, EntryKind::Symlink);
     assert_eq!(archived.metadata.original_sha256, sha_hex(b"target.txt"));
     assert_eq!(archived.metadata.size, 10);
 
@@ -65,7 +66,7 @@ fn tree_round_trip_is_identical() {
     let archived = env.trash("project").unwrap();
     assert!(!tree.exists());
     let meta = &archived.metadata;
-    assert_eq!(meta.kind, Kind::Directory);
+    assert_eq!(meta.kind, EntryKind::Directory);
     assert_eq!(meta.file_count, Some(5));
     assert_eq!(meta.size, 8 + 13 + 18 + 4 + 4);
     assert_eq!(meta.mode, 0o755);

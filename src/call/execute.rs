@@ -1,0 +1,341 @@
+//! The one executor: every [`ChangePlan`] is made the same way, all or nothing, on the journal's
+//! commit (`journal::commit`): open each step's directory (making missing parents of what is
+//! put or built, removed again unless the change is made) → verify every step's [`Expect`]
+//! (the readable refusal: nothing is kept or staged yet) → trash first (each [`Keep::Archive`]
+//! step's entry archived, kept in place, the archive checked against what was expected) →
+//! stage (new bytes, built entries, under journaled temp names) → commit (one fsynced record;
+//! each step checks again as it is applied, and a step that fails takes back the ones before
+//! it) with the history's record of the change in it ([`commit_recorded`]).
+//!
+//! Not yet here (issue 27, later steps): the lock and the question, which the call flow does
+//! before; the tools still make their changes themselves.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+
+use super::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
+use super::{commit_consuming, stage, Recorded};
+use crate::cancel::CancelToken;
+use crate::change::FileChange;
+use crate::history::Heading;
+use crate::journal::commit::{Commit, CommitError, PlannedFile, StepFailure};
+use crate::journal::Journal;
+use crate::paths::fsops::{self, Snapshot};
+use crate::paths::process;
+use crate::trash::{archive_relative_path, Archived, TrashError, TrashItem};
+use crate::workspace::Workspace;
+
+/// Why a plan was not made; nothing of it was.
+#[derive(Debug)]
+pub struct ExecuteError {
+    /// The step (in the plan's order) that was refused or failed.
+    pub step: usize,
+    pub failure: Failure,
+}
+
+/// What went wrong with a step.
+#[derive(Debug)]
+pub enum Failure {
+    /// Before anything was staged, the place was not as the plan expected (at a move's
+    /// destination: `Taken`).
+    NotAsExpected(Found),
+    /// As the step was applied, the entry was not the one planned on (the journal's check);
+    /// `kept` names a visible copy of something that took its place.
+    Changed {
+        being_written: bool,
+        kept: Option<OsString>,
+    },
+    /// A step that cannot do what the plan says with what it expects (a plan's own mistake).
+    Invalid(&'static str),
+    /// What the step finds could not be put in the trash (nothing was changed).
+    Trash(TrashError),
+    Io(io::Error),
+}
+
+impl From<CommitError> for ExecuteError {
+    fn from(e: CommitError) -> Self {
+        let failure = match e.reason {
+            StepFailure::Changed {
+                being_written,
+                kept,
+            } => Failure::Changed {
+                being_written,
+                kept,
+            },
+            StepFailure::Io(e) => Failure::Io(e),
+        };
+        ExecuteError {
+            step: e.step,
+            failure,
+        }
+    }
+}
+
+/// What the commit made, for the result and the history.
+#[derive(Default)]
+pub struct Done {
+    /// Each step's archive (trash-first), in the plan's order; held (`trashClear` leaves it
+    /// alone) until the call has reported it.
+    pub archives: Vec<Option<Archived>>,
+}
+
+/// A plan made and recorded.
+pub struct Executed {
+    pub done: Done,
+    /// What the history lists, as the plan's `files` said once every step was made.
+    pub files: Vec<FileChange>,
+    pub recorded: Recorded,
+}
+
+/// Makes every step of `plan`, or none, with its record in the history as `heading` (see the
+/// module docs): `files` says, once every step is made, what the history lists; the record
+/// rides in the commit's journal record, so a kill leaves the change with its record or
+/// neither. Archives made for a change that is not made are discarded.
+pub fn execute(
+    ws: &Workspace,
+    plan: ChangePlan,
+    heading: &Heading,
+    cancel: &CancelToken,
+    files: impl FnOnce(&Done) -> Vec<FileChange>,
+) -> Result<Executed, ExecuteError> {
+    let mut commit = ws.journal().commit();
+    let opened = open_and_verify(&mut commit, &plan.steps)?;
+    let ChangePlan { steps, consume } = plan;
+    let mut done = Done::default();
+    let failed = |done: &mut Done, step, failure| {
+        for archived in done.archives.drain(..).flatten() {
+            ws.bucket().discard(archived);
+        }
+        ExecuteError { step, failure }
+    };
+    for (index, (step, dirs)) in steps.iter().zip(&opened).enumerate() {
+        let archived = match step.keep {
+            Keep::Nothing => None,
+            Keep::Archive => match archive(ws, step, dirs, cancel) {
+                Ok(archived) => Some(archived),
+                Err(failure) => return Err(failed(&mut done, index, failure)),
+            },
+        };
+        if let Some(name) = archived.as_ref().and_then(|a| a.archive_path.file_name()) {
+            commit.archived(name);
+        }
+        done.archives.push(archived);
+    }
+    let journal = ws.journal();
+    for (index, (step, dirs)) in steps.into_iter().zip(opened).enumerate() {
+        if let Err(e) = add(journal, &mut commit, step, dirs) {
+            drop(commit);
+            return Err(failed(&mut done, index, Failure::Io(e)));
+        }
+    }
+    process::crash_point("staged");
+    let consume = consume
+        .iter()
+        .filter_map(|archive| archive.file_name().map(PathBuf::from))
+        .collect();
+    match commit_consuming(ws, commit, heading, consume, || files(&done)) {
+        Ok((files, recorded)) => Ok(Executed {
+            done,
+            files,
+            recorded,
+        }),
+        Err(e) => {
+            let e = ExecuteError::from(e);
+            Err(failed(&mut done, e.step, e.failure))
+        }
+    }
+}
+
+/// Opens every step's directories and checks what each step expects, before anything is kept
+/// or staged.
+fn open_and_verify(commit: &mut Commit<'_>, steps: &[Step]) -> Result<Vec<Dirs>, ExecuteError> {
+    let mut opened = Vec::with_capacity(steps.len());
+    let mut earlier = Earlier::default();
+    for (index, step) in steps.iter().enumerate() {
+        let fail = |failure| ExecuteError {
+            step: index,
+            failure,
+        };
+        check(step).map_err(|why| fail(Failure::Invalid(why)))?;
+        let dirs = open(commit, step).map_err(|e| fail(Failure::Io(e)))?;
+        verify(step, &dirs, &earlier).map_err(fail)?;
+        earlier.note(step);
+        opened.push(dirs);
+    }
+    Ok(opened)
+}
+
+/// Archives what the step finds (kept in place), and checks the archive holds what the step
+/// expects: the bytes read (by SHA-256) or an entry of the kind planned on.
+fn archive(
+    ws: &Workspace,
+    step: &Step,
+    dirs: &Dirs,
+    cancel: &CancelToken,
+) -> Result<Archived, Failure> {
+    let path = step.at.path();
+    let relative = archive_relative_path(ws.sandbox().root(), &path);
+    let item = TrashItem {
+        parent: dirs.at.as_fd(),
+        name: &step.at.name,
+        original_path: &path,
+        relative_path: &relative,
+    };
+    let archived = ws
+        .bucket()
+        .archive(&item, &|| cancel.is_aborted())
+        .map_err(Failure::Trash)?;
+    let differs = match &step.expect {
+        Expect::File { sha256, .. } => {
+            (archived.metadata.original_sha256 != *sha256).then_some(Found::Changed)
+        }
+        Expect::Entry { stat } => {
+            (archived.metadata.kind != stat.kind()).then_some(Found::Replaced)
+        }
+        Expect::Nothing => None,
+    };
+    match differs {
+        None => Ok(archived),
+        Some(found) => {
+            ws.bucket().discard(archived);
+            Err(Failure::NotAsExpected(found))
+        }
+    }
+}
+
+/// The directories a step acts in.
+struct Dirs {
+    at: std::os::fd::OwnedFd,
+    to: Option<std::os::fd::OwnedFd>,
+}
+
+/// A plan's steps pair what they do with what they expect: a put replaces a file read (or
+/// takes a free name), a removal or a move needs an entry, a directory is built at a free name.
+fn check(step: &Step) -> Result<(), &'static str> {
+    match (&step.act, &step.expect) {
+        (Act::Put { .. }, Expect::Nothing | Expect::File { .. }) => Ok(()),
+        (Act::Put { .. }, Expect::Entry { .. }) => {
+            Err("a put replaces a file whose bytes were read")
+        }
+        (Act::Remove | Act::Move { .. }, Expect::File { .. } | Expect::Entry { .. }) => Ok(()),
+        (Act::Remove | Act::Move { .. }, Expect::Nothing) => {
+            Err("there is nothing to remove or move")
+        }
+        (Act::MakeDir { .. }, Expect::Nothing) => Ok(()),
+        (Act::MakeDir { .. }, _) => Err("a directory is built at a free name"),
+    }?;
+    match (step.keep, &step.expect) {
+        (Keep::Archive, Expect::Nothing) => Err("there is nothing to keep at a free name"),
+        _ => Ok(()),
+    }
+}
+
+/// Opens the step's directory beneath its anchor; a put or a built directory gets its missing
+/// parents made (handed to the commit, which removes them again unless the change is made).
+fn open(commit: &mut Commit<'_>, step: &Step) -> io::Result<Dirs> {
+    let at = match step.act {
+        Act::Put { .. } | Act::MakeDir { .. } => {
+            let (dir, made) = fsops::ensure_dir_made(&step.at.anchor, &step.at.dir)?;
+            commit.made_dirs(made);
+            dir
+        }
+        Act::Remove | Act::Move { .. } => fsops::open_dir(&step.at.anchor, &step.at.dir, false)?,
+    };
+    let to = match &step.act {
+        Act::Move { to } => Some(fsops::open_dir(&to.anchor, &to.dir, false)?),
+        _ => None,
+    };
+    Ok(Dirs { at, to })
+}
+
+/// The places earlier steps of the plan free or fill: a later step expects what they leave
+/// (an overwrite removes the old entry, then puts, builds or moves at its free name).
+#[derive(Default)]
+struct Earlier {
+    /// By canonical path: `true` filled, `false` freed, by the latest step there.
+    left: HashMap<PathBuf, bool>,
+}
+
+impl Earlier {
+    fn note(&mut self, step: &Step) {
+        let filled = !matches!(step.act, Act::Remove | Act::Move { .. });
+        self.left.insert(step.at.path(), filled);
+        if let Act::Move { to } = &step.act {
+            self.left.insert(to.path(), true);
+        }
+    }
+
+    /// Whether the place at `path` is free once the earlier steps are made (`None`: they do not
+    /// touch it, the disk says).
+    fn free(&self, path: &Path) -> Option<bool> {
+        self.left.get(path).map(|filled| !filled)
+    }
+}
+
+/// The step's place (and a move's destination) as the plan expects, once the steps before it
+/// are made.
+fn verify(step: &Step, dirs: &Dirs, earlier: &Earlier) -> Result<(), Failure> {
+    match earlier.free(&step.at.path()) {
+        Some(true) if matches!(step.expect, Expect::Nothing) => {}
+        Some(_) => {
+            return Err(Failure::Invalid(
+                "an earlier step of the plan changes this place",
+            ))
+        }
+        None => {
+            let now = fsops::lstat_at(dirs.at.as_fd(), &step.at.name).map_err(Failure::Io)?;
+            if let Some(found) = step.expect.mismatch(now.as_ref()) {
+                return Err(Failure::NotAsExpected(found));
+            }
+        }
+    }
+    if let (Act::Move { to }, Some(to_dir)) = (&step.act, &dirs.to) {
+        let free = match earlier.free(&to.path()) {
+            Some(free) => free,
+            None => fsops::lstat_at(to_dir.as_fd(), &to.name)
+                .map_err(Failure::Io)?
+                .is_none(),
+        };
+        if !free {
+            return Err(Failure::NotAsExpected(Found::Taken));
+        }
+    }
+    Ok(())
+}
+
+/// Stages what the step needs and adds it to the commit.
+fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io::Result<()> {
+    let Step {
+        at, expect, act, ..
+    } = step;
+    let Place { dir, name, .. } = &at;
+    match (act, expect) {
+        (Act::Put { data }, Expect::File { stat, sha256 }) => {
+            let planned = PlannedFile { stat, sha256 };
+            commit.put(dirs.at, dir, name, data, Some(&stat), Some(planned))
+        }
+        (Act::Put { data }, _) => commit.put(dirs.at, dir, name, data, None, None),
+        (Act::Remove, Expect::File { stat, .. } | Expect::Entry { stat }) => {
+            commit.remove(dirs.at, dir, name, Snapshot::of(&stat))
+        }
+        (Act::Move { to }, Expect::File { stat, .. } | Expect::Entry { stat }) => {
+            let to_dir = dirs.to.expect("a move's destination was opened");
+            let expected = Snapshot::of(&stat);
+            commit.rename(dirs.at, dir, name, expected, to_dir, &to.dir, &to.name)
+        }
+        (Act::MakeDir { mode, below }, _) => {
+            let built = stage::new_dir(journal, dirs.at.as_fd(), dir, name, mode, &below)?;
+            commit.place(dirs.at, dir, &built.aside, name, built.temp)
+        }
+        (Act::Remove | Act::Move { .. }, Expect::Nothing) => {
+            unreachable!("refused by check before anything was opened")
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "execute_tests.rs"]
+mod tests;

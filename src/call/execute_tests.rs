@@ -1,0 +1,527 @@
+//! Hand-made plans of every step kind, run on temporary directories.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::*;
+use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
+use crate::change::Action;
+use crate::hashing::sha256_hex;
+use crate::history::{Author, History};
+use crate::paths::Stat;
+
+struct Setup {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    ws: Workspace,
+    heading: Heading,
+}
+
+fn setup() -> Setup {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(tmp.path()).unwrap();
+    let root = base.join("root");
+    fs::create_dir(&root).unwrap();
+    fs::write(root.join("a.txt"), "a old\n").unwrap();
+    fs::write(root.join("gone.txt"), "to remove\n").unwrap();
+    fs::write(root.join("m.txt"), "to move\n").unwrap();
+    fs::create_dir(root.join("empty")).unwrap();
+    let options = json!({ "root": root, "trash": { "dataDir": base.join("data") } });
+    let ws = Workspace::new(&options, &[]).unwrap();
+    let heading = Heading {
+        id: History::new_id(),
+        tool: "test".into(),
+        summary: "a hand-made plan".into(),
+        author: Author {
+            session_id: "s".into(),
+            run_id: "r".into(),
+            agent_name: "a".into(),
+        },
+        undoes: Vec::new(),
+    };
+    Setup {
+        _tmp: tmp,
+        root,
+        ws,
+        heading,
+    }
+}
+
+/// Makes `plan`, listing one added file for the history.
+fn run(s: &Setup, plan: ChangePlan) -> Result<Executed, ExecuteError> {
+    let listed = |_: &Done| vec![FileChange::new(s.root.join("listed"), Action::Added)];
+    execute(&s.ws, plan, &s.heading, &CancelToken::new(), listed)
+}
+
+impl Setup {
+    fn place(&self, rel: &str) -> Place {
+        let path = self.root.join(rel);
+        Place {
+            anchor: self.root.clone(),
+            dir: path.parent().unwrap().to_owned(),
+            name: path.file_name().unwrap().to_owned(),
+        }
+    }
+
+    fn stat(&self, rel: &str) -> Stat {
+        Stat::from(&fs::symlink_metadata(self.root.join(rel)).unwrap())
+    }
+
+    /// The file `rel` as read now.
+    fn file(&self, rel: &str) -> Expect {
+        Expect::File {
+            stat: self.stat(rel),
+            sha256: sha256_hex(&fs::read(self.root.join(rel)).unwrap()),
+        }
+    }
+
+    fn entry(&self, rel: &str) -> Expect {
+        Expect::Entry {
+            stat: self.stat(rel),
+        }
+    }
+
+    fn read(&self, rel: &str) -> Option<String> {
+        fs::read_to_string(self.root.join(rel)).ok()
+    }
+
+    /// Every name in the tree, sorted (temp names included: none may be left).
+    fn names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut stack = vec![self.root.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                names.push(path.strip_prefix(&self.root).unwrap().display().to_string());
+                if path.is_dir() && !path.is_symlink() {
+                    stack.push(path);
+                }
+            }
+        }
+        names.sort();
+        names
+    }
+
+    fn records(&self) -> usize {
+        fs::read_dir(self.ws.journal().dir()).map_or(0, Iterator::count)
+    }
+
+    fn archives(&self) -> usize {
+        fs::read_dir(self.ws.bucket().dir()).map_or(0, |dir| {
+            dir.filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                name.to_string_lossy().ends_with(".tar.gz")
+            })
+            .count()
+        })
+    }
+
+    /// The history's records, oldest first.
+    fn history(&self) -> Vec<crate::history::ChangeRecord> {
+        let entries = self.ws.history().entries(&|_: &Path| true).unwrap();
+        entries.into_iter().map(|e| (*e.record).clone()).collect()
+    }
+}
+
+fn step(at: Place, expect: Expect, act: Act) -> Step {
+    Step {
+        at,
+        expect,
+        keep: Keep::Nothing,
+        act,
+    }
+}
+
+fn kept(step: Step) -> Step {
+    Step {
+        keep: Keep::Archive,
+        ..step
+    }
+}
+
+fn put(data: &str) -> Act {
+    Act::Put {
+        data: data.as_bytes().to_vec(),
+    }
+}
+
+#[test]
+fn every_step_kind_is_made_in_one_commit() {
+    let s = setup();
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            step(s.place("a.txt"), s.file("a.txt"), put("a new\n")),
+            step(s.place("new/deep/n.txt"), Expect::Nothing, put("n\n")),
+            step(s.place("gone.txt"), s.file("gone.txt"), Act::Remove),
+            step(
+                s.place("m.txt"),
+                s.entry("m.txt"),
+                Act::Move {
+                    to: s.place("moved.txt"),
+                },
+            ),
+            step(
+                s.place("made"),
+                Expect::Nothing,
+                Act::MakeDir {
+                    mode: Some(0o750),
+                    below: "x/y".into(),
+                },
+            ),
+            step(s.place("empty"), s.entry("empty"), Act::Remove),
+        ],
+    };
+    run(&s, plan).unwrap();
+    assert_eq!(s.read("a.txt").as_deref(), Some("a new\n"));
+    assert_eq!(s.read("new/deep/n.txt").as_deref(), Some("n\n"));
+    assert_eq!(s.read("moved.txt").as_deref(), Some("to move\n"));
+    let made = fs::symlink_metadata(s.root.join("made")).unwrap();
+    assert!(made.is_dir());
+    assert_eq!(made.permissions().mode() & 0o7777, 0o750);
+    assert_eq!(
+        s.names(),
+        [
+            "a.txt",
+            "made",
+            "made/x",
+            "made/x/y",
+            "moved.txt",
+            "new",
+            "new/deep",
+            "new/deep/n.txt"
+        ]
+    );
+    assert_eq!(s.records(), 0, "the commit record is finished");
+}
+
+#[test]
+fn an_overwrite_removes_then_takes_the_freed_name() {
+    let s = setup();
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            step(s.place("a.txt"), s.entry("a.txt"), Act::Remove),
+            step(
+                s.place("m.txt"),
+                s.entry("m.txt"),
+                Act::Move {
+                    to: s.place("a.txt"),
+                },
+            ),
+        ],
+    };
+    run(&s, plan).unwrap();
+    assert_eq!(s.read("a.txt").as_deref(), Some("to move\n"));
+    assert_eq!(s.read("m.txt"), None);
+}
+
+#[test]
+fn a_place_not_as_planned_refuses_before_anything_is_staged() {
+    let s = setup();
+    let before = s.names();
+    let expected = s.file("a.txt");
+    fs::write(s.root.join("a.txt"), "written meanwhile\n").unwrap();
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            step(s.place("new/n.txt"), Expect::Nothing, put("n\n")),
+            step(s.place("a.txt"), expected, put("a new\n")),
+        ],
+    };
+    let error = run(&s, plan).err().unwrap();
+    assert_eq!(error.step, 1);
+    assert!(matches!(
+        error.failure,
+        Failure::NotAsExpected(Found::Changed)
+    ));
+    assert_eq!(s.read("a.txt").as_deref(), Some("written meanwhile\n"));
+    assert_eq!(
+        s.names(),
+        before,
+        "the parent made for step 0 is gone again"
+    );
+    assert_eq!(s.records(), 0);
+
+    let refusals = [
+        (
+            step(s.place("a.txt"), Expect::Nothing, put("x")),
+            Found::Taken,
+        ),
+        (
+            step(s.place("missing"), s.entry("gone.txt"), Act::Remove),
+            Found::Gone,
+        ),
+        (
+            step(s.place("m.txt"), s.entry("gone.txt"), Act::Remove),
+            Found::Replaced,
+        ),
+    ];
+    for (refused, found) in refusals {
+        let error = run(
+            &s,
+            ChangePlan {
+                consume: Vec::new(),
+                steps: vec![refused],
+            },
+        )
+        .err()
+        .unwrap();
+        assert!(
+            matches!(error.failure, Failure::NotAsExpected(f) if f == found),
+            "{found:?}: {error:?}"
+        );
+    }
+    let taken = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![step(
+            s.place("m.txt"),
+            s.entry("m.txt"),
+            Act::Move {
+                to: s.place("a.txt"),
+            },
+        )],
+    };
+    let error = run(&s, taken).err().unwrap();
+    assert!(matches!(
+        error.failure,
+        Failure::NotAsExpected(Found::Taken)
+    ));
+    assert_eq!(s.names(), before);
+}
+
+/// A file removed by identity that was written to after the executor's check (the journal's own
+/// check, as the step is applied, finds it) fails the change: the put before it is taken back.
+#[test]
+fn a_later_step_that_fails_takes_back_the_earlier_ones() {
+    let s = setup();
+    let gone = s.entry("gone.txt");
+    // Same inode, same kind: the executor's check passes; the journal's sees new bytes.
+    fs::write(s.root.join("gone.txt"), "written meanwhile, longer\n").unwrap();
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            step(s.place("a.txt"), s.file("a.txt"), put("a new\n")),
+            step(
+                s.place("made"),
+                Expect::Nothing,
+                Act::MakeDir {
+                    mode: None,
+                    below: PathBuf::new(),
+                },
+            ),
+            step(s.place("gone.txt"), gone, Act::Remove),
+        ],
+    };
+    let before = s.names();
+    let error = run(&s, plan).err().unwrap();
+    assert_eq!(error.step, 2);
+    assert!(
+        matches!(error.failure, Failure::Changed { .. }),
+        "{error:?}"
+    );
+    assert_eq!(s.read("a.txt").as_deref(), Some("a old\n"));
+    assert_eq!(
+        s.read("gone.txt").as_deref(),
+        Some("written meanwhile, longer\n")
+    );
+    assert_eq!(s.names(), before, "nothing made, nothing staged left");
+    assert_eq!(s.records(), 0);
+}
+
+#[test]
+fn a_plan_that_pairs_an_act_with_the_wrong_expectation_is_refused() {
+    let s = setup();
+    let cases = [
+        step(s.place("a.txt"), s.entry("a.txt"), put("x")),
+        step(s.place("x"), Expect::Nothing, Act::Remove),
+        step(
+            s.place("a.txt"),
+            s.entry("a.txt"),
+            Act::MakeDir {
+                mode: None,
+                below: PathBuf::new(),
+            },
+        ),
+    ];
+    for case in cases {
+        let error = run(
+            &s,
+            ChangePlan {
+                consume: Vec::new(),
+                steps: vec![case],
+            },
+        )
+        .err()
+        .unwrap();
+        assert!(matches!(error.failure, Failure::Invalid(_)), "{error:?}");
+    }
+    let reused = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            step(s.place("x"), Expect::Nothing, put("1")),
+            step(s.place("x"), Expect::Nothing, put("2")),
+        ],
+    };
+    let error = run(&s, reused).err().unwrap();
+    assert_eq!(error.step, 1);
+    assert!(matches!(error.failure, Failure::Invalid(_)));
+    assert_eq!(s.read("x"), None);
+}
+
+/// What a step keeps is archived before anything changes, and the change's record is written
+/// with it: one record, as `files` lists it, with the archives it names.
+#[test]
+fn what_a_step_keeps_is_archived_first_and_recorded_with_the_change() {
+    let s = setup();
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            kept(step(s.place("gone.txt"), s.file("gone.txt"), Act::Remove)),
+            kept(step(s.place("a.txt"), s.file("a.txt"), put("a new\n"))),
+        ],
+    };
+    let files = |done: &Done| {
+        let trashed = |i: usize| done.archives[i].as_ref().map(|a| a.archive_path.clone());
+        vec![
+            FileChange {
+                trashed_to: trashed(0),
+                ..FileChange::new(s.root.join("gone.txt"), Action::Deleted)
+            },
+            FileChange {
+                trashed_to: trashed(1),
+                ..FileChange::new(s.root.join("a.txt"), Action::Modified)
+            },
+        ]
+    };
+    let executed = execute(&s.ws, plan, &s.heading, &CancelToken::new(), files).unwrap();
+    assert_eq!(
+        executed.recorded,
+        Recorded::Written {
+            id: s.heading.id.clone()
+        }
+    );
+    assert_eq!(s.read("gone.txt"), None);
+    assert_eq!(s.read("a.txt").as_deref(), Some("a new\n"));
+    let archived: Vec<_> = executed.done.archives.iter().flatten().collect();
+    assert_eq!(archived.len(), 2);
+    assert_eq!(s.archives(), 2);
+    assert_eq!(
+        archived[0].metadata.original_sha256,
+        sha256_hex(b"to remove\n")
+    );
+    assert_eq!(archived[1].metadata.original_sha256, sha256_hex(b"a old\n"));
+    let history = s.history();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].id, s.heading.id);
+    let trashed: Vec<_> = history[0]
+        .files
+        .iter()
+        .map(|f| f.trashed_to.clone())
+        .collect();
+    assert_eq!(
+        trashed,
+        [
+            Some(archived[0].archive_path.clone()),
+            Some(archived[1].archive_path.clone())
+        ]
+    );
+    assert_eq!(s.records(), 0);
+}
+
+/// An archive that does not hold the bytes the plan read refuses the change: nothing changes,
+/// the archives are discarded, nothing is recorded.
+#[test]
+fn an_archive_that_does_not_hold_what_was_read_refuses_the_change() {
+    let s = setup();
+    let before = s.names();
+    let misread = Expect::File {
+        stat: s.stat("a.txt"),
+        sha256: sha256_hex(b"not what is there"),
+    };
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            kept(step(s.place("gone.txt"), s.file("gone.txt"), Act::Remove)),
+            kept(step(s.place("a.txt"), misread, put("a new\n"))),
+        ],
+    };
+    let error = run(&s, plan).err().unwrap();
+    assert_eq!(error.step, 1);
+    assert!(matches!(
+        error.failure,
+        Failure::NotAsExpected(Found::Changed)
+    ));
+    assert_eq!(s.names(), before);
+    assert_eq!(s.read("a.txt").as_deref(), Some("a old\n"));
+    assert_eq!(s.archives(), 0, "both archives are discarded");
+    assert!(s.history().is_empty());
+    assert_eq!(s.records(), 0);
+
+    let nothing_to_keep = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![kept(step(s.place("x"), Expect::Nothing, put("x")))],
+    };
+    let error = run(&s, nothing_to_keep).err().unwrap();
+    assert!(matches!(error.failure, Failure::Invalid(_)));
+}
+
+/// A change that fails as it is applied is not recorded, and its archives are discarded.
+#[test]
+fn a_change_that_fails_at_apply_is_not_recorded() {
+    let s = setup();
+    let gone = s.entry("gone.txt");
+    fs::write(s.root.join("gone.txt"), "written meanwhile, longer\n").unwrap();
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            kept(step(s.place("a.txt"), s.file("a.txt"), put("a new\n"))),
+            step(s.place("gone.txt"), gone, Act::Remove),
+        ],
+    };
+    let error = run(&s, plan).err().unwrap();
+    assert_eq!(error.step, 1);
+    assert_eq!(s.read("a.txt").as_deref(), Some("a old\n"));
+    assert_eq!(s.archives(), 0);
+    assert!(s.history().is_empty());
+}
+
+/// An archive the plan consumes is deleted with the change, after its commit point; a change
+/// that is not made leaves it.
+#[test]
+fn a_consumed_archive_goes_with_the_change_and_only_with_it() {
+    let s = setup();
+    let keep_a = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![kept(step(
+            s.place("a.txt"),
+            s.file("a.txt"),
+            put("a new\n"),
+        ))],
+    };
+    let executed = run(&s, keep_a).unwrap();
+    let archive = executed.done.archives[0]
+        .as_ref()
+        .unwrap()
+        .archive_path
+        .clone();
+    drop(executed);
+    assert_eq!(s.archives(), 1);
+    let refused = ChangePlan {
+        consume: vec![archive.clone()],
+        steps: vec![step(s.place("a.txt"), Expect::Nothing, put("x"))],
+    };
+    assert!(run(&s, refused).is_err());
+    assert!(archive.exists(), "a change not made consumes nothing");
+    let consuming = ChangePlan {
+        consume: vec![archive.clone()],
+        steps: vec![step(s.place("b.txt"), Expect::Nothing, put("b\n"))],
+    };
+    run(&s, consuming).unwrap();
+    assert!(!archive.exists());
+    assert_eq!(s.read("b.txt").as_deref(), Some("b\n"));
+    assert_eq!(s.history().len(), 2);
+}

@@ -1,0 +1,148 @@
+//! A change as data: what a tool decided to do, before anything is asked or changed (issue 27).
+//!
+//! A tool reads what it needs and returns a [`ChangePlan`]: steps in order, each a [`Place`],
+//! what it expects to find there ([`Expect`]) and what happens to it ([`Act`]). It does not
+//! lock, ask, stage or commit: [`super::execute`] runs every plan the same way, on the journal's
+//! all-or-nothing commit. No I/O here and no OS types (only `paths::Stat`).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use crate::paths::{EntryKind, Stat, Target};
+
+/// What a call will change, decided before anything is asked or changed.
+#[derive(Debug, Default)]
+pub struct ChangePlan {
+    /// In order: applied in this order, and taken back in reverse if a later one fails.
+    pub steps: Vec<Step>,
+    /// Archives in the workspace's trash the change uses up (a restore's source): deleted once
+    /// the change is made, with its record (also by recovery after a kill), never before.
+    pub consume: Vec<PathBuf>,
+}
+
+/// One step: a place, what must be there, what is kept of it, what happens to it.
+#[derive(Debug)]
+pub struct Step {
+    pub at: Place,
+    /// Checked before the commit (the readable refusal), and again by the journal's step as it
+    /// is applied (the race-free one).
+    pub expect: Expect,
+    pub keep: Keep,
+    pub act: Act,
+}
+
+/// What is kept of what a step finds, before anything changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// Nothing: the name is free, the entry only moves, or what is lost is not kept (a
+    /// permanent change, which its question says).
+    Nothing,
+    /// Archived in the trash (not removed) before the commit record is written; the archive
+    /// must hold what the step expects (a file's bytes by their SHA-256, an entry's kind).
+    Archive,
+}
+
+/// A checked location: the allowed tree it is beneath, its directory and its name in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// The allowed tree the directory is opened beneath (never through a link).
+    pub anchor: PathBuf,
+    /// The canonical directory.
+    pub dir: PathBuf,
+    /// The entry's name in `dir`.
+    pub name: OsString,
+}
+
+impl Place {
+    /// The place of a resolved target; `None` for one without a parent (an allowed tree's
+    /// root, which no change may take the name of).
+    pub fn of(target: &Target) -> Option<Self> {
+        let (dir, name) = target.split()?;
+        Some(Place {
+            anchor: target.anchor.clone(),
+            dir: dir.to_owned(),
+            name: name.to_owned(),
+        })
+    }
+
+    /// The entry's canonical path.
+    pub fn path(&self) -> PathBuf {
+        self.dir.join(&self.name)
+    }
+}
+
+/// What a step must find at its place.
+#[derive(Debug, Clone)]
+pub enum Expect {
+    /// The name is free.
+    Nothing,
+    /// A regular file as it was read: its stat and the SHA-256 of its bytes.
+    File { stat: Stat, sha256: String },
+    /// An entry known by identity (device and inode) and kind: a link, a directory, or a file
+    /// whose content does not matter (it goes to the trash first).
+    Entry { stat: Stat },
+}
+
+impl Expect {
+    /// What `now` (`None`: nothing) is, if it is not what is expected.
+    pub fn mismatch(&self, now: Option<&Stat>) -> Option<Found> {
+        match (self, now) {
+            (Expect::Nothing, None) => None,
+            (Expect::Nothing, Some(_)) => Some(Found::Taken),
+            (Expect::File { .. } | Expect::Entry { .. }, None) => Some(Found::Gone),
+            (Expect::File { stat, .. } | Expect::Entry { stat }, Some(now)) => {
+                if now.identity() != stat.identity() || now.kind() != stat.kind() {
+                    Some(Found::Replaced)
+                } else if matches!(self, Expect::File { .. }) && !same_version(stat, now) {
+                    Some(Found::Changed)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// The kind the step expects, if it expects an entry.
+    pub fn kind(&self) -> Option<EntryKind> {
+        match self {
+            Expect::Nothing => None,
+            Expect::File { .. } => Some(EntryKind::File),
+            Expect::Entry { stat } => Some(stat.kind()),
+        }
+    }
+}
+
+/// A file's content is still what was read while its size and times are (its bytes are checked
+/// again, by hash, as the journal applies the step).
+fn same_version(a: &Stat, b: &Stat) -> bool {
+    (a.size, a.mtime, a.ctime) == (b.size, b.mtime, b.ctime)
+}
+
+/// How a place differs from what its step expected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// Something is at a name that had to be free.
+    Taken,
+    /// The entry is gone.
+    Gone,
+    /// Another entry (or kind) is at the name.
+    Replaced,
+    /// The same file, written to since it was read.
+    Changed,
+}
+
+/// What a step does.
+#[derive(Debug, Clone)]
+pub enum Act {
+    /// New bytes at the name: exchanged with the expected file (keeping its mode, owner,
+    /// extended attributes), or taking the free name (mode 0644 less the umask, as a new file).
+    Put { data: Vec<u8> },
+    /// The entry leaves its name (set aside, checked, removed after the commit point).
+    Remove,
+    /// The entry moves to `to`, which must be free (one rename, on one file system).
+    Move { to: Place },
+    /// A directory (mode `mode`, or 0777 less the umask) is built under a temp name, with the
+    /// directories `below` inside it (`a/b`: `a`, then `b` in it, each as a new directory is
+    /// made), and takes the free name: `mkdir -p` all or nothing.
+    MakeDir { mode: Option<u32>, below: PathBuf },
+}

@@ -1,0 +1,16 @@
+//! Reads at an offset, without moving a file's cursor (`pread`): what the platform names
+//! `FileExt`, here once.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+/// Reads into `buf` from `offset`; how much was read (0 at the end).
+pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    file.read_at(buf, offset)
+}
+
+/// Fills `buf` from `offset`; `UnexpectedEof` if the file ends first.
+pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    file.read_exact_at(buf, offset)
+}
