@@ -85,6 +85,21 @@ describe('create_directory', () => {
     expect(statSync(join(root, 'x/y')).isDirectory()).toBe(true)
   })
 
+  it('made by someone else while the user was asked: mkdir -p is satisfied, the rest is made', async () => {
+    const { ws, root } = tempWorkspace()
+    // The whole path appears meanwhile: nothing to make, and nothing recorded.
+    const whole = await ws.call('create_directory', { path: 'w/x' }, { confirm: () => (mkdirSync(join(root, 'w/x'), { recursive: true }), true) })
+    expect(whole).toMatchObject({ status: 'ok', output: `Directory already exists: ${join(root, 'w/x')}` })
+    expect(whole.data).toMatchObject({ created: false })
+    // Only a parent appears meanwhile: the rest is made inside it, and the parent is not listed as made.
+    const part = await ws.call('create_directory', { path: 'p/q/r' }, { confirm: () => (mkdirSync(join(root, 'p')), true) })
+    expect(part).toMatchObject({ status: 'ok', output: `Created directory ${join(root, 'p/q/r')}` })
+    expect(statSync(join(root, 'p/q/r')).isDirectory()).toBe(true)
+    const history = await ws.history()
+    expect(history.map((c) => c.files.map((f) => f.path))).toEqual([[join(root, 'p/q/r')]])
+    expect(names(join(root, 'p'))).toEqual(['q'])
+  })
+
   it('outside root needs globalWriteFile', async () => {
     const { ws, root } = tempWorkspace(writable)
     const outside = siblingDir(root)

@@ -68,21 +68,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let target = call.resolve(&args.path, "path", FinalLink::Follow)?;
         let lock = call.lock_for_change(&[&target.path]).await?;
         let planned = target.clone();
-        let existing = call
-            .reading(move || {
-                if planned.split().is_none() {
-                    return Ok(Some(true)); // the root of the file system
-                }
-                let (parent, name) = match files::open_parent(&planned, "inspect") {
-                    Ok(found) => found,
-                    Err(e) if e.code == ErrorCode::NotFound => return Ok(None),
-                    Err(e) => return Err(e),
-                };
-                let stat = fsops::lstat_at(parent.as_fd(), &name)
-                    .map_err(|e| ToolError::io(&e, "inspect", &planned.path))?;
-                Ok(stat.map(|s| EntryKind::of(&s) == EntryKind::Directory))
-            })
-            .await?;
+        let existing = call.reading(move || inspect(&planned)).await?;
         let done =
             |output: String, created: Option<(Option<EntryFacts>, Vec<std::path::PathBuf>)>| {
                 let success = Success::text(output)
@@ -98,23 +84,15 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     None => success,
                 }
             };
+        let already = || {
+            done(
+                format!("Directory already exists: {}", target.path.shown()),
+                None,
+            )
+        };
         match existing {
-            Some(true) => {
-                return Ok(done(
-                    format!("Directory already exists: {}", target.path.shown()),
-                    None,
-                ))
-            }
-            Some(false) => {
-                return Err(ToolError::new(
-                    ErrorCode::NotADirectory,
-                    format!(
-                        "{} exists and is not a directory; choose another path",
-                        target.path.shown()
-                    ),
-                )
-                .into())
-            }
+            Some(true) => return Ok(already()),
+            Some(false) => return Err(not_a_directory(&target).into()),
             None => {}
         }
         call.authorize(Authorization::of(
@@ -128,9 +106,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let created = target.clone();
         let ws = call.ws.clone();
         let (heading, cancel) = (call.heading.clone(), call.cancel.clone());
-        let (facts, recorded) = call
+        let made = call
             .blocking(move || make(&ws, &created, &heading, &cancel))
             .await?;
+        // Someone else made it while the user was asked: `mkdir -p` is satisfied.
+        let Some((facts, recorded)) = made else {
+            return Ok(already());
+        };
         let mut success = done(
             format!("Created directory {}", target.path.shown()),
             Some(facts),
@@ -140,18 +122,77 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
     })
 }
 
+/// What is at `target` now: a directory (`Some(true)`), something else (`Some(false)`), or
+/// nothing (`None`, also when a parent is missing).
+fn inspect(target: &Target) -> Result<Option<bool>, ToolError> {
+    if target.split().is_none() {
+        return Ok(Some(true)); // the root of the file system
+    }
+    let (parent, name) = match files::open_parent(target, "inspect") {
+        Ok(found) => found,
+        Err(e) if e.code == ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let stat = fsops::lstat_at(parent.as_fd(), &name)
+        .map_err(|e| ToolError::io(&e, "inspect", &target.path))?;
+    Ok(stat.map(|s| EntryKind::of(&s) == EntryKind::Directory))
+}
+
+fn not_a_directory(target: &Target) -> ToolError {
+    ToolError::new(
+        ErrorCode::NotADirectory,
+        format!(
+            "{} exists and is not a directory; choose another path",
+            target.path.shown()
+        ),
+    )
+}
+
 /// What the history keeps of a directory made: its entry facts and the parents made for it.
 type Made = (Option<EntryFacts>, Vec<PathBuf>);
 
-/// Makes `target` and its missing parents as one change, recorded with it: the topmost missing
-/// directory is built under a temp name with the rest inside it, then takes its name, so a
-/// failure or a kill leaves none of them.
+/// How many times a plan is made again when another process made one of its directories
+/// between the plan and its commit.
+const PLANS: usize = 3;
+
+/// Makes `target` and its missing parents as one change, recorded with it (see [`make_once`]);
+/// `None` when another process made `target` first, as `mkdir -p` would not mind.
 fn make(
     ws: &Workspace,
     target: &Target,
     heading: &Heading,
     cancel: &CancelToken,
-) -> Result<(Made, Recorded), ToolError> {
+) -> Result<Option<(Made, Recorded)>, ToolError> {
+    let mut last = None;
+    for _ in 0..PLANS {
+        match inspect(target)? {
+            Some(true) => return Ok(None),
+            Some(false) => return Err(not_a_directory(target)),
+            None => {}
+        }
+        match make_once(ws, target, heading, cancel) {
+            Ok(made) => return Ok(Some(made)),
+            Err(MakeError::TakenMeanwhile(e)) => last = Some(e),
+            Err(MakeError::Failed(e)) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| not_a_directory(target)))
+}
+
+enum MakeError {
+    /// A directory of the plan was made by someone else after the plan found its name free.
+    TakenMeanwhile(ToolError),
+    Failed(ToolError),
+}
+
+/// One try: the topmost missing directory is built under a temp name with the rest inside it,
+/// then takes its name, so a failure or a kill leaves none of them.
+fn make_once(
+    ws: &Workspace,
+    target: &Target,
+    heading: &Heading,
+    cancel: &CancelToken,
+) -> Result<(Made, Recorded), MakeError> {
     let failed = |e: &io::Error| ToolError::io(e, "create directory", &target.path);
     let parents = files::missing_parents(target);
     let top = parents.first().unwrap_or(&target.path).clone();
@@ -161,7 +202,9 @@ fn make(
         ..target.clone()
     };
     let Some(at) = Place::of(&top_target) else {
-        return Err(failed(&io::Error::from(io::ErrorKind::AlreadyExists)));
+        return Err(MakeError::TakenMeanwhile(failed(&io::Error::from(
+            io::ErrorKind::AlreadyExists,
+        ))));
     };
     let plan = ChangePlan {
         consume: Vec::new(),
@@ -187,13 +230,13 @@ fn make(
     match execute(ws, plan, heading, cancel, files) {
         Ok(executed) => Ok(((facts, parents), executed.recorded)),
         Err(e) => Err(match e.failure {
-            Failure::Io(e) => failed(&e),
+            Failure::Io(e) => MakeError::Failed(failed(&e)),
             // Made meanwhile by someone else (the plan found the name free a moment ago).
             Failure::NotAsExpected(_) | Failure::Changed { .. } => {
-                failed(&io::Error::from(io::ErrorKind::AlreadyExists))
+                MakeError::TakenMeanwhile(failed(&io::Error::from(io::ErrorKind::AlreadyExists)))
             }
-            Failure::Invalid(why) => failed(&io::Error::other(why)),
-            Failure::Trash(e) => failed(&io::Error::other(e.to_string())),
+            Failure::Invalid(why) => MakeError::Failed(failed(&io::Error::other(why))),
+            Failure::Trash(e) => MakeError::Failed(failed(&io::Error::other(e.to_string()))),
         }),
     }
 }
