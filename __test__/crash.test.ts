@@ -33,6 +33,9 @@
  *   `AGENT_FS_TOOLS_CRASH_AT=<point>`: staged, recorded, made, applied, cleaned, sequel — a
  *   window random kills cannot hit): none of its directories before the commit point, all of
  *   them after it, and its history record exactly when they stand;
+ * - delete_file, killed at each of those phases: the file stays and is not recorded before the
+ *   commit point; after it, it is gone, recorded, and one undo of that record brings it back
+ *   byte for byte;
  * - leftovers are recognisable: `.<name>.<pid>.<n>.agent-fs-tools.tmp` (atomic writes),
  *   `.restore-<unique>.partial` beside a restore target, `.<what>-<unique>.partial` in the bucket;
  * - the next Workspace on the same root and data dir works: `trash_list`, `trashList()` and a
@@ -958,6 +961,39 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       expect(existsSync(join(dirs.root, 'a/b/c')), `killed at ${point}`).toBe(stands)
       if (!stands) expect(existsSync(join(dirs.root, 'a')), `killed at ${point}: no parent left`).toBe(false)
       expect(await recorded(ws), `killed at ${point}: recorded exactly when it stands`).toBe(before + (stands ? 1 : 0))
+    }
+  })
+
+  it('delete_file, killed at each phase of its commit: the file, or its archive with its record', async () => {
+    const dirs = tempWorkspaceDirs()
+    const file = join(dirs.root, 'f.txt')
+    const content = 'to be deleted\n'.repeat(100)
+    const calls: Call[] = [['delete_file', { path: 'f.txt' }]]
+    // Before the commit point the file stays and nothing is recorded; after it, the file is gone,
+    // recorded with its archive, and one undo (by the record) brings it back byte for byte.
+    const phases: [string, boolean][] = [
+      ['staged', false],
+      ['recorded', false],
+      ['made', false],
+      ['applied', true],
+      ['cleaned', true],
+      ['sequel', true],
+    ]
+    for (const [point, stands] of phases) {
+      writeFileSync(file, content)
+      const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'delete_file' && !c.undoneBy)
+      const before = (await records(new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }))).length
+      const killed = await runChildCrashingAt(dirs, calls, point)
+      expect(killed, `the child reached ${point}`).toBe(true)
+      const { ws } = await nextWorkspace(dirs)
+      expect(existsSync(file), `killed at ${point}`).toBe(!stands)
+      const after = await records(ws)
+      expect(after.length, `killed at ${point}: recorded exactly when it stands`).toBe(before + (stands ? 1 : 0))
+      if (stands) {
+        const undone = await ws.undo({ id: after[0]!.id })
+        expect(undone.status, `killed at ${point}: ${undone.output}`).toBe('ok')
+      }
+      expect(readFileSync(file, 'utf8'), `killed at ${point}`).toBe(content)
     }
   })
 })

@@ -396,9 +396,14 @@ pub fn commit_consuming(
                 return Ok(None);
             }
             let record = ws.history().prepare(heading, &made)?;
-            serde_json::to_value(AfterCommit { record, consume })
-                .map(Some)
-                .map_err(io::Error::other)
+            let consumes = !consume.is_empty();
+            match serde_json::to_value(AfterCommit { record, consume }) {
+                Ok(sequel) => Ok(Some(sequel)),
+                // A record that cannot be written (a path that is not UTF-8) does not stop the
+                // change, as for a change recorded after it is made: it stands unrecorded.
+                Err(_) if !consumes => Ok(None),
+                Err(e) => Err(io::Error::other(e)),
+            }
         },
         |sequel| {
             let after =

@@ -68,8 +68,10 @@ use crate::datadir::DataDir;
 use crate::paths::{fsops, trees, EntryKind, Sandbox};
 
 pub mod commit;
+mod commit_record;
 mod made_dirs;
 mod record;
+mod record_names;
 mod seal;
 mod store;
 mod tail;

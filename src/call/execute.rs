@@ -168,8 +168,9 @@ fn open_and_verify(commit: &mut Commit<'_>, steps: &[Step]) -> Result<Vec<Dirs>,
     Ok(opened)
 }
 
-/// Archives what the step finds (kept in place), and checks the archive holds what the step
-/// expects: the bytes read (by SHA-256) or an entry of the kind planned on.
+/// Archives what the step finds (kept in place) if it is the entry the step expects (its
+/// identity, size and times), and checks the archive holds what the step expects: the bytes
+/// read (by SHA-256) or an entry of the kind planned on.
 fn archive(
     ws: &Workspace,
     step: &Step,
@@ -184,9 +185,13 @@ fn archive(
         original_path: &path,
         relative_path: &relative,
     };
+    let expected = match &step.expect {
+        Expect::File { stat, .. } | Expect::Entry { stat } => Snapshot::of(stat),
+        Expect::Nothing => unreachable!("refused by check: nothing to keep at a free name"),
+    };
     let archived = ws
         .bucket()
-        .archive(&item, &|| cancel.is_aborted())
+        .archive_expected(&item, &expected, &|| cancel.is_aborted())
         .map_err(Failure::Trash)?;
     let differs = match &step.expect {
         Expect::File { sha256, .. } => {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::open_recorded_dir;
-use super::record::path_bytes;
+use super::record_names::{check_dir, path_bytes};
 use crate::paths::{fsops, Sandbox};
 
 /// A directory a change made, as records keep it.
@@ -77,6 +77,11 @@ pub fn remove_recorded(made: &[MadeDirRecord], sandbox: &Sandbox) {
             remove_if_empty(parent.as_fd(), made);
         }
     }
+}
+
+/// `Ok` if every directory a change made is a plain absolute path.
+pub(super) fn check_made_dirs(made: &[MadeDirRecord]) -> Result<(), String> {
+    made.iter().try_for_each(|dir| check_dir(&dir.path))
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@
 //! one plain component (not empty, not `.` or `..`, no `/`, no NUL), and a temp name is one of
 //! ours. A record that fails the check is never acted on, whoever sealed it.
 
-use std::ffi::OsStr;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -13,9 +12,9 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::commit;
-use super::made_dirs::MadeDirRecord;
-use crate::paths::fsops;
+use super::commit_record::CommitRecord;
+use super::made_dirs::{check_made_dirs, MadeDirRecord};
+use super::record_names::{check_dir, check_name, check_ours, is_plain_dir, path_bytes};
 
 /// An in-place append in flight (kind `append`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -73,42 +72,13 @@ pub struct TempRecord {
     pub made_dirs: Vec<MadeDirRecord>,
 }
 
-/// Paths as records store them: JSON text when they are UTF-8 (readable, and all that older
-/// records hold), else an array of bytes, since a Linux path is bytes and a record must not fail
-/// to be written (or a write go unjournaled) for a name that is not UTF-8.
-pub(super) mod path_bytes {
-    use std::path::{Path, PathBuf};
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
-        match path.to_str() {
-            Some(text) => serializer.serialize_str(text),
-            None => serializer.collect_seq(path.as_os_str().as_encoded_bytes()),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<PathBuf, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Stored {
-            Text(String),
-            Bytes(Vec<u8>),
-        }
-        Ok(match Stored::deserialize(deserializer)? {
-            Stored::Text(text) => PathBuf::from(text),
-            Stored::Bytes(bytes) => PathBuf::from(crate::paths::names::from_bytes(&bytes)),
-        })
-    }
-}
-
 /// One journal record, as stored: `{"kind": "append" | "temp" | "commit" | "removal", …fields}`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Record {
     Append(AppendRecord),
     Temp(TempRecord),
-    Commit(commit::CommitRecord),
+    Commit(CommitRecord),
     Removal(RemovalRecord),
 }
 
@@ -210,7 +180,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
             return match kind.as_str() {
                 "append" => AppendRecord::deserialize(rest).map(Record::Append),
                 "temp" => TempRecord::deserialize(rest).map(Record::Temp),
-                "commit" => commit::CommitRecord::deserialize(rest).map(Record::Commit),
+                "commit" => CommitRecord::deserialize(rest).map(Record::Commit),
                 "removal" => RemovalRecord::deserialize(rest).map(Record::Removal),
                 other => Err(de::Error::unknown_variant(other, KINDS)),
             };
@@ -224,60 +194,5 @@ impl<'de> Visitor<'de> for RecordVisitor {
         }
         fields.entry("kind").or_insert_with(|| "append".into());
         Record::deserialize(serde_json::Value::Object(fields)).map_err(de::Error::custom)
-    }
-}
-
-/// Whether `name` is one plain path component: not empty, not `.` or `..`, no `/`, no NUL.
-pub fn is_plain_name(name: &OsStr) -> bool {
-    let bytes = name.as_encoded_bytes();
-    !bytes.is_empty()
-        && bytes != b"."
-        && bytes != b".."
-        && !bytes.contains(&b'/')
-        && !bytes.contains(&0)
-}
-
-/// Whether `dir` is an absolute path of plain components (as canonical paths are).
-pub fn is_plain_dir(dir: &Path) -> bool {
-    let bytes = dir.as_os_str().as_encoded_bytes();
-    bytes == b"/"
-        || (bytes.starts_with(b"/")
-            && bytes[1..]
-                .split(|&b| b == b'/')
-                .all(|part| is_plain_name(crate::paths::names::from_bytes(part))))
-}
-
-/// `Ok` if `dir` is a plain absolute directory path.
-pub fn check_dir(dir: &Path) -> Result<(), String> {
-    if is_plain_dir(dir) {
-        Ok(())
-    } else {
-        Err(format!("directory {dir:?} is not a plain absolute path"))
-    }
-}
-
-/// `Ok` if every directory a change made is a plain absolute path.
-pub fn check_made_dirs(made: &[MadeDirRecord]) -> Result<(), String> {
-    made.iter().try_for_each(|dir| check_dir(&dir.path))
-}
-
-/// `Ok` if `name` is one plain component.
-pub fn check_name(name: &Path) -> Result<(), String> {
-    if is_plain_name(name.as_os_str()) {
-        Ok(())
-    } else {
-        Err(format!("name {name:?} is not one plain component"))
-    }
-}
-
-/// `Ok` if `name` is one plain component and one of our temp names (an atomic write's, a
-/// move's copy, a restore's temp root): the only names recovery removes things under.
-pub fn check_ours(name: &Path) -> Result<(), String> {
-    check_name(name)?;
-    let name = name.as_os_str();
-    if fsops::is_temp_name(name) || crate::trash::is_restore_temp_name(name) {
-        Ok(())
-    } else {
-        Err(format!("name {name:?} is not one of our temp names"))
     }
 }

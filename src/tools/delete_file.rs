@@ -1,26 +1,31 @@
 //! `delete_file`: remove a file or a symlink (the link itself, never its target) into the
 //! recoverable trash, or permanently when asked (which always asks the user).
 
-use std::ffi::OsStr;
-use std::io::ErrorKind;
-use std::os::fd::{AsFd, BorrowedFd};
-use std::path::Path;
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::AsFd;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::files::{self, file_not_found};
-use super::trashing::{in_trash, put_in_trash};
+use super::trashing::{ensure_bucket_writable, in_trash, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
+use crate::call::execute::{execute, Done, Failure};
+use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Recorded, Success, ToolNames};
+use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
+use crate::history::Heading;
 use crate::options::WorkspaceOptions;
-use crate::paths::fsops::{self, RemoveError};
+use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
-use crate::paths::{EntryKind, Stat};
+use crate::paths::{EntryKind, Stat, Target};
 use crate::permissions::Operation;
+use crate::trash::{Archived, TrashError};
+use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "delete_file",
@@ -82,27 +87,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             ),
         };
         let planned = target.clone();
-        let inode = call
+        let refusal = is_a_directory.clone();
+        let confirmed = call
             .reading(move || {
-                if planned.split().is_none() {
-                    // The root of the file system.
-                    return Err(ToolError::new(
-                        ErrorCode::NotAFile,
-                        format!("{} {is_a_directory}", planned.path.shown()),
-                    ));
-                }
-                let (parent, name) = files::open_parent(&planned, "delete")?;
-                let stat = fsops::lstat_at(parent.as_fd(), &name)
-                    .map_err(|e| ToolError::io(&e, "delete", &planned.path))?
-                    .ok_or_else(|| file_not_found(&planned.path))?;
-                match EntryKind::of(&stat) {
-                    EntryKind::Directory => Err(ToolError::new(
-                        ErrorCode::NotAFile,
-                        format!("{} {is_a_directory}", planned.path.shown()),
-                    )),
-                    EntryKind::Special => Err(files::not_regular(&planned.path)),
-                    _ => Ok(fsops::identity(&stat)),
-                }
+                inspect(&planned, &refusal)?.ok_or_else(|| file_not_found(&planned.path))
             })
             .await?;
         let detail = if args.permanent {
@@ -123,55 +111,148 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         })
         .await?;
         let _lock = lock.exclusive().await;
-        let (ws, committed, cancel, permanent) = (
-            call.ws.clone(),
-            target.clone(),
-            call.cancel.clone(),
-            args.permanent,
-        );
-        let archived = call
+        let (ws, committed, permanent) = (call.ws.clone(), target.clone(), args.permanent);
+        let (heading, cancel) = (call.heading.clone(), call.cancel.clone());
+        let confirmed = confirmed.identity();
+        let (archived, recorded) = call
             .blocking(move || {
-                let (parent, name) = files::open_parent(&committed, "delete")?;
-                if permanent {
-                    delete_permanently(parent.as_fd(), &name, inode, &committed.path)?;
-                    return Ok(None);
-                }
-                put_in_trash(&ws, parent.as_fd(), &name, &committed.path, true, &cancel).map(Some)
+                let deletion = Deletion {
+                    target: &committed,
+                    permanent,
+                    confirmed,
+                };
+                deletion.make(&ws, &is_a_directory, &heading, &cancel)
             })
             .await?;
         let mut success = Success::text(format!("Removed {}", target.path.shown()))
             .with_data("path", target.path.shown().into_owned());
         let mut change = FileChange::new(target.path, Action::Deleted);
-        if let Some(archived) = archived {
+        if let Some(archived) = &archived {
             success
                 .output
                 .push_str(&in_trash(call, "It", &archived.archive_path));
             success = success.with_data("trashedTo", archived.archive_path.shown().into_owned());
-            change.sha256_before = Some(archived.metadata.original_sha256);
-            change.trashed_to = Some(archived.archive_path);
+            change.sha256_before = Some(archived.metadata.original_sha256.clone());
+            change.trashed_to = Some(archived.archive_path.clone());
         } else {
             success.output.push_str(" permanently (no copy was kept).");
             change.undo.permanent = true;
         }
-        Ok(success.with_change(change))
+        success = success.with_change(change);
+        success.recorded = recorded;
+        Ok(success)
     })
 }
 
-/// Unlinks `name` in `parent` if it is still the file `inode` the user confirmed
-/// (`fsops::remove_exact`: checked after it is renamed aside, so nothing swapped in under the
-/// name is removed).
-fn delete_permanently(
-    parent: BorrowedFd<'_>,
-    name: &OsStr,
-    inode: (u64, u64),
-    path: &Path,
-) -> Result<(), ToolError> {
-    let confirmed = |now: &Stat| fsops::identity(now) == inode;
-    fsops::remove_exact(parent, name, &confirmed).map_err(|e| match e {
-        RemoveError::Io { error, kept: None } if error.kind() != ErrorKind::NotFound => {
-            ToolError::io(&error, "delete", path)
+/// The file or link at `target` (`None`: nothing there); a directory (`is_a_directory` says
+/// what to use instead) or a special file is refused.
+fn inspect(target: &Target, is_a_directory: &str) -> Result<Option<Stat>, ToolError> {
+    if target.split().is_none() {
+        // The root of the file system.
+        return Err(ToolError::new(
+            ErrorCode::NotAFile,
+            format!("{} {is_a_directory}", target.path.shown()),
+        ));
+    }
+    let (parent, name) = files::open_parent(target, "delete")?;
+    let stat = fsops::lstat_at(parent.as_fd(), &name)
+        .map_err(|e| ToolError::io(&e, "delete", &target.path))?;
+    match stat.as_ref().map(EntryKind::of) {
+        Some(EntryKind::Directory) => Err(ToolError::new(
+            ErrorCode::NotAFile,
+            format!("{} {is_a_directory}", target.path.shown()),
+        )),
+        Some(EntryKind::Special) => Err(files::not_regular(&target.path)),
+        _ => Ok(stat),
+    }
+}
+
+/// A confirmed deletion, made once the lock is exclusive.
+struct Deletion<'a> {
+    target: &'a Target,
+    permanent: bool,
+    /// The device and inode the user was asked about.
+    confirmed: (u64, u64),
+}
+
+impl Deletion<'_> {
+    /// Removes the file or link as one change with its history record (the record rides in
+    /// the commit: a kill leaves both or neither, ../../docs/tools.md#delete_file); kept in
+    /// the trash first unless permanent. Returns the archive, held until the call reported it.
+    fn make(
+        &self,
+        ws: &Workspace,
+        is_a_directory: &str,
+        heading: &Heading,
+        cancel: &CancelToken,
+    ) -> Result<(Option<Archived>, Recorded), ToolError> {
+        let path = &self.target.path;
+        let stat = match inspect(self.target, is_a_directory)? {
+            Some(stat) if !self.permanent || stat.identity() == self.confirmed => stat,
+            // Only the entry the user confirmed is removed for good.
+            _ if self.permanent => return Err(self.changed(None)),
+            _ => return Err(trash_error(TrashError::NotFound, "trash", path)),
+        };
+        if !self.permanent {
+            ensure_bucket_writable(ws, path)?;
         }
-        RemoveError::Io { kept, .. } | RemoveError::NotExpected { kept } => {
+        let at = Place::of(self.target).ok_or_else(|| files::file_not_found(path))?;
+        let plan = ChangePlan {
+            consume: Vec::new(),
+            steps: vec![Step {
+                at,
+                expect: Expect::Entry { stat },
+                keep: if self.permanent {
+                    Keep::Nothing
+                } else {
+                    Keep::Archive
+                },
+                act: Act::Remove,
+            }],
+        };
+        let files = |done: &Done| {
+            let mut change = FileChange::new(path.clone(), Action::Deleted);
+            match done.archives.first().and_then(Option::as_ref) {
+                Some(archived) => {
+                    change.sha256_before = Some(archived.metadata.original_sha256.clone());
+                    change.trashed_to = Some(archived.archive_path.clone());
+                }
+                None => change.undo.permanent = true,
+            }
+            vec![change]
+        };
+        match execute(ws, plan, heading, cancel, files) {
+            Ok(mut executed) => {
+                let archived = executed.done.archives.pop().flatten();
+                Ok((archived, executed.recorded))
+            }
+            Err(e) => Err(self.failed(e.failure)),
+        }
+    }
+
+    /// The failure of the change as the model reads it; nothing was deleted.
+    fn failed(&self, failure: Failure) -> ToolError {
+        let path = &self.target.path;
+        let gone = |e: &io::Error| e.kind() == io::ErrorKind::NotFound;
+        match failure {
+            Failure::NotAsExpected(Found::Gone) if !self.permanent => {
+                trash_error(TrashError::NotFound, "trash", path)
+            }
+            Failure::NotAsExpected(_) => self.changed(None),
+            Failure::Changed { kept, .. } => self.changed(kept),
+            Failure::Io(e) if gone(&e) => self.changed(None),
+            Failure::Io(e) => ToolError::io(&e, "delete", path),
+            Failure::Trash(e) => trash_error(e, "trash", path),
+            Failure::Invalid(why) => ToolError::io(&io::Error::other(why), "delete", path),
+        }
+    }
+
+    /// Another entry took the name, or the one confirmed changed, before it was removed; what
+    /// took its place meanwhile was kept as `kept`, if anything did.
+    fn changed(&self, kept: Option<OsString>) -> ToolError {
+        let path = &self.target.path;
+        let kept = kept.map(|kept| path.with_file_name(kept));
+        if self.permanent {
             let mut message = format!(
                 "{} changed while waiting for confirmation; nothing was deleted. Look at it again and retry",
                 path.shown()
@@ -179,12 +260,20 @@ fn delete_permanently(
             if let Some(kept) = kept {
                 message.push_str(&format!(
                     ". What took its place meanwhile was kept as {}",
-                    path.with_file_name(kept).shown()
+                    kept.shown()
                 ));
             }
-            ToolError::new(ErrorCode::Conflict, message)
+            return ToolError::new(ErrorCode::Conflict, message);
         }
-    })
+        let mut why = format!("{} was replaced while it was being removed", path.shown());
+        if let Some(kept) = kept {
+            why.push_str(&format!(
+                " (what took its place meanwhile was kept as {})",
+                kept.shown()
+            ));
+        }
+        trash_error(TrashError::Conflict(why), "trash", path)
+    }
 }
 
 #[cfg(test)]
@@ -224,6 +313,33 @@ mod tests {
         let result = ws.call("delete_file", json!({ "path": "/" })).await;
         assert_eq!(result.code, Some(ErrorCode::NotAFile), "{}", result.output);
         assert_eq!(result.output, "/ is a directory, use remove_dir instead");
+    }
+
+    /// A deletion is one change made with its record: the history lists the file with its
+    /// archive (or as permanent), and nothing of the change (temp names, journal records) is
+    /// left.
+    #[tokio::test]
+    async fn the_deletion_and_its_record_are_made_as_one_change() {
+        for permanent in [false, true] {
+            let ws = TestWorkspace::new();
+            std::fs::write(ws.root.join("f.txt"), "bye\n").unwrap();
+            let args = json!({ "path": "f.txt", "permanent": permanent });
+            let result = ws.call("delete_file", args).await;
+            assert_eq!(result.code, None, "{}", result.output);
+            assert!(ws.names().is_empty(), "{:?}", ws.names());
+            let workspace = ws.toolset.workspace();
+            let journal = std::fs::read_dir(workspace.journal().dir()).map_or(0, Iterator::count);
+            assert_eq!(journal, 0);
+            let history = workspace
+                .history()
+                .entries(&|_: &std::path::Path| true)
+                .unwrap();
+            assert_eq!(history.len(), 1);
+            let file = &history[0].record.files[0];
+            assert_eq!(file.path, ws.root.join("f.txt"));
+            assert_eq!(file.permanent, permanent);
+            assert_eq!(file.trashed_to.is_some(), !permanent);
+        }
     }
 
     #[test]

@@ -149,7 +149,7 @@ fn put_back_removed(
 
 /// Creates the bucket if needed and checks it is writable, so a broken data directory is
 /// reported as what it is (nothing was touched) rather than as a problem with the user's file.
-fn ensure_bucket_writable(ws: &Workspace, path: &Path) -> Result<(), ToolError> {
+pub fn ensure_bucket_writable(ws: &Workspace, path: &Path) -> Result<(), ToolError> {
     let bucket = ws.bucket().dir();
     // Created through the data directory's descriptor, never through a link.
     let relative = bucket

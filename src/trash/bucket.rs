@@ -7,11 +7,12 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use super::error::{PartlyRemoved, TrashError};
+use super::error::{changed, PartlyRemoved, TrashError};
 use super::hold::ArchiveHold;
 use super::item::{Identity, TrashItem};
 use super::metadata::Metadata;
 use super::naming;
+use super::observed::Observed;
 use super::place::{ArchiveFile, BucketDir};
 use super::put_back;
 use super::read;
@@ -19,8 +20,9 @@ use super::remove;
 use super::restore;
 use super::write::{self, Target, TempFile};
 use crate::datadir::DataDir;
-use crate::paths::fsops;
+use crate::paths::fsops::{self, Snapshot};
 use crate::paths::shown::Shown;
+use crate::paths::EntryKind;
 
 /// A finished archive, as returned by [`Bucket::archive`] and [`Bucket::trash`]. It keeps the
 /// archive locked while it lives: [`Bucket::clear`] skips it, and only
@@ -129,6 +131,32 @@ impl Bucket {
     ) -> Result<Archived, TrashError> {
         let bucket = self.open(true)?;
         let written = write::write_archive(&self.target(&bucket), item, cancel, &|_| Ok(()))?;
+        Ok(Archived {
+            archive_path: written.path,
+            metadata: written.metadata,
+            hold: written.hold,
+        })
+    }
+
+    /// [`Bucket::archive`], kept only if what was archived is `expected` (the entry a change
+    /// planned on: the same inode, and for a file or link the same size and times), else
+    /// [`TrashError::Conflict`] and no archive: an entry swapped in under the name meanwhile is
+    /// never archived in place of the one the change removes.
+    pub fn archive_expected(
+        &self,
+        item: &TrashItem<'_>,
+        expected: &Snapshot,
+        cancel: &dyn Fn() -> bool,
+    ) -> Result<Archived, TrashError> {
+        let bucket = self.open(true)?;
+        let check = |observed: &[Observed]| match observed.first() {
+            Some(root) if is_expected(&root.snapshot, expected) => Ok(()),
+            _ => Err(changed(
+                item.original_path,
+                "was replaced while it was being archived",
+            )),
+        };
+        let written = write::write_archive(&self.target(&bucket), item, cancel, &check)?;
         Ok(Archived {
             archive_path: written.path,
             metadata: written.metadata,
@@ -593,5 +621,16 @@ fn is_old_enough(hold: &ArchiveHold, started: SystemTime, older_than: Option<Dur
             .trashed_at_time()
             .and_then(|t| started.duration_since(t).ok())
             .is_some_and(|elapsed| elapsed >= age),
+    }
+}
+
+/// Whether `found` is the entry `expected` describes: a directory by its identity (archiving
+/// does not change it, but its times follow its entries), anything else exactly (its ctime
+/// aside, which an unlink of another of its names changes).
+fn is_expected(found: &Snapshot, expected: &Snapshot) -> bool {
+    if found.kind() == EntryKind::Directory {
+        found.kind() == expected.kind() && (found.dev, found.ino) == (expected.dev, expected.ino)
+    } else {
+        found.same_except_ctime(expected)
     }
 }

@@ -43,6 +43,7 @@ mod error;
 mod lines;
 mod parse;
 mod parse_codex;
+mod parse_line;
 mod parse_unified;
 mod seek;
 #[cfg(test)]

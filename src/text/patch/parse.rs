@@ -5,33 +5,8 @@
 use std::collections::HashMap;
 
 use super::error::PatchError;
+use super::parse_line::{excerpt, Line};
 use super::{parse_codex, parse_unified, ChunkLine, FileChange, Patch, PatchFormat};
-
-/// One line of the patch input: its 1-based number and its text without the line ending (a
-/// CRLF's `\r` is dropped too).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Line<'a> {
-    pub no: usize,
-    pub text: &'a str,
-    /// The line ended in `\r\n` while the patch itself does not use CRLF: the `\r` is the
-    /// content's (`git diff` of a CRLF file), which an added file keeps.
-    pub content_cr: bool,
-}
-
-impl Line<'_> {
-    pub fn is_blank(&self) -> bool {
-        self.text.trim().is_empty()
-    }
-
-    /// The line's content after a one-byte marker (`+`, ` `, `-`), with a content `\r` kept.
-    pub fn content_after_marker(&self) -> String {
-        let mut content = self.text[1..].to_owned();
-        if self.content_cr {
-            content.push('\r');
-        }
-        content
-    }
-}
 
 /// Parses a patch in Codex's format or as a unified diff (../../../docs/tools.md#apply_patch).
 pub fn parse(input: &str) -> Result<Patch, PatchError> {
@@ -143,15 +118,6 @@ fn heredoc_delimiter(line: &str) -> Option<String> {
         && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && spec.len() - word.len() <= 2;
     valid.then(|| word.to_owned())
-}
-
-/// A line cut to a length that fits in a message.
-pub(super) fn excerpt(text: &str) -> String {
-    const MAX: usize = 80;
-    match text.char_indices().nth(MAX) {
-        None => text.to_owned(),
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-    }
 }
 
 /// ../../../docs/tools.md#apply_patch: one path named twice in a patch is an error. Paths are compared as written, after

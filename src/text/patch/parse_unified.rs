@@ -13,38 +13,12 @@
 //! more hunk lines follow. A bare `@@` (no numbers) starts a hunk without a hint.
 
 use super::error::PatchError;
-use super::parse::{excerpt, Line};
-use super::{Chunk, ChunkLine, FileChange, FilePatch, Hint};
+use super::parse_line::{excerpt, parse_hunk_header, Line};
+use super::{Chunk, ChunkLine, FileChange, FilePatch};
 
 /// True when `first` (the patch's first non-blank line) starts a unified diff.
 pub(super) fn begins(first: &str) -> bool {
     first.starts_with("diff ") || first.starts_with("--- ") || first.starts_with("Index: ")
-}
-
-/// Reads `@@ -l[,n] +l[,n] @@[ section]`; `None` when the line is not such a header.
-pub(super) fn parse_hunk_header(text: &str) -> Option<Hint> {
-    let mut words = text.split_whitespace();
-    if words.next()? != "@@" {
-        return None;
-    }
-    let (old_start, old_len) = range(words.next()?.strip_prefix('-')?)?;
-    let (new_start, new_len) = range(words.next()?.strip_prefix('+')?)?;
-    if !words.next()?.starts_with("@@") {
-        return None;
-    }
-    Some(Hint {
-        old_start,
-        old_len,
-        new_start,
-        new_len,
-    })
-}
-
-fn range(text: &str) -> Option<(usize, usize)> {
-    match text.split_once(',') {
-        Some((start, len)) => Some((start.parse().ok()?, len.parse().ok()?)),
-        None => Some((text.parse().ok()?, 1)),
-    }
 }
 
 /// Parses every file section of a unified diff.
@@ -465,6 +439,7 @@ fn added_text(hunks: &[Chunk], section_line: usize) -> Result<String, PatchError
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::patch::Hint;
 
     #[test]
     fn hunk_headers() {
