@@ -33,7 +33,7 @@ pub(super) fn keep_metadata_of(
             platform::copy_acl(current.as_fd(), new.as_fd())?;
         }
     }
-    rustix::fs::fchmod(new, Mode::from_raw_mode(old.mode & 0o7777)).map_err(errno)
+    rustix::fs::fchmod(new, Mode::from_raw_mode((old.mode & 0o7777) as _)).map_err(errno)
 }
 
 /// Gives `fd` the owner `uid` and group `gid`, as far as we may: only a privileged process may

@@ -441,7 +441,7 @@ fn keep_late_bytes(
         let written = copy
             .write_all(&late)
             .and_then(|()| {
-                rustix::fs::fchmod(&copy, Mode::from_raw_mode(mode & 0o7777)).map_err(errno)
+                rustix::fs::fchmod(&copy, Mode::from_raw_mode((mode & 0o7777) as _)).map_err(errno)
             })
             .and_then(|()| copy.sync_all());
         return written.is_ok().then_some(kept);
