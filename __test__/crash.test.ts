@@ -319,6 +319,19 @@ function report(op: string, seed: number, window: number, t: Tally, extra = ''):
   )
 }
 
+/**
+ * The crash points of a journaled commit (`AGENT_FS_TOOLS_CRASH_AT`), each with whether the
+ * change stands after a kill there: before the commit point it is undone, after it it stands.
+ */
+const COMMIT_PHASES: [string, boolean][] = [
+  ['staged', false],
+  ['recorded', false],
+  ['made', false],
+  ['applied', true],
+  ['cleaned', true],
+  ['sequel', true],
+]
+
 describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
   it('write_file: the file is always one whole version; overwritten versions are in the trash', async () => {
     const dirs = tempWorkspaceDirs()
@@ -942,15 +955,7 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
     const calls: Call[] = [['create_directory', { path: 'a/b/c' }]]
     // Before the commit point the change is undone; after it, it stands and its record is
     // appended (by the next Workspace's recovery, when the kill came first).
-    const phases: [string, boolean][] = [
-      ['staged', false],
-      ['recorded', false],
-      ['made', false],
-      ['applied', true],
-      ['cleaned', true],
-      ['sequel', true],
-    ]
-    for (const [point, stands] of phases) {
+    for (const [point, stands] of COMMIT_PHASES) {
       rmSync(join(dirs.root, 'a'), { recursive: true, force: true })
       const recorded = async (ws: Workspace): Promise<number> =>
         (await ws.history()).filter((c) => c.tool === 'create_directory').length
@@ -971,15 +976,7 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
     const calls: Call[] = [['delete_file', { path: 'f.txt' }]]
     // Before the commit point the file stays and nothing is recorded; after it, the file is gone,
     // recorded with its archive, and one undo (by the record) brings it back byte for byte.
-    const phases: [string, boolean][] = [
-      ['staged', false],
-      ['recorded', false],
-      ['made', false],
-      ['applied', true],
-      ['cleaned', true],
-      ['sequel', true],
-    ]
-    for (const [point, stands] of phases) {
+    for (const [point, stands] of COMMIT_PHASES) {
       writeFileSync(file, content)
       const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'delete_file' && !c.undoneBy)
       const before = (await records(new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }))).length
