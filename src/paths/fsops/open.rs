@@ -182,9 +182,7 @@ pub fn reopen_readable(dir: BorrowedFd<'_>) -> io::Result<OwnedFd> {
 pub fn open_for_read(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
     let flags =
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    rustix::fs::openat(dir, name, flags, Mode::empty())
-        .map(File::from)
-        .map_err(errno)
+    file_at(dir, name, flags, 0)
 }
 
 /// Opens `name` in `dir` for appending (creating it, mode 0666 minus umask, when `create`).
@@ -198,9 +196,7 @@ pub fn open_for_append(dir: BorrowedFd<'_>, name: &OsStr, create: bool) -> io::R
     if create {
         flags |= OFlags::CREATE | OFlags::EXCL;
     }
-    rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o666))
-        .map(File::from)
-        .map_err(errno)
+    file_at(dir, name, flags, 0o666)
 }
 
 /// Opens the existing `name` in `dir` for reading and appending through one descriptor, without
@@ -214,9 +210,7 @@ pub fn open_for_update(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
         | OFlags::NONBLOCK
         | OFlags::NOCTTY
         | OFlags::CLOEXEC;
-    rustix::fs::openat(dir, name, flags, Mode::empty())
-        .map(File::from)
-        .map_err(errno)
+    file_at(dir, name, flags, 0)
 }
 
 /// Opens `name` in `dir` for appending whole records, creating it private (0600), never following
@@ -228,26 +222,20 @@ pub fn open_for_log(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
         | OFlags::NOFOLLOW
         | OFlags::NONBLOCK
         | OFlags::CLOEXEC;
-    rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))
-        .map(File::from)
-        .map_err(errno)
+    file_at(dir, name, flags, 0o600)
 }
 
 /// Creates `name` in `dir` for writing, private (0600) until its final mode is applied; fails if
 /// anything (even a dangling link) is there.
 pub fn create_file_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))
-        .map(File::from)
-        .map_err(errno)
+    file_at(dir, name, flags, 0o600)
 }
 
 /// [`create_file_at`] for reading as well as writing (a file written, then read back).
 pub fn create_read_write_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
     let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))
-        .map(File::from)
-        .map_err(errno)
+    file_at(dir, name, flags, 0o600)
 }
 
 /// Opens (creating it, private: 0600) the lock file `name` in `dir` for reading and writing,
@@ -260,7 +248,12 @@ pub fn open_lock_file(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
         | OFlags::NONBLOCK
         | OFlags::NOCTTY
         | OFlags::CLOEXEC;
-    rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))
+    file_at(dir, name, flags, 0o600)
+}
+
+/// `openat` of `name` in `dir` with `flags` (and `mode` for a file it creates), as a [`File`].
+fn file_at(dir: BorrowedFd<'_>, name: &OsStr, flags: OFlags, mode: u32) -> io::Result<File> {
+    rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(mode as _))
         .map(File::from)
         .map_err(errno)
 }
