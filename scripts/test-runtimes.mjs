@@ -20,7 +20,7 @@
  * says so and runs nothing.
  */
 import { spawn } from 'node:child_process'
-import { copyFileSync, cpSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, cpSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -123,6 +123,8 @@ export function hostProject(dir, from = root) {
  */
 export function runProcess([executable, ...args], { cwd, env = {}, echo = false, timeoutMs = HANG_MS }) {
   const scratch = mkdtempSync(join(tmpdir(), 'afs-runtime-tmp-'))
+  // As /tmp is: tests run some calls as `nobody` in directories made below it.
+  chmodSync(scratch, 0o1777)
   return new Promise((resolve) => {
     const child = spawn(executable, args, {
       cwd,
