@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
+import { scaled } from './helpers/time'
 
 const root = resolve(__dirname, '..')
 const dir = mkdtempSync(join(tmpdir(), 'afs-bench-smoke-'))
@@ -35,7 +36,7 @@ it('bench/run.mjs --smoke runs every case and baseline and reports numbers', () 
   const run = spawnSync(process.execPath, [join(root, 'bench/run.mjs'), '--smoke', '--out', out], {
     cwd: root,
     encoding: 'utf8',
-    timeout: 170_000,
+    timeout: scaled(170_000),
   })
   expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0)
   const report = JSON.parse(readFileSync(out, 'utf8')) as Report
@@ -65,4 +66,4 @@ it('bench/run.mjs --smoke runs every case and baseline and reports numbers', () 
   }
   expect(report.targets.filter((t) => t.target.includes('of rg')).map((t) => t.case)).toEqual(['glob', 'grep'])
   expect(report.table).toContain('| case |')
-}, 180_000)
+}, scaled(180_000))

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { SAMPLE_FILES, writeSampleProject } from '../ts/cli/demo/sample-project.js'
 import { tempWorkspace } from './helpers/temp.js'
+import { scaled } from './helpers/time'
 
 // Colours are part of what is tested (the diff): force them before chalk (inside ink) loads. Each
 // test file runs in its own worker module graph, so this does not leak into other files.
@@ -42,7 +43,7 @@ function playground(options: Parameters<typeof tempWorkspace>[0] = {}) {
   const frame = (): string => raw().replace(ANSI, '')
 
   /** Waits until the frame contains `text` (or matches it). */
-  async function waitFor(text: string | RegExp, timeoutMs = 5000): Promise<string> {
+  async function waitFor(text: string | RegExp, timeoutMs = scaled(5000)): Promise<string> {
     const deadline = Date.now() + timeoutMs
     for (;;) {
       const current = frame()

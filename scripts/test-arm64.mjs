@@ -46,6 +46,8 @@ const withVitest = !process.argv.includes('--no-vitest')
 const files = process.argv.find((a) => a.startsWith('--files='))?.slice('--files='.length).split(',') ?? []
 /** Under emulation everything is slower: vitest's per-test limits, and how long a script may run. */
 const EMULATED_TEST_TIMEOUT_MS = 240_000
+/** …and the limits tests set themselves (`__test__/helpers/time.ts`). */
+const EMULATION_SLOWDOWN = 8
 const EMULATED_SCRIPT_TIMEOUT_MS = 900_000
 
 /** Runs a command with inherited output; throws when it fails. */
@@ -208,6 +210,7 @@ try {
     const vitestStarted = Date.now()
     const counts = await vitest(node, files, 'arm64', {
       cwd: checkout,
+      env: { AGENT_FS_TOOLS_TEST_TIME_SCALE: String(EMULATION_SLOWDOWN) },
       extraArgs: [`--testTimeout=${EMULATED_TEST_TIMEOUT_MS}`, `--hookTimeout=${EMULATED_TEST_TIMEOUT_MS}`],
       timeoutMs: 4 * 60 * 60_000,
       reporter: 'default', // a line per test file as it ends: progress over a long run

@@ -171,12 +171,12 @@ function scriptFailure({ status, signal, stdout, stderr, hung }, last, timeoutMs
  * vitest over `files` (all when empty) in the checkout `cwd`, run by `node` with `extraArgs` and
  * `reporter` for people; resolves to its counts.
  */
-export async function vitest(node, files, label, { cwd = root, extraArgs = [], timeoutMs = 60 * 60_000, reporter = 'dot' } = {}) {
+export async function vitest(node, files, label, { cwd = root, env = {}, extraArgs = [], timeoutMs = 60 * 60_000, reporter = 'dot' } = {}) {
   const report = join(mkdtempSync(join(tmpdir(), 'afs-runtime-vitest-')), 'report.json')
   // The checkout's own vitest (and so its own native packages).
   const vitestBin = join(dirname(createRequire(join(cwd, 'package.json')).resolve('vitest/package.json')), 'vitest.mjs')
   const args = [node, vitestBin, 'run', `--reporter=${reporter}`, '--reporter=json', `--outputFile.json=${report}`, ...extraArgs, ...files.map((f) => `__test__/${f}.test.ts`)]
-  const result = await runProcess(args, { cwd, echo: true, timeoutMs })
+  const result = await runProcess(args, { cwd, env, echo: true, timeoutMs })
   try {
     const json = JSON.parse(readFileSync(report, 'utf8'))
     const loadFailures = json.testResults.filter((file) => file.status === 'failed' && file.assertionResults.length === 0).length
