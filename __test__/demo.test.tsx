@@ -36,7 +36,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** A rendered playground over a fresh sample project, with helpers to drive it. */
 function playground(options: Parameters<typeof tempWorkspace>[0] = {}) {
-  const made = tempWorkspace(options)
+  // The frame is 100 columns and the playground shortens what does not fit; a long TMPDIR
+  // (macOS's /var/folders/…, the runtime harness's private one) would cut the paths asserted on.
+  const made = tempWorkspace(options, '/tmp')
   writeSampleProject(made.root)
   const app = render(<App ws={made.ws} root={made.root} dataDir={made.dataDir} />)
   const raw = (): string => app.lastFrame() ?? ''
