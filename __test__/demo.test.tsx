@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { SAMPLE_FILES, writeSampleProject } from '../ts/cli/demo/sample-project.js'
 import { tempWorkspace } from './helpers/temp.js'
+import { scaled } from './helpers/time'
 
 // Colours are part of what is tested (the diff): force them before chalk (inside ink) loads. Each
 // test file runs in its own worker module graph, so this does not leak into other files.
@@ -35,14 +36,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** A rendered playground over a fresh sample project, with helpers to drive it. */
 function playground(options: Parameters<typeof tempWorkspace>[0] = {}) {
-  const made = tempWorkspace(options)
+  // The frame is 100 columns and the playground shortens what does not fit; a long TMPDIR
+  // (macOS's /var/folders/…, the runtime harness's private one) would cut the paths asserted on.
+  const made = tempWorkspace(options, '/tmp')
   writeSampleProject(made.root)
   const app = render(<App ws={made.ws} root={made.root} dataDir={made.dataDir} />)
   const raw = (): string => app.lastFrame() ?? ''
   const frame = (): string => raw().replace(ANSI, '')
 
   /** Waits until the frame contains `text` (or matches it). */
-  async function waitFor(text: string | RegExp, timeoutMs = 5000): Promise<string> {
+  async function waitFor(text: string | RegExp, timeoutMs = scaled(5000)): Promise<string> {
     const deadline = Date.now() + timeoutMs
     for (;;) {
       const current = frame()

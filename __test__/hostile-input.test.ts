@@ -14,6 +14,7 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { ERROR_CODES, Workspace, type ToolDefinition, type ToolResult } from 'agent-fs-tools'
 import { tempWorkspaceDirs } from './helpers/temp.js'
 import { ALL } from './helpers/trash.js'
+import { scaled } from './helpers/time'
 
 type Args = Record<string, unknown>
 
@@ -273,7 +274,7 @@ describe('hostile input', () => {
     }
   })
 
-  it('huge strings (5 MB) in every string field', { timeout: 120_000 }, async () => {
+  it('huge strings (5 MB) in every string field', { timeout: scaled(120_000) }, async () => {
     const huge = 'x'.repeat(5 * 1024 * 1024)
     const hugeLine = `${'ab\n'.repeat(1_700_000)}`
     for (const def of fx.tools) {
@@ -306,7 +307,7 @@ describe('hostile input', () => {
     }
   })
 
-  it('deep nesting, in fields and as the whole arguments', { timeout: 60_000 }, async () => {
+  it('deep nesting, in fields and as the whole arguments', { timeout: scaled(60_000) }, async () => {
     for (const def of fx.tools) {
       for (const depth of [200, 5_000, 100_000]) {
         const field = Object.keys(properties(def))[0] ?? 'extra'

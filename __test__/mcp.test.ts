@@ -25,6 +25,7 @@ import { MAX_MESSAGE_BYTES } from '../ts/cli/mcp/stdio.js'
 import { STRUCTURED_DATA_MAX_BYTES, toCallToolResult, toMcpTool } from '../ts/cli/mcp/tools.js'
 import { describeProgress } from '../ts/internal/progress.js'
 import { tempWorkspaceDirs, type TempWorkspaceDirs } from './helpers/temp.js'
+import { scaled } from './helpers/time'
 
 const MAIN = resolve(__dirname, '..', 'dist', 'esm', 'cli', 'main.js')
 
@@ -438,7 +439,7 @@ describe('MCP roots', () => {
 
 describe('command line', () => {
   const run = (...args: string[]) =>
-    spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', input: '', timeout: 20_000 })
+    spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', input: '', timeout: scaled(20_000) })
 
   it('prints the usage for --help', () => {
     const top = run('--help')
@@ -465,7 +466,7 @@ describe('command line', () => {
       input: messages.map((m) => `${JSON.stringify(m)}\n`).join(''),
       env: { ...process.env, AGENT_FS_TOOLS_DATA_DIR: dataDir },
       encoding: 'utf8',
-      timeout: 20_000,
+      timeout: scaled(20_000),
     })
     expect(result.status).toBe(0)
     const responses = result.stdout
@@ -558,7 +559,7 @@ describe('messages too large or malformed (issue 26, item 7)', () => {
       input: lines.map((line) => `${line}\n`).join(''),
       env: { ...process.env, AGENT_FS_TOOLS_DATA_DIR: dataDir },
       encoding: 'utf8',
-      timeout: 60_000,
+      timeout: scaled(60_000),
       maxBuffer: 1 << 20,
     })
     expect(result.status, result.stderr).toBe(0)

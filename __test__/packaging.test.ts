@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { dirname, join, relative, resolve } from 'node:path'
+import { dirname, join, posix, relative, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const root = resolve(__dirname, '..')
@@ -188,6 +188,21 @@ describe('npm pack', () => {
 
   afterAll(() => {
     rmSync(work, { recursive: true, force: true })
+  })
+
+  it('packs every file a relative link in its Markdown points at (links work on the npm page and in node_modules)', () => {
+    const markdown = paths.filter((p) => p.endsWith('.md'))
+    expect(markdown).toEqual(expect.arrayContaining(['README.md', 'CHANGELOG.md', 'CONTRIBUTING.md', 'docs/tools.md']))
+    const missing: string[] = []
+    for (const file of markdown) {
+      for (const [, link] of readFileSync(join(root, file), 'utf8').matchAll(/\]\(([^)\s]+)\)/g)) {
+        const target = (link ?? '').split('#')[0]
+        if (!target || /^[a-z][a-z0-9+.-]*:/i.test(target)) continue
+        const packed = posix.normalize(posix.join(posix.dirname(file), target)).replace(/\/$/, '')
+        if (!paths.some((p) => p === packed || p.startsWith(`${packed}/`))) missing.push(`${file} → ${target}`)
+      }
+    }
+    expect(missing).toEqual([])
   })
 
   it("packs the loader, this platform's .node and no other, both builds, their declarations, the docs and the LICENSE", () => {

@@ -452,7 +452,9 @@ describe('nothing lost (../docs/trash.md#nothing-lost)', () => {
     const path = join(root, 'big.bin')
     writeFileSync(path, randomBytes(48 * 1024 * 1024))
     const pending = ws.call('delete_file', { path: 'big.bin' })
-    await sleep(100)
+    // The archive shows in the bucket as it starts: 48 MiB at level 9 leave hundreds of
+    // milliseconds of reading and compressing (more on a slower machine) for the write to land in.
+    while (bucketNames(dataDir, root).length === 0) await sleep(2)
     appendFileSync(path, 'late write')
     const result = await pending
     expect(result.status, result.output).toBe('error')

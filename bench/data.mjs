@@ -6,7 +6,7 @@
  */
 import { createCipheriv } from 'node:crypto'
 import { closeSync, mkdirSync, openSync, utimesSync, writeFileSync, writeSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { dirname, join, relative } from 'node:path'
 
 /** Full sizes (the issue's) and smoke sizes (tiny, for CI). */
 export const SIZES = {
@@ -27,6 +27,11 @@ export const SIZES = {
     listIgnoredShare: 0.95,
     parallelReads: 1000,
     historyChanges: 10_000,
+    patchFiles: 50,
+    patchFileLines: 2000,
+    patchHunksPerFile: 10,
+    chunkLines: 100_000,
+    chunkCount: 10_000,
   },
   smoke: {
     editBytes: 24 * 1024,
@@ -44,6 +49,11 @@ export const SIZES = {
     listIgnoredShare: 0.95,
     parallelReads: 20,
     historyChanges: 200,
+    patchFiles: 4,
+    patchFileLines: 200,
+    patchHunksPerFile: 3,
+    chunkLines: 2000,
+    chunkCount: 200,
   },
 }
 
@@ -328,4 +338,64 @@ export function searchDataSet(dir, files) {
   }
   writeFileSync(join(dir, '.gitignore'), 'node_modules/\n')
   return { dir, files, glob: '**/*.test.ts', regex: 'TODO\\(bench\\)' }
+}
+
+/**
+ * One file of `lines` source lines with `changes` one-line changes spread evenly (each a unique
+ * marker line, at least two lines from the next), as the text before and after and as patch
+ * chunks in both formats: Codex's (`@@` + one context line either side) and unified (`@@ -l,3
+ * +l,3 @@`, the same lines).
+ */
+function patchedFile(rand, lines, changes, tag) {
+  const text = Array.from({ length: lines }, () => codeLine(rand, 3 + Math.floor(rand() * 8)))
+  const after = [...text]
+  const codex = []
+  const unified = []
+  for (let i = 0; i < changes; i++) {
+    const at = Math.floor(((i + 0.5) * lines) / changes)
+    const id = `${tag}_${String(i).padStart(5, '0')}`
+    text[at] = after[at] = `  const ${id} = compute(${at}, 'alpha');`
+    after[at] = `  const ${id} = compute(${at}, 'beta', options);`
+    codex.push(`@@\n ${text[at - 1]}\n-${text[at]}\n+${after[at]}\n ${text[at + 1]}\n`)
+    unified.push(`@@ -${at},3 +${at},3 @@\n ${text[at - 1]}\n-${text[at]}\n+${after[at]}\n ${text[at + 1]}\n`)
+  }
+  return { original: text.join('\n') + '\n', expected: after.join('\n') + '\n', codex: codex.join(''), unified: unified.join('') }
+}
+
+/**
+ * apply_patch over many files: `patchFiles` files of `patchFileLines` lines under `dir` (named by
+ * their path from `root`), `patchHunksPerFile` hunks each, as one unified diff (git's `a/` `b/`).
+ */
+export function patchDataSet(dir, root, sizes) {
+  const rand = prng(7)
+  mkdirSync(dir, { recursive: true })
+  const files = []
+  let patch = ''
+  for (let i = 0; i < sizes.patchFiles; i++) {
+    const f = patchedFile(rand, sizes.patchFileLines, sizes.patchHunksPerFile, `p${i}`)
+    const file = join(dir, `module${String(i).padStart(3, '0')}.ts`)
+    const rel = relative(root, file)
+    writeFileSync(file, f.original)
+    files.push({ file, original: f.original, expected: f.expected })
+    patch += `diff --git a/${rel} b/${rel}\n--- a/${rel}\n+++ b/${rel}\n${f.unified}`
+  }
+  return { files, patch }
+}
+
+/**
+ * Chunk placement at scale: one file of `lines` lines and `chunks` one-line changes, as a Codex
+ * patch and as the same change in a unified diff.
+ */
+export function chunkDataSet(file, root, lines, chunks) {
+  const f = patchedFile(prng(8), lines, chunks, 'c')
+  const rel = relative(root, file)
+  mkdirSync(dirname(file), { recursive: true })
+  writeFileSync(file, f.original)
+  return {
+    file,
+    original: f.original,
+    expected: f.expected,
+    codex: `*** Begin Patch\n*** Update File: ${rel}\n${f.codex}*** End Patch\n`,
+    unified: `--- a/${rel}\n+++ b/${rel}\n${f.unified}`,
+  }
 }

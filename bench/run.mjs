@@ -23,7 +23,7 @@ import { cpus, tmpdir, totalmem } from 'node:os'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { SIZES, editDataSet, listDataSet, logFile, parallelReadDataSet, rewriteDataSet, searchDataSet, smallFile, treeDataSet } from './data.mjs'
+import { SIZES, chunkDataSet, editDataSet, listDataSet, logFile, parallelReadDataSet, patchDataSet, rewriteDataSet, searchDataSet, smallFile, treeDataSet } from './data.mjs'
 import { available } from './baselines/search-cli.mjs'
 import { measurementsTable, targetsTable } from './report.mjs'
 
@@ -57,6 +57,8 @@ const ITERATIONS = smoke
       parallel: { warmup: 1, min: 3, max: 3 },
       search: { warmup: 0, min: 2, max: 2 },
       history: { warmup: 1, min: 3, max: 3 },
+      patch: { warmup: 0, min: 2, max: 2 },
+      chunks: { warmup: 0, min: 2, max: 2 },
     }
   : {
       edit: { warmup: 1, min: 3, max: 15, budgetMs: 10_000 },
@@ -68,6 +70,8 @@ const ITERATIONS = smoke
       parallel: { warmup: 3, min: 20, max: 100, budgetMs: 10_000 },
       search: { warmup: 1, min: 5, max: 15, budgetMs: 10_000 },
       history: { warmup: 2, min: 10, max: 30, budgetMs: 10_000 },
+      patch: { warmup: 1, min: 5, max: 20, budgetMs: 10_000 },
+      chunks: { warmup: 1, min: 3, max: 10, budgetMs: 15_000 },
     }
 
 // ── build ────────────────────────────────────────────────────────────────────────────────────────
@@ -103,7 +107,24 @@ mkdirSync(probe, { recursive: true })
 const toolNames = new Set(new Workspace({ root: probe, trash: { dataDir: join(probe, 'data') } }).definitions().map((d) => d.name))
 rmSync(probe, { recursive: true, force: true })
 const haveSearch = toolNames.has('glob') && toolNames.has('grep')
-const haveRg = await available('rg')
+const haveRg = (await available('rg')) || (!smoke && (await installRipgrep()))
+const RG_MISSING = 'ripgrep (rg) is not installed, so the glob and grep rows against it are missing: install it (apt-get install ripgrep, brew install ripgrep) and run again'
+if (!haveRg) console.warn(`\n*** ${RG_MISSING} ***\n`)
+
+/**
+ * ripgrep is the baseline users would pick for glob and grep: on a Debian-like machine where we
+ * are root (CI, a container), the full run installs Debian's package rather than lose the rows.
+ */
+async function installRipgrep() {
+  if (process.platform !== 'linux' || process.getuid?.() !== 0 || !(await available('apt-get'))) return false
+  console.log('ripgrep (rg) is missing: installing Debian\'s package for the glob and grep baselines …')
+  try {
+    execFileSync('apt-get', ['install', '-y', '-q', 'ripgrep'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+  } catch {
+    return false
+  }
+  return available('rg')
+}
 
 function timed(label, fn) {
   const t0 = performance.now()
@@ -145,6 +166,11 @@ if (reuse && existsSync(manifestPath)) {
     writeFileSync(file, text)
     return file
   }
+  const patch = timed('patch files', () => patchDataSet(join(root, 'patch'), root, sizes))
+  const chunks = (name, lines, count) => {
+    const c = chunkDataSet(join(root, 'chunks', `${name}.ts`), root, lines, count)
+    return write(`chunks-${name}.json`, JSON.stringify({ files: [{ file: c.file, original: c.original, expected: c.expected }], codex: c.codex, unified: c.unified }))
+  }
   manifest = {
     mode: smoke ? 'smoke' : 'full',
     root,
@@ -164,11 +190,14 @@ if (reuse && existsSync(manifestPath)) {
     small: { file: small.file },
     parallel: { files: parallel.files },
     history: { changes: sizes.historyChanges, root: join(base, 'history-root'), dataDir: join(base, 'history-data') },
+    patch: write('patch.json', JSON.stringify({ files: patch.files, unified: patch.patch })),
+    chunks: { full: chunks('full', sizes.chunkLines, sizes.chunkCount), tenth: chunks('tenth', sizes.chunkLines / 10, sizes.chunkCount / 10) },
     search: searchSet && { dir: searchSet.dir, glob: searchSet.glob, regex: searchSet.regex, files: searchSet.files },
   }
   mkdirSync(join(root, 'tree'))
   writeFileSync(manifestPath, JSON.stringify(manifest))
 }
+if (!manifest.patch) throw new Error('the reused data sets have no patch files: generate them afresh')
 if (!manifest.parallel) throw new Error('the reused data sets have no files for parallel reads: generate them afresh')
 const searchSet = haveSearch ? manifest.search : undefined
 if (haveSearch && !searchSet) throw new Error('the reused data sets have no search tree')
@@ -243,6 +272,28 @@ const CASES = [
     targets: [{ text: 'ws.history() < 50 ms', value: (r) => r['history/ours'], ok: (v) => v < 50, fmt: (v) => `${v.toFixed(1)} ms` }],
   },
   {
+    id: 'patch-many',
+    title: `apply_patch: ${sizes.patchFiles} files × ${n(sizes.patchFileLines)} lines, ${sizes.patchHunksPerFile} hunks each, one unified diff`,
+    rows: [
+      { job: 'patch/ours', label: "ours: apply_patch (plans every file, one journaled commit, old content to the trash, history)", ref: true },
+      { job: 'patch/jsdiff', label: 'jsdiff parsePatch + applyPatch + writeFileSync per file (keeps nothing, not atomic)' },
+    ],
+    targets: [{ text: '≥ 1× the jsdiff path (safety for free)', value: (r) => r['patch/jsdiff'] / r['patch/ours'], ok: (v) => v >= 1, fmt: (v) => `${v.toFixed(2)}×` }],
+  },
+  {
+    id: 'chunks',
+    title: `chunk placement: ${n(sizes.chunkCount)} chunks on a ${n(sizes.chunkLines)}-line file, one apply_patch`,
+    rows: [
+      { job: 'chunks/ours', label: "ours: apply_patch, Codex format", ref: true },
+      { job: 'chunks/ours-tenth', label: `ours: a tenth of it (${n(sizes.chunkCount / 10)} chunks on ${n(sizes.chunkLines / 10)} lines)` },
+      { job: 'chunks/jsdiff', label: 'jsdiff applyPatch, the same change as a unified diff' },
+    ],
+    targets: [
+      { text: 'near-linear: 10× the chunks and lines in ≤ 12× the time', value: (r) => r['chunks/ours'] / r['chunks/ours-tenth'], ok: (v) => v <= 12, fmt: (v) => `${v.toFixed(1)}×` },
+      { text: '≥ 1× jsdiff applyPatch', value: (r) => r['chunks/jsdiff'] / r['chunks/ours'], ok: (v) => v >= 1, fmt: (v) => `${v.toFixed(2)}×` },
+    ],
+  },
+  {
     id: 'read-log',
     title: `read lines 1–${sizes.readLines} of a ${human(manifest.log.bigBytes)} log (vs a ${human(manifest.log.smallBytes)} one)`,
     rows: [
@@ -298,11 +349,11 @@ if (haveSearch) {
       title: searchTitle(`glob \`${searchSet.glob}\``),
       rows: [
         { job: 'glob/ours', label: 'ours: glob', ref: true },
-        ...(haveRg ? [{ job: 'glob/rg', label: 'rg --files --glob', child: true }] : []),
+        { job: 'glob/rg', label: 'rg --files --glob', child: true, needs: 'rg' },
         { job: 'glob/git', label: 'git ls-files (reads the index, no walk)', child: true },
       ],
       targets: [
-        ...(haveRg ? [{ text: 'within 1.5× of rg', value: (r) => r['glob/ours'] / r['glob/rg'], ok: (v) => v <= 1.5, fmt: (v) => `${v.toFixed(2)}×` }] : []),
+        { text: 'within 1.5× of rg', value: (r) => r['glob/ours'] / r['glob/rg'], ok: (v) => v <= 1.5, fmt: (v) => `${v.toFixed(2)}×` },
       ],
     },
     {
@@ -310,13 +361,13 @@ if (haveSearch) {
       title: searchTitle(`grep \`${searchSet.regex}\``),
       rows: [
         { job: 'grep/ours', label: 'ours: grep', ref: true },
-        ...(haveRg ? [{ job: 'grep/rg', label: 'rg -n', child: true }] : []),
+        { job: 'grep/rg', label: 'rg -n', child: true, needs: 'rg' },
         { job: 'grep/git-grep', label: 'git grep -n', child: true },
         { job: 'grep/grep-rn', label: 'grep -rn', child: true },
       ],
       targets: [
         { text: '≥ git grep (time ≤ git grep)', value: (r) => r['grep/ours'] / r['grep/git-grep'], ok: (v) => v <= 1, fmt: (v) => `${v.toFixed(2)}× git grep's time` },
-        ...(haveRg ? [{ text: 'within 1.5× of rg', value: (r) => r['grep/ours'] / r['grep/rg'], ok: (v) => v <= 1.5, fmt: (v) => `${v.toFixed(2)}×` }] : []),
+        { text: 'within 1.5× of rg', value: (r) => r['grep/ours'] / r['grep/rg'], ok: (v) => v <= 1.5, fmt: (v) => `${v.toFixed(2)}×` },
       ],
     },
   )
@@ -359,13 +410,13 @@ function runJob(job, capMs) {
   })
 }
 
-const jobs = [...new Map(CASES.flatMap((c) => c.rows.map((r) => [r.job, r.cap]))).entries()].filter(([job]) => !only || job.startsWith(only))
+const jobs = [...new Map(CASES.flatMap((c) => c.rows.map((r) => [r.job, r]))).entries()].filter(([job]) => !only || job.startsWith(only))
 const results = {}
 const t0 = performance.now()
-for (const [job, cap] of jobs) {
+for (const [job, { cap, needs }] of jobs) {
   const began = performance.now()
   process.stdout.write(`  ${job} … `)
-  results[job] = await runJob(job, cap)
+  results[job] = needs === 'rg' && !haveRg ? { error: 'rg is not installed' } : await runJob(job, cap)
   const secs = ((performance.now() - began) / 1000).toFixed(1)
   const errors = Object.values(results[job]).filter((m) => m && typeof m === 'object' && m.error).map((m) => m.error)
   console.log(`${secs} s${results[job].error ? ` FAILED: ${results[job].error}` : errors.length ? ` (${errors.join('; ')})` : ''}`)
@@ -408,7 +459,8 @@ for (const c of CASES) {
     } catch {}
     const valid = typeof value === 'number' && Number.isFinite(value)
     if (only && !valid) continue
-    report.targets.push({ case: c.id, target: t.text, value: valid ? value : null, measured: valid ? t.fmt(value) : 'not measured', met: valid ? t.ok(value) : false })
+    const measured = valid ? t.fmt(value) : t.text.includes('rg') && !haveRg ? 'not measured: rg missing' : 'not measured'
+    report.targets.push({ case: c.id, target: t.text, value: valid ? value : null, measured, met: valid ? t.ok(value) : false })
   }
 }
 
@@ -444,6 +496,7 @@ console.log(`${jobs.length} jobs in ${totalSeconds.toFixed(0)} s on ${cpus().len
 mkdirSync(dirname(out), { recursive: true })
 writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`)
 console.log(`results: ${relative(process.cwd(), out) || out}`)
+if (!haveRg) console.warn(`\n*** ${RG_MISSING} ***`)
 
 if (keep || reuse) console.log(`data sets kept in ${base} (reuse them with --data ${base})`)
 else rmSync(base, { recursive: true, force: true })

@@ -17,6 +17,7 @@ import { listEntries, listPaths } from './baselines/list-fdir.mjs'
 import { readLog, writeLog } from './baselines/history-jsonl.mjs'
 import { readNumbered } from './baselines/read-small.mjs'
 import * as search from './baselines/search-cli.mjs'
+import { applyUnified } from './baselines/patch-jsdiff.mjs'
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..')
 const [manifestPath, jobId] = process.argv.slice(2)
@@ -110,6 +111,30 @@ function mergeSeries(list) {
     rssGrowthBytes: values('rssGrowthBytes').length ? Math.max(...values('rssGrowthBytes')) : null,
     peakSource: ok[0]?.peakSource,
   }
+}
+
+/** The files a patch case changes, put back as they were before each run (unmeasured). */
+function patchCase(jsonFile) {
+  const c = JSON.parse(readFileSync(jsonFile, 'utf8'))
+  return {
+    ...c,
+    reset: () => c.files.forEach((f) => writeFileSync(f.file, f.original)),
+    checkPatched: () => check(c.files.every((f) => readFileSync(f.file, 'utf8') === f.expected), 'a patched file differs from the expected result'),
+  }
+}
+
+/** apply_patch of `input` through the package, checked against the expected files. */
+async function patchOurs(jsonFile, format, iterations) {
+  const c = patchCase(jsonFile)
+  const ws = await workspace()
+  const args = { input: c[format] }
+  return { main: await series(() => call(ws, 'apply_patch', args), { ...iterations, setup: c.reset, teardown: c.checkPatched }) }
+}
+
+/** The same change as a unified diff, applied with jsdiff file by file. */
+async function patchJsdiff(jsonFile, iterations) {
+  const c = patchCase(jsonFile)
+  return { main: await series(() => applyUnified(m.root, c.unified), { ...iterations, setup: c.reset, teardown: c.checkPatched }) }
 }
 
 /** A file name in the scratch directory (outside the workspace root). */
@@ -223,6 +248,13 @@ const jobs = {
       (a) => rmSync(a, { force: true }),
     )
   },
+
+  // ── apply_patch over many files, and chunk placement at scale ────────────────────────────────
+  'patch/ours': () => patchOurs(m.patch, 'unified', it.patch),
+  'patch/jsdiff': () => patchJsdiff(m.patch, it.patch),
+  'chunks/ours': () => patchOurs(m.chunks.full, 'codex', it.chunks),
+  'chunks/ours-tenth': () => patchOurs(m.chunks.tenth, 'codex', it.chunks),
+  'chunks/jsdiff': () => patchJsdiff(m.chunks.full, it.chunks),
 
   // ── read lines 1–N of a huge file ────────────────────────────────────────────────────────────
   ...Object.fromEntries(

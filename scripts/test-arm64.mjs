@@ -4,7 +4,9 @@
  *
  *   1. Debian's cross toolchain (`gcc-aarch64-linux-gnu`, `libc6-dev-arm64-cross`), std built from
  *      source (`rustc-web`, `cargo-web`, `rust-web-src`, `-Zbuild-std`, as `check:targets` does),
- *      `qemu-user-static` and `patchelf`: installed with apt-get when missing (as root).
+ *      `qemu-user-static`, and arm64's C runtime as Debian multiarch packages (`libc6:arm64`,
+ *      `libstdc++6:arm64`, `libatomic1:arm64`: the arm64 loader at `/lib/ld-linux-aarch64.so.1`,
+ *      so arm64 executables run unmodified): installed with apt-get when missing (as root).
  *   2. The addon built for `aarch64-unknown-linux-gnu` (debug) into `target/cross/`: a real
  *      cross-linked `.node`. The first build takes ~30 minutes on two loaded cores; later ones
  *      are incremental.
@@ -12,11 +14,13 @@
  *      `node_modules` hard-linked with the arm64 twins of its native packages: esbuild, vitest's
  *      bundler) with the arm64 addon as `agent-fs-tools.linux-arm64-gnu.node`, so the package's
  *      own loader picks it; the checkout itself never holds a foreign binary.
- *   4. Node (the pinned 20 line for arm64, from the npm registry, cached) made to run under
- *      qemu-user without `qemu -L`/`QEMU_LD_PREFIX` (which redirect `openat(AT_FDCWD, "/")` into
- *      the sysroot, so the sandbox's component walk would see another tree): a copy whose ELF
- *      interpreter and rpath point into the cross sysroot (`patchelf`). binfmt_misc is registered
- *      for aarch64 so that the processes it starts (vitest's workers) run too.
+ *   4. Node (the pinned 20 line for arm64, from the npm registry, cached), run under qemu-user
+ *      through binfmt_misc (registered for aarch64, so that the processes it starts, vitest's
+ *      workers, run too), never with `qemu -L`/`QEMU_LD_PREFIX` (they redirect
+ *      `openat(AT_FDCWD, "/")` into the sysroot, so the sandbox's component walk would see another
+ *      tree). Unmodified: a binary patched with `patchelf` breaks once `postject` writes a single
+ *      executable into it. A copy in `target/arm64/` runs it, since tests start `process.execPath`
+ *      as `nobody` and the download cache is under the (private) home directory.
  *   5. The session and lifecycle scripts of the runtime matrix, then the whole vitest suite (with
  *      longer timeouts: emulation is 5–10× slower), run by that Node.
  *
@@ -25,7 +29,7 @@
  * Ends with `arm64: N passed, M failed`. Not part of `npm test` (one to two hours cold on two cores).
  */
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,13 +38,16 @@ import { hostProject, runProcess, runScripts, vitest } from './test-runtimes.mjs
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const TARGET = 'aarch64-unknown-linux-gnu'
-const SYSROOT = '/usr/aarch64-linux-gnu'
-const PACKAGES = ['gcc-aarch64-linux-gnu', 'libc6-dev-arm64-cross', 'qemu-user-static', 'patchelf', 'rustc-web', 'cargo-web', 'rust-web-src']
+const PACKAGES = ['gcc-aarch64-linux-gnu', 'libc6-dev-arm64-cross', 'qemu-user-static', 'rustc-web', 'cargo-web', 'rust-web-src']
+/** What an arm64 Node (20 and 26, the single-executable tests') loads, from Debian's arm64 archive. */
+const ARM64_PACKAGES = ['libc6:arm64', 'libstdc++6:arm64', 'libatomic1:arm64']
 const NODE_LINE = '20'
 const withVitest = !process.argv.includes('--no-vitest')
 const files = process.argv.find((a) => a.startsWith('--files='))?.slice('--files='.length).split(',') ?? []
 /** Under emulation everything is slower: vitest's per-test limits, and how long a script may run. */
 const EMULATED_TEST_TIMEOUT_MS = 240_000
+/** …and the limits tests set themselves (`__test__/helpers/time.ts`). */
+const EMULATION_SLOWDOWN = 8
 const EMULATED_SCRIPT_TIMEOUT_MS = 900_000
 
 /** Runs a command with inherited output; throws when it fails. */
@@ -51,7 +58,7 @@ function sh(command, args, options = {}) {
 
 /** The Debian packages not installed yet. */
 function missingPackages() {
-  return PACKAGES.filter((name) => {
+  return [...PACKAGES, ...ARM64_PACKAGES].filter((name) => {
     const { stdout } = spawnSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8' })
     return !stdout?.includes('install ok installed')
   })
@@ -62,6 +69,8 @@ function ensurePackages() {
   if (missing.length === 0) return
   if (process.getuid?.() !== 0) throw new Error(`test:arm64 needs the Debian packages ${missing.join(', ')}: run as root, or \`sudo apt-get install ${missing.join(' ')}\` first.`)
   console.log(`installing ${missing.join(', ')} with apt-get …`)
+  const foreign = execFileSync('dpkg', ['--print-foreign-architectures'], { encoding: 'utf8' }).split('\n')
+  if (!foreign.includes('arm64')) sh('dpkg', ['--add-architecture', 'arm64'])
   sh('apt-get', ['update', '-q'])
   sh('apt-get', ['install', '-y', '-q', ...missing], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
 }
@@ -83,19 +92,21 @@ function buildAddon() {
   return join(targetDir, TARGET, 'debug', 'libagent_fs_tools.so')
 }
 
-/** The pinned arm64 Node, patched to load its libraries from the cross sysroot; returns its path. */
-async function crossNode() {
+/**
+ * The pinned arm64 Node as a copy in `target/arm64/`, not in the download cache under the home
+ * directory (often mode 0700): tests run `process.execPath` as `nobody`. Returns its path.
+ */
+async function arm64Node() {
   const node = await runtimePath('node', NODE_LINE, { arch: 'arm64' })
-  const patched = join(dirname(dirname(node)), 'cross', 'bin', 'node')
-  if (!existsSync(patched)) {
-    const partial = `${patched}.${process.pid}.partial`
-    mkdirSync(dirname(patched), { recursive: true })
+  const copy = join(root, 'target', 'arm64', `node-v${pinnedVersion('node', NODE_LINE)}`, 'bin', 'node')
+  if (!existsSync(copy)) {
+    const partial = `${copy}.${process.pid}.partial`
+    mkdirSync(dirname(copy), { recursive: true })
     copyFileSync(node, partial)
-    sh('patchelf', ['--set-interpreter', `${SYSROOT}/lib/ld-linux-aarch64.so.1`, '--set-rpath', `${SYSROOT}/lib`, partial])
     chmodSync(partial, 0o755)
-    execFileSync('mv', [partial, patched])
+    renameSync(partial, copy)
   }
-  return patched
+  return copy
 }
 
 /** Registers qemu for aarch64 executables with binfmt_misc (the kernel runs them through qemu). */
@@ -175,7 +186,7 @@ try {
   const buildStarted = Date.now()
   const addon = buildAddon()
   lines.push(`build: ${Math.round((Date.now() - buildStarted) / 1000)} s`)
-  const node = await crossNode()
+  const node = await arm64Node()
   ensureBinfmt()
   const checkout = await arm64Checkout(addon)
 
@@ -199,6 +210,7 @@ try {
     const vitestStarted = Date.now()
     const counts = await vitest(node, files, 'arm64', {
       cwd: checkout,
+      env: { AGENT_FS_TOOLS_TEST_TIME_SCALE: String(EMULATION_SLOWDOWN) },
       extraArgs: [`--testTimeout=${EMULATED_TEST_TIMEOUT_MS}`, `--hookTimeout=${EMULATED_TEST_TIMEOUT_MS}`],
       timeoutMs: 4 * 60 * 60_000,
       reporter: 'default', // a line per test file as it ends: progress over a long run

@@ -20,7 +20,7 @@
  * says so and runs nothing.
  */
 import { spawn } from 'node:child_process'
-import { copyFileSync, cpSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, cpSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -123,6 +123,8 @@ export function hostProject(dir, from = root) {
  */
 export function runProcess([executable, ...args], { cwd, env = {}, echo = false, timeoutMs = HANG_MS }) {
   const scratch = mkdtempSync(join(tmpdir(), 'afs-runtime-tmp-'))
+  // As /tmp is: tests run some calls as `nobody` in directories made below it.
+  chmodSync(scratch, 0o1777)
   return new Promise((resolve) => {
     const child = spawn(executable, args, {
       cwd,
@@ -169,12 +171,12 @@ function scriptFailure({ status, signal, stdout, stderr, hung }, last, timeoutMs
  * vitest over `files` (all when empty) in the checkout `cwd`, run by `node` with `extraArgs` and
  * `reporter` for people; resolves to its counts.
  */
-export async function vitest(node, files, label, { cwd = root, extraArgs = [], timeoutMs = 60 * 60_000, reporter = 'dot' } = {}) {
+export async function vitest(node, files, label, { cwd = root, env = {}, extraArgs = [], timeoutMs = 60 * 60_000, reporter = 'dot' } = {}) {
   const report = join(mkdtempSync(join(tmpdir(), 'afs-runtime-vitest-')), 'report.json')
   // The checkout's own vitest (and so its own native packages).
   const vitestBin = join(dirname(createRequire(join(cwd, 'package.json')).resolve('vitest/package.json')), 'vitest.mjs')
   const args = [node, vitestBin, 'run', `--reporter=${reporter}`, '--reporter=json', `--outputFile.json=${report}`, ...extraArgs, ...files.map((f) => `__test__/${f}.test.ts`)]
-  const result = await runProcess(args, { cwd, echo: true, timeoutMs })
+  const result = await runProcess(args, { cwd, env, echo: true, timeoutMs })
   try {
     const json = JSON.parse(readFileSync(report, 'utf8'))
     const loadFailures = json.testResults.filter((file) => file.status === 'failed' && file.assertionResults.length === 0).length

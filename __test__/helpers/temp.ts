@@ -15,9 +15,12 @@ export interface TempWorkspaceDirs {
 
 const created: string[] = []
 
-/** Creates the directories; they are removed after the current test. */
-export function tempWorkspaceDirs(): TempWorkspaceDirs {
-  const base = realpathSync(mkdtempSync(join(tmpdir(), 'afs-test-')))
+/**
+ * Creates the directories, in `under` (default: the OS's temp directory); they are removed after
+ * the current test.
+ */
+export function tempWorkspaceDirs(under: string = tmpdir()): TempWorkspaceDirs {
+  const base = realpathSync(mkdtempSync(join(under, 'afs-test-')))
   created.push(base)
   const root = join(base, 'root')
   const dataDir = join(base, 'data')
@@ -26,9 +29,12 @@ export function tempWorkspaceDirs(): TempWorkspaceDirs {
   return { root, dataDir }
 }
 
-/** A workspace over fresh temporary directories; `options` are merged over `{ root, trash: { dataDir } }`. */
-export function tempWorkspace(options: Partial<WorkspaceOptions> = {}): { ws: Workspace } & TempWorkspaceDirs {
-  const dirs = tempWorkspaceDirs()
+/**
+ * A workspace over fresh temporary directories (made in `under`, default the OS's temp directory);
+ * `options` are merged over `{ root, trash: { dataDir } }`.
+ */
+export function tempWorkspace(options: Partial<WorkspaceOptions> = {}, under?: string): { ws: Workspace } & TempWorkspaceDirs {
+  const dirs = tempWorkspaceDirs(under)
   const ws = new Workspace({ root: dirs.root, ...options, trash: { dataDir: dirs.dataDir, ...options.trash } })
   return { ws, ...dirs }
 }
