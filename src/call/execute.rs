@@ -27,6 +27,7 @@ use crate::paths::fsops::{self, Snapshot};
 use crate::paths::process;
 use crate::trash::{archive_relative_path, Archived, TrashError, TrashItem};
 use crate::workspace::Workspace;
+pub use stage::{CopyFailed, CopyMade};
 
 /// Why a plan was not made; nothing of it was.
 #[derive(Debug)]

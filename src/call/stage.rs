@@ -89,7 +89,6 @@ impl std::error::Error for CopyFailed {}
 impl CopyFailed {
     /// The copy's failure an `io::Error` carries (the executor reports a staging failure as
     /// one), if it is one.
-    #[allow(dead_code)] // until copy_file, the next commit, reads it
     pub fn of(e: &io::Error) -> Option<&CopyError> {
         e.get_ref()?.downcast_ref::<CopyFailed>().map(|f| &f.0)
     }
