@@ -36,6 +36,9 @@
  * - delete_file, killed at each of those phases: the file stays and is not recorded before the
  *   commit point; after it, it is gone, recorded, and one undo of that record brings it back
  *   byte for byte;
+ * - copy_file of a tree (2 MiB and 96 small files) into a parent it makes: the copy is absent
+ *   (with no parent left) or complete, entry for entry with modes and times, and recorded exactly
+ *   when complete; a partial copy under its temp name is gone once the next Workspace ran;
  * - copy_file of a tree (into parents it makes, and over an existing tree), killed at each of
  *   those phases: before the commit point nothing of the copy is left (no temp name, no parent it
  *   made; a replaced tree as it was) and nothing is recorded; after it, the copy is whole and
@@ -658,6 +661,42 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
     } finally {
       rmSync(backup, { force: true })
     }
+  })
+
+  it('copy_file: the copy is absent or complete, recorded exactly when complete; no partial copy survives', async () => {
+    const dirs = tempWorkspaceDirs()
+    const source = join(dirs.root, 'ctree')
+    for (let d = 0; d < 8; d++) {
+      mkdirSync(join(source, `d${d}`), { recursive: true })
+      for (let f = 0; f < 12; f++) writeFileSync(join(source, `d${d}`, `f${f}.txt`), bigText(`c${d}/${f}`, 16 << 10))
+    }
+    writeFileSync(join(source, 'big.bin'), bigText('cbig', 2 << 20))
+    const expected = snapshot(source)
+    const copy = join(dirs.root, 'copies/ctree')
+    const reset = (): void => rmSync(join(dirs.root, 'copies'), { recursive: true, force: true })
+    const calls: Call[] = [['copy_file', { source: 'ctree', destination: 'copies/ctree' }]]
+    const window = await calibrate(dirs, calls, reset)
+    const seed = Date.now() % 100_000
+    const t: Tally = { kills: 0, midway: 0, leftovers: 0 }
+    let complete = 0
+    let recorded = (await new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }).history()).length
+    for (const delay of delays(window, seed, t)) {
+      reset()
+      // The next Workspace (in killOnce) removes a partial copy under its temp name.
+      await killOnce(dirs, calls, delay, t, ATOMIC_TEMP)
+      const records = (await new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }).history()).length
+      if (existsSync(copy)) {
+        expect(snapshot(copy), `the copy is partial (kill at ${delay} ms)`).toEqual(expected)
+        complete++
+      } else {
+        expect(existsSync(join(dirs.root, 'copies')), `a parent made for the copy is left (kill at ${delay} ms)`).toBe(false)
+      }
+      expect(records, `recorded exactly when complete (kill at ${delay} ms)`).toBe(recorded + (existsSync(copy) ? 1 : 0))
+      recorded = records
+      expect(snapshot(source)).toEqual(expected)
+    }
+    expect(t.kills).toBe(KILLS)
+    report('copy_file', seed, window, t, `, ${complete} complete copies`)
   })
 
   it('apply_patch: all files as before or all as the patch says, never a mix', async () => {
