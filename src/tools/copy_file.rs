@@ -180,8 +180,8 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             source.path.shown(),
             destination.path.shown()
         );
-        if found.source.kind() == EntryKind::Directory {
-            output.push_str(&format!(" ({})", counts(&made.copy)));
+        if let (EntryKind::Directory, Some(copy)) = (found.source.kind(), &made.copy) {
+            output.push_str(&format!(" ({})", counts(copy)));
         }
         let mut success = Success::text(output)
             .with_data("source", source.path.shown().into_owned())
@@ -376,7 +376,8 @@ struct Copying {
 
 /// What the copy made.
 struct Made {
-    copy: CopyMade,
+    /// What the copy step built (always there once the change is made).
+    copy: Option<CopyMade>,
     archived: Option<Archived>,
     change: FileChange,
     recorded: Recorded,
@@ -444,9 +445,7 @@ impl Copying {
         let copy_step = plan.steps.len() - 1;
         match execute(ws, plan, heading, cancel, files) {
             Ok(mut executed) => Ok(Made {
-                copy: executed.done.copies.pop().flatten().ok_or_else(|| {
-                    ToolError::io(&io::Error::other("no copy was made"), "copy", dst)
-                })?,
+                copy: executed.done.copies.pop().flatten(),
                 archived: executed.done.archives.first_mut().and_then(Option::take),
                 change: executed
                     .files
