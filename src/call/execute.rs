@@ -332,7 +332,7 @@ fn verify(step: &Step, dirs: &Dirs, earlier: &Earlier) -> Result<(), Failure> {
 /// A copy's source is still the entry planned on (its identity and kind; a tree's content is
 /// read as it is when copied).
 fn verify_copy_source(step: &Step, dirs: &Dirs) -> Result<(), Failure> {
-    let (Act::Copy { from, source }, Some(from_dir)) = (&step.act, &dirs.from) else {
+    let (Act::Copy { from, source, .. }, Some(from_dir)) = (&step.act, &dirs.from) else {
         return Ok(());
     };
     let now = fsops::lstat_at(from_dir.as_fd(), &from.name).map_err(Failure::Io)?;
@@ -384,7 +384,12 @@ fn add_copy(
     dirs: Dirs,
     cancel: &CancelToken,
 ) -> io::Result<stage::CopyMade> {
-    let Act::Copy { from, source } = step.act else {
+    let Act::Copy {
+        from,
+        source,
+        below,
+    } = step.act
+    else {
         unreachable!("add_copy is given copy steps only")
     };
     let Place { dir, name, .. } = &step.at;
@@ -404,6 +409,7 @@ fn add_copy(
         (at.as_fd(), dir, name),
         made_above,
         source,
+        &below,
         &aborted,
     )?;
     commit.place(at, dir, &built.aside, name, built.temp)?;

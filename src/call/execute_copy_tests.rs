@@ -85,8 +85,18 @@ impl Setup {
             act: Act::Copy {
                 from: self.place(from),
                 source: self.stat(from),
+                below: PathBuf::new(),
             },
         }
+    }
+
+    /// Copying `from` to `top/below`, where `top` (free) is built with `below` in it.
+    fn copy_below(&self, from: &str, top: &str, below: &str) -> Step {
+        let mut step = self.copy(from, top);
+        if let Act::Copy { below: b, .. } = &mut step.act {
+            *b = PathBuf::from(below);
+        }
+        step
     }
 
     fn run(&self, steps: Vec<Step>) -> Result<Executed, ExecuteError> {
@@ -140,7 +150,9 @@ fn copy_error(e: &ExecuteError) -> &CopyError {
 #[test]
 fn a_file_is_copied_with_its_mode_and_times_into_new_parents() {
     let s = setup();
-    let executed = s.run(vec![s.copy("f.txt", "new/deep/g.txt")]).unwrap();
+    let executed = s
+        .run(vec![s.copy_below("f.txt", "new", "deep/g.txt")])
+        .unwrap();
     let copy = s.root.join("new/deep/g.txt");
     assert_eq!(fs::read_to_string(&copy).unwrap(), "file\n");
     assert_eq!(mode(&copy), 0o640);
@@ -223,7 +235,7 @@ fn a_special_file_deep_inside_leaves_nothing() {
     let s = setup();
     crate::paths::platform::make_fifo(&s.root.join("t/a/pipe"));
     let before = s.names();
-    let error = s.run(vec![s.copy("t", "new/u")]).err().unwrap();
+    let error = s.run(vec![s.copy_below("t", "new", "u")]).err().unwrap();
     assert!(
         matches!(copy_error(&error), CopyError::Special(at) if at == Path::new("a/pipe")),
         "{error:?}"

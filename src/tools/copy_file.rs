@@ -407,6 +407,20 @@ impl Copying {
                 act: Act::Remove,
             });
         }
+        // Built at the topmost directory missing from its path, with the others inside it: the
+        // parents made for the copy are there with it or not at all (also after a kill).
+        let created_dirs = files::missing_parents(&self.destination);
+        let (at, below) = match created_dirs.first() {
+            None => (at, PathBuf::new()),
+            Some(top) => {
+                let below = dst.strip_prefix(top).unwrap_or(dst).to_owned();
+                let top = Target {
+                    path: top.clone(),
+                    ..self.destination.clone()
+                };
+                (Place::of(&top).unwrap_or(at), below)
+            }
+        };
         steps.push(Step {
             at,
             expect: Expect::Nothing,
@@ -414,9 +428,9 @@ impl Copying {
             act: Act::Copy {
                 from,
                 source: self.planned,
+                below,
             },
         });
-        let created_dirs = files::missing_parents(&self.destination);
         let replaced_a_file = self.replaced.is_some_and(|r| r.kind() == EntryKind::File);
         let mut seen = None;
         let files = |done: &Done| {

@@ -233,3 +233,39 @@ async fn replacing_a_tree_always_asks_with_its_counts() {
     assert!(plain.is_empty(), "read and write granted: {plain:?}");
     assert_eq!(ws.read("b.txt"), "a");
 }
+
+/// While the copy is being built nothing of it has a real name yet, not even the parents made
+/// for it: they are built inside the journaled temp name with it, so a kill at any moment before
+/// the commit leaves nothing the next Workspace would not remove.
+#[tokio::test]
+async fn the_parents_made_for_a_copy_are_built_with_it_under_its_temp_name() {
+    use crate::paths::fsops::race_point::{self, RacePoint};
+    use std::sync::{Arc, Mutex};
+    let ws = TestWorkspace::new();
+    fs::write(ws.root.join("cp-parents.txt"), "p\n").unwrap();
+    let seen: Arc<Mutex<Option<Vec<String>>>> = Arc::default();
+    let (root, during) = (ws.root.clone(), seen.clone());
+    race_point::at(RacePoint::CopyLooked, "cp-parents.txt", move || {
+        let mut names: Vec<String> = fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        *during.lock().unwrap() = Some(names);
+    });
+    let args = json!({ "source": "cp-parents.txt", "destination": "x/y/b.txt" });
+    let result = ws.call("copy_file", args).await;
+    assert_eq!(result.code, None, "{}", result.output);
+    let during = seen
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("the copy reached its race point");
+    assert_eq!(during.len(), 2, "{during:?}");
+    assert_eq!(during[1], "cp-parents.txt");
+    assert!(
+        during[0].starts_with(".x.") && during[0].ends_with(".agent-fs-tools.tmp"),
+        "{during:?}"
+    );
+    assert_eq!(ws.read("x/y/b.txt"), "p\n");
+}
