@@ -36,6 +36,13 @@
  * - delete_file, killed at each of those phases: the file stays and is not recorded before the
  *   commit point; after it, it is gone, recorded, and one undo of that record brings it back
  *   byte for byte;
+ * - copy_file of a tree (2 MiB and 96 small files) into a parent it makes: the copy is absent
+ *   (with no parent left) or complete, entry for entry with modes and times, and recorded exactly
+ *   when complete; a partial copy under its temp name is gone once the next Workspace ran;
+ * - copy_file of a tree (into parents it makes, and over an existing tree), killed at each of
+ *   those phases: before the commit point nothing of the copy is left (no temp name, no parent it
+ *   made; a replaced tree as it was) and nothing is recorded; after it, the copy is whole and
+ *   recorded, and one undo of that record takes it back and puts back what it replaced;
  * - leftovers are recognisable: `.<name>.<pid>.<n>.agent-fs-tools.tmp` (atomic writes),
  *   `.restore-<unique>.partial` beside a restore target, `.<what>-<unique>.partial` in the bucket;
  * - the next Workspace on the same root and data dir works: `trash_list`, `trashList()` and a
@@ -656,6 +663,42 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
     }
   })
 
+  it('copy_file: the copy is absent or complete, recorded exactly when complete; no partial copy survives', async () => {
+    const dirs = tempWorkspaceDirs()
+    const source = join(dirs.root, 'ctree')
+    for (let d = 0; d < 8; d++) {
+      mkdirSync(join(source, `d${d}`), { recursive: true })
+      for (let f = 0; f < 12; f++) writeFileSync(join(source, `d${d}`, `f${f}.txt`), bigText(`c${d}/${f}`, 16 << 10))
+    }
+    writeFileSync(join(source, 'big.bin'), bigText('cbig', 2 << 20))
+    const expected = snapshot(source)
+    const copy = join(dirs.root, 'copies/ctree')
+    const reset = (): void => rmSync(join(dirs.root, 'copies'), { recursive: true, force: true })
+    const calls: Call[] = [['copy_file', { source: 'ctree', destination: 'copies/ctree' }]]
+    const window = await calibrate(dirs, calls, reset)
+    const seed = Date.now() % 100_000
+    const t: Tally = { kills: 0, midway: 0, leftovers: 0 }
+    let complete = 0
+    let recorded = (await new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }).history()).length
+    for (const delay of delays(window, seed, t)) {
+      reset()
+      // The next Workspace (in killOnce) removes a partial copy under its temp name.
+      await killOnce(dirs, calls, delay, t, ATOMIC_TEMP)
+      const records = (await new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }).history()).length
+      if (existsSync(copy)) {
+        expect(snapshot(copy), `the copy is partial (kill at ${delay} ms)`).toEqual(expected)
+        complete++
+      } else {
+        expect(existsSync(join(dirs.root, 'copies')), `a parent made for the copy is left (kill at ${delay} ms)`).toBe(false)
+      }
+      expect(records, `recorded exactly when complete (kill at ${delay} ms)`).toBe(recorded + (existsSync(copy) ? 1 : 0))
+      recorded = records
+      expect(snapshot(source)).toEqual(expected)
+    }
+    expect(t.kills).toBe(KILLS)
+    report('copy_file', seed, window, t, `, ${complete} complete copies`)
+  })
+
   it('apply_patch: all files as before or all as the patch says, never a mix', async () => {
     const dirs = tempWorkspaceDirs()
     // Large files, a line changed in each: planning is quick, the commit (archiving, staging,
@@ -991,6 +1034,49 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
         expect(undone.status, `killed at ${point}: ${undone.output}`).toBe('ok')
       }
       expect(readFileSync(file, 'utf8'), `killed at ${point}`).toBe(content)
+    }
+  })
+
+  it('copy_file, killed at each phase of its commit: the whole copy with its record, or nothing of it', async () => {
+    const dirs = tempWorkspaceDirs()
+    const source = join(dirs.root, 'src')
+    mkdirSync(join(source, 'deep/er'), { recursive: true })
+    for (let i = 0; i < 20; i++) writeFileSync(join(source, i % 2 ? 'deep' : 'deep/er', `f${i}.txt`), bigText(`copy ${i}`, 4096))
+    const copied = treeOf(source)
+    // A copy into parents it makes, and one over an existing tree (which goes to the trash first).
+    const scenarios: Array<{ calls: Call[]; destination: string; made: string | null }> = [
+      { calls: [['copy_file', { source: 'src', destination: 'new/copy' }]], destination: join(dirs.root, 'new/copy'), made: join(dirs.root, 'new') },
+      { calls: [['copy_file', { source: 'src', destination: 'old', overwrite: true }]], destination: join(dirs.root, 'old'), made: null },
+    ]
+    for (const { calls, destination, made } of scenarios) {
+      for (const [point, stands] of COMMIT_PHASES) {
+        rmSync(made ?? destination, { recursive: true, force: true })
+        if (made === null) {
+          mkdirSync(join(destination, 'kept'), { recursive: true })
+          writeFileSync(join(destination, 'kept/old.txt'), 'the tree the copy replaces\n')
+        }
+        const previous = made === null ? treeOf(destination) : null
+        const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'copy_file' && !c.undoneBy)
+        const before = (await records(new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }))).length
+        const killed = await runChildCrashingAt(dirs, calls, point)
+        expect(killed, `the child reached ${point}`).toBe(true)
+        // The next Workspace also checks that no temp name and no journal record is left.
+        const { ws } = await nextWorkspace(dirs)
+        const what = `${calls[0]![1].destination as string}, killed at ${point}`
+        expect(treeOf(source), `${what}: the source`).toEqual(copied)
+        if (stands) expect(treeOf(destination), what).toEqual(copied)
+        else if (made === null) expect(treeOf(destination), what).toEqual(previous)
+        else expect(existsSync(made), `${what}: no parent left`).toBe(false)
+        const after = await records(ws)
+        expect(after.length, `${what}: recorded exactly when it stands`).toBe(before + (stands ? 1 : 0))
+        if (stands) {
+          // The record is the copy's: one undo takes the copy back and puts back what it replaced.
+          const undone = await ws.undo({ id: after[0]!.id })
+          expect(undone.status, `${what}: ${undone.output}`).toBe('ok')
+          if (made === null) expect(treeOf(destination), what).toEqual(previous)
+          else expect(existsSync(made), `${what}: undone, no parent left`).toBe(false)
+        }
+      }
     }
   })
 })

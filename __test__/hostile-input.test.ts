@@ -165,6 +165,7 @@ function validArgs(name: string): Args {
     delete_file: { path: 'dir/b.txt' },
     remove_dir: { path: 'dir/sub' },
     move_file: { source: 'dir/b.txt', destination: 'moved.txt' },
+    copy_file: { source: 'dir/b.txt', destination: 'copied.txt' },
     restore_file: { trashedPath: 'no-such-archive.tar.gz' },
     trash_list: {},
     cwd_get: {},

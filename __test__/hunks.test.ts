@@ -101,7 +101,7 @@ describe('displayNameOf', () => {
     expect(
       Object.fromEntries(
         ['read_file', 'write_file', 'edit_file', 'append_file', 'apply_patch', 'list_directory', 'create_directory', 'delete_file', 'remove_dir',
-          'move_file', 'restore_file', 'trash_list', 'cwd_get', 'cwd_push', 'cwd_pop', 'glob', 'grep'].map((name) => [name, displayNameOf(name)]),
+          'move_file', 'copy_file', 'restore_file', 'trash_list', 'cwd_get', 'cwd_push', 'cwd_pop', 'glob', 'grep'].map((name) => [name, displayNameOf(name)]),
       ),
     ).toEqual({
       read_file: 'Read File',
@@ -114,6 +114,7 @@ describe('displayNameOf', () => {
       delete_file: 'Delete File',
       remove_dir: 'Remove Directory',
       move_file: 'Move',
+      copy_file: 'Copy',
       restore_file: 'Restore from Trash',
       trash_list: 'List Trash',
       cwd_get: 'Current Directory',

@@ -97,7 +97,7 @@ describe('schemas every provider takes', () => {
 
   it('the strict shape obeys every published strict-mode rule; the default shape does not', () => {
     const strict = definitions(true)
-    expect(strict).toHaveLength(17)
+    expect(strict).toHaveLength(18)
     for (const d of strict) expect(strictModeViolations(d.inputSchema), d.name).toEqual([])
     // The checker can fail: the default shape has optional properties and minLength (which is
     // why a host could not use it with strict mode).

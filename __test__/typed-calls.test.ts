@@ -68,7 +68,7 @@ describe('typed calls', () => {
 
   it('ToolName lists the tools a workspace defines', () => {
     const { ws } = tempWorkspace()
-    const names: ToolName[] = ['read_file', 'write_file', 'append_file', 'edit_file', 'apply_patch', 'list_directory', 'create_directory', 'delete_file', 'remove_dir', 'move_file', 'restore_file', 'trash_list', 'cwd_get', 'cwd_push', 'cwd_pop', 'glob', 'grep']
+    const names: ToolName[] = ['read_file', 'write_file', 'append_file', 'edit_file', 'apply_patch', 'list_directory', 'create_directory', 'delete_file', 'remove_dir', 'move_file', 'copy_file', 'restore_file', 'trash_list', 'cwd_get', 'cwd_push', 'cwd_pop', 'glob', 'grep']
     expect(ws.definitions().map((d) => d.name).sort()).toEqual([...names].sort())
   })
 })

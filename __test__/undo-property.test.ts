@@ -104,7 +104,17 @@ interface State {
   archives: { archive: string; original: string; kind: 'file' | 'dir' | 'symlink' }[]
   /** Paths earlier steps touched; `structural` unless only their content changed. */
   touched: { rel: string; structural: boolean }[]
+  /** Whether copy_file is among the changes drawn (see {@link KEPT_SEQUENCES}). */
+  copies: boolean
 }
+
+/**
+ * Seeds whose sequences are kept as they were before copy_file joined the generator: under FULL
+ * they reproduce known undo defects (seed 64352: a restore into a directory moved away; 16838 and
+ * 230651: a session undo after a redo, facts keyed by a moved parent's path), which their fixes
+ * will be checked against. They draw no copy_file.
+ */
+const KEPT_SEQUENCES = [16838, 64352, 230651]
 
 /**
  * FULL (`UNDO_PROPERTY_FULL=1`) lets the steps build on each other freely: changes beneath a
@@ -126,6 +136,7 @@ function touches([tool, args]: Call): { rel: string; structural: boolean }[] {
     case 'append_file':
       return [{ rel: p('path'), structural: false }]
     case 'move_file':
+    case 'copy_file':
       return [p('source'), p('destination')].map((rel) => ({ rel, structural: true }))
     case 'restore_file':
       return [{ rel: String(args.targetPath ?? args.original), structural: true }]
@@ -192,7 +203,7 @@ function anyCall(root: string, random: () => number, state: State): Call | null 
         .filter((l) => /<t\d+>/.test(l)),
     )
 
-  switch (Math.floor(random() * 15)) {
+  switch (Math.floor(random() * (state.copies ? 16 : 15))) {
     case 0: {
       // write_file of a new file, sometimes in new directories (write_file creates parents).
       const deeper = FULL && random() < 0.3 ? `d${state.token++}/e${state.token++}/` : ''
@@ -256,6 +267,18 @@ function anyCall(root: string, random: () => number, state: State): Call | null 
       if (!FULL && (targetPath || !a.original.split('/').slice(0, -1).every((_, i, parts) => exists(parts.slice(0, i + 1).join('/'))))) return null
       return ['restore_file', { trashedPath: a.archive, ...(targetPath ? { targetPath } : {}), original: a.original }]
     }
+    case 15: {
+      // A file, link or directory copied to a new name, maybe in a new directory, or over an
+      // existing file (never into itself).
+      const e = pick(all)
+      if (!e) return null
+      const over = pick(files.filter((g) => !inside(g.rel, e.rel)))
+      if (over && random() < 0.3) return ['copy_file', { source: e.rel, destination: over.rel, overwrite: true }]
+      const parents = [{ rel: '' } as Entry, ...dirs].filter((p) => !inside(p.rel, e.rel))
+      const parent = pick(parents)!.rel
+      const deeper = FULL && random() < 0.2 ? `k${state.token++}/` : ''
+      return ['copy_file', { source: e.rel, destination: `${parent === '' ? '' : `${parent}/`}${deeper}${freshName(e.kind === 'dir' ? '' : '.txt')}` }]
+    }
     default: {
       // apply_patch: some of add, update, delete, update-and-move, on distinct files.
       const used = new Set<string>()
@@ -296,7 +319,7 @@ function anyCall(root: string, random: () => number, state: State): Call | null 
  */
 async function runSequence(ws: Workspace, root: string, seed: number, steps: number, archives: State['archives']): Promise<Call[]> {
   const random = prng(seed)
-  const state: State = { token: 100, archives: [...archives], touched: [] }
+  const state: State = { token: 100, archives: [...archives], touched: [], copies: !KEPT_SEQUENCES.includes(seed) }
   const made: Call[] = []
   for (let attempts = 0; made.length < steps && attempts < steps * 10; attempts++) {
     const call = nextCall(root, random, state)

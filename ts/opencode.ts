@@ -100,6 +100,7 @@ const TOOL_NAMES = [
   'delete_file',
   'remove_dir',
   'move_file',
+  'copy_file',
   'restore_file',
   'trash_list',
   'cwd_get',

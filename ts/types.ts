@@ -16,6 +16,7 @@ export type ToolName =
   | 'delete_file'
   | 'remove_dir'
   | 'move_file'
+  | 'copy_file'
   | 'restore_file'
   | 'trash_list'
   | 'cwd_get'
@@ -36,7 +37,7 @@ export interface Permissions {
   cwdReadFile?: boolean
   /** Read files and list directories outside `root` without asking. Default `false`. */
   globalReadFile?: boolean
-  /** Write, append, edit, create directories, move destinations and restore targets inside `root`. Default `false`. */
+  /** Write, append, edit, create directories, move and copy destinations and restore targets inside `root`. Default `false`. */
   cwdWriteFile?: boolean
   /** The same as {@link Permissions.cwdWriteFile}, outside `root`. Default `false`. */
   globalWriteFile?: boolean
@@ -294,8 +295,8 @@ export interface ConfirmRequest {
   /** Set for a permanent (not trashed) removal. */
   permanent?: boolean
   /**
-   * The blast radius, counted before asking: the tree a recursive `remove_dir` (or a `move_file` /
-   * `restore_file` that replaces a directory) removes, or the files and lines an `apply_patch`
+   * The blast radius, counted before asking: the tree a recursive `remove_dir` (or a `move_file`,
+   * `copy_file` or `restore_file` that replaces a directory) removes, or the files and lines an `apply_patch`
    * changes. The same facts are in `detail` in words.
    */
   summary?: ChangeSummary
@@ -526,6 +527,7 @@ export interface ToolArgs {
   delete_file: { path: string; permanent?: boolean | null }
   remove_dir: { path: string; recursive?: boolean | null; permanent?: boolean | null }
   move_file: { source: string; destination: string; overwrite?: boolean | null }
+  copy_file: { source: string; destination: string; overwrite?: boolean | null }
   restore_file: { trashedPath: string; targetPath?: string | null; overwrite?: boolean | null }
   trash_list: NoArgs
   cwd_get: NoArgs
@@ -574,6 +576,7 @@ export interface ToolData {
   delete_file: { path: string } & Changes
   remove_dir: { path: string; recursive: boolean } & Changes
   move_file: { source: string; destination: string } & Changes
+  copy_file: { source: string; destination: string } & Changes
   restore_file: { path: string; kind: TrashEntry['kind']; restoredFrom: string } & Changes
   trash_list: { entries: TrashEntry[] }
   cwd_get: Plain<CwdInfo>

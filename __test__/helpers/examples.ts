@@ -81,6 +81,13 @@ export const ARGUMENT_EXAMPLES: Record<string, ArgumentExamples> = {
       { args: { source: 'a', destination: 'b', force: true }, field: 'force' },
     ],
   },
+  copy_file: {
+    valid: [{ source: 'a', destination: 'b' }, { source: 'a', destination: 'b', overwrite: false }],
+    invalid: [
+      { args: { destination: 'b' }, field: 'source' },
+      { args: { source: 'a', destination: 'b', recursive: true }, field: 'recursive' },
+    ],
+  },
   restore_file: {
     valid: [{ trashedPath: '/t/x.tar.gz' }, { trashedPath: '/t/x.tar.gz', targetPath: 'a', overwrite: true }],
     invalid: [

@@ -27,6 +27,7 @@ use crate::paths::fsops::{self, Snapshot};
 use crate::paths::process;
 use crate::trash::{archive_relative_path, Archived, TrashError, TrashItem};
 use crate::workspace::Workspace;
+pub use stage::{CopyFailed, CopyMade};
 
 /// Why a plan was not made; nothing of it was.
 #[derive(Debug)]
@@ -80,6 +81,8 @@ pub struct Done {
     /// Each step's archive (trash-first), in the plan's order; held (`trashClear` leaves it
     /// alone) until the call has reported it.
     pub archives: Vec<Option<Archived>>,
+    /// Each step's copy (an [`Act::Copy`] step's), in the plan's order.
+    pub copies: Vec<Option<stage::CopyMade>>,
 }
 
 /// A plan made and recorded.
@@ -126,9 +129,16 @@ pub fn execute(
     }
     let journal = ws.journal();
     for (index, (step, dirs)) in steps.into_iter().zip(opened).enumerate() {
-        if let Err(e) = add(journal, &mut commit, step, dirs) {
-            drop(commit);
-            return Err(failed(&mut done, index, Failure::Io(e)));
+        let added = match step.act {
+            Act::Copy { .. } => add_copy(journal, &mut commit, step, dirs, cancel).map(Some),
+            _ => add(journal, &mut commit, step, dirs).map(|()| None),
+        };
+        match added {
+            Ok(copy) => done.copies.push(copy),
+            Err(e) => {
+                drop(commit);
+                return Err(failed(&mut done, index, Failure::Io(e)));
+            }
         }
     }
     process::crash_point("staged");
@@ -215,6 +225,8 @@ fn archive(
 struct Dirs {
     at: std::os::fd::OwnedFd,
     to: Option<std::os::fd::OwnedFd>,
+    /// A copy's source directory.
+    from: Option<std::os::fd::OwnedFd>,
 }
 
 /// A plan's steps pair what they do with what they expect: a put replaces a file read (or
@@ -231,6 +243,8 @@ fn check(step: &Step) -> Result<(), &'static str> {
         }
         (Act::MakeDir { .. }, Expect::Nothing) => Ok(()),
         (Act::MakeDir { .. }, _) => Err("a directory is built at a free name"),
+        (Act::Copy { .. }, Expect::Nothing) => Ok(()),
+        (Act::Copy { .. }, _) => Err("a copy is built at a free name"),
     }?;
     match (step.keep, &step.expect) {
         (Keep::Archive, Expect::Nothing) => Err("there is nothing to keep at a free name"),
@@ -242,7 +256,7 @@ fn check(step: &Step) -> Result<(), &'static str> {
 /// parents made (handed to the commit, which removes them again unless the change is made).
 fn open(commit: &mut Commit<'_>, step: &Step) -> io::Result<Dirs> {
     let at = match step.act {
-        Act::Put { .. } | Act::MakeDir { .. } => {
+        Act::Put { .. } | Act::MakeDir { .. } | Act::Copy { .. } => {
             let (dir, made) = fsops::ensure_dir_made(&step.at.anchor, &step.at.dir)?;
             commit.made_dirs(made);
             dir
@@ -253,7 +267,11 @@ fn open(commit: &mut Commit<'_>, step: &Step) -> io::Result<Dirs> {
         Act::Move { to } => Some(fsops::open_dir(&to.anchor, &to.dir, false)?),
         _ => None,
     };
-    Ok(Dirs { at, to })
+    let from = match &step.act {
+        Act::Copy { from, .. } => Some(fsops::open_dir(&from.anchor, &from.dir, false)?),
+        _ => None,
+    };
+    Ok(Dirs { at, to, from })
 }
 
 /// The places earlier steps of the plan free or fill: a later step expects what they leave
@@ -308,7 +326,21 @@ fn verify(step: &Step, dirs: &Dirs, earlier: &Earlier) -> Result<(), Failure> {
             return Err(Failure::NotAsExpected(Found::Taken));
         }
     }
-    Ok(())
+    verify_copy_source(step, dirs)
+}
+
+/// A copy's source is still the entry planned on (its identity and kind; a tree's content is
+/// read as it is when copied).
+fn verify_copy_source(step: &Step, dirs: &Dirs) -> Result<(), Failure> {
+    let (Act::Copy { from, source, .. }, Some(from_dir)) = (&step.act, &dirs.from) else {
+        return Ok(());
+    };
+    let now = fsops::lstat_at(from_dir.as_fd(), &from.name).map_err(Failure::Io)?;
+    let expected = Expect::Entry { stat: *source };
+    match expected.mismatch(now.as_ref()) {
+        None => Ok(()),
+        Some(found) => Err(Failure::NotAsExpected(found)),
+    }
 }
 
 /// Stages what the step needs and adds it to the commit.
@@ -338,9 +370,56 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
         (Act::Remove | Act::Move { .. }, Expect::Nothing) => {
             unreachable!("refused by check before anything was opened")
         }
+        (Act::Copy { .. }, _) => unreachable!("staged by add_copy, which returns what it built"),
     }
+}
+
+/// Stages a copy step's entry beside its place (see [`stage::copy`]) and adds placing it to
+/// the commit; returns what was built. A copy that fails is an `io::Error` carrying
+/// [`stage::CopyFailed`].
+fn add_copy(
+    journal: &Journal,
+    commit: &mut Commit<'_>,
+    step: Step,
+    dirs: Dirs,
+    cancel: &CancelToken,
+) -> io::Result<stage::CopyMade> {
+    let Act::Copy {
+        from,
+        source,
+        below,
+    } = step.act
+    else {
+        unreachable!("add_copy is given copy steps only")
+    };
+    let Place { dir, name, .. } = &step.at;
+    let from_dir = dirs.from.expect("a copy's source directory was opened");
+    // Listed, read and synced through: readable handles of the directories checked.
+    let from_dir = fsops::reopen_readable(from_dir.as_fd())?;
+    let at = fsops::reopen_readable(dirs.at.as_fd())?;
+    let made_above = commit.made_above(dir);
+    let source = stage::CopySource {
+        dir: from_dir.as_fd(),
+        name: &from.name,
+        stat: &source,
+    };
+    let aborted = || cancel.is_aborted();
+    let (built, made) = stage::copy(
+        journal,
+        (at.as_fd(), dir, name),
+        made_above,
+        source,
+        &below,
+        &aborted,
+    )?;
+    commit.place(at, dir, &built.aside, name, built.temp)?;
+    Ok(made)
 }
 
 #[cfg(test)]
 #[path = "execute_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "execute_copy_tests.rs"]
+mod copy_tests;

@@ -145,4 +145,16 @@ pub enum Act {
     /// directories `below` inside it (`a/b`: `a`, then `b` in it, each as a new directory is
     /// made), and takes the free name: `mkdir -p` all or nothing.
     MakeDir { mode: Option<u32>, below: PathBuf },
+    /// A copy of the entry at `from` — a file, a symlink (as a link) or a whole tree (links
+    /// inside as links) — is built under a temp name beside the place and takes the free name.
+    /// With `below` (`a/b/copy`), the place is the topmost missing directory of the copy's
+    /// path: it is built with the directories of `below` inside it (each as a new directory is
+    /// made) and the copy as the last component, so the parents made for a copy go with it, all
+    /// or nothing. The entry copied must still be `source` (its identity and kind); a FIFO,
+    /// socket or device in it stops the copy and leaves nothing.
+    Copy {
+        from: Place,
+        source: Stat,
+        below: PathBuf,
+    },
 }

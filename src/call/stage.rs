@@ -4,11 +4,13 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
-use std::path::Path;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
 
-use crate::journal::{Entry, Journal};
-use crate::paths::{fsops, trees};
+use crate::hashing::sha256_reader;
+use crate::journal::{Entry, Journal, MadeDirRecord};
+use crate::paths::trees::{CopyCounts, CopyError};
+use crate::paths::{fsops, trees, EntryKind, Stat};
 
 /// An entry built under `aside`, with the temp record that answers for it until the commit
 /// record takes over (`None` when the data directory could not record it).
@@ -55,4 +57,118 @@ pub fn new_dir(
             Err(e)
         }
     }
+}
+
+/// What a copy built, besides its temp name.
+#[derive(Debug, Clone)]
+pub struct CopyMade {
+    /// What the copy holds beneath its root.
+    pub counts: CopyCounts,
+    /// The SHA-256 of a copied regular file, read back from the copy (streamed; `None` for a
+    /// link or a tree).
+    pub sha256: Option<String>,
+}
+
+/// Why a copy was not built (nothing of it is left).
+#[derive(Debug)]
+pub struct CopyFailed(pub CopyError);
+
+impl std::fmt::Display for CopyFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            CopyError::Special(at) => write!(f, "{} is a FIFO, socket or device", at.display()),
+            CopyError::Changed(at) => write!(f, "{} changed while it was copied", at.display()),
+            CopyError::Aborted => f.write_str("aborted"),
+            CopyError::Io(e, at) => write!(f, "{}: {e}", at.display()),
+        }
+    }
+}
+
+impl std::error::Error for CopyFailed {}
+
+impl CopyFailed {
+    /// The copy's failure an `io::Error` carries (the executor reports a staging failure as
+    /// one), if it is one.
+    pub fn of(e: &io::Error) -> Option<&CopyError> {
+        e.get_ref()?.downcast_ref::<CopyFailed>().map(|f| &f.0)
+    }
+}
+
+/// Where a copy comes from: `name` in `dir`, which must still be the entry `stat` describes.
+pub struct CopySource<'a> {
+    pub dir: BorrowedFd<'a>,
+    pub name: &'a OsStr,
+    pub stat: &'a Stat,
+}
+
+/// Copies `from` (a file, a symlink as a link, or a whole tree: through descriptors only, never
+/// following a link; see [`trees::copy_tree_at`]) beside `name` in `dir` (canonical path
+/// `dir_path`, in the directories `made_above` made for the change), synced, under a journaled
+/// temp name; with `below` (`a/b/copy`), the temp name is a new directory holding `a/b` and the
+/// copy as `a/b/copy` (see [`super::plan::Act::Copy`]). A failure (also a FIFO, socket or device
+/// found inside, or an entry other than `from.stat` at its name) removes the partial copy and
+/// is an `io::Error` carrying [`CopyFailed`].
+pub fn copy(
+    journal: &Journal,
+    (dir, dir_path, name): (BorrowedFd<'_>, &Path, &OsStr),
+    made_above: Vec<MadeDirRecord>,
+    from: CopySource<'_>,
+    below: &Path,
+    aborted: &dyn Fn() -> bool,
+) -> io::Result<(Built, CopyMade)> {
+    let aside = fsops::temp_name(name);
+    let temp = journal.begin_temp_in_made_dirs(dir_path, dir, &aside, made_above);
+    let built = copy_aside(dir, &aside, below, &from, aborted);
+    match built {
+        Ok(made) => Ok((Built { aside, temp }, made)),
+        Err(e) => {
+            let _ = trees::remove_tree_at(dir, &aside, trees::Removal::OWN_TEMP);
+            if let Some(temp) = temp {
+                temp.finish();
+            }
+            Err(io::Error::other(CopyFailed(e)))
+        }
+    }
+}
+
+/// Builds the copy under `aside` in `dir` (with `below`, inside the directories it names): see
+/// [`copy`].
+fn copy_aside(
+    dir: BorrowedFd<'_>,
+    aside: &OsStr,
+    below: &Path,
+    from: &CopySource<'_>,
+    aborted: &dyn Fn() -> bool,
+) -> Result<CopyMade, CopyError> {
+    let at_root = |e: io::Error| CopyError::Io(e, PathBuf::new());
+    // The copy's parents, made inside the temp name: `made[i]` holds the next one (or the copy).
+    let mut made: Vec<OwnedFd> = Vec::new();
+    let mut copy_name = aside.to_owned();
+    for part in below.iter() {
+        let parent = made.last().map_or(dir, AsFd::as_fd);
+        fsops::mkdir_umasked_at(parent, &copy_name, 0o777).map_err(at_root)?;
+        made.push(fsops::open_subdir(parent, &copy_name).map_err(at_root)?);
+        copy_name = part.to_owned();
+    }
+    let into = made.last().map_or(dir, AsFd::as_fd);
+    let copied = trees::copy_tree_at(from.dir, from.name, into, &copy_name, aborted)?;
+    // The name held another entry by the time it was copied (or none).
+    if !copied.read(from.stat.identity()) {
+        return Err(CopyError::Changed(PathBuf::new()));
+    }
+    for parent in made.iter().rev() {
+        fsops::sync_written(parent.as_fd()).map_err(at_root)?;
+    }
+    fsops::sync_new_tree(dir).map_err(at_root)?;
+    let sha256 = match EntryKind::of(from.stat) {
+        EntryKind::File => {
+            let copy = fsops::open_for_read(into, &copy_name).map_err(at_root)?;
+            Some(sha256_reader(copy).map_err(at_root)?)
+        }
+        _ => None,
+    };
+    Ok(CopyMade {
+        counts: copied.counts,
+        sha256,
+    })
 }

@@ -265,6 +265,16 @@ impl Commit<'_> {
         );
     }
 
+    /// The directories made for the change (see [`Commit::made_dirs`]) that hold `dir_path`:
+    /// what a temp record for an entry staged there names, so that recovery removes them too.
+    pub fn made_above(&self, dir_path: &Path) -> Vec<MadeDirRecord> {
+        self.made
+            .iter()
+            .filter(|(made, _)| made.holds(dir_path))
+            .map(|(made, _)| made.clone())
+            .collect()
+    }
+
     /// Adds a trash archive made for the change (its name in the workspace's trash): recovery
     /// discards it if it undoes the change (the caller discards it itself when the change
     /// fails in process).

@@ -30,6 +30,12 @@ pub struct TreeCount {
     pub links: u64,
     /// The regular files' sizes, summed.
     pub bytes: u64,
+    /// The regular files' allocated bytes (512-byte blocks), summed: what a copy of them takes
+    /// (holes take nothing).
+    pub allocated: u64,
+    /// The first FIFO, socket or device met (by path relative to the tree), which a copy
+    /// refuses.
+    pub special: Option<PathBuf>,
     /// The largest regular files, biggest first, by path relative to the tree.
     pub largest: Vec<(PathBuf, u64)>,
     /// Everything was counted. `false`: the budget ran out, the count was cancelled, or a
@@ -43,9 +49,10 @@ impl TreeCount {
         self.files + self.dirs + self.links
     }
 
-    fn add_file(&mut self, rel: PathBuf, size: u64) {
+    fn add_file(&mut self, rel: PathBuf, size: u64, allocated: u64) {
         self.files += 1;
         self.bytes += size;
+        self.allocated += allocated;
         let at = self.largest.partition_point(|(_, s)| *s >= size);
         if at < LARGEST {
             self.largest.insert(at, (rel, size));
@@ -120,10 +127,14 @@ pub fn count_tree_at(
             }
             Some(EntryKind::Symlink) => count.links += 1,
             Some(EntryKind::File) => {
-                let size = stat.map_or(0, |s| s.size);
-                count.add_file(rel, size);
+                let (size, blocks) = stat.map_or((0, 0), |s| (s.size, s.blocks));
+                count.add_file(rel, size, blocks.saturating_mul(512));
             }
-            Some(EntryKind::Special) | None => count.files += 1,
+            Some(EntryKind::Special) => {
+                count.files += 1;
+                count.special.get_or_insert(rel);
+            }
+            None => count.files += 1,
         }
     }
     Ok(count)
@@ -184,6 +195,8 @@ mod tests {
                 dirs: 3,
                 links: 1,
                 bytes: 1 + 300 + 5000 + 10,
+                allocated: count.allocated,
+                special: None,
                 largest: vec![
                     (PathBuf::from("a/b/big.bin"), 5000),
                     (PathBuf::from("a/mid.bin"), 300),
@@ -192,6 +205,31 @@ mod tests {
                 complete: true,
             }
         );
+    }
+
+    /// A FIFO deep inside is named (a copy refuses it before writing anything); files' allocated
+    /// bytes are summed.
+    #[test]
+    fn the_first_special_entry_is_named_and_allocation_summed() {
+        let (tmp, dir) = tree();
+        crate::paths::platform::make_fifo(&tmp.path().join("t/a/b/pipe"));
+        let count = count_tree_at(dir.as_fd(), OsStr::new("t"), generous(), &|| false).unwrap();
+        assert_eq!(count.special, Some(PathBuf::from("a/b/pipe")));
+        let allocated: u64 = [
+            "small.txt",
+            "a/mid.bin",
+            "a/b/big.bin",
+            "a/b/zero",
+            "a/b/ten.txt",
+        ]
+        .iter()
+        .map(|f| {
+            std::os::unix::fs::MetadataExt::blocks(
+                &fs::metadata(tmp.path().join("t").join(f)).unwrap(),
+            ) * 512
+        })
+        .sum();
+        assert_eq!(count.allocated, allocated);
     }
 
     #[test]

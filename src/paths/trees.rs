@@ -272,12 +272,39 @@ pub enum CopyError {
 #[derive(Debug, Default)]
 pub struct Copied {
     versions: HashMap<(u64, u64), Version>,
+    /// What the copy holds beneath its root (the root itself not counted).
+    pub counts: CopyCounts,
+}
+
+/// The entries a copy made beneath its root, by kind (each name of a file with several counts).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CopyCounts {
+    pub files: u64,
+    pub dirs: u64,
+    pub links: u64,
 }
 
 impl Copied {
     /// Whether `stat` is an entry this copy read, as it was when read.
     pub fn unchanged(&self, stat: &Stat) -> bool {
         self.versions.get(&stat.identity()) == Some(&stat.version())
+    }
+
+    /// Whether the entry `identity` (device, inode) is one this copy read.
+    pub fn read(&self, identity: (u64, u64)) -> bool {
+        self.versions.contains_key(&identity)
+    }
+
+    fn count(&mut self, kind: EntryKind, relative: &Path) {
+        if relative.as_os_str().is_empty() {
+            return;
+        }
+        match kind {
+            EntryKind::File => self.counts.files += 1,
+            EntryKind::Directory => self.counts.dirs += 1,
+            EntryKind::Symlink => self.counts.links += 1,
+            EntryKind::Special => {}
+        }
     }
 
     fn record(&mut self, stat: &Stat) {
@@ -371,7 +398,12 @@ impl Copier<'_> {
         let Some(stat) = fsops::lstat_at(src_dir, src_name).map_err(io_at)? else {
             return Ok(None);
         };
-        match EntryKind::of(&stat) {
+        let kind = EntryKind::of(&stat);
+        fsops::race_point::reached(fsops::race_point::RacePoint::CopyLooked, src_name);
+        if kind != EntryKind::Special {
+            self.copied.count(kind, relative);
+        }
+        match kind {
             EntryKind::Special => return Err(CopyError::Special(relative.to_owned())),
             EntryKind::Symlink => {
                 let target = fsops::read_link_at(src_dir, src_name).map_err(io_at)?;

@@ -158,6 +158,7 @@ mod tests {
             bytes,
             largest: Vec::new(),
             complete,
+            ..TreeCount::default()
         }
     }
 

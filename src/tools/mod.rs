@@ -15,6 +15,7 @@ pub mod arguments;
 mod blast_radius;
 #[cfg(test)]
 mod bounded_tests;
+pub mod copy_file;
 pub mod create_directory;
 pub mod cwd;
 pub mod delete_file;
@@ -77,6 +78,7 @@ pub static ALL: &[&ToolSpec] = &[
     &delete_file::SPEC,
     &remove_dir::SPEC,
     &move_file::SPEC,
+    &copy_file::SPEC,
     &restore_file::SPEC,
     &trash_list::SPEC,
     &cwd::GET,

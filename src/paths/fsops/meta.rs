@@ -95,6 +95,13 @@ pub fn sync_new_tree(parent: BorrowedFd<'_>) -> io::Result<()> {
     platform::sync_new_tree(parent)
 }
 
+/// The bytes an unprivileged process may still write on the file system `dir` is on
+/// (`fstatvfs`: available blocks × fragment size).
+pub fn free_space(dir: BorrowedFd<'_>) -> io::Result<u64> {
+    let stat = rustix::fs::fstatvfs(dir)?;
+    Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
+}
+
 /// A modification time for `futimens`/`utimensat`; the access time is left alone.
 fn mtime_only(mtime: (i64, u32)) -> Timestamps {
     Timestamps {

@@ -17,6 +17,8 @@ pub enum RacePoint {
     ReplacedChecked,
     /// The replaced file was unlinked; it is about to be checked one last time.
     ReplacedUnlinked,
+    /// An entry of a tree being copied was looked at (its kind known); it is about to be read.
+    CopyLooked,
 }
 
 /// A commit on the entry `name` reached `point`: runs the closure a test set for it, once.

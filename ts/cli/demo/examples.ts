@@ -22,6 +22,7 @@ const EXAMPLES: Readonly<Record<string, Record<string, unknown>>> = {
   delete_file: { path: 'src/index.ts' },
   remove_dir: { path: 'src', recursive: true },
   move_file: { source: 'README.md', destination: 'docs/README.md' },
+  copy_file: { source: 'src', destination: 'src-backup' },
   restore_file: { trashedPath: '<an archive path: see the trash with t>' },
   trash_list: {},
   cwd_get: {},
