@@ -209,23 +209,28 @@ pub fn write_atomic(
             ReplaceError::Changed {
                 kept,
                 being_written,
-            } => {
-                let path = target.path.shown();
-                let mut message = if being_written {
-                    format!("{path} is open for writing in another program; nothing was written. Retry once that program has saved or closed it")
-                } else {
-                    changed_since_planned(&target.path).message
-                };
-                if let Some(kept) = kept {
-                    message.push_str(&format!(
-                        ". Another version that took its place meanwhile was kept as {}",
-                        parent_path.join(kept).shown()
-                    ));
-                }
-                ToolError::new(ErrorCode::Conflict, message)
-            }
+            } => write_conflict(target, being_written, kept),
             ReplaceError::Io(e) => ToolError::io(&e, "write", &target.path),
         })
+}
+
+/// The `CONFLICT` of a write that found, as it put the new content in place, another file than
+/// the one planned on, or the planned one open for writing elsewhere (`being_written`); `kept`
+/// names (in the same directory) a visible copy of another version that took its place.
+pub fn write_conflict(target: &Target, being_written: bool, kept: Option<OsString>) -> ToolError {
+    let path = target.path.shown();
+    let mut message = if being_written {
+        format!("{path} is open for writing in another program; nothing was written. Retry once that program has saved or closed it")
+    } else {
+        changed_since_planned(&target.path).message
+    };
+    if let Some(kept) = kept {
+        message.push_str(&format!(
+            ". Another version that took its place meanwhile was kept as {}",
+            target.path.with_file_name(kept).shown()
+        ));
+    }
+    ToolError::new(ErrorCode::Conflict, message)
 }
 
 /// The directories above `target` that do not exist yet, shallowest first: what making its parent
