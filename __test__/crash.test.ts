@@ -43,6 +43,11 @@
  *   those phases: before the commit point nothing of the copy is left (no temp name, no parent it
  *   made; a replaced tree as it was) and nothing is recorded; after it, the copy is whole and
  *   recorded, and one undo of that record takes it back and puts back what it replaced;
+ * - write_file (an overwrite, and a new file in new directories), killed at each of those
+ *   phases: the old file (no new directory left) and no record before the commit point; after
+ *   it, the new file with its record, and one undo of that record takes it back;
+ * - edit_file, killed at each of those phases: the old file and no record before the commit
+ *   point; the edited file with its record after it, and one undo (by its delta) takes it back;
  * - leftovers are recognisable: `.<name>.<pid>.<n>.agent-fs-tools.tmp` (atomic writes),
  *   `.restore-<unique>.partial` beside a restore target, `.<what>-<unique>.partial` in the bucket;
  * - the next Workspace on the same root and data dir works: `trash_list`, `trashList()` and a
@@ -1076,6 +1081,71 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
           if (made === null) expect(treeOf(destination), what).toEqual(previous)
           else expect(existsSync(made), `${what}: undone, no parent left`).toBe(false)
         }
+      }
+    }
+  })
+
+  it('write_file, killed at each phase of its commit: the old file, or the new one with its record', async () => {
+    const dirs = tempWorkspaceDirs()
+    const file = join(dirs.root, 'w.txt')
+    const made = join(dirs.root, 'new', 'dir', 'w.txt')
+    const [before, after] = ['old content\n'.repeat(100), 'new content\n'.repeat(100)]
+    // An overwrite (the old content kept in the trash) and a new file in two new directories.
+    const calls: Call[] = [
+      ['write_file', { path: 'w.txt', content: after }],
+      ['write_file', { path: 'new/dir/w.txt', content: after }],
+    ]
+    const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'write_file' && !c.undoneBy)
+    for (const [point, stands] of COMMIT_PHASES) {
+      for (const call of calls) {
+        writeFileSync(file, before)
+        rmSync(join(dirs.root, 'new'), { recursive: true, force: true })
+        const overwrite = call[1].path === 'w.txt'
+        const recorded = (await records(new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }))).length
+        const killed = await runChildCrashingAt(dirs, [call], point)
+        expect(killed, `the child reached ${point}`).toBe(true)
+        // (nextWorkspace: no temp name left, the journal empty.)
+        const { ws } = await nextWorkspace(dirs)
+        const now = await records(ws)
+        expect(now.length, `killed at ${point}: recorded exactly when it stands`).toBe(recorded + (stands ? 1 : 0))
+        if (overwrite) {
+          expect(readFileSync(file, 'utf8'), `killed at ${point}`).toBe(stands ? after : before)
+        } else {
+          expect(existsSync(made), `killed at ${point}`).toBe(stands)
+          if (!stands) expect(existsSync(join(dirs.root, 'new')), `killed at ${point}: no parent left`).toBe(false)
+          else expect(readFileSync(made, 'utf8')).toBe(after)
+        }
+        if (stands) {
+          // The record is the change's: one undo by it takes the change back.
+          const undone = await ws.undo({ id: now[0]!.id })
+          expect(undone.status, `killed at ${point}: ${undone.output}`).toBe('ok')
+          if (overwrite) expect(readFileSync(file, 'utf8'), `killed at ${point}`).toBe(before)
+          else expect(existsSync(join(dirs.root, 'new')), `killed at ${point}: undone with its directories`).toBe(false)
+        }
+      }
+    }
+  })
+
+  it('edit_file, killed at each phase of its commit: the old file, or the edited one with its record', async () => {
+    const dirs = tempWorkspaceDirs()
+    const file = join(dirs.root, 'e.txt')
+    const [before, after] = ['line\n'.repeat(50) + 'MARK-A\n', 'line\n'.repeat(50) + 'MARK-B\n']
+    const calls: Call[] = [['edit_file', { path: 'e.txt', edits: [{ oldString: 'MARK-A', newString: 'MARK-B' }] }]]
+    const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'edit_file' && !c.undoneBy)
+    for (const [point, stands] of COMMIT_PHASES) {
+      writeFileSync(file, before)
+      const recorded = (await records(new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }))).length
+      const killed = await runChildCrashingAt(dirs, calls, point)
+      expect(killed, `the child reached ${point}`).toBe(true)
+      const { ws } = await nextWorkspace(dirs)
+      const now = await records(ws)
+      expect(now.length, `killed at ${point}: recorded exactly when it stands`).toBe(recorded + (stands ? 1 : 0))
+      expect(readFileSync(file, 'utf8'), `killed at ${point}`).toBe(stands ? after : before)
+      if (stands) {
+        // The record carries the delta that takes the edit back.
+        const undone = await ws.undo({ id: now[0]!.id })
+        expect(undone.status, `killed at ${point}: ${undone.output}`).toBe('ok')
+        expect(readFileSync(file, 'utf8'), `killed at ${point}`).toBe(before)
       }
     }
   })

@@ -465,7 +465,7 @@ impl Commit<'_> {
         self.made.clear();
         process::crash_point("applied");
         for step in &self.steps {
-            clean_up(step.dir.as_fd(), &step.record);
+            clean_up(step.dir.as_fd(), &step.record, step.replaces.as_ref());
         }
         process::crash_point("cleaned");
         let outcome = match &record.sequel {
@@ -743,21 +743,70 @@ fn settle_doomed(
     }
 }
 
-/// After the commit point: removes what a step displaced (in the trash already).
-fn clean_up(dir: BorrowedFd<'_>, step: &StepRecord) {
-    let displaced = match &step.action {
-        StepAction::Put { replaces, .. } => *replaces,
-        StepAction::Remove { removes } => Some(*removes),
-        StepAction::Place { .. } | StepAction::Rename { .. } => None,
-    };
-    if let Some(displaced) = displaced {
-        remove_aside(
+/// After the commit point: removes what a step displaced (in the trash already, or taken
+/// back by the history's delta); a file a put displaced is let go without losing a late write
+/// into it ([`let_go_displaced`]; `planned` is its content as planned, when known in process).
+fn clean_up(dir: BorrowedFd<'_>, step: &StepRecord, planned: Option<&PlannedFile>) {
+    match &step.action {
+        StepAction::Put {
+            replaces: Some(displaced),
+            ..
+        } => {
+            let name = step.name.as_os_str();
+            let _ = let_go_displaced(dir, step.aside.as_os_str(), name, *displaced, planned);
+        }
+        StepAction::Remove { removes } => remove_aside(
             dir,
             step.aside.as_os_str(),
-            displaced,
+            *removes,
             trees::Removal::EVERYTHING,
-        );
+        ),
+        StepAction::Put { replaces: None, .. }
+        | StepAction::Place { .. }
+        | StepAction::Rename { .. } => {}
     }
+}
+
+/// Unlinks the file a put displaced, kept under `aside` since the exchange, as `swap_in`'s
+/// single-file write does (`fsops::write_atomic`): only if it is still the `displaced` version,
+/// then checked once more through its descriptor (its bytes as `planned`, else its version):
+/// bytes a writer that had it open from before the exchange wrote into it before its name went
+/// (where no lease can tell such a writer) are kept in a new file beside `name`. A file under
+/// `aside` that is another version already is given a visible name beside `name` rather than
+/// removed. Returns the name anything was kept as. Safe to run again (the doomed name, as for
+/// [`remove_aside`]).
+fn let_go_displaced(
+    dir: BorrowedFd<'_>,
+    aside: &OsStr,
+    name: &OsStr,
+    displaced: Version,
+    planned: Option<&PlannedFile>,
+) -> Option<OsString> {
+    let doomed = fsops::doomed_name(aside);
+    settle_doomed(dir, aside, &doomed, displaced, trees::Removal::EVERYTHING);
+    let stat = fsops::lstat_at(dir, aside).ok()??;
+    if Snapshot::of(&stat).kind() != crate::paths::EntryKind::File {
+        return None;
+    }
+    if !displaced.is(&stat) {
+        return fsops::keep_visible(dir, aside, name).ok();
+    }
+    let file = fsops::open_for_read(dir, aside).ok()?;
+    if !fsops::fstat(&file).is_ok_and(|s| displaced.is(&s)) {
+        return fsops::keep_visible(dir, aside, name).ok();
+    }
+    race_point::reached(RacePoint::ReplacedChecked, name);
+    if fsops::set_aside(dir, aside, &doomed, &|found| displaced.is(found)).is_err() {
+        // Written into since: what `set_aside` put back under `aside` is kept visible.
+        return fsops::keep_visible(dir, aside, name).ok();
+    }
+    fsops::unlink_at(dir, &doomed).ok()?;
+    race_point::reached(RacePoint::ReplacedUnlinked, name);
+    let unchanged = |file: &mut File| match planned {
+        Some(planned) => holds(file, planned.stat.size, &planned.sha256),
+        None => fsops::fstat(&*file).map(|s| displaced.is(&s)),
+    };
+    fsops::keep_late_bytes(dir, name, file, &unchanged)
 }
 
 /// Whether `name` is the staged file `staged` with the content hashing to `sha256`.
@@ -835,7 +884,7 @@ pub fn recover(
     if record.applied {
         for (step, dir) in steps {
             if let Some(dir) = dir {
-                clean_up(dir.as_fd(), step);
+                clean_up(dir.as_fd(), step, None);
             }
         }
         if let Some(sequel) = &record.sequel {

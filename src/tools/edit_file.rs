@@ -7,14 +7,15 @@ use std::os::fd::AsFd;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::files::{self, file_not_found, Planned};
-use super::{object_schema, parse_args, ToolSpec};
+use super::files::{self, file_not_found};
+use super::{object_schema, parse_args, put, ToolSpec};
+use crate::call::execute::{execute, Done};
+use crate::call::plan::{Act, ChangePlan, Keep, Place, Step};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Rewrite, Success, ToolNames};
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
 use crate::options::WorkspaceOptions;
-use crate::paths::fsops::Replacing;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::permissions::Operation;
@@ -213,23 +214,45 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let sha_before = sha256_hex(&plan.old);
         let sha_after = sha256_hex(&plan.new);
         let (committed_target, old, new, stat) = (target.clone(), plan.old, plan.new, plan.stat);
-        let ws = call.ws.clone();
-        let written = call
+        let reverse = plan.reverse;
+        let (ws, heading, cancel) = (call.ws.clone(), call.heading.clone(), call.cancel.clone());
+        let (change, written, recorded) = call
             .blocking(move || {
                 let target = committed_target;
                 let (parent, name) = files::open_parent(&target, "edit")?;
-                let planned = Planned::Present {
-                    stat,
-                    bytes: Some(old),
+                let read = Some((&old[..], &sha_before[..]));
+                let expect = put::expect_as_planned(&parent, &name, &target, &stat, read)?;
+                let at = Place::of(&target).ok_or_else(|| files::is_a_directory(&target.path))?;
+                let plan = ChangePlan {
+                    consume: Vec::new(),
+                    // What the edit replaces is kept as the delta that takes it back.
+                    steps: vec![Step {
+                        at,
+                        expect,
+                        keep: Keep::Nothing,
+                        act: Act::Put { data: new },
+                    }],
                 };
-                planned.verify(&parent, &name, &target.path)?;
-                let same_content = |file: &mut std::fs::File| planned.same_content(file);
-                let replacing = Replacing::File {
-                    stat: &stat,
-                    same_content: &same_content,
+                let files = |_: &Done| {
+                    let mut change = FileChange {
+                        sha256_before: Some(sha_before.clone()),
+                        sha256_after: Some(sha_after),
+                        ..FileChange::new(target.path.clone(), Action::Modified)
+                    };
+                    change.undo.reverse = Some(std::sync::Arc::new(reverse));
+                    vec![change]
                 };
-                files::write_atomic(ws.journal(), &target, parent.as_fd(), &new, replacing)?;
-                Ok(files::file_stat_at(parent.as_fd(), &name))
+                let mut executed = execute(&ws, plan, &heading, &cancel, files)
+                    .map_err(|e| put::failed(&target, e.failure, "edit"))?;
+                let change = executed
+                    .files
+                    .pop()
+                    .ok_or_else(|| files::changed_since_planned(&target.path))?;
+                Ok((
+                    change,
+                    files::file_stat_at(parent.as_fd(), &name),
+                    executed.recorded,
+                ))
             })
             .await?;
         if let Some(seen) = &written {
@@ -251,12 +274,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 .with_data("edits", edit_count)
                 .with_data("replacements", plan.replacements);
         success.diff = Some(plan.diff);
-        let mut change = FileChange {
-            sha256_before: Some(sha_before),
-            sha256_after: Some(sha_after),
-            ..FileChange::new(target.path, Action::Modified)
-        };
-        change.undo.reverse = Some(std::sync::Arc::new(plan.reverse));
+        success.recorded = recorded;
         Ok(success.with_change(change))
     })
 }
@@ -353,6 +371,36 @@ mod tests {
         assert_eq!(line_number_prefix("12 | x"), Some("12 | "));
         assert_eq!(line_number_prefix("   | x"), None);
         assert_eq!(line_number_prefix("x = 1 | 2"), None);
+    }
+
+    /// An edit is one change made with its record: the history lists the file with the delta
+    /// that takes it back, and nothing of the change (temp names, journal records) is left.
+    #[tokio::test]
+    async fn the_edit_and_its_record_are_made_as_one_change() {
+        let ws = TestWorkspace::new();
+        std::fs::write(ws.root.join("ef-one.txt"), "fn old() {}\n").unwrap();
+        let edit =
+            json!({ "path": "ef-one.txt", "edits": [{ "oldString": "old", "newString": "new" }] });
+        let result = ws.call("edit_file", edit).await;
+        assert_eq!(result.code, None, "{}", result.output);
+        assert_eq!(ws.read("ef-one.txt"), "fn new() {}\n");
+        assert_eq!(ws.names(), ["ef-one.txt"]);
+        let workspace = ws.toolset.workspace();
+        let journal = std::fs::read_dir(workspace.journal().dir()).map_or(0, Iterator::count);
+        assert_eq!(journal, 0);
+        let history = workspace
+            .history()
+            .entries(&|_: &std::path::Path| true)
+            .unwrap();
+        let [edited] = &history[..] else {
+            panic!("one record: {}", history.len())
+        };
+        let file = &edited.record.files[0];
+        assert_eq!(file.path, ws.root.join("ef-one.txt"));
+        assert!(file.delta.is_some(), "the delta that takes it back");
+        let sha = |text: &[u8]| Some(crate::hashing::sha256_hex(text));
+        assert_eq!(file.sha256_before, sha(b"fn old() {}\n"));
+        assert_eq!(file.sha256_after, sha(b"fn new() {}\n"));
     }
 
     #[tokio::test]

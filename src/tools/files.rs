@@ -9,8 +9,7 @@ use std::path::Path;
 
 use crate::change::EntryFacts;
 use crate::error::{ErrorCode, ToolError};
-use crate::journal::Journal;
-use crate::paths::fsops::{self, ReplaceError, Replacing};
+use crate::paths::fsops;
 use crate::paths::os_error::{cause, Cause};
 use crate::paths::shown::Shown;
 use crate::paths::Target;
@@ -187,45 +186,23 @@ pub fn line_count(bytes: &[u8]) -> usize {
     newlines + usize::from(bytes.last().is_some_and(|b| *b != b'\n'))
 }
 
-/// Replaces (or creates) `target` atomically in its opened `parent` directory, only as planned
-/// (`fsops::write_atomic`: what took the file's place or was written into it since it was planned
-/// on stays, and the write is `CONFLICT`; a replaced file's owner, extended attributes, ACLs and
-/// mode are kept), the temp file journaled so that a crash does not leave it behind for good
-/// (`Journal::with_temp`).
-pub fn write_atomic(
-    journal: &Journal,
-    target: &Target,
-    parent: BorrowedFd<'_>,
-    data: &[u8],
-    replacing: Replacing<'_>,
-) -> Result<(), ToolError> {
-    let (parent_path, name) = target.split().ok_or_else(|| is_a_directory(&target.path))?;
-    let temp = fsops::temp_name(name);
-    journal
-        .with_temp(parent_path, parent, &temp, || {
-            fsops::write_atomic(parent, name, &temp, data, replacing)
-        })
-        .map_err(|e| match e {
-            ReplaceError::Changed {
-                kept,
-                being_written,
-            } => {
-                let path = target.path.shown();
-                let mut message = if being_written {
-                    format!("{path} is open for writing in another program; nothing was written. Retry once that program has saved or closed it")
-                } else {
-                    changed_since_planned(&target.path).message
-                };
-                if let Some(kept) = kept {
-                    message.push_str(&format!(
-                        ". Another version that took its place meanwhile was kept as {}",
-                        parent_path.join(kept).shown()
-                    ));
-                }
-                ToolError::new(ErrorCode::Conflict, message)
-            }
-            ReplaceError::Io(e) => ToolError::io(&e, "write", &target.path),
-        })
+/// The `CONFLICT` of a write that found, as it put the new content in place, another file than
+/// the one planned on, or the planned one open for writing elsewhere (`being_written`); `kept`
+/// names (in the same directory) a visible copy of another version that took its place.
+pub fn write_conflict(target: &Target, being_written: bool, kept: Option<OsString>) -> ToolError {
+    let path = target.path.shown();
+    let mut message = if being_written {
+        format!("{path} is open for writing in another program; nothing was written. Retry once that program has saved or closed it")
+    } else {
+        changed_since_planned(&target.path).message
+    };
+    if let Some(kept) = kept {
+        message.push_str(&format!(
+            ". Another version that took its place meanwhile was kept as {}",
+            target.path.with_file_name(kept).shown()
+        ));
+    }
+    ToolError::new(ErrorCode::Conflict, message)
 }
 
 /// The directories above `target` that do not exist yet, shallowest first: what making its parent
@@ -336,62 +313,4 @@ pub enum Planned {
     Absent,
     /// It existed with this stat and (when small enough to keep) these bytes.
     Present { stat: Stat, bytes: Option<Vec<u8>> },
-}
-
-impl Planned {
-    /// Whether `file` still holds what was planned on: the bytes read, or (a file too large to
-    /// keep in memory) the same size and modification time.
-    pub fn same_content(&self, file: &mut File) -> std::io::Result<bool> {
-        match self {
-            Planned::Absent => Ok(false),
-            Planned::Present {
-                bytes: Some(bytes), ..
-            } => fsops::same_bytes(file, bytes),
-            Planned::Present { stat, bytes: None } => {
-                let now = fsops::fstat(&*file)?;
-                Ok((now.size, now.mtime.0, now.mtime.1) == (stat.size, stat.mtime.0, stat.mtime.1))
-            }
-        }
-    }
-
-    /// `CONFLICT` unless the file at `parent/name` is still what was planned on.
-    pub fn verify(
-        &self,
-        parent: &OwnedFd,
-        name: &std::ffi::OsStr,
-        path: &Path,
-    ) -> Result<(), ToolError> {
-        use std::os::fd::AsFd;
-        match self {
-            Planned::Absent => match fsops::lstat_at(parent.as_fd(), name) {
-                Ok(None) => Ok(()),
-                Ok(Some(_)) => Err(changed_since_planned(path)),
-                Err(e) => Err(ToolError::io(&e, "check", path)),
-            },
-            Planned::Present { stat, bytes } => {
-                let mut file = match fsops::open_for_read(parent.as_fd(), name) {
-                    Ok(f) => f,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                        return Err(changed_since_planned(path))
-                    }
-                    Err(e) => return Err(ToolError::io(&e, "check", path)),
-                };
-                let now = fsops::fstat(&file).map_err(|e| ToolError::io(&e, "check", path))?;
-                let unchanged = match bytes {
-                    Some(expected) => {
-                        now.ino == stat.ino
-                            && read_at_most(&mut file, expected.len() as u64, "check", path)?
-                                .as_deref()
-                                == Some(expected.as_slice())
-                    }
-                    None => same_version(stat, &now),
-                };
-                if unchanged {
-                    Ok(())
-                } else {
-                    Err(changed_since_planned(path))
-                }
-            }
-        }
-    }
 }

@@ -29,6 +29,7 @@ pub mod move_file;
 mod nearby;
 #[cfg(test)]
 mod next_step_tests;
+mod put;
 pub mod read_file;
 pub mod remove_dir;
 pub mod restore_file;

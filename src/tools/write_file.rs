@@ -8,20 +8,22 @@ use std::os::fd::AsFd;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use std::path::PathBuf;
-
 use super::files::{self, Planned};
-use super::trashing::{in_trash, put_in_trash};
+use super::put;
+use super::trashing::{ensure_bucket_writable, in_trash};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Rewrite, Success, ToolNames};
+use crate::call::execute::{execute, Done};
+use crate::call::plan::{Act, ChangePlan, Expect, Keep, Place, Step};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Recorded, Rewrite, Success, ToolNames};
 use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
-use crate::hashing::{sha256_hex, sha256_reader};
+use crate::hashing::sha256_hex;
+use crate::history::Heading;
 use crate::options::WorkspaceOptions;
-use crate::paths::fsops::{self, Replacing};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
+use crate::paths::Target;
 use crate::permissions::Operation;
 use crate::text::diff::UnifiedDiff;
 use crate::views::{Moment, Seen};
@@ -183,30 +185,36 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             _ => None,
         };
         let keep_old = call.ws.options().trash.keep_overwrites && !created;
-        let (ws, committed_target, new_content, cancel) = (
-            call.ws.clone(),
-            target.clone(),
-            content.clone(),
-            call.cancel.clone(),
-        );
-        let (Written { trashed, stat }, created_dirs) = call
+        let sha_after = sha256_hex(content.as_bytes());
+        let new_lines = files::line_count(content.as_bytes());
+        let bytes = content.len();
+        // The bytes go into the plan; the call keeps only what its result needs.
+        let data = std::sync::Arc::try_unwrap(content)
+            .map(String::into_bytes)
+            .unwrap_or_else(|shared| shared.as_bytes().to_vec());
+        let (ws, committed_target) = (call.ws.clone(), target.clone());
+        let (heading, cancel) = (call.heading.clone(), call.cancel.clone());
+        let Written {
+            change,
+            stat,
+            recorded,
+        } = call
             .blocking(move || {
-                let keep = keep_old.then_some(&cancel);
-                let created_dirs = files::missing_parents(&committed_target);
-                let written = commit(
-                    &ws,
-                    &committed_target,
-                    &planned,
-                    new_content.as_bytes(),
-                    keep,
-                )?;
-                Ok((written, created_dirs))
+                let write = Write {
+                    target: &committed_target,
+                    planned: &planned,
+                    keep_old,
+                    sha_before,
+                    sha_after,
+                };
+                write.make(&ws, data, &heading, &cancel)
             })
             .await?;
         if let Some(seen) = &stat {
             call.saw(&target.path, seen);
         }
-        let mut summary = summary(&target.path, &planned_old_lines, &diff, content.as_bytes());
+        let mut summary = summary(&target.path, &planned_old_lines, &diff, bytes, new_lines);
+        let trashed = change.trashed_to.clone();
         if let Some(archive) = &trashed {
             summary
                 .text
@@ -226,24 +234,13 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let mut success =
             Success::text(files::with_diff(summary.text, shown, limits.read_max_bytes))
                 .with_data("path", target.path.shown().into_owned())
-                .with_data("bytes", content.len())
+                .with_data("bytes", bytes)
                 .with_data("created", created);
         if let Some(archive) = &trashed {
             success = success.with_data("trashedTo", archive.shown().into_owned());
         }
         success.diff = Some(diff.text);
-        let action = if created {
-            Action::Added
-        } else {
-            Action::Modified
-        };
-        let mut change = FileChange {
-            sha256_before: sha_before,
-            sha256_after: Some(sha256_hex(content.as_bytes())),
-            trashed_to: trashed,
-            ..FileChange::new(target.path, action)
-        };
-        change.undo.created_dirs = created_dirs;
+        success.recorded = recorded;
         Ok(success.with_change(change))
     })
 }
@@ -266,9 +263,15 @@ struct Summary {
 /// `Created <abs> (bytes, N lines)` for a new file, `Wrote <abs> (bytes, N lines), replacing all
 /// M lines it had` for a rewrite that keeps none of the old lines: the model wrote that text, so
 /// it is counted, not echoed. `Wrote <abs> (bytes)` then the diff for any other rewrite.
-fn summary(path: &std::path::Path, old: &OldLines, diff: &UnifiedDiff, content: &[u8]) -> Summary {
-    let (p, size) = (path.shown(), super::bytes(content.len() as u64));
-    let lines = super::quantity(files::line_count(content) as u64, "line", "lines");
+fn summary(
+    path: &std::path::Path,
+    old: &OldLines,
+    diff: &UnifiedDiff,
+    bytes: usize,
+    new_lines: usize,
+) -> Summary {
+    let (p, size) = (path.shown(), super::bytes(bytes as u64));
+    let lines = super::quantity(new_lines as u64, "line", "lines");
     match old {
         OldLines::None => Summary {
             text: format!("Created {p} ({size}, {lines})"),
@@ -312,65 +315,103 @@ async fn unchanged(
     .with_data("unchanged", true))
 }
 
-/// What a write left: the archive of the old content, and the file written.
+/// What a write left: its change as the history lists it, the file written (the model's view
+/// of it), and whether the change is in the history.
 struct Written {
-    trashed: Option<PathBuf>,
+    change: FileChange,
     stat: Option<Seen>,
+    recorded: Recorded,
 }
 
-/// Creates the parents, checks the file is still what was planned on, keeps the old content in
-/// the trash when asked (`keep`, with the call's abort token), and replaces the file — only the
-/// file planned on, with the content planned on (`files::write_atomic`).
-fn commit(
-    ws: &Workspace,
-    target: &crate::paths::Target,
-    planned: &Planned,
-    content: &[u8],
-    keep: Option<&CancelToken>,
-) -> Result<Written, ToolError> {
-    let (parent_path, name) = target
-        .split()
-        .ok_or_else(|| files::is_a_directory(&target.path))?;
-    let (parent, _) = fsops::ensure_dir(&target.anchor, parent_path)
-        .map_err(|e| ToolError::io(&e, "create the parent directory of", &target.path))?;
-    planned.verify(&parent, name, &target.path)?;
-    let archived = match keep {
-        Some(cancel) => {
-            let archived = put_in_trash(ws, parent.as_fd(), name, &target.path, false, cancel)?;
-            // The archive is read by name: make sure it holds what was diffed, not something
-            // swapped in since the check above.
-            if let Planned::Present {
-                bytes: Some(old), ..
-            } = planned
-            {
-                if archived.metadata.original_sha256 != sha256_hex(old) {
-                    return Err(files::changed_since_planned(&target.path));
-                }
+/// A confirmed write, made once the lock is exclusive.
+struct Write<'a> {
+    target: &'a Target,
+    planned: &'a Planned,
+    /// Whether the replaced content goes to the trash first (keepOverwrites).
+    keep_old: bool,
+    /// The SHA-256 of the content diffed (`None`: a new file, or one too large to read).
+    sha_before: Option<String>,
+    sha_after: String,
+}
+
+impl Write<'_> {
+    /// Replaces (or creates) the file as one change with its history record (the record rides
+    /// in the commit: a kill leaves both or neither, ../../docs/history-and-undo.md): only the
+    /// file planned on, still with the content diffed, its old content kept in the trash first
+    /// when asked. Missing parents are made, and removed again unless the change is made.
+    fn make(
+        &self,
+        ws: &Workspace,
+        data: Vec<u8>,
+        heading: &Heading,
+        cancel: &CancelToken,
+    ) -> Result<Written, ToolError> {
+        let path = &self.target.path;
+        let at = Place::of(self.target).ok_or_else(|| files::is_a_directory(path))?;
+        let expect = match self.planned {
+            Planned::Absent => Expect::Nothing,
+            Planned::Present { stat, bytes } => {
+                let opening = "create the parent directory of";
+                let (parent, name) = match files::open_parent(self.target, opening) {
+                    Ok(found) => found,
+                    // Gone since it was read: not the file planned on.
+                    Err(e) if e.code == ErrorCode::NotFound => {
+                        return Err(files::changed_since_planned(path))
+                    }
+                    Err(e) => return Err(e),
+                };
+                let read = bytes.as_deref().zip(self.sha_before.as_deref());
+                put::expect_as_planned(&parent, &name, self.target, stat, read)?
             }
-            Some(archived)
-        }
-        None => None,
-    };
-    // A file too large to keep in memory is compared with its archive where there is one.
-    let same_content = |file: &mut std::fs::File| match (planned, &archived) {
-        (Planned::Present { bytes: None, .. }, Some(archived)) => {
-            Ok(sha256_reader(file)? == archived.metadata.original_sha256)
-        }
-        _ => planned.same_content(file),
-    };
-    let replacing = match planned {
-        Planned::Absent => Replacing::Nothing,
-        Planned::Present { stat, .. } => Replacing::File {
+        };
+        let created = matches!(expect, Expect::Nothing);
+        let keep = if self.keep_old && !created {
+            ensure_bucket_writable(ws, path)?;
+            Keep::Archive
+        } else {
+            Keep::Nothing
+        };
+        let created_dirs = files::missing_parents(self.target);
+        let plan = ChangePlan {
+            consume: Vec::new(),
+            steps: vec![Step {
+                at,
+                expect,
+                keep,
+                act: Act::Put { data },
+            }],
+        };
+        let files = |done: &Done| {
+            let action = if created {
+                Action::Added
+            } else {
+                Action::Modified
+            };
+            let archived = done.archives.first().and_then(Option::as_ref);
+            let mut change = FileChange {
+                sha256_before: self.sha_before.clone(),
+                sha256_after: Some(self.sha_after.clone()),
+                trashed_to: archived.map(|a| a.archive_path.clone()),
+                ..FileChange::new(path.clone(), action)
+            };
+            change.undo.created_dirs = created_dirs;
+            vec![change]
+        };
+        let mut executed = execute(ws, plan, heading, cancel, files)
+            .map_err(|e| put::failed(self.target, e.failure, "create the parent directory of"))?;
+        let change = executed
+            .files
+            .pop()
+            .ok_or_else(|| files::changed_since_planned(path))?;
+        let stat = files::open_parent(self.target, "write")
+            .ok()
+            .and_then(|(parent, name)| files::file_stat_at(parent.as_fd(), &name));
+        Ok(Written {
+            change,
             stat,
-            same_content: &same_content,
-        },
-    };
-    files::write_atomic(ws.journal(), target, parent.as_fd(), content, replacing)?;
-    // The archive stays locked (out of `trashClear`'s reach) until the old content is replaced.
-    Ok(Written {
-        trashed: archived.map(|a| a.archive_path),
-        stat: files::file_stat_at(parent.as_fd(), name),
-    })
+            recorded: executed.recorded,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -446,6 +487,113 @@ mod tests {
         assert_eq!(ws.read("wf-swapped.txt"), "another file\n");
         assert_eq!(ws.read("wf-other.txt"), "planned on\n");
         assert_eq!(ws.names(), ["wf-other.txt", "wf-swapped.txt"]);
+    }
+
+    /// A write is one change made with its record: the history lists the file (a new one with
+    /// the directories made for it; an overwrite with the archive of its old content), and
+    /// nothing of the change (temp names, journal records) is left.
+    #[tokio::test]
+    async fn the_write_and_its_record_are_made_as_one_change() {
+        let ws = TestWorkspace::new();
+        let new = json!({ "path": "a/b/new.txt", "content": "new\n" });
+        let result = ws.call("write_file", new).await;
+        assert_eq!(result.code, None, "{}", result.output);
+        let over = json!({ "path": "a/b/new.txt", "content": "over\n" });
+        let result = ws.call("write_file", over).await;
+        assert_eq!(result.code, None, "{}", result.output);
+        assert_eq!(ws.names(), ["a"]);
+        assert_eq!(ws.read("a/b/new.txt"), "over\n");
+        let workspace = ws.toolset.workspace();
+        let journal = std::fs::read_dir(workspace.journal().dir()).map_or(0, Iterator::count);
+        assert_eq!(journal, 0);
+        let history = workspace
+            .history()
+            .entries(&|_: &std::path::Path| true)
+            .unwrap();
+        let [created, overwrite] = &history[..] else {
+            panic!("two records: {}", history.len())
+        };
+        let file = &created.record.files[0];
+        assert_eq!(file.path, ws.root.join("a/b/new.txt"));
+        assert_eq!(file.created_dirs, [ws.root.join("a"), ws.root.join("a/b")]);
+        assert!(file.trashed_to.is_none());
+        let file = &overwrite.record.files[0];
+        assert!(file.trashed_to.is_some());
+        assert_eq!(
+            file.sha256_after,
+            Some(crate::hashing::sha256_hex(b"over\n"))
+        );
+    }
+
+    /// The replaced file, under the temp name the commit's exchange gave it.
+    fn displaced(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap() != name)
+            .unwrap()
+    }
+
+    /// An editor that opened the file before the write took its name saves into it after the
+    /// exchange, before it is let go (where no lease tells such a writer: macOS, the portable
+    /// mode): the write stands, and the save is kept under a visible name beside it, never
+    /// removed with the replaced file nor left under a temp name.
+    #[tokio::test]
+    async fn a_save_into_the_replaced_file_before_it_goes_is_kept_visible() {
+        let ws = TestWorkspace::new();
+        let path = ws.root.join("wf-late.txt");
+        std::fs::write(&path, "planned on\n").unwrap();
+        let root = ws.root.clone();
+        race_point::at(RacePoint::ReplacedChecked, "wf-late.txt", move || {
+            save_in_place(&displaced(&root, "wf-late.txt"), "saved by the editor\n")
+        });
+        ws.call("read_file", json!({ "path": "wf-late.txt" })).await;
+        let write = json!({ "path": "wf-late.txt", "content": "agent\n" });
+        let result = ws.call("write_file", write).await;
+        assert_eq!(result.code, None, "{}", result.output);
+        assert_eq!(ws.read("wf-late.txt"), "agent\n");
+        let names = ws.names();
+        let [written, kept] = &names[..] else {
+            panic!("the file and a kept copy: {names:?}")
+        };
+        assert_eq!(written, "wf-late.txt");
+        assert!(kept.contains(".kept-by-agent-fs-tools"), "{kept}");
+        assert_eq!(ws.read(kept), "saved by the editor\n");
+    }
+
+    /// The same save landing after the last check of the replaced file and before its name
+    /// goes: it is found once more through the open file, after the unlink, and kept.
+    #[tokio::test]
+    async fn a_save_into_the_replaced_file_as_it_goes_is_kept_visible() {
+        use std::io::Write;
+        use std::sync::{Arc, Mutex};
+        let ws = TestWorkspace::new();
+        let path = ws.root.join("wf-later.txt");
+        std::fs::write(&path, "planned on\n").unwrap();
+        let writer: Arc<Mutex<Option<std::fs::File>>> = Arc::default();
+        let (root, opened) = (ws.root.clone(), writer.clone());
+        race_point::at(RacePoint::ReplacedChecked, "wf-later.txt", move || {
+            let old = displaced(&root, "wf-later.txt");
+            let file = std::fs::OpenOptions::new().write(true).open(old).unwrap();
+            *opened.lock().unwrap() = Some(file);
+        });
+        race_point::at(RacePoint::ReplacedUnlinked, "wf-later.txt", move || {
+            let mut file = writer.lock().unwrap().take().unwrap();
+            file.set_len(0).unwrap();
+            file.write_all(b"saved late\n").unwrap();
+        });
+        ws.call("read_file", json!({ "path": "wf-later.txt" }))
+            .await;
+        let write = json!({ "path": "wf-later.txt", "content": "agent\n" });
+        let result = ws.call("write_file", write).await;
+        assert_eq!(result.code, None, "{}", result.output);
+        assert_eq!(ws.read("wf-later.txt"), "agent\n");
+        let names = ws.names();
+        let [written, kept] = &names[..] else {
+            panic!("the file and a kept copy: {names:?}")
+        };
+        assert_eq!(written, "wf-later.txt");
+        assert_eq!(ws.read(kept), "saved late\n");
     }
 
     /// A file made read-only is not replaced, even by root (whom the system would let through):

@@ -413,11 +413,11 @@ fn holds_ours(
     Ok(recognised.then_some(file))
 }
 
-/// Our new file `file`, unlinked after `ours` recognised it, checked once more:
-/// bytes someone wrote into it since (an editor that opened it while it had the name) are kept
+/// A file `file`, unlinked after `ours` recognised it, checked once more:
+/// bytes someone wrote into it since (an editor that opened it while it had a name) are kept
 /// in a new file under a visible [`kept_name`](super::kept_name) of `name`, whose name this
-/// returns.
-fn keep_late_bytes(
+/// returns. (Our new file in a swap back; the file a commit displaced, once it is let go.)
+pub fn keep_late_bytes(
     dir: BorrowedFd<'_>,
     name: &OsStr,
     mut file: File,
