@@ -993,6 +993,50 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       expect(readFileSync(file, 'utf8'), `killed at ${point}`).toBe(content)
     }
   })
+
+  it('remove_dir, killed at each phase of its commit: the directory, or its removal with its record', async () => {
+    const dirs = tempWorkspaceDirs()
+    const tree = join(dirs.root, 'tree')
+    const empty = join(dirs.root, 'empty')
+    const build = (): void => {
+      rmSync(tree, { recursive: true, force: true })
+      mkdirSync(join(tree, 'sub/deeper'), { recursive: true })
+      writeFileSync(join(tree, 'a.txt'), 'a\n'.repeat(1000))
+      writeFileSync(join(tree, 'sub/b.txt'), 'b\n')
+      writeFileSync(join(tree, 'sub/deeper/c.txt'), 'c\n')
+      mkdirSync(empty, { recursive: true })
+    }
+    const cases: [Call, string][] = [
+      [['remove_dir', { path: 'tree', recursive: true }], tree],
+      [['remove_dir', { path: 'empty' }], empty],
+    ]
+    // Before the commit point the directory stays and nothing is recorded; after it, it is gone
+    // and recorded (a tree with its archive), and one undo (by the record) brings it back.
+    for (const [call, target] of cases) {
+      for (const [point, stands] of COMMIT_PHASES) {
+        build()
+        const expected = snapshot(target)
+        const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'remove_dir' && !c.undoneBy)
+        const before = (await records(new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }))).length
+        const killed = await runChildCrashingAt(dirs, [call], point)
+        expect(killed, `the child reached ${point}`).toBe(true)
+        const { ws } = await nextWorkspace(dirs)
+        const what = `${call[1].path} killed at ${point}`
+        expect(existsSync(target), what).toBe(!stands)
+        expect(readdirSync(dirs.root).sort(), `${what}: no temp name left`).toEqual(stands ? [target === tree ? 'empty' : 'tree'] : ['empty', 'tree'])
+        const after = await records(ws)
+        expect(after.length, `${what}: recorded exactly when it stands`).toBe(before + (stands ? 1 : 0))
+        if (stands) {
+          const undone = await ws.undo({ id: after[0]!.id })
+          expect(undone.status, `${what}: ${undone.output}`).toBe('ok')
+        }
+        // Undo makes an empty directory again (its mode kept, its times new); a tree comes
+        // back from its archive as it was.
+        const strip = (tree: Record<string, Node>) => (target === empty ? { ...tree[''], mtimeNs: 0n } : tree)
+        expect(strip(snapshot(target)), what).toEqual(strip(expected))
+      }
+    }
+  })
 })
 
 /** Runs the child on `calls` in a debug build told to kill itself at the crash point `point`. */

@@ -11,9 +11,9 @@
 //! before; the tools still make their changes themselves.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
 use super::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
@@ -25,7 +25,8 @@ use crate::journal::commit::{Commit, CommitError, PlannedFile, StepFailure};
 use crate::journal::Journal;
 use crate::paths::fsops::{self, Snapshot};
 use crate::paths::process;
-use crate::trash::{archive_relative_path, Archived, TrashError, TrashItem};
+use crate::paths::EntryKind;
+use crate::trash::{archive_relative_path, Archived, Bucket, Observed, TrashError, TrashItem};
 use crate::workspace::Workspace;
 
 /// Why a plan was not made; nothing of it was.
@@ -111,11 +112,16 @@ pub fn execute(
         }
         ExecuteError { step, failure }
     };
+    let mut trees = Vec::with_capacity(steps.len());
     for (index, (step, dirs)) in steps.iter().zip(&opened).enumerate() {
-        let archived = match step.keep {
-            Keep::Nothing => None,
+        let (archived, tree) = match step.keep {
+            Keep::Nothing => (None, None),
+            Keep::Archive if removes_tree(step) => match archive_tree(ws, step, dirs, cancel) {
+                Ok((archived, tree)) => (Some(archived), Some(tree)),
+                Err(failure) => return Err(failed(&mut done, index, failure)),
+            },
             Keep::Archive => match archive(ws, step, dirs, cancel) {
-                Ok(archived) => Some(archived),
+                Ok(archived) => (Some(archived), None),
                 Err(failure) => return Err(failed(&mut done, index, failure)),
             },
         };
@@ -123,10 +129,15 @@ pub fn execute(
             commit.archived(name);
         }
         done.archives.push(archived);
+        trees.push(tree);
     }
     let journal = ws.journal();
-    for (index, (step, dirs)) in steps.into_iter().zip(opened).enumerate() {
-        if let Err(e) = add(journal, &mut commit, step, dirs) {
+    for (index, ((step, dirs), tree)) in steps.into_iter().zip(opened).zip(trees).enumerate() {
+        let added = match tree {
+            Some(tree) => add_tree_removal(&mut commit, step, dirs, tree),
+            None => add(journal, &mut commit, step, dirs),
+        };
+        if let Err(e) = added {
             drop(commit);
             return Err(failed(&mut done, index, Failure::Io(e)));
         }
@@ -187,7 +198,11 @@ fn archive(
     };
     let expected = match &step.expect {
         Expect::File { stat, .. } | Expect::Entry { stat } => Snapshot::of(stat),
-        Expect::Nothing => unreachable!("refused by check: nothing to keep at a free name"),
+        Expect::Nothing | Expect::EmptyDir { .. } => {
+            unreachable!(
+                "refused by check: nothing to keep at a free name or of an empty directory"
+            )
+        }
     };
     let archived = ws
         .bucket()
@@ -200,7 +215,7 @@ fn archive(
         Expect::Entry { stat } => {
             (archived.metadata.kind != stat.kind()).then_some(Found::Replaced)
         }
-        Expect::Nothing => None,
+        Expect::Nothing | Expect::EmptyDir { .. } => None,
     };
     match differs {
         None => Ok(archived),
@@ -209,6 +224,74 @@ fn archive(
             Err(Failure::NotAsExpected(found))
         }
     }
+}
+
+/// Whether the step removes a directory kept in the trash first: a tree, removed only as
+/// archived ([`archive_tree`], [`add_tree_removal`]).
+fn removes_tree(step: &Step) -> bool {
+    matches!(
+        (&step.act, &step.expect),
+        (Act::Remove, Expect::Entry { stat }) if stat.kind() == EntryKind::Directory
+    )
+}
+
+/// What archiving a tree saw of it, which its removal checks it against once set aside.
+struct ArchivedTree {
+    observed: Vec<Observed>,
+    /// The directory messages show paths in.
+    base: PathBuf,
+}
+
+/// [`archive`] for a tree a step removes (§4.3 of the design): archived whole, kept in place,
+/// and checked that every entry of it may be removed (refused, nothing is archived or
+/// removed: the trash's words, naming the entry that could not be).
+fn archive_tree(
+    ws: &Workspace,
+    step: &Step,
+    dirs: &Dirs,
+    cancel: &CancelToken,
+) -> Result<(Archived, ArchivedTree), Failure> {
+    let path = step.at.path();
+    let relative = archive_relative_path(ws.sandbox().root(), &path);
+    let item = TrashItem {
+        parent: dirs.at.as_fd(),
+        name: &step.at.name,
+        original_path: &path,
+        relative_path: &relative,
+    };
+    let Expect::Entry { stat } = &step.expect else {
+        unreachable!("removes_tree checked the step")
+    };
+    let (archived, observed) = ws
+        .bucket()
+        .archive_for_removal(&item, &Snapshot::of(stat), &|| cancel.is_aborted())
+        .map_err(Failure::Trash)?;
+    if archived.metadata.kind != EntryKind::Directory {
+        ws.bucket().discard(archived);
+        return Err(Failure::NotAsExpected(Found::Replaced));
+    }
+    let base = item.display_dir().to_owned();
+    Ok((archived, ArchivedTree { observed, base }))
+}
+
+/// Adds the removal of a tree archived as `tree`: set aside by one rename, then checked there
+/// against what was archived (every entry as it was, no other), else put back and the change
+/// stopped; removed after the commit point.
+fn add_tree_removal(
+    commit: &mut Commit<'_>,
+    step: Step,
+    dirs: Dirs,
+    tree: ArchivedTree,
+) -> io::Result<()> {
+    let Expect::Entry { stat } = step.expect else {
+        unreachable!("removes_tree checked the step")
+    };
+    let ArchivedTree { observed, base } = tree;
+    let check = Box::new(move |dir: BorrowedFd<'_>, aside: &OsStr| {
+        Bucket::unchanged_under(dir, aside, &observed, &base)
+    });
+    let Place { dir, name, .. } = &step.at;
+    commit.remove_checked(dirs.at, dir, name, Snapshot::of(&stat), check)
 }
 
 /// The directories a step acts in.
@@ -226,6 +309,8 @@ fn check(step: &Step) -> Result<(), &'static str> {
             Err("a put replaces a file whose bytes were read")
         }
         (Act::Remove | Act::Move { .. }, Expect::File { .. } | Expect::Entry { .. }) => Ok(()),
+        (Act::Remove, Expect::EmptyDir { .. }) => Ok(()),
+        (_, Expect::EmptyDir { .. }) => Err("only a removal expects an empty directory"),
         (Act::Remove | Act::Move { .. }, Expect::Nothing) => {
             Err("there is nothing to remove or move")
         }
@@ -234,6 +319,7 @@ fn check(step: &Step) -> Result<(), &'static str> {
     }?;
     match (step.keep, &step.expect) {
         (Keep::Archive, Expect::Nothing) => Err("there is nothing to keep at a free name"),
+        (Keep::Archive, Expect::EmptyDir { .. }) => Err("an empty directory is not archived"),
         _ => Ok(()),
     }
 }
@@ -326,6 +412,9 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
         (Act::Remove, Expect::File { stat, .. } | Expect::Entry { stat }) => {
             commit.remove(dirs.at, dir, name, Snapshot::of(&stat))
         }
+        (Act::Remove, Expect::EmptyDir { stat }) => {
+            commit.remove_empty_dir(dirs.at, dir, name, Snapshot::of(&stat))
+        }
         (Act::Move { to }, Expect::File { stat, .. } | Expect::Entry { stat }) => {
             let to_dir = dirs.to.expect("a move's destination was opened");
             let expected = Snapshot::of(&stat);
@@ -335,7 +424,8 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
             let built = stage::new_dir(journal, dirs.at.as_fd(), dir, name, mode, &below)?;
             commit.place(dirs.at, dir, &built.aside, name, built.temp)
         }
-        (Act::Remove | Act::Move { .. }, Expect::Nothing) => {
+        (Act::Remove | Act::Move { .. }, Expect::Nothing)
+        | (Act::Move { .. }, Expect::EmptyDir { .. }) => {
             unreachable!("refused by check before anything was opened")
         }
     }

@@ -79,8 +79,12 @@ pub enum Expect {
     /// A regular file as it was read: its stat and the SHA-256 of its bytes.
     File { stat: Stat, sha256: String },
     /// An entry known by identity (device and inode) and kind: a link, a directory, or a file
-    /// whose content does not matter (it goes to the trash first).
+    /// whose content does not matter (it goes to the trash first). A directory removed with
+    /// [`Keep::Archive`] is a tree: removed only as archived, every entry of it.
     Entry { stat: Stat },
+    /// A directory known by identity that must be empty: removed only while it is (what
+    /// appears in it meanwhile is never removed with it).
+    EmptyDir { stat: Stat },
 }
 
 impl Expect {
@@ -89,8 +93,13 @@ impl Expect {
         match (self, now) {
             (Expect::Nothing, None) => None,
             (Expect::Nothing, Some(_)) => Some(Found::Taken),
-            (Expect::File { .. } | Expect::Entry { .. }, None) => Some(Found::Gone),
-            (Expect::File { stat, .. } | Expect::Entry { stat }, Some(now)) => {
+            (Expect::File { .. } | Expect::Entry { .. } | Expect::EmptyDir { .. }, None) => {
+                Some(Found::Gone)
+            }
+            (
+                Expect::File { stat, .. } | Expect::Entry { stat } | Expect::EmptyDir { stat },
+                Some(now),
+            ) => {
                 if now.identity() != stat.identity() || now.kind() != stat.kind() {
                     Some(Found::Replaced)
                 } else if matches!(self, Expect::File { .. }) && !same_version(stat, now) {
@@ -108,6 +117,7 @@ impl Expect {
             Expect::Nothing => None,
             Expect::File { .. } => Some(EntryKind::File),
             Expect::Entry { stat } => Some(stat.kind()),
+            Expect::EmptyDir { .. } => Some(EntryKind::Directory),
         }
     }
 }
