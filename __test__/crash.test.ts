@@ -1037,6 +1037,53 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       }
     }
   })
+
+  it('restore_file, killed at each phase of its commit: the target as it was and the archive, or the restore with its record', async () => {
+    const dirs = tempWorkspaceDirs()
+    const tree = join(dirs.root, 'tree')
+    const over = join(dirs.root, 'over.txt')
+    const ws0 = new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir }, permissions: ALL, confirm: () => true })
+    // A tree restored where it was, and a file restored over another (which goes to the trash).
+    for (const overwrite of [false, true]) {
+      for (const [point, stands] of COMMIT_PHASES) {
+        rmSync(tree, { recursive: true, force: true })
+        mkdirSync(join(tree, 'sub'), { recursive: true })
+        writeFileSync(join(tree, 'a.txt'), 'a\n'.repeat(1000))
+        writeFileSync(join(tree, 'sub/b.txt'), 'b\n')
+        writeFileSync(over, 'restored\n')
+        const source = overwrite ? over : tree
+        const expected = snapshot(source)
+        const trashed = await ws0.call(overwrite ? 'delete_file' : 'remove_dir', { path: source, recursive: overwrite ? undefined : true })
+        expect(trashed.status, trashed.output).toBe('ok')
+        const archive = trashed.data!.trashedTo as string
+        const archiveSha = sha(readFileSync(archive))
+        if (overwrite) writeFileSync(over, 'in the way\n')
+        const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'restore_file' && !c.undoneBy)
+        const before = (await records(ws0)).length
+        const call: Call = ['restore_file', { trashedPath: archive, ...(overwrite && { overwrite: true }) }]
+        const killed = await runChildCrashingAt(dirs, [call], point)
+        const what = `${overwrite ? 'overwrite' : 'tree'} killed at ${point}`
+        expect(killed, `the child reached ${point}`).toBe(true)
+        const { ws, trash } = await nextWorkspace(dirs)
+        const after = await records(ws)
+        expect(after.length, `${what}: recorded exactly when it stands`).toBe(before + (stands ? 1 : 0))
+        if (stands) {
+          expect(snapshot(source), what).toEqual(expected)
+          expect(existsSync(archive), `${what}: the archive is used up`).toBe(false)
+          if (overwrite) {
+            const kept = trash.find((e) => e.originalPath === over)
+            expect(kept, `${what}: what was in the way is in the trash`).toBeDefined()
+          }
+        } else {
+          expect(existsSync(archive), `${what}: the archive stays`).toBe(true)
+          expect(sha(readFileSync(archive)), `${what}: the archive stays whole`).toBe(archiveSha)
+          if (overwrite) expect(readFileSync(over, 'utf8'), what).toBe('in the way\n')
+          else expect(existsSync(tree), what).toBe(false)
+        }
+        emptyBucket(dirs)
+      }
+    }
+  })
 })
 
 /** Runs the child on `calls` in a debug build told to kill itself at the crash point `point`. */

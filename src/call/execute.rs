@@ -132,14 +132,20 @@ pub fn execute(
         trees.push(tree);
     }
     let journal = ws.journal();
+    // The archives restored from, held (no other call restores or clears one) until the
+    // commit is done.
+    let mut held = Vec::new();
     for (index, ((step, dirs), tree)) in steps.into_iter().zip(opened).zip(trees).enumerate() {
-        let added = match tree {
-            Some(tree) => add_tree_removal(&mut commit, step, dirs, tree),
-            None => add(journal, &mut commit, step, dirs),
+        let added = match (tree, &step.act) {
+            (Some(tree), _) => add_tree_removal(&mut commit, step, dirs, tree).map_err(Failure::Io),
+            (None, Act::Restore { .. }) => {
+                add_restore(ws, &mut commit, step, dirs, cancel).map(|archive| held.push(archive))
+            }
+            (None, _) => add(journal, &mut commit, step, dirs).map_err(Failure::Io),
         };
-        if let Err(e) = added {
+        if let Err(failure) = added {
             drop(commit);
-            return Err(failed(&mut done, index, Failure::Io(e)));
+            return Err(failed(&mut done, index, failure));
         }
     }
     process::crash_point("staged");
@@ -147,7 +153,9 @@ pub fn execute(
         .iter()
         .filter_map(|archive| archive.file_name().map(PathBuf::from))
         .collect();
-    match commit_consuming(ws, commit, heading, consume, || files(&done)) {
+    let committed = commit_consuming(ws, commit, heading, consume, || files(&done));
+    drop(held);
+    match committed {
         Ok((files, recorded)) => Ok(Executed {
             done,
             files,
@@ -294,6 +302,29 @@ fn add_tree_removal(
     commit.remove_checked(dirs.at, dir, name, Snapshot::of(&stat), check)
 }
 
+/// Adds a restore: the archive's entry extracted under a journaled temp name beside the place
+/// ([`stage::restored`]), then placed by the commit. Returns the archive, held.
+fn add_restore(
+    ws: &Workspace,
+    commit: &mut Commit<'_>,
+    step: Step,
+    dirs: Dirs,
+    cancel: &CancelToken,
+) -> Result<Archived, Failure> {
+    let Act::Restore { archive } = &step.act else {
+        unreachable!("the caller matched a restore")
+    };
+    let Place { dir, name, .. } = &step.at;
+    // Readable: the extraction syncs the directory it builds in.
+    let readable = fsops::reopen_readable(dirs.at.as_fd()).map_err(Failure::Io)?;
+    let (built, held) = stage::restored(ws, readable.as_fd(), dir, name, archive, cancel)
+        .map_err(Failure::Trash)?;
+    commit
+        .place(dirs.at, dir, &built.aside, name, built.temp)
+        .map_err(Failure::Io)?;
+    Ok(held)
+}
+
 /// The directories a step acts in.
 struct Dirs {
     at: std::os::fd::OwnedFd,
@@ -316,6 +347,8 @@ fn check(step: &Step) -> Result<(), &'static str> {
         }
         (Act::MakeDir { .. }, Expect::Nothing) => Ok(()),
         (Act::MakeDir { .. }, _) => Err("a directory is built at a free name"),
+        (Act::Restore { .. }, Expect::Nothing) => Ok(()),
+        (Act::Restore { .. }, _) => Err("an archive's entry is restored at a free name"),
     }?;
     match (step.keep, &step.expect) {
         (Keep::Archive, Expect::Nothing) => Err("there is nothing to keep at a free name"),
@@ -328,7 +361,7 @@ fn check(step: &Step) -> Result<(), &'static str> {
 /// parents made (handed to the commit, which removes them again unless the change is made).
 fn open(commit: &mut Commit<'_>, step: &Step) -> io::Result<Dirs> {
     let at = match step.act {
-        Act::Put { .. } | Act::MakeDir { .. } => {
+        Act::Put { .. } | Act::MakeDir { .. } | Act::Restore { .. } => {
             let (dir, made) = fsops::ensure_dir_made(&step.at.anchor, &step.at.dir)?;
             commit.made_dirs(made);
             dir
@@ -428,6 +461,7 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
         | (Act::Move { .. }, Expect::EmptyDir { .. }) => {
             unreachable!("refused by check before anything was opened")
         }
+        (Act::Restore { .. }, _) => unreachable!("a restore is added by add_restore"),
     }
 }
 

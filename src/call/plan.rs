@@ -155,4 +155,8 @@ pub enum Act {
     /// directories `below` inside it (`a/b`: `a`, then `b` in it, each as a new directory is
     /// made), and takes the free name: `mkdir -p` all or nothing.
     MakeDir { mode: Option<u32>, below: PathBuf },
+    /// The entry an archive of the workspace's trash holds (a file, link or tree) is extracted
+    /// under a temp name beside the place, verified against the archive, and takes the free
+    /// name. The archive stays: a plan that uses it up lists it in [`ChangePlan::consume`].
+    Restore { archive: PathBuf },
 }

@@ -7,8 +7,11 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 
+use crate::cancel::CancelToken;
 use crate::journal::{Entry, Journal};
 use crate::paths::{fsops, trees};
+use crate::trash::{Archived, TrashError};
+use crate::workspace::Workspace;
 
 /// An entry built under `aside`, with the temp record that answers for it until the commit
 /// record takes over (`None` when the data directory could not record it).
@@ -48,6 +51,35 @@ pub fn new_dir(
     match made {
         Ok(()) => Ok(Built { aside, temp }),
         Err(e) => {
+            let _ = trees::remove_tree_at(dir, &aside, trees::Removal::OWN_TEMP);
+            if let Some(temp) = temp {
+                temp.finish();
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Extracts the entry `archive` (in `ws`'s trash) holds beside `name` in `dir` (canonical path
+/// `dir_path`), verified against the archive and durable, under a journaled temp name. The
+/// returned [`Archived`] holds the archive (no other call restores or clears it) until dropped.
+pub fn restored(
+    ws: &Workspace,
+    dir: BorrowedFd<'_>,
+    dir_path: &Path,
+    name: &OsStr,
+    archive: &Path,
+    cancel: &CancelToken,
+) -> Result<(Built, Archived), TrashError> {
+    let aside = fsops::temp_name(name);
+    let temp = ws.journal().begin_temp(dir_path, dir, &aside);
+    match ws
+        .bucket()
+        .stage(archive, dir, &aside, &|| cancel.is_aborted())
+    {
+        Ok(held) => Ok((Built { aside, temp }, held)),
+        Err(e) => {
+            // The extraction removes what it made; the temp record goes with it.
             let _ = trees::remove_tree_at(dir, &aside, trees::Removal::OWN_TEMP);
             if let Some(temp) = temp {
                 temp.finish();
