@@ -565,19 +565,25 @@ fn a_tree_is_archived_then_removed_with_its_record() {
 #[test]
 fn a_tree_that_gains_an_entry_after_it_was_archived_stays_whole() {
     let s = setup();
+    // A name no other test removes: the race point is the process's.
     s.make_tree();
-    let late = s.root.join("tree/sub/late.txt");
-    race_point::at(RacePoint::BeforeRemove, "tree", move || {
+    fs::rename(s.root.join("tree"), s.root.join("tree-gains")).unwrap();
+    let late = s.root.join("tree-gains/sub/late.txt");
+    race_point::at(RacePoint::BeforeRemove, "tree-gains", move || {
         fs::write(&late, "late\n").unwrap()
     });
     let plan = ChangePlan {
         consume: Vec::new(),
-        steps: vec![kept(step(s.place("tree"), s.entry("tree"), Act::Remove))],
+        steps: vec![kept(step(
+            s.place("tree-gains"),
+            s.entry("tree-gains"),
+            Act::Remove,
+        ))],
     };
     let e = run(&s, plan).err().expect("refused");
     assert!(matches!(e.failure, Failure::Changed { .. }), "{e:?}");
-    assert_eq!(s.read("tree/a.txt").as_deref(), Some("a\n"));
-    assert_eq!(s.read("tree/sub/late.txt").as_deref(), Some("late\n"));
+    assert_eq!(s.read("tree-gains/a.txt").as_deref(), Some("a\n"));
+    assert_eq!(s.read("tree-gains/sub/late.txt").as_deref(), Some("late\n"));
     assert_eq!(s.archives(), 0);
     assert!(s.history().is_empty());
     assert_eq!(s.records(), 0);
@@ -588,20 +594,22 @@ fn a_tree_that_gains_an_entry_after_it_was_archived_stays_whole() {
 #[test]
 fn an_empty_directory_that_gains_an_entry_is_not_removed() {
     let s = setup();
-    let late = s.root.join("empty/late.txt");
-    race_point::at(RacePoint::BeforeRemove, "empty", move || {
+    // A name no other test removes: the race point is the process's.
+    fs::create_dir(s.root.join("empty-gains")).unwrap();
+    let late = s.root.join("empty-gains/late.txt");
+    race_point::at(RacePoint::BeforeRemove, "empty-gains", move || {
         fs::write(&late, "late\n").unwrap()
     });
     let expect = Expect::EmptyDir {
-        stat: s.stat("empty"),
+        stat: s.stat("empty-gains"),
     };
     let plan = ChangePlan {
         consume: Vec::new(),
-        steps: vec![step(s.place("empty"), expect, Act::Remove)],
+        steps: vec![step(s.place("empty-gains"), expect, Act::Remove)],
     };
     let e = run(&s, plan).err().expect("refused");
     assert!(matches!(e.failure, Failure::Changed { .. }), "{e:?}");
-    assert_eq!(s.read("empty/late.txt").as_deref(), Some("late\n"));
+    assert_eq!(s.read("empty-gains/late.txt").as_deref(), Some("late\n"));
     assert!(s.history().is_empty());
     assert_eq!(s.records(), 0);
 }
