@@ -1060,7 +1060,10 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
         if (overwrite) writeFileSync(over, 'in the way\n')
         const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'restore_file' && !c.undoneBy)
         const before = (await records(ws0)).length
-        const call: Call = ['restore_file', { trashedPath: archive, ...(overwrite && { overwrite: true }) }]
+        // The tree to a path whose parents are missing (made with the change, or not at all).
+        const at = overwrite ? over : join(dirs.root, 'back/deep/tree')
+        rmSync(join(dirs.root, 'back'), { recursive: true, force: true })
+        const call: Call = ['restore_file', { trashedPath: archive, ...(overwrite ? { overwrite: true } : { targetPath: 'back/deep/tree' }) }]
         const killed = await runChildCrashingAt(dirs, [call], point)
         const what = `${overwrite ? 'overwrite' : 'tree'} killed at ${point}`
         expect(killed, `the child reached ${point}`).toBe(true)
@@ -1068,7 +1071,7 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
         const after = await records(ws)
         expect(after.length, `${what}: recorded exactly when it stands`).toBe(before + (stands ? 1 : 0))
         if (stands) {
-          expect(snapshot(source), what).toEqual(expected)
+          expect(snapshot(at), what).toEqual(expected)
           expect(existsSync(archive), `${what}: the archive is used up`).toBe(false)
           if (overwrite) {
             const kept = trash.find((e) => e.originalPath === over)
@@ -1078,8 +1081,54 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
           expect(existsSync(archive), `${what}: the archive stays`).toBe(true)
           expect(sha(readFileSync(archive)), `${what}: the archive stays whole`).toBe(archiveSha)
           if (overwrite) expect(readFileSync(over, 'utf8'), what).toBe('in the way\n')
-          else expect(existsSync(tree), what).toBe(false)
+          else expect(existsSync(join(dirs.root, 'back')), `${what}: no parent left`).toBe(false)
         }
+        emptyBucket(dirs)
+      }
+    }
+  })
+
+  it('move_file, killed at each phase of its commit: the source where it was, or the move with its record', async () => {
+    const dirs = tempWorkspaceDirs()
+    const tree = join(dirs.root, 'tree')
+    const moved = join(dirs.root, 'new/place/tree')
+    const file = join(dirs.root, 'f.txt')
+    const target = join(dirs.root, 'g.txt')
+    // A directory to a path whose parents are missing, and a file over another (which goes to the trash).
+    const cases: [Call, string, string][] = [
+      [['move_file', { source: 'tree', destination: 'new/place/tree' }], tree, moved],
+      [['move_file', { source: 'f.txt', destination: 'g.txt', overwrite: true }], file, target],
+    ]
+    for (const [call, source, destination] of cases) {
+      for (const [point, stands] of COMMIT_PHASES) {
+        rmSync(tree, { recursive: true, force: true })
+        rmSync(join(dirs.root, 'new'), { recursive: true, force: true })
+        mkdirSync(join(tree, 'sub'), { recursive: true })
+        writeFileSync(join(tree, 'a.txt'), 'a\n'.repeat(1000))
+        writeFileSync(join(tree, 'sub/b.txt'), 'b\n')
+        writeFileSync(file, 'moved\n')
+        writeFileSync(target, 'in the way\n')
+        const expected = snapshot(source)
+        const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'move_file' && !c.undoneBy)
+        const before = (await records(new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }))).length
+        const killed = await runChildCrashingAt(dirs, [call], point)
+        const what = `${call[1].source} killed at ${point}`
+        expect(killed, `the child reached ${point}`).toBe(true)
+        const { ws, trash } = await nextWorkspace(dirs)
+        const after = await records(ws)
+        expect(after.length, `${what}: recorded exactly when it stands`).toBe(before + (stands ? 1 : 0))
+        expect(existsSync(source), what).toBe(!stands)
+        if (stands) {
+          expect(snapshot(destination), what).toEqual(expected)
+          if (source === file) expect(trash.some((e) => e.originalPath === target), `${what}: what was in the way is in the trash`).toBe(true)
+          const undone = await ws.undo({ id: after[0]!.id })
+          expect(undone.status, `${what}: ${undone.output}`).toBe('ok')
+        } else {
+          if (source === tree) expect(existsSync(join(dirs.root, 'new')), `${what}: no parent left`).toBe(false)
+          else expect(readFileSync(target, 'utf8'), what).toBe('in the way\n')
+        }
+        // Moved back by the undo, or never moved.
+        expect(snapshot(source), what).toEqual(expected)
         emptyBucket(dirs)
       }
     }

@@ -317,8 +317,10 @@ fn add_restore(
     let Place { dir, name, .. } = &step.at;
     // Readable: the extraction syncs the directory it builds in.
     let readable = fsops::reopen_readable(dirs.at.as_fd()).map_err(Failure::Io)?;
-    let (built, held) = stage::restored(ws, readable.as_fd(), dir, name, archive, cancel)
-        .map_err(Failure::Trash)?;
+    let made_above = commit.made_above(dir);
+    let (built, held) =
+        stage::restored(ws, readable.as_fd(), dir, name, archive, made_above, cancel)
+            .map_err(Failure::Trash)?;
     commit
         .place(dirs.at, dir, &built.aside, name, built.temp)
         .map_err(Failure::Io)?;
@@ -357,8 +359,9 @@ fn check(step: &Step) -> Result<(), &'static str> {
     }
 }
 
-/// Opens the step's directory beneath its anchor; a put or a built directory gets its missing
-/// parents made (handed to the commit, which removes them again unless the change is made).
+/// Opens the step's directory beneath its anchor; a put, a built directory or a restored entry
+/// gets its missing parents made, and so does a move's destination (handed to the commit, which
+/// removes them again unless the change is made).
 fn open(commit: &mut Commit<'_>, step: &Step) -> io::Result<Dirs> {
     let at = match step.act {
         Act::Put { .. } | Act::MakeDir { .. } | Act::Restore { .. } => {
@@ -369,7 +372,11 @@ fn open(commit: &mut Commit<'_>, step: &Step) -> io::Result<Dirs> {
         Act::Remove | Act::Move { .. } => fsops::open_dir(&step.at.anchor, &step.at.dir, false)?,
     };
     let to = match &step.act {
-        Act::Move { to } => Some(fsops::open_dir(&to.anchor, &to.dir, false)?),
+        Act::Move { to } => {
+            let (dir, made) = fsops::ensure_dir_made(&to.anchor, &to.dir)?;
+            commit.made_dirs(made);
+            Some(dir)
+        }
         _ => None,
     };
     Ok(Dirs { at, to })
@@ -450,8 +457,27 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
         }
         (Act::Move { to }, Expect::File { stat, .. } | Expect::Entry { stat }) => {
             let to_dir = dirs.to.expect("a move's destination was opened");
+            // The directories made for the destination are answered for (removed by recovery
+            // if still empty) until the commit record is written.
+            let made_above = commit.made_above(&to.dir);
+            let temp = (!made_above.is_empty())
+                .then(|| {
+                    let unused = fsops::temp_name(&to.name);
+                    journal.begin_temp_in_made_dirs(&to.dir, to_dir.as_fd(), &unused, made_above)
+                })
+                .flatten();
             let expected = Snapshot::of(&stat);
-            commit.rename(dirs.at, dir, name, expected, to_dir, &to.dir, &to.name)
+            let added = commit.rename(dirs.at, dir, name, expected, to_dir, &to.dir, &to.name);
+            match added {
+                Ok(()) => commit.hand_over(temp),
+                Err(e) => {
+                    if let Some(temp) = temp {
+                        temp.finish();
+                    }
+                    return Err(e);
+                }
+            }
+            Ok(())
         }
         (Act::MakeDir { mode, below }, _) => {
             let built = stage::new_dir(journal, dirs.at.as_fd(), dir, name, mode, &below)?;

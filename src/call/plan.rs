@@ -149,7 +149,8 @@ pub enum Act {
     Put { data: Vec<u8> },
     /// The entry leaves its name (set aside, checked, removed after the commit point).
     Remove,
-    /// The entry moves to `to`, which must be free (one rename, on one file system).
+    /// The entry moves to `to`, which must be free (one rename, on one file system; the
+    /// missing parents of `to` are made).
     Move { to: Place },
     /// A directory (mode `mode`, or 0777 less the umask) is built under a temp name, with the
     /// directories `below` inside it (`a/b`: `a`, then `b` in it, each as a new directory is

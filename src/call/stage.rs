@@ -8,7 +8,7 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 
 use crate::cancel::CancelToken;
-use crate::journal::{Entry, Journal};
+use crate::journal::{Entry, Journal, MadeDirRecord};
 use crate::paths::{fsops, trees};
 use crate::trash::{Archived, TrashError};
 use crate::workspace::Workspace;
@@ -63,16 +63,20 @@ pub fn new_dir(
 /// Extracts the entry `archive` (in `ws`'s trash) holds beside `name` in `dir` (canonical path
 /// `dir_path`), verified against the archive and durable, under a journaled temp name. The
 /// returned [`Archived`] holds the archive (no other call restores or clears it) until dropped.
+/// `made_above`: the directories made for it, which recovery removes with the temp name.
 pub fn restored(
     ws: &Workspace,
     dir: BorrowedFd<'_>,
     dir_path: &Path,
     name: &OsStr,
     archive: &Path,
+    made_above: Vec<MadeDirRecord>,
     cancel: &CancelToken,
 ) -> Result<(Built, Archived), TrashError> {
     let aside = fsops::temp_name(name);
-    let temp = ws.journal().begin_temp(dir_path, dir, &aside);
+    let temp = ws
+        .journal()
+        .begin_temp_in_made_dirs(dir_path, dir, &aside, made_above);
     match ws
         .bucket()
         .stage(archive, dir, &aside, &|| cancel.is_aborted())

@@ -354,6 +354,26 @@ impl Commit<'_> {
         });
     }
 
+    /// The directories made for the change (so far) that hold `dir_path`: a temp record of an
+    /// entry staged in them names them, so that recovery removes them with it.
+    pub fn made_above(&self, dir_path: &Path) -> Vec<MadeDirRecord> {
+        self.made
+            .iter()
+            .filter(|(made, _)| made.holds(dir_path))
+            .map(|(made, _)| made.clone())
+            .collect()
+    }
+
+    /// Hands the temp record `temp` (of what the last step added needs: its staged entry, or
+    /// the directories made for it) to the commit record, which answers for it once written.
+    pub fn hand_over(&mut self, temp: Option<Entry>) {
+        if let Some(step) = self.steps.last_mut() {
+            if let Some(old) = std::mem::replace(&mut step.temp_entry, temp) {
+                old.finish();
+            }
+        }
+    }
+
     /// How many steps the change has so far (a step's index names it in a [`CommitError`]).
     pub fn len(&self) -> usize {
         self.steps.len()
