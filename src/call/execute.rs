@@ -318,9 +318,8 @@ fn add_restore(
     // Readable: the extraction syncs the directory it builds in.
     let readable = fsops::reopen_readable(dirs.at.as_fd()).map_err(Failure::Io)?;
     let made_above = commit.made_above(dir);
-    let (built, held) =
-        stage::restored(ws, readable.as_fd(), dir, name, archive, made_above, cancel)
-            .map_err(Failure::Trash)?;
+    let (built, held) = stage::restored(ws, readable.as_fd(), dir, archive, made_above, cancel)
+        .map_err(Failure::Trash)?;
     commit
         .place(dirs.at, dir, &built.aside, name, built.temp)
         .map_err(Failure::Io)?;

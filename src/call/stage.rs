@@ -60,20 +60,20 @@ pub fn new_dir(
     }
 }
 
-/// Extracts the entry `archive` (in `ws`'s trash) holds beside `name` in `dir` (canonical path
-/// `dir_path`), verified against the archive and durable, under a journaled temp name. The
+/// Extracts the entry `archive` (in `ws`'s trash) holds in `dir` (canonical path `dir_path`),
+/// beside where it goes, verified against the archive and durable, under a journaled temp name. The
 /// returned [`Archived`] holds the archive (no other call restores or clears it) until dropped.
 /// `made_above`: the directories made for it, which recovery removes with the temp name.
 pub fn restored(
     ws: &Workspace,
     dir: BorrowedFd<'_>,
     dir_path: &Path,
-    name: &OsStr,
     archive: &Path,
     made_above: Vec<MadeDirRecord>,
     cancel: &CancelToken,
 ) -> Result<(Built, Archived), TrashError> {
-    let aside = fsops::temp_name(name);
+    // Named as any restore's temp root (`.restore-<hex>.partial`), whatever the target's name.
+    let aside = crate::trash::restore_temp_name();
     let temp = ws
         .journal()
         .begin_temp_in_made_dirs(dir_path, dir, &aside, made_above);

@@ -468,6 +468,38 @@ mod tests {
         }
     }
 
+    /// A name that is not UTF-8 cannot be in a history record: the restore is made all the
+    /// same, unrecorded, and its archive is used up with it (as before the engine).
+    #[tokio::test]
+    async fn a_name_that_is_not_utf8_is_restored_and_its_archive_used_up() {
+        use std::os::unix::ffi::OsStrExt;
+        let ws = TestWorkspace::new();
+        let name = std::ffi::OsStr::from_bytes(b"n\xe9\xff.t");
+        std::fs::write(ws.root.join(name), "back\n").unwrap();
+        let shown = ws.root.join(name).shown().into_owned();
+        let trashed = ws.call("delete_file", json!({ "path": shown })).await;
+        assert_eq!(trashed.code, None, "{}", trashed.output);
+        let data = trashed.data.unwrap();
+        let archive = data["trashedTo"].as_str().unwrap().to_owned();
+        let result = ws
+            .call("restore_file", json!({ "trashedPath": archive }))
+            .await;
+        assert_eq!(result.code, None, "{}", result.output);
+        assert_eq!(std::fs::read(ws.root.join(name)).unwrap(), b"back\n");
+        let bucket = ws.toolset.workspace().bucket().dir().to_owned();
+        let left = std::fs::read_dir(bucket).map_or(0, |d| {
+            d.filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .as_bytes()
+                    .ends_with(b".tar.gz")
+            })
+            .count()
+        });
+        assert_eq!(left, 0, "the archive is used up");
+    }
+
     /// The archive as the model gave it (its directory tells which trash), like any path tool.
     #[test]
     fn format_call_is_the_archive_as_given() {
