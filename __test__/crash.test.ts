@@ -48,6 +48,10 @@
  *   it, the new file with its record, and one undo of that record takes it back;
  * - edit_file, killed at each of those phases: the old file and no record before the commit
  *   point; the edited file with its record after it, and one undo (by its delta) takes it back;
+ * - remove_dir (a tree, an empty directory), restore_file (a tree into missing parents, a file
+ *   over another) and move_file (a directory into missing parents, a file over another), killed
+ *   at each of those phases: as it was before the commit point (the restore's archive whole),
+ *   the change with its record after it, and one undo of that record takes it back;
  * - leftovers are recognisable: `.<name>.<pid>.<n>.agent-fs-tools.tmp` (atomic writes),
  *   `.restore-<unique>.partial` beside a restore target, `.<what>-<unique>.partial` in the bucket;
  * - the next Workspace on the same root and data dir works: `trash_list`, `trashList()` and a
@@ -1146,6 +1150,146 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
         const undone = await ws.undo({ id: now[0]!.id })
         expect(undone.status, `killed at ${point}: ${undone.output}`).toBe('ok')
         expect(readFileSync(file, 'utf8'), `killed at ${point}`).toBe(before)
+      }
+    }
+  })
+
+  it('remove_dir, killed at each phase of its commit: the directory, or its removal with its record', async () => {
+    const dirs = tempWorkspaceDirs()
+    const tree = join(dirs.root, 'tree')
+    const empty = join(dirs.root, 'empty')
+    const build = (): void => {
+      rmSync(tree, { recursive: true, force: true })
+      mkdirSync(join(tree, 'sub/deeper'), { recursive: true })
+      writeFileSync(join(tree, 'a.txt'), 'a\n'.repeat(1000))
+      writeFileSync(join(tree, 'sub/b.txt'), 'b\n')
+      writeFileSync(join(tree, 'sub/deeper/c.txt'), 'c\n')
+      mkdirSync(empty, { recursive: true })
+    }
+    const cases: [Call, string][] = [
+      [['remove_dir', { path: 'tree', recursive: true }], tree],
+      [['remove_dir', { path: 'empty' }], empty],
+    ]
+    // Before the commit point the directory stays and nothing is recorded; after it, it is gone
+    // and recorded (a tree with its archive), and one undo (by the record) brings it back.
+    for (const [call, target] of cases) {
+      for (const [point, stands] of COMMIT_PHASES) {
+        build()
+        const expected = snapshot(target)
+        const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'remove_dir' && !c.undoneBy)
+        const before = (await records(new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }))).length
+        const killed = await runChildCrashingAt(dirs, [call], point)
+        expect(killed, `the child reached ${point}`).toBe(true)
+        const { ws } = await nextWorkspace(dirs)
+        const what = `${call[1].path} killed at ${point}`
+        expect(existsSync(target), what).toBe(!stands)
+        expect(readdirSync(dirs.root).sort(), `${what}: no temp name left`).toEqual(stands ? [target === tree ? 'empty' : 'tree'] : ['empty', 'tree'])
+        const after = await records(ws)
+        expect(after.length, `${what}: recorded exactly when it stands`).toBe(before + (stands ? 1 : 0))
+        if (stands) {
+          const undone = await ws.undo({ id: after[0]!.id })
+          expect(undone.status, `${what}: ${undone.output}`).toBe('ok')
+        }
+        // Undo makes an empty directory again (its mode kept, its times new); a tree comes
+        // back from its archive as it was.
+        const strip = (tree: Record<string, Node>) => (target === empty ? { ...tree[''], mtimeNs: 0n } : tree)
+        expect(strip(snapshot(target)), what).toEqual(strip(expected))
+      }
+    }
+  })
+
+  it('restore_file, killed at each phase of its commit: the target as it was and the archive, or the restore with its record', async () => {
+    const dirs = tempWorkspaceDirs()
+    const tree = join(dirs.root, 'tree')
+    const over = join(dirs.root, 'over.txt')
+    const ws0 = new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir }, permissions: ALL, confirm: () => true })
+    // A tree restored where it was, and a file restored over another (which goes to the trash).
+    for (const overwrite of [false, true]) {
+      for (const [point, stands] of COMMIT_PHASES) {
+        rmSync(tree, { recursive: true, force: true })
+        mkdirSync(join(tree, 'sub'), { recursive: true })
+        writeFileSync(join(tree, 'a.txt'), 'a\n'.repeat(1000))
+        writeFileSync(join(tree, 'sub/b.txt'), 'b\n')
+        writeFileSync(over, 'restored\n')
+        const source = overwrite ? over : tree
+        const expected = snapshot(source)
+        const trashed = await ws0.call(overwrite ? 'delete_file' : 'remove_dir', { path: source, recursive: overwrite ? undefined : true })
+        expect(trashed.status, trashed.output).toBe('ok')
+        const archive = trashed.data!.trashedTo as string
+        const archiveSha = sha(readFileSync(archive))
+        if (overwrite) writeFileSync(over, 'in the way\n')
+        const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'restore_file' && !c.undoneBy)
+        const before = (await records(ws0)).length
+        // The tree to a path whose parents are missing (made with the change, or not at all).
+        const at = overwrite ? over : join(dirs.root, 'back/deep/tree')
+        rmSync(join(dirs.root, 'back'), { recursive: true, force: true })
+        const call: Call = ['restore_file', { trashedPath: archive, ...(overwrite ? { overwrite: true } : { targetPath: 'back/deep/tree' }) }]
+        const killed = await runChildCrashingAt(dirs, [call], point)
+        const what = `${overwrite ? 'overwrite' : 'tree'} killed at ${point}`
+        expect(killed, `the child reached ${point}`).toBe(true)
+        const { ws, trash } = await nextWorkspace(dirs)
+        const after = await records(ws)
+        expect(after.length, `${what}: recorded exactly when it stands`).toBe(before + (stands ? 1 : 0))
+        if (stands) {
+          expect(snapshot(at), what).toEqual(expected)
+          expect(existsSync(archive), `${what}: the archive is used up`).toBe(false)
+          if (overwrite) {
+            const kept = trash.find((e) => e.originalPath === over)
+            expect(kept, `${what}: what was in the way is in the trash`).toBeDefined()
+          }
+        } else {
+          expect(existsSync(archive), `${what}: the archive stays`).toBe(true)
+          expect(sha(readFileSync(archive)), `${what}: the archive stays whole`).toBe(archiveSha)
+          if (overwrite) expect(readFileSync(over, 'utf8'), what).toBe('in the way\n')
+          else expect(existsSync(join(dirs.root, 'back')), `${what}: no parent left`).toBe(false)
+        }
+        emptyBucket(dirs)
+      }
+    }
+  })
+
+  it('move_file, killed at each phase of its commit: the source where it was, or the move with its record', async () => {
+    const dirs = tempWorkspaceDirs()
+    const tree = join(dirs.root, 'tree')
+    const moved = join(dirs.root, 'new/place/tree')
+    const file = join(dirs.root, 'f.txt')
+    const target = join(dirs.root, 'g.txt')
+    // A directory to a path whose parents are missing, and a file over another (which goes to the trash).
+    const cases: [Call, string, string][] = [
+      [['move_file', { source: 'tree', destination: 'new/place/tree' }], tree, moved],
+      [['move_file', { source: 'f.txt', destination: 'g.txt', overwrite: true }], file, target],
+    ]
+    for (const [call, source, destination] of cases) {
+      for (const [point, stands] of COMMIT_PHASES) {
+        rmSync(tree, { recursive: true, force: true })
+        rmSync(join(dirs.root, 'new'), { recursive: true, force: true })
+        mkdirSync(join(tree, 'sub'), { recursive: true })
+        writeFileSync(join(tree, 'a.txt'), 'a\n'.repeat(1000))
+        writeFileSync(join(tree, 'sub/b.txt'), 'b\n')
+        writeFileSync(file, 'moved\n')
+        writeFileSync(target, 'in the way\n')
+        const expected = snapshot(source)
+        const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'move_file' && !c.undoneBy)
+        const before = (await records(new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }))).length
+        const killed = await runChildCrashingAt(dirs, [call], point)
+        const what = `${call[1].source} killed at ${point}`
+        expect(killed, `the child reached ${point}`).toBe(true)
+        const { ws, trash } = await nextWorkspace(dirs)
+        const after = await records(ws)
+        expect(after.length, `${what}: recorded exactly when it stands`).toBe(before + (stands ? 1 : 0))
+        expect(existsSync(source), what).toBe(!stands)
+        if (stands) {
+          expect(snapshot(destination), what).toEqual(expected)
+          if (source === file) expect(trash.some((e) => e.originalPath === target), `${what}: what was in the way is in the trash`).toBe(true)
+          const undone = await ws.undo({ id: after[0]!.id })
+          expect(undone.status, `${what}: ${undone.output}`).toBe('ok')
+        } else {
+          if (source === tree) expect(existsSync(join(dirs.root, 'new')), `${what}: no parent left`).toBe(false)
+          else expect(readFileSync(target, 'utf8'), what).toBe('in the way\n')
+        }
+        // Moved back by the undo, or never moved.
+        expect(snapshot(source), what).toEqual(expected)
+        emptyBucket(dirs)
       }
     }
   })

@@ -389,6 +389,8 @@ pub fn commit_consuming(
     files: impl FnOnce() -> Vec<FileChange>,
 ) -> Result<(Vec<FileChange>, Recorded), CommitError> {
     let mut made = Vec::new();
+    // What is consumed once the change is made, should the sequel not carry it.
+    let mut consume_now = Vec::new();
     let sequel = commit.apply_then(
         || {
             made = files();
@@ -396,13 +398,16 @@ pub fn commit_consuming(
                 return Ok(None);
             }
             let record = ws.history().prepare(heading, &made)?;
-            let consumes = !consume.is_empty();
-            match serde_json::to_value(AfterCommit { record, consume }) {
+            let after = AfterCommit { record, consume };
+            match serde_json::to_value(&after) {
                 Ok(sequel) => Ok(Some(sequel)),
                 // A record that cannot be written (a path that is not UTF-8) does not stop the
-                // change, as for a change recorded after it is made: it stands unrecorded.
-                Err(_) if !consumes => Ok(None),
-                Err(e) => Err(io::Error::other(e)),
+                // change, as for a change recorded after it is made: it stands unrecorded, and
+                // what it consumes is deleted right after it (not by recovery after a kill).
+                Err(_) => {
+                    consume_now = after.consume;
+                    Ok(None)
+                }
             }
         },
         |sequel| {
@@ -412,6 +417,9 @@ pub fn commit_consuming(
             ws.history().append(&after.record)
         },
     )?;
+    for name in &consume_now {
+        ws.bucket().discard_named(name.as_os_str());
+    }
     let recorded = match sequel {
         Sequel::Performed => Recorded::Written {
             id: heading.id.clone(),

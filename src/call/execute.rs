@@ -11,9 +11,9 @@
 //! before; the tools still make their changes themselves.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
 use super::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
@@ -25,7 +25,8 @@ use crate::journal::commit::{Commit, CommitError, PlannedFile, StepFailure};
 use crate::journal::Journal;
 use crate::paths::fsops::{self, Snapshot};
 use crate::paths::process;
-use crate::trash::{archive_relative_path, Archived, TrashError, TrashItem};
+use crate::paths::EntryKind;
+use crate::trash::{archive_relative_path, Archived, Bucket, Observed, TrashError, TrashItem};
 use crate::workspace::Workspace;
 pub use stage::{CopyFailed, CopyMade};
 
@@ -114,11 +115,16 @@ pub fn execute(
         }
         ExecuteError { step, failure }
     };
+    let mut trees = Vec::with_capacity(steps.len());
     for (index, (step, dirs)) in steps.iter().zip(&opened).enumerate() {
-        let archived = match step.keep {
-            Keep::Nothing => None,
+        let (archived, tree) = match step.keep {
+            Keep::Nothing => (None, None),
+            Keep::Archive if removes_tree(step) => match archive_tree(ws, step, dirs, cancel) {
+                Ok((archived, tree)) => (Some(archived), Some(tree)),
+                Err(failure) => return Err(failed(&mut done, index, failure)),
+            },
             Keep::Archive => match archive(ws, step, dirs, cancel) {
-                Ok(archived) => Some(archived),
+                Ok(archived) => (Some(archived), None),
                 Err(failure) => return Err(failed(&mut done, index, failure)),
             },
         };
@@ -126,18 +132,35 @@ pub fn execute(
             commit.archived(name);
         }
         done.archives.push(archived);
+        trees.push(tree);
     }
     let journal = ws.journal();
-    for (index, (step, dirs)) in steps.into_iter().zip(opened).enumerate() {
-        let added = match step.act {
-            Act::Copy { .. } => add_copy(journal, &mut commit, step, dirs, cancel).map(Some),
-            _ => add(journal, &mut commit, step, dirs).map(|()| None),
+    // The archives restored from, held (no other call restores or clears one) until the
+    // commit is done.
+    let mut held = Vec::new();
+    for (index, ((step, dirs), tree)) in steps.into_iter().zip(opened).zip(trees).enumerate() {
+        let added = match (tree, &step.act) {
+            (Some(tree), _) => add_tree_removal(&mut commit, step, dirs, tree)
+                .map(|()| None)
+                .map_err(Failure::Io),
+            (None, Act::Restore { .. }) => {
+                add_restore(ws, &mut commit, step, dirs, cancel).map(|archive| {
+                    held.push(archive);
+                    None
+                })
+            }
+            (None, Act::Copy { .. }) => add_copy(journal, &mut commit, step, dirs, cancel)
+                .map(Some)
+                .map_err(Failure::Io),
+            (None, _) => add(journal, &mut commit, step, dirs)
+                .map(|()| None)
+                .map_err(Failure::Io),
         };
         match added {
             Ok(copy) => done.copies.push(copy),
-            Err(e) => {
+            Err(failure) => {
                 drop(commit);
-                return Err(failed(&mut done, index, Failure::Io(e)));
+                return Err(failed(&mut done, index, failure));
             }
         }
     }
@@ -146,7 +169,9 @@ pub fn execute(
         .iter()
         .filter_map(|archive| archive.file_name().map(PathBuf::from))
         .collect();
-    match commit_consuming(ws, commit, heading, consume, || files(&done)) {
+    let committed = commit_consuming(ws, commit, heading, consume, || files(&done));
+    drop(held);
+    match committed {
         Ok((files, recorded)) => Ok(Executed {
             done,
             files,
@@ -197,7 +222,11 @@ fn archive(
     };
     let expected = match &step.expect {
         Expect::File { stat, .. } | Expect::Entry { stat } => Snapshot::of(stat),
-        Expect::Nothing => unreachable!("refused by check: nothing to keep at a free name"),
+        Expect::Nothing | Expect::EmptyDir { .. } => {
+            unreachable!(
+                "refused by check: nothing to keep at a free name or of an empty directory"
+            )
+        }
     };
     let archived = ws
         .bucket()
@@ -210,7 +239,7 @@ fn archive(
         Expect::Entry { stat } => {
             (archived.metadata.kind != stat.kind()).then_some(Found::Replaced)
         }
-        Expect::Nothing => None,
+        Expect::Nothing | Expect::EmptyDir { .. } => None,
     };
     match differs {
         None => Ok(archived),
@@ -219,6 +248,98 @@ fn archive(
             Err(Failure::NotAsExpected(found))
         }
     }
+}
+
+/// Whether the step removes a directory kept in the trash first: a tree, removed only as
+/// archived ([`archive_tree`], [`add_tree_removal`]).
+fn removes_tree(step: &Step) -> bool {
+    matches!(
+        (&step.act, &step.expect),
+        (Act::Remove, Expect::Entry { stat }) if stat.kind() == EntryKind::Directory
+    )
+}
+
+/// What archiving a tree saw of it, which its removal checks it against once set aside.
+struct ArchivedTree {
+    observed: Vec<Observed>,
+    /// The directory messages show paths in.
+    base: PathBuf,
+}
+
+/// [`archive`] for a tree a step removes (§4.3 of the design): archived whole, kept in place,
+/// and checked that every entry of it may be removed (refused, nothing is archived or
+/// removed: the trash's words, naming the entry that could not be).
+fn archive_tree(
+    ws: &Workspace,
+    step: &Step,
+    dirs: &Dirs,
+    cancel: &CancelToken,
+) -> Result<(Archived, ArchivedTree), Failure> {
+    let path = step.at.path();
+    let relative = archive_relative_path(ws.sandbox().root(), &path);
+    let item = TrashItem {
+        parent: dirs.at.as_fd(),
+        name: &step.at.name,
+        original_path: &path,
+        relative_path: &relative,
+    };
+    let Expect::Entry { stat } = &step.expect else {
+        unreachable!("removes_tree checked the step")
+    };
+    let (archived, observed) = ws
+        .bucket()
+        .archive_for_removal(&item, &Snapshot::of(stat), &|| cancel.is_aborted())
+        .map_err(Failure::Trash)?;
+    if archived.metadata.kind != EntryKind::Directory {
+        ws.bucket().discard(archived);
+        return Err(Failure::NotAsExpected(Found::Replaced));
+    }
+    let base = item.display_dir().to_owned();
+    Ok((archived, ArchivedTree { observed, base }))
+}
+
+/// Adds the removal of a tree archived as `tree`: set aside by one rename, then checked there
+/// against what was archived (every entry as it was, no other), else put back and the change
+/// stopped; removed after the commit point.
+fn add_tree_removal(
+    commit: &mut Commit<'_>,
+    step: Step,
+    dirs: Dirs,
+    tree: ArchivedTree,
+) -> io::Result<()> {
+    let Expect::Entry { stat } = step.expect else {
+        unreachable!("removes_tree checked the step")
+    };
+    let ArchivedTree { observed, base } = tree;
+    let check = Box::new(move |dir: BorrowedFd<'_>, aside: &OsStr| {
+        Bucket::unchanged_under(dir, aside, &observed, &base)
+    });
+    let Place { dir, name, .. } = &step.at;
+    commit.remove_checked(dirs.at, dir, name, Snapshot::of(&stat), check)
+}
+
+/// Adds a restore: the archive's entry extracted under a journaled temp name beside the place
+/// ([`stage::restored`]), then placed by the commit. Returns the archive, held.
+fn add_restore(
+    ws: &Workspace,
+    commit: &mut Commit<'_>,
+    step: Step,
+    dirs: Dirs,
+    cancel: &CancelToken,
+) -> Result<Archived, Failure> {
+    let Act::Restore { archive } = &step.act else {
+        unreachable!("the caller matched a restore")
+    };
+    let Place { dir, name, .. } = &step.at;
+    // Readable: the extraction syncs the directory it builds in.
+    let readable = fsops::reopen_readable(dirs.at.as_fd()).map_err(Failure::Io)?;
+    let made_above = commit.made_above(dir);
+    let (built, held) = stage::restored(ws, readable.as_fd(), dir, archive, made_above, cancel)
+        .map_err(Failure::Trash)?;
+    commit
+        .place(dirs.at, dir, &built.aside, name, built.temp)
+        .map_err(Failure::Io)?;
+    Ok(held)
 }
 
 /// The directories a step acts in.
@@ -238,6 +359,8 @@ fn check(step: &Step) -> Result<(), &'static str> {
             Err("a put replaces a file whose bytes were read")
         }
         (Act::Remove | Act::Move { .. }, Expect::File { .. } | Expect::Entry { .. }) => Ok(()),
+        (Act::Remove, Expect::EmptyDir { .. }) => Ok(()),
+        (_, Expect::EmptyDir { .. }) => Err("only a removal expects an empty directory"),
         (Act::Remove | Act::Move { .. }, Expect::Nothing) => {
             Err("there is nothing to remove or move")
         }
@@ -245,18 +368,22 @@ fn check(step: &Step) -> Result<(), &'static str> {
         (Act::MakeDir { .. }, _) => Err("a directory is built at a free name"),
         (Act::Copy { .. }, Expect::Nothing) => Ok(()),
         (Act::Copy { .. }, _) => Err("a copy is built at a free name"),
+        (Act::Restore { .. }, Expect::Nothing) => Ok(()),
+        (Act::Restore { .. }, _) => Err("an archive's entry is restored at a free name"),
     }?;
     match (step.keep, &step.expect) {
         (Keep::Archive, Expect::Nothing) => Err("there is nothing to keep at a free name"),
+        (Keep::Archive, Expect::EmptyDir { .. }) => Err("an empty directory is not archived"),
         _ => Ok(()),
     }
 }
 
-/// Opens the step's directory beneath its anchor; a put or a built directory gets its missing
-/// parents made (handed to the commit, which removes them again unless the change is made).
+/// Opens the step's directory beneath its anchor; a put, a built directory or a restored entry
+/// gets its missing parents made, and so does a move's destination (handed to the commit, which
+/// removes them again unless the change is made).
 fn open(commit: &mut Commit<'_>, step: &Step) -> io::Result<Dirs> {
     let at = match step.act {
-        Act::Put { .. } | Act::MakeDir { .. } | Act::Copy { .. } => {
+        Act::Put { .. } | Act::MakeDir { .. } | Act::Copy { .. } | Act::Restore { .. } => {
             let (dir, made) = fsops::ensure_dir_made(&step.at.anchor, &step.at.dir)?;
             commit.made_dirs(made);
             dir
@@ -264,7 +391,11 @@ fn open(commit: &mut Commit<'_>, step: &Step) -> io::Result<Dirs> {
         Act::Remove | Act::Move { .. } => fsops::open_dir(&step.at.anchor, &step.at.dir, false)?,
     };
     let to = match &step.act {
-        Act::Move { to } => Some(fsops::open_dir(&to.anchor, &to.dir, false)?),
+        Act::Move { to } => {
+            let (dir, made) = fsops::ensure_dir_made(&to.anchor, &to.dir)?;
+            commit.made_dirs(made);
+            Some(dir)
+        }
         _ => None,
     };
     let from = match &step.act {
@@ -358,19 +489,43 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
         (Act::Remove, Expect::File { stat, .. } | Expect::Entry { stat }) => {
             commit.remove(dirs.at, dir, name, Snapshot::of(&stat))
         }
+        (Act::Remove, Expect::EmptyDir { stat }) => {
+            commit.remove_empty_dir(dirs.at, dir, name, Snapshot::of(&stat))
+        }
         (Act::Move { to }, Expect::File { stat, .. } | Expect::Entry { stat }) => {
             let to_dir = dirs.to.expect("a move's destination was opened");
+            // The directories made for the destination are answered for (removed by recovery
+            // if still empty) until the commit record is written.
+            let made_above = commit.made_above(&to.dir);
+            let temp = (!made_above.is_empty())
+                .then(|| {
+                    let unused = fsops::temp_name(&to.name);
+                    journal.begin_temp_in_made_dirs(&to.dir, to_dir.as_fd(), &unused, made_above)
+                })
+                .flatten();
             let expected = Snapshot::of(&stat);
-            commit.rename(dirs.at, dir, name, expected, to_dir, &to.dir, &to.name)
+            let added = commit.rename(dirs.at, dir, name, expected, to_dir, &to.dir, &to.name);
+            match added {
+                Ok(()) => commit.hand_over(temp),
+                Err(e) => {
+                    if let Some(temp) = temp {
+                        temp.finish();
+                    }
+                    return Err(e);
+                }
+            }
+            Ok(())
         }
         (Act::MakeDir { mode, below }, _) => {
             let built = stage::new_dir(journal, dirs.at.as_fd(), dir, name, mode, &below)?;
             commit.place(dirs.at, dir, &built.aside, name, built.temp)
         }
-        (Act::Remove | Act::Move { .. }, Expect::Nothing) => {
+        (Act::Remove | Act::Move { .. }, Expect::Nothing)
+        | (Act::Move { .. }, Expect::EmptyDir { .. }) => {
             unreachable!("refused by check before anything was opened")
         }
         (Act::Copy { .. }, _) => unreachable!("staged by add_copy, which returns what it built"),
+        (Act::Restore { .. }, _) => unreachable!("a restore is added by add_restore"),
     }
 }
 

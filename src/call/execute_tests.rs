@@ -11,6 +11,7 @@ use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
 use crate::change::Action;
 use crate::hashing::sha256_hex;
 use crate::history::{Author, History};
+use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::Stat;
 
 struct Setup {
@@ -524,4 +525,115 @@ fn a_consumed_archive_goes_with_the_change_and_only_with_it() {
     assert!(!archive.exists());
     assert_eq!(s.read("b.txt").as_deref(), Some("b\n"));
     assert_eq!(s.history().len(), 2);
+}
+
+impl Setup {
+    /// The tree `tree/` (two files, a subdirectory) for removals.
+    fn make_tree(&self) {
+        fs::create_dir_all(self.root.join("tree/sub")).unwrap();
+        fs::write(self.root.join("tree/a.txt"), "a\n").unwrap();
+        fs::write(self.root.join("tree/sub/b.txt"), "b\n").unwrap();
+    }
+}
+
+/// A tree kept in the trash first is archived whole, then removed with its record: nothing of
+/// it (nor a temp name) is left, its archive is held for the result.
+#[test]
+fn a_tree_is_archived_then_removed_with_its_record() {
+    let s = setup();
+    s.make_tree();
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![kept(step(s.place("tree"), s.entry("tree"), Act::Remove))],
+    };
+    let executed = run(&s, plan).unwrap();
+    assert!(!s.root.join("tree").exists());
+    assert!(!s
+        .names()
+        .iter()
+        .any(|n| n.starts_with("tree") || n.contains(".tmp")));
+    let archived = executed.done.archives[0].as_ref().unwrap();
+    assert_eq!(archived.metadata.file_count, Some(2));
+    assert_eq!(s.archives(), 1);
+    assert_eq!(s.history().len(), 1);
+    assert_eq!(s.records(), 0);
+}
+
+/// A tree that gains an entry after it was archived (and before it is set aside) is not
+/// removed: the entry is not in the archive. The tree stays whole at its name, with the new
+/// entry, and its archive is discarded; nothing is recorded.
+#[test]
+fn a_tree_that_gains_an_entry_after_it_was_archived_stays_whole() {
+    let s = setup();
+    // A name no other test removes: the race point is the process's.
+    s.make_tree();
+    fs::rename(s.root.join("tree"), s.root.join("tree-gains")).unwrap();
+    let late = s.root.join("tree-gains/sub/late.txt");
+    race_point::at(RacePoint::BeforeRemove, "tree-gains", move || {
+        fs::write(&late, "late\n").unwrap()
+    });
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![kept(step(
+            s.place("tree-gains"),
+            s.entry("tree-gains"),
+            Act::Remove,
+        ))],
+    };
+    let e = run(&s, plan).err().expect("refused");
+    assert!(matches!(e.failure, Failure::Changed { .. }), "{e:?}");
+    assert_eq!(s.read("tree-gains/a.txt").as_deref(), Some("a\n"));
+    assert_eq!(s.read("tree-gains/sub/late.txt").as_deref(), Some("late\n"));
+    assert_eq!(s.archives(), 0);
+    assert!(s.history().is_empty());
+    assert_eq!(s.records(), 0);
+}
+
+/// An empty directory that gains an entry before it is set aside is not removed, nor what
+/// appeared in it.
+#[test]
+fn an_empty_directory_that_gains_an_entry_is_not_removed() {
+    let s = setup();
+    // A name no other test removes: the race point is the process's.
+    fs::create_dir(s.root.join("empty-gains")).unwrap();
+    let late = s.root.join("empty-gains/late.txt");
+    race_point::at(RacePoint::BeforeRemove, "empty-gains", move || {
+        fs::write(&late, "late\n").unwrap()
+    });
+    let expect = Expect::EmptyDir {
+        stat: s.stat("empty-gains"),
+    };
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![step(s.place("empty-gains"), expect, Act::Remove)],
+    };
+    let e = run(&s, plan).err().expect("refused");
+    assert!(matches!(e.failure, Failure::Changed { .. }), "{e:?}");
+    assert_eq!(s.read("empty-gains/late.txt").as_deref(), Some("late\n"));
+    assert!(s.history().is_empty());
+    assert_eq!(s.records(), 0);
+}
+
+/// An empty directory is removed with its record; it cannot be kept in the trash (a plan's
+/// mistake, refused before anything).
+#[test]
+fn an_empty_directory_is_removed_and_never_archived() {
+    let s = setup();
+    let expect = Expect::EmptyDir {
+        stat: s.stat("empty"),
+    };
+    let archived = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![kept(step(s.place("empty"), expect.clone(), Act::Remove))],
+    };
+    let e = run(&s, archived).err().expect("refused");
+    assert!(matches!(e.failure, Failure::Invalid(_)), "{e:?}");
+    assert!(s.root.join("empty").is_dir());
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![step(s.place("empty"), expect, Act::Remove)],
+    };
+    run(&s, plan).unwrap();
+    assert!(!s.root.join("empty").exists());
+    assert_eq!(s.history().len(), 1);
 }

@@ -79,8 +79,12 @@ pub enum Expect {
     /// A regular file as it was read: its stat and the SHA-256 of its bytes.
     File { stat: Stat, sha256: String },
     /// An entry known by identity (device and inode) and kind: a link, a directory, or a file
-    /// whose content does not matter (it goes to the trash first).
+    /// whose content does not matter (it goes to the trash first). A directory removed with
+    /// [`Keep::Archive`] is a tree: removed only as archived, every entry of it.
     Entry { stat: Stat },
+    /// A directory known by identity that must be empty: removed only while it is (what
+    /// appears in it meanwhile is never removed with it).
+    EmptyDir { stat: Stat },
 }
 
 impl Expect {
@@ -89,8 +93,13 @@ impl Expect {
         match (self, now) {
             (Expect::Nothing, None) => None,
             (Expect::Nothing, Some(_)) => Some(Found::Taken),
-            (Expect::File { .. } | Expect::Entry { .. }, None) => Some(Found::Gone),
-            (Expect::File { stat, .. } | Expect::Entry { stat }, Some(now)) => {
+            (Expect::File { .. } | Expect::Entry { .. } | Expect::EmptyDir { .. }, None) => {
+                Some(Found::Gone)
+            }
+            (
+                Expect::File { stat, .. } | Expect::Entry { stat } | Expect::EmptyDir { stat },
+                Some(now),
+            ) => {
                 if now.identity() != stat.identity() || now.kind() != stat.kind() {
                     Some(Found::Replaced)
                 } else if matches!(self, Expect::File { .. }) && !same_version(stat, now) {
@@ -108,6 +117,7 @@ impl Expect {
             Expect::Nothing => None,
             Expect::File { .. } => Some(EntryKind::File),
             Expect::Entry { stat } => Some(stat.kind()),
+            Expect::EmptyDir { .. } => Some(EntryKind::Directory),
         }
     }
 }
@@ -139,7 +149,8 @@ pub enum Act {
     Put { data: Vec<u8> },
     /// The entry leaves its name (set aside, checked, removed after the commit point).
     Remove,
-    /// The entry moves to `to`, which must be free (one rename, on one file system).
+    /// The entry moves to `to`, which must be free (one rename, on one file system; the
+    /// missing parents of `to` are made).
     Move { to: Place },
     /// A directory (mode `mode`, or 0777 less the umask) is built under a temp name, with the
     /// directories `below` inside it (`a/b`: `a`, then `b` in it, each as a new directory is
@@ -157,4 +168,8 @@ pub enum Act {
         source: Stat,
         below: PathBuf,
     },
+    /// The entry an archive of the workspace's trash holds (a file, link or tree) is extracted
+    /// under a temp name beside the place, verified against the archive, and takes the free
+    /// name. The archive stays: a plan that uses it up lists it in [`ChangePlan::consume`].
+    Restore { archive: PathBuf },
 }

@@ -7,10 +7,13 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
+use crate::cancel::CancelToken;
 use crate::hashing::sha256_reader;
 use crate::journal::{Entry, Journal, MadeDirRecord};
 use crate::paths::trees::{CopyCounts, CopyError};
 use crate::paths::{fsops, trees, EntryKind, Stat};
+use crate::trash::{Archived, TrashError};
+use crate::workspace::Workspace;
 
 /// An entry built under `aside`, with the temp record that answers for it until the commit
 /// record takes over (`None` when the data directory could not record it).
@@ -50,6 +53,39 @@ pub fn new_dir(
     match made {
         Ok(()) => Ok(Built { aside, temp }),
         Err(e) => {
+            let _ = trees::remove_tree_at(dir, &aside, trees::Removal::OWN_TEMP);
+            if let Some(temp) = temp {
+                temp.finish();
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Extracts the entry `archive` (in `ws`'s trash) holds in `dir` (canonical path `dir_path`),
+/// beside where it goes, verified against the archive and durable, under a journaled temp name. The
+/// returned [`Archived`] holds the archive (no other call restores or clears it) until dropped.
+/// `made_above`: the directories made for it, which recovery removes with the temp name.
+pub fn restored(
+    ws: &Workspace,
+    dir: BorrowedFd<'_>,
+    dir_path: &Path,
+    archive: &Path,
+    made_above: Vec<MadeDirRecord>,
+    cancel: &CancelToken,
+) -> Result<(Built, Archived), TrashError> {
+    // Named as any restore's temp root (`.restore-<hex>.partial`), whatever the target's name.
+    let aside = crate::trash::restore_temp_name();
+    let temp = ws
+        .journal()
+        .begin_temp_in_made_dirs(dir_path, dir, &aside, made_above);
+    match ws
+        .bucket()
+        .stage(archive, dir, &aside, &|| cancel.is_aborted())
+    {
+        Ok(held) => Ok((Built { aside, temp }, held)),
+        Err(e) => {
+            // The extraction removes what it made; the temp record goes with it.
             let _ = trees::remove_tree_at(dir, &aside, trees::Removal::OWN_TEMP);
             if let Some(temp) = temp {
                 temp.finish();

@@ -131,7 +131,13 @@ struct Staged {
     to_dir: Option<OwnedFd>,
     /// The temp record answering for the staged file until the commit record does.
     temp_entry: Option<Entry>,
+    /// For a remove: what the entry set aside under the temp name must pass before the change
+    /// goes on (a tree: every entry as archived); else it is put back and the change stopped.
+    check_aside: Option<AsideCheck>,
 }
+
+/// A check of an entry set aside as `aside` in `dir`: `true` if it may be removed.
+pub type AsideCheck = Box<dyn Fn(BorrowedFd<'_>, &OsStr) -> bool + Send + Sync>;
 
 /// Why a change was not made.
 #[derive(Debug)]
@@ -251,6 +257,7 @@ impl Commit<'_> {
             removes: None,
             to_dir: None,
             temp_entry,
+            check_aside: None,
         });
         Ok(())
     }
@@ -353,7 +360,18 @@ impl Commit<'_> {
             removes: None,
             to_dir,
             temp_entry: None,
+            check_aside: None,
         });
+    }
+
+    /// Hands the temp record `temp` (of what the last step added needs: its staged entry, or
+    /// the directories made for it) to the commit record, which answers for it once written.
+    pub fn hand_over(&mut self, temp: Option<Entry>) {
+        if let Some(step) = self.steps.last_mut() {
+            if let Some(old) = std::mem::replace(&mut step.temp_entry, temp) {
+                old.finish();
+            }
+        }
     }
 
     /// How many steps the change has so far (a step's index names it in a [`CommitError`]).
@@ -391,6 +409,61 @@ impl Commit<'_> {
             removes: Some(expected),
             to_dir: None,
             temp_entry: None,
+            check_aside: None,
+        });
+        Ok(())
+    }
+
+    /// As [`Commit::remove`], with `check` run on the entry once it is set aside (by one
+    /// rename, so nothing reaches it by its name any more): a tree is removed only if it is
+    /// still what was archived, which `check` says. Failing it, the entry goes back to its name
+    /// and the change stops ([`StepFailure::Changed`]).
+    pub fn remove_checked(
+        &mut self,
+        dir: OwnedFd,
+        dir_path: &Path,
+        name: &OsStr,
+        expected: Snapshot,
+        check: AsideCheck,
+    ) -> io::Result<()> {
+        self.remove(dir, dir_path, name, expected)?;
+        if let Some(step) = self.steps.last_mut() {
+            step.check_aside = Some(check);
+        }
+        Ok(())
+    }
+
+    /// Adds the removal of the empty directory `name` in `dir` (canonical path `dir_path`),
+    /// the one `expected` describes: set aside, checked empty there, and after the commit point
+    /// removed only while empty ([`StepAction::RemoveEmptyDir`]).
+    pub fn remove_empty_dir(
+        &mut self,
+        dir: OwnedFd,
+        dir_path: &Path,
+        name: &OsStr,
+        expected: Snapshot,
+    ) -> io::Result<()> {
+        let record = StepRecord::in_dir(
+            &dir,
+            dir_path,
+            name,
+            &fsops::temp_name(name),
+            StepAction::RemoveEmptyDir {
+                removes: version_of_snapshot(&expected),
+            },
+        )?;
+        self.steps.push(Staged {
+            dir,
+            record,
+            replaces: None,
+            removes: Some(expected),
+            to_dir: None,
+            temp_entry: None,
+            check_aside: Some(Box::new(|dir, aside| {
+                fsops::open_subdir(dir, aside)
+                    .and_then(|d| fsops::list_names(d.as_fd()))
+                    .is_ok_and(|names| names.is_empty())
+            })),
         });
         Ok(())
     }
@@ -564,7 +637,11 @@ fn apply_step(step: &Staged) -> Result<(), StepFailure> {
                 },
             )?
         }
-        (StepAction::Remove { .. }, _, Some(expected)) => {
+        (
+            StepAction::Remove { removes } | StepAction::RemoveEmptyDir { removes },
+            _,
+            Some(expected),
+        ) => {
             let expected = *expected;
             fsops::set_aside(dir, name, aside, &|found| {
                 let found = Snapshot::of(found);
@@ -573,8 +650,16 @@ fn apply_step(step: &Staged) -> Result<(), StepFailure> {
                     || (found.kind() == crate::paths::EntryKind::Directory
                         && (found.dev, found.ino) == (expected.dev, expected.ino))
             })?;
+            if let Some(check) = &step.check_aside {
+                if !check(dir, aside) {
+                    move_checked(dir, aside, dir, name, removes);
+                    return Err(changed());
+                }
+            }
         }
-        (StepAction::Remove { .. }, _, None) => unreachable!("a remove step knows what it removes"),
+        (StepAction::Remove { .. } | StepAction::RemoveEmptyDir { .. }, _, None) => {
+            unreachable!("a remove step knows what it removes")
+        }
         (StepAction::Place { staged }, _, _) => {
             let here = fsops::lstat_at(dir, aside).map_err(StepFailure::Io)?;
             if !here.is_some_and(|s| staged.is(&s)) {
@@ -641,7 +726,7 @@ fn undo_step(dir: BorrowedFd<'_>, to_dir: Option<BorrowedFd<'_>>, step: &StepRec
             }
             remove_staged(dir, aside, staged);
         }
-        StepAction::Remove { removes } => {
+        StepAction::Remove { removes } | StepAction::RemoveEmptyDir { removes } => {
             if at(aside).is_some_and(|s| removes.is(&s)) && at(name).is_none() {
                 move_checked(dir, aside, dir, name, removes);
             }
@@ -747,20 +832,36 @@ fn settle_doomed(
 /// back by the history's delta); a file a put displaced is let go without losing a late write
 /// into it ([`let_go_displaced`]; `planned` is its content as planned, when known in process).
 fn clean_up(dir: BorrowedFd<'_>, step: &StepRecord, planned: Option<&PlannedFile>) {
+    let aside = step.aside.as_os_str();
     match &step.action {
         StepAction::Put {
             replaces: Some(displaced),
             ..
         } => {
             let name = step.name.as_os_str();
-            let _ = let_go_displaced(dir, step.aside.as_os_str(), name, *displaced, planned);
+            let _ = let_go_displaced(dir, aside, name, *displaced, planned);
         }
-        StepAction::Remove { removes } => remove_aside(
-            dir,
-            step.aside.as_os_str(),
-            *removes,
-            trees::Removal::EVERYTHING,
-        ),
+        StepAction::Remove { removes } => {
+            remove_aside(dir, aside, *removes, trees::Removal::EVERYTHING);
+            // What a removed tree's clean-up could not remove (the system refused it after the
+            // checks) goes back to the tree's name if it is free; what went is in the trash.
+            let left = fsops::lstat_at(dir, aside).ok().flatten();
+            if left
+                .is_some_and(|s| removes.is(&s) && s.kind() == crate::paths::EntryKind::Directory)
+            {
+                let _ = fsops::rename_noreplace(dir, aside, dir, step.name.as_os_str());
+            }
+        }
+        StepAction::RemoveEmptyDir { removes } => {
+            let ours = fsops::lstat_at(dir, aside)
+                .ok()
+                .flatten()
+                .is_some_and(|s| removes.is(&s));
+            if ours && fsops::rmdir_at(dir, aside).is_err() {
+                // Only while empty: what appeared in it meanwhile stays, with it, at its name.
+                let _ = fsops::rename_noreplace(dir, aside, dir, step.name.as_os_str());
+            }
+        }
         StepAction::Put { replaces: None, .. }
         | StepAction::Place { .. }
         | StepAction::Rename { .. } => {}

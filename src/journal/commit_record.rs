@@ -68,6 +68,10 @@ pub enum StepAction {
     /// The entry `removes` leaves the name.
     #[serde(rename_all = "camelCase")]
     Remove { removes: Version },
+    /// The empty directory `removes` leaves the name; after the commit point it is removed
+    /// only while empty (`rmdir`): what appeared in it meanwhile is never removed with it.
+    #[serde(rename_all = "camelCase")]
+    RemoveEmptyDir { removes: Version },
     /// The entry staged under the temp name (a file, link or whole tree, `staged`) takes the free
     /// name.
     #[serde(rename_all = "camelCase")]

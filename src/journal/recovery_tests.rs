@@ -593,3 +593,67 @@ fn records_are_written_kind_first() {
         .unwrap()
         .starts_with(super::record::COMMIT_HEAD));
 }
+
+/// A tree and an empty directory removed by one change: killed before the commit point,
+/// recovery puts both back whole at their names; after it, recovery removes the tree, and the
+/// empty directory only while empty — what appeared in it while it was set aside stays, with
+/// it, at its name. Running recovery again changes nothing.
+#[test]
+fn a_tree_set_aside_is_put_back_or_removed_whole_and_an_empty_directory_only_while_empty() {
+    for applied in [false, true] {
+        let d = dirs();
+        fs::create_dir_all(d.root.join("tree/sub")).unwrap();
+        fs::write(d.root.join("tree/a.txt"), "a\n").unwrap();
+        fs::write(d.root.join("tree/sub/b.txt"), "b\n").unwrap();
+        fs::create_dir(d.root.join("empty")).unwrap();
+        let journal = d.journal("trees");
+        let mut commit = journal.commit();
+        remove(&mut commit, &d.root, "tree");
+        let empty = fsops::lstat_at(dir_fd(&d.root).as_fd(), OsStr::new("empty"))
+            .unwrap()
+            .unwrap();
+        commit
+            .remove_empty_dir(
+                dir_fd(&d.root),
+                &d.root,
+                OsStr::new("empty"),
+                Snapshot::of(&empty),
+            )
+            .unwrap();
+        let path = kill_before_commit_point(&journal, commit);
+        let record = commit_record(&journal, &path);
+        assert!(!d.root.join("tree").exists() && !d.root.join("empty").exists());
+        // Written through the directory set aside (as a process inside it could).
+        fs::write(
+            d.root.join(&record.steps[1].aside).join("late.txt"),
+            "late\n",
+        )
+        .unwrap();
+        let outcome = if applied {
+            as_applied(&journal, &path);
+            Recovered::CommitFinished
+        } else {
+            Recovered::CommitUndone
+        };
+        let stored = fs::read(&path).unwrap();
+        let mut expected = vec![("empty/", ""), ("empty/late.txt", "late\n")];
+        if !applied {
+            expected.extend([
+                ("tree/", ""),
+                ("tree/a.txt", "a\n"),
+                ("tree/sub/", ""),
+                ("tree/sub/b.txt", "b\n"),
+            ]);
+        }
+        assert_eq!(journal.recover(&within(&d.root), &no_sequel), vec![outcome]);
+        assert_eq!(tree(&d.root), entries(&expected), "applied: {applied}");
+        fs::write(&path, &stored).unwrap();
+        assert_eq!(journal.recover(&within(&d.root), &no_sequel), vec![outcome]);
+        assert_eq!(
+            tree(&d.root),
+            entries(&expected),
+            "applied: {applied}, again"
+        );
+        assert_eq!(journal.record_count(), 0);
+    }
+}

@@ -1,38 +1,42 @@
 //! `move_file`: move or rename a file, symlink or directory. An existing destination is replaced
 //! only with `overwrite: true`, after it has been put into the trash; if the move then fails, the
-//! destination is restored from that archive.
+//! destination is as it was.
 //!
-//! Within one file system a move is one `rename`. Across file systems (`EXDEV`) the source is
-//! copied beside the destination under a journaled temp name, the destination's file system is
-//! synced, the copy is renamed into place, and only then is the source removed, entry by entry,
-//! leaving whatever changed since it was copied. A failure before the rename leaves the source
-//! untouched and removes the partial copy; a crash leaves the temp copy to the next `Workspace`.
+//! Within one file system a move is one change on the engine: the destination (if replaced) kept
+//! in the trash and set aside, then one `rename`, with the history record in the same commit.
+//! Across file systems (`EXDEV`) it is made as [`across`] says.
 
-use std::ffi::OsStr;
-use std::os::fd::{AsFd, BorrowedFd};
+mod across;
+
+use std::io;
+use std::os::fd::AsFd;
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::blast_radius;
-use super::destination::{self, Destination};
+use super::destination;
 use super::files;
-use super::trashing::{in_trash, put_back, trash_error};
+use super::trashing::{ensure_bucket_writable, in_trash, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
+use crate::call::execute::{execute, Done, Failure};
+use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Recorded, Success, ToolNames};
+use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
+use crate::history::Heading;
 use crate::options::WorkspaceOptions;
 use crate::paths::fsops;
 use crate::paths::os_error::{cause, Cause};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
-use crate::paths::trees::{self, Copied, CopyError, Removal};
-use crate::paths::EntryKind;
+use crate::paths::{EntryKind, Stat, Target};
 use crate::permissions::Operation;
 use crate::progress::Meter;
 use crate::trash::Archived;
+use crate::views::Seen;
 use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
@@ -121,7 +125,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let tool = call.tool_name.clone();
         let cancel = call.cancel.clone();
         let given = args.destination.clone();
-        let (source_inode, destination_existed, replaced) = call
+        let (source_stat, destination_existed, replaced) = call
             .reading(move || {
                 let (src_parent, src_name) = files::open_parent(&src, "move")?;
                 let src_stat = fsops::lstat_at(src_parent.as_fd(), &src_name)
@@ -154,7 +158,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 }
                 let existing = dst_stat.as_ref().map(EntryKind::of);
                 let replaced = destination::count_replaced(&dst, existing, &cancel)?;
-                Ok((fsops::identity(&src_stat), existing, replaced))
+                Ok((src_stat, existing, replaced))
             })
             .await?;
         let replaced_tree = destination::replaces_tree(replaced.as_ref(), &destination.path);
@@ -186,12 +190,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         })
         .await?;
         let _lock = lock.exclusive().await;
-        let (ws, src, dst, cancel) = (
-            call.ws.clone(),
-            source.clone(),
-            destination.clone(),
-            call.cancel.clone(),
-        );
+        let (ws, cancel) = (call.ws.clone(), call.cancel.clone());
         let removers: Vec<String> = ["delete_file", "remove_dir"]
             .into_iter()
             .filter_map(|tool| call.names.offered(tool).map(str::to_owned))
@@ -200,97 +199,21 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             Some(replaced) => blast_radius::trash_meter(&call.progress, replaced),
             None => Meter::none(),
         };
-        let archived = call
-            .blocking(move || {
-                meter.scoped(|| {
-                    let (src_parent, src_name) = files::open_parent(&src, "move")?;
-                    let now = fsops::lstat_at(src_parent.as_fd(), &src_name)
-                        .map_err(|e| ToolError::io(&e, "move", &src.path))?;
-                    if now.as_ref().map(fsops::identity) != Some(source_inode) {
-                        return Err(files::changed_since_planned(&src.path));
-                    }
-                    let Destination {
-                        parent: dst_parent,
-                        parent_path: dst_parent_path,
-                        name: dst_name,
-                        replaced: archived,
-                        created_dirs,
-                    } = destination::prepare(&ws, &dst, destination_existed, &cancel)?;
-                    let moved = match fsops::rename_noreplace(
-                        src_parent.as_fd(),
-                        &src_name,
-                        dst_parent.as_fd(),
-                        dst_name,
-                    ) {
-                        Ok(()) => Ok(None),
-                        Err(e) if cause(&e) == Cause::CrossDevice => {
-                            let places = Places {
-                                src_parent: src_parent.as_fd(),
-                                src_name: &src_name,
-                                src_path: &src.path,
-                                dst_parent: dst_parent.as_fd(),
-                                dst_parent_path,
-                                dst_name,
-                                dst_path: &dst.path,
-                            };
-                            copy_into_place(&ws, &places, &|| cancel.is_aborted()).map(Some)
-                        }
-                        Err(e) => Err(ToolError::io(&e, "move", &src.path)),
-                    };
-                    let copied = match moved {
-                        Ok(copied) => copied,
-                        Err(mut error) => {
-                            if let Some(archived) = &archived {
-                                match put_back(
-                                    &ws,
-                                    archived,
-                                    dst_parent_path,
-                                    dst_parent.as_fd(),
-                                    dst_name,
-                                ) {
-                                    Ok(_) => error
-                                        .message
-                                        .push_str("; the destination was restored as it was"),
-                                    Err(re) => error.message.push_str(&format!(
-                                        "; the previous destination is in the trash at {} ({})",
-                                        archived.archive_path.shown(),
-                                        trash_error(re, "restore", &dst.path).message
-                                    )),
-                                }
-                            }
-                            return Err(error);
-                        }
-                    };
-                    fsops::fsync_dir(dst_parent.as_fd());
-                    if let Some(copied) = copied {
-                        // Removed entry by entry: a kill leaves at most entries under temp
-                        // names, which the next Workspace removes (they are at the destination).
-                        let src_parent_path = src.path.parent().unwrap_or(&src.path);
-                        ws.journal().with_removal(
-                            src_parent_path,
-                            src_parent.as_fd(),
-                            &src_name,
-                            || {
-                                remove_copied_source(
-                                    src_parent.as_fd(),
-                                    &src_name,
-                                    &src.path,
-                                    &dst.path,
-                                    &copied,
-                                    archived.as_ref(),
-                                    &removers,
-                                )
-                            },
-                        )?;
-                    }
-                    fsops::fsync_dir(src_parent.as_fd());
-                    let moved = files::entry_facts(dst_parent.as_fd(), dst_name);
-                    let file = files::file_stat_at(dst_parent.as_fd(), dst_name);
-                    Ok((archived, moved, created_dirs, file))
-                })
-            })
+        let moving = Moving {
+            source: source.clone(),
+            destination: destination.clone(),
+            source_stat,
+            planned: destination_existed,
+        };
+        let heading = call.heading.clone();
+        let Moved {
+            archived,
+            file,
+            change,
+            recorded,
+        } = call
+            .blocking(move || meter.scoped(|| moving.make(&ws, &heading, &cancel, &removers)))
             .await?;
-        let (archived, moved, created_dirs, file) = archived;
         // The model's view moves with what it moved; a moved file is as the move left it.
         call.ws.seen().moved(&source.path, &destination.path);
         if let Some(seen) = &file {
@@ -303,23 +226,176 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         ))
         .with_data("source", source.path.shown().into_owned())
         .with_data("destination", destination.path.shown().into_owned());
-        let mut change = FileChange {
-            from: Some(source.path.clone()),
-            ..FileChange::new(destination.path.clone(), Action::Moved)
-        };
-        change.undo.entry = moved;
-        change.undo.created_dirs = created_dirs;
         if let Some(archived) = archived {
             let subject = format!("The previous {}", destination.path.shown());
             success
                 .output
                 .push_str(&in_trash(call, &subject, &archived.archive_path));
             success = success.with_data("trashedTo", archived.archive_path.shown().into_owned());
-            change.sha256_before = Some(archived.metadata.original_sha256);
-            change.trashed_to = Some(archived.archive_path);
         }
-        Ok(success.with_change(change))
+        success = success.with_change(change);
+        success.recorded = recorded;
+        Ok(success)
     })
+}
+
+/// A confirmed move, made once the lock is exclusive.
+struct Moving {
+    source: Target,
+    destination: Target,
+    /// The source as the user was asked about it.
+    source_stat: Stat,
+    /// What was at the destination then (`None`: nothing).
+    planned: Option<EntryKind>,
+}
+
+/// What a move made.
+struct Moved {
+    /// The archive of the destination it replaced, held until the call reported it.
+    archived: Option<Archived>,
+    /// The moved file as the move left it (`None`: a link or a directory).
+    file: Option<Seen>,
+    change: FileChange,
+    recorded: Recorded,
+}
+
+impl Moving {
+    /// Moves the source to the destination as one change with its history record (the record
+    /// rides in the commit: a kill leaves both or neither): an existing destination goes to the
+    /// trash first (a tree as `remove_dir` takes one), then one rename. Between file systems
+    /// (`EXDEV`), the move is made as before the engine ([`across`]), recorded after it.
+    fn make(
+        &self,
+        ws: &Workspace,
+        heading: &Heading,
+        cancel: &CancelToken,
+        removers: &[String],
+    ) -> Result<Moved, ToolError> {
+        let (src, dst) = (&self.source, &self.destination);
+        let (dst_parent_path, dst_name) = dst
+            .split()
+            .ok_or_else(|| files::is_a_directory(&dst.path))?;
+        let created_dirs = files::missing_parents(dst);
+        let now = match fsops::open_dir(&dst.anchor, dst_parent_path, false) {
+            Ok(parent) => fsops::lstat_at(parent.as_fd(), dst_name)
+                .map_err(|e| ToolError::io(&e, "check", &dst.path))?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(ToolError::io(&e, "check", &dst.path)),
+        };
+        if now.as_ref().map(Stat::kind) != self.planned {
+            return Err(files::changed_since_planned(&dst.path));
+        }
+        let to = Place::of(dst).ok_or_else(|| files::is_a_directory(&dst.path))?;
+        let at = Place::of(src).ok_or_else(|| files::changed_since_planned(&src.path))?;
+        let mut steps = Vec::new();
+        if let Some(stat) = now {
+            ensure_bucket_writable(ws, &dst.path)?;
+            steps.push(Step {
+                at: to.clone(),
+                expect: Expect::Entry { stat },
+                keep: Keep::Archive,
+                act: Act::Remove,
+            });
+        }
+        let replacing = !steps.is_empty();
+        steps.push(Step {
+            at,
+            expect: Expect::Entry {
+                stat: self.source_stat,
+            },
+            keep: Keep::Nothing,
+            act: Act::Move { to },
+        });
+        let plan = ChangePlan {
+            steps,
+            consume: Vec::new(),
+        };
+        let parent = || fsops::open_dir(&dst.anchor, dst_parent_path, false).ok();
+        let files = |done: &Done| {
+            let mut change = FileChange {
+                from: Some(src.path.clone()),
+                ..FileChange::new(dst.path.clone(), Action::Moved)
+            };
+            change.undo.entry = parent().and_then(|dir| files::entry_facts(dir.as_fd(), dst_name));
+            change.undo.created_dirs = created_dirs.clone();
+            if let Some(archived) = done.archives.first().and_then(Option::as_ref) {
+                change.sha256_before = Some(archived.metadata.original_sha256.clone());
+                change.trashed_to = Some(archived.archive_path.clone());
+            }
+            vec![change]
+        };
+        let failure = match execute(ws, plan, heading, cancel, files) {
+            Ok(executed) => {
+                let file = parent().and_then(|dir| files::file_stat_at(dir.as_fd(), dst_name));
+                let change = executed.files.into_iter().next();
+                return Ok(Moved {
+                    archived: executed.done.archives.into_iter().next().flatten(),
+                    file,
+                    change: change.expect("the plan lists the moved entry"),
+                    recorded: executed.recorded,
+                });
+            }
+            Err(e) => e,
+        };
+        match failure.failure {
+            Failure::Io(e) if cause(&e) == Cause::CrossDevice => {}
+            other if replacing && failure.step == 0 => return Err(self.not_replaced(other)),
+            other => {
+                let mut error = self.not_moved(other);
+                if replacing {
+                    // Taken back by the commit (or never moved): at its name as it was.
+                    error
+                        .message
+                        .push_str("; the destination was restored as it was");
+                }
+                return Err(error);
+            }
+        }
+        let identity = self.source_stat.identity();
+        let (archived, entry, created_dirs, file) =
+            across::move_across(ws, src, dst, identity, self.planned, cancel, removers)?;
+        let mut change = FileChange {
+            from: Some(src.path.clone()),
+            ..FileChange::new(dst.path.clone(), Action::Moved)
+        };
+        change.undo.entry = entry;
+        change.undo.created_dirs = created_dirs;
+        if let Some(archived) = &archived {
+            change.sha256_before = Some(archived.metadata.original_sha256.clone());
+            change.trashed_to = Some(archived.archive_path.clone());
+        }
+        Ok(Moved {
+            archived,
+            file,
+            change,
+            recorded: Recorded::Due,
+        })
+    }
+
+    /// The destination could not go to the trash; nothing changed.
+    fn not_replaced(&self, failure: Failure) -> ToolError {
+        let path = &self.destination.path;
+        match failure {
+            Failure::Trash(e) => trash_error(e, "trash", path),
+            Failure::Io(e) => ToolError::io(&e, "trash", path),
+            Failure::NotAsExpected(_) | Failure::Changed { .. } | Failure::Invalid(_) => {
+                files::changed_since_planned(path)
+            }
+        }
+    }
+
+    /// The source could not be moved; nothing changed.
+    fn not_moved(&self, failure: Failure) -> ToolError {
+        let (src, dst) = (&self.source.path, &self.destination.path);
+        match failure {
+            Failure::NotAsExpected(Found::Taken) => files::changed_since_planned(dst),
+            Failure::NotAsExpected(_) | Failure::Changed { .. } | Failure::Invalid(_) => {
+                files::changed_since_planned(src)
+            }
+            Failure::Trash(e) => trash_error(e, "move", src),
+            Failure::Io(e) => ToolError::io(&e, "move", src),
+        }
+    }
 }
 
 /// A move onto an existing directory without `overwrite`: the model most likely meant to move
@@ -342,138 +418,41 @@ fn onto_a_directory(destination: &Path, given: &str, source: &Path) -> ToolError
     )
 }
 
-/// Where a move between file systems copies from and to.
-struct Places<'a> {
-    src_parent: BorrowedFd<'a>,
-    src_name: &'a OsStr,
-    src_path: &'a Path,
-    dst_parent: BorrowedFd<'a>,
-    dst_parent_path: &'a Path,
-    dst_name: &'a OsStr,
-    dst_path: &'a Path,
-}
-
-/// `rename` cannot cross file systems: copies the source beside the destination under a journaled
-/// temp name, makes the copy durable and renames it into place. On failure the partial copy is
-/// removed and the source is untouched.
-fn copy_into_place(
-    ws: &Workspace,
-    at: &Places<'_>,
-    aborted: &dyn Fn() -> bool,
-) -> Result<Copied, ToolError> {
-    let temp = fsops::temp_name(at.dst_name);
-    ws.journal()
-        .with_temp(at.dst_parent_path, at.dst_parent, &temp, || {
-            let committed =
-                trees::copy_tree_at(at.src_parent, at.src_name, at.dst_parent, &temp, aborted)
-                    .map_err(|e| copy_error(e, at))
-                    .and_then(|copied| {
-                        fsops::sync_new_tree(at.dst_parent)
-                            .map_err(|e| ToolError::io(&e, "sync the copy of", at.src_path))?;
-                        fsops::rename_noreplace(at.dst_parent, &temp, at.dst_parent, at.dst_name)
-                            .map_err(|e| ToolError::io(&e, "move to", at.dst_path))?;
-                        Ok(copied)
-                    });
-            if committed.is_err() {
-                let _ = trees::remove_tree_at(at.dst_parent, &temp, Removal::OWN_TEMP);
-            }
-            committed
-        })
-}
-
-fn copy_error(e: CopyError, at: &Places<'_>) -> ToolError {
-    let (src, dst) = (at.src_path.shown(), at.dst_path.shown());
-    let inside = |relative: &Path| {
-        if relative.as_os_str().is_empty() {
-            at.src_path.to_owned()
-        } else {
-            at.src_path.join(relative)
-        }
-    };
-    let mut error = match e {
-        CopyError::Aborted => return ToolError::aborted(),
-        CopyError::Special(relative) => ToolError::new(
-            ErrorCode::NotARegularFile,
-            format!(
-                "cannot move {src} to {dst}: {} is a FIFO, socket or device, which cannot be copied to another file system",
-                inside(&relative).shown()
-            ),
-        ),
-        CopyError::Changed(relative) => ToolError::new(
-            ErrorCode::Conflict,
-            format!(
-                "cannot move {src} to {dst}: {} changed while it was being copied to the other file system; retry once nothing writes to it",
-                inside(&relative).shown()
-            ),
-        ),
-        CopyError::Io(e, relative) => ToolError::io(&e, "copy", &inside(&relative)),
-    };
-    error.message.push_str(&format!(
-        " (moving to {dst}, on another file system); nothing was moved"
-    ));
-    error
-}
-
-/// After the copy is in place: removes the source, except entries that changed since they were
-/// copied (or appeared meanwhile), which stay where they are. Any such leftover is an error that
-/// says the destination is complete, so the model neither retries the move nor assumes the source
-/// is gone.
-fn remove_copied_source(
-    src_parent: BorrowedFd<'_>,
-    src_name: &OsStr,
-    src_path: &Path,
-    dst_path: &Path,
-    copied: &Copied,
-    archived: Option<&Archived>,
-    removers: &[String],
-) -> Result<(), ToolError> {
-    let changed = |stat: &crate::paths::Stat| !copied.unchanged(stat);
-    let how = Removal {
-        make_writable: false,
-        keep: Some(&changed),
-    };
-    let mut error = match trees::remove_tree_at(src_parent, src_name, how) {
-        Ok(0) => return Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Ok(kept) => ToolError::new(
-            ErrorCode::Conflict,
-            format!(
-                "copied {} to {dst} (another file system), but {} in {} changed or appeared while it was being moved and {} left there; {dst} has the rest",
-                src_path.shown(),
-                super::quantity(kept, "entry", "entries"),
-                src_path.shown(),
-                if kept == 1 { "was" } else { "were" },
-                dst = dst_path.shown(),
-            ),
-        ),
-        Err(e) => {
-            let mut error = ToolError::io(&e, "remove the moved", src_path);
-            let remove = match removers {
-                [] => "what is left of the source can be removed by the user".to_owned(),
-                _ => format!("what is left of the source can be removed with {}", removers.join(" or ")),
-            };
-            error.message = format!(
-                "copied {} to {} (another file system), which is complete, but {}; {remove}",
-                src_path.shown(),
-                dst_path.shown(),
-                error.message
-            );
-            error
-        }
-    };
-    if let Some(archived) = archived {
-        error.message.push_str(&format!(
-            "; the previous {} is in the trash at {}",
-            dst_path.shown(),
-            archived.archive_path.shown()
-        ));
-    }
-    Err(error)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::TestWorkspace;
+
+    /// A move (to a path whose parents are missing, or over an entry that goes to the trash
+    /// first) is one change made with its record: the history lists it with the replaced
+    /// entry's archive, and nothing of the change (temp names, journal records) is left.
+    #[tokio::test]
+    async fn the_move_and_its_record_are_made_as_one_change() {
+        for overwrite in [false, true] {
+            let ws = TestWorkspace::new();
+            std::fs::write(ws.root.join("f.txt"), "moved\n").unwrap();
+            let to = if overwrite { "g.txt" } else { "new/deep/g.txt" };
+            if overwrite {
+                std::fs::write(ws.root.join(to), "in the way\n").unwrap();
+            }
+            let args = json!({ "source": "f.txt", "destination": to, "overwrite": overwrite });
+            let result = ws.call("move_file", args).await;
+            assert_eq!(result.code, None, "{}", result.output);
+            assert_eq!(ws.read(to), "moved\n");
+            let top = if overwrite { "g.txt" } else { "new" };
+            assert_eq!(ws.names(), [top]);
+            let workspace = ws.toolset.workspace();
+            let journal = std::fs::read_dir(workspace.journal().dir()).map_or(0, Iterator::count);
+            assert_eq!(journal, 0);
+            let history = workspace.history().entries(&|_: &Path| true).unwrap();
+            assert_eq!(history.len(), 1);
+            let file = &history[0].record.files[0];
+            assert_eq!(file.path, ws.root.join(to));
+            assert_eq!(file.trashed_to.is_some(), overwrite);
+            let made = if overwrite { 0 } else { 2 };
+            assert_eq!(file.created_dirs.len(), made, "{:?}", file.created_dirs);
+        }
+    }
 
     #[test]
     fn format_call_is_source_to_destination_and_overwrite() {

@@ -3,27 +3,32 @@
 //! the filesystem root, the home directory, the workspace root and its ancestors, and the trash
 //! are refused before any prompt.
 
+use std::io;
 use std::os::fd::AsFd;
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::trashing::{in_trash, put_in_trash};
+use super::trashing::{ensure_bucket_writable, in_trash, trash_error};
 use super::{blast_radius, files};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
+use crate::call::execute::{execute, Done, Failure};
+use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Recorded, Success, ToolNames};
+use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
+use crate::history::Heading;
 use crate::options::WorkspaceOptions;
 use crate::paths::fsops;
-use crate::paths::os_error::{cause, Cause};
 use crate::paths::sandbox::{identity_of, FinalLink};
 use crate::paths::shown::Shown;
-use crate::paths::trees::{self, MountPointInside, Removal};
-use crate::paths::EntryKind;
+use crate::paths::trees::{self, MountPointInside};
+use crate::paths::{EntryKind, Target};
 use crate::permissions::Operation;
 use crate::progress::Meter;
+use crate::trash::{Archived, TrashError};
 use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
@@ -159,12 +164,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     }
                 }
                 if !recursive {
-                    let dir = fsops::open_dir(&planned.anchor, &planned.path, false)
-                        .map_err(|e| ToolError::io(&e, "remove", &planned.path))?;
-                    if !fsops::list_names(dir.as_fd())
-                        .map_err(|e| ToolError::io(&e, "list", &planned.path))?
-                        .is_empty()
-                    {
+                    if !is_empty(&planned)? {
                         return Err(not_empty(&planned.path));
                     }
                     return Ok(None);
@@ -206,46 +206,29 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         .await?;
         let _lock = lock.exclusive().await;
         let (ws, committed, cancel) = (call.ws.clone(), target.clone(), call.cancel.clone());
-        let (recursive, permanent) = (args.recursive, args.permanent);
+        let heading = call.heading.clone();
+        let removal = Removal {
+            recursive: args.recursive,
+            permanent: args.permanent,
+        };
         let meter = match &counted {
-            Some(counted) if !permanent => blast_radius::trash_meter(&call.progress, counted),
+            Some(counted) if !removal.permanent => {
+                blast_radius::trash_meter(&call.progress, counted)
+            }
             _ => Meter::none(),
         };
-        let archived = call
-            .blocking(move || {
-                let (parent, name) = files::open_parent(&committed, "remove")?;
-                let mut empty_mode = None;
-                let removed = if !recursive {
-                    empty_mode = fsops::lstat_at(parent.as_fd(), &name)
-                        .ok()
-                        .flatten()
-                        .map(|s| fsops::Snapshot::of(&s).permissions());
-                    fsops::rmdir_at(parent.as_fd(), &name)
-                } else if permanent {
-                    trees::remove_tree_at(parent.as_fd(), &name, Removal::EVERYTHING).map(drop)
-                } else {
-                    return meter
-                        .scoped(|| {
-                            put_in_trash(&ws, parent.as_fd(), &name, &committed.path, true, &cancel)
-                        })
-                        .map(|archived| (Some(archived), None));
-                };
-                removed
-                    .map(|()| (None, empty_mode))
-                    .map_err(|e| match cause(&e) {
-                        Cause::NotEmpty => not_empty(&committed.path),
-                        _ => match MountPointInside::of(&e) {
-                            Some(rel) => mount_point_kept(&committed.path, rel),
-                            None => ToolError::io(&e, "remove", &committed.path),
-                        },
-                    })
-            })
+        let removed = call
+            .blocking(move || meter.scoped(|| removal.make(&ws, &committed, &heading, &cancel)))
             .await?;
         let how = if args.recursive { " recursively" } else { "" };
         let mut success = Success::text(format!("Removed {}{how}", target.path.shown()))
             .with_data("path", target.path.shown().into_owned())
             .with_data("recursive", args.recursive);
-        let (archived, empty_mode) = archived;
+        let Removed {
+            archived,
+            empty_mode,
+            recorded,
+        } = removed;
         let mut change = FileChange::new(target.path, Action::Removed);
         change.undo.dir_mode = empty_mode;
         if let Some(archived) = archived {
@@ -266,8 +249,152 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 .push_str(" and permanently (no copy was kept).");
             change.undo.permanent = true;
         }
-        Ok(success.with_change(change))
+        success = success.with_change(change);
+        success.recorded = recorded;
+        Ok(success)
     })
+}
+
+/// A confirmed removal, made once the lock is exclusive.
+#[derive(Clone, Copy)]
+struct Removal {
+    recursive: bool,
+    permanent: bool,
+}
+
+/// What a removal made.
+struct Removed {
+    /// The tree's archive, held until the call reported it.
+    archived: Option<Archived>,
+    /// An empty directory's mode, for undo to make it again.
+    empty_mode: Option<u32>,
+    recorded: Recorded,
+}
+
+impl Removal {
+    /// Removes the directory at `target` as one change with its history record (the record
+    /// rides in the commit: a kill leaves both or neither): an empty one only while empty; a
+    /// tree archived first, set aside whole, checked against the archive and removed after
+    /// the commit point. A permanent recursive removal removes the tree as `rm -r` does
+    /// (recorded after it), leaving a mount point met inside in place.
+    fn make(
+        self,
+        ws: &Workspace,
+        target: &Target,
+        heading: &Heading,
+        cancel: &CancelToken,
+    ) -> Result<Removed, ToolError> {
+        let path = &target.path;
+        let (parent, name) = files::open_parent(target, "remove")?;
+        if self.recursive && self.permanent {
+            return trees::remove_tree_at(parent.as_fd(), &name, trees::Removal::EVERYTHING)
+                .map(|_| Removed {
+                    archived: None,
+                    empty_mode: None,
+                    recorded: Recorded::Due,
+                })
+                .map_err(|e| match MountPointInside::of(&e) {
+                    Some(rel) => mount_point_kept(path, rel),
+                    None => ToolError::io(&e, "remove", path),
+                });
+        }
+        let gone = || ToolError::io(&io::Error::from(io::ErrorKind::NotFound), "remove", path);
+        let stat = fsops::lstat_at(parent.as_fd(), &name)
+            .map_err(|e| ToolError::io(&e, "remove", path))?
+            .ok_or_else(|| match self.recursive {
+                true => trash_error(TrashError::NotFound, "trash", path),
+                false => gone(),
+            })?;
+        if stat.kind() != EntryKind::Directory {
+            return Err(self.changed(path));
+        }
+        let at = Place::of(target).ok_or_else(gone)?;
+        let step = if self.recursive {
+            ensure_bucket_writable(ws, path)?;
+            Step {
+                at,
+                expect: Expect::Entry { stat },
+                keep: Keep::Archive,
+                act: Act::Remove,
+            }
+        } else {
+            if !is_empty(target)? {
+                return Err(not_empty(path));
+            }
+            Step {
+                at,
+                expect: Expect::EmptyDir { stat },
+                keep: Keep::Nothing,
+                act: Act::Remove,
+            }
+        };
+        let empty_mode = (!self.recursive).then(|| stat.permissions());
+        let plan = ChangePlan {
+            steps: vec![step],
+            consume: Vec::new(),
+        };
+        let files = |done: &Done| {
+            let mut change = FileChange::new(path.clone(), Action::Removed);
+            change.undo.dir_mode = empty_mode;
+            if let Some(archived) = done.archives.first().and_then(Option::as_ref) {
+                change.sha256_before = Some(archived.metadata.original_sha256.clone());
+                change.trashed_to = Some(archived.archive_path.clone());
+            }
+            vec![change]
+        };
+        match execute(ws, plan, heading, cancel, files) {
+            Ok(mut executed) => Ok(Removed {
+                archived: executed.done.archives.pop().flatten(),
+                empty_mode,
+                recorded: executed.recorded,
+            }),
+            Err(e) => Err(self.failed(target, e.failure)),
+        }
+    }
+
+    /// The failure of the change as the model reads it; nothing was removed.
+    fn failed(&self, target: &Target, failure: Failure) -> ToolError {
+        let path = &target.path;
+        match failure {
+            Failure::Trash(e) => trash_error(e, "trash", path),
+            Failure::NotAsExpected(Found::Gone) if self.recursive => {
+                trash_error(TrashError::NotFound, "trash", path)
+            }
+            Failure::NotAsExpected(Found::Gone) => {
+                ToolError::io(&io::Error::from(io::ErrorKind::NotFound), "remove", path)
+            }
+            Failure::NotAsExpected(_) | Failure::Changed { .. } => {
+                // An empty directory that gained an entry meanwhile is what rmdir would refuse.
+                if !self.recursive && is_empty(target).is_ok_and(|empty| !empty) {
+                    return not_empty(path);
+                }
+                self.changed(path)
+            }
+            Failure::Io(e) => ToolError::io(&e, "remove", path),
+            Failure::Invalid(why) => ToolError::io(&io::Error::other(why), "remove", path),
+        }
+    }
+
+    /// Another entry took the name, or the tree changed, before it was removed.
+    fn changed(&self, path: &Path) -> ToolError {
+        let why = format!("{} changed while it was being removed", path.shown());
+        if self.recursive {
+            return trash_error(TrashError::Conflict(why), "trash", path);
+        }
+        ToolError::new(
+            ErrorCode::Conflict,
+            format!("{why}; nothing was removed. Look at it again and retry"),
+        )
+    }
+}
+
+/// Whether the directory at `target` is empty.
+fn is_empty(target: &Target) -> Result<bool, ToolError> {
+    let dir = fsops::open_dir(&target.anchor, &target.path, false)
+        .map_err(|e| ToolError::io(&e, "remove", &target.path))?;
+    let names =
+        fsops::list_names(dir.as_fd()).map_err(|e| ToolError::io(&e, "list", &target.path))?;
+    Ok(names.is_empty())
 }
 
 /// A permanent removal of `path` met the mount point `rel` (from `path`'s directory), which it
@@ -303,6 +430,35 @@ fn not_empty(path: &Path) -> ToolError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::TestWorkspace;
+
+    /// A removal (an empty directory, a tree to the trash) is one change made with its record:
+    /// the history lists the directory (an empty one with its mode, a tree with its archive),
+    /// and nothing of the change (temp names, journal records) is left.
+    #[tokio::test]
+    async fn the_removal_and_its_record_are_made_as_one_change() {
+        for recursive in [false, true] {
+            let ws = TestWorkspace::new();
+            std::fs::create_dir_all(ws.root.join("d/sub")).unwrap();
+            if recursive {
+                std::fs::write(ws.root.join("d/sub/f.txt"), "bye\n").unwrap();
+            } else {
+                std::fs::remove_dir(ws.root.join("d/sub")).unwrap();
+            }
+            let args = json!({ "path": "d", "recursive": recursive });
+            let result = ws.call("remove_dir", args).await;
+            assert_eq!(result.code, None, "{}", result.output);
+            assert!(ws.names().is_empty(), "{:?}", ws.names());
+            let workspace = ws.toolset.workspace();
+            let journal = std::fs::read_dir(workspace.journal().dir()).map_or(0, Iterator::count);
+            assert_eq!(journal, 0);
+            let history = workspace.history().entries(&|_: &Path| true).unwrap();
+            assert_eq!(history.len(), 1);
+            let file = &history[0].record.files[0];
+            assert_eq!(file.path, ws.root.join("d"));
+            assert_eq!(file.trashed_to.is_some(), recursive);
+        }
+    }
 
     #[test]
     fn format_call_shows_every_flag_set() {

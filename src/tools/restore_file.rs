@@ -3,6 +3,7 @@
 //! as hostile (no entry can land outside the target), its content is verified against the
 //! recorded sha256 before anything appears at the target, and the archive is removed last.
 
+use std::io;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
@@ -10,19 +11,27 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::blast_radius;
-use super::destination::{self, Destination};
+use super::destination;
 use super::files;
-use super::trashing::{in_trash, put_back, restore_into, trash_error};
+use super::trashing::{ensure_bucket_writable, in_trash, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Success, ToolNames};
+use crate::call::execute::{execute, Done, Failure};
+use crate::call::plan::{Act, ChangePlan, Expect, Keep, Place, Step};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Recorded, Success, ToolNames};
+use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
+use crate::history::Heading;
 use crate::options::WorkspaceOptions;
+use crate::paths::fsops;
 use crate::paths::resolve::{absolute_input, prefer_shown_names};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::{unescape, Shown};
+use crate::paths::{EntryKind, Stat, Target};
 use crate::permissions::Operation;
-use crate::trash::TrashError;
+use crate::trash::{Archived, TrashError};
+use crate::views::Seen;
+use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "restore_file",
@@ -185,49 +194,22 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         })
         .await?;
         let _lock = lock.exclusive().await;
-        let (ws, committed, cancel, from) = (
-            call.ws.clone(),
-            target.clone(),
-            call.cancel.clone(),
-            archive.clone(),
-        );
+        let restoring = Restoring {
+            target: target.clone(),
+            archive: archive.clone(),
+            planned: exists,
+            sha256: metadata.original_sha256.clone(),
+        };
+        let (ws, cancel, heading) = (call.ws.clone(), call.cancel.clone(), call.heading.clone());
         let meter = blast_radius::restore_meter(&call.progress, metadata.size, replaced.as_ref());
-        let replaced = call
-            .blocking(move || {
-                meter.scoped(|| {
-                    let Destination {
-                        parent,
-                        parent_path,
-                        name,
-                        replaced,
-                        created_dirs,
-                    } = destination::prepare(&ws, &committed, exists, &cancel)?;
-                    let aborted = || cancel.is_aborted();
-                    let restore = |archive: &std::path::Path, cancel: &dyn Fn() -> bool| {
-                        restore_into(&ws, archive, parent_path, parent.as_fd(), name, cancel)
-                    };
-                    if let Err(e) = restore(&from, &aborted) {
-                        let mut error = trash_error(e, "restore", &committed.path);
-                        if let Some(previous) = &replaced {
-                            match put_back(&ws, previous, parent_path, parent.as_fd(), name) {
-                                Ok(_) => error
-                                    .message
-                                    .push_str("; the entry that was there has been put back"),
-                                Err(_) => error.message.push_str(&format!(
-                                    "; the entry that was there is in the trash at {}",
-                                    previous.archive_path.shown()
-                                )),
-                            }
-                        }
-                        return Err(error);
-                    }
-                    let restored = files::entry_facts(parent.as_fd(), name);
-                    let file = files::file_stat_at(parent.as_fd(), name);
-                    Ok((replaced, restored, created_dirs, file))
-                })
-            })
+        let Restored {
+            replaced,
+            file,
+            change,
+            recorded,
+        } = call
+            .blocking(move || meter.scoped(|| restoring.make(&ws, &heading, &cancel)))
             .await?;
-        let (replaced, restored, created_dirs, file) = replaced;
         // A restored file is as the model's restore left it (a tree is not walked for this).
         if let Some(seen) = &file {
             call.saw(&target.path, seen);
@@ -242,25 +224,155 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         .with_data("path", target.path.shown().into_owned())
         .with_data("kind", metadata.kind.as_str())
         .with_data("restoredFrom", archive.shown().into_owned());
-        let mut change = FileChange {
-            sha256_after: Some(metadata.original_sha256.clone()),
-            ..FileChange::new(target.path.clone(), Action::Added)
-        };
-        change.undo.entry = restored;
-        change.undo.restored_from = Some(archive.clone());
-        change.undo.created_dirs = created_dirs;
         if let Some(previous) = replaced {
             let subject = format!("The entry that was at {}", target.path.shown());
             success
                 .output
                 .push_str(&in_trash(call, &subject, &previous.archive_path));
             success = success.with_data("trashedTo", previous.archive_path.shown().into_owned());
-            change.action = Action::Modified;
-            change.sha256_before = Some(previous.metadata.original_sha256);
-            change.trashed_to = Some(previous.archive_path);
         }
-        Ok(success.with_change(change))
+        success = success.with_change(change);
+        success.recorded = recorded;
+        Ok(success)
     })
+}
+
+/// A confirmed restore, made once the lock is exclusive.
+struct Restoring {
+    target: Target,
+    archive: PathBuf,
+    /// What was at the target when the user was asked (`None`: nothing).
+    planned: Option<EntryKind>,
+    /// The SHA-256 of what the archive holds.
+    sha256: String,
+}
+
+/// What a restore made.
+struct Restored {
+    /// The archive of the entry it replaced, held until the call reported it.
+    replaced: Option<Archived>,
+    /// The restored file as the restore left it (`None`: a link or a tree).
+    file: Option<Seen>,
+    change: FileChange,
+    recorded: Recorded,
+}
+
+impl Restoring {
+    /// Restores the archive's entry at the target as one change with its history record (the
+    /// record rides in the commit: a kill leaves both or neither): what is there goes to the
+    /// trash first (a tree as `remove_dir` takes one), the entry is extracted beside the target,
+    /// verified, and takes its name; the archive is deleted with the record, after the commit
+    /// point (also by recovery after a kill), never before.
+    fn make(
+        &self,
+        ws: &Workspace,
+        heading: &Heading,
+        cancel: &CancelToken,
+    ) -> Result<Restored, ToolError> {
+        let path = &self.target.path;
+        let (parent_path, name) = self
+            .target
+            .split()
+            .ok_or_else(|| files::is_a_directory(path))?;
+        let created_dirs = files::missing_parents(&self.target);
+        let anchor = &self.target.anchor;
+        let now = match fsops::open_dir(anchor, parent_path, false) {
+            Ok(parent) => fsops::lstat_at(parent.as_fd(), name)
+                .map_err(|e| ToolError::io(&e, "check", path))?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(ToolError::io(&e, "check", path)),
+        };
+        if now.as_ref().map(Stat::kind) != self.planned {
+            return Err(files::changed_since_planned(path));
+        }
+        let at = Place::of(&self.target).ok_or_else(|| files::is_a_directory(path))?;
+        let mut steps = Vec::new();
+        if let Some(stat) = now {
+            ensure_bucket_writable(ws, path)?;
+            steps.push(Step {
+                at: at.clone(),
+                expect: Expect::Entry { stat },
+                keep: Keep::Archive,
+                act: Act::Remove,
+            });
+        }
+        let replacing = !steps.is_empty();
+        steps.push(Step {
+            at,
+            expect: Expect::Nothing,
+            keep: Keep::Nothing,
+            act: Act::Restore {
+                archive: self.archive.clone(),
+            },
+        });
+        let plan = ChangePlan {
+            steps,
+            consume: vec![self.archive.clone()],
+        };
+        let parent = || fsops::open_dir(anchor, parent_path, false).ok();
+        let files = |done: &Done| {
+            let mut change = FileChange {
+                sha256_after: Some(self.sha256.clone()),
+                ..FileChange::new(path.clone(), Action::Added)
+            };
+            change.undo.entry = parent().and_then(|dir| files::entry_facts(dir.as_fd(), name));
+            change.undo.restored_from = Some(self.archive.clone());
+            change.undo.created_dirs = created_dirs.clone();
+            if let Some(previous) = done.archives.first().and_then(Option::as_ref) {
+                change.action = Action::Modified;
+                change.sha256_before = Some(previous.metadata.original_sha256.clone());
+                change.trashed_to = Some(previous.archive_path.clone());
+            }
+            vec![change]
+        };
+        match execute(ws, plan, heading, cancel, files) {
+            Ok(executed) => {
+                let file = parent().and_then(|dir| files::file_stat_at(dir.as_fd(), name));
+                let change = executed.files.into_iter().next();
+                Ok(Restored {
+                    replaced: executed.done.archives.into_iter().next().flatten(),
+                    file,
+                    change: change.expect("the plan lists the restored entry"),
+                    recorded: executed.recorded,
+                })
+            }
+            Err(e) if replacing && e.step == 0 => Err(self.not_replaced(e.failure)),
+            Err(e) => {
+                let mut error = self.not_restored(e.failure);
+                if replacing {
+                    // Taken back by the commit (or never moved): at its name as it was.
+                    error
+                        .message
+                        .push_str("; the entry that was there has been put back");
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// What was at the target could not go to the trash; nothing changed.
+    fn not_replaced(&self, failure: Failure) -> ToolError {
+        let path = &self.target.path;
+        match failure {
+            Failure::Trash(e) => trash_error(e, "trash", path),
+            Failure::Io(e) => ToolError::io(&e, "trash", path),
+            Failure::NotAsExpected(_) | Failure::Changed { .. } | Failure::Invalid(_) => {
+                files::changed_since_planned(path)
+            }
+        }
+    }
+
+    /// The archive's entry could not be put at the target; nothing changed, the archive stays.
+    fn not_restored(&self, failure: Failure) -> ToolError {
+        let path = &self.target.path;
+        match failure {
+            Failure::Trash(e) => trash_error(e, "restore", path),
+            Failure::Io(e) => ToolError::io(&e, "restore", path),
+            Failure::NotAsExpected(_) | Failure::Changed { .. } | Failure::Invalid(_) => {
+                files::changed_since_planned(path)
+            }
+        }
+    }
 }
 
 /// The error for a `trashedPath` that is no archive of this workspace's trash.
@@ -321,6 +433,72 @@ fn an_original_path(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::TestWorkspace;
+
+    /// A restore (to a free name, or over an entry that goes to the trash first) is one change
+    /// made with its record: the archive is used up with it, the history lists the entry (with
+    /// the replaced one's archive), and nothing of the change (temp names, journal records) is
+    /// left.
+    #[tokio::test]
+    async fn the_restore_and_its_record_are_made_as_one_change() {
+        for overwrite in [false, true] {
+            let ws = TestWorkspace::new();
+            std::fs::write(ws.root.join("f.txt"), "back\n").unwrap();
+            let trashed = ws.call("delete_file", json!({ "path": "f.txt" })).await;
+            let data = trashed.data.unwrap();
+            let archive = data["trashedTo"].as_str().unwrap().to_owned();
+            if overwrite {
+                std::fs::write(ws.root.join("f.txt"), "in the way\n").unwrap();
+            }
+            let args = json!({ "trashedPath": archive, "overwrite": overwrite });
+            let result = ws.call("restore_file", args).await;
+            assert_eq!(result.code, None, "{}", result.output);
+            assert_eq!(ws.read("f.txt"), "back\n");
+            assert_eq!(ws.names(), ["f.txt"]);
+            assert!(!Path::new(&archive).exists(), "the archive is used up");
+            let workspace = ws.toolset.workspace();
+            let journal = std::fs::read_dir(workspace.journal().dir()).map_or(0, Iterator::count);
+            assert_eq!(journal, 0);
+            let history = workspace.history().entries(&|_: &Path| true).unwrap();
+            assert_eq!(history.len(), 2);
+            let file = &history[1].record.files[0];
+            assert_eq!(file.path, ws.root.join("f.txt"));
+            assert_eq!(file.trashed_to.is_some(), overwrite);
+            assert_eq!(file.restored_from.as_deref(), Some(Path::new(&archive)));
+        }
+    }
+
+    /// A name that is not UTF-8 cannot be in a history record: the restore is made all the
+    /// same, unrecorded, and its archive is used up with it (as before the engine).
+    #[tokio::test]
+    async fn a_name_that_is_not_utf8_is_restored_and_its_archive_used_up() {
+        use std::os::unix::ffi::OsStrExt;
+        let ws = TestWorkspace::new();
+        let name = std::ffi::OsStr::from_bytes(b"n\xe9\xff.t");
+        std::fs::write(ws.root.join(name), "back\n").unwrap();
+        let shown = ws.root.join(name).shown().into_owned();
+        let trashed = ws.call("delete_file", json!({ "path": shown })).await;
+        assert_eq!(trashed.code, None, "{}", trashed.output);
+        let data = trashed.data.unwrap();
+        let archive = data["trashedTo"].as_str().unwrap().to_owned();
+        let result = ws
+            .call("restore_file", json!({ "trashedPath": archive }))
+            .await;
+        assert_eq!(result.code, None, "{}", result.output);
+        assert_eq!(std::fs::read(ws.root.join(name)).unwrap(), b"back\n");
+        let bucket = ws.toolset.workspace().bucket().dir().to_owned();
+        let left = std::fs::read_dir(bucket).map_or(0, |d| {
+            d.filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .as_bytes()
+                    .ends_with(b".tar.gz")
+            })
+            .count()
+        });
+        assert_eq!(left, 0, "the archive is used up");
+    }
 
     /// The archive as the model gave it (its directory tells which trash), like any path tool.
     #[test]

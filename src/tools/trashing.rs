@@ -54,23 +54,6 @@ pub fn trash_error(e: TrashError, doing: &str, path: &Path) -> ToolError {
     ToolError::new(code, message)
 }
 
-/// Restores `archive` as `name` in `parent` (canonical path `parent_path`), its temp root
-/// journaled first (`Journal::with_temp`), so that a crash mid-restore does not leave a
-/// `.restore-*.partial` tree in the user's directory for good.
-pub fn restore_into(
-    ws: &Workspace,
-    archive: &Path,
-    parent_path: &Path,
-    parent: BorrowedFd<'_>,
-    name: &OsStr,
-    cancel: &dyn Fn() -> bool,
-) -> Result<Metadata, TrashError> {
-    let temp = restore_temp_name();
-    ws.journal().with_temp(parent_path, parent, &temp, || {
-        ws.bucket().restore(archive, parent, name, &temp, cancel)
-    })
-}
-
 /// Puts back `archived` (made by this call, still held) as `name` in `parent` (canonical path
 /// `parent_path`), journaled like [`restore_into`]: what an overwrite or a move put in the
 /// trash, when the rest of the call failed.

@@ -164,6 +164,48 @@ impl Bucket {
         })
     }
 
+    /// [`Bucket::archive_expected`] for an entry a change is about to remove: also checks that
+    /// every entry of it may be removed ([`remove::check_removable`]) before the archive is
+    /// kept, and returns what archiving saw, which the removal checks the entry against once it
+    /// is set aside ([`Bucket::unchanged_under`]).
+    pub(crate) fn archive_for_removal(
+        &self,
+        item: &TrashItem<'_>,
+        expected: &Snapshot,
+        cancel: &dyn Fn() -> bool,
+    ) -> Result<(Archived, Vec<Observed>), TrashError> {
+        let bucket = self.open(true)?;
+        let base = item.display_dir();
+        let check = |observed: &[Observed]| match observed.first() {
+            Some(root) if is_expected(&root.snapshot, expected) => {
+                remove::check_removable(item.parent, observed, base)
+            }
+            _ => Err(changed(
+                item.original_path,
+                "was replaced while it was being archived",
+            )),
+        };
+        let written = write::write_archive(&self.target(&bucket), item, cancel, &check)?;
+        let archived = Archived {
+            archive_path: written.path,
+            metadata: written.metadata,
+            hold: written.hold,
+        };
+        Ok((archived, written.observed))
+    }
+
+    /// Whether the entry archived as `observed` (by [`Bucket::archive_for_removal`], from
+    /// `parent`), set aside as `aside` in `parent`, is still every entry as archived and no
+    /// other; `base` is the directory shown in messages.
+    pub(crate) fn unchanged_under(
+        parent: BorrowedFd<'_>,
+        aside: &OsStr,
+        observed: &[Observed],
+        base: &Path,
+    ) -> bool {
+        remove::unchanged_under(parent, aside, observed, base)
+    }
+
     /// Archive the entry, check that nothing changed while it was archived (else
     /// [`TrashError::Conflict`], original kept, no archive), commit the archive, then remove the
     /// original through `item.parent` — exactly the entries archived, children first, never

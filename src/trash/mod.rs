@@ -93,3 +93,4 @@ pub use item::{Identity, TrashItem};
 pub use members::{empty_tree_digest, Member, Members, Override};
 pub use metadata::Metadata;
 pub use naming::{archive_relative_path, is_restore_temp_name, restore_temp_name};
+pub(crate) use observed::Observed;

@@ -9,6 +9,7 @@
 //! so `rmdir` refuses it: an entry the archive does not hold is never removed.
 
 use std::collections::HashSet;
+use std::ffi::OsStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
@@ -35,7 +36,92 @@ pub(crate) fn verify_unchanged(
     observed: &[Observed],
     base: &Path,
 ) -> Result<(), TrashError> {
-    let verified = traverse(parent, observed, base, &mut |dir, step| match step {
+    verify_observed(parent, observed, base, false)
+}
+
+/// Whether the tree archived as `observed` (named `observed[0].rel` in `parent`) is, set aside
+/// under `aside` in `parent` by one rename, still every entry as archived: the same entries,
+/// each as it was (the renamed directory's ctime aside, which the rename set), and no other.
+pub(crate) fn unchanged_under(
+    parent: BorrowedFd<'_>,
+    aside: &OsStr,
+    observed: &[Observed],
+    base: &Path,
+) -> bool {
+    let renamed: Vec<Observed> = observed
+        .iter()
+        .map(|entry| {
+            let mut parts = entry.rel.components();
+            parts.next();
+            Observed {
+                rel: Path::new(aside).join(parts.as_path()),
+                ..entry.clone()
+            }
+        })
+        .collect();
+    verify_observed(parent, &renamed, base, true).is_ok()
+}
+
+/// Whether this process may remove every entry of the tree archived as `observed` (named
+/// `observed[0].rel` in `parent`): each directory holding an entry is one it may write and
+/// search, so a removal after the change's commit point does not stop halfway on a refusal the
+/// system would make. Refused: [`TrashError::Stopped`] with the cause's code, naming the first
+/// entry that could not be removed, nothing removed or archived.
+pub(crate) fn check_removable(
+    parent: BorrowedFd<'_>,
+    observed: &[Observed],
+    base: &Path,
+) -> Result<(), TrashError> {
+    let mut checked: HashSet<PathBuf> = HashSet::new();
+    let mut check = |holder: BorrowedFd<'_>, entry: &Observed| {
+        let Some(dir) = entry.rel.parent().filter(|_| entry.depth() > 0) else {
+            return Ok(());
+        };
+        if checked.contains(dir) {
+            return Ok(());
+        }
+        match fsops::may_change_entries(holder) {
+            Ok(()) => {
+                checked.insert(dir.to_owned());
+                Ok(())
+            }
+            Err(e) => Err(not_removable(base, observed, entry, &e)),
+        }
+    };
+    let checked = traverse(parent, observed, base, &mut |dir, step| match step {
+        Step::Leaf(entry) | Step::Enter(entry, _) => check(dir, entry),
+        Step::Leave(_) => Ok(()),
+    });
+    checked.map_err(|stopped| stopped.error)
+}
+
+/// The refusal of a tree whose `entry` cannot be removed for the reason `e`.
+fn not_removable(
+    base: &Path,
+    observed: &[Observed],
+    entry: &Observed,
+    e: &std::io::Error,
+) -> TrashError {
+    let original = base.join(&observed[0].rel);
+    let original = original.shown();
+    let cause = crate::error::ToolError::io(e, "remove", &base.join(&entry.rel)).message;
+    TrashError::Stopped {
+        code: crate::paths::io_error_code(e),
+        why: format!(
+            "{original} was not removed: {cause}; {original} is as it was and nothing of it is in the trash"
+        ),
+    }
+}
+
+/// Conflict unless every observed entry is still exactly as archived; `root_renamed`: the
+/// tree's top directory was renamed since (its ctime is the rename's).
+fn verify_observed(
+    parent: BorrowedFd<'_>,
+    observed: &[Observed],
+    base: &Path,
+    root_renamed: bool,
+) -> Result<(), TrashError> {
+    let mut visit = |dir: BorrowedFd<'_>, step: Step<'_, '_>| match step {
         Step::Leaf(entry) => expect_unchanged(dir, entry, base),
         Step::Enter(entry, fd) => {
             if fsops::list_names(fd)?.len() == entry.children {
@@ -45,8 +131,13 @@ pub(crate) fn verify_unchanged(
             }
         }
         Step::Leave(_) => Ok(()),
-    });
-    verified.map_err(|stopped| stopped.error)
+    };
+    let traversed = if root_renamed {
+        traverse_as(parent, observed, base, &mut visit, true)
+    } else {
+        traverse(parent, observed, base, &mut visit)
+    };
+    traversed.map_err(|stopped| stopped.error)
 }
 
 /// Why a removal stopped, where, and what it had removed by then.
@@ -121,6 +212,17 @@ fn traverse(
     base: &Path,
     visit: &mut Visit<'_>,
 ) -> Result<(), Stopped> {
+    traverse_as(parent, observed, base, visit, false)
+}
+
+/// [`traverse`]; `root_renamed`: the top directory is compared without its ctime.
+fn traverse_as(
+    parent: BorrowedFd<'_>,
+    observed: &[Observed],
+    base: &Path,
+    visit: &mut Visit<'_>,
+    root_renamed: bool,
+) -> Result<(), Stopped> {
     let mut open: Vec<(OwnedFd, &Observed)> = Vec::new();
     for entry in observed {
         close_down_to(&mut open, entry.depth(), parent, visit)?;
@@ -134,7 +236,13 @@ fn traverse(
             continue;
         }
         let fd = fsops::open_subdir(holder, entry.name()).map_err(|e| at(gone(base, entry, e)))?;
-        if fsops::snapshot_fd(&fd).map_err(|e| at(e.into()))? != entry.snapshot {
+        let now = fsops::snapshot_fd(&fd).map_err(|e| at(e.into()))?;
+        let same = if root_renamed && entry.depth() == 0 {
+            entry.snapshot.same_except_ctime(&now)
+        } else {
+            now == entry.snapshot
+        };
+        if !same {
             let changed = conflict(base, entry, "changed while it was being archived");
             return Err(at(changed));
         }

@@ -163,6 +163,14 @@ pub fn may_write_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<bool> {
     }
 }
 
+/// Whether this process may add and remove entries in the directory `dir` (write and search
+/// on it, as the system decides for its effective user and groups: mode, ACLs, a read-only
+/// mount): `Ok(())`, or the refusal (`EACCES`, `EROFS`, …) as the error a removal would meet.
+pub fn may_change_entries(dir: BorrowedFd<'_>) -> io::Result<()> {
+    let access = rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK;
+    rustix::fs::accessat(dir, ".", access, AtFlags::EACCESS).map_err(errno)
+}
+
 /// Whether another process has `file` open for writing (or mapped writable): `Some(true)` or
 /// `Some(false)`, or `None` where the system cannot tell (no leases on this file system or
 /// platform, or we may not take one). See [`platform::open_for_writing_elsewhere`].
