@@ -42,6 +42,18 @@ impl TestWorkspace {
         Self::with(json!({}))
     }
 
+    /// Every entry of the history, once a change is done: asserts that nothing of it is left
+    /// in the journal (no record, no temp name it answers for).
+    pub fn settled_history(&self) -> Vec<crate::history::Entry> {
+        let workspace = self.toolset.workspace();
+        let journal = std::fs::read_dir(workspace.journal().dir()).map_or(0, Iterator::count);
+        assert_eq!(journal, 0, "the journal still holds records");
+        workspace
+            .history()
+            .entries(&|_: &std::path::Path| true)
+            .unwrap()
+    }
+
     /// A workspace with these options too (e.g. `tools`, `readOnly`, `limits`).
     pub fn with(options: Value) -> Self {
         let dir = tempfile::tempdir().unwrap();

@@ -385,13 +385,7 @@ mod tests {
         assert_eq!(result.code, None, "{}", result.output);
         assert_eq!(ws.read("ef-one.txt"), "fn new() {}\n");
         assert_eq!(ws.names(), ["ef-one.txt"]);
-        let workspace = ws.toolset.workspace();
-        let journal = std::fs::read_dir(workspace.journal().dir()).map_or(0, Iterator::count);
-        assert_eq!(journal, 0);
-        let history = workspace
-            .history()
-            .entries(&|_: &std::path::Path| true)
-            .unwrap();
+        let history = ws.settled_history();
         let [edited] = &history[..] else {
             panic!("one record: {}", history.len())
         };

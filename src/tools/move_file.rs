@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use super::blast_radius;
 use super::destination;
 use super::files;
-use super::trashing::{ensure_bucket_writable, in_trash, trash_error};
+use super::trashing::{ensure_bucket_writable, in_trash, not_trashed_first, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::execute::{execute, Done, Failure};
 use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
@@ -339,7 +339,9 @@ impl Moving {
         };
         match failure.failure {
             Failure::Io(e) if cause(&e) == Cause::CrossDevice => {}
-            other if replacing && failure.step == 0 => return Err(self.not_replaced(other)),
+            other if replacing && failure.step == 0 => {
+                return Err(not_trashed_first(&self.destination.path, other))
+            }
             other => {
                 let mut error = self.not_moved(other);
                 if replacing {
@@ -370,18 +372,6 @@ impl Moving {
             change,
             recorded: Recorded::Due,
         })
-    }
-
-    /// The destination could not go to the trash; nothing changed.
-    fn not_replaced(&self, failure: Failure) -> ToolError {
-        let path = &self.destination.path;
-        match failure {
-            Failure::Trash(e) => trash_error(e, "trash", path),
-            Failure::Io(e) => ToolError::io(&e, "trash", path),
-            Failure::NotAsExpected(_) | Failure::Changed { .. } | Failure::Invalid(_) => {
-                files::changed_since_planned(path)
-            }
-        }
     }
 
     /// The source could not be moved; nothing changed.
@@ -441,10 +431,7 @@ mod tests {
             assert_eq!(ws.read(to), "moved\n");
             let top = if overwrite { "g.txt" } else { "new" };
             assert_eq!(ws.names(), [top]);
-            let workspace = ws.toolset.workspace();
-            let journal = std::fs::read_dir(workspace.journal().dir()).map_or(0, Iterator::count);
-            assert_eq!(journal, 0);
-            let history = workspace.history().entries(&|_: &Path| true).unwrap();
+            let history = ws.settled_history();
             assert_eq!(history.len(), 1);
             let file = &history[0].record.files[0];
             assert_eq!(file.path, ws.root.join(to));

@@ -449,10 +449,7 @@ mod tests {
             let result = ws.call("remove_dir", args).await;
             assert_eq!(result.code, None, "{}", result.output);
             assert!(ws.names().is_empty(), "{:?}", ws.names());
-            let workspace = ws.toolset.workspace();
-            let journal = std::fs::read_dir(workspace.journal().dir()).map_or(0, Iterator::count);
-            assert_eq!(journal, 0);
-            let history = workspace.history().entries(&|_: &Path| true).unwrap();
+            let history = ws.settled_history();
             assert_eq!(history.len(), 1);
             let file = &history[0].record.files[0];
             assert_eq!(file.path, ws.root.join("d"));

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::blast_radius;
 use super::destination;
 use super::files;
-use super::trashing::{ensure_bucket_writable, in_trash, trash_error};
+use super::trashing::{ensure_bucket_writable, in_trash, not_trashed_first, trash_error};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::execute::{execute, Done, Failure};
 use crate::call::plan::{Act, ChangePlan, Expect, Keep, Place, Step};
@@ -336,7 +336,9 @@ impl Restoring {
                     recorded: executed.recorded,
                 })
             }
-            Err(e) if replacing && e.step == 0 => Err(self.not_replaced(e.failure)),
+            Err(e) if replacing && e.step == 0 => {
+                Err(not_trashed_first(&self.target.path, e.failure))
+            }
             Err(e) => {
                 let mut error = self.not_restored(e.failure);
                 if replacing {
@@ -346,18 +348,6 @@ impl Restoring {
                         .push_str("; the entry that was there has been put back");
                 }
                 Err(error)
-            }
-        }
-    }
-
-    /// What was at the target could not go to the trash; nothing changed.
-    fn not_replaced(&self, failure: Failure) -> ToolError {
-        let path = &self.target.path;
-        match failure {
-            Failure::Trash(e) => trash_error(e, "trash", path),
-            Failure::Io(e) => ToolError::io(&e, "trash", path),
-            Failure::NotAsExpected(_) | Failure::Changed { .. } | Failure::Invalid(_) => {
-                files::changed_since_planned(path)
             }
         }
     }
@@ -456,10 +446,7 @@ mod tests {
             assert_eq!(ws.read("f.txt"), "back\n");
             assert_eq!(ws.names(), ["f.txt"]);
             assert!(!Path::new(&archive).exists(), "the archive is used up");
-            let workspace = ws.toolset.workspace();
-            let journal = std::fs::read_dir(workspace.journal().dir()).map_or(0, Iterator::count);
-            assert_eq!(journal, 0);
-            let history = workspace.history().entries(&|_: &Path| true).unwrap();
+            let history = ws.settled_history();
             assert_eq!(history.len(), 2);
             let file = &history[1].record.files[0];
             assert_eq!(file.path, ws.root.join("f.txt"));

@@ -6,6 +6,7 @@ use std::ffi::OsStr;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 
+use crate::call::execute::Failure;
 use crate::call::Call;
 use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
@@ -52,6 +53,18 @@ pub fn trash_error(e: TrashError, doing: &str, path: &Path) -> ToolError {
         TrashError::Stopped { why, .. } => why,
     };
     ToolError::new(code, message)
+}
+
+/// What was at `path` could not go to the trash first (the failure of a plan's step that
+/// replaces it); nothing changed.
+pub fn not_trashed_first(path: &Path, failure: Failure) -> ToolError {
+    match failure {
+        Failure::Trash(e) => trash_error(e, "trash", path),
+        Failure::Io(e) => ToolError::io(&e, "trash", path),
+        Failure::NotAsExpected(_) | Failure::Changed { .. } | Failure::Invalid(_) => {
+            super::files::changed_since_planned(path)
+        }
+    }
 }
 
 /// Puts back `archived` (made by this call, still held) as `name` in `parent` (canonical path

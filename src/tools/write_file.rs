@@ -503,13 +503,7 @@ mod tests {
         assert_eq!(result.code, None, "{}", result.output);
         assert_eq!(ws.names(), ["a"]);
         assert_eq!(ws.read("a/b/new.txt"), "over\n");
-        let workspace = ws.toolset.workspace();
-        let journal = std::fs::read_dir(workspace.journal().dir()).map_or(0, Iterator::count);
-        assert_eq!(journal, 0);
-        let history = workspace
-            .history()
-            .entries(&|_: &std::path::Path| true)
-            .unwrap();
+        let history = ws.settled_history();
         let [created, overwrite] = &history[..] else {
             panic!("two records: {}", history.len())
         };
