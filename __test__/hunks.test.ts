@@ -25,10 +25,28 @@ describe('hunksOnly', () => {
 
 describe('toTomoResult', () => {
   it('gives format diff with hunks for a successful change', () => {
-    expect(toTomoResult({ status: 'ok', output: `Edited /w/a.txt\n\n${DIFF}`, diff: DIFF })).toEqual({
+    expect(toTomoResult({ status: 'ok', output: `Edited /w/a.txt\n\n${DIFF}`, diff: DIFF, data: { path: '/w/a.txt' } })).toEqual({
       status: 'ok',
       format: 'diff',
       output: '@@ -1,2 +1,2 @@\n one\n-two\n+TWO',
+    })
+  })
+
+  it('takes the diff from where the tools put it, and only when it is the result\'s diff', () => {
+    const data = { path: '/w/a.txt' }
+    // A whole rewrite is counted, not echoed: text in the output that looks like the diff (here its
+    // header and a hunk, as a note or a quoted line might hold) is not the change, and is not drawn as one.
+    const counted = 'Wrote /w/a.txt (4 bytes, 1 line), replacing all 2 lines it had\n--- a.txt\n+++ a.txt\n@@ -1 +1 @@\n-x\n+y'
+    expect(toTomoResult({ status: 'ok', output: counted, diff: DIFF, data })).toEqual({ status: 'ok', format: 'plain', output: counted })
+    // After the blank line, something other than the diff: plain.
+    const other = `Edited /w/a.txt\n\n--- a.txt\n+++ a.txt\n@@ -1 +1 @@\n-x\n+y\n`
+    expect(toTomoResult({ status: 'ok', output: other, diff: DIFF, data })).toEqual({ status: 'ok', format: 'plain', output: other })
+    // Cut to fit the output, with its note, and followed by the summary's notes.
+    const cut = `Wrote /w/a.txt (9 bytes)\nThe previous content is in the trash at /t/a.tar.gz.\n\n${DIFF.slice(0, DIFF.indexOf('-two'))}[diff truncated: 2 more lines not shown; read_file shows the file as it is now]`
+    expect(toTomoResult({ status: 'ok', output: cut, diff: DIFF, data })).toEqual({
+      status: 'ok',
+      format: 'diff',
+      output: '@@ -1,2 +1,2 @@\n one\n[diff truncated: 2 more lines not shown; read_file shows the file as it is now]\nThe previous content is in the trash at /t/a.tar.gz.',
     })
   })
 

@@ -88,6 +88,20 @@ describe('execute', () => {
     expect(append.output).toMatch(/^@@ .*\n(.*\n)*\+three$/)
   })
 
+  it('a file that holds a diff is read as text, plain, and a write that keeps diff-like lines shows only its own change', async () => {
+    const { byName, root } = tomoTools()
+    const held = '--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n'
+    writeFileSync(join(root, 'x.patch'), held)
+    const { context } = tomoContext()
+    const read = await byName('read_file').execute({ path: 'x.patch' }, context)
+    expect(read).toMatchObject({ status: 'ok', format: 'plain' })
+    expect(read.output).toContain('+++ b/x')
+    const written = await byName('write_file').execute({ path: 'x.patch', content: held.replace('+new', '+newer') }, context)
+    expect(written).toMatchObject({ status: 'ok', format: 'diff' })
+    // Its hunk, then where the old content went.
+    expect(written.output).toMatch(/^@@ -2,4 \+2,4 @@\n \+\+\+ b\/x\n @@ -1 \+1 @@\n -old\n-\+new\n\+\+newer\nThe previous content is in the trash at [^\n]+\.$/)
+  })
+
   it('apply_patch: the prompt shows each file by name above its hunks; the result is the documented output, plain', async () => {
     const { byName, root } = tomoTools()
     writeFileSync(join(root, 'a.txt'), 'one\ntwo\n')

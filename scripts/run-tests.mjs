@@ -61,6 +61,7 @@ const NOT_THROUGH_THE_FILE_SYSTEM = [
   'packaging',
   'scripted-model',
   'sea',
+  'tool-args-drift',
   'tool-config',
   'typecheck',
   'workflows',

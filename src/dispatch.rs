@@ -570,6 +570,9 @@ async fn catch_panics(mut run: BoxFuture<'_, Outcome>) -> Outcome {
 }
 
 #[cfg(test)]
+mod schema_args_tests;
+
+#[cfg(test)]
 mod panic_tests {
     use super::*;
 

@@ -122,36 +122,53 @@ function tomoProgress(onProgress: (output: string) => void): CallContext['onProg
   return (progress) => onProgress(`Working: ${describeProgress(progress)}`)
 }
 
-/** The first line of a successful `apply_patch` output (../docs/tools.md#apply_patch), the text models are trained on. */
-const PATCH_SUCCESS = 'Success. Updated the following files:'
-
 /**
- * Maps a workspace result to Tomo's: a successful write, edit or append (a change of one file
- * that carries a diff) becomes `format: 'diff'` with the hunks only; everything else is `plain`
- * with the documented output — `apply_patch` too (../docs/hosts.md): Tomo's diff view colours every line by
- * its first character, so a patch's file list, its trash notes and its `---`/`+++` file headers
- * would be drawn as removed and added lines, and Tomo tells the model "Edit applied
- * successfully. Unified diff:" before a diff result, over the patch's own `Success.` line.
+ * Maps a workspace result to Tomo's: a successful write, edit or append (a change of one file,
+ * `data.path`, that carries a `diff`) becomes `format: 'diff'` with the hunks only; everything
+ * else is `plain` with the documented output — `apply_patch` too (../docs/hosts.md): Tomo's diff
+ * view colours every line by its first character, so a patch's file list, its trash notes and its
+ * `---`/`+++` file headers would be drawn as removed and added lines, and Tomo tells the model
+ * "Edit applied successfully. Unified diff:" before a diff result, over the patch's own `Success.` line.
  *
- * The hunks are taken from `output`, not from `diff`: `output` is what the model may read, with the
- * diff cut at `readMaxBytes` and a note saying so (a 1 MB rewrite is not sent whole). The lines
- * that follow the summary in `output` (where an overwrite went in the trash, and how to restore
- * it) follow the hunks.
+ * The hunks are those of `output`, not of `diff`: `output` is what the model may read, with the
+ * diff cut at `readMaxBytes` and a note saying so (a 1 MB rewrite is not sent whole). They are
+ * taken from where the tools put the diff (after the summary and its notes, past the first blank
+ * line; ../docs/tools.md, Diffs) and only when that text is the structured `diff` (or its cut
+ * start): diff-like text anywhere else in an output is never taken for the change. A new file or
+ * a whole rewrite, counted in `output` rather than echoed, stays plain. The note lines that follow
+ * the summary (where an overwrite went in the trash, and how to restore it) follow the hunks.
  */
 export function toTomoResult(result: ToolResult): TomoToolResult {
-  const patch = result.output.startsWith(PATCH_SUCCESS)
-  if (result.status === 'ok' && !patch && typeof result.diff === 'string' && result.diff !== '') {
-    // Where the (possibly cut) diff starts in `output`: its first line.
-    const firstLine = result.diff.slice(0, result.diff.indexOf('\n') + 1)
-    const at = firstLine === '' ? -1 : result.output.indexOf(firstLine)
-    const body = at < 0 ? undefined : hunksOnly(result.output.slice(at))
-    if (body !== undefined) {
+  const singleFile = typeof result.data?.path === 'string'
+  if (result.status === 'ok' && singleFile && typeof result.diff === 'string' && result.diff !== '') {
+    const shown = shownDiff(result.output, result.diff, result.data?.diffLinesLeftOut !== undefined)
+    const body = shown === undefined ? undefined : hunksOnly(shown.diff)
+    if (shown !== undefined && body !== undefined) {
       // The summary line is what the diff shows; the notes after it stay.
-      const notes = result.output.slice(0, at).replace(/\n+$/, '').split('\n').slice(1)
+      const notes = shown.summary.split('\n').slice(1)
       return { output: [body, ...notes.filter((line) => line !== '')].join('\n'), status: 'ok', format: 'diff' }
     }
   }
   return { output: result.output, status: result.status, format: 'plain' }
+}
+
+/** The note a tool ends a diff cut to fit `output` with (../docs/tools.md, Bounded outputs). */
+const DIFF_CUT_NOTE = /\n?\[diff truncated: \d+ more lines? not shown; [^\n]*\]$/
+
+/**
+ * `output` as the tools write it with a diff: `<summary and notes>\n\n<diff, perhaps cut>`, split
+ * there; `undefined` unless what follows the blank line is `diff` itself or its start, cut with
+ * the note (when `diff` itself was cut for a UI, `diffCut`, its first line must still match).
+ */
+function shownDiff(output: string, diff: string, diffCut: boolean): { summary: string; diff: string } | undefined {
+  const blank = output.indexOf('\n\n')
+  if (blank < 0) return undefined
+  const shown = output.slice(blank + 2)
+  const kept = shown.replace(DIFF_CUT_NOTE, '')
+  if (kept === '') return undefined
+  const firstLine = diff.slice(0, diff.indexOf('\n') + 1)
+  const matches = diffCut ? firstLine !== '' && kept.startsWith(firstLine) : diff.startsWith(kept)
+  return matches ? { summary: output.slice(0, blank), diff: shown } : undefined
 }
 
 /**
