@@ -247,6 +247,33 @@ impl Journal {
         }
     }
 
+    /// Writes and fsyncs `record` under a fresh name; when `kept` holds any bytes (what a
+    /// change's in-place appends add, in order), a copy of them beside it first (written and
+    /// fsynced before the record, as [`Journal::begin`] does), removed with the record.
+    fn write_with_kept(&self, record: &Record, kept: &[&[u8]]) -> io::Result<Entry> {
+        if kept.iter().all(|bytes| bytes.is_empty()) {
+            return self.write(record, Durability::Fsynced);
+        }
+        let name = fresh_name(record.pid());
+        let kept_name = kept_bytes_name(&name);
+        let written = self.store.create(&kept_name).and_then(|mut f| {
+            for bytes in kept {
+                f.write_all(bytes)?;
+            }
+            f.sync_all()
+        });
+        match written.and_then(|()| self.write_as(&name, record, Durability::Fsynced)) {
+            Ok(entry) => Ok(Entry {
+                kept: Some(kept_name),
+                ..entry
+            }),
+            Err(e) => {
+                let _ = self.store.remove(&kept_name);
+                Err(e)
+            }
+        }
+    }
+
     /// Records (not fsynced) that the temp file `temp` is about to be created in the directory
     /// `dir` (canonical path `dir_path`). `None` when the record cannot be written (read-only
     /// data dir): the write goes on without one.
@@ -462,7 +489,9 @@ impl Journal {
             let outcome = match &record {
                 Record::Append(record) => replay(record, self.store.open_ours(&kept).ok(), sandbox),
                 Record::Temp(record) => remove_temp(record, sandbox),
-                Record::Commit(record) => commit::recover(record, sandbox, aftermath),
+                Record::Commit(record) => {
+                    commit::recover(record, self.store.open_ours(&kept).ok(), sandbox, aftermath)
+                }
                 Record::Removal(record) => finish_removal(record, sandbox),
             };
             if matches!(outcome, Ok(outcome) if outcome != Recovered::Deferred) {

@@ -3,7 +3,10 @@
 //!
 //! 1. **Stage** (nothing visible changes): each new file is written and fsynced under a temp name
 //!    beside its target ([`fsops::stage`], journaled like any temp file). What the change destroys
-//!    was put in the trash by the caller before.
+//!    was put in the trash by the caller before. An append in place ([`Commit::append`]) is the
+//!    one step not staged: its bytes go through the caller's checked handle when it is applied,
+//!    and a copy of them is kept beside the record (written and fsynced before it), so that an
+//!    append made or cut short is taken back — only what is provably ours ([`super::tail`]).
 //! 2. **Record**: one fsynced journal record, state `applying`, lists every step: its directory
 //!    (path, dev, ino), its name, its temp name (`aside`), and the identities that tell ours from
 //!    anything else — the inode of each staged file and its SHA-256, the dev and ino of what each
@@ -40,7 +43,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom, Write as _};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
@@ -48,7 +51,7 @@ use serde_json::Value;
 
 pub use super::commit_record::{ArchiveName, CommitRecord, StepAction, StepRecord};
 use super::made_dirs::{self, MadeDirRecord};
-use super::{Durability, Entry, Journal, Record, Recovered};
+use super::{Entry, Journal, Record, Recovered};
 use crate::hashing::{sha256_hex, sha256_reader};
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, RemoveError, ReplaceError, Replacing, Snapshot};
@@ -115,7 +118,7 @@ fn holds(file: &mut File, len: u64, sha256: &str) -> io::Result<bool> {
     if fsops::fstat(&*file)?.size != len {
         return Ok(false);
     }
-    Ok(sha256_reader(file.by_ref().take(len + 1))? == sha256)
+    Ok(sha256_reader(Read::by_ref(file).take(len + 1))? == sha256)
 }
 
 /// One step, staged.
@@ -134,6 +137,9 @@ struct Staged {
     /// For a remove: what the entry set aside under the temp name must pass before the change
     /// goes on (a tree: every entry as archived); else it is put back and the change stopped.
     check_aside: Option<AsideCheck>,
+    /// For an append: the file, opened and checked by the caller, and the bytes that go at its
+    /// end (a copy of them is kept beside the record).
+    append: Option<(File, Vec<u8>)>,
 }
 
 /// A check of an entry set aside as `aside` in `dir`: `true` if it may be removed.
@@ -257,6 +263,7 @@ impl Commit<'_> {
             removes: None,
             to_dir: None,
             temp_entry,
+            append: None,
             check_aside: None,
         });
         Ok(())
@@ -352,6 +359,49 @@ impl Commit<'_> {
         Ok(())
     }
 
+    /// Adds appending `data`, in place, to `file`: the file `name` in `dir` (canonical path
+    /// `dir_path`), opened for appending and checked by the caller (what it holds, its links).
+    /// Its size now is what the step starts from: a file longer or shorter when the step comes
+    /// stops the change. The only step not staged beside its target: the bytes go through the
+    /// handle at the step, and a copy of them is kept beside the record so that an append cut
+    /// short is taken back, by the change or by recovery (see [`StepAction::Append`]).
+    pub fn append(
+        &mut self,
+        dir: OwnedFd,
+        dir_path: &Path,
+        name: &OsStr,
+        file: File,
+        data: Vec<u8>,
+    ) -> io::Result<()> {
+        let stat = fsops::fstat(&file)?;
+        let (file_dev, file_ino) = stat.identity();
+        let kept_from = self
+            .steps
+            .iter()
+            .filter_map(|step| step.append.as_ref())
+            .map(|(_, bytes)| bytes.len() as u64)
+            .sum();
+        let record = StepRecord::in_dir(
+            &dir,
+            dir_path,
+            name,
+            &fsops::temp_name(name),
+            StepAction::Append {
+                file_dev,
+                file_ino,
+                old_size: stat.size,
+                len: data.len() as u64,
+                sha256: sha256_hex(&data),
+                kept_from,
+            },
+        )?;
+        self.push_plain(dir, record, None);
+        if let Some(step) = self.steps.last_mut() {
+            step.append = Some((file, data));
+        }
+        Ok(())
+    }
+
     fn push_plain(&mut self, dir: OwnedFd, record: StepRecord, to_dir: Option<OwnedFd>) {
         self.steps.push(Staged {
             dir,
@@ -360,6 +410,7 @@ impl Commit<'_> {
             removes: None,
             to_dir,
             temp_entry: None,
+            append: None,
             check_aside: None,
         });
     }
@@ -409,6 +460,7 @@ impl Commit<'_> {
             removes: Some(expected),
             to_dir: None,
             temp_entry: None,
+            append: None,
             check_aside: None,
         });
         Ok(())
@@ -459,6 +511,7 @@ impl Commit<'_> {
             removes: Some(expected),
             to_dir: None,
             temp_entry: None,
+            append: None,
             check_aside: Some(Box::new(|dir, aside| {
                 fsops::open_subdir(dir, aside)
                     .and_then(|d| fsops::list_names(d.as_fd()))
@@ -492,9 +545,15 @@ impl Commit<'_> {
             made_dirs: self.made.iter().map(|(made, _)| made.clone()).collect(),
             archives: self.archives.clone(),
         };
+        let kept: Vec<&[u8]> = self
+            .steps
+            .iter()
+            .filter_map(|step| step.append.as_ref())
+            .map(|(_, bytes)| bytes.as_slice())
+            .collect();
         let entry = match self
             .journal
-            .write(&Record::Commit(record.clone()), Durability::Fsynced)
+            .write_with_kept(&Record::Commit(record.clone()), &kept)
         {
             Ok(entry) => entry,
             Err(e) => {
@@ -559,10 +618,12 @@ impl Commit<'_> {
     /// Takes back the first `done` steps, newest first.
     fn undo_steps(&self, done: usize) {
         for step in self.steps[..done].iter().rev() {
+            let mut appended = step.append.as_ref().map(|(_, bytes)| bytes.as_slice());
             undo_step(
                 step.dir.as_fd(),
                 step.to_dir.as_ref().map(|d| d.as_fd()),
                 &step.record,
+                appended.as_mut().map(|bytes| bytes as &mut dyn Read),
             );
         }
     }
@@ -667,6 +728,12 @@ fn apply_step(step: &Staged) -> Result<(), StepFailure> {
             }
             fsops::rename_noreplace(dir, aside, dir, name).map_err(taken)?;
         }
+        (StepAction::Append { old_size, len, .. }, _, _) => {
+            let Some((file, data)) = &step.append else {
+                return Err(changed());
+            };
+            apply_append(file, *old_size, data, *len)?
+        }
         (StepAction::Rename { moves, to_name, .. }, _, _) => {
             let to_dir = step
                 .to_dir
@@ -689,11 +756,60 @@ fn apply_step(step: &Staged) -> Result<(), StepFailure> {
     Ok(())
 }
 
+/// Appends `data` (`len` bytes) through `file`, which must still be `old_size` bytes long
+/// (the step's own check, race-free on the handle), and syncs it. An append that fails is taken
+/// back at once if what follows the old end is provably ours (see `tail::roll_back_if_ours`).
+fn apply_append(file: &File, old_size: u64, data: &[u8], len: u64) -> Result<(), StepFailure> {
+    if fsops::fstat(file).map_err(StepFailure::Io)?.size != old_size {
+        return Err(changed());
+    }
+    let mut through = file;
+    let written = through.write_all(data).and_then(|()| file.sync_data());
+    if let Err(e) = written {
+        let _ = super::tail::roll_back_if_ours(file, old_size, data, len, false);
+        return Err(StepFailure::Io(e));
+    }
+    Ok(())
+}
+
+/// Takes back an append: the file `name` in `dir`, if it is still the recorded one, is cut back
+/// to its old size when what follows it is a prefix of ours (`appended`) or all of it, and
+/// nothing else; anything else is left as it is (see `tail::roll_back_if_ours`). Safe to run
+/// again: a file cut back already has nothing after its old end.
+fn undo_append(dir: BorrowedFd<'_>, step: &StepRecord, appended: Option<&mut dyn Read>) {
+    let StepAction::Append {
+        file_dev,
+        file_ino,
+        old_size,
+        len,
+        ..
+    } = &step.action
+    else {
+        return;
+    };
+    let Some(ours) = appended else { return };
+    let Ok(file) = fsops::open_for_update(dir, step.name.as_os_str()) else {
+        return;
+    };
+    let ours_now = fsops::fstat(&file).is_ok_and(|s| {
+        s.kind() == crate::paths::EntryKind::File && s.identity() == (*file_dev, *file_ino)
+    });
+    if ours_now {
+        let _ = super::tail::roll_back_if_ours(&file, *old_size, ours, *len, false);
+    }
+}
+
 /// Takes back a step, as far as it was done: judged by identities (and a staged file by its
 /// content too), so only what is ours moves. Safe to run again on a step taken back wholly or
 /// in part (by a recovery that was itself killed): each move is made only from the state it
-/// undoes, and checked after it (a swap in between is moved back).
-fn undo_step(dir: BorrowedFd<'_>, to_dir: Option<BorrowedFd<'_>>, step: &StepRecord) {
+/// undoes, and checked after it (a swap in between is moved back). An append is taken back
+/// with its bytes, `appended` (none: it is left as it is).
+fn undo_step(
+    dir: BorrowedFd<'_>,
+    to_dir: Option<BorrowedFd<'_>>,
+    step: &StepRecord,
+    appended: Option<&mut dyn Read>,
+) {
     let (name, aside) = (step.name.as_os_str(), step.aside.as_os_str());
     let at = |n: &OsStr| fsops::lstat_at(dir, n).ok().flatten();
     // What a removal of the staged entry cut short left is settled before anything is judged.
@@ -744,6 +860,7 @@ fn undo_step(dir: BorrowedFd<'_>, to_dir: Option<BorrowedFd<'_>>, step: &StepRec
                 move_checked(to_dir, to_name.as_os_str(), dir, name, moves);
             }
         }
+        StepAction::Append { .. } => undo_append(dir, step, appended),
     }
 }
 
@@ -864,7 +981,8 @@ fn clean_up(dir: BorrowedFd<'_>, step: &StepRecord, planned: Option<&PlannedFile
         }
         StepAction::Put { replaces: None, .. }
         | StepAction::Place { .. }
-        | StepAction::Rename { .. } => {}
+        | StepAction::Rename { .. }
+        | StepAction::Append { .. } => {}
     }
 }
 
@@ -955,6 +1073,7 @@ fn sync_dirs(steps: &[Staged]) {
 /// recovered, wholly or in part, changes nothing more.
 pub fn recover(
     record: &CommitRecord,
+    kept: Option<File>,
     sandbox: &Sandbox,
     aftermath: &dyn Aftermath,
 ) -> io::Result<Recovered> {
@@ -993,9 +1112,16 @@ pub fn recover(
         }
         Ok(Recovered::CommitFinished)
     } else {
+        let mut kept = kept;
         for ((step, dir), to_dir) in steps.zip(&to_dirs).rev() {
             if let Some(dir) = dir {
-                undo_step(dir.as_fd(), to_dir.as_ref().map(|d| d.as_fd()), step);
+                let mut appended = kept.as_mut().and_then(|kept| kept_for(kept, step));
+                undo_step(
+                    dir.as_fd(),
+                    to_dir.as_ref().map(|d| d.as_fd()),
+                    step,
+                    appended.as_mut().map(|bytes| bytes as &mut dyn Read),
+                );
             }
         }
         for dir in dirs.iter().flatten() {
@@ -1009,6 +1135,28 @@ pub fn recover(
     }
 }
 
+/// The bytes an append step added, from the copy kept beside its record (`kept`), if that copy
+/// holds them intact (their length and SHA-256 as recorded: a torn copy proves nothing).
+fn kept_for<'k>(kept: &'k mut File, step: &StepRecord) -> Option<io::Take<&'k mut File>> {
+    let StepAction::Append {
+        len,
+        sha256,
+        kept_from,
+        ..
+    } = &step.action
+    else {
+        return None;
+    };
+    kept.seek(SeekFrom::Start(*kept_from)).ok()?;
+    let mut part = Read::by_ref(kept).take(*len);
+    let whole = sha256_reader(&mut part).ok()? == *sha256 && part.limit() == 0;
+    if !whole {
+        return None;
+    }
+    kept.seek(SeekFrom::Start(*kept_from)).ok()?;
+    Some(kept.take(*len))
+}
+
 /// Applies `commit` and "kills" the process right before its commit point: every step is
 /// made and the record still says `applying`. The record is then made a dead process's (and
 /// named for it), as the next process finds it; returns its path.
@@ -1019,10 +1167,15 @@ pub fn kill_before_commit_point(journal: &Journal, commit: Commit<'_>) -> PathBu
     });
     assert!(std::panic::catch_unwind(run).is_err(), "the kill came");
     let names = journal.store.names().unwrap();
-    let [name] = &names[..] else {
+    let (records, kept): (Vec<_>, Vec<_>) = names
+        .iter()
+        .partition(|name| Path::new(name).extension() == Some(OsStr::new("json")));
+    let [name] = &records[..] else {
         panic!("one record is left: {names:?}")
     };
     let path = journal.dir().join(name);
+    // The bytes an append keeps beside the record, if any, go with it.
+    let kept = kept.first().map(|kept| journal.dir().join(kept));
     // Read as stored (not through the journal's reader, which tests may be about).
     let stored = std::fs::read(&path).unwrap();
     let body = &stored[..stored.len() - super::seal::TRAILER_LEN];
@@ -1033,8 +1186,15 @@ pub fn kill_before_commit_point(journal: &Journal, commit: Commit<'_>) -> PathBu
     std::fs::remove_file(&path).unwrap();
     let path = journal.dir().join(format!("{}-0-0.json", record.pid));
     journal.rewrite(&path, &serde_json::to_vec(&Record::Commit(record)).unwrap());
+    if let Some(kept) = kept {
+        std::fs::rename(kept, path.with_extension("bytes")).unwrap();
+    }
     path
 }
+
+#[cfg(test)]
+#[path = "commit_append_tests.rs"]
+mod append_tests;
 
 #[cfg(test)]
 mod tests {
@@ -1224,6 +1384,7 @@ mod tests {
             std::mem::forget(commit);
             let outcome = recover(
                 &record,
+                None,
                 &Sandbox::new(s.root.clone(), None, vec![]),
                 &no_sequel,
             )
@@ -1297,6 +1458,7 @@ mod tests {
             std::mem::forget(commit);
             recover(
                 &record,
+                None,
                 &Sandbox::new(s.root.clone(), None, vec![]),
                 &no_sequel,
             )
@@ -1490,6 +1652,7 @@ mod tests {
         fs::write(s.root.join("a.txt"), "user\n").unwrap();
         recover(
             &record,
+            None,
             &Sandbox::new(s.root.clone(), None, vec![]),
             &no_sequel,
         )
@@ -1563,7 +1726,7 @@ mod tests {
         let discards = Discards(Default::default());
         let sandbox = Sandbox::new(s.root.clone(), None, vec![]);
         assert_eq!(
-            recover(&record, &sandbox, &discards).unwrap(),
+            recover(&record, None, &sandbox, &discards).unwrap(),
             Recovered::CommitUndone
         );
         assert_eq!(tree(&s.root), before());

@@ -87,6 +87,19 @@ pub enum StepAction {
         #[serde(with = "path_bytes")]
         to_name: PathBuf,
     },
+    /// `len` bytes hashing to `sha256` go, in place, at the end of the file `fileDev`/`fileIno`
+    /// (the name), of `old_size` bytes then. A copy of them is kept beside the record
+    /// (`<record>.bytes`, from `kept_from`), written and fsynced before it, so that an append
+    /// cut short can be told as ours and taken back (`tail::roll_back_if_ours`).
+    #[serde(rename_all = "camelCase")]
+    Append {
+        file_dev: u64,
+        file_ino: u64,
+        old_size: u64,
+        len: u64,
+        sha256: String,
+        kept_from: u64,
+    },
 }
 
 /// A change of many entries in flight (kind `commit`).

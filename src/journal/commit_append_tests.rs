@@ -1,0 +1,217 @@
+//! The in-place append step of a change ([`Commit::append`]): made through the checked handle,
+//! taken back as far as it went when the change does not happen — in process or by recovery
+//! after a kill — and kept once the record says `applied`.
+
+use super::*;
+use crate::datadir::DataDir;
+use std::fs;
+use std::sync::Arc;
+
+struct Setup {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    journal: Journal,
+}
+
+const OLD: &str = "old line\n";
+const NEW: &str = "new line\n";
+
+fn setup() -> Setup {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(tmp.path()).unwrap();
+    let root = base.join("root");
+    fs::create_dir(&root).unwrap();
+    fs::write(root.join("log.txt"), OLD).unwrap();
+    let journal = Journal::new(Arc::new(DataDir::new(base.join("data"))), "journal/x");
+    Setup {
+        _tmp: tmp,
+        root,
+        journal,
+    }
+}
+
+fn dir(root: &Path) -> OwnedFd {
+    fsops::open_dir(root, root, false).unwrap()
+}
+
+fn sandbox(s: &Setup) -> Sandbox {
+    Sandbox::new(s.root.clone(), None, vec![])
+}
+
+fn no_sequel(_: &Value) -> io::Result<()> {
+    unreachable!("these records carry no sequel")
+}
+
+/// A change appending `NEW` to log.txt.
+fn stage(s: &Setup) -> Commit<'_> {
+    let name = OsStr::new("log.txt");
+    let file = fsops::open_for_update(dir(&s.root).as_fd(), name).unwrap();
+    let mut commit = s.journal.commit();
+    commit
+        .append(dir(&s.root), &s.root, name, file, NEW.into())
+        .unwrap();
+    commit
+}
+
+fn log(s: &Setup) -> String {
+    fs::read_to_string(s.root.join("log.txt")).unwrap()
+}
+
+fn journal_names(s: &Setup) -> Vec<OsString> {
+    s.journal.store.names().unwrap()
+}
+
+/// Appends `text` to log.txt as someone else would.
+fn append_as_someone_else(s: &Setup, text: &str) {
+    use std::io::Write;
+    let mut file = fs::OpenOptions::new()
+        .append(true)
+        .open(s.root.join("log.txt"))
+        .unwrap();
+    file.write_all(text.as_bytes()).unwrap();
+}
+
+#[test]
+fn an_append_goes_through_and_leaves_no_record_nor_kept_bytes() {
+    let s = setup();
+    stage(&s).apply().unwrap();
+    assert_eq!(log(&s), format!("{OLD}{NEW}"));
+    assert_eq!(journal_names(&s), Vec::<OsString>::new());
+}
+
+#[test]
+fn the_record_keeps_the_appended_bytes_beside_it_until_the_change_is_over() {
+    let s = setup();
+    let record = kill_before_commit_point(&s.journal, stage(&s));
+    assert_eq!(
+        fs::read(record.with_extension("bytes")).unwrap(),
+        NEW.as_bytes()
+    );
+    let body = s.journal.read(&record).unwrap();
+    let Record::Commit(commit) = Record::parse(&body).unwrap() else {
+        panic!("not a commit record")
+    };
+    let [step] = &commit.steps[..] else {
+        panic!("one step: {:?}", commit.steps)
+    };
+    let StepAction::Append {
+        old_size,
+        len,
+        kept_from,
+        ..
+    } = step.action
+    else {
+        panic!("an append step: {:?}", step.action)
+    };
+    assert_eq!(
+        (old_size, len, kept_from),
+        (OLD.len() as u64, NEW.len() as u64, 0)
+    );
+}
+
+#[test]
+fn an_append_killed_before_the_commit_point_is_taken_back_by_recovery() {
+    let s = setup();
+    kill_before_commit_point(&s.journal, stage(&s));
+    assert_eq!(log(&s), format!("{OLD}{NEW}"), "the append was made");
+    let outcomes = s.journal.recover(&sandbox(&s), &no_sequel);
+    assert_eq!(outcomes, vec![Recovered::CommitUndone]);
+    assert_eq!(log(&s), OLD);
+    assert_eq!(journal_names(&s), Vec::<OsString>::new());
+}
+
+#[test]
+fn an_append_a_kill_cut_short_is_taken_back_by_recovery() {
+    let s = setup();
+    kill_before_commit_point(&s.journal, stage(&s));
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .open(s.root.join("log.txt"))
+        .unwrap();
+    file.set_len((OLD.len() + 3) as u64).unwrap();
+    s.journal.recover(&sandbox(&s), &no_sequel);
+    assert_eq!(log(&s), OLD);
+}
+
+#[test]
+fn recovery_leaves_an_append_someone_wrote_after() {
+    let s = setup();
+    kill_before_commit_point(&s.journal, stage(&s));
+    append_as_someone_else(&s, "theirs\n");
+    s.journal.recover(&sandbox(&s), &no_sequel);
+    assert_eq!(log(&s), format!("{OLD}{NEW}theirs\n"));
+    assert_eq!(journal_names(&s), Vec::<OsString>::new());
+}
+
+#[test]
+fn recovery_cuts_nothing_without_an_intact_copy_of_the_bytes() {
+    let s = setup();
+    let record = kill_before_commit_point(&s.journal, stage(&s));
+    // A copy that is not what the record says proves nothing about the file's end.
+    fs::write(record.with_extension("bytes"), "x".repeat(NEW.len())).unwrap();
+    s.journal.recover(&sandbox(&s), &no_sequel);
+    assert_eq!(log(&s), format!("{OLD}{NEW}"));
+    assert_eq!(journal_names(&s), Vec::<OsString>::new());
+}
+
+#[test]
+fn an_append_whose_record_says_applied_stands_after_recovery() {
+    let s = setup();
+    let record = kill_before_commit_point(&s.journal, stage(&s));
+    let body = s.journal.read(&record).unwrap();
+    let Record::Commit(mut commit) = Record::parse(&body).unwrap() else {
+        panic!("not a commit record")
+    };
+    commit.applied = true;
+    s.journal.rewrite(
+        &record,
+        &serde_json::to_vec(&Record::Commit(commit)).unwrap(),
+    );
+    let outcomes = s.journal.recover(&sandbox(&s), &no_sequel);
+    assert_eq!(outcomes, vec![Recovered::CommitFinished]);
+    assert_eq!(log(&s), format!("{OLD}{NEW}"));
+    assert_eq!(journal_names(&s), Vec::<OsString>::new());
+}
+
+#[test]
+fn an_append_is_taken_back_when_the_commit_point_is_not_reached() {
+    let s = setup();
+    let failed = stage(&s).apply_then(|| Err(io::Error::other("no history")), |_| Ok(()));
+    assert!(failed.is_err());
+    assert_eq!(log(&s), OLD);
+    assert_eq!(journal_names(&s), Vec::<OsString>::new());
+}
+
+#[test]
+fn a_file_that_grew_after_the_append_was_staged_stops_the_change() {
+    let s = setup();
+    let commit = stage(&s);
+    append_as_someone_else(&s, "theirs\n");
+    let err = commit.apply().unwrap_err();
+    assert!(matches!(err.reason, StepFailure::Changed { .. }), "{err:?}");
+    assert_eq!(log(&s), format!("{OLD}theirs\n"));
+    assert_eq!(journal_names(&s), Vec::<OsString>::new());
+}
+
+#[test]
+fn two_appends_keep_their_bytes_apart_and_recovery_takes_both_back() {
+    let s = setup();
+    fs::write(s.root.join("other.txt"), "other\n").unwrap();
+    let mut commit = stage(&s);
+    let name = OsStr::new("other.txt");
+    let file = fsops::open_for_update(dir(&s.root).as_fd(), name).unwrap();
+    commit
+        .append(dir(&s.root), &s.root, name, file, b"more\n".to_vec())
+        .unwrap();
+    kill_before_commit_point(&s.journal, commit);
+    assert_eq!(
+        fs::read_to_string(s.root.join("other.txt")).unwrap(),
+        "other\nmore\n"
+    );
+    s.journal.recover(&sandbox(&s), &no_sequel);
+    assert_eq!(log(&s), OLD);
+    assert_eq!(
+        fs::read_to_string(s.root.join("other.txt")).unwrap(),
+        "other\n"
+    );
+}
