@@ -266,7 +266,7 @@ struct ArchivedTree {
     base: PathBuf,
 }
 
-/// [`archive`] for a tree a step removes (§4.3 of the design): archived whole, kept in place,
+/// [`archive`] for a tree a step removes: archived whole, kept in place,
 /// and checked that every entry of it may be removed (refused, nothing is archived or
 /// removed: the trash's words, naming the entry that could not be).
 fn archive_tree(
