@@ -13,11 +13,14 @@
  *   4. vitest, with its default reporter for people and its JSON reporter for the counts.
  *   5. vitest again with `AGENT_FS_TOOLS_PORTABLE=1`, for the test files that reach the file
  *      system layer (all but `NOT_THROUGH_THE_FILE_SYSTEM`).
- *   6. vitest with `vitest.hosts.config.mts` (skipped with `--no-hosts`): the package inside real
+ *   6. On Linux, `mounts.test.ts` twice more, the mount ids taken (by the debug build) first from
+ *      `name_to_handle_at`, then only from `/proc/self/fdinfo`, instead of `statx`
+ *      (`AGENT_FS_TOOLS_MOUNT_ID_FROM`): how an older kernel or qemu-user tells a bind mount.
+ *   7. vitest with `vitest.hosts.config.mts` (skipped with `--no-hosts`): the package inside real
  *      hosts (Tomo's TUI and single executable, opencode, the AI SDK with a provider, an MCP
  *      client launching `npx`), against a scripted model. Runtimes are fetched once into
  *      `~/.cache/agent-fs-tools/`.
- *   7. The runtime matrix (`scripts/test-runtimes.mjs`; skipped with `--no-runtimes`): a session
+ *   8. The runtime matrix (`scripts/test-runtimes.mjs`; skipped with `--no-runtimes`): a session
  *      of every tool and the lifecycle checks on Node 20, 22, 24, 25, 26, Bun (current and
  *      opencode's) and Deno, and part of the vitest suite on each other Node line. Runtimes are
  *      fetched from the npm registry once and cached (`scripts/lib/runtimes.mjs`).
@@ -41,6 +44,9 @@ const skipRuntimes = process.argv.includes('--no-runtimes')
 
 /** Switches the addon and the Rust tests to the portable ways (see `src/paths/platform/`). */
 const PORTABLE = { AGENT_FS_TOOLS_PORTABLE: '1' }
+
+/** The first source of Linux's mount ids in place of `statx` (`src/paths/platform/linux_mount_id.rs`), one run each. */
+const MOUNT_ID_FALLBACKS = ['handle', 'fdinfo']
 
 /** The macOS target CI type-checks (Apple silicon; x86-64 differs only in widths already covered). */
 const CHECKED_TARGET = 'aarch64-apple-darwin'
@@ -181,6 +187,9 @@ if (!skipCargo) {
 if (!skipTargets) await timed(targetCheck)
 await timed(() => vitestTests())
 if (!skipPortable) await timed(() => vitestTests('vitest (portable)', fileSystemTestFiles(), PORTABLE))
+for (const from of process.platform === 'linux' ? MOUNT_ID_FALLBACKS : []) {
+  await timed(() => vitestTests(`vitest (mount ids from ${from})`, ['__test__/mounts.test.ts'], { AGENT_FS_TOOLS_MOUNT_ID_FROM: from }))
+}
 if (!skipHosts) await timed(() => vitestTests('vitest (hosts)', [], {}, 'vitest.hosts.config.mts'))
 if (!skipRuntimes) await timed(runtimeMatrix)
 

@@ -7,7 +7,7 @@ use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use rustix::fs::{AtFlags, Mode, OFlags, RawDir, ResolveFlags, StatxFlags};
+use rustix::fs::{Mode, OFlags, RawDir, ResolveFlags};
 
 use super::portable;
 use crate::paths::os_error::libc_codes;
@@ -35,23 +35,6 @@ pub(super) fn open_beneath(start: OwnedFd, rel: &Path, flags: OFlags) -> io::Res
     match rustix::fs::openat2(&start, at, flags, Mode::empty(), resolve) {
         Err(e) if e == rustix::io::Errno::NOSYS => portable::open_beneath(start, rel, flags),
         other => other.map_err(io::Error::from),
-    }
-}
-
-/// The id of the mount the entry `name` of `dir` (empty: `dir` itself) is on, from `statx`'s
-/// `STATX_MNT_ID` (Linux 5.8); `None` where the kernel does not give it. A mount point is
-/// reported as the mount on it, as any lookup crosses into it; an automount is not triggered.
-pub(super) fn mount_id(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Option<u64>> {
-    let mut flags = AtFlags::SYMLINK_NOFOLLOW | AtFlags::NO_AUTOMOUNT;
-    if name.is_empty() {
-        flags |= AtFlags::EMPTY_PATH;
-    }
-    match rustix::fs::statx(dir, name, flags, StatxFlags::MNT_ID) {
-        Ok(stx) => Ok(StatxFlags::from_bits_retain(stx.stx_mask)
-            .contains(StatxFlags::MNT_ID)
-            .then_some(stx.stx_mnt_id)),
-        Err(e) if e == rustix::io::Errno::NOSYS => Ok(None),
-        Err(e) => Err(e.into()),
     }
 }
 

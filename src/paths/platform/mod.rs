@@ -12,7 +12,7 @@
 //! | a directory's entries | `getdents64` into a reused buffer (`RawDir`) | `readdir` (`Dir`) |
 //! | a copied or restored tree made durable | one `syncfs` of its file system | `fsync` of every file and directory written, then one flush of the drive's cache (`F_FULLFSYNC` on macOS) |
 //! | is a file open for writing elsewhere? | a read lease is refused (`F_SETLEASE`) | cannot tell (`None`) |
-//! | is an entry a mount point? | another device, or another mount id (`statx` `STATX_MNT_ID`: bind mounts too) | another device |
+//! | is an entry a mount point? | another device, or another mount id (`statx`'s `STATX_MNT_ID`, else `name_to_handle_at`, else `/proc/self/fdinfo`: bind mounts too) | another device |
 //! | bytes from file to file | `copy_file_range` (through `std::io::copy`) | `read`/`write` |
 //! | ACLs kept on a rewrite | they are extended attributes (`system.posix_acl_*`) | `fcopyfile(COPYFILE_ACL)` on macOS |
 //! | the name an entry is stored under | the name given (Linux names are exact) | `getattrlist(ATTR_CMN_NAME)` on macOS (case-insensitive volumes) |
@@ -40,6 +40,8 @@ use crate::paths::EntryKind;
 
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+mod linux_mount_id;
 #[cfg(target_os = "macos")]
 mod macos;
 mod portable;
@@ -111,11 +113,12 @@ pub fn read_entries(
 }
 
 /// The id of the mount the entry `name` of `dir` (empty: `dir` itself) is on, where the
-/// system tells mounts apart even on one file system (a bind mount): Linux's `statx`
-/// `STATX_MNT_ID`. `None` portably (macOS has no bind mounts; its firmlinks are not mounts), where
-/// a device number is all there is to go by.
+/// system tells mounts apart even on one file system (a bind mount): Linux's mount ids
+/// (`linux_mount_id`: `statx`, else `name_to_handle_at`, else `/proc/self/fdinfo`). `None`
+/// portably (macOS has no bind mounts; its firmlinks are not mounts), or where Linux gives no
+/// id, where a device number is all there is to go by.
 pub fn mount_id(dir: BorrowedFd<'_>, name: &std::ffi::OsStr) -> io::Result<Option<u64>> {
-    choose!(linux::mount_id(dir, name), {
+    choose!(linux_mount_id::mount_id(dir, name), {
         let _ = (dir, name);
         Ok(None)
     })
