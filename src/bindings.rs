@@ -107,7 +107,7 @@ impl NativeWorkspace {
             let partial = parse_json(p, "ctx.permissions")?;
             self.inner
                 .call_permissions(&partial)
-                .map_err(|e| Error::new(Status::InvalidArg, e))
+                .map_err(|e| Error::new(Status::InvalidArg, e.0))
         })
         .transpose()
     }

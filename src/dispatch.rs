@@ -18,7 +18,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::history::Heading;
 use crate::options::OptionError;
 use crate::paths::shown::{echo, Shown};
-use crate::permissions::Permissions;
+use crate::permissions::{PermissionError, Permissions};
 use crate::progress::Progress;
 use crate::tools::{self, ToolSpec};
 use crate::undo::{self, UndoRequest};
@@ -213,7 +213,7 @@ impl Toolset {
     /// This workspace's permissions with a host's per-call `partial` object merged over them
     /// (`ctx.permissions`). An unknown key or a value that is not a boolean is a host bug, not
     /// the model's: the error names `ctx.permissions.<key>`, for a `TypeError`.
-    pub fn call_permissions(&self, partial: &Value) -> Result<Permissions, String> {
+    pub fn call_permissions(&self, partial: &Value) -> Result<Permissions, PermissionError> {
         match partial {
             Value::Null => Ok(self.ws.options().permissions),
             partial => self
@@ -949,14 +949,14 @@ mod argument_tests {
             .call_permissions(&json!({ "cwdWrite": true }))
             .unwrap_err();
         assert!(
-            e.starts_with("ctx.permissions.cwdWrite: unknown permission"),
+            e.0.starts_with("ctx.permissions.cwdWrite: unknown permission"),
             "{e}"
         );
         let e = ws
             .toolset
             .call_permissions(&json!({ "cwdWriteFile": "yes" }))
             .unwrap_err();
-        assert_eq!(e, "ctx.permissions.cwdWriteFile: must be a boolean");
+        assert_eq!(e.0, "ctx.permissions.cwdWriteFile: must be a boolean");
         let p = ws
             .toolset
             .call_permissions(&json!({ "cwdReadFile": false }))

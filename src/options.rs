@@ -180,7 +180,7 @@ impl WorkspaceOptions {
             None | Some(Value::Null) => Permissions::default(),
             Some(v) => Permissions::default()
                 .merged(v, "permissions")
-                .map_err(OptionError)?,
+                .map_err(|e| OptionError(e.0))?,
         };
         Ok(Self {
             root,

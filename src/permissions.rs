@@ -3,6 +3,19 @@
 
 use serde_json::{Map, Value};
 
+/// A host's permission flags that are not a flags object: the message names the offending key
+/// (`<what>.<key>: unknown permission; …`, `<what>.<key>: must be a boolean`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermissionError(pub String);
+
+impl std::fmt::Display for PermissionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PermissionError {}
+
 /// What a tool is about to do to a path, for the permission decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
@@ -94,24 +107,25 @@ impl Permissions {
 
     /// These permissions with the flags present in `partial` replaced (a partial object merges
     /// over the base). Errors name the offending key: `<what>.<key>: ...`.
-    pub fn merged(&self, partial: &Value, what: &str) -> Result<Permissions, String> {
+    pub fn merged(&self, partial: &Value, what: &str) -> Result<Permissions, PermissionError> {
+        let fail = |message: String| PermissionError(message);
         let object: &Map<String, Value> = partial
             .as_object()
-            .ok_or_else(|| format!("{what}: must be an object of boolean flags"))?;
+            .ok_or_else(|| fail(format!("{what}: must be an object of boolean flags")))?;
         let mut out = *self;
         for (key, value) in object {
             let flag = out.flag_mut(key).ok_or_else(|| {
-                format!(
+                fail(format!(
                     "{what}.{key}: unknown permission; known permissions are {}",
                     PERMISSION_KEYS.join(", ")
-                )
+                ))
             })?;
             if value.is_null() {
                 continue;
             }
             *flag = value
                 .as_bool()
-                .ok_or_else(|| format!("{what}.{key}: must be a boolean"))?;
+                .ok_or_else(|| fail(format!("{what}.{key}: must be a boolean")))?;
         }
         Ok(out)
     }
@@ -160,11 +174,11 @@ mod tests {
         let err = Permissions::default()
             .merged(&json!({ "cwdWrite": true }), "permissions")
             .unwrap_err();
-        assert!(err.starts_with("permissions.cwdWrite:"), "{err}");
+        assert!(err.0.starts_with("permissions.cwdWrite:"), "{err}");
         let err = Permissions::default()
             .merged(&json!({ "cwdWriteFile": "yes" }), "permissions")
             .unwrap_err();
-        assert!(err.starts_with("permissions.cwdWriteFile:"), "{err}");
+        assert!(err.0.starts_with("permissions.cwdWriteFile:"), "{err}");
     }
 
     #[test]

@@ -45,11 +45,15 @@ pub fn without_null_optionals(schema: &Value, args: Value) -> Value {
     }
 }
 
+/// Where and how an argument does not fit its schema: `edits[0].oldString: must be a string,
+/// got a number`.
+struct Misfit(String);
+
 /// `INVALID_ARGUMENTS` (prefixed with `tool`, the host's name of the tool) unless `args` fits
 /// `schema`.
 pub fn check(tool: &str, schema: &Value, args: &Value) -> Result<(), ToolError> {
     let fail =
-        |message: String| ToolError::invalid(format!("{tool}: invalid arguments: {message}"));
+        |Misfit(message)| ToolError::invalid(format!("{tool}: invalid arguments: {message}"));
     let Value::Object(given) = args else {
         return Err(ToolError::invalid(format!(
             "{tool}: the arguments must be a JSON object of named arguments, got {}",
@@ -60,7 +64,7 @@ pub fn check(tool: &str, schema: &Value, args: &Value) -> Result<(), ToolError> 
 }
 
 /// The fields of `given` against an object schema; `at` is the path of the object (`edits[0].`).
-fn check_object(schema: &Value, given: &Map<String, Value>, at: &str) -> Result<(), String> {
+fn check_object(schema: &Value, given: &Map<String, Value>, at: &str) -> Result<(), Misfit> {
     let empty = Map::new();
     let properties = schema["properties"].as_object().unwrap_or(&empty);
     if let Some(unknown) = given.keys().find(|k| !properties.contains_key(*k)) {
@@ -70,7 +74,7 @@ fn check_object(schema: &Value, given: &Map<String, Value>, at: &str) -> Result<
         } else {
             format!("the arguments are {}", list(properties.keys()))
         };
-        return Err(format!("{at}{name}: unknown argument; {takes}"));
+        return Err(Misfit(format!("{at}{name}: unknown argument; {takes}")));
     }
     for (name, value) in given {
         check_value(&properties[name], value, &format!("{at}{name}"))?;
@@ -82,21 +86,27 @@ fn check_object(schema: &Value, given: &Map<String, Value>, at: &str) -> Result<
     for name in required.iter().filter_map(Value::as_str) {
         if !given.contains_key(name) {
             let what = properties.get(name).map_or("a value", expected);
-            return Err(format!("{at}{name}: is required; give {what}"));
+            return Err(Misfit(format!("{at}{name}: is required; give {what}")));
         }
     }
     Ok(())
 }
 
 /// One value against its schema; `at` names it (`path`, `edits[0].oldString`).
-fn check_value(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
-    let wrong = || format!("{at}: must be {}, got {}", expected(schema), kind(value));
+fn check_value(schema: &Value, value: &Value, at: &str) -> Result<(), Misfit> {
+    let wrong = || {
+        Misfit(format!(
+            "{at}: must be {}, got {}",
+            expected(schema),
+            kind(value)
+        ))
+    };
     let number = |key: &str| schema.get(key).and_then(Value::as_i64);
     match schema["type"].as_str() {
         Some("string") => {
             let text = value.as_str().ok_or_else(wrong)?;
             if text.is_empty() && number("minLength").is_some_and(|n| n > 0) {
-                return Err(format!("{at}: must not be empty"));
+                return Err(Misfit(format!("{at}: must not be empty")));
             }
         }
         Some("boolean") => {
@@ -108,20 +118,20 @@ fn check_value(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
                 _ => return Err(wrong()),
             };
             if let Some(min) = number("minimum").filter(|min| n < *min) {
-                return Err(format!("{at}: must be at least {min}, got {n}"));
+                return Err(Misfit(format!("{at}: must be at least {min}, got {n}")));
             }
             if let Some(max) = number("maximum").filter(|max| n > *max) {
-                return Err(format!("{at}: must be at most {max}, got {n}"));
+                return Err(Misfit(format!("{at}: must be at most {max}, got {n}")));
             }
         }
         Some("array") => {
             let items = value.as_array().ok_or_else(wrong)?;
             if let Some(min) = number("minItems").filter(|min| (items.len() as i64) < *min) {
-                return Err(format!(
+                return Err(Misfit(format!(
                     "{at}: must have at least {min} item{}, got {}",
                     if min == 1 { "" } else { "s" },
                     items.len()
-                ));
+                )));
             }
             for (i, item) in items.iter().enumerate() {
                 check_value(&schema["items"], item, &format!("{at}[{i}]"))?;
