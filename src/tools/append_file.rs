@@ -392,3 +392,119 @@ fn hard_links(path: &std::path::Path, links: u64) -> ToolError {
         path.shown()
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use crate::call::{CallContext, ToolResult};
+    use crate::confirm::{Answer, ConfirmRequest, Confirmer};
+    use crate::error::ErrorCode;
+    use crate::hashing::sha256_hex;
+    use crate::testing::{save_in_place, TestWorkspace};
+
+    /// An append is one change made with its record: a new file's lists the directories made
+    /// for it, an append in place the delta that takes it back; nothing of the change (temp
+    /// names, journal records, kept bytes) is left.
+    #[tokio::test]
+    async fn the_append_and_its_record_are_made_as_one_change() {
+        let ws = TestWorkspace::new();
+        for content in ["one\n", "two\n"] {
+            let append = json!({ "path": "a/b/log.txt", "content": content });
+            let result = ws.call("append_file", append).await;
+            assert_eq!(result.code, None, "{}", result.output);
+        }
+        assert_eq!(ws.names(), ["a"]);
+        assert_eq!(ws.read("a/b/log.txt"), "one\ntwo\n");
+        let history = ws.settled_history();
+        let [created, appended] = &history[..] else {
+            panic!("two records: {}", history.len())
+        };
+        let file = &created.record.files[0];
+        assert_eq!(file.created_dirs, [ws.root.join("a"), ws.root.join("a/b")]);
+        assert_eq!(file.sha256_after, Some(sha256_hex(b"one\n")));
+        assert!(file.delta.is_none());
+        let file = &appended.record.files[0];
+        assert!(file.created_dirs.is_empty());
+        assert_eq!(file.sha256_before, Some(sha256_hex(b"one\n")));
+        assert_eq!(file.sha256_after, Some(sha256_hex(b"one\ntwo\n")));
+        assert!(file.delta.is_some(), "the delta that cuts the append off");
+        assert!(
+            appended.not_undoable.is_none(),
+            "{:?}",
+            appended.not_undoable
+        );
+    }
+
+    /// Answers yes to the question, once `meanwhile` has run.
+    struct AfterDoing(Box<dyn Fn() + Send + Sync>);
+
+    impl Confirmer for AfterDoing {
+        fn ask(&self, _: ConfirmRequest) -> Answer {
+            (self.0)();
+            Box::pin(async { true })
+        }
+    }
+
+    /// Appends "new\n" to log.txt (holding "old\n") inside a sandbox (a prompt for it, as
+    /// by default), doing `meanwhile` while asked.
+    async fn append_while_asked(
+        meanwhile: impl Fn(&Path) + Send + Sync + 'static,
+    ) -> (TestWorkspace, ToolResult) {
+        // A sandbox (allowed trees set) around the test's root.
+        let tmp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
+        let ws = TestWorkspace::with(json!({ "allowedPaths": [tmp], "permissions": {} }));
+        let path = ws.root.join("log.txt");
+        std::fs::write(&path, "old\n").unwrap();
+        let ctx = CallContext {
+            confirmer: Some(Arc::new(AfterDoing(Box::new(move || meanwhile(&path))))),
+            ..CallContext::default()
+        };
+        let append = json!({ "path": "log.txt", "content": "new\n" });
+        let result = ws.toolset.call("append_file", append, ctx).await;
+        (ws, result)
+    }
+
+    /// Inside a sandbox, a file that gains a second hard link while the append is asked is
+    /// refused with the planning's words, and left as it was.
+    #[tokio::test]
+    async fn a_hard_link_made_while_asked_is_refused() {
+        let (ws, result) = append_while_asked(|path| {
+            std::fs::hard_link(path, path.with_file_name("link.txt")).unwrap()
+        })
+        .await;
+        assert_eq!(
+            result.code,
+            Some(ErrorCode::PathNotAllowed),
+            "{}",
+            result.output
+        );
+        assert!(
+            result.output.contains("has 2 hard links"),
+            "{}",
+            result.output
+        );
+        assert_eq!(ws.read("log.txt"), "old\n");
+        assert!(ws.settled_history().is_empty());
+    }
+
+    /// A file rewritten in place while the append is asked (the same size, other bytes) is
+    /// a conflict, and left as it was.
+    #[tokio::test]
+    async fn a_file_written_while_asked_is_a_conflict() {
+        let (ws, result) = append_while_asked(|path| save_in_place(path, "OLD\n")).await;
+        assert_eq!(result.code, Some(ErrorCode::Conflict), "{}", result.output);
+        assert_eq!(
+            result.output,
+            format!(
+                "{} changed while waiting for confirmation; nothing was written. Read the file again and redo the change",
+                ws.root.join("log.txt").display()
+            )
+        );
+        assert_eq!(ws.read("log.txt"), "OLD\n");
+        assert!(ws.settled_history().is_empty());
+    }
+}
