@@ -48,6 +48,10 @@
  *   it, the new file with its record, and one undo of that record takes it back;
  * - edit_file, killed at each of those phases: the old file and no record before the commit
  *   point; the edited file with its record after it, and one undo (by its delta) takes it back;
+ * - append_file (in place, and a new file in new directories), killed at each of those phases:
+ *   the old bytes (no new directory left) and no record before the commit point — an append
+ *   already made in place is taken back by recovery —; after it, the appended bytes with their
+ *   record, and one undo of that record takes the file back byte for byte;
  * - remove_dir (a tree, an empty directory), restore_file (a tree into missing parents, a file
  *   over another) and move_file (a directory into missing parents, a file over another), killed
  *   at each of those phases: as it was before the commit point (the restore's archive whole),
@@ -437,6 +441,9 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
     const seed = Date.now() % 100_000
     const t: Tally = { kills: 0, midway: 0, leftovers: 0 }
     let partial = 0
+    // The history agrees with the file: one record per append that stands after recovery.
+    const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'append_file').length
+    let recorded = await records(new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }))
     for (const delay of delays(window, seed, t)) {
       reset()
       const run = await runChild(dirs, calls, delay)
@@ -448,9 +455,13 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       const done = run.lines.filter((l) => l.startsWith('done ')).length
       expect(now.length).toBeGreaterThanOrEqual(start.length + chunks.slice(0, done).join('').length)
       if (!boundaries.has(now.length)) partial++
-      await nextWorkspace(dirs)
+      const { ws } = await nextWorkspace(dirs)
       const after = readFileSync(join(dirs.root, 'log.txt'), 'utf8')
       expect(boundaries.has(after.length) && full.startsWith(after), `log.txt is a partial append after recovery (kill at ${delay} ms)`).toBe(true)
+      const standing = chunks.findIndex((_, i) => start.length + chunks.slice(0, i + 1).join('').length > after.length)
+      const recordedNow = await records(ws)
+      expect(recordedNow - recorded, `appends recorded exactly when they stand (kill at ${delay} ms)`).toBe(standing === -1 ? chunks.length : standing)
+      recorded = recordedNow
       expect(after.length).toBeGreaterThanOrEqual(start.length + chunks.slice(0, done).join('').length)
       expect(after.length).toBeLessThanOrEqual(now.length)
     }
@@ -1150,6 +1161,49 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
         const undone = await ws.undo({ id: now[0]!.id })
         expect(undone.status, `killed at ${point}: ${undone.output}`).toBe('ok')
         expect(readFileSync(file, 'utf8'), `killed at ${point}`).toBe(before)
+      }
+    }
+  })
+
+  it('append_file, killed at each phase of its commit: the old bytes, or the appended ones with their record', async () => {
+    const dirs = tempWorkspaceDirs()
+    const file = join(dirs.root, 'log.txt')
+    const made = join(dirs.root, 'new', 'dir', 'log.txt')
+    const [before, appended] = ['old line\n'.repeat(100), 'appended line\n'.repeat(100)]
+    // In place (the bytes land before the commit point: recovery takes them back), and a new
+    // file in two new directories.
+    const calls: Call[] = [
+      ['append_file', { path: 'log.txt', content: appended }],
+      ['append_file', { path: 'new/dir/log.txt', content: appended }],
+    ]
+    const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'append_file' && !c.undoneBy)
+    for (const [point, stands] of COMMIT_PHASES) {
+      for (const call of calls) {
+        writeFileSync(file, before)
+        rmSync(join(dirs.root, 'new'), { recursive: true, force: true })
+        const inPlace = call[1].path === 'log.txt'
+        const what = `${inPlace ? 'in place' : 'a new file'}, killed at ${point}`
+        const recorded = (await records(new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }))).length
+        const killed = await runChildCrashingAt(dirs, [call], point)
+        expect(killed, `the child reached ${point}`).toBe(true)
+        // (nextWorkspace: no temp name left, the journal empty.)
+        const { ws } = await nextWorkspace(dirs)
+        const now = await records(ws)
+        expect(now.length, `${what}: recorded exactly when it stands`).toBe(recorded + (stands ? 1 : 0))
+        if (inPlace) {
+          expect(readFileSync(file, 'utf8'), what).toBe(stands ? before + appended : before)
+        } else {
+          expect(existsSync(made), what).toBe(stands)
+          if (!stands) expect(existsSync(join(dirs.root, 'new')), `${what}: no parent left`).toBe(false)
+          else expect(readFileSync(made, 'utf8'), what).toBe(appended)
+        }
+        if (stands) {
+          // The record is the append's: one undo by it takes the file back byte for byte.
+          const undone = await ws.undo({ id: now[0]!.id })
+          expect(undone.status, `${what}: ${undone.output}`).toBe('ok')
+          if (inPlace) expect(readFileSync(file, 'utf8'), what).toBe(before)
+          else expect(existsSync(join(dirs.root, 'new')), `${what}: undone with its directories`).toBe(false)
+        }
       }
     }
   })

@@ -3,8 +3,10 @@
 //! of its own, which every call waits for). A record's `kind` says what it covers; a record
 //! without one (written before there were kinds) is an append.
 //!
-//! - `append`: makes an in-place `append_file` all-or-nothing without ever cutting what anyone
-//!   else wrote. Before appending to an existing file, the record names the file (path, dev,
+//! - `append`: made an in-place `append_file` all-or-nothing without ever cutting what anyone
+//!   else wrote, in versions before the change executor (which appends in a `commit` record's
+//!   step, with the history record: see `commit.rs`); no longer written, still replayed. Before
+//!   appending to an existing file, the record names the file (path, dev,
 //!   ino), its size before (`oldSize`) and the append (`appendLen`, `appendSha256`), and a copy
 //!   of the appended bytes is kept beside it (`<record>.bytes`, `keptBytes: true`); both are
 //!   fsynced (and their directory) before the first byte is appended, and removed once the file
@@ -80,7 +82,7 @@ use store::Store;
 
 pub use made_dirs::MadeDirRecord;
 pub use record::{AppendRecord, Record, RemovalRecord, TempRecord};
-pub use tail::{roll_back_if_ours, Tail};
+use tail::{roll_back_if_ours, Tail};
 
 /// How long a record of a still-running pid is left alone.
 pub const LIVE_GRACE: Duration = Duration::from_secs(600);
@@ -207,9 +209,12 @@ impl Journal {
         self.store.path()
     }
 
-    /// Writes and fsyncs a record for appending `content` to `file` (at `path`) of `old_size`
-    /// bytes, and a copy of `content` beside it (written and fsynced first, so a record that
-    /// says `keptBytes` always has them).
+    /// Writes and fsyncs an `append` record for appending `content` to `file` (at `path`) of
+    /// `old_size` bytes, and a copy of `content` beside it (written and fsynced first, so a
+    /// record that says `keptBytes` always has them) — as versions before the change executor
+    /// did. `append_file` now appends in a commit record's step (`commit::StepAction::Append`);
+    /// this writer stays for the tests of replaying the records such versions left.
+    #[cfg(test)]
     pub fn begin(
         &self,
         path: &Path,
@@ -249,7 +254,7 @@ impl Journal {
 
     /// Writes and fsyncs `record` under a fresh name; when `kept` holds any bytes (what a
     /// change's in-place appends add, in order), a copy of them beside it first (written and
-    /// fsynced before the record, as [`Journal::begin`] does), removed with the record.
+    /// fsynced before the record), removed with the record.
     fn write_with_kept(&self, record: &Record, kept: &[&[u8]]) -> io::Result<Entry> {
         if kept.iter().all(|bytes| bytes.is_empty()) {
             return self.write(record, Durability::Fsynced);

@@ -21,7 +21,7 @@ use super::{commit_consuming, stage, Recorded};
 use crate::cancel::CancelToken;
 use crate::change::FileChange;
 use crate::history::Heading;
-use crate::journal::commit::{Commit, CommitError, PlannedFile, StepFailure};
+use crate::journal::commit::{holds, Commit, CommitError, PlannedFile, StepFailure};
 use crate::journal::Journal;
 use crate::paths::fsops::{self, Snapshot};
 use crate::paths::process;
@@ -152,6 +152,7 @@ pub fn execute(
             (None, Act::Copy { .. }) => add_copy(journal, &mut commit, step, dirs, cancel)
                 .map(Some)
                 .map_err(Failure::Io),
+            (None, Act::Append { .. }) => add_append(&mut commit, step, dirs).map(|()| None),
             (None, _) => add(journal, &mut commit, step, dirs)
                 .map(|()| None)
                 .map_err(Failure::Io),
@@ -370,8 +371,13 @@ fn check(step: &Step) -> Result<(), &'static str> {
         (Act::Copy { .. }, _) => Err("a copy is built at a free name"),
         (Act::Restore { .. }, Expect::Nothing) => Ok(()),
         (Act::Restore { .. }, _) => Err("an archive's entry is restored at a free name"),
+        (Act::Append { .. }, Expect::File { .. }) => Ok(()),
+        (Act::Append { .. }, _) => Err("an append adds to a file whose bytes were read"),
     }?;
     match (step.keep, &step.expect) {
+        (Keep::Archive, _) if matches!(step.act, Act::Append { .. }) => {
+            Err("an append destroys nothing to keep")
+        }
         (Keep::Archive, Expect::Nothing) => Err("there is nothing to keep at a free name"),
         (Keep::Archive, Expect::EmptyDir { .. }) => Err("an empty directory is not archived"),
         _ => Ok(()),
@@ -388,7 +394,9 @@ fn open(commit: &mut Commit<'_>, step: &Step) -> io::Result<Dirs> {
             commit.made_dirs(made);
             dir
         }
-        Act::Remove | Act::Move { .. } => fsops::open_dir(&step.at.anchor, &step.at.dir, false)?,
+        Act::Remove | Act::Move { .. } | Act::Append { .. } => {
+            fsops::open_dir(&step.at.anchor, &step.at.dir, false)?
+        }
     };
     let to = match &step.act {
         Act::Move { to } => {
@@ -441,7 +449,14 @@ fn verify(step: &Step, dirs: &Dirs, earlier: &Earlier) -> Result<(), Failure> {
         }
         None => {
             let now = fsops::lstat_at(dirs.at.as_fd(), &step.at.name).map_err(Failure::Io)?;
-            if let Some(found) = step.expect.mismatch(now.as_ref()) {
+            let found = match (&step.act, &step.expect) {
+                // Its bytes are checked through the handle they go through ([`add_append`]).
+                (Act::Append { .. }, Expect::File { stat, .. }) => {
+                    Expect::Entry { stat: *stat }.mismatch(now.as_ref())
+                }
+                _ => step.expect.mismatch(now.as_ref()),
+            };
+            if let Some(found) = found {
                 return Err(Failure::NotAsExpected(found));
             }
         }
@@ -525,8 +540,44 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
             unreachable!("refused by check before anything was opened")
         }
         (Act::Copy { .. }, _) => unreachable!("staged by add_copy, which returns what it built"),
+        (Act::Append { .. }, _) => unreachable!("an append is added by add_append"),
         (Act::Restore { .. }, _) => unreachable!("a restore is added by add_restore"),
     }
+}
+
+/// Adds an append step: the file opened for update, checked through that handle — the file
+/// the step expects (its identity, still a regular file), a single link where the step says
+/// so, and its bytes by their SHA-256 — then handed to the commit, which appends through it.
+/// Nothing can be swapped in under the name between the check and the write: the bytes go
+/// through the handle checked.
+fn add_append(commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> Result<(), Failure> {
+    let (Act::Append { data, single_link }, Expect::File { stat, sha256 }) =
+        (step.act, step.expect)
+    else {
+        unreachable!("refused by check: an append expects a file read")
+    };
+    let Place { dir, name, .. } = &step.at;
+    let mut file = match fsops::open_for_update(dirs.at.as_fd(), name) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(Failure::NotAsExpected(Found::Gone))
+        }
+        Err(e) => return Err(Failure::Io(e)),
+    };
+    let now = fsops::fstat(&file).map_err(Failure::Io)?;
+    if now.identity() != stat.identity() || now.kind() != EntryKind::File {
+        return Err(Failure::NotAsExpected(Found::Replaced));
+    }
+    let links = fsops::link_count(&now);
+    if single_link && links > 1 {
+        return Err(Failure::NotAsExpected(Found::Linked(links)));
+    }
+    if !holds(&mut file, stat.size, &sha256).map_err(Failure::Io)? {
+        return Err(Failure::NotAsExpected(Found::Changed));
+    }
+    commit
+        .append(dirs.at, dir, name, file, data)
+        .map_err(Failure::Io)
 }
 
 /// Stages a copy step's entry beside its place (see [`stage::copy`]) and adds placing it to
@@ -578,3 +629,7 @@ mod tests;
 #[cfg(test)]
 #[path = "execute_copy_tests.rs"]
 mod copy_tests;
+
+#[cfg(test)]
+#[path = "execute_append_tests.rs"]
+mod append_tests;

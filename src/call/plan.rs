@@ -139,6 +139,9 @@ pub enum Found {
     Replaced,
     /// The same file, written to since it was read.
     Changed,
+    /// The file an append in place goes to has other hard links (this many in all), which
+    /// would change with it.
+    Linked(u64),
 }
 
 /// What a step does.
@@ -147,6 +150,13 @@ pub enum Act {
     /// New bytes at the name: exchanged with the expected file (keeping its mode, owner,
     /// extended attributes), or taking the free name (mode 0644 less the umask, as a new file).
     Put { data: Vec<u8> },
+    /// `data` added at the end of the expected file, in place, so that its other links see
+    /// them too: the one step not staged (the journal keeps a copy of the bytes, and takes back
+    /// an append cut short). The file must still be the one read ([`Expect::File`]: its
+    /// identity and the SHA-256 of its bytes, checked through the very handle the bytes go
+    /// through; its times may have moved); with `single_link`, one with other hard links is
+    /// refused ([`Found::Linked`]).
+    Append { data: Vec<u8>, single_link: bool },
     /// The entry leaves its name (set aside, checked, removed after the commit point).
     Remove,
     /// The entry moves to `to`, which must be free (one rename, on one file system; the

@@ -114,7 +114,7 @@ impl PlannedFile {
 }
 
 /// Whether `file` (open at its start) holds `len` bytes hashing to `sha256`.
-fn holds(file: &mut File, len: u64, sha256: &str) -> io::Result<bool> {
+pub fn holds(file: &mut File, len: u64, sha256: &str) -> io::Result<bool> {
     if fsops::fstat(&*file)?.size != len {
         return Ok(false);
     }
@@ -766,11 +766,35 @@ fn apply_append(file: &File, old_size: u64, data: &[u8], len: u64) -> Result<(),
     let mut through = file;
     let written = through.write_all(data).and_then(|()| file.sync_data());
     if let Err(e) = written {
-        let _ = super::tail::roll_back_if_ours(file, old_size, data, len, false);
+        let rolled_back = super::tail::roll_back_if_ours(file, old_size, data, len, false);
+        if matches!(rolled_back, Ok(super::Tail::Other)) {
+            return Err(StepFailure::Io(io::Error::new(e.kind(), LeftAtEnd(e))));
+        }
         return Err(StepFailure::Io(e));
     }
     Ok(())
 }
+
+/// An append that failed partway and was not taken back, because the file also changed
+/// meanwhile: whatever part of the bytes went through is left at its end. Carried by the
+/// step's `io::Error` (the OS error inside).
+#[derive(Debug)]
+pub struct LeftAtEnd(pub io::Error);
+
+impl LeftAtEnd {
+    /// The OS error of an append left at the file's end, if `e` carries one.
+    pub fn of(e: &io::Error) -> Option<&io::Error> {
+        e.get_ref()?.downcast_ref::<LeftAtEnd>().map(|left| &left.0)
+    }
+}
+
+impl std::fmt::Display for LeftAtEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for LeftAtEnd {}
 
 /// Takes back an append: the file `name` in `dir`, if it is still the recorded one, is cut back
 /// to its old size when what follows it is a prefix of ours (`appended`) or all of it, and

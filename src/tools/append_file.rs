@@ -2,19 +2,22 @@
 //! bounded by `appendMaxTotalBytes`. In-place means other links to the same inode see the change,
 //! so inside a sandbox a file with several hard links is refused.
 
-use std::ffi::OsStr;
-use std::io::Write;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::AsFd;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::files::{self, Planned};
+use super::trashing::trash_error;
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::{Authorization, BoxFuture, Call, Outcome, Rewrite, Success, ToolNames};
+use crate::call::execute::{execute, Done, Failure};
+use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
+use crate::call::{Authorization, BoxFuture, Call, Outcome, Recorded, Rewrite, Success, ToolNames};
+use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
-use crate::journal::{self, Tail};
+use crate::history::Heading;
+use crate::journal::commit::LeftAtEnd;
 use crate::options::WorkspaceOptions;
 use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
@@ -23,7 +26,8 @@ use crate::paths::Target;
 use crate::permissions::Operation;
 use crate::text::decode::{decode_for_edit, DecodeError};
 use crate::text::delta::Delta;
-use crate::views::{Moment, Seen};
+use crate::views::Seen;
+use crate::workspace::Workspace;
 
 pub static SPEC: ToolSpec = ToolSpec {
     name: "append_file",
@@ -139,30 +143,21 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         .await?;
         let _lock = lock.exclusive().await;
         let created = matches!(planned, Planned::Absent);
-        let (sha256_before, sha256_after) = digests(&planned, content.as_bytes());
-        let old_len = match &planned {
-            Planned::Present {
-                bytes: Some(old), ..
-            } => Some(old.len()),
-            _ => None,
+        let data = content.as_bytes().to_vec();
+        let append = Append {
+            target: target.clone(),
+            planned,
+            sandboxed,
         };
-        let (created_dirs, written) = {
-            let (target, content) = (target.clone(), content.clone());
-            let ws = call.ws.clone();
-            call.blocking(move || {
-                let created_dirs = files::missing_parents(&target);
-                let written = commit(
-                    &target,
-                    &planned,
-                    content.as_bytes(),
-                    sandboxed,
-                    ws.journal(),
-                )?;
-                Ok((created_dirs, written))
-            })
-            .await?
-        };
-        if let Some(seen) = &written {
+        let (ws, heading, cancel) = (call.ws.clone(), call.heading.clone(), call.cancel.clone());
+        let Appended {
+            change,
+            stat,
+            recorded,
+        } = call
+            .blocking(move || append.make(&ws, data, &heading, &cancel))
+            .await?;
+        if let Some(seen) = &stat {
             call.saw(&target.path, seen);
         }
         let summary = if created {
@@ -198,165 +193,153 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         .with_data("bytes", content.len())
         .with_data("created", created);
         success.diff = Some(diff);
-        let mut change = FileChange {
-            sha256_before,
-            sha256_after: Some(sha256_after),
-            ..FileChange::new(
-                target.path,
-                if created {
-                    Action::Added
-                } else {
-                    Action::Modified
-                },
-            )
-        };
-        change.undo.created_dirs = created_dirs;
-        // Taking the append back is cutting the file to its old length.
-        if let Some(old_len) = old_len {
-            let appended = old_len..old_len + content.len();
-            let reverse = Delta::from_ranges(&[], [(0..0, appended)]);
-            change.undo.reverse = Some(std::sync::Arc::new(reverse.encode()));
-        }
+        success.recorded = recorded;
         Ok(success.with_change(change))
     })
 }
 
-/// Appends to the file planned on. An existing file is opened once (read + append) and
-/// everything is checked on that descriptor before the bytes go through it: the same inode as
-/// planned, still a single link inside a sandbox, the same content. Checking by name and then
-/// reopening by name would leave a window in which a hard link to a file outside the allowed
-/// trees, swapped in under the name, receives the append (found by `tests/races.rs`). A missing
-/// file is created through a temp file renamed into place without replacing anything
-/// (`RENAME_NOREPLACE`): a fresh inode nobody else links to, absent or complete after a crash
-/// (the temp file is journaled like an atomic write's, so a crash does not leave it for good).
-///
-/// Crash safety of the in-place append: a journal record (see `crate::journal`) is fsynced before
-/// the first byte goes through the descriptor and removed once the file is fsynced; the next
-/// `Workspace` on the same root and data dir truncates a partial append back to the old size,
-/// unless anything was written after it (see `crate::journal`).
-///
-/// Returns the file as the append left it (for the model's view of it, ../../docs/tools.md#stale-views).
-fn commit(
-    target: &Target,
-    planned: &Planned,
-    content: &[u8],
+/// What an append left: its change as the history lists it, the file as the append left it
+/// (the model's view of it, ../../docs/tools.md#stale-views), and whether the change is in the
+/// history.
+struct Appended {
+    change: FileChange,
+    stat: Option<Seen>,
+    recorded: Recorded,
+}
+
+/// A confirmed append, made once the lock is exclusive.
+struct Append {
+    target: Target,
+    planned: Planned,
+    /// Inside a sandbox, a file with several hard links is refused: the others may be outside.
     sandboxed: bool,
-    journal: &journal::Journal,
-) -> Result<Option<Seen>, ToolError> {
-    let (parent_path, name) = target
-        .split()
-        .ok_or_else(|| files::is_a_directory(&target.path))?;
-    let (parent, _) = fsops::ensure_dir(&target.anchor, parent_path)
-        .map_err(|e| ToolError::io(&e, "create the parent directory of", &target.path))?;
-    let mut file = match planned {
-        Planned::Absent => {
-            create_new(journal, target, parent.as_fd(), content)?;
-            return Ok(files::file_stat_at(parent.as_fd(), name));
-        }
-        Planned::Present { stat, bytes } => {
-            let mut file = match fsops::open_for_update(parent.as_fd(), name) {
-                Ok(file) => file,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    return Err(files::changed_since_planned(&target.path))
-                }
-                Err(e) => return Err(ToolError::io(&e, "append to", &target.path)),
+}
+
+impl Append {
+    /// Appends `data` as one change with its history record (the record rides in the commit: a
+    /// kill leaves both or neither, ../../docs/history-and-undo.md). An existing file gets the
+    /// bytes in place, through a handle checked to be the file planned on — the same inode,
+    /// still a single link inside a sandbox, still the bytes read (checking by name and then
+    /// writing by name would let a hard link to a file outside the allowed trees, swapped in
+    /// under the name, receive the append: `tests/races.rs`); the journal keeps a copy of the
+    /// bytes, so an append cut short by a kill is taken back, unless anything was written after
+    /// it. A missing file is created like a new file by `write_file`: staged under a temp name
+    /// and taking the free name, its missing parents made and removed again unless it is.
+    fn make(
+        self,
+        ws: &Workspace,
+        data: Vec<u8>,
+        heading: &Heading,
+        cancel: &CancelToken,
+    ) -> Result<Appended, ToolError> {
+        let Append {
+            target,
+            planned,
+            sandboxed,
+        } = self;
+        let path = &target.path;
+        let at = Place::of(&target).ok_or_else(|| files::is_a_directory(path))?;
+        let (sha256_before, sha256_after) = digests(&planned, &data);
+        let len = data.len();
+        let (step, old_len) = match planned {
+            Planned::Absent => (
+                Step {
+                    at,
+                    expect: Expect::Nothing,
+                    keep: Keep::Nothing,
+                    act: Act::Put { data },
+                },
+                None,
+            ),
+            Planned::Present { stat, bytes } => {
+                let old_len = bytes.map_or(stat.size as usize, |old| old.len());
+                let sha256 = sha256_before.clone().unwrap_or_default();
+                let step = Step {
+                    at,
+                    expect: Expect::File { stat, sha256 },
+                    keep: Keep::Nothing,
+                    act: Act::Append {
+                        data,
+                        single_link: sandboxed,
+                    },
+                };
+                (step, Some(old_len))
+            }
+        };
+        let created_dirs = match old_len {
+            None => files::missing_parents(&target),
+            Some(_) => Vec::new(),
+        };
+        let plan = ChangePlan {
+            consume: Vec::new(),
+            steps: vec![step],
+        };
+        let files = |_: &Done| {
+            let action = match old_len {
+                None => Action::Added,
+                Some(_) => Action::Modified,
             };
-            let now =
-                fsops::fstat(&file).map_err(|e| ToolError::io(&e, "append to", &target.path))?;
-            if fsops::identity(&now) != fsops::identity(stat) {
-                return Err(files::changed_since_planned(&target.path));
-            }
-            if sandboxed && fsops::link_count(&now) > 1 {
-                return Err(hard_links(&target.path, fsops::link_count(&now)));
-            }
-            let unchanged = match bytes {
-                Some(expected) => {
-                    files::read_at_most(&mut file, expected.len() as u64, "check", &target.path)?
-                        .as_deref()
-                        == Some(expected.as_slice())
-                }
-                None => files::same_version(stat, &now),
+            let mut change = FileChange {
+                sha256_before,
+                sha256_after: Some(sha256_after),
+                ..FileChange::new(path.clone(), action)
             };
-            if !unchanged {
-                return Err(files::changed_since_planned(&target.path));
+            change.undo.created_dirs = created_dirs;
+            // Taking the append back is cutting the file to its old length.
+            if let Some(old_len) = old_len {
+                let appended = old_len..old_len + len;
+                let reverse = Delta::from_ranges(&[], [(0..0, appended)]);
+                change.undo.reverse = Some(std::sync::Arc::new(reverse.encode()));
             }
-            file
-        }
-    };
-    let old_size = fsops::fstat(&file)
-        .map_err(|e| ToolError::io(&e, "append to", &target.path))?
-        .size;
-    let entry = journal
-        .begin(&target.path, &file, old_size, content)
-        .map_err(|e| ToolError::io(&e, "journal the append to", &target.path))?;
-    let written = file.write_all(content).and_then(|()| file.sync_data());
-    let Err(e) = written else {
-        entry.finish();
-        let at = Moment::now();
-        return Ok(fsops::fstat(&file).ok().map(|stat| Seen { stat, at }));
-    };
-    let mut error = ToolError::io(&e, "append to", &target.path);
-    // Roll back now rather than at the next Workspace, and only what is provably ours: the old
-    // content followed by a prefix of `content` and nothing else. Should the rollback itself
-    // fail, the record stays for the next Workspace.
-    match journal::roll_back_if_ours(&file, old_size, content, content.len() as u64, false) {
-        Ok(Tail::Other) => {
-            entry.finish();
-            error.message.push_str(
-                "; the file also changed meanwhile, so whatever part of the text went through was left at its end: read the end of the file before appending again",
-            );
-        }
-        Ok(Tail::Absent | Tail::CutShort | Tail::Whole) => entry.finish(),
-        Err(_) => {}
+            vec![change]
+        };
+        let mut executed = execute(ws, plan, heading, cancel, files)
+            .map_err(|e| failed(&target, e.failure, old_len.is_some()))?;
+        let change = executed
+            .files
+            .pop()
+            .ok_or_else(|| files::changed_since_planned(path))?;
+        let stat = files::open_parent(&target, "append to")
+            .ok()
+            .and_then(|(parent, name)| files::file_stat_at(parent.as_fd(), &name));
+        Ok(Appended {
+            change,
+            stat,
+            recorded: executed.recorded,
+        })
     }
-    Err(error)
 }
 
-/// Creates the missing `target` in its opened `parent` with `content`, through a journaled temp
-/// file (see [`create_through`]).
-fn create_new(
-    journal: &journal::Journal,
-    target: &Target,
-    parent: BorrowedFd<'_>,
-    content: &[u8],
-) -> Result<(), ToolError> {
-    let (parent_path, name) = target
-        .split()
-        .ok_or_else(|| files::is_a_directory(&target.path))?;
-    let temp = fsops::temp_name(name);
-    journal.with_temp(parent_path, parent, &temp, || {
-        create_through(parent, &temp, name, content, target)
-    })
-}
-
-/// Creates the missing `name` in `parent` with `content`: written to the temp file `temp`,
-/// fsynced, then renamed into place only if `name` is still absent.
-fn create_through(
-    parent: BorrowedFd<'_>,
-    temp: &OsStr,
-    name: &OsStr,
-    content: &[u8],
-    target: &Target,
-) -> Result<(), ToolError> {
-    let mut file = fsops::open_for_append(parent, temp, true)
-        .map_err(|e| ToolError::io(&e, "append to", &target.path))?;
-    let result = file
-        .write_all(content)
-        .and_then(|()| file.sync_all())
-        .and_then(|()| fsops::rename_noreplace(parent, temp, parent, name));
-    match result {
-        Ok(()) => {
-            fsops::fsync_dir(parent);
-            Ok(())
+/// An append that was not made, as the model reads it: nothing was written (or, where the
+/// file also changed while a write failed partway, what went through is left at its end and
+/// the message says so). `existing`: the append went to a file that was there.
+fn failed(target: &Target, failure: Failure, existing: bool) -> ToolError {
+    let path = &target.path;
+    match failure {
+        Failure::NotAsExpected(Found::Linked(links)) => hard_links(path, links),
+        Failure::NotAsExpected(_) | Failure::Changed { .. } => files::changed_since_planned(path),
+        // The file's directory is gone since it was read: not the file planned on.
+        Failure::Io(e) if existing && e.kind() == std::io::ErrorKind::NotFound => {
+            files::changed_since_planned(path)
         }
-        Err(e) => {
-            let _ = fsops::unlink_at(parent, temp);
-            Err(if e.kind() == std::io::ErrorKind::AlreadyExists {
-                files::changed_since_planned(&target.path)
-            } else {
-                ToolError::io(&e, "append to", &target.path)
-            })
+        Failure::Io(e) => {
+            if let Some(os) = LeftAtEnd::of(&e) {
+                let mut error = ToolError::io(os, "append to", path);
+                error.message.push_str(
+                    "; the file also changed meanwhile, so whatever part of the text went through was left at its end: read the end of the file before appending again",
+                );
+                return error;
+            }
+            // Directories made for a new file are gone again: one that cannot be opened now
+            // is what failed.
+            let opening = "create the parent directory of";
+            if !existing && files::open_parent(target, opening).is_err() {
+                return ToolError::io(&e, opening, path);
+            }
+            ToolError::io(&e, "append to", path)
         }
+        Failure::Trash(e) => trash_error(e, "trash", path),
+        Failure::Invalid(why) => ToolError::io(&std::io::Error::other(why), "append to", path),
     }
 }
 
@@ -408,4 +391,120 @@ fn hard_links(path: &std::path::Path, links: u64) -> ToolError {
         "{} has {links} hard links; appending in place would also change the other links, which may be outside the allowed directories. Write a new file instead",
         path.shown()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use crate::call::{CallContext, ToolResult};
+    use crate::confirm::{Answer, ConfirmRequest, Confirmer};
+    use crate::error::ErrorCode;
+    use crate::hashing::sha256_hex;
+    use crate::testing::{save_in_place, TestWorkspace};
+
+    /// An append is one change made with its record: a new file's lists the directories made
+    /// for it, an append in place the delta that takes it back; nothing of the change (temp
+    /// names, journal records, kept bytes) is left.
+    #[tokio::test]
+    async fn the_append_and_its_record_are_made_as_one_change() {
+        let ws = TestWorkspace::new();
+        for content in ["one\n", "two\n"] {
+            let append = json!({ "path": "a/b/log.txt", "content": content });
+            let result = ws.call("append_file", append).await;
+            assert_eq!(result.code, None, "{}", result.output);
+        }
+        assert_eq!(ws.names(), ["a"]);
+        assert_eq!(ws.read("a/b/log.txt"), "one\ntwo\n");
+        let history = ws.settled_history();
+        let [created, appended] = &history[..] else {
+            panic!("two records: {}", history.len())
+        };
+        let file = &created.record.files[0];
+        assert_eq!(file.created_dirs, [ws.root.join("a"), ws.root.join("a/b")]);
+        assert_eq!(file.sha256_after, Some(sha256_hex(b"one\n")));
+        assert!(file.delta.is_none());
+        let file = &appended.record.files[0];
+        assert!(file.created_dirs.is_empty());
+        assert_eq!(file.sha256_before, Some(sha256_hex(b"one\n")));
+        assert_eq!(file.sha256_after, Some(sha256_hex(b"one\ntwo\n")));
+        assert!(file.delta.is_some(), "the delta that cuts the append off");
+        assert!(
+            appended.not_undoable.is_none(),
+            "{:?}",
+            appended.not_undoable
+        );
+    }
+
+    /// Answers yes to the question, once `meanwhile` has run.
+    struct AfterDoing(Box<dyn Fn() + Send + Sync>);
+
+    impl Confirmer for AfterDoing {
+        fn ask(&self, _: ConfirmRequest) -> Answer {
+            (self.0)();
+            Box::pin(async { true })
+        }
+    }
+
+    /// Appends "new\n" to log.txt (holding "old\n") inside a sandbox (a prompt for it, as
+    /// by default), doing `meanwhile` while asked.
+    async fn append_while_asked(
+        meanwhile: impl Fn(&Path) + Send + Sync + 'static,
+    ) -> (TestWorkspace, ToolResult) {
+        // A sandbox (allowed trees set) around the test's root.
+        let tmp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
+        let ws = TestWorkspace::with(json!({ "allowedPaths": [tmp], "permissions": {} }));
+        let path = ws.root.join("log.txt");
+        std::fs::write(&path, "old\n").unwrap();
+        let ctx = CallContext {
+            confirmer: Some(Arc::new(AfterDoing(Box::new(move || meanwhile(&path))))),
+            ..CallContext::default()
+        };
+        let append = json!({ "path": "log.txt", "content": "new\n" });
+        let result = ws.toolset.call("append_file", append, ctx).await;
+        (ws, result)
+    }
+
+    /// Inside a sandbox, a file that gains a second hard link while the append is asked is
+    /// refused with the planning's words, and left as it was.
+    #[tokio::test]
+    async fn a_hard_link_made_while_asked_is_refused() {
+        let (ws, result) = append_while_asked(|path| {
+            std::fs::hard_link(path, path.with_file_name("link.txt")).unwrap()
+        })
+        .await;
+        assert_eq!(
+            result.code,
+            Some(ErrorCode::PathNotAllowed),
+            "{}",
+            result.output
+        );
+        assert!(
+            result.output.contains("has 2 hard links"),
+            "{}",
+            result.output
+        );
+        assert_eq!(ws.read("log.txt"), "old\n");
+        assert!(ws.settled_history().is_empty());
+    }
+
+    /// A file rewritten in place while the append is asked (the same size, other bytes) is
+    /// a conflict, and left as it was.
+    #[tokio::test]
+    async fn a_file_written_while_asked_is_a_conflict() {
+        let (ws, result) = append_while_asked(|path| save_in_place(path, "OLD\n")).await;
+        assert_eq!(result.code, Some(ErrorCode::Conflict), "{}", result.output);
+        assert_eq!(
+            result.output,
+            format!(
+                "{} changed while waiting for confirmation; nothing was written. Read the file again and redo the change",
+                ws.root.join("log.txt").display()
+            )
+        );
+        assert_eq!(ws.read("log.txt"), "OLD\n");
+        assert!(ws.settled_history().is_empty());
+    }
 }

@@ -185,20 +185,6 @@ pub fn open_for_read(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
     file_at(dir, name, flags, 0)
 }
 
-/// Opens `name` in `dir` for appending (creating it, mode 0666 minus umask, when `create`).
-pub fn open_for_append(dir: BorrowedFd<'_>, name: &OsStr, create: bool) -> io::Result<File> {
-    let mut flags = OFlags::WRONLY
-        | OFlags::APPEND
-        | OFlags::NOFOLLOW
-        | OFlags::NONBLOCK
-        | OFlags::NOCTTY
-        | OFlags::CLOEXEC;
-    if create {
-        flags |= OFlags::CREATE | OFlags::EXCL;
-    }
-    file_at(dir, name, flags, 0o666)
-}
-
 /// Opens the existing `name` in `dir` for reading and appending through one descriptor, without
 /// following a symlink and without blocking on a FIFO: the caller checks (with `fstat` and reads
 /// on this very descriptor) that it is the file it planned on, then appends through it, so
