@@ -241,10 +241,12 @@ const CASES = [
       { job: 'tree/ours', metric: 'trash', label: 'ours: remove_dir recursive (level 3, default)', ref: true },
       { job: 'tree/ours-level6', metric: 'trash', label: 'ours: remove_dir recursive (compressionLevel 6)', fullOnly: true },
       { job: 'tree/tar', metric: 'trash', label: 'tar -czf + rm -rf', child: true },
+      { job: 'tree/tar-plain', metric: 'trash', label: 'tar -cf + rm -rf (no compression: the copy limit)', child: true },
       { job: 'tree/tar-stream', metric: 'trash', label: 'tar-stream + zlib.gzipSync per file + fs.rm' },
     ],
     targets: [
       { text: '≥ 1.5× faster than tar -czf', value: (r) => r['tree/tar'] / r['tree/ours'], ok: (v) => v >= 1.5, fmt: (v) => `${v.toFixed(2)}×` },
+      { text: '≤ 1.2× tar -cf + rm -rf (the copy limit)', value: (r) => r['tree/ours'] / r['tree/tar-plain'], ok: (v) => v <= 1.2, fmt: (v) => `${v.toFixed(2)}×` },
       { text: 'peak RSS growth < 64 MB', value: (r, s) => s['tree/ours'].rssGrowthBytes / 1024 / 1024, ok: (v) => v < 64, fmt: (v) => `${v.toFixed(1)} MB` },
       { text: 'event-loop lag p99 < 20 ms', value: (r, s) => s['tree/ours'].lagP99Ms, ok: (v) => v < 20, fmt: (v) => `${v.toFixed(1)} ms` },
     ],

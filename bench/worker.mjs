@@ -237,6 +237,17 @@ const jobs = {
       },
     )
   },
+  'tree/tar-plain': async () => {
+    const archive = scratch('tree.tar')
+    return trashAndRestore(
+      async () => {
+        await tarCli.trashTreeUncompressed(m.tree.work, archive)
+        return archive
+      },
+      undefined,
+      (a) => rmSync(a, { force: true }),
+    )
+  },
   'tree/tar-stream': async () => {
     const archive = scratch('tree-stream.tar')
     return trashAndRestore(

@@ -392,19 +392,15 @@ impl Journal {
         })
     }
 
-    /// Rewrites the record of `entry` as `record`, atomically and durably (a `.partial` copy,
-    /// fsynced, renamed over it, the directory fsynced).
+    /// Makes `record` the state of `entry`'s record (written [`Durability::Fsynced`]),
+    /// atomically and durably: one sealed section appended to it and `fdatasync`'d (see
+    /// `store.rs`). Its name is durable since it was written, so no directory sync is needed;
+    /// a section cut short by a kill or a power cut reads as the state before. On failure the
+    /// record is as it was (or gone).
     fn rewrite_durable(&self, entry: &Entry, record: &Record) -> io::Result<()> {
-        let mut partial = OsString::from(".");
-        partial.push(&entry.name);
-        partial.push(".partial");
-        self.write_record(&partial, record, true)?;
-        if let Err(e) = self.store.rename(&partial, &entry.name) {
-            let _ = self.store.remove(&partial);
-            return Err(e);
-        }
-        self.store.sync();
-        Ok(())
+        self.store.append_sealed_with(&entry.name, &mut |out| {
+            serde_json::to_writer(out, record).map_err(io::Error::other)
+        })
     }
 
     /// Replays every record left by a crash (cheap when the directory is missing or empty), then
@@ -552,6 +548,16 @@ impl Journal {
         let name = entry_path.file_name().unwrap();
         let _ = self.store.remove(name);
         self.store.write_sealed(name, body, false).unwrap();
+    }
+
+    /// Appends `body` to the record at `entry_path` as its new state, as the commit point does
+    /// (tests stage kills in it with it).
+    #[cfg(test)]
+    pub fn append_state(&self, entry_path: &Path, body: &[u8]) {
+        let name = entry_path.file_name().unwrap();
+        self.store
+            .append_sealed_with(name, &mut |out| out.write_all(body))
+            .unwrap();
     }
 
     /// The body of the record at `entry_path`, if it is sealed and ours (for tests).

@@ -15,6 +15,15 @@ export async function trashTree(dir, archive) {
   await run('rm', ['-rf', '--', dir])
 }
 
+/**
+ * Archives `dir` into `archive` (.tar, not compressed) and removes it: the copy limit of a
+ * recoverable delete, which a trash that compresses is measured against.
+ */
+export async function trashTreeUncompressed(dir, archive) {
+  await run('tar', ['-cf', archive, '-C', dirname(dir), basename(dir)])
+  await run('rm', ['-rf', '--', dir])
+}
+
 /** Extracts `archive` into `parentDir` (the tree's parent), keeping modes and mtimes. */
 export async function restoreTree(archive, parentDir) {
   await run('tar', ['-xzf', archive, '-C', parentDir])

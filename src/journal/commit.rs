@@ -16,8 +16,9 @@
 //!    stays under the temp name; an entry to remove is renamed aside and checked
 //!    ([`fsops::set_aside`]). A step that finds anything but what was planned undoes the steps
 //!    before it (exchanged back, renamed back), and the change fails with nothing changed.
-//! 4. **Applied**: every directory touched is fsynced and the record becomes `applied` (fsynced).
-//!    This is the commit point.
+//! 4. **Applied**: every directory touched is fsynced and the record becomes `applied` (a sealed
+//!    section appended to it and `fdatasync`'d, see `store.rs`: a section cut short reads as
+//!    `applying`). This is the commit point.
 //! 5. **Clean up**: what each step displaced (kept under its temp name until now) is removed —
 //!    it is in the trash — then the change's **sequel** is performed, if it has one, and the
 //!    record goes.

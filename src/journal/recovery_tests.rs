@@ -334,6 +334,53 @@ fn a_recovery_cut_short_is_finished_by_the_next_and_running_it_again_changes_not
     }
 }
 
+/// The commit point is one sealed section appended to the record (`store.rs`): a kill or a power
+/// cut that leaves any part of it short of the whole gives the change undone; the whole section,
+/// the change finished.
+#[test]
+fn a_commit_point_cut_short_is_undone_and_a_whole_one_finished() {
+    let before = [("a.txt", "a old\n"), ("gone.txt", "gone\n")];
+    let after = [("a.txt", "a new\n"), ("c.txt", "c new\n")];
+    for kept in 0..5 {
+        let d = dirs();
+        for (name, content) in before {
+            fs::write(d.root.join(name), content).unwrap();
+        }
+        let journal = d.journal("x");
+        let mut commit = journal.commit();
+        put(&mut commit, &d.root, "a.txt", "a new\n");
+        add(&mut commit, &d.root, "c.txt", "c new\n");
+        remove(&mut commit, &d.root, "gone.txt");
+        let path = kill_before_commit_point(&journal, commit);
+        let first = fs::metadata(&path).unwrap().len() as usize;
+        let mut record = commit_record(&journal, &path);
+        record.applied = true;
+        journal.append_state(&path, &serde_json::to_vec(&Record::Commit(record)).unwrap());
+        let whole = fs::read(&path).unwrap();
+        let len = [
+            first,
+            first + 1,
+            (first + whole.len()) / 2,
+            whole.len() - 1,
+            whole.len(),
+        ][kept];
+        fs::write(&path, &whole[..len]).unwrap();
+        let (outcome, expected) = if len == whole.len() {
+            (Recovered::CommitFinished, entries(&after))
+        } else {
+            (Recovered::CommitUndone, entries(&before))
+        };
+        let what = format!("{len} of {} bytes", whole.len());
+        assert_eq!(
+            journal.recover(&within(&d.root), &no_sequel),
+            vec![outcome],
+            "{what}"
+        );
+        assert_eq!(tree(&d.root), expected, "{what}");
+        assert_eq!(journal.record_count(), 0, "{what}");
+    }
+}
+
 /// Issue 26, item 1: what a removal cut short left under its doomed name that is not the entry
 /// to remove goes back under the temp name it came from (and from there where it belongs).
 #[test]

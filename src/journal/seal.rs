@@ -4,8 +4,10 @@
 //! not read the key (a tool call, were the data directory ever reachable; a file copied in from
 //! elsewhere) is never replayed.
 //!
-//! A stored record is the JSON body, a newline, the seal of the body in hex, a newline. Both
-//! ways go as a stream ([`Mac`]): a record is written and checked in one pass whatever its size.
+//! A stored record is the JSON body, a newline, the seal of the body in hex, a newline — its first
+//! section: a later state of it is appended as a section whose seal chains to the one before
+//! (see `store.rs`). Both ways go as a stream ([`Mac`]): a record is written and checked in one
+//! pass whatever its size.
 
 use sha2::{Digest, Sha256};
 

@@ -32,6 +32,11 @@ const SAMPLE: usize = 16 << 10;
 /// A sample that shrinks by less than this share is taken as incompressible.
 const INCOMPRESSIBLE_RATIO: f64 = 0.97;
 
+/// How many blocks were stored rather than compressed (tests tell the stored path was taken).
+#[cfg(test)]
+pub(crate) static STORED_BLOCKS: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
 /// A compressed member, and the block it came from (emptied, for reuse).
 type Member = io::Result<(Vec<u8>, Vec<u8>)>;
 
@@ -211,6 +216,8 @@ fn compress(mut block: Vec<u8>, mut member: Vec<u8>, level: Compression) -> Memb
         return Ok((member, block));
     }
     let level = if level.level() > 0 && !compresses(&block) {
+        #[cfg(test)]
+        STORED_BLOCKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Compression::none()
     } else {
         level
