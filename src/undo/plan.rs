@@ -57,6 +57,10 @@ pub struct Planner<'a> {
     /// Directories a change created inside a tree that comes back from the trash: they must be
     /// empty once everything is taken back (path, archive, member, change).
     must_be_empty_inside: Vec<(PathBuf, PathBuf, PathBuf, String)>,
+    /// What is known of the entries at paths of the virtual state that an undo, or a restore
+    /// being taken back, put there under new inodes: they follow their entries as the walk
+    /// moves them back (and go when a change taken back replaces them).
+    facts: BTreeMap<PathBuf, EntryFacts>,
 }
 
 /// What stands in for an archive a restore consumed.
@@ -64,6 +68,9 @@ pub struct Planner<'a> {
 struct StandIn {
     slot: Slot,
     beneath: Vec<(PathBuf, Slot)>,
+    /// What is known of the restored entry (its own facts, by the empty path) and of the
+    /// entries beneath it, by relative path.
+    facts: Vec<(PathBuf, EntryFacts)>,
 }
 
 /// How much of a file undo reads into memory to apply a delta (edits and appends are bounded
@@ -82,6 +89,7 @@ impl<'a> Planner<'a> {
             members: HashMap::new(),
             tree_digests: HashMap::new(),
             must_be_empty_inside: Vec::new(),
+            facts: BTreeMap::new(),
         }
     }
 
@@ -91,6 +99,10 @@ impl<'a> Planner<'a> {
     /// empty).
     pub fn take_back(&mut self, target: &Target, history: &History) -> Result<(), ToolError> {
         let record = &target.record;
+        // The entries undos put back since this change: newer ones, known already, stand.
+        for (path, facts) in &target.put_back {
+            self.facts.entry(path.clone()).or_insert(*facts);
+        }
         for file in record.files.iter().rev() {
             self.check_after(target, file)?;
             self.invert(record, file, history)?;
@@ -289,8 +301,31 @@ impl<'a> Planner<'a> {
                 *dir = to.join(rest);
             }
         }
+        let facts = self.take_facts(from);
+        self.take_facts(to);
+        for (rest, known) in facts {
+            self.facts.insert(join(to, &rest), known);
+        }
         self.set(to, moved);
         self.set(from, Slot::Absent);
+    }
+
+    /// Takes what is known of the entries at and beneath `path` out of the virtual state, by
+    /// path relative to it (the empty path for `path` itself).
+    fn take_facts(&mut self, path: &Path) -> Vec<(PathBuf, EntryFacts)> {
+        let keys: Vec<PathBuf> = self
+            .facts
+            .range(path.to_owned()..)
+            .map(|(k, _)| k)
+            .take_while(|k| k.starts_with(path))
+            .cloned()
+            .collect();
+        keys.into_iter()
+            .filter_map(|key| {
+                let known = self.facts.remove(&key)?;
+                Some((key.strip_prefix(path).expect("beneath").to_owned(), known))
+            })
+            .collect()
     }
 
     fn real(&mut self, path: &Path) -> Result<Option<Real>, ToolError> {
@@ -311,11 +346,11 @@ impl<'a> Planner<'a> {
             .path
             .ancestors()
             .skip(1)
-            .any(|above| target.put_back.contains_key(above));
-        let recorded = target.put_back.get(&file.path).copied().or(file.entry);
+            .any(|above| self.facts.contains_key(above));
+        let put_back = self.facts.get(&file.path).copied();
+        let recorded = put_back.or(file.entry);
         let kind = recorded.map(|f| f.kind);
-        let facts =
-            recorded.filter(|_| !inside_put_back || target.put_back.contains_key(&file.path));
+        let facts = recorded.filter(|_| !inside_put_back || put_back.is_some());
         let expected = match file.action {
             Action::Deleted | Action::Removed => Expected::Nothing,
             Action::Created => Expected::Entry {
@@ -475,11 +510,24 @@ impl<'a> Planner<'a> {
     ) -> Result<(), ToolError> {
         let path = file.path.as_path();
         if let Some(consumed) = file.restored_from.as_ref().and_then(|a| a.file_name()) {
+            let mut facts = self.take_facts(path);
+            if !facts.iter().any(|(rest, _)| rest.as_os_str().is_empty()) {
+                facts.extend(file.entry.map(|own| (PathBuf::new(), own)));
+            }
             let stand_in = StandIn {
                 slot: self.slot(path),
                 beneath: self.beneath(path),
+                facts,
             };
             self.stand_ins.insert(consumed.to_owned(), stand_in);
+        }
+        // What the change left at its paths is replaced by what was there before: what is known
+        // of it goes (a moved entry's goes back with it, in `move_entry`).
+        if file.action != Action::Moved || file.delta.is_some() || file.from_trashed_to.is_some() {
+            self.take_facts(path);
+        }
+        if let Some(from) = &file.from {
+            self.take_facts(from);
         }
         let archived = |planner: &mut Self, archive: &Option<PathBuf>, at: &Path| match archive {
             Some(archive) => planner.archive(record, file, archive, at).map(Some),
@@ -568,7 +616,7 @@ impl<'a> Planner<'a> {
         archive: &Path,
         at: &Path,
     ) -> Result<Slot, ToolError> {
-        let (slot, beneath) = match self.ws.bucket().inspect(archive) {
+        let (slot, beneath, facts) = match self.ws.bucket().inspect(archive) {
             Err(TrashError::Io(e)) if datadir::is_untrusted(&e) => {
                 return Err(ToolError::io(
                     &e,
@@ -582,6 +630,7 @@ impl<'a> Planner<'a> {
                     meta,
                 },
                 Vec::new(),
+                Vec::new(),
             ),
             Err(_)
                 if archive
@@ -592,7 +641,7 @@ impl<'a> Planner<'a> {
                     .stand_ins
                     .remove(archive.file_name().expect("checked"))
                     .expect("checked");
-                (stand_in.slot, stand_in.beneath)
+                (stand_in.slot, stand_in.beneath, stand_in.facts)
             }
             Err(_) => {
                 return Err(not_undoable(
@@ -608,6 +657,10 @@ impl<'a> Planner<'a> {
         self.slots.retain(|k, _| !(k.starts_with(at) && k != at));
         for (rest, inner) in beneath {
             self.slots.insert(at.join(rest), inner);
+        }
+        self.take_facts(at);
+        for (rest, known) in facts {
+            self.facts.insert(join(at, &rest), known);
         }
         Ok(slot)
     }
@@ -851,6 +904,15 @@ fn from_hex(hex: &str) -> Option<[u8; 32]> {
         *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
     }
     Some(out)
+}
+
+/// `path` with `rest` beneath it (`path` itself for the empty `rest`).
+fn join(path: &Path, rest: &Path) -> PathBuf {
+    if rest.as_os_str().is_empty() {
+        path.to_owned()
+    } else {
+        path.join(rest)
+    }
 }
 
 fn shown_name(name: &OsString) -> String {
