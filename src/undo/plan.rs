@@ -3,7 +3,7 @@
 //! every path exactly as it left it), then its inverse is applied to that state. Nothing on disk
 //! changes here; `apply` turns the final state into one journaled commit.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,6 +35,11 @@ pub struct Plan {
     /// recorded one (a restored tree): checked when the undo archives the tree, which is when
     /// its digest is computed anyway.
     pub tree_digests: HashMap<PathBuf, String>,
+    /// Entries on disk (by real path) a restore being taken back put there from an archive that
+    /// no older change being taken back needs: each that goes to the trash gets an archive of
+    /// its own, so that the change that made the consumed archive finds this one in its place
+    /// (the history's stand-ins), also when it goes with a directory above it.
+    pub restored: BTreeSet<PathBuf>,
 }
 
 /// Plans taking back changes, newest first.
@@ -59,8 +64,10 @@ pub struct Planner<'a> {
     must_be_empty_inside: Vec<(PathBuf, PathBuf, PathBuf, String)>,
     /// What is known of the entries at paths of the virtual state that an undo, or a restore
     /// being taken back, put there under new inodes: they follow their entries as the walk
-    /// moves them back (and go when a change taken back replaces them).
-    facts: BTreeMap<PathBuf, EntryFacts>,
+    /// moves them back (and go when a change taken back replaces them). `None`: an entry that
+    /// came back inside a tree put back whole, moved out of it since: known by kind and content
+    /// alone, as it is inside that tree.
+    facts: BTreeMap<PathBuf, Option<EntryFacts>>,
 }
 
 /// What stands in for an archive a restore consumed.
@@ -70,7 +77,7 @@ struct StandIn {
     beneath: Vec<(PathBuf, Slot)>,
     /// What is known of the restored entry (its own facts, by the empty path) and of the
     /// entries beneath it, by relative path.
-    facts: Vec<(PathBuf, EntryFacts)>,
+    facts: Vec<(PathBuf, Option<EntryFacts>)>,
 }
 
 /// How much of a file undo reads into memory to apply a delta (edits and appends are bounded
@@ -101,7 +108,7 @@ impl<'a> Planner<'a> {
         let record = &target.record;
         // The entries undos put back since this change: newer ones, known already, stand.
         for (path, facts) in &target.put_back {
-            self.facts.entry(path.clone()).or_insert(*facts);
+            self.facts.entry(path.clone()).or_insert(Some(*facts));
         }
         for file in record.files.iter().rev() {
             self.check_after(target, file)?;
@@ -130,28 +137,16 @@ impl<'a> Planner<'a> {
                 }
                 _ => {}
             }
-            if !matches!(self.slot(&dir), Slot::Disk(at) if at == dir) {
-                continue;
-            }
-            if !self
-                .real(&dir)?
-                .is_some_and(|r| r.kind == EntryKind::Directory)
-            {
-                continue;
-            }
-            let names = disk::list(self.ws, &dir)?;
-            let something_comes_back = self
-                .slots
-                .iter()
-                .any(|(k, v)| k.starts_with(&dir) && k != &dir && !matches!(v, Slot::Absent));
-            if !something_comes_back
-                && names
-                    .iter()
-                    .all(|name| matches!(self.slot(&dir.join(name)), Slot::Absent))
-            {
-                self.set(&dir, Slot::Absent);
-            }
+            self.drop_made_dir_if_empty(&dir)?;
         }
+        let restored = self
+            .stand_ins
+            .values()
+            .filter_map(|stand_in| match &stand_in.slot {
+                Slot::Disk(at) => Some(at.clone()),
+                _ => None,
+            })
+            .collect();
         for (dir, change) in std::mem::take(&mut self.must_be_empty) {
             if !matches!(self.slot(&dir), Slot::Absent) {
                 continue;
@@ -244,7 +239,35 @@ impl<'a> Planner<'a> {
             reals: self.reals,
             members: self.members,
             tree_digests: self.tree_digests,
+            restored,
         })
+    }
+
+    /// Sets the directory `dir` a change made, on disk at its own path, to nothing when nothing
+    /// in it is left or comes back.
+    fn drop_made_dir_if_empty(&mut self, dir: &Path) -> Result<(), ToolError> {
+        if !matches!(self.slot(dir), Slot::Disk(at) if at == dir) {
+            return Ok(());
+        }
+        if !self
+            .real(dir)?
+            .is_some_and(|r| r.kind == EntryKind::Directory)
+        {
+            return Ok(());
+        }
+        let names = disk::list(self.ws, dir)?;
+        let something_comes_back = self
+            .slots
+            .iter()
+            .any(|(k, v)| k.starts_with(dir) && k != dir && !matches!(v, Slot::Absent));
+        if !something_comes_back
+            && names
+                .iter()
+                .all(|name| matches!(self.slot(&dir.join(name)), Slot::Absent))
+        {
+            self.set(dir, Slot::Absent);
+        }
+        Ok(())
     }
 
     /// What `path` holds in the virtual state: its own slot, else what the nearest directory
@@ -301,7 +324,14 @@ impl<'a> Planner<'a> {
                 *dir = to.join(rest);
             }
         }
-        let facts = self.take_facts(from);
+        let mut facts = self.take_facts(from);
+        let put_back_whole = from
+            .ancestors()
+            .skip(1)
+            .any(|above| self.facts.contains_key(above));
+        if put_back_whole && !facts.iter().any(|(rest, _)| rest.as_os_str().is_empty()) {
+            facts.push((PathBuf::new(), None));
+        }
         self.take_facts(to);
         for (rest, known) in facts {
             self.facts.insert(join(to, &rest), known);
@@ -312,7 +342,7 @@ impl<'a> Planner<'a> {
 
     /// Takes what is known of the entries at and beneath `path` out of the virtual state, by
     /// path relative to it (the empty path for `path` itself).
-    fn take_facts(&mut self, path: &Path) -> Vec<(PathBuf, EntryFacts)> {
+    fn take_facts(&mut self, path: &Path) -> Vec<(PathBuf, Option<EntryFacts>)> {
         let keys: Vec<PathBuf> = self
             .facts
             .range(path.to_owned()..)
@@ -348,9 +378,12 @@ impl<'a> Planner<'a> {
             .skip(1)
             .any(|above| self.facts.contains_key(above));
         let put_back = self.facts.get(&file.path).copied();
-        let recorded = put_back.or(file.entry);
+        let recorded = put_back.flatten().or(file.entry);
         let kind = recorded.map(|f| f.kind);
-        let facts = recorded.filter(|_| !inside_put_back || put_back.is_some());
+        let facts = match put_back {
+            Some(known) => known,
+            None => recorded.filter(|_| !inside_put_back),
+        };
         let expected = match file.action {
             Action::Deleted | Action::Removed => Expected::Nothing,
             Action::Created => Expected::Entry {
@@ -512,7 +545,7 @@ impl<'a> Planner<'a> {
         if let Some(consumed) = file.restored_from.as_ref().and_then(|a| a.file_name()) {
             let mut facts = self.take_facts(path);
             if !facts.iter().any(|(rest, _)| rest.as_os_str().is_empty()) {
-                facts.extend(file.entry.map(|own| (PathBuf::new(), own)));
+                facts.extend(file.entry.map(|own| (PathBuf::new(), Some(own))));
             }
             let stand_in = StandIn {
                 slot: self.slot(path),

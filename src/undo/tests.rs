@@ -34,6 +34,8 @@ struct Session {
     _dir: tempfile::TempDir,
     root: PathBuf,
     toolset: Toolset,
+    /// The same workspace for the session `before`, whose archives `S` may restore.
+    before: Toolset,
 }
 
 /// What undo must give back of an entry: kind, permission bits, content or link target.
@@ -66,9 +68,20 @@ impl Session {
         };
         Session {
             toolset: toolset("S"),
+            before: toolset("before"),
             _dir: dir,
             root,
         }
+    }
+
+    /// Trashes `rel` in the session `before`: the archive's path.
+    async fn trashed_before(&self, rel: &str) -> String {
+        let result = self
+            .before
+            .call("delete_file", json!({ "path": rel }), yes())
+            .await;
+        assert_eq!(result.status, "ok", "{}", result.output);
+        trashed_to(&result)
     }
 
     /// Calls `tool`; it must succeed.
@@ -109,6 +122,12 @@ impl Session {
             .await;
         assert_eq!(result.status, "ok", "{when}: {}", result.output);
         change_id(&result)
+    }
+
+    /// Undoes the latest change; it must succeed.
+    async fn undo_latest(&self, when: &str) {
+        let result = self.undo(Selector::default()).await;
+        assert_eq!(result.status, "ok", "{when}: {}", result.output);
     }
 
     fn path(&self, rel: &str) -> PathBuf {
@@ -215,4 +234,52 @@ async fn a_session_undo_knows_a_restored_tree_by_the_restore() {
     )
     .await;
     undo_redo_undo(&s, &start).await;
+}
+
+#[tokio::test]
+async fn a_session_undo_after_a_redo_finds_a_restored_file_moved_since() {
+    // Seed 16838: the redo restores old.txt and moves it on; the session undo after it moves it
+    // back and must know it by what the redo recorded where it left it.
+    let s = Session::new();
+    write(&s.path("old.txt"), "old\n");
+    let archive = s.trashed_before("old.txt").await;
+    let start = s.tree();
+    s.call("restore_file", json!({ "trashedPath": archive }))
+        .await;
+    s.call(
+        "move_file",
+        json!({ "source": "old.txt", "destination": "d/m/n.txt" }),
+    )
+    .await;
+    undo_redo_undo(&s, &start).await;
+}
+
+#[tokio::test]
+async fn a_restore_into_directories_it_made_is_undone_one_by_one() {
+    // Seed 64352 (and 175218): the restore made src and src/lib again (src was moved away);
+    // taking it back trashes the restored file with them, and on its own too, where the delete
+    // before it finds it.
+    let s = Session::new();
+    write(&s.path("src/lib/util.ts"), "util\n");
+    write(&s.path("src/main.ts"), "main\n");
+    let start = s.tree();
+    let deleted = s
+        .call("delete_file", json!({ "path": "src/lib/util.ts" }))
+        .await;
+    s.call(
+        "move_file",
+        json!({ "source": "src", "destination": "n106" }),
+    )
+    .await;
+    s.call(
+        "restore_file",
+        json!({ "trashedPath": trashed_to(&deleted) }),
+    )
+    .await;
+    let after = s.tree();
+    for step in 1..=3 {
+        s.undo_latest(&format!("undo {step} of 3")).await;
+    }
+    assert_eq!(s.tree(), start, "after undoing each change");
+    assert!(after.contains_key("src/lib/util.ts"), "{after:?}");
 }
