@@ -243,19 +243,20 @@ impl<'a> Planner<'a> {
         })
     }
 
-    /// Sets the directory `dir` a change made, on disk at its own path, to nothing when nothing
-    /// in it is left or comes back.
+    /// Sets the directory `dir` a change made (on disk, wherever it is now) to nothing when
+    /// nothing in it is left or comes back.
     fn drop_made_dir_if_empty(&mut self, dir: &Path) -> Result<(), ToolError> {
-        if !matches!(self.slot(dir), Slot::Disk(at) if at == dir) {
+        // Where it is on disk now (beneath a directory that moves back, where that one is).
+        let Slot::Disk(at) = self.slot(dir) else {
             return Ok(());
-        }
+        };
         if !self
-            .real(dir)?
+            .real(&at)?
             .is_some_and(|r| r.kind == EntryKind::Directory)
         {
             return Ok(());
         }
-        let names = disk::list(self.ws, dir)?;
+        let names = disk::list(self.ws, &at)?;
         let something_comes_back = self
             .slots
             .iter()
@@ -322,6 +323,11 @@ impl<'a> Planner<'a> {
         for (dir, _) in &mut self.must_be_empty {
             if let Ok(rest) = dir.strip_prefix(from) {
                 *dir = to.join(rest);
+            }
+        }
+        for dir in &mut self.made_parents {
+            if let Ok(rest) = dir.strip_prefix(from) {
+                *dir = join(to, rest);
             }
         }
         let mut facts = self.take_facts(from);

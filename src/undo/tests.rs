@@ -283,3 +283,23 @@ async fn a_restore_into_directories_it_made_is_undone_one_by_one() {
     assert_eq!(s.tree(), start, "after undoing each change");
     assert!(after.contains_key("src/lib/util.ts"), "{after:?}");
 }
+
+#[tokio::test]
+async fn a_session_undo_removes_directories_made_inside_a_directory_it_moves_back() {
+    // Seed 103947: write_file made d104/e105 inside n100, which the session had moved there
+    // from docs; the directories it made follow n100 back and go.
+    let s = Session::new();
+    write(&s.path("docs/readme.md"), "docs\n");
+    let start = s.tree();
+    s.call(
+        "move_file",
+        json!({ "source": "docs", "destination": "n100" }),
+    )
+    .await;
+    s.call(
+        "write_file",
+        json!({ "path": "n100/d104/e105/n106.txt", "content": "new\n" }),
+    )
+    .await;
+    undo_redo_undo(&s, &start).await;
+}
