@@ -135,6 +135,17 @@ impl<'a> Planner<'a> {
                     self.drop_if_empty_inside(&dir, &archive, Path::new(""))?;
                     continue;
                 }
+                // Made again empty (a removal of it taken back): goes unless something comes
+                // back into it.
+                Slot::NewDir { .. } => {
+                    let something_comes_back = self.slots.iter().any(|(k, v)| {
+                        k.starts_with(&dir) && k != &dir && !matches!(v, Slot::Absent)
+                    });
+                    if !something_comes_back {
+                        self.set(&dir, Slot::Absent);
+                    }
+                    continue;
+                }
                 _ => {}
             }
             self.drop_made_dir_if_empty(&dir)?;

@@ -303,3 +303,24 @@ async fn a_session_undo_removes_directories_made_inside_a_directory_it_moves_bac
     .await;
     undo_redo_undo(&s, &start).await;
 }
+
+#[tokio::test]
+async fn a_directory_a_change_made_goes_when_its_removal_is_taken_back_too() {
+    // Seed 119785: write_file made d101/e102, e102 moved away, then d101 (empty) was removed;
+    // the session undo makes d101 again for the removal, then takes it away with the write.
+    let s = Session::new();
+    write(&s.path("src/main.ts"), "main\n");
+    let start = s.tree();
+    s.call(
+        "write_file",
+        json!({ "path": "d101/e102/n103.txt", "content": "new\n" }),
+    )
+    .await;
+    s.call(
+        "move_file",
+        json!({ "source": "d101/e102", "destination": "src/n114" }),
+    )
+    .await;
+    s.call("remove_dir", json!({ "path": "d101" })).await;
+    undo_redo_undo(&s, &start).await;
+}
