@@ -106,13 +106,15 @@ interface State {
   touched: { rel: string; structural: boolean }[]
   /** Whether copy_file is among the changes drawn (see {@link KEPT_SEQUENCES}). */
   copies: boolean
+  /** Whether the steps build on each other freely (see {@link FULL}). */
+  full: boolean
 }
 
 /**
  * Seeds whose sequences are kept as they were before copy_file joined the generator: under FULL
- * they reproduce known undo defects (seed 64352: a restore into a directory moved away; 16838 and
+ * they reproduced undo defects (seed 64352: a restore into a directory moved away; 16838 and
  * 230651: a session undo after a redo, facts keyed by a moved parent's path), which their fixes
- * will be checked against. They draw no copy_file.
+ * are checked against ({@link FULL_SEEDS}). They draw no copy_file.
  */
 const KEPT_SEQUENCES = [16838, 64352, 230651]
 
@@ -126,6 +128,16 @@ const KEPT_SEQUENCES = [16838, 64352, 230651]
  * most one new level, so that every seed must pass every check.
  */
 const FULL = process.env.UNDO_PROPERTY_FULL === '1'
+
+/**
+ * Seeds run with FULL's generator in every run, beside the default seeds: each reproduced an
+ * undo defect under FULL that is fixed (191056 and 230651: a session undo after a redo, the
+ * facts the redo recorded keyed by a moved parent's path; 16838: the same, for a restored file
+ * moved into new directories, trashed with them by the session undo; 103947: directories a
+ * change made inside a directory the session moved, left behind by the session undo; 119785:
+ * a directory a change made, removed since, made again by the session undo and left).
+ */
+const FULL_SEEDS = [16838, 103947, 119785, 191056, 230651]
 
 /** The paths `call` touches (relative), and whether each changes structure (not only content). */
 function touches([tool, args]: Call): { rel: string; structural: boolean }[] {
@@ -171,7 +183,7 @@ function keepsApart(call: Call, state: State): boolean {
 /** Picks the next call from what is on disk, or null when the chosen kind of change has no candidate. */
 function nextCall(root: string, random: () => number, state: State): Call | null {
   const call = anyCall(root, random, state)
-  if (!call || FULL || keepsApart(call, state)) return call
+  if (!call || state.full || keepsApart(call, state)) return call
   return null
 }
 
@@ -206,7 +218,7 @@ function anyCall(root: string, random: () => number, state: State): Call | null 
   switch (Math.floor(random() * (state.copies ? 16 : 15))) {
     case 0: {
       // write_file of a new file, sometimes in new directories (write_file creates parents).
-      const deeper = FULL && random() < 0.3 ? `d${state.token++}/e${state.token++}/` : ''
+      const deeper = state.full && random() < 0.3 ? `d${state.token++}/e${state.token++}/` : ''
       return ['write_file', { path: `${parentFor()}${deeper}${freshName()}`, content: content() }]
     }
     case 1: {
@@ -242,7 +254,7 @@ function anyCall(root: string, random: () => number, state: State): Call | null 
       if (!f) return null
       const over = pick(files.filter((g) => g.rel !== f.rel))
       if (over && random() < 0.4) return ['move_file', { source: f.rel, destination: over.rel, overwrite: true }]
-      const deeper = FULL && random() < 0.2 ? `m${state.token++}/` : ''
+      const deeper = state.full && random() < 0.2 ? `m${state.token++}/` : ''
       return ['move_file', { source: f.rel, destination: `${parentFor()}${deeper}${freshName()}` }]
     }
     case 9: {
@@ -256,7 +268,7 @@ function anyCall(root: string, random: () => number, state: State): Call | null 
       return ['move_file', { source: d.rel, destination: `${parent === '' ? '' : `${parent}/`}${freshName('')}` }]
     }
     case 10: {
-      const deeper = FULL && random() < 0.4 ? `/k${state.token++}` : ''
+      const deeper = state.full && random() < 0.4 ? `/k${state.token++}` : ''
       return ['create_directory', { path: `${parentFor()}c${state.token++}${deeper}` }]
     }
     case 11: {
@@ -264,7 +276,7 @@ function anyCall(root: string, random: () => number, state: State): Call | null 
       const a = pick(state.archives)
       if (!a) return null
       const targetPath = exists(a.original) ? `${a.original}.back${state.token++}` : undefined
-      if (!FULL && (targetPath || !a.original.split('/').slice(0, -1).every((_, i, parts) => exists(parts.slice(0, i + 1).join('/'))))) return null
+      if (!state.full && (targetPath || !a.original.split('/').slice(0, -1).every((_, i, parts) => exists(parts.slice(0, i + 1).join('/'))))) return null
       return ['restore_file', { trashedPath: a.archive, ...(targetPath ? { targetPath } : {}), original: a.original }]
     }
     case 15: {
@@ -276,7 +288,7 @@ function anyCall(root: string, random: () => number, state: State): Call | null 
       if (over && random() < 0.3) return ['copy_file', { source: e.rel, destination: over.rel, overwrite: true }]
       const parents = [{ rel: '' } as Entry, ...dirs].filter((p) => !inside(p.rel, e.rel))
       const parent = pick(parents)!.rel
-      const deeper = FULL && random() < 0.2 ? `k${state.token++}/` : ''
+      const deeper = state.full && random() < 0.2 ? `k${state.token++}/` : ''
       return ['copy_file', { source: e.rel, destination: `${parent === '' ? '' : `${parent}/`}${deeper}${freshName(e.kind === 'dir' ? '' : '.txt')}` }]
     }
     default: {
@@ -317,9 +329,9 @@ function anyCall(root: string, random: () => number, state: State): Call | null 
  * careful caller could hit, e.g. a patch whose context line repeats) is skipped if it changed
  * nothing; the calls made are returned.
  */
-async function runSequence(ws: Workspace, root: string, seed: number, steps: number, archives: State['archives']): Promise<Call[]> {
+async function runSequence(ws: Workspace, root: string, seed: number, full: boolean, steps: number, archives: State['archives']): Promise<Call[]> {
   const random = prng(seed)
-  const state: State = { token: 100, archives: [...archives], touched: [], copies: !KEPT_SEQUENCES.includes(seed) }
+  const state: State = { token: 100, archives: [...archives], touched: [], copies: !KEPT_SEQUENCES.includes(seed), full }
   const made: Call[] = []
   for (let attempts = 0; made.length < steps && attempts < steps * 10; attempts++) {
     const call = nextCall(root, random, state)
@@ -352,9 +364,12 @@ function ok(result: ToolResult, context: string): ToolResult {
   return result
 }
 
-const SEEDS = process.env.UNDO_SEEDS
-  ? process.env.UNDO_SEEDS.split(',').map(Number)
-  : Array.from({ length: Number(process.env.UNDO_RUNS ?? 30) }, (_, i) => 1000 + i * 7919)
+const SEEDS: { seed: number; full: boolean }[] = process.env.UNDO_SEEDS
+  ? process.env.UNDO_SEEDS.split(',').map((seed) => ({ seed: Number(seed), full: FULL }))
+  : [
+      ...Array.from({ length: Number(process.env.UNDO_RUNS ?? 30) }, (_, i) => ({ seed: 1000 + i * 7919, full: FULL })),
+      ...(FULL ? [] : FULL_SEEDS.map((seed) => ({ seed, full: true }))),
+    ]
 
 describe('undo regressions found by the property', () => {
   it('a redo of a session undo that moved a link back over a restored file (seed 1000)', async () => {
@@ -375,15 +390,16 @@ describe('undo regressions found by the property', () => {
 })
 
 describe('undo property: any sequence of changes can be taken back exactly', { timeout: 120_000 }, () => {
-  for (const seed of SEEDS) {
-    it(`seed ${seed}`, async () => {
+  for (const { seed, full } of SEEDS) {
+    it(`seed ${seed}${full && !FULL ? ' (full)' : ''}`, async () => {
       const steps = 5 + (seed % 11)
       // The sequences write over files they have not read: they test undo, not stale views (../docs/tools.md#stale-views).
       const a = tempWorkspace({ permissions: ALL, confirm: () => true, staleWrites: 'allow', trash: { sessionId: `S${seed}` } })
       buildStart(a.root)
       const start = tree(a.root)
-      const calls = await runSequence(a.ws, a.root, seed, steps, await trashedBefore(a.root, a.dataDir))
-      const where = `seed ${seed} (UNDO_SEEDS=${seed}), calls:\n${JSON.stringify(calls, null, 1)}`
+      const calls = await runSequence(a.ws, a.root, seed, full, steps, await trashedBefore(a.root, a.dataDir))
+      const replay = `${full ? 'UNDO_PROPERTY_FULL=1 ' : ''}UNDO_SEEDS=${seed}`
+      const where = `seed ${seed} (${replay}), calls:\n${JSON.stringify(calls, null, 1)}`
 
       // (a) one by one.
       for (let i = 0; i < calls.length; i++) ok(await a.ws.undo(), `${where}\nundo ${i + 1} of ${calls.length}`)
@@ -396,7 +412,7 @@ describe('undo property: any sequence of changes can be taken back exactly', { t
       buildStart(b.root)
       const archivesB = await trashedBefore(b.root, b.dataDir)
       expect(tree(b.root)).toEqual(start)
-      const again = await runSequence(b.ws, b.root, seed, steps, archivesB)
+      const again = await runSequence(b.ws, b.root, seed, full, steps, archivesB)
       expect(again.map(withoutArchive), `the sequence is not deterministic: ${where}`).toEqual(calls.map(withoutArchive))
       const after = tree(b.root)
       const attempt = await b.ws.undo({ sessionId: `S${seed}` })
@@ -404,7 +420,7 @@ describe('undo property: any sequence of changes can be taken back exactly', { t
       // removed to another place (it was moved into or within that tree before the removal);
       // the session undo says so and changes nothing. Other changes inside such a tree are
       // checked against its archive and taken back in the one step.
-      if (FULL && attempt.code === 'CONFLICT' && attempt.output.includes('one at a time')) {
+      if (full && attempt.code === 'CONFLICT' && attempt.output.includes('one at a time')) {
         expect(tree(b.root), `a refused session undo changes nothing: ${where}`).toEqual(after)
         return
       }

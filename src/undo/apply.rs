@@ -98,6 +98,25 @@ pub fn apply(
             step_paths.push(path.clone());
             meter.advance(1);
         }
+        // A restored entry that goes with a directory above it is archived on its own too,
+        // recorded after that directory's removal: a redo takes it back first, then the
+        // directory's archive brings it back with the rest.
+        for (path, _) in &effects.also_archived {
+            let (parent, name) = parent_of(ws, path)?;
+            let archived = put_in_trash(ws, parent.as_fd(), &name, path, false, cancel)?;
+            let mut change = FileChange::new(
+                path.clone(),
+                if archived.metadata.kind == EntryKind::Directory {
+                    Action::Removed
+                } else {
+                    Action::Deleted
+                },
+            );
+            change.sha256_before = Some(archived.metadata.original_sha256.clone());
+            change.trashed_to = Some(archived.archive_path.clone());
+            archives.push(archived);
+            changes.insert(path.clone(), change);
+        }
 
         // 2. What comes back, staged shallow first (a tree staged for a directory takes what
         //    goes beneath it; a tree from the trash first loses the entries that do not come

@@ -84,6 +84,10 @@ impl Rename {
 pub struct Effects {
     /// Entries that go to the trash (and leave their place), shallow first.
     pub removals: Vec<PathBuf>,
+    /// Restored entries that go to the trash with a directory above them (in `removals`), each
+    /// archived on its own too: its archive stands in for the one its restore consumed (see
+    /// `Plan::restored`). (The entry, the removal it goes with.)
+    pub also_archived: Vec<(PathBuf, PathBuf)>,
     /// Entries that move back, in an order that frees each destination first.
     pub renames: Vec<Rename>,
     /// What is put in place, shallow first.
@@ -202,6 +206,15 @@ impl Effects {
             })
             .cloned()
             .collect();
+        for restored in removals.iter().filter(|p| plan.restored.contains(*p)) {
+            let with = effects
+                .removals
+                .iter()
+                .find(|above| *above != restored && restored.starts_with(above));
+            if let Some(with) = with {
+                effects.also_archived.push((restored.clone(), with.clone()));
+            }
+        }
         effects.renames = order_renames(effects.renames);
         drops.sort();
         effects.drops = drops
@@ -372,6 +385,7 @@ mod tests {
                 .collect::<BTreeMap<_, _>>(),
             members: Default::default(),
             tree_digests: Default::default(),
+            restored: Default::default(),
         }
     }
 

@@ -250,3 +250,6 @@ pub fn read_only() -> ToolError {
         "this workspace is read-only; nothing was undone".to_owned(),
     )
 }
+
+#[cfg(test)]
+mod tests;

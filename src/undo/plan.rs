@@ -3,7 +3,7 @@
 //! every path exactly as it left it), then its inverse is applied to that state. Nothing on disk
 //! changes here; `apply` turns the final state into one journaled commit.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,6 +35,11 @@ pub struct Plan {
     /// recorded one (a restored tree): checked when the undo archives the tree, which is when
     /// its digest is computed anyway.
     pub tree_digests: HashMap<PathBuf, String>,
+    /// Entries on disk (by real path) a restore being taken back put there from an archive that
+    /// no older change being taken back needs: each that goes to the trash gets an archive of
+    /// its own, so that the change that made the consumed archive finds this one in its place
+    /// (the history's stand-ins), also when it goes with a directory above it.
+    pub restored: BTreeSet<PathBuf>,
 }
 
 /// Plans taking back changes, newest first.
@@ -57,6 +62,12 @@ pub struct Planner<'a> {
     /// Directories a change created inside a tree that comes back from the trash: they must be
     /// empty once everything is taken back (path, archive, member, change).
     must_be_empty_inside: Vec<(PathBuf, PathBuf, PathBuf, String)>,
+    /// What is known of the entries at paths of the virtual state that an undo, or a restore
+    /// being taken back, put there under new inodes: they follow their entries as the walk
+    /// moves them back (and go when a change taken back replaces them). `None`: an entry that
+    /// came back inside a tree put back whole, moved out of it since: known by kind and content
+    /// alone, as it is inside that tree.
+    facts: BTreeMap<PathBuf, Option<EntryFacts>>,
 }
 
 /// What stands in for an archive a restore consumed.
@@ -64,6 +75,9 @@ pub struct Planner<'a> {
 struct StandIn {
     slot: Slot,
     beneath: Vec<(PathBuf, Slot)>,
+    /// What is known of the restored entry (its own facts, by the empty path) and of the
+    /// entries beneath it, by relative path.
+    facts: Vec<(PathBuf, Option<EntryFacts>)>,
 }
 
 /// How much of a file undo reads into memory to apply a delta (edits and appends are bounded
@@ -82,6 +96,7 @@ impl<'a> Planner<'a> {
             members: HashMap::new(),
             tree_digests: HashMap::new(),
             must_be_empty_inside: Vec::new(),
+            facts: BTreeMap::new(),
         }
     }
 
@@ -91,6 +106,10 @@ impl<'a> Planner<'a> {
     /// empty).
     pub fn take_back(&mut self, target: &Target, history: &History) -> Result<(), ToolError> {
         let record = &target.record;
+        // The entries undos put back since this change: newer ones, known already, stand.
+        for (path, facts) in &target.put_back {
+            self.facts.entry(path.clone()).or_insert(Some(*facts));
+        }
         for file in record.files.iter().rev() {
             self.check_after(target, file)?;
             self.invert(record, file, history)?;
@@ -116,30 +135,29 @@ impl<'a> Planner<'a> {
                     self.drop_if_empty_inside(&dir, &archive, Path::new(""))?;
                     continue;
                 }
+                // Made again empty (a removal of it taken back): goes unless something comes
+                // back into it.
+                Slot::NewDir { .. } => {
+                    let something_comes_back = self.slots.iter().any(|(k, v)| {
+                        k.starts_with(&dir) && k != &dir && !matches!(v, Slot::Absent)
+                    });
+                    if !something_comes_back {
+                        self.set(&dir, Slot::Absent);
+                    }
+                    continue;
+                }
                 _ => {}
             }
-            if !matches!(self.slot(&dir), Slot::Disk(at) if at == dir) {
-                continue;
-            }
-            if !self
-                .real(&dir)?
-                .is_some_and(|r| r.kind == EntryKind::Directory)
-            {
-                continue;
-            }
-            let names = disk::list(self.ws, &dir)?;
-            let something_comes_back = self
-                .slots
-                .iter()
-                .any(|(k, v)| k.starts_with(&dir) && k != &dir && !matches!(v, Slot::Absent));
-            if !something_comes_back
-                && names
-                    .iter()
-                    .all(|name| matches!(self.slot(&dir.join(name)), Slot::Absent))
-            {
-                self.set(&dir, Slot::Absent);
-            }
+            self.drop_made_dir_if_empty(&dir)?;
         }
+        let restored = self
+            .stand_ins
+            .values()
+            .filter_map(|stand_in| match &stand_in.slot {
+                Slot::Disk(at) => Some(at.clone()),
+                _ => None,
+            })
+            .collect();
         for (dir, change) in std::mem::take(&mut self.must_be_empty) {
             if !matches!(self.slot(&dir), Slot::Absent) {
                 continue;
@@ -232,7 +250,36 @@ impl<'a> Planner<'a> {
             reals: self.reals,
             members: self.members,
             tree_digests: self.tree_digests,
+            restored,
         })
+    }
+
+    /// Sets the directory `dir` a change made (on disk, wherever it is now) to nothing when
+    /// nothing in it is left or comes back.
+    fn drop_made_dir_if_empty(&mut self, dir: &Path) -> Result<(), ToolError> {
+        // Where it is on disk now (beneath a directory that moves back, where that one is).
+        let Slot::Disk(at) = self.slot(dir) else {
+            return Ok(());
+        };
+        if !self
+            .real(&at)?
+            .is_some_and(|r| r.kind == EntryKind::Directory)
+        {
+            return Ok(());
+        }
+        let names = disk::list(self.ws, &at)?;
+        let something_comes_back = self
+            .slots
+            .iter()
+            .any(|(k, v)| k.starts_with(dir) && k != dir && !matches!(v, Slot::Absent));
+        if !something_comes_back
+            && names
+                .iter()
+                .all(|name| matches!(self.slot(&dir.join(name)), Slot::Absent))
+        {
+            self.set(dir, Slot::Absent);
+        }
+        Ok(())
     }
 
     /// What `path` holds in the virtual state: its own slot, else what the nearest directory
@@ -289,8 +336,43 @@ impl<'a> Planner<'a> {
                 *dir = to.join(rest);
             }
         }
+        for dir in &mut self.made_parents {
+            if let Ok(rest) = dir.strip_prefix(from) {
+                *dir = join(to, rest);
+            }
+        }
+        let mut facts = self.take_facts(from);
+        let put_back_whole = from
+            .ancestors()
+            .skip(1)
+            .any(|above| self.facts.contains_key(above));
+        if put_back_whole && !facts.iter().any(|(rest, _)| rest.as_os_str().is_empty()) {
+            facts.push((PathBuf::new(), None));
+        }
+        self.take_facts(to);
+        for (rest, known) in facts {
+            self.facts.insert(join(to, &rest), known);
+        }
         self.set(to, moved);
         self.set(from, Slot::Absent);
+    }
+
+    /// Takes what is known of the entries at and beneath `path` out of the virtual state, by
+    /// path relative to it (the empty path for `path` itself).
+    fn take_facts(&mut self, path: &Path) -> Vec<(PathBuf, Option<EntryFacts>)> {
+        let keys: Vec<PathBuf> = self
+            .facts
+            .range(path.to_owned()..)
+            .map(|(k, _)| k)
+            .take_while(|k| k.starts_with(path))
+            .cloned()
+            .collect();
+        keys.into_iter()
+            .filter_map(|key| {
+                let known = self.facts.remove(&key)?;
+                Some((key.strip_prefix(path).expect("beneath").to_owned(), known))
+            })
+            .collect()
     }
 
     fn real(&mut self, path: &Path) -> Result<Option<Real>, ToolError> {
@@ -311,11 +393,14 @@ impl<'a> Planner<'a> {
             .path
             .ancestors()
             .skip(1)
-            .any(|above| target.put_back.contains_key(above));
-        let recorded = target.put_back.get(&file.path).copied().or(file.entry);
+            .any(|above| self.facts.contains_key(above));
+        let put_back = self.facts.get(&file.path).copied();
+        let recorded = put_back.flatten().or(file.entry);
         let kind = recorded.map(|f| f.kind);
-        let facts =
-            recorded.filter(|_| !inside_put_back || target.put_back.contains_key(&file.path));
+        let facts = match put_back {
+            Some(known) => known,
+            None => recorded.filter(|_| !inside_put_back),
+        };
         let expected = match file.action {
             Action::Deleted | Action::Removed => Expected::Nothing,
             Action::Created => Expected::Entry {
@@ -475,11 +560,24 @@ impl<'a> Planner<'a> {
     ) -> Result<(), ToolError> {
         let path = file.path.as_path();
         if let Some(consumed) = file.restored_from.as_ref().and_then(|a| a.file_name()) {
+            let mut facts = self.take_facts(path);
+            if !facts.iter().any(|(rest, _)| rest.as_os_str().is_empty()) {
+                facts.extend(file.entry.map(|own| (PathBuf::new(), Some(own))));
+            }
             let stand_in = StandIn {
                 slot: self.slot(path),
                 beneath: self.beneath(path),
+                facts,
             };
             self.stand_ins.insert(consumed.to_owned(), stand_in);
+        }
+        // What the change left at its paths is replaced by what was there before: what is known
+        // of it goes (a moved entry's goes back with it, in `move_entry`).
+        if file.action != Action::Moved || file.delta.is_some() || file.from_trashed_to.is_some() {
+            self.take_facts(path);
+        }
+        if let Some(from) = &file.from {
+            self.take_facts(from);
         }
         let archived = |planner: &mut Self, archive: &Option<PathBuf>, at: &Path| match archive {
             Some(archive) => planner.archive(record, file, archive, at).map(Some),
@@ -568,7 +666,7 @@ impl<'a> Planner<'a> {
         archive: &Path,
         at: &Path,
     ) -> Result<Slot, ToolError> {
-        let (slot, beneath) = match self.ws.bucket().inspect(archive) {
+        let (slot, beneath, facts) = match self.ws.bucket().inspect(archive) {
             Err(TrashError::Io(e)) if datadir::is_untrusted(&e) => {
                 return Err(ToolError::io(
                     &e,
@@ -582,6 +680,7 @@ impl<'a> Planner<'a> {
                     meta,
                 },
                 Vec::new(),
+                Vec::new(),
             ),
             Err(_)
                 if archive
@@ -592,7 +691,7 @@ impl<'a> Planner<'a> {
                     .stand_ins
                     .remove(archive.file_name().expect("checked"))
                     .expect("checked");
-                (stand_in.slot, stand_in.beneath)
+                (stand_in.slot, stand_in.beneath, stand_in.facts)
             }
             Err(_) => {
                 return Err(not_undoable(
@@ -608,6 +707,10 @@ impl<'a> Planner<'a> {
         self.slots.retain(|k, _| !(k.starts_with(at) && k != at));
         for (rest, inner) in beneath {
             self.slots.insert(at.join(rest), inner);
+        }
+        self.take_facts(at);
+        for (rest, known) in facts {
+            self.facts.insert(join(at, &rest), known);
         }
         Ok(slot)
     }
@@ -851,6 +954,15 @@ fn from_hex(hex: &str) -> Option<[u8; 32]> {
         *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
     }
     Some(out)
+}
+
+/// `path` with `rest` beneath it (`path` itself for the empty `rest`).
+fn join(path: &Path, rest: &Path) -> PathBuf {
+    if rest.as_os_str().is_empty() {
+        path.to_owned()
+    } else {
+        path.join(rest)
+    }
 }
 
 fn shown_name(name: &OsString) -> String {

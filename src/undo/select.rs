@@ -22,9 +22,11 @@ pub struct Selector {
 #[derive(Debug, Clone)]
 pub struct Target {
     pub record: ChangeRecord,
-    /// The entries later standing undos put back at paths of this change: they hold what the
-    /// change left there, under new inodes (restored from the trash, recreated), and are known by
-    /// these facts instead.
+    /// The entries the standing undos after this change (and before the next newer target)
+    /// put back, by path as each undo left it: they hold what the changes left there, under new
+    /// inodes (restored from the trash, recreated), and are known by these facts instead. The
+    /// planner adds them to its virtual state when it reaches this change (see `plan`), where
+    /// they follow the entries as older changes are taken back.
     pub put_back: HashMap<PathBuf, EntryFacts>,
 }
 
@@ -110,23 +112,32 @@ pub fn select(
         }
     }
     refuse_later_changes(entries, &targets)?;
+    let position = |target: &Entry| {
+        entries
+            .iter()
+            .position(|e| e.record.id == target.record.id)
+            .unwrap_or(entries.len())
+    };
+    let mut newer = entries.len();
     Ok(targets
         .into_iter()
-        .map(|target| Target {
-            record: ChangeRecord::clone(&target.record),
-            put_back: put_back_after(entries, target),
+        .map(|target| {
+            let at = position(target);
+            let put_back = put_back_between(entries, at, newer);
+            newer = newer.min(at);
+            Target {
+                record: ChangeRecord::clone(&target.record),
+                put_back,
+            }
         })
         .collect())
 }
 
-/// The entry facts the standing undos after `target` recorded, per path (the latest wins).
-fn put_back_after(entries: &[Entry], target: &Entry) -> HashMap<PathBuf, EntryFacts> {
-    let at = entries
-        .iter()
-        .position(|e| e.record.id == target.record.id)
-        .unwrap_or(entries.len());
+/// The entry facts the standing undos after `entries[at]` and before `entries[newer]` recorded,
+/// per path (the latest wins).
+fn put_back_between(entries: &[Entry], at: usize, newer: usize) -> HashMap<PathBuf, EntryFacts> {
     let mut facts = HashMap::new();
-    for undo in entries.iter().skip(at + 1) {
+    for undo in entries.iter().take(newer).skip(at + 1) {
         if undo.undone_by.is_some() || undo.record.undoes.is_empty() {
             continue;
         }
