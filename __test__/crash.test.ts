@@ -1032,6 +1032,21 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
     }
   })
 
+  it('apply_patch, killed once what it replaces is archived: nothing of it, not even a directory it made', async () => {
+    const dirs = tempWorkspaceDirs()
+    const gone = join(dirs.root, 'gone.txt')
+    const input = '*** Begin Patch\n*** Add File: added/deep/new.txt\n+new\n*** Delete File: gone.txt\n*** End Patch\n'
+    writeFileSync(gone, 'to be deleted\n')
+    const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'apply_patch')
+    const killed = await runChildCrashingAt(dirs, [['apply_patch', { input }]], 'archived')
+    expect(killed, 'the child reached archived').toBe(true)
+    const { ws } = await nextWorkspace(dirs)
+    // The directories a step makes are made as it is staged, with what answers for them.
+    expect(existsSync(join(dirs.root, 'added')), 'added/ left by a patch that did not land').toBe(false)
+    expect(readFileSync(gone, 'utf8')).toBe('to be deleted\n')
+    expect(await records(ws)).toHaveLength(0)
+  })
+
   it('delete_file, killed at each phase of its commit: the file, or its archive with its record', async () => {
     const dirs = tempWorkspaceDirs()
     const file = join(dirs.root, 'f.txt')

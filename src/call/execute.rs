@@ -1,9 +1,10 @@
 //! The one executor: every [`ChangePlan`] is made the same way, all or nothing, on the journal's
-//! commit (`journal::commit`): open each step's directory (making missing parents of what is
-//! put or built, removed again unless the change is made) → verify every step's [`Expect`]
-//! (the readable refusal: nothing is kept or staged yet) → trash first (each [`Keep::Archive`]
-//! step's entry archived, kept in place, the archive checked against what was expected) →
-//! stage (new bytes, built entries, under journaled temp names) → commit (one fsynced record;
+//! commit (`journal::commit`): open each step's directory (one still missing is a free name)
+//! → verify every step's [`Expect`] (the readable refusal: nothing is kept or staged yet) →
+//! trash first (each [`Keep::Archive`] step's entry archived, kept in place, the archive
+//! checked against what was expected) → stage (missing parents of what is put or built made
+//! just before, removed again unless the change is made; new bytes, built entries, under
+//! journaled temp names) → commit (one fsynced record;
 //! each step checks again as it is applied, and a step that fails takes back the ones before
 //! it) with the history's record of the change in it ([`commit_recorded`]).
 //!
@@ -106,7 +107,7 @@ pub fn execute(
     files: impl FnOnce(&Done) -> Vec<FileChange>,
 ) -> Result<Executed, ExecuteError> {
     let mut commit = ws.journal().commit();
-    let opened = open_and_verify(&mut commit, &plan.steps)?;
+    let opened = open_and_verify(&plan.steps)?;
     let ChangePlan { steps, consume } = plan;
     let mut done = Done::default();
     let failed = |done: &mut Done, step, failure| {
@@ -134,11 +135,19 @@ pub fn execute(
         done.archives.push(archived);
         trees.push(tree);
     }
+    process::crash_point("archived");
     let journal = ws.journal();
     // The archives restored from, held (no other call restores or clears one) until the
     // commit is done.
     let mut held = Vec::new();
-    for (index, ((step, dirs), tree)) in steps.into_iter().zip(opened).zip(trees).enumerate() {
+    for (index, ((step, opened), tree)) in steps.into_iter().zip(opened).zip(trees).enumerate() {
+        let dirs = match opened.made(&mut commit, &step) {
+            Ok(dirs) => dirs,
+            Err(e) => {
+                drop(commit);
+                return Err(failed(&mut done, index, Failure::Io(e)));
+            }
+        };
         let added = match (tree, &step.act) {
             (Some(tree), _) => add_tree_removal(&mut commit, step, dirs, tree)
                 .map(|()| None)
@@ -187,7 +196,7 @@ pub fn execute(
 
 /// Opens every step's directories and checks what each step expects, before anything is kept
 /// or staged.
-fn open_and_verify(commit: &mut Commit<'_>, steps: &[Step]) -> Result<Vec<Dirs>, ExecuteError> {
+fn open_and_verify(steps: &[Step]) -> Result<Vec<Opened>, ExecuteError> {
     let mut opened = Vec::with_capacity(steps.len());
     let mut earlier = Earlier::default();
     for (index, step) in steps.iter().enumerate() {
@@ -196,7 +205,7 @@ fn open_and_verify(commit: &mut Commit<'_>, steps: &[Step]) -> Result<Vec<Dirs>,
             failure,
         };
         check(step).map_err(|why| fail(Failure::Invalid(why)))?;
-        let dirs = open(commit, step).map_err(|e| fail(Failure::Io(e)))?;
+        let dirs = open(step).map_err(|e| fail(Failure::Io(e)))?;
         verify(step, &dirs, &earlier).map_err(fail)?;
         earlier.note(step);
         opened.push(dirs);
@@ -210,13 +219,13 @@ fn open_and_verify(commit: &mut Commit<'_>, steps: &[Step]) -> Result<Vec<Dirs>,
 fn archive(
     ws: &Workspace,
     step: &Step,
-    dirs: &Dirs,
+    dirs: &Opened,
     cancel: &CancelToken,
 ) -> Result<Archived, Failure> {
     let path = step.at.path();
     let relative = archive_relative_path(ws.sandbox().root(), &path);
     let item = TrashItem {
-        parent: dirs.at.as_fd(),
+        parent: dirs.found_at()?,
         name: &step.at.name,
         original_path: &path,
         relative_path: &relative,
@@ -273,13 +282,13 @@ struct ArchivedTree {
 fn archive_tree(
     ws: &Workspace,
     step: &Step,
-    dirs: &Dirs,
+    dirs: &Opened,
     cancel: &CancelToken,
 ) -> Result<(Archived, ArchivedTree), Failure> {
     let path = step.at.path();
     let relative = archive_relative_path(ws.sandbox().root(), &path);
     let item = TrashItem {
-        parent: dirs.at.as_fd(),
+        parent: dirs.found_at()?,
         name: &step.at.name,
         original_path: &path,
         relative_path: &relative,
@@ -343,7 +352,52 @@ fn add_restore(
     Ok(held)
 }
 
-/// The directories a step acts in.
+/// The directories a step acts in, as opened to verify it: a directory the step makes is
+/// `None` until it is made ([`Opened::made`]), just before the step is staged, so that no
+/// directory is made before the entries that answer for it (a kill while what the plan keeps
+/// is archived leaves none).
+struct Opened {
+    at: Option<std::os::fd::OwnedFd>,
+    /// A move's destination directory.
+    to: Option<std::os::fd::OwnedFd>,
+    from: Option<std::os::fd::OwnedFd>,
+}
+
+impl Opened {
+    /// The step's directory, which holds the entry the step expects.
+    fn found_at(&self) -> Result<BorrowedFd<'_>, Failure> {
+        let at = self
+            .at
+            .as_ref()
+            .ok_or(Failure::NotAsExpected(Found::Gone))?;
+        Ok(at.as_fd())
+    }
+
+    /// The step's directories, the missing ones made (handed to the commit, which removes
+    /// them again unless the change is made).
+    fn made(self, commit: &mut Commit<'_>, step: &Step) -> io::Result<Dirs> {
+        let mut ensure = |place: &Place, opened: Option<std::os::fd::OwnedFd>| match opened {
+            Some(dir) => Ok(dir),
+            None => {
+                let (dir, made) = fsops::ensure_dir_made(&place.anchor, &place.dir)?;
+                commit.made_dirs(made);
+                Ok::<_, io::Error>(dir)
+            }
+        };
+        let at = ensure(&step.at, self.at)?;
+        let to = match &step.act {
+            Act::Move { to } => Some(ensure(to, self.to)?),
+            _ => None,
+        };
+        Ok(Dirs {
+            at,
+            to,
+            from: self.from,
+        })
+    }
+}
+
+/// The directories a step acts in, made.
 struct Dirs {
     at: std::os::fd::OwnedFd,
     to: Option<std::os::fd::OwnedFd>,
@@ -384,33 +438,36 @@ fn check(step: &Step) -> Result<(), &'static str> {
     }
 }
 
-/// Opens the step's directory beneath its anchor; a put, a built directory or a restored entry
-/// gets its missing parents made, and so does a move's destination (handed to the commit, which
-/// removes them again unless the change is made).
-fn open(commit: &mut Commit<'_>, step: &Step) -> io::Result<Dirs> {
+/// Opens the step's directory beneath its anchor. That of a put, a built directory or a
+/// restored entry, and a move's destination, may be missing (its parents are made later,
+/// [`Opened::made`]): then the name is free.
+fn open(step: &Step) -> io::Result<Opened> {
     let at = match step.act {
         Act::Put { .. } | Act::MakeDir { .. } | Act::Copy { .. } | Act::Restore { .. } => {
-            let (dir, made) = fsops::ensure_dir_made(&step.at.anchor, &step.at.dir)?;
-            commit.made_dirs(made);
-            dir
+            open_if_there(&step.at)?
         }
         Act::Remove | Act::Move { .. } | Act::Append { .. } => {
-            fsops::open_dir(&step.at.anchor, &step.at.dir, false)?
+            Some(fsops::open_dir(&step.at.anchor, &step.at.dir, false)?)
         }
     };
     let to = match &step.act {
-        Act::Move { to } => {
-            let (dir, made) = fsops::ensure_dir_made(&to.anchor, &to.dir)?;
-            commit.made_dirs(made);
-            Some(dir)
-        }
+        Act::Move { to } => open_if_there(to)?,
         _ => None,
     };
     let from = match &step.act {
         Act::Copy { from, .. } => Some(fsops::open_dir(&from.anchor, &from.dir, false)?),
         _ => None,
     };
-    Ok(Dirs { at, to, from })
+    Ok(Opened { at, to, from })
+}
+
+/// The place's directory, or `None` if it (or a directory above it) is missing.
+fn open_if_there(place: &Place) -> io::Result<Option<std::os::fd::OwnedFd>> {
+    match fsops::open_dir(&place.anchor, &place.dir, false) {
+        Ok(dir) => Ok(Some(dir)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// The places earlier steps of the plan free or fill: a later step expects what they leave
@@ -439,7 +496,7 @@ impl Earlier {
 
 /// The step's place (and a move's destination) as the plan expects, once the steps before it
 /// are made.
-fn verify(step: &Step, dirs: &Dirs, earlier: &Earlier) -> Result<(), Failure> {
+fn verify(step: &Step, dirs: &Opened, earlier: &Earlier) -> Result<(), Failure> {
     match earlier.free(&step.at.path()) {
         Some(true) if matches!(step.expect, Expect::Nothing) => {}
         Some(_) => {
@@ -448,7 +505,10 @@ fn verify(step: &Step, dirs: &Dirs, earlier: &Earlier) -> Result<(), Failure> {
             ))
         }
         None => {
-            let now = fsops::lstat_at(dirs.at.as_fd(), &step.at.name).map_err(Failure::Io)?;
+            let now = match &dirs.at {
+                Some(at) => fsops::lstat_at(at.as_fd(), &step.at.name).map_err(Failure::Io)?,
+                None => None,
+            };
             let found = match (&step.act, &step.expect) {
                 // Its bytes are checked through the handle they go through ([`add_append`]).
                 (Act::Append { .. }, Expect::File { stat, .. }) => {
@@ -461,12 +521,13 @@ fn verify(step: &Step, dirs: &Dirs, earlier: &Earlier) -> Result<(), Failure> {
             }
         }
     }
-    if let (Act::Move { to }, Some(to_dir)) = (&step.act, &dirs.to) {
-        let free = match earlier.free(&to.path()) {
-            Some(free) => free,
-            None => fsops::lstat_at(to_dir.as_fd(), &to.name)
+    if let Act::Move { to } = &step.act {
+        let free = match (earlier.free(&to.path()), &dirs.to) {
+            (Some(free), _) => free,
+            (None, Some(to_dir)) => fsops::lstat_at(to_dir.as_fd(), &to.name)
                 .map_err(Failure::Io)?
                 .is_none(),
+            (None, None) => true,
         };
         if !free {
             return Err(Failure::NotAsExpected(Found::Taken));
@@ -477,7 +538,7 @@ fn verify(step: &Step, dirs: &Dirs, earlier: &Earlier) -> Result<(), Failure> {
 
 /// A copy's source is still the entry planned on (its identity and kind; a tree's content is
 /// read as it is when copied).
-fn verify_copy_source(step: &Step, dirs: &Dirs) -> Result<(), Failure> {
+fn verify_copy_source(step: &Step, dirs: &Opened) -> Result<(), Failure> {
     let (Act::Copy { from, source, .. }, Some(from_dir)) = (&step.act, &dirs.from) else {
         return Ok(());
     };
@@ -496,11 +557,12 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
     } = step;
     let Place { dir, name, .. } = &at;
     match (act, expect) {
-        (Act::Put { data }, Expect::File { stat, sha256 }) => {
+        (Act::Put { data, like }, Expect::File { stat, sha256 }) => {
             let planned = PlannedFile { stat, sha256 };
-            commit.put(dirs.at, dir, name, data, Some(&stat), Some(planned))
+            let metadata_of = like.unwrap_or(stat);
+            commit.put(dirs.at, dir, name, data, Some(&metadata_of), Some(planned))
         }
-        (Act::Put { data }, _) => commit.put(dirs.at, dir, name, data, None, None),
+        (Act::Put { data, like }, _) => commit.put(dirs.at, dir, name, data, like.as_ref(), None),
         (Act::Remove, Expect::File { stat, .. } | Expect::Entry { stat }) => {
             commit.remove(dirs.at, dir, name, Snapshot::of(&stat))
         }

@@ -146,6 +146,7 @@ fn kept(step: Step) -> Step {
 fn put(data: &str) -> Act {
     Act::Put {
         data: data.as_bytes().to_vec(),
+        like: None,
     }
 }
 
@@ -636,4 +637,33 @@ fn an_empty_directory_is_removed_and_never_archived() {
     run(&s, plan).unwrap();
     assert!(!s.root.join("empty").exists());
     assert_eq!(s.history().len(), 1);
+}
+
+/// A put `like` another entry takes that entry's mode, not its own or a new file's: a file
+/// moved with new content (a removal, then a put at the new name) keeps its source's mode,
+/// also where the put replaces a file.
+#[test]
+fn a_put_like_another_entry_takes_its_mode() {
+    let s = setup();
+    fs::set_permissions(s.root.join("m.txt"), fs::Permissions::from_mode(0o640)).unwrap();
+    fs::set_permissions(s.root.join("a.txt"), fs::Permissions::from_mode(0o600)).unwrap();
+    let source = s.stat("m.txt");
+    let like = |data: &str| Act::Put {
+        data: data.as_bytes().to_vec(),
+        like: Some(source),
+    };
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            step(s.place("m.txt"), s.file("m.txt"), Act::Remove),
+            step(s.place("new.txt"), Expect::Nothing, like("moved\n")),
+            step(s.place("a.txt"), s.file("a.txt"), like("replaced\n")),
+        ],
+    };
+    run(&s, plan).unwrap();
+    let mode = |rel: &str| fs::metadata(s.root.join(rel)).unwrap().permissions().mode() & 0o777;
+    assert_eq!(s.read("m.txt"), None);
+    assert_eq!(s.read("new.txt").as_deref(), Some("moved\n"));
+    assert_eq!(s.read("a.txt").as_deref(), Some("replaced\n"));
+    assert_eq!((mode("new.txt"), mode("a.txt")), (0o640, 0o640));
 }

@@ -247,7 +247,7 @@ impl Append {
                     at,
                     expect: Expect::Nothing,
                     keep: Keep::Nothing,
-                    act: Act::Put { data },
+                    act: Act::Put { data, like: None },
                 },
                 None,
             ),

@@ -1,11 +1,11 @@
 //! `apply_patch`: one patch (Codex's format or a unified diff) over many files, as one change
 //! (../../docs/tools.md#apply_patch). Every file is planned before anything is asked — paths resolved through the
 //! sandbox, chunks matched, new contents and the combined diff built — then one permission
-//! decision and at most one prompt cover the whole patch, and the commit is all or nothing, also
-//! under a kill (`journal::commit`). Deleted, replaced and (with `keepOverwrites`) updated files
+//! decision and at most one prompt cover the whole patch, and the change is all or nothing, also
+//! under a kill (one plan for the executor, `call::execute`). Deleted, replaced and (with `keepOverwrites`) updated files
 //! go to the trash first. The parser and matcher are `crate::text::patch`; planning is
 //! `plan` (file by file, within `patchMaxTotalBytes`, the combined diff within `patchMaxBytes`:
-//! `combined_diff`), committing `commit`.
+//! `combined_diff`), the change's steps and history record `commit`.
 
 use std::os::fd::AsFd;
 use std::path::Path;

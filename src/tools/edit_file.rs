@@ -230,7 +230,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         at,
                         expect,
                         keep: Keep::Nothing,
-                        act: Act::Put { data: new },
+                        act: Act::Put {
+                            data: new,
+                            like: None,
+                        },
                     }],
                 };
                 let files = |_: &Done| {

@@ -378,7 +378,7 @@ impl Write<'_> {
                 at,
                 expect,
                 keep,
-                act: Act::Put { data },
+                act: Act::Put { data, like: None },
             }],
         };
         let files = |done: &Done| {

@@ -1,30 +1,31 @@
-//! Committing a planned patch (`journal::commit`), one file at a time: what the file destroys
-//! goes to the trash, its new content is derived again from the file as read now (which must
-//! still be the planned one, and give the planned content) and staged, and then dropped — so
-//! that memory stays flat however many files the patch has. Then the whole change is made at
-//! once, with its history record; on any failure nothing has changed, and the archives and
-//! directories made for it are gone again.
+//! A planned patch as one change (`call::execute`): a step per file — a put for an added or
+//! updated file (its bytes derived again from the file as read now where the plan did not keep
+//! them, which must still be the planned file and give the planned content), a removal for a
+//! deleted file or a moved one's source, then the put at its destination — with what each
+//! destroys kept in the trash first, or, for an update that is not, the delta that takes it
+//! back in its history record. The executor makes them all or none, with the record.
 
-use std::os::fd::AsFd;
+use std::collections::HashSet;
+use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::plan::{self, Context, Existing, Planned};
-use crate::call::{commit_recorded, Recorded};
-use crate::cancel::CancelToken;
+use crate::call::execute::{execute, Done, ExecuteError, Failure};
+use crate::call::plan::{Act, ChangePlan, Expect, Keep, Place, Step};
+use crate::call::Recorded;
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
 use crate::history::Heading;
-use crate::journal::commit::{PlannedFile, StepFailure};
-use crate::paths::fsops::{self, Snapshot};
+use crate::paths::fsops;
 use crate::paths::shown::Shown;
-use crate::paths::EntryKind;
-use crate::paths::Target;
+use crate::paths::{EntryKind, Target};
 use crate::progress::Meter;
 use crate::text::delta::Delta;
 use crate::text::patch::{FileChange as PatchChange, FilePatch};
 use crate::tools::files;
-use crate::tools::trashing::put_in_trash;
+use crate::tools::trashing::{ensure_bucket_writable, trash_error};
 use crate::workspace::Workspace;
 
 /// A file as committed: for the result, the audit log and the history.
@@ -51,10 +52,19 @@ impl Committed {
     }
 }
 
-/// Puts what the patch destroys into the trash, stages every new file, and makes the whole
-/// change at once, recorded in the history as `heading` with it (`call::commit_recorded`). On
-/// any failure, nothing has changed and the copies made for it are discarded. `progress` counts
-/// the files staged.
+/// A file of the patch as its steps make it: its change as known before the commit, and
+/// which steps' archives complete it.
+struct Pending {
+    committed: Committed,
+    /// The step removing a deleted file or a moved source, if it is archived.
+    removal_archived: Option<usize>,
+    /// The step putting the new content, if what it replaces is archived.
+    put_archived: Option<usize>,
+}
+
+/// Makes every planned file's change at once, recorded in the history as `heading` with it.
+/// On any failure nothing has changed, and the archives and directories made for it are gone
+/// again. `progress` counts the files prepared.
 pub(super) fn commit(
     ws: &Workspace,
     plans: Vec<Planned>,
@@ -63,180 +73,242 @@ pub(super) fn commit(
     heading: &Heading,
     progress: &Meter,
 ) -> Result<(Vec<Committed>, Recorded), ToolError> {
-    let mut archives = Vec::new();
-    let result = (|| {
-        let mut commit = ws.journal().commit();
-        let mut committed = Vec::new();
-        // The path of each step, in the order the steps are added (for an error naming it).
-        let mut step_paths = Vec::new();
-        for plan in plans.into_iter().filter(|p| !p.unchanged) {
-            let mut change_record = FileChange::new(
-                plan.write
-                    .as_ref()
-                    .map(|w| w.target.path.clone())
-                    .or_else(|| plan.remove.as_ref().map(|(t, _)| t.path.clone()))
-                    .unwrap_or_default(),
-                plan.action,
-            );
-            // An updated file's bytes as read again (the planned ones), for its new content if
-            // the plan did not keep it, and for what takes it back if the trash will not have it.
-            let delta_needed = match plan.action {
-                Action::Modified => !plan.archive_replaced,
-                Action::Moved => !plan.archive_removed,
-                _ => false,
-            };
-            let read_source = plan.new.is_none() || delta_needed;
-            let source = match (&plan.write, &plan.remove, &files[plan.file].change) {
-                _ if !read_source => None,
-                (_, Some((from, old)), PatchChange::Update { .. }) => {
-                    Some(read_again(from, old, cx)?)
-                }
-                (Some(write), None, PatchChange::Update { .. }) => {
-                    let old = write
-                        .replaced
-                        .as_ref()
-                        .expect("an update replaces its file");
-                    Some(read_again(&write.target, old, cx)?)
-                }
-                _ => None,
-            };
-            let mut removed_to = None;
-            if let Some((from, old)) = &plan.remove {
-                let (parent, name) = files::open_parent(from, "remove")?;
-                if plan.archive_removed {
-                    let archived = archive_as_planned(ws, from, old, &cx.cancel)?;
-                    removed_to = Some(archived.archive_path.clone());
-                    change_record.sha256_before = Some(archived.metadata.original_sha256.clone());
-                    record_archive(&mut commit, &archived.archive_path);
-                    archives.push(archived);
-                } else if plan.action == Action::Moved {
-                    change_record.sha256_before = Some(old.sha256.clone());
-                }
-                if plan.action == Action::Moved {
-                    change_record.from = Some(from.path.clone());
-                }
-                commit
-                    .remove(parent, split_parent(from), &name, Snapshot::of(&old.stat))
-                    .map_err(|e| ToolError::io(&e, "prepare the removal of", &from.path))?;
-                step_paths.push(from.path.clone());
-            }
-            if let Some(write) = plan.write {
-                let data = match (&files[plan.file].change, plan.new, &source) {
-                    (PatchChange::Add { text, .. }, _, _) => text.clone().into_bytes(),
-                    (_, Some(kept), _) => kept,
-                    (_, None, Some(bytes)) => {
-                        plan::patched(&files[plan.file], &write.target, bytes, cx)?.0
-                    }
-                    _ => unreachable!("a written file is added, or updated and read again"),
-                };
-                if sha256_hex(&data) != write.sha256 {
-                    return Err(changed_since_planned(&write.target.path));
-                }
-                let target = &write.target;
-                let (parent_path, name) = target
-                    .split()
-                    .ok_or_else(|| files::is_a_directory(&target.path))?;
-                let (parent, made) =
-                    fsops::ensure_dir_made(&target.anchor, parent_path).map_err(|e| {
-                        ToolError::io(&e, "create the parent directory of", &target.path)
-                    })?;
-                change_record.undo.created_dirs = made.iter().map(|d| d.path.clone()).collect();
-                commit.made_dirs(made);
-                let parent = fsops::reopen_readable(parent.as_fd())
-                    .map_err(|e| ToolError::io(&e, "open the parent directory of", &target.path))?;
-                if let Some(old) = &write.replaced {
-                    if plan.archive_replaced {
-                        let archived = archive_as_planned(ws, target, old, &cx.cancel)?;
-                        change_record.trashed_to = Some(archived.archive_path.clone());
-                        record_archive(&mut commit, &archived.archive_path);
-                        archives.push(archived);
-                    } else if plan.action == Action::Modified {
-                        // No copy in the trash: the history keeps what takes it back.
-                        let old_bytes = source.as_deref().unwrap_or_default();
-                        let reverse = Delta::around_common_ends(old_bytes, &data);
-                        change_record.undo.reverse = Some(std::sync::Arc::new(reverse.encode()));
-                    } else if plan.action == Action::Moved {
-                        // The file the move replaced was not kept.
-                        change_record.undo.permanent = true;
-                    }
-                    if plan.action != Action::Moved {
-                        change_record.sha256_before = Some(old.sha256.clone());
-                    }
-                }
-                if plan.action == Action::Moved && plan.remove.is_some() && removed_to.is_none() {
-                    // No copy of the source in the trash: the history keeps what takes its
-                    // content back from the destination's.
-                    let old_bytes = source.as_deref().unwrap_or_default();
-                    let reverse = Delta::around_common_ends(old_bytes, &data);
-                    change_record.undo.reverse = Some(std::sync::Arc::new(reverse.encode()));
-                }
-                change_record.sha256_after = Some(write.sha256.clone());
-                // A moved file keeps its source's mode and owner; an updated one its own.
-                let metadata_of = match (&plan.remove, &write.replaced) {
-                    (Some((_, from)), _) if plan.action == Action::Moved => Some(from.stat),
-                    (_, Some(old)) => Some(old.stat),
-                    _ => None,
-                };
-                let replaces = write.replaced.map(|old| PlannedFile {
-                    stat: old.stat,
-                    sha256: old.sha256,
-                });
-                commit
-                    .put(
-                        parent,
-                        parent_path,
-                        name,
-                        data,
-                        metadata_of.as_ref(),
-                        replaces,
-                    )
-                    .map_err(|e| ToolError::io(&e, "write", &target.path))?;
-                step_paths.push(target.path.clone());
-            }
-            progress.advance(1);
-            committed.push(Committed {
-                letter: plan.letter,
-                given: plan.given,
-                change: change_record,
-                notes: plan.notes,
-                removed_to,
-            });
-        }
-        if cx.cancel.is_aborted() {
-            return Err(ToolError::aborted());
-        }
-        let changes = || committed.iter().map(Committed::recorded).collect();
-        let (_, recorded) = commit_recorded(ws, commit, heading, changes).map_err(|e| {
-            let file = step_paths
-                .get(e.step)
-                .map(|p| p.shown().into_owned())
-                .unwrap_or_default();
-            match e.reason {
-                StepFailure::Changed { being_written, .. } if being_written => ToolError::new(
-                    ErrorCode::Conflict,
-                    format!("{file} is open for writing in another program; retry once that program has saved or closed it"),
-                ),
-                StepFailure::Changed { .. } => ToolError::new(
-                    ErrorCode::Conflict,
-                    format!("{file} changed since the patch was planned; read it again and redo the patch"),
-                ),
-                StepFailure::Io(io) => ToolError::io(&io, "apply the patch to", Path::new(&file)),
-            }
-        })?;
-        Ok((committed, recorded))
-    })();
-    if result.is_err() {
-        for archived in archives {
-            ws.bucket().discard(archived);
-        }
+    let mut steps = Vec::new();
+    let mut pending = Vec::new();
+    // Directories a put of an earlier file makes: a later file's parents made with them are
+    // recorded by the file that makes them.
+    let mut made_dirs = HashSet::new();
+    for plan in plans.into_iter().filter(|p| !p.unchanged) {
+        pending.push(plan_file(plan, files, cx, &mut steps, &mut made_dirs)?);
+        progress.advance(1);
     }
-    // On success the archives' locks go with them here: they are in place, and reported.
-    result
+    for step in steps.iter().filter(|s| s.keep == Keep::Archive) {
+        ensure_bucket_writable(ws, &step.at.path())?;
+    }
+    if cx.cancel.is_aborted() {
+        return Err(ToolError::aborted());
+    }
+    let paths: Vec<PathBuf> = steps.iter().map(|s| s.at.path()).collect();
+    let plan = ChangePlan {
+        steps,
+        consume: Vec::new(),
+    };
+    let listed = |done: &Done| {
+        pending
+            .iter_mut()
+            .map(|file| {
+                complete(file, done);
+                file.committed.recorded()
+            })
+            .collect()
+    };
+    let executed = execute(ws, plan, heading, &cx.cancel, listed).map_err(|e| failed(&paths, e))?;
+    let committed = pending.into_iter().map(|p| p.committed).collect();
+    Ok((committed, executed.recorded))
 }
 
-/// The bytes of the file at `target`, which must still be the `planned` one (the same file,
-/// the same content); else `CONFLICT`.
-fn read_again(target: &Target, planned: &Existing, cx: &Context) -> Result<Vec<u8>, ToolError> {
+/// Adds the steps of one planned file to `steps`; returns its change as known before the
+/// commit.
+fn plan_file(
+    plan: Planned,
+    files: &[FilePatch],
+    cx: &Context,
+    steps: &mut Vec<Step>,
+    made_dirs: &mut HashSet<PathBuf>,
+) -> Result<Pending, ToolError> {
+    let mut change = FileChange::new(
+        plan.write
+            .as_ref()
+            .map(|w| w.target.path.clone())
+            .or_else(|| plan.remove.as_ref().map(|(t, _)| t.path.clone()))
+            .unwrap_or_default(),
+        plan.action,
+    );
+    // An updated file's bytes as read again (the planned ones), for its new content if the
+    // plan did not keep it, and for what takes it back if the trash will not have it.
+    let delta_needed = match plan.action {
+        Action::Modified => !plan.archive_replaced,
+        Action::Moved => !plan.archive_removed,
+        _ => false,
+    };
+    let read_source = plan.new.is_none() || delta_needed;
+    let source = match (&plan.write, &plan.remove, &files[plan.file].change) {
+        _ if !read_source => None,
+        (_, Some((from, old)), PatchChange::Update { .. }) => Some(read_again(from, old, cx)?),
+        (Some(write), None, PatchChange::Update { .. }) => {
+            let old = write
+                .replaced
+                .as_ref()
+                .expect("an update replaces its file");
+            Some(read_again(&write.target, old, cx)?)
+        }
+        _ => None,
+    };
+    let (source_stat, source) = match source {
+        Some((stat, bytes)) => (Some(stat), Some(bytes)),
+        None => (None, None),
+    };
+    let mut removal_archived = None;
+    if let Some((from, old)) = &plan.remove {
+        // A moved source read again is expected as read now; a deleted entry as planned.
+        let stat = source_stat.unwrap_or(old.stat);
+        let expect = match EntryKind::of(&stat) {
+            EntryKind::File => Expect::File {
+                stat,
+                sha256: old.sha256.clone(),
+            },
+            _ => Expect::Entry { stat },
+        };
+        if plan.archive_removed {
+            removal_archived = Some(steps.len());
+        } else if plan.action == Action::Moved {
+            change.sha256_before = Some(old.sha256.clone());
+        }
+        if plan.action == Action::Moved {
+            change.from = Some(from.path.clone());
+        }
+        steps.push(Step {
+            at: place(from)?,
+            expect,
+            keep: if plan.archive_removed {
+                Keep::Archive
+            } else {
+                Keep::Nothing
+            },
+            act: Act::Remove,
+        });
+    }
+    let mut put_archived = None;
+    if let Some(write) = plan.write {
+        let data = match (&files[plan.file].change, plan.new, &source) {
+            (PatchChange::Add { text, .. }, _, _) => text.clone().into_bytes(),
+            (_, Some(kept), _) => kept,
+            (_, None, Some(bytes)) => plan::patched(&files[plan.file], &write.target, bytes, cx)?.0,
+            _ => unreachable!("a written file is added, or updated and read again"),
+        };
+        if sha256_hex(&data) != write.sha256 {
+            return Err(changed_since_planned(&write.target.path));
+        }
+        let target = &write.target;
+        let missing = files::missing_parents(target);
+        change.undo.created_dirs = missing
+            .into_iter()
+            .filter(|dir| made_dirs.insert(dir.clone()))
+            .collect();
+        let mut keep = Keep::Nothing;
+        let expect = match &write.replaced {
+            None => Expect::Nothing,
+            Some(old) => {
+                if plan.archive_replaced {
+                    keep = Keep::Archive;
+                    put_archived = Some(steps.len());
+                } else if plan.action == Action::Modified {
+                    // No copy in the trash: the history keeps what takes it back.
+                    let old_bytes = source.as_deref().unwrap_or_default();
+                    let reverse = Delta::around_common_ends(old_bytes, &data);
+                    change.undo.reverse = Some(Arc::new(reverse.encode()));
+                } else if plan.action == Action::Moved {
+                    // The file the move replaced was not kept.
+                    change.undo.permanent = true;
+                }
+                if plan.action != Action::Moved {
+                    change.sha256_before = Some(old.sha256.clone());
+                }
+                // An updated file read again is expected as read now.
+                let stat = match (plan.action, source_stat) {
+                    (Action::Modified, Some(now)) => now,
+                    _ => old.stat,
+                };
+                Expect::File {
+                    stat,
+                    sha256: old.sha256.clone(),
+                }
+            }
+        };
+        if plan.action == Action::Moved && plan.remove.is_some() && !plan.archive_removed {
+            // No copy of the source in the trash: the history keeps what takes its content
+            // back from the destination's.
+            let old_bytes = source.as_deref().unwrap_or_default();
+            let reverse = Delta::around_common_ends(old_bytes, &data);
+            change.undo.reverse = Some(Arc::new(reverse.encode()));
+        }
+        change.sha256_after = Some(write.sha256.clone());
+        // A moved file keeps its source's mode and owner; an updated one its own.
+        let like = match &plan.remove {
+            Some((_, from)) if plan.action == Action::Moved => {
+                Some(source_stat.unwrap_or(from.stat))
+            }
+            _ => None,
+        };
+        steps.push(Step {
+            at: place(target)?,
+            expect,
+            keep,
+            act: Act::Put { data, like },
+        });
+    }
+    Ok(Pending {
+        committed: Committed {
+            letter: plan.letter,
+            given: plan.given,
+            change,
+            notes: plan.notes,
+            removed_to: None,
+        },
+        removal_archived,
+        put_archived,
+    })
+}
+
+/// Completes a file's change with the archives its steps made.
+fn complete(file: &mut Pending, done: &Done) {
+    let archive = |step: Option<usize>| {
+        step.and_then(|i| done.archives.get(i))
+            .and_then(Option::as_ref)
+    };
+    if let Some(archived) = archive(file.removal_archived) {
+        file.committed.removed_to = Some(archived.archive_path.clone());
+        file.committed.change.sha256_before = Some(archived.metadata.original_sha256.clone());
+    }
+    if let Some(archived) = archive(file.put_archived) {
+        file.committed.change.trashed_to = Some(archived.archive_path.clone());
+    }
+}
+
+/// The place of a file the patch changes (never an allowed tree's root: that is a directory).
+fn place(target: &Target) -> Result<Place, ToolError> {
+    Place::of(target).ok_or_else(|| files::is_a_directory(&target.path))
+}
+
+/// A step that was refused or failed, in the patch's words, naming its file.
+fn failed(paths: &[PathBuf], e: ExecuteError) -> ToolError {
+    let path = paths
+        .get(e.step)
+        .map(PathBuf::as_path)
+        .unwrap_or(Path::new(""));
+    let file = path.shown();
+    match e.failure {
+        Failure::Changed {
+            being_written: true,
+            ..
+        } => ToolError::new(
+            ErrorCode::Conflict,
+            format!("{file} is open for writing in another program; retry once that program has saved or closed it"),
+        ),
+        Failure::Changed { .. } | Failure::NotAsExpected(_) => changed_since_planned(path),
+        Failure::Trash(e) => trash_error(e, "trash", path),
+        Failure::Io(io) => ToolError::io(&io, "apply the patch to", path),
+        Failure::Invalid(why) => ToolError::io(&io::Error::other(why), "apply the patch to", path),
+    }
+}
+
+/// The stat and bytes of the file at `target`, which must still be the `planned` one (the same
+/// file, the same content); else `CONFLICT`.
+fn read_again(
+    target: &Target,
+    planned: &Existing,
+    cx: &Context,
+) -> Result<(crate::paths::Stat, Vec<u8>), ToolError> {
     let changed = || changed_since_planned(&target.path);
     let mut opened = files::open_existing(target, "read")?.ok_or_else(changed)?;
     if fsops::identity(&opened.stat) != fsops::identity(&planned.stat) {
@@ -252,7 +324,7 @@ fn read_again(target: &Target, planned: &Existing, cx: &Context) -> Result<Vec<u
     if sha256_hex(&bytes) != planned.sha256 {
         return Err(changed());
     }
-    Ok(bytes)
+    Ok((opened.stat, bytes))
 }
 
 /// `CONFLICT`: the file at `path` is not the one the patch was planned on.
@@ -264,34 +336,4 @@ fn changed_since_planned(path: &Path) -> ToolError {
             path.shown()
         ),
     )
-}
-
-/// Tells the journal about an archive made for the change (recovery discards it if it undoes
-/// the change).
-fn record_archive(commit: &mut crate::journal::commit::Commit<'_>, archive: &Path) {
-    if let Some(name) = archive.file_name() {
-        commit.archived(name);
-    }
-}
-
-/// The parent directory path of a target (every target has one).
-fn split_parent(target: &Target) -> &Path {
-    target.path.parent().unwrap_or(Path::new("/"))
-}
-
-/// Archives (without removing) the entry at `target`, which must still be what was planned on.
-fn archive_as_planned(
-    ws: &Workspace,
-    target: &Target,
-    planned: &Existing,
-    cancel: &CancelToken,
-) -> Result<crate::trash::Archived, ToolError> {
-    let (parent, name) = files::open_parent(target, "trash")?;
-    let archived = put_in_trash(ws, parent.as_fd(), &name, &target.path, false, cancel)?;
-    let is_file = EntryKind::of(&planned.stat) == EntryKind::File;
-    if is_file && archived.metadata.original_sha256 != planned.sha256 {
-        ws.bucket().discard(archived);
-        return Err(files::changed_since_planned(&target.path));
-    }
-    Ok(archived)
 }

@@ -4,7 +4,9 @@
 //! SHA-256s, line counts, notes) and, while the new contents kept stay within `patchMaxBytes`
 //! in all, its new content; past that, the commit derives each new content again, one file at a
 //! time, and checks it is the planned one. So memory does not grow with the number or size of
-//! the files. What a patch reads and writes in all is bounded up front ([`Budget`]).
+//! the files while the patch is planned and asked about; the change handed to the executor
+//! holds every new content (at most `patchMaxTotalBytes` in all). What a patch reads and writes
+//! in all is bounded up front ([`Budget`]).
 
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
