@@ -10,7 +10,6 @@ use super::*;
 use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
 use crate::change::Action;
 use crate::hashing::sha256_hex;
-use crate::history::{Author, History};
 use crate::paths::Stat;
 
 const OLD: &str = "old line\n";
@@ -33,17 +32,7 @@ fn setup() -> Setup {
     fs::write(root.join("other.txt"), "other\n").unwrap();
     let options = json!({ "root": root, "trash": { "dataDir": base.join("data") } });
     let ws = Workspace::new(&options, &[]).unwrap();
-    let heading = Heading {
-        id: History::new_id(),
-        tool: "test".into(),
-        summary: "an append".into(),
-        author: Author {
-            session_id: "s".into(),
-            run_id: "r".into(),
-            agent_name: "a".into(),
-        },
-        undoes: Vec::new(),
-    };
+    let heading = Heading::for_test("test", "an append");
     Setup {
         _tmp: tmp,
         root,

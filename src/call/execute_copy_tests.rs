@@ -12,7 +12,6 @@ use super::*;
 use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
 use crate::change::Action;
 use crate::hashing::sha256_hex;
-use crate::history::{Author, History};
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::trees::{CopyCounts, CopyError};
 use crate::paths::Stat;
@@ -42,17 +41,7 @@ fn setup() -> Setup {
     fs::write(base.join("outside"), "SECRET\n").unwrap();
     let options = json!({ "root": root, "trash": { "dataDir": base.join("data") } });
     let ws = Workspace::new(&options, &[]).unwrap();
-    let heading = Heading {
-        id: History::new_id(),
-        tool: "test".into(),
-        summary: "a copy".into(),
-        author: Author {
-            session_id: "s".into(),
-            run_id: "r".into(),
-            agent_name: "a".into(),
-        },
-        undoes: Vec::new(),
-    };
+    let heading = Heading::for_test("test", "a copy");
     Setup {
         _tmp: tmp,
         base,

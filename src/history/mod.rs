@@ -63,6 +63,25 @@ pub struct Heading {
     pub undoes: Vec<String>,
 }
 
+#[cfg(test)]
+impl Heading {
+    /// A heading for a change made by a test: a fresh id, `tool` and `summary` as given, by
+    /// session `s`, run `r`, agent `a`, undoing nothing.
+    pub fn for_test(tool: &str, summary: &str) -> Heading {
+        Heading {
+            id: History::new_id(),
+            tool: tool.into(),
+            summary: summary.into(),
+            author: Author {
+                session_id: "s".into(),
+                run_id: "r".into(),
+                agent_name: "a".into(),
+            },
+            undoes: Vec::new(),
+        }
+    }
+}
+
 /// One workspace's history.
 pub struct History {
     data: Arc<DataDir>,
@@ -468,15 +487,8 @@ mod tests {
 
     fn heading(tool: &str, summary: &str, undoes: Vec<String>) -> Heading {
         Heading {
-            id: History::new_id(),
-            tool: tool.into(),
-            summary: summary.into(),
-            author: Author {
-                session_id: "s".into(),
-                run_id: "r".into(),
-                agent_name: "a".into(),
-            },
             undoes,
+            ..Heading::for_test(tool, summary)
         }
     }
 

@@ -1505,17 +1505,7 @@ mod tests {
     }
 
     fn heading() -> crate::history::Heading {
-        crate::history::Heading {
-            id: crate::history::History::new_id(),
-            tool: "apply_patch".into(),
-            summary: "apply_patch".into(),
-            author: crate::history::Author {
-                session_id: "s".into(),
-                run_id: "r".into(),
-                agent_name: "a".into(),
-            },
-            undoes: Vec::new(),
-        }
+        crate::history::Heading::for_test("apply_patch", "apply_patch")
     }
 
     /// The change's history record: a.txt's edit, kept as a delta.
