@@ -450,6 +450,26 @@ fn drop_from_staged(
     effects: &Effects,
     top: &Path,
 ) -> Result<(), ToolError> {
+    let open = |rel: &Path| match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => fsops::open_dir_beneath(tree, parent, true),
+        None => fsops::reopen_readable(tree),
+    };
+    // Files that come back at another place in the tree: first each to a temp name at its
+    // top (so that files trading places and the drops below leave them be), then on.
+    let moves: Vec<_> = effects
+        .moves_inside
+        .iter()
+        .filter(|(t, ..)| t == top)
+        .collect();
+    let mut aside = Vec::with_capacity(moves.len());
+    for (_, from, to) in &moves {
+        let name = from.file_name().unwrap_or_default();
+        let temp = fsops::temp_name(name);
+        open(from)
+            .and_then(|dir| fsops::rename_noreplace(dir.as_fd(), name, tree, &temp))
+            .map_err(|e| ToolError::io(&e, "move back", &top.join(to)))?;
+        aside.push(temp);
+    }
     for (_, member) in effects.drops.iter().filter(|(t, _)| t == top) {
         let (Some(name), parent) = (member.file_name(), member.parent()) else {
             continue;
@@ -461,6 +481,12 @@ fn drop_from_staged(
         .map_err(|e| ToolError::io(&e, "open", &top.join(member)))?;
         remove_tree_at(dir.as_fd(), name, Removal::OWN_TEMP)
             .map_err(|e| ToolError::io(&e, "take back", &top.join(member)))?;
+    }
+    for ((_, _, to), temp) in moves.iter().zip(&aside) {
+        let name = to.file_name().unwrap_or_default();
+        open(to)
+            .and_then(|dir| fsops::rename_noreplace(tree, temp, dir.as_fd(), name))
+            .map_err(|e| ToolError::io(&e, "move back", &top.join(to)))?;
     }
     Ok(())
 }

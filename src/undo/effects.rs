@@ -108,6 +108,10 @@ pub struct Effects {
     /// inside the tree is taken back): (the tree's path, the entry's path inside it). Removed
     /// from the staged tree before anything is put in it; they stay in the archive.
     pub drops: Vec<(PathBuf, PathBuf)>,
+    /// Files of trees that come back from the trash that come back at another place in the same
+    /// tree (a move inside it is taken back): (the tree's path, the file's path in the archive,
+    /// its path inside the tree as it comes back). Moved in the staged tree before the drops.
+    pub moves_inside: Vec<(PathBuf, PathBuf, PathBuf)>,
 }
 
 impl Effects {
@@ -144,6 +148,26 @@ impl Effects {
                     (_, Slot::InArchive { archive, member })
                         if archived_at(plan, top) == Some(archive) && *member == own =>
                     {
+                        continue;
+                    }
+                    // A file of the same tree from another place in it: moved there as the
+                    // tree is staged; what the archive keeps here makes room.
+                    (_, Slot::InArchive { archive, member })
+                        if archived_at(plan, top) == Some(archive) =>
+                    {
+                        let held = plan
+                            .members
+                            .get(archive)
+                            .ok_or_else(|| one_at_a_time(path))?;
+                        if !movable_inside(plan, held, path, member, rel) {
+                            return Err(one_at_a_time(path));
+                        }
+                        if held.get(own.as_os_str().as_encoded_bytes()).is_some() {
+                            drops.push((top.clone(), own.clone()));
+                        }
+                        effects
+                            .moves_inside
+                            .push((top.clone(), member.clone(), own));
                         continue;
                     }
                     (Some(Slot::Archive { archive, .. }), _) => {
@@ -239,6 +263,13 @@ impl Effects {
         }
         effects.renames = order_renames(effects.renames);
         effects.order = order_steps(&effects.removals, &effects.renames);
+        // What moves away inside a tree makes room by itself.
+        drops.retain(|(top, member)| {
+            !effects
+                .moves_inside
+                .iter()
+                .any(|(t, from, _)| t == top && from == member)
+        });
         drops.sort();
         effects.drops = drops
             .iter()
@@ -314,6 +345,37 @@ fn archived_at<'p>(plan: &'p Plan, top: &Path) -> Option<&'p PathBuf> {
         Some(Slot::Archive { archive, .. }) => Some(archive),
         _ => None,
     }
+}
+
+/// Whether the archive's `member` (`held`), wanted at `path` inside the same tree (in the
+/// directory `rel` of it), can be moved there as the tree is staged: a file or link, wanted
+/// nowhere else, into a directory the archive keeps and that stays as it is.
+fn movable_inside(
+    plan: &Plan,
+    held: &crate::trash::Members,
+    path: &Path,
+    member: &Path,
+    rel: &Path,
+) -> bool {
+    let is_file = held
+        .get(member.as_os_str().as_encoded_bytes())
+        .is_some_and(|m| m.kind != EntryKind::Directory);
+    let wanted_once = plan
+        .slots
+        .values()
+        .filter(|slot| matches!(slot, Slot::InArchive { member: m, .. } if m == member))
+        .count()
+        == 1;
+    let parent_kept = rel.as_os_str().is_empty()
+        || (held
+            .get(rel.as_os_str().as_encoded_bytes())
+            .is_some_and(|m| m.kind == EntryKind::Directory)
+            && match plan.slots.get(parent_of(path)) {
+                None => true,
+                Some(Slot::InArchive { member, .. }) => member == rel,
+                Some(_) => false,
+            });
+    is_file && wanted_once && parent_kept
 }
 
 /// A plan this undo does not make in one step.
