@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::disk;
-use super::effects::{Effects, Hop, Placement};
+use super::effects::{Effects, Hop, Placement, Step};
 use super::plan::Plan;
 use super::slot::{Like, Location, Slot};
 use crate::call::{commit_recorded, Recorded};
@@ -57,7 +57,10 @@ pub fn apply(
         let mut step_paths: Vec<PathBuf> = Vec::new();
         let mut changes = Changes::default();
 
-        // 1. What leaves its place goes to the trash, then is removed in the commit.
+        // 1. What leaves its place goes to the trash; it is removed by the commit, in the
+        //    order of `effects.order` (step 3). Recorded first, whatever that order: a redo
+        //    takes back the moves out of a removed tree before it brings the tree back.
+        let mut leaving: Vec<Option<Leaving>> = Vec::new();
         for path in &effects.removals {
             let real = known(plan, path)?;
             let (parent, name) = parent_of(ws, path)?;
@@ -87,15 +90,11 @@ pub fn apply(
             change.sha256_before = Some(digest);
             change.trashed_to = Some(archive_path);
             changes.insert(path.clone(), change);
-            commit
-                .remove(
-                    parent,
-                    path.parent().unwrap_or(Path::new("/")),
-                    &name,
-                    real.stat,
-                )
-                .map_err(|e| ToolError::io(&e, "prepare the removal of", path))?;
-            step_paths.push(path.clone());
+            leaving.push(Some(Leaving {
+                parent,
+                name,
+                stat: real.stat,
+            }));
             meter.advance(1);
         }
         // A restored entry that goes with a directory above it is archived on its own too,
@@ -225,9 +224,27 @@ pub fn apply(
             }
         }
 
-        // 3. Entries that move back (into trees staged above too).
+        // 3. Removals and entries that move back (into trees staged above too), in the order
+        //    that frees each name first and takes what moves out of a removed tree out first.
         let mut into_staged: Vec<(PathBuf, FileChange)> = Vec::new();
-        for rename in &effects.renames {
+        for step in &effects.order {
+            let rename = match *step {
+                Step::Remove(index) => {
+                    let removal = leaving[index].take().expect("each removal is one step");
+                    let path = &effects.removals[index];
+                    commit
+                        .remove(
+                            removal.parent,
+                            path.parent().unwrap_or(Path::new("/")),
+                            &removal.name,
+                            removal.stat,
+                        )
+                        .map_err(|e| ToolError::io(&e, "prepare the removal of", path))?;
+                    step_paths.push(path.clone());
+                    continue;
+                }
+                Step::Rename(index) => &effects.renames[index],
+            };
             let (from, to) = (&rename.from, &rename.to);
             let real = known(plan, from)?;
             let source = rename.source();
@@ -267,6 +284,9 @@ pub fn apply(
         }
 
         // 4. What was staged takes its place.
+        let into_staged_paths: Vec<PathBuf> =
+            into_staged.iter().map(|(path, _)| path.clone()).collect();
+        let mut beneath_moved: Vec<(PathBuf, FileChange)> = Vec::new();
         for step in deferred {
             match step {
                 Deferred::Put {
@@ -289,7 +309,17 @@ pub fn apply(
                         )
                         .map_err(|e| ToolError::io(&e, "write", &path))?;
                     step_paths.push(path.clone());
-                    changes.insert(path, *change);
+                    if into_staged_paths
+                        .iter()
+                        .any(|moved| path.starts_with(moved))
+                    {
+                        // Beneath an entry moved into a tree that comes back: after that move,
+                        // in the record (a redo gives back these bytes before it moves the
+                        // entry out).
+                        beneath_moved.push((path, *change));
+                    } else {
+                        changes.insert(path, *change);
+                    }
                 }
                 Deferred::Place(mut staged_place) => {
                     let placement = staged_place.placement;
@@ -314,11 +344,18 @@ pub fn apply(
                         }
                         _ => {}
                     }
-                    changes.insert(path.clone(), change);
+                    if into_staged_paths
+                        .iter()
+                        .any(|moved| path.starts_with(moved))
+                    {
+                        beneath_moved.push((path.clone(), change));
+                    } else {
+                        changes.insert(path.clone(), change);
+                    }
                 }
             }
         }
-        for (path, change) in into_staged {
+        for (path, change) in into_staged.into_iter().chain(beneath_moved) {
             changes.insert(path, change);
         }
         // Directories get their modes once everything beneath them is in.
@@ -359,6 +396,14 @@ pub fn apply(
     // them); their holds go here.
     drop(holds);
     result
+}
+
+/// An entry in the trash already, its removal not yet a step of the commit: its directory,
+/// its name there, and what the plan saw of it.
+struct Leaving {
+    parent: OwnedFd,
+    name: OsString,
+    stat: Snapshot,
 }
 
 /// A step of the commit staged before the renames and added after them.
@@ -405,6 +450,26 @@ fn drop_from_staged(
     effects: &Effects,
     top: &Path,
 ) -> Result<(), ToolError> {
+    let open = |rel: &Path| match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => fsops::open_dir_beneath(tree, parent, true),
+        None => fsops::reopen_readable(tree),
+    };
+    // Files that come back at another place in the tree: first each to a temp name at its
+    // top (so that files trading places and the drops below leave them be), then on.
+    let moves: Vec<_> = effects
+        .moves_inside
+        .iter()
+        .filter(|(t, ..)| t == top)
+        .collect();
+    let mut aside = Vec::with_capacity(moves.len());
+    for (_, from, to) in &moves {
+        let name = from.file_name().unwrap_or_default();
+        let temp = fsops::temp_name(name);
+        open(from)
+            .and_then(|dir| fsops::rename_noreplace(dir.as_fd(), name, tree, &temp))
+            .map_err(|e| ToolError::io(&e, "move back", &top.join(to)))?;
+        aside.push(temp);
+    }
     for (_, member) in effects.drops.iter().filter(|(t, _)| t == top) {
         let (Some(name), parent) = (member.file_name(), member.parent()) else {
             continue;
@@ -416,6 +481,12 @@ fn drop_from_staged(
         .map_err(|e| ToolError::io(&e, "open", &top.join(member)))?;
         remove_tree_at(dir.as_fd(), name, Removal::OWN_TEMP)
             .map_err(|e| ToolError::io(&e, "take back", &top.join(member)))?;
+    }
+    for ((_, _, to), temp) in moves.iter().zip(&aside) {
+        let name = to.file_name().unwrap_or_default();
+        open(to)
+            .and_then(|dir| fsops::rename_noreplace(tree, temp, dir.as_fd(), name))
+            .map_err(|e| ToolError::io(&e, "move back", &top.join(to)))?;
     }
     Ok(())
 }

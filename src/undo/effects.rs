@@ -79,6 +79,14 @@ impl Rename {
     }
 }
 
+/// A removal or a rename of an undo (an index into [`Effects::removals`] or
+/// [`Effects::renames`]), as the commit makes them one after another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Remove(usize),
+    Rename(usize),
+}
+
 /// Everything an undo does, in order.
 #[derive(Debug, Default)]
 pub struct Effects {
@@ -90,12 +98,20 @@ pub struct Effects {
     pub also_archived: Vec<(PathBuf, PathBuf)>,
     /// Entries that move back, in an order that frees each destination first.
     pub renames: Vec<Rename>,
+    /// The removals and renames in the order the commit makes them: a removal before a rename
+    /// to its path, a rename out of a removed tree before that tree's removal (what moves out
+    /// never goes with it), the renames in their own order.
+    pub order: Vec<Step>,
     /// What is put in place, shallow first.
     pub placements: Vec<Placement>,
     /// Entries of trees that come back from the trash that do not come back with them (a change
     /// inside the tree is taken back): (the tree's path, the entry's path inside it). Removed
     /// from the staged tree before anything is put in it; they stay in the archive.
     pub drops: Vec<(PathBuf, PathBuf)>,
+    /// Files of trees that come back from the trash that come back at another place in the same
+    /// tree (a move inside it is taken back): (the tree's path, the file's path in the archive,
+    /// its path inside the tree as it comes back). Moved in the staged tree before the drops.
+    pub moves_inside: Vec<(PathBuf, PathBuf, PathBuf)>,
 }
 
 impl Effects {
@@ -132,6 +148,26 @@ impl Effects {
                     (_, Slot::InArchive { archive, member })
                         if archived_at(plan, top) == Some(archive) && *member == own =>
                     {
+                        continue;
+                    }
+                    // A file of the same tree from another place in it: moved there as the
+                    // tree is staged; what the archive keeps here makes room.
+                    (_, Slot::InArchive { archive, member })
+                        if archived_at(plan, top) == Some(archive) =>
+                    {
+                        let held = plan
+                            .members
+                            .get(archive)
+                            .ok_or_else(|| one_at_a_time(path))?;
+                        if !movable_inside(plan, held, path, member, rel) {
+                            return Err(one_at_a_time(path));
+                        }
+                        if held.get(own.as_os_str().as_encoded_bytes()).is_some() {
+                            drops.push((top.clone(), own.clone()));
+                        }
+                        effects
+                            .moves_inside
+                            .push((top.clone(), member.clone(), own));
                         continue;
                     }
                     (Some(Slot::Archive { archive, .. }), _) => {
@@ -197,16 +233,26 @@ impl Effects {
                 removals.push(candidate);
             }
         }
+        // Folded into a removal above it, unless it is inside an entry that moves out of that
+        // tree first: then it is removed on its own, from where that entry is.
+        let moves_out_between = |above: &Path, path: &Path| {
+            sources.iter().any(|source| {
+                source != above && source.starts_with(above) && path.starts_with(source)
+            })
+        };
         effects.removals = removals
             .iter()
             .filter(|path| {
-                !removals
-                    .iter()
-                    .any(|other| other != *path && path.starts_with(other))
+                !removals.iter().any(|other| {
+                    other != *path && path.starts_with(other) && !moves_out_between(other, path)
+                })
             })
             .cloned()
             .collect();
-        for restored in removals.iter().filter(|p| plan.restored.contains(*p)) {
+        for restored in removals
+            .iter()
+            .filter(|p| plan.restored.contains(*p) && !effects.removals.contains(p))
+        {
             let with = effects
                 .removals
                 .iter()
@@ -216,6 +262,14 @@ impl Effects {
             }
         }
         effects.renames = order_renames(effects.renames);
+        effects.order = order_steps(&effects.removals, &effects.renames);
+        // What moves away inside a tree makes room by itself.
+        drops.retain(|(top, member)| {
+            !effects
+                .moves_inside
+                .iter()
+                .any(|(t, from, _)| t == top && from == member)
+        });
         drops.sort();
         effects.drops = drops
             .iter()
@@ -293,6 +347,37 @@ fn archived_at<'p>(plan: &'p Plan, top: &Path) -> Option<&'p PathBuf> {
     }
 }
 
+/// Whether the archive's `member` (`held`), wanted at `path` inside the same tree (in the
+/// directory `rel` of it), can be moved there as the tree is staged: a file or link, wanted
+/// nowhere else, into a directory the archive keeps and that stays as it is.
+fn movable_inside(
+    plan: &Plan,
+    held: &crate::trash::Members,
+    path: &Path,
+    member: &Path,
+    rel: &Path,
+) -> bool {
+    let is_file = held
+        .get(member.as_os_str().as_encoded_bytes())
+        .is_some_and(|m| m.kind != EntryKind::Directory);
+    let wanted_once = plan
+        .slots
+        .values()
+        .filter(|slot| matches!(slot, Slot::InArchive { member: m, .. } if m == member))
+        .count()
+        == 1;
+    let parent_kept = rel.as_os_str().is_empty()
+        || (held
+            .get(rel.as_os_str().as_encoded_bytes())
+            .is_some_and(|m| m.kind == EntryKind::Directory)
+            && match plan.slots.get(parent_of(path)) {
+                None => true,
+                Some(Slot::InArchive { member, .. }) => member == rel,
+                Some(_) => false,
+            });
+    is_file && wanted_once && parent_kept
+}
+
 /// A plan this undo does not make in one step.
 fn one_at_a_time(path: &Path) -> ToolError {
     ToolError::new(
@@ -315,6 +400,41 @@ fn is_moot(plan: &Plan, path: &Path) -> bool {
             Some(Slot::Archive { meta, .. }) if meta.kind != EntryKind::Directory
         )
     })
+}
+
+/// Orders the removals and the (ordered) renames: each waits for the steps it must follow (see
+/// [`Effects::order`]); otherwise removals come first, as listed.
+fn order_steps(removals: &[PathBuf], renames: &[Rename]) -> Vec<Step> {
+    let must_precede = |first: Step, then: Step| match (first, then) {
+        (Step::Rename(i), Step::Remove(j)) => {
+            let source = renames[i].source();
+            source != removals[j] && source.starts_with(&removals[j])
+        }
+        (Step::Remove(j), Step::Rename(i)) => match renames[i].destination() {
+            (Location::Real(dir), name) => dir.join(name) == removals[j],
+            (Location::Staged { .. }, _) => false,
+        },
+        (Step::Rename(i), Step::Rename(k)) => i < k,
+        (Step::Remove(_), Step::Remove(_)) => false,
+    };
+    let mut pending: Vec<Step> = (0..removals.len())
+        .map(Step::Remove)
+        .chain((0..renames.len()).map(Step::Rename))
+        .collect();
+    let mut ordered = Vec::with_capacity(pending.len());
+    while !pending.is_empty() {
+        // Steps that wait on one another every way round keep the order listed.
+        let ready = pending
+            .iter()
+            .position(|&step| {
+                !pending
+                    .iter()
+                    .any(|&other| other != step && must_precede(other, step))
+            })
+            .unwrap_or(0);
+        ordered.push(pending.remove(ready));
+    }
+    ordered
 }
 
 /// Orders renames so that an entry leaves a name before another takes it. Entries that trade

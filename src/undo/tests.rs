@@ -324,3 +324,67 @@ async fn a_directory_a_change_made_goes_when_its_removal_is_taken_back_too() {
     s.call("remove_dir", json!({ "path": "d101" })).await;
     undo_redo_undo(&s, &start).await;
 }
+
+#[tokio::test]
+async fn a_session_undo_redone_moves_a_directory_out_of_a_restored_tree_after_its_files() {
+    // Seed 1000: the file written inside src/lib goes back to its bytes, src/lib comes back
+    // from n113 into src, which comes back from the trash; the redo takes them out again in
+    // the reverse order.
+    let s = Session::new();
+    write(&s.path("src/main.ts"), "main\n");
+    write(&s.path("src/lib/data.bin"), "data\n");
+    let start = s.tree();
+    s.call(
+        "write_file",
+        json!({ "path": "src/lib/data.bin", "content": "new\n" }),
+    )
+    .await;
+    s.call(
+        "move_file",
+        json!({ "source": "src/lib", "destination": "n113" }),
+    )
+    .await;
+    s.call("remove_dir", json!({ "path": "src", "recursive": true }))
+        .await;
+    undo_redo_undo(&s, &start).await;
+}
+
+#[tokio::test]
+async fn a_session_undo_takes_back_moves_within_a_removed_tree() {
+    // A file moved inside a directory, two that trade places there, then the directory
+    // removed: the tree comes back from the trash with each entry at its place before.
+    let s = Session::new();
+    write(&s.path("a/f"), "f\n");
+    write(&s.path("a/x"), "x\n");
+    write(&s.path("a/y"), "y\n");
+    write(&s.path("a/d/z"), "z\n");
+    let start = s.tree();
+    s.call(
+        "move_file",
+        json!({ "source": "a/f", "destination": "a/g" }),
+    )
+    .await;
+    s.call(
+        "move_file",
+        json!({ "source": "a/x", "destination": "a/t" }),
+    )
+    .await;
+    s.call(
+        "move_file",
+        json!({ "source": "a/y", "destination": "a/x" }),
+    )
+    .await;
+    s.call(
+        "move_file",
+        json!({ "source": "a/t", "destination": "a/y" }),
+    )
+    .await;
+    s.call(
+        "move_file",
+        json!({ "source": "a/d/z", "destination": "a/z" }),
+    )
+    .await;
+    s.call("remove_dir", json!({ "path": "a", "recursive": true }))
+        .await;
+    undo_redo_undo(&s, &start).await;
+}
