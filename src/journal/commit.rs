@@ -445,26 +445,9 @@ impl Commit<'_> {
         name: &OsStr,
         expected: Snapshot,
     ) -> io::Result<()> {
-        let record = StepRecord::in_dir(
-            &dir,
-            dir_path,
-            name,
-            &fsops::temp_name(name),
-            StepAction::Remove {
-                removes: version_of_snapshot(&expected),
-            },
-        )?;
-        self.steps.push(Staged {
-            dir,
-            record,
-            replaces: None,
-            removes: Some(expected),
-            to_dir: None,
-            temp_entry: None,
-            append: None,
-            check_aside: None,
-        });
-        Ok(())
+        let removes = version_of_snapshot(&expected);
+        let action = StepAction::Remove { removes };
+        self.add_removal(dir, dir_path, name, expected, action, None)
     }
 
     /// As [`Commit::remove`], with `check` run on the entry once it is set aside (by one
@@ -496,15 +479,28 @@ impl Commit<'_> {
         name: &OsStr,
         expected: Snapshot,
     ) -> io::Result<()> {
-        let record = StepRecord::in_dir(
-            &dir,
-            dir_path,
-            name,
-            &fsops::temp_name(name),
-            StepAction::RemoveEmptyDir {
-                removes: version_of_snapshot(&expected),
-            },
-        )?;
+        let removes = version_of_snapshot(&expected);
+        let action = StepAction::RemoveEmptyDir { removes };
+        let still_empty: AsideCheck = Box::new(|dir, aside| {
+            fsops::open_subdir(dir, aside)
+                .and_then(|d| fsops::list_names(d.as_fd()))
+                .is_ok_and(|names| names.is_empty())
+        });
+        self.add_removal(dir, dir_path, name, expected, action, Some(still_empty))
+    }
+
+    /// Adds a removal step (`action`) of `name` in `dir`, set aside under a temp name and, if
+    /// given, checked there by `check_aside`.
+    fn add_removal(
+        &mut self,
+        dir: OwnedFd,
+        dir_path: &Path,
+        name: &OsStr,
+        expected: Snapshot,
+        action: StepAction,
+        check_aside: Option<AsideCheck>,
+    ) -> io::Result<()> {
+        let record = StepRecord::in_dir(&dir, dir_path, name, &fsops::temp_name(name), action)?;
         self.steps.push(Staged {
             dir,
             record,
@@ -513,11 +509,7 @@ impl Commit<'_> {
             to_dir: None,
             temp_entry: None,
             append: None,
-            check_aside: Some(Box::new(|dir, aside| {
-                fsops::open_subdir(dir, aside)
-                    .and_then(|d| fsops::list_names(d.as_fd()))
-                    .is_ok_and(|names| names.is_empty())
-            })),
+            check_aside,
         });
         Ok(())
     }
