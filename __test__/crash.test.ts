@@ -1032,19 +1032,22 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
     }
   })
 
-  it('apply_patch, killed once what it replaces is archived: nothing of it, not even a directory it made', async () => {
-    const dirs = tempWorkspaceDirs()
-    const gone = join(dirs.root, 'gone.txt')
-    const input = '*** Begin Patch\n*** Add File: added/deep/new.txt\n+new\n*** Delete File: gone.txt\n*** End Patch\n'
-    writeFileSync(gone, 'to be deleted\n')
-    const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'apply_patch')
-    const killed = await runChildCrashingAt(dirs, [['apply_patch', { input }]], 'archived')
-    expect(killed, 'the child reached archived').toBe(true)
-    const { ws } = await nextWorkspace(dirs)
-    // The directories a step makes are made as it is staged, with what answers for them.
-    expect(existsSync(join(dirs.root, 'added')), 'added/ left by a patch that did not land').toBe(false)
-    expect(readFileSync(gone, 'utf8')).toBe('to be deleted\n')
-    expect(await records(ws)).toHaveLength(0)
+  it('apply_patch, killed once what it replaces is archived or while it makes a directory: nothing of it, not even a directory', async () => {
+    // `archived`: before any directory is made; `dir-made-aside`: the first new directory made
+    // under its temp name; `dir-made`: renamed to its name, before anything is staged in it.
+    for (const point of ['archived', 'dir-made-aside', 'dir-made']) {
+      const dirs = tempWorkspaceDirs()
+      const gone = join(dirs.root, 'gone.txt')
+      const input = '*** Begin Patch\n*** Add File: added/deep/new.txt\n+new\n*** Delete File: gone.txt\n*** End Patch\n'
+      writeFileSync(gone, 'to be deleted\n')
+      const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'apply_patch')
+      const killed = await runChildCrashingAt(dirs, [['apply_patch', { input }]], point)
+      expect(killed, `the child reached ${point}`).toBe(true)
+      const { ws } = await nextWorkspace(dirs)
+      expect(readdirSync(dirs.root).sort(), `killed at ${point}: added/ or a temp name left`).toEqual(['gone.txt'])
+      expect(readFileSync(gone, 'utf8')).toBe('to be deleted\n')
+      expect(await records(ws)).toHaveLength(0)
+    }
   })
 
   it('delete_file, killed at each phase of its commit: the file, or its archive with its record', async () => {

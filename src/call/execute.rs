@@ -378,11 +378,7 @@ impl Opened {
     fn made(self, commit: &mut Commit<'_>, step: &Step) -> io::Result<Dirs> {
         let mut ensure = |place: &Place, opened: Option<std::os::fd::OwnedFd>| match opened {
             Some(dir) => Ok(dir),
-            None => {
-                let (dir, made) = fsops::ensure_dir_made(&place.anchor, &place.dir)?;
-                commit.made_dirs(made);
-                Ok::<_, io::Error>(dir)
-            }
+            None => commit.make_dirs(&place.anchor, &place.dir),
         };
         let at = ensure(&step.at, self.at)?;
         let to = match &step.act {

@@ -200,6 +200,9 @@ pub struct Commit<'a> {
     /// Directories made for the change, shallowest first, with a handle of each one's parent;
     /// removed again (if empty) unless the change is made.
     made: Vec<(MadeDirRecord, OwnedFd)>,
+    /// The record naming the directories made until the commit record does (see
+    /// [`made_dirs::make_dirs`]).
+    made_record: Option<Entry>,
     archives: Vec<ArchiveName>,
 }
 
@@ -210,6 +213,7 @@ impl Journal {
             journal: self,
             steps: Vec::new(),
             made: Vec::new(),
+            made_record: None,
             archives: Vec::new(),
         }
     }
@@ -270,17 +274,27 @@ impl Commit<'_> {
         Ok(())
     }
 
-    /// Adds directories made for the change's files (by [`fsops::ensure_dir_made`], shallowest
-    /// first): unless the change is made, they are removed again if they are still empty —
-    /// also by recovery after a kill (see [`made_dirs`]). Before the files staged in them.
-    pub fn made_dirs(&mut self, made: Vec<fsops::MadeDir>) {
+    /// Opens the directory `dir` (canonical, beneath `anchor`) for the change's files, making
+    /// the missing ones, each answered for in the journal before it has its name (see
+    /// [`made_dirs::make_dirs`]): unless the change is made, they are removed again if they are
+    /// still empty — also by recovery after a kill. Before the files staged in them.
+    pub fn make_dirs(&mut self, anchor: &Path, dir: &Path) -> io::Result<OwnedFd> {
+        let before = self.made.iter().map(|(made, _)| made.clone()).collect();
+        let made = made_dirs::make_dirs(self.journal, anchor, dir, before)?;
         self.made.extend(
-            made.into_iter()
+            made.made
+                .into_iter()
                 .map(|dir| (MadeDirRecord::of(&dir), dir.parent)),
         );
+        if let Some(record) = made.record {
+            if let Some(old) = self.made_record.replace(record) {
+                old.finish();
+            }
+        }
+        Ok(made.dir)
     }
 
-    /// The directories made for the change (see [`Commit::made_dirs`]) that hold `dir_path`:
+    /// The directories made for the change (see [`Commit::make_dirs`]) that hold `dir_path`:
     /// what a temp record for an entry staged there names, so that recovery removes them too.
     pub fn made_above(&self, dir_path: &Path) -> Vec<MadeDirRecord> {
         self.made
@@ -554,11 +568,14 @@ impl Commit<'_> {
                 return Err(failed(0, StepFailure::Io(e)));
             }
         };
-        // The commit record answers for the temp names from here on.
+        // The commit record answers for the temp names and the directories made from here on.
         for step in &mut self.steps {
             if let Some(temp) = step.temp_entry.take() {
                 temp.finish();
             }
+        }
+        if let Some(made) = self.made_record.take() {
+            made.finish();
         }
         process::crash_point("recorded");
         for index in 0..self.steps.len() {
@@ -639,6 +656,9 @@ impl Commit<'_> {
         }
         for (made, parent) in self.made.drain(..).rev() {
             made_dirs::remove_if_empty(parent.as_fd(), &made);
+        }
+        if let Some(made) = self.made_record.take() {
+            made.finish();
         }
     }
 }
@@ -1688,8 +1708,7 @@ mod tests {
     fn stage_in_made_dirs(s: &Setup) -> Commit<'_> {
         let mut commit = stage_all(s);
         let sub = s.root.join("new/sub");
-        let (handle, made) = fsops::ensure_dir_made(&s.root, &sub).unwrap();
-        commit.made_dirs(made);
+        let handle = commit.make_dirs(&s.root, &sub).unwrap();
         let dir = fsops::reopen_readable(handle.as_fd()).unwrap();
         commit
             .put(dir, &sub, OsStr::new("n.txt"), b"n\n".to_vec(), None, None)

@@ -1,17 +1,20 @@
 //! Directories a change made for its new files (`mkdir -p` of their parents): when the change
 //! is not made — it failed, or a kill cut it short and recovery undoes it — they go again,
-//! deepest first, each only while it is still the directory that was made and empty. Recorded
-//! in the temp record of each file staged in them (a kill while staging) and in the commit
-//! record (a kill while applying).
+//! deepest first, each only while it is still the directory that was made and empty. Each is
+//! answered for before it has its name ([`make_dirs`]): by the change's made-dirs record (a
+//! temp record) until the commit record names them, and by the temp record of each file staged
+//! in them.
 
-use std::os::fd::{AsFd, BorrowedFd};
+use std::ffi::OsStr;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::open_recorded_dir;
 use super::record_names::{check_dir, path_bytes};
-use crate::paths::{fsops, Sandbox};
+use super::{open_recorded_dir, Entry, Journal};
+use crate::paths::{fsops, process, Sandbox};
 
 /// A directory a change made, as records keep it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -41,6 +44,114 @@ impl MadeDirRecord {
     /// Whether it is `dir` or above it.
     pub fn holds(&self, dir: &Path) -> bool {
         dir.starts_with(&self.path)
+    }
+}
+
+/// Opens the directory `dir` (canonical, beneath `anchor`), making the missing ones after
+/// `made_before` (the change's directories made so far): each under a temp name its own temp
+/// record names, then, with its identity, in a made-dirs record naming all of them, and only
+/// then renamed to its name. A kill at any point leaves none behind: recovery removes the
+/// temp name, or the named directory while it is still the one made and empty. `record` is
+/// the made-dirs record when any was made: the caller keeps it until the commit record names
+/// the directories or they are removed again.
+pub fn make_dirs(
+    journal: &Journal,
+    anchor: &Path,
+    dir: &Path,
+    made_before: Vec<MadeDirRecord>,
+) -> io::Result<MadeDirs> {
+    let mut named = made_before;
+    let mut record = None;
+    let opened = fsops::ensure_dir_made_with(anchor, dir, |parent, path, name| {
+        let Some((made, entry)) = make_dir(journal, parent, path, name, &named)? else {
+            return Ok(false);
+        };
+        named.push(made);
+        if let Some(old) = record.replace(entry) {
+            old.finish();
+        }
+        Ok(true)
+    });
+    match opened {
+        Ok((dir, made)) => Ok(MadeDirs { dir, made, record }),
+        Err(e) => {
+            // What was made went again (`ensure_dir_made_with`).
+            if let Some(record) = record {
+                record.finish();
+            }
+            Err(e)
+        }
+    }
+}
+
+/// What [`make_dirs`] opened and made.
+pub struct MadeDirs {
+    pub dir: OwnedFd,
+    /// The directories made, shallowest first.
+    pub made: Vec<fsops::MadeDir>,
+    /// The made-dirs record naming them (and those made before), when any was made.
+    pub record: Option<Entry>,
+}
+
+/// Makes the directory `name` of `parent` (canonical path `path`) as [`make_dirs`] says: its
+/// record and the new made-dirs record naming it after `named`, or `None` when another
+/// process made it meanwhile.
+fn make_dir(
+    journal: &Journal,
+    parent: BorrowedFd<'_>,
+    path: &Path,
+    name: &OsStr,
+    named: &[MadeDirRecord],
+) -> io::Result<Option<(MadeDirRecord, Entry)>> {
+    let parent_path = path.parent().unwrap_or(path);
+    let unjournaled = || io::Error::other("cannot journal a directory about to be made");
+    let aside = fsops::temp_name(name);
+    let making = journal
+        .begin_temp_in_made_dirs(parent_path, parent, &aside, named.to_vec())
+        .ok_or_else(unjournaled)?;
+    let made = fsops::mkdir_umasked_at(parent, &aside, 0o777).and_then(|()| {
+        let stat = fsops::lstat_at(parent, &aside)?
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        let (parent_dev, parent_ino) = fsops::identity(&fsops::fstat(parent)?);
+        let (dev, ino) = fsops::identity(&stat);
+        Ok(MadeDirRecord {
+            path: path.to_owned(),
+            parent_dev,
+            parent_ino,
+            dev,
+            ino,
+        })
+    });
+    let made = match made {
+        Ok(made) => made,
+        Err(e) => {
+            let _ = fsops::rmdir_at(parent, &aside);
+            making.finish();
+            return Err(e);
+        }
+    };
+    let all: Vec<MadeDirRecord> = named.iter().cloned().chain([made.clone()]).collect();
+    let Some(record) = journal.begin_temp_in_made_dirs(parent_path, parent, &aside, all) else {
+        let _ = fsops::rmdir_at(parent, &aside);
+        making.finish();
+        return Err(unjournaled());
+    };
+    making.finish();
+    process::crash_point("dir-made-aside");
+    match fsops::rename_noreplace(parent, &aside, parent, name) {
+        Ok(()) => {
+            process::crash_point("dir-made");
+            Ok(Some((made, record)))
+        }
+        Err(e) => {
+            let _ = fsops::rmdir_at(parent, &aside);
+            record.finish();
+            if e.kind() == io::ErrorKind::AlreadyExists {
+                Ok(None)
+            } else {
+                Err(e)
+            }
+        }
     }
 }
 
@@ -133,6 +244,50 @@ mod tests {
             std::mem::forget(entry);
             let sandbox = Sandbox::new(root.clone(), None, vec![]);
             journal.recover(&sandbox, &no_sequel);
+            assert!(!sub.exists());
+            assert_eq!(root.join("new").exists(), someone_elses_file);
+        }
+    }
+
+    /// The made-dirs record names every directory made, with its identity, once it has its
+    /// name: a writer that dies then leaves none of them behind, and none that holds something.
+    #[test]
+    fn make_dirs_leaves_one_record_naming_every_directory_made() {
+        for someone_elses_file in [false, true] {
+            let tmp = tempfile::tempdir().unwrap();
+            let base = fs::canonicalize(tmp.path()).unwrap();
+            let root = base.join("root");
+            fs::create_dir(&root).unwrap();
+            let journal = Journal::new(Arc::new(DataDir::new(base.join("data"))), "journal/x");
+            let sub = root.join("new/sub");
+            let made = make_dirs(&journal, &root, &sub, Vec::new()).unwrap();
+            let entry = made.record.expect("a record for what was made");
+            let mut record = Record::parse(&journal.read(&entry.path()).unwrap()).unwrap();
+            let Record::Temp(temp) = &mut record else {
+                panic!("not a temp record")
+            };
+            let named: Vec<_> = temp.made_dirs.iter().map(|m| m.path.clone()).collect();
+            assert_eq!(named, [root.join("new"), sub.clone()]);
+            assert_eq!(
+                temp.made_dirs,
+                made.made.iter().map(MadeDirRecord::of).collect::<Vec<_>>()
+            );
+            // Only the last record is left, and no temp name.
+            assert_eq!(
+                fs::read_dir(entry.path().parent().unwrap())
+                    .unwrap()
+                    .count(),
+                1
+            );
+            assert_eq!(fs::read_dir(root.join("new")).unwrap().count(), 1);
+            if someone_elses_file {
+                fs::write(root.join("new/theirs.txt"), "theirs").unwrap();
+            }
+            // The writer dies.
+            temp.pid = u32::MAX - 1;
+            journal.rewrite(&entry.path(), &serde_json::to_vec(&record).unwrap());
+            std::mem::forget(entry);
+            journal.recover(&Sandbox::new(root.clone(), None, vec![]), &no_sequel);
             assert!(!sub.exists());
             assert_eq!(root.join("new").exists(), someone_elses_file);
         }

@@ -6,7 +6,7 @@
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
-use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{Mode, OFlags};
@@ -99,13 +99,30 @@ pub struct MadeDir {
 /// [`ensure_dir`], telling which directories it made (shallowest first): only those its own
 /// `mkdirat` created, not one that another process made meanwhile.
 pub fn ensure_dir_made(anchor: &Path, dir: &Path) -> io::Result<(OwnedFd, Vec<MadeDir>)> {
+    ensure_dir_made_with(anchor, dir, |parent, _, name| {
+        match rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(0o777)) {
+            Ok(()) => Ok(true),
+            Err(e) if e == rustix::io::Errno::EXIST => Ok(false),
+            Err(e) => Err(errno(e)),
+        }
+    })
+}
+
+/// [`ensure_dir_made`], each missing directory made by `make(parent, path, name)`: `Ok(true)`
+/// when it made the directory `name` of `parent` (canonical path `path`), `Ok(false)` when one
+/// was there already (made by someone else meanwhile).
+pub fn ensure_dir_made_with(
+    anchor: &Path,
+    dir: &Path,
+    mut make: impl FnMut(BorrowedFd<'_>, &Path, &OsStr) -> io::Result<bool>,
+) -> io::Result<(OwnedFd, Vec<MadeDir>)> {
     match open_dir(anchor, dir, false) {
         Ok(fd) => return Ok((fd, Vec::new())),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
     let mut made = Vec::new();
-    let result = make_dirs_reporting(anchor, dir, &mut made);
+    let result = make_dirs_reporting(anchor, dir, &mut made, &mut make);
     if result.is_err() {
         // Nothing half made: what was made before the error goes again (if still empty).
         for dir in made.iter().rev() {
@@ -117,8 +134,13 @@ pub fn ensure_dir_made(anchor: &Path, dir: &Path) -> io::Result<(OwnedFd, Vec<Ma
     result.map(|fd| (fd, made))
 }
 
-/// The work of [`ensure_dir_made`]: each directory made is pushed to `made` as it is.
-fn make_dirs_reporting(anchor: &Path, dir: &Path, made: &mut Vec<MadeDir>) -> io::Result<OwnedFd> {
+/// The work of [`ensure_dir_made_with`]: each directory made is pushed to `made` as it is.
+fn make_dirs_reporting(
+    anchor: &Path,
+    dir: &Path,
+    made: &mut Vec<MadeDir>,
+    make: &mut impl FnMut(BorrowedFd<'_>, &Path, &OsStr) -> io::Result<bool>,
+) -> io::Result<OwnedFd> {
     let mut current = open_anchor(anchor)?;
     let mut path = anchor.to_path_buf();
     for component in relative(anchor, dir)?.components() {
@@ -126,11 +148,7 @@ fn make_dirs_reporting(anchor: &Path, dir: &Path, made: &mut Vec<MadeDir>) -> io
             return Err(io::Error::from_raw_os_error(libc_codes::EXDEV));
         };
         path.push(part);
-        let created = match rustix::fs::mkdirat(&current, part, Mode::from_raw_mode(0o777)) {
-            Ok(()) => true,
-            Err(e) if e == rustix::io::Errno::EXIST => false,
-            Err(e) => return Err(errno(e)),
-        };
+        let created = make(current.as_fd(), &path, part)?;
         let next =
             rustix::fs::openat(&current, part, handle_flags(), Mode::empty()).map_err(errno)?;
         if created {
