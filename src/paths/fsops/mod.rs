@@ -91,6 +91,27 @@ mod tests {
         assert!(!created);
     }
 
+    /// The maker is asked only for the directories that are missing, never for an existing
+    /// one above them (which may be outside the allowed trees: the anchor can be `/`).
+    #[test]
+    fn ensure_dir_made_with_asks_only_for_missing_directories() {
+        let (_d, base) = setup();
+        let r = base.join("R");
+        let mut asked = Vec::new();
+        let (_fd, made) = ensure_dir_made_with(
+            std::path::Path::new("/"),
+            &r.join("a/x/y"),
+            |dir, path, name| {
+                asked.push(path.to_owned());
+                mkdir_umasked_at(dir, name, 0o777).map(|()| true)
+            },
+        )
+        .unwrap();
+        assert_eq!(asked, [r.join("a/x"), r.join("a/x/y")]);
+        let made: Vec<_> = made.into_iter().map(|m| m.path).collect();
+        assert_eq!(made, asked);
+    }
+
     /// A rewrite through temp file + rename must not strip what the user set on the file: owner
     /// and group (where we may), user attributes, ACLs. File capabilities are not carried to new
     /// content.

@@ -108,9 +108,10 @@ pub fn ensure_dir_made(anchor: &Path, dir: &Path) -> io::Result<(OwnedFd, Vec<Ma
     })
 }
 
-/// [`ensure_dir_made`], each missing directory made by `make(parent, path, name)`: `Ok(true)`
-/// when it made the directory `name` of `parent` (canonical path `path`), `Ok(false)` when one
-/// was there already (made by someone else meanwhile).
+/// [`ensure_dir_made`], each missing directory made by `make(parent, path, name)` (never
+/// called for one that exists): `Ok(true)` when it made the directory `name` of `parent`
+/// (canonical path `path`), `Ok(false)` when one was there already (made by someone else
+/// meanwhile).
 pub fn ensure_dir_made_with(
     anchor: &Path,
     dir: &Path,
@@ -148,6 +149,14 @@ fn make_dirs_reporting(
             return Err(io::Error::from_raw_os_error(libc_codes::EXDEV));
         };
         path.push(part);
+        match rustix::fs::openat(&current, part, handle_flags(), Mode::empty()) {
+            Ok(next) => {
+                current = next;
+                continue;
+            }
+            Err(e) if e == rustix::io::Errno::NOENT => {}
+            Err(e) => return Err(errno(e)),
+        }
         let created = make(current.as_fd(), &path, part)?;
         let next =
             rustix::fs::openat(&current, part, handle_flags(), Mode::empty()).map_err(errno)?;
