@@ -14,9 +14,10 @@ use super::disk;
 use super::effects::{Effects, Hop, Placement, Step};
 use super::plan::Plan;
 use super::slot::{Like, Location, Slot};
+use crate::call::trashing::{put_in_trash, trash_error};
 use crate::call::{commit_recorded, Recorded};
 use crate::cancel::CancelToken;
-use crate::change::{Action, FileChange};
+use crate::change::{Action, EntryFacts, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
 use crate::history::Heading;
@@ -27,8 +28,6 @@ use crate::paths::trees::{remove_tree_at, Removal};
 use crate::paths::EntryKind;
 use crate::progress::Meter;
 use crate::text::delta::Delta;
-use crate::tools::files;
-use crate::tools::trashing::put_in_trash;
 use crate::trash::{restore_temp_name, Archived};
 use crate::workspace::Workspace;
 
@@ -373,7 +372,7 @@ pub fn apply(
             for change in &mut files {
                 if change.action != Action::Deleted && change.action != Action::Removed {
                     if let Ok(Some((parent, name))) = disk::open_parent(ws, &change.path) {
-                        change.undo.entry = files::entry_facts(parent.as_fd(), &name);
+                        change.undo.entry = EntryFacts::of_entry(parent.as_fd(), &name);
                     }
                 }
             }
@@ -615,7 +614,7 @@ fn stage(
             let held = ws
                 .bucket()
                 .stage(archive, dir, name, &aborted)
-                .map_err(|e| crate::tools::trashing::trash_error(e, "restore", path))?;
+                .map_err(|e| trash_error(e, "restore", path))?;
             holds.push(held);
         }
         Slot::NewDir { .. } => {
