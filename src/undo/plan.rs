@@ -319,6 +319,11 @@ impl<'a> Planner<'a> {
     /// Moves the entry at `from` (and what is known beneath it) to `to` in the virtual state.
     fn move_entry(&mut self, from: &Path, to: &Path) {
         let moved = self.slot(from);
+        // Nothing is left at `to` (checked): what the state says is gone beneath it no longer
+        // applies once the entry is there.
+        self.slots.retain(|k, slot| {
+            !(k.starts_with(to) && k.as_path() != to && matches!(slot, Slot::Absent))
+        });
         let beneath: Vec<PathBuf> = self
             .slots
             .keys()
@@ -418,8 +423,38 @@ impl<'a> Planner<'a> {
             return Err(conflict(&file.path, &change, why));
         }
         if let (Action::Moved, Some(from)) = (file.action, &file.from) {
+            if self.matches(from, &Expected::Nothing).is_err() {
+                // Directories a newer change made there (a restore into a directory moved
+                // away made it again) go now, where nothing is left in them: the entry moves
+                // back in their place.
+                self.drop_made_parents_at(from)?;
+            }
             if let Err(why) = self.matches(from, &Expected::Nothing) {
                 return Err(conflict(from, &change, why));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the directories newer changes made at or beneath `path`, on disk now, to nothing
+    /// where nothing in them is left or comes back, deepest first (what [`Self::finish`] does
+    /// for the rest, at the end).
+    fn drop_made_parents_at(&mut self, path: &Path) -> Result<(), ToolError> {
+        let mut made: Vec<PathBuf> = self
+            .made_parents
+            .iter()
+            .filter(|dir| dir.starts_with(path))
+            .cloned()
+            .collect();
+        made.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+        made.dedup();
+        for dir in made {
+            if !matches!(self.slot(&dir), Slot::Disk(_)) {
+                continue;
+            }
+            self.drop_made_dir_if_empty(&dir)?;
+            if matches!(self.slot(&dir), Slot::Absent) {
+                self.made_parents.retain(|d| d != &dir);
             }
         }
         Ok(())
