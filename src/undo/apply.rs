@@ -274,6 +274,17 @@ pub fn apply(
                 Hop::Back(_) => (source.clone(), arrived),
             };
             step_paths.push(moved_to.clone());
+            if let (Location::Staged { top, .. }, Hop::Whole) = (&location, &rename.hop) {
+                if from == to && effects.removals.contains(top) {
+                    // From its place in a tree that goes to the trash to the same place in the
+                    // tree that comes instead: the removal's archive keeps it there, and a redo
+                    // brings it back with that archive. Not a move of the record.
+                    if rename.arrives() {
+                        meter.advance(1);
+                    }
+                    continue;
+                }
+            }
             let mut change = if changes.moved_out_after(&moved_to) {
                 // The removal there stays its own record: a redo takes back this move, then
                 // what moved out of the removed tree, then the removal.

@@ -419,21 +419,28 @@ impl<'a> Planner<'a> {
                 facts,
             },
         };
-        if let Err(why) = self.matches(&file.path, &expected) {
-            return Err(conflict(&file.path, &change, why));
-        }
+        self.check_at(&file.path, &expected, &change)?;
         if let (Action::Moved, Some(from)) = (file.action, &file.from) {
-            if self.matches(from, &Expected::Nothing).is_err() {
-                // Directories a newer change made there (a restore into a directory moved
-                // away made it again) go now, where nothing is left in them: the entry moves
-                // back in their place.
-                self.drop_made_parents_at(from)?;
-            }
-            if let Err(why) = self.matches(from, &Expected::Nothing) {
-                return Err(conflict(from, &change, why));
-            }
+            self.check_at(from, &Expected::Nothing, &change)?;
         }
         Ok(())
+    }
+
+    /// Checks that the virtual state at `path` is `expected` (as the change `change` left it).
+    /// Where it must hold nothing, directories newer changes made there (a restore into a
+    /// directory moved away or removed made it again) go first, when nothing is left in them:
+    /// what the change took away comes back in their place.
+    fn check_at(
+        &mut self,
+        path: &Path,
+        expected: &Expected,
+        change: &str,
+    ) -> Result<(), ToolError> {
+        if matches!(expected, Expected::Nothing) && self.matches(path, expected).is_err() {
+            self.drop_made_parents_at(path)?;
+        }
+        self.matches(path, expected)
+            .map_err(|why| conflict(path, change, why))
     }
 
     /// Sets the directories newer changes made at or beneath `path`, on disk now, to nothing
