@@ -137,9 +137,12 @@ const FULL = process.env.UNDO_PROPERTY_FULL === '1'
  * change made inside a directory the session moved, left behind by the session undo; 119785:
  * a directory a change made, removed since, made again by the session undo and left; 1000:
  * a directory moved into a tree restored from the trash, its file given back beneath it, the
- * redo moving the directory out before it checked the file).
+ * redo moving the directory out before it checked the file; 64352: a restore into directories
+ * it made again where one was moved away, the session undo moving the directory back in their
+ * place; 175218: the same for a directory removed since, the restored link moved into the tree
+ * that comes back from the trash).
  */
-const FULL_SEEDS = [1000, 16838, 103947, 119785, 191056, 230651]
+const FULL_SEEDS = [1000, 16838, 64352, 103947, 119785, 175218, 191056, 230651]
 
 /** The paths `call` touches (relative), and whether each changes structure (not only content). */
 function touches([tool, args]: Call): { rel: string; structural: boolean }[] {

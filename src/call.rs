@@ -5,6 +5,7 @@
 pub mod execute;
 pub mod plan;
 mod stage;
+pub mod trashing;
 
 use std::future::Future;
 use std::io;

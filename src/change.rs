@@ -2,10 +2,12 @@
 //! one-element case; `apply_patch` and undo list many. The call result (`data.files`), the audit
 //! record and the history carry it.
 
+use std::ffi::OsStr;
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
-
 use std::sync::Arc;
 
+use crate::paths::fsops;
 use crate::paths::shown::Shown;
 use crate::paths::EntryKind;
 use serde::{Deserialize, Serialize};
@@ -95,6 +97,24 @@ pub struct EntryFacts {
     pub kind: EntryKind,
     pub dev: u64,
     pub ino: u64,
+}
+
+impl EntryFacts {
+    /// The entry `name` of `dir` as a change leaves it, for the history (undo checks it is still
+    /// that entry): its kind, device and inode. `None` if there is nothing there to describe.
+    pub fn of_entry(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Self> {
+        let stat = fsops::lstat_at(dir, name).ok()??;
+        let kind = match EntryKind::of(&stat) {
+            EntryKind::Special => return None,
+            kind => kind,
+        };
+        let identity = fsops::identity(&stat);
+        Some(Self {
+            kind,
+            dev: identity.0,
+            ino: identity.1,
+        })
+    }
 }
 
 impl FileChange {

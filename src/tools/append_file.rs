@@ -8,10 +8,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::files::{self, Planned};
-use super::trashing::trash_error;
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::execute::{execute, Done, Failure};
 use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
+use crate::call::trashing::trash_error;
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Recorded, Rewrite, Success, ToolNames};
 use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};

@@ -13,13 +13,14 @@ use serde_json::{json, Value};
 
 use super::destination;
 use super::files;
-use super::trashing::{ensure_bucket_writable, in_trash, trash_error};
+use super::trashing::in_trash;
 use super::{blast_radius, object_schema, parse_args, ToolSpec};
 use crate::call::execute::{execute, CopyFailed, CopyMade, Done, Failure};
 use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
+use crate::call::trashing::{ensure_bucket_writable, trash_error};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Recorded, Success, ToolNames};
 use crate::cancel::CancelToken;
-use crate::change::{Action, FileChange};
+use crate::change::{Action, EntryFacts, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::history::Heading;
 use crate::options::WorkspaceOptions;
@@ -446,7 +447,7 @@ impl Copying {
             }
             change.sha256_after = done.copies.last().cloned().flatten().and_then(|c| c.sha256);
             if let Ok((parent, name)) = files::open_parent(&self.destination, "copy to") {
-                change.undo.entry = files::entry_facts(parent.as_fd(), &name);
+                change.undo.entry = EntryFacts::of_entry(parent.as_fd(), &name);
                 seen = files::file_stat_at(parent.as_fd(), &name);
             }
             change.undo.created_dirs = created_dirs.clone();

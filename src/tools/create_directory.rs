@@ -221,7 +221,7 @@ fn make_once(
     let mut facts = None;
     let files = |_: &Done| {
         let made = files::open_parent(target, "create directory").ok();
-        facts = made.and_then(|(parent, name)| files::entry_facts(parent.as_fd(), &name));
+        facts = made.and_then(|(parent, name)| EntryFacts::of_entry(parent.as_fd(), &name));
         let mut change = FileChange::new(target.path.clone(), Action::Created);
         change.undo.entry = facts;
         change.undo.created_dirs = parents.clone();

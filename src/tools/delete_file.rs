@@ -9,10 +9,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::files::{self, file_not_found};
-use super::trashing::{ensure_bucket_writable, in_trash, trash_error};
+use super::trashing::in_trash;
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::execute::{execute, Done, Failure};
 use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
+use crate::call::trashing::{ensure_bucket_writable, trash_error};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Recorded, Success, ToolNames};
 use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};

@@ -8,8 +8,8 @@ use std::ffi::OsStr;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 
-use super::trashing::put_in_trash;
 use super::{blast_radius, files};
+use crate::call::trashing::put_in_trash;
 use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops;

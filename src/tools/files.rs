@@ -7,7 +7,6 @@ use std::io::Read;
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::Path;
 
-use crate::change::EntryFacts;
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops;
 use crate::paths::os_error::{cause, Cause};
@@ -222,22 +221,6 @@ pub fn missing_parents(target: &Target) -> Vec<std::path::PathBuf> {
     }
     missing.reverse();
     missing
-}
-
-/// The entry `name` of `dir` as a change leaves it, for the history (undo checks it is still
-/// that entry): its kind, device and inode. `None` if there is nothing there to describe.
-pub fn entry_facts(dir: BorrowedFd<'_>, name: &OsStr) -> Option<EntryFacts> {
-    let stat = fsops::lstat_at(dir, name).ok()??;
-    let kind = match EntryKind::of(&stat) {
-        EntryKind::Special => return None,
-        kind => kind,
-    };
-    let identity = fsops::identity(&stat);
-    Some(EntryFacts {
-        kind,
-        dev: identity.0,
-        ino: identity.1,
-    })
 }
 
 /// The regular file `name` in `dir` as a change left it, for the model's view of it (../../docs/tools.md#stale-views);

@@ -7,9 +7,9 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 
 use super::files;
-use super::trashing::trash_error;
 use crate::call::execute::Failure;
 use crate::call::plan::Expect;
+use crate::call::trashing::trash_error;
 use crate::error::ToolError;
 use crate::hashing::sha256_reader;
 use crate::paths::fsops;

@@ -13,13 +13,14 @@ use serde_json::{json, Value};
 use super::blast_radius;
 use super::destination;
 use super::files;
-use super::trashing::{ensure_bucket_writable, in_trash, not_trashed_first, trash_error};
+use super::trashing::{in_trash, not_trashed_first};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::execute::{execute, Done, Failure};
 use crate::call::plan::{Act, ChangePlan, Expect, Keep, Place, Step};
+use crate::call::trashing::{ensure_bucket_writable, trash_error};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Recorded, Success, ToolNames};
 use crate::cancel::CancelToken;
-use crate::change::{Action, FileChange};
+use crate::change::{Action, EntryFacts, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::history::Heading;
 use crate::options::WorkspaceOptions;
@@ -315,7 +316,7 @@ impl Restoring {
                 sha256_after: Some(self.sha256.clone()),
                 ..FileChange::new(path.clone(), Action::Added)
             };
-            change.undo.entry = parent().and_then(|dir| files::entry_facts(dir.as_fd(), name));
+            change.undo.entry = parent().and_then(|dir| EntryFacts::of_entry(dir.as_fd(), name));
             change.undo.restored_from = Some(self.archive.clone());
             change.undo.created_dirs = created_dirs.clone();
             if let Some(previous) = done.archives.first().and_then(Option::as_ref) {

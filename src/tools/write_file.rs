@@ -10,10 +10,11 @@ use serde_json::{json, Value};
 
 use super::files::{self, Planned};
 use super::put;
-use super::trashing::{ensure_bucket_writable, in_trash};
+use super::trashing::in_trash;
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::execute::{execute, Done};
 use crate::call::plan::{Act, ChangePlan, Expect, Keep, Place, Step};
+use crate::call::trashing::ensure_bucket_writable;
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Recorded, Rewrite, Success, ToolNames};
 use crate::cancel::CancelToken;
 use crate::change::{Action, FileChange};

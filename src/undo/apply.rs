@@ -14,9 +14,10 @@ use super::disk;
 use super::effects::{Effects, Hop, Placement, Step};
 use super::plan::Plan;
 use super::slot::{Like, Location, Slot};
+use crate::call::trashing::{put_in_trash, trash_error};
 use crate::call::{commit_recorded, Recorded};
 use crate::cancel::CancelToken;
-use crate::change::{Action, FileChange};
+use crate::change::{Action, EntryFacts, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
 use crate::history::Heading;
@@ -27,8 +28,6 @@ use crate::paths::trees::{remove_tree_at, Removal};
 use crate::paths::EntryKind;
 use crate::progress::Meter;
 use crate::text::delta::Delta;
-use crate::tools::files;
-use crate::tools::trashing::put_in_trash;
 use crate::trash::{restore_temp_name, Archived};
 use crate::workspace::Workspace;
 
@@ -262,14 +261,41 @@ pub fn apply(
                     &to_name,
                 )
                 .map_err(|e| ToolError::io(&e, "prepare moving back", from))?;
-            // Recorded hop by hop: a redo takes back the move aside last, when its name is free.
+            // Recorded hop by hop: a redo takes back the move aside last, when its name is free;
+            // an entry that goes into a directory that moves back after it is recorded where it
+            // went, and the directory's move after it.
+            let arrived = match &location {
+                Location::Real(dir) => dir.join(&to_name),
+                Location::Staged { .. } => to.clone(),
+            };
             let (moved_from, moved_to) = match &rename.hop {
-                Hop::Whole => (from.clone(), to.clone()),
+                Hop::Whole => (from.clone(), arrived),
                 Hop::Aside(temp) => (from.clone(), source.with_file_name(temp)),
-                Hop::Back(_) => (source.clone(), to.clone()),
+                Hop::Back(_) => (source.clone(), arrived),
             };
             step_paths.push(moved_to.clone());
-            let mut change = take_over(&mut changes, &moved_to, Action::Moved);
+            if let (Location::Staged { top, .. }, Hop::Whole) = (&location, &rename.hop) {
+                if from == to && effects.removals.contains(top) {
+                    // From its place in a tree that goes to the trash to the same place in the
+                    // tree that comes instead: the removal's archive keeps it there, and a redo
+                    // brings it back with that archive. Not a move of the record.
+                    if rename.arrives() {
+                        meter.advance(1);
+                    }
+                    continue;
+                }
+            }
+            let mut change = if changes.moved_out_after(&moved_to) {
+                // The removal there stays its own record: a redo takes back this move, then
+                // what moved out of the removed tree, then the removal.
+                changes.push(
+                    moved_to.clone(),
+                    FileChange::new(moved_to.clone(), Action::Moved),
+                );
+                changes.remove(&moved_to).expect("just pushed")
+            } else {
+                take_over(&mut changes, &moved_to, Action::Moved)
+            };
             change.from = Some(moved_from);
             if matches!(location, Location::Staged { .. }) {
                 // Into a tree that comes back: after it, in the record (a redo takes it out
@@ -373,7 +399,7 @@ pub fn apply(
             for change in &mut files {
                 if change.action != Action::Deleted && change.action != Action::Removed {
                     if let Ok(Some((parent, name))) = disk::open_parent(ws, &change.path) {
-                        change.undo.entry = files::entry_facts(parent.as_fd(), &name);
+                        change.undo.entry = EntryFacts::of_entry(parent.as_fd(), &name);
                     }
                 }
             }
@@ -508,30 +534,54 @@ fn same_dir(now: Option<&Snapshot>, planned: &Snapshot) -> bool {
 
 /// What the undo changed, per path, in the order it happened: a redo takes the paths back in the
 /// reverse order, so that (say) an entry moved away from a path is checked and moved back only
-/// once what the undo put at that path afterwards was taken away.
+/// once what the undo put at that path afterwards was taken away. A path has one entry, but for
+/// a removal followed by a move there after something moved out of the removed tree.
 #[derive(Default)]
 struct Changes {
-    by_path: BTreeMap<PathBuf, FileChange>,
-    order: Vec<PathBuf>,
+    /// Each path's entry, in order (`None` while taken out to be changed: it keeps its place).
+    entries: Vec<(PathBuf, Option<FileChange>)>,
 }
 
 impl Changes {
+    /// Sets the change at `path` (the latest entry for it, or a new one at the end).
     fn insert(&mut self, path: PathBuf, change: FileChange) {
-        if !self.by_path.contains_key(&path) && !self.order.contains(&path) {
-            self.order.push(path.clone());
+        match self.entries.iter_mut().rev().find(|(p, _)| *p == path) {
+            Some((_, slot)) => *slot = Some(change),
+            None => self.entries.push((path, Some(change))),
         }
-        self.by_path.insert(path, change);
     }
 
+    /// Adds an entry for `path` at the end, after any it has.
+    fn push(&mut self, path: PathBuf, change: FileChange) {
+        self.entries.push((path, Some(change)));
+    }
+
+    /// Takes the latest change at `path` out, keeping its place.
     fn remove(&mut self, path: &Path) -> Option<FileChange> {
-        self.by_path.remove(path)
+        self.entries
+            .iter_mut()
+            .rev()
+            .find(|(p, _)| p == path)
+            .and_then(|(_, slot)| slot.take())
     }
 
-    fn in_order(mut self) -> Vec<FileChange> {
-        let order = std::mem::take(&mut self.order);
-        order
-            .iter()
-            .filter_map(|path| self.by_path.remove(path))
+    /// Whether something moved out from beneath `path` after its latest entry.
+    fn moved_out_after(&self, path: &Path) -> bool {
+        let Some(at) = self.entries.iter().rposition(|(p, _)| p == path) else {
+            return false;
+        };
+        self.entries[at + 1..].iter().any(|(_, change)| {
+            change
+                .as_ref()
+                .and_then(|c| c.from.as_ref())
+                .is_some_and(|from| from != path && from.starts_with(path))
+        })
+    }
+
+    fn in_order(self) -> Vec<FileChange> {
+        self.entries
+            .into_iter()
+            .filter_map(|(_, change)| change)
             .collect()
     }
 }
@@ -615,7 +665,7 @@ fn stage(
             let held = ws
                 .bucket()
                 .stage(archive, dir, name, &aborted)
-                .map_err(|e| crate::tools::trashing::trash_error(e, "restore", path))?;
+                .map_err(|e| trash_error(e, "restore", path))?;
             holds.push(held);
         }
         Slot::NewDir { .. } => {

@@ -443,9 +443,29 @@ fn order_steps(removals: &[PathBuf], renames: &[Rename]) -> Vec<Step> {
 fn order_renames(mut pending: Vec<Rename>) -> Vec<Rename> {
     let mut ordered = Vec::with_capacity(pending.len() + 1);
     while !pending.is_empty() {
+        // (An entry may go back to its own path inside a directory that moves back there.)
+        let frees_its_name = |r: &Rename| {
+            !pending
+                .iter()
+                .any(|other| other != r && other.source() == r.to)
+        };
+        // An entry whose source or destination is beneath another that moves too goes first,
+        // while its directory is where it was planned at (and the record names it there).
+        let nothing_moves_inside = |r: &Rename| {
+            let above = r.source();
+            let beneath = |path: &Path| path != above && path.starts_with(&above);
+            !pending.iter().any(|other| {
+                let into = match other.destination() {
+                    (Location::Real(dir), name) => Some(dir.join(name)),
+                    (Location::Staged { .. }, _) => None,
+                };
+                other != r && (beneath(&other.source()) || into.is_some_and(|p| beneath(&p)))
+            })
+        };
         let ready = pending
             .iter()
-            .position(|r| !pending.iter().any(|other| other.source() == r.to));
+            .position(|r| frees_its_name(r) && nothing_moves_inside(r))
+            .or_else(|| pending.iter().position(frees_its_name));
         match ready {
             Some(index) => ordered.push(pending.remove(index)),
             None => {

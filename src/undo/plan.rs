@@ -3,24 +3,24 @@
 //! every path exactly as it left it), then its inverse is applied to that state. Nothing on disk
 //! changes here; `apply` turns the final state into one journaled commit.
 
+mod check;
+mod invert;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::disk::{self, Real};
-use super::refusal::{conflict, damaged, describe, not_undoable, Difference, UnreadableArchive};
+use super::refusal::{conflict, UnreadableArchive};
 use super::select::Target;
 use super::slot::{physical_path, Like, Slot};
-use crate::change::{Action, EntryFacts};
-use crate::datadir;
+use crate::change::EntryFacts;
 use crate::error::ToolError;
-use crate::hashing::sha256_hex;
-use crate::history::{ChangeRecord, FileRecord, History};
+use crate::history::History;
 use crate::paths::shown::Shown;
 use crate::paths::EntryKind;
-use crate::text::delta::Delta;
-use crate::trash::{Member, Members, Override, TrashError};
+use crate::trash::{Member, Members};
 use crate::workspace::Workspace;
 
 /// The outcome of planning: the final state of every path involved, and what is known of the
@@ -79,10 +79,6 @@ struct StandIn {
     /// entries beneath it, by relative path.
     facts: Vec<(PathBuf, Option<EntryFacts>)>,
 }
-
-/// How much of a file undo reads into memory to apply a delta (edits and appends are bounded
-/// far below this by their own limits).
-const MAX_CONTENT: u64 = 1 << 30;
 
 impl<'a> Planner<'a> {
     pub fn new(ws: &'a Workspace) -> Self {
@@ -319,6 +315,11 @@ impl<'a> Planner<'a> {
     /// Moves the entry at `from` (and what is known beneath it) to `to` in the virtual state.
     fn move_entry(&mut self, from: &Path, to: &Path) {
         let moved = self.slot(from);
+        // Nothing is left at `to` (checked): what the state says is gone beneath it no longer
+        // applies once the entry is there.
+        self.slots.retain(|k, slot| {
+            !(k.starts_with(to) && k.as_path() != to && matches!(slot, Slot::Absent))
+        });
         let beneath: Vec<PathBuf> = self
             .slots
             .keys()
@@ -384,335 +385,28 @@ impl<'a> Planner<'a> {
         Ok(found)
     }
 
-    /// Checks that `file`'s path (and a move's source) is as `target` left it.
-    fn check_after(&mut self, target: &Target, file: &FileRecord) -> Result<(), ToolError> {
-        let change = describe(&target.record);
-        // An undo since may have put the entry back under a new inode: known by what that undo
-        // recorded, or — inside a tree it put back whole — by kind and content alone.
-        let inside_put_back = file
-            .path
-            .ancestors()
-            .skip(1)
-            .any(|above| self.facts.contains_key(above));
-        let put_back = self.facts.get(&file.path).copied();
-        let recorded = put_back.flatten().or(file.entry);
-        let kind = recorded.map(|f| f.kind);
-        let facts = match put_back {
-            Some(known) => known,
-            None => recorded.filter(|_| !inside_put_back),
-        };
-        let expected = match file.action {
-            Action::Deleted | Action::Removed => Expected::Nothing,
-            Action::Created => Expected::Entry {
-                kind: Some(EntryKind::Directory),
-                sha256: None,
-                facts,
-            },
-            Action::Added | Action::Modified | Action::Moved => Expected::Entry {
-                kind,
-                sha256: file.sha256_after.clone(),
-                facts,
-            },
-        };
-        if let Err(why) = self.matches(&file.path, &expected) {
-            return Err(conflict(&file.path, &change, why));
-        }
-        if let (Action::Moved, Some(from)) = (file.action, &file.from) {
-            if let Err(why) = self.matches(from, &Expected::Nothing) {
-                return Err(conflict(from, &change, why));
+    /// Sets the directories newer changes made at or beneath `path`, on disk now, to nothing
+    /// where nothing in them is left or comes back, deepest first (what [`Self::finish`] does
+    /// for the rest, at the end).
+    fn drop_made_parents_at(&mut self, path: &Path) -> Result<(), ToolError> {
+        let mut made: Vec<PathBuf> = self
+            .made_parents
+            .iter()
+            .filter(|dir| dir.starts_with(path))
+            .cloned()
+            .collect();
+        made.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+        made.dedup();
+        for dir in made {
+            if !matches!(self.slot(&dir), Slot::Disk(_)) {
+                continue;
+            }
+            self.drop_made_dir_if_empty(&dir)?;
+            if matches!(self.slot(&dir), Slot::Absent) {
+                self.made_parents.retain(|d| d != &dir);
             }
         }
         Ok(())
-    }
-
-    /// Whether the virtual state at `path` is `expected`; else what differs.
-    fn matches(&mut self, path: &Path, expected: &Expected) -> Result<(), Difference> {
-        let slot = self.slot(path);
-        let (kind, sha256, facts) = match expected {
-            Expected::Nothing => {
-                return match slot {
-                    Slot::Absent => Ok(()),
-                    Slot::Disk(at) => match self.real(&at)? {
-                        None => Ok(()),
-                        Some(real) => Err(Difference::Present(Some(real.kind_name()))),
-                    },
-                    Slot::InArchive { archive, member } => match self.member(&archive, &member)? {
-                        None => Ok(()),
-                        Some(m) => Err(Difference::Present(Some(m.kind.as_str()))),
-                    },
-                    _ => Err(Difference::Present(None)),
-                }
-            }
-            Expected::Entry {
-                kind,
-                sha256,
-                facts,
-            } => (*kind, sha256.as_deref(), *facts),
-        };
-        match slot {
-            Slot::Absent => Err(Difference::Gone),
-            Slot::InArchive { archive, member } => {
-                // Inside a tree in the trash: known by kind and content (inodes are not kept).
-                let Some(m) = self.member(&archive, &member)? else {
-                    return Err(Difference::Gone);
-                };
-                if kind.is_some_and(|k| k != m.kind) {
-                    return Err(Difference::OtherKind(m.kind.as_str()));
-                }
-                match sha256 {
-                    Some(_) if m.kind == EntryKind::Directory => match kind {
-                        Some(EntryKind::Directory) => Ok(()),
-                        _ => Err(Difference::OtherKind("directory")),
-                    },
-                    Some(sha256) if sha256 != m.sha256() => Err(Difference::ContentChanged),
-                    _ => Ok(()),
-                }
-            }
-            Slot::Disk(at) => {
-                let Some(real) = self.real(&at)? else {
-                    return Err(Difference::Gone);
-                };
-                if let Some(kind) = kind {
-                    if real.kind_fact() != kind {
-                        return Err(Difference::OtherKind(real.kind_name()));
-                    }
-                }
-                if let Some(facts) = facts {
-                    if (real.stat.dev, real.stat.ino) != (facts.dev, facts.ino) {
-                        return Err(Difference::Replaced(real.kind_name()));
-                    }
-                }
-                if let Some(sha256) = sha256 {
-                    if real.kind == EntryKind::Directory {
-                        // A tree is known by its kind and inode here; its digest is checked when
-                        // the undo archives it, where nothing beneath it is taken back first (then
-                        // it is not as it is on disk now; each such path was checked itself).
-                        if kind != Some(EntryKind::Directory) {
-                            return Err(Difference::OtherKind("directory"));
-                        }
-                        let untouched_inside = !self
-                            .slots
-                            .keys()
-                            .any(|k| k.starts_with(path) && k.as_path() != path);
-                        if untouched_inside {
-                            self.tree_digests.insert(at.clone(), sha256.to_owned());
-                        }
-                    } else {
-                        let now = disk::sha256_of(self.ws, &at, &real)?;
-                        if now != sha256 {
-                            return Err(Difference::ContentChanged);
-                        }
-                    }
-                }
-                Ok(())
-            }
-            Slot::Archive { meta, archive } => {
-                if kind.is_some_and(|k| k != meta.kind) {
-                    return Err(Difference::OtherKind(meta.kind.as_str()));
-                }
-                let Some(sha256) = sha256 else {
-                    return Ok(());
-                };
-                // A tree with changes inside it taken back already: the digest of the tree the
-                // archive keeps with those in place.
-                let now = if meta.kind == EntryKind::Directory {
-                    self.tree_digest(path, &archive)?
-                } else {
-                    None
-                };
-                if sha256 != now.as_deref().unwrap_or(&meta.original_sha256) {
-                    return Err(Difference::ContentChanged);
-                }
-                Ok(())
-            }
-            Slot::Bytes { data, .. } => {
-                if kind.is_some_and(|k| k != EntryKind::File) {
-                    return Err(Difference::OtherKind("file"));
-                }
-                match sha256 {
-                    Some(sha256) if sha256 != sha256_hex(&data) => Err(Difference::ContentChanged),
-                    _ => Ok(()),
-                }
-            }
-            Slot::NewDir { mode } => match (kind, sha256) {
-                (Some(EntryKind::Directory) | None, None) => Ok(()),
-                // A tree restored empty, then removed without an archive: known by the digest
-                // of an empty directory with its mode.
-                (Some(EntryKind::Directory) | None, Some(sha256)) => {
-                    if sha256 == crate::trash::empty_tree_digest(mode) {
-                        Ok(())
-                    } else {
-                        Err(Difference::ContentChanged)
-                    }
-                }
-                _ => Err(Difference::OtherKind("directory")),
-            },
-        }
-    }
-
-    /// Sets what was at `file`'s path (and a move's source) before `record`; the parent
-    /// directories it made are removed at the end if left empty.
-    fn invert(
-        &mut self,
-        record: &ChangeRecord,
-        file: &FileRecord,
-        history: &History,
-    ) -> Result<(), ToolError> {
-        let path = file.path.as_path();
-        if let Some(consumed) = file.restored_from.as_ref().and_then(|a| a.file_name()) {
-            let mut facts = self.take_facts(path);
-            if !facts.iter().any(|(rest, _)| rest.as_os_str().is_empty()) {
-                facts.extend(file.entry.map(|own| (PathBuf::new(), Some(own))));
-            }
-            let stand_in = StandIn {
-                slot: self.slot(path),
-                beneath: self.beneath(path),
-                facts,
-            };
-            self.stand_ins.insert(consumed.to_owned(), stand_in);
-        }
-        // What the change left at its paths is replaced by what was there before: what is known
-        // of it goes (a moved entry's goes back with it, in `move_entry`).
-        if file.action != Action::Moved || file.delta.is_some() || file.from_trashed_to.is_some() {
-            self.take_facts(path);
-        }
-        if let Some(from) = &file.from {
-            self.take_facts(from);
-        }
-        let archived = |planner: &mut Self, archive: &Option<PathBuf>, at: &Path| match archive {
-            Some(archive) => planner.archive(record, file, archive, at).map(Some),
-            None => Ok(None),
-        };
-        match file.action {
-            Action::Added => {
-                let before = archived(self, &file.trashed_to, path)?.unwrap_or(Slot::Absent);
-                self.set(path, before);
-            }
-            Action::Modified => {
-                let before = if let Some(delta) = &file.delta {
-                    let data = self.apply_delta(record, file, path, delta, history)?;
-                    if let Some(sha256) = &file.sha256_before {
-                        if &sha256_hex(&data) != sha256 {
-                            return Err(damaged(record, path));
-                        }
-                    }
-                    Slot::Bytes {
-                        data,
-                        like: self.like(path),
-                    }
-                } else if let Some(slot) = archived(self, &file.trashed_to, path)? {
-                    slot
-                } else {
-                    return Err(not_undoable(record, "its previous content was not kept"));
-                };
-                self.set(path, before);
-            }
-            Action::Deleted => {
-                let Some(before) = archived(self, &file.trashed_to, path)? else {
-                    return Err(not_undoable(record, "no copy was kept"));
-                };
-                self.set(path, before);
-            }
-            Action::Removed => {
-                let before = match (archived(self, &file.trashed_to, path)?, file.dir_mode) {
-                    (Some(slot), _) => slot,
-                    (None, Some(mode)) => Slot::NewDir { mode },
-                    (None, None) => return Err(not_undoable(record, "no copy was kept")),
-                };
-                self.set(path, before);
-            }
-            Action::Created => {
-                if let Slot::InArchive { archive, member } = self.slot(path) {
-                    let inside = (path.to_owned(), archive, member, describe(record));
-                    self.must_be_empty_inside.push(inside);
-                }
-                self.set(path, Slot::Absent);
-                self.must_be_empty.push((path.to_owned(), describe(record)));
-            }
-            Action::Moved => {
-                let from = file.from.as_deref().ok_or_else(|| damaged(record, path))?;
-                if let Some(delta) = &file.delta {
-                    let data = self.apply_delta(record, file, path, delta, history)?;
-                    if let Some(sha256) = &file.sha256_before {
-                        if &sha256_hex(&data) != sha256 {
-                            return Err(damaged(record, path));
-                        }
-                    }
-                    let like = self.like(path);
-                    self.set(from, Slot::Bytes { data, like });
-                    self.set(path, Slot::Absent);
-                } else if let Some(slot) = archived(self, &file.from_trashed_to, from)? {
-                    self.set(from, slot);
-                    self.set(path, Slot::Absent);
-                } else {
-                    self.move_entry(path, from);
-                }
-                if let Some(slot) = archived(self, &file.trashed_to, path)? {
-                    self.set(path, slot);
-                }
-            }
-        }
-        self.made_parents.extend(file.created_dirs.iter().cloned());
-        Ok(())
-    }
-
-    /// What the archive a change trashed the entry at `at` to holds, as a slot (or what stands
-    /// in for it); what the state said beneath `at` goes: the entry from the archive replaces
-    /// everything there (and what stood beneath a stand-in comes with it).
-    fn archive(
-        &mut self,
-        record: &ChangeRecord,
-        file: &FileRecord,
-        archive: &Path,
-        at: &Path,
-    ) -> Result<Slot, ToolError> {
-        let (slot, beneath, facts) = match self.ws.bucket().inspect(archive) {
-            Err(TrashError::Io(e)) if datadir::is_untrusted(&e) => {
-                return Err(ToolError::io(
-                    &e,
-                    "read the trash in",
-                    self.ws.data_dir().path(),
-                ))
-            }
-            Ok(meta) => (
-                Slot::Archive {
-                    archive: archive.to_owned(),
-                    meta,
-                },
-                Vec::new(),
-                Vec::new(),
-            ),
-            Err(_)
-                if archive
-                    .file_name()
-                    .is_some_and(|n| self.stand_ins.contains_key(n)) =>
-            {
-                let stand_in = self
-                    .stand_ins
-                    .remove(archive.file_name().expect("checked"))
-                    .expect("checked");
-                (stand_in.slot, stand_in.beneath, stand_in.facts)
-            }
-            Err(_) => {
-                return Err(not_undoable(
-                    record,
-                    &format!(
-                        "the copy of {} it needs is no longer in the trash ({})",
-                        file.path.shown(),
-                        archive.shown()
-                    ),
-                ))
-            }
-        };
-        self.slots.retain(|k, _| !(k.starts_with(at) && k != at));
-        for (rest, inner) in beneath {
-            self.slots.insert(at.join(rest), inner);
-        }
-        self.take_facts(at);
-        for (rest, known) in facts {
-            self.facts.insert(join(at, &rest), known);
-        }
-        Ok(slot)
     }
 
     /// Sets the directory `dir`, the entry `member` of `archive`, to nothing when nothing else
@@ -784,176 +478,6 @@ impl<'a> Planner<'a> {
         let members = self.members_of(archive)?;
         Ok(members.get(member.as_os_str().as_encoded_bytes()).cloned())
     }
-
-    /// The digest of the tree the archive at `path` keeps with the slots set beneath `path` in
-    /// its place; `None` when nothing is set beneath (the archive's own digest holds).
-    fn tree_digest(&mut self, path: &Path, archive: &Path) -> Result<Option<String>, Difference> {
-        let beneath = self.beneath(path);
-        if beneath.is_empty() {
-            return Ok(None);
-        }
-        let mut overrides: BTreeMap<Vec<u8>, Override> = BTreeMap::new();
-        let one_at_a_time = || Difference::InsideArchive(path.to_owned());
-        for (rest, slot) in beneath {
-            let under_a_leaf =
-                rest.ancestors().skip(1).any(|above| {
-                    overrides.get(above.as_os_str().as_encoded_bytes()).is_some_and(|o| {
-                    matches!(o, Override::Gone)
-                        || matches!(o, Override::Entry { kind, .. } if *kind != EntryKind::Directory)
-                })
-                });
-            if under_a_leaf {
-                continue;
-            }
-            let over = match slot {
-                Slot::InArchive {
-                    archive: from,
-                    member,
-                } if from == archive && member == rest => continue,
-                Slot::Absent => Override::Gone,
-                Slot::Bytes { data, like } => Override::Entry {
-                    kind: EntryKind::File,
-                    mode: self.mode_of(&like),
-                    content: sha256_bytes(&data),
-                },
-                Slot::NewDir { mode } => Override::Entry {
-                    kind: EntryKind::Directory,
-                    mode,
-                    content: [0; 32],
-                },
-                Slot::Archive { meta, .. } if meta.kind != EntryKind::Directory => {
-                    Override::Entry {
-                        kind: meta.kind,
-                        mode: meta.mode,
-                        content: from_hex(&meta.original_sha256).ok_or_else(one_at_a_time)?,
-                    }
-                }
-                _ => return Err(one_at_a_time()),
-            };
-            overrides.insert(rest.as_os_str().as_encoded_bytes().to_vec(), over);
-        }
-        let members = self.members_of(archive)?;
-        members
-            .digest_with(&overrides)
-            .map(Some)
-            .ok_or_else(one_at_a_time)
-    }
-
-    /// The permission bits a file made from bytes gets.
-    fn mode_of(&mut self, like: &Like) -> u32 {
-        match like {
-            Like::Mode(mode) => *mode,
-            Like::Disk(at) => self
-                .real(at)
-                .ok()
-                .flatten()
-                .map_or(0o644, |r| r.stat.permissions()),
-        }
-    }
-
-    /// The bytes `path` holds in the virtual state, with the stored delta applied.
-    fn apply_delta(
-        &mut self,
-        record: &ChangeRecord,
-        file: &FileRecord,
-        path: &Path,
-        delta: &str,
-        history: &History,
-    ) -> Result<Vec<u8>, ToolError> {
-        let stored = history.read_delta(delta).map_err(|e| {
-            if datadir::is_untrusted(&e) {
-                return ToolError::io(&e, "read the history in", self.ws.data_dir().path());
-            }
-            if e.kind() == std::io::ErrorKind::InvalidData {
-                return damaged(record, path);
-            }
-            not_undoable(
-                record,
-                &format!(
-                    "what takes {} back is missing from the history",
-                    file.path.shown()
-                ),
-            )
-        })?;
-        let delta = Delta::decode(&stored).map_err(|_| damaged(record, path))?;
-        let now = self.content(record, path)?;
-        delta.apply(&now).map_err(|_| damaged(record, path))
-    }
-
-    /// The bytes of the file at `path` in the virtual state.
-    fn content(&mut self, record: &ChangeRecord, path: &Path) -> Result<Vec<u8>, ToolError> {
-        match self.slot(path) {
-            Slot::Disk(at) => disk::read(self.ws, &at, MAX_CONTENT),
-            Slot::Bytes { data, .. } => Ok(data),
-            Slot::Archive { archive, .. } => {
-                match self.ws.bucket().read_file(&archive, MAX_CONTENT) {
-                    Ok(Some((_, data))) => Ok(data),
-                    _ => Err(damaged(record, path)),
-                }
-            }
-            Slot::InArchive { archive, member } => {
-                let found = self.member(&archive, &member).ok().flatten();
-                let Some(m) = found.filter(|m| m.kind == EntryKind::File) else {
-                    return Err(damaged(record, path));
-                };
-                let sub = m
-                    .first
-                    .clone()
-                    .unwrap_or_else(|| member.as_os_str().as_encoded_bytes().to_vec());
-                match self
-                    .ws
-                    .bucket()
-                    .read_member(&archive, &sub, &m.content, MAX_CONTENT)
-                {
-                    Ok(Some(data)) => Ok(data),
-                    _ => Err(damaged(record, path)),
-                }
-            }
-            Slot::Absent | Slot::NewDir { .. } => Err(damaged(record, path)),
-        }
-    }
-
-    /// What a file made from bytes at `path` takes its mode from: what is there in the virtual
-    /// state.
-    fn like(&mut self, path: &Path) -> Like {
-        match self.slot(path) {
-            Slot::Disk(at) => Like::Disk(at),
-            Slot::Bytes { like, .. } => like,
-            Slot::Archive { meta, .. } => Like::Mode(meta.mode),
-            Slot::InArchive { archive, member } => match self.member(&archive, &member) {
-                Ok(Some(m)) => Like::Mode(m.mode),
-                _ => Like::Mode(0o644),
-            },
-            Slot::Absent | Slot::NewDir { .. } => Like::Mode(0o644),
-        }
-    }
-}
-
-/// What a change left at a path.
-enum Expected {
-    Nothing,
-    Entry {
-        kind: Option<EntryKind>,
-        sha256: Option<String>,
-        facts: Option<EntryFacts>,
-    },
-}
-
-fn sha256_bytes(data: &[u8]) -> [u8; 32] {
-    use sha2::Digest;
-    sha2::Sha256::digest(data).into()
-}
-
-/// 64 hex digits as 32 bytes.
-fn from_hex(hex: &str) -> Option<[u8; 32]> {
-    let mut out = [0u8; 32];
-    if hex.len() != 64 {
-        return None;
-    }
-    for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(out)
 }
 
 /// `path` with `rest` beneath it (`path` itself for the empty `rest`).

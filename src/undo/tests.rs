@@ -388,3 +388,50 @@ async fn a_session_undo_takes_back_moves_within_a_removed_tree() {
         .await;
     undo_redo_undo(&s, &start).await;
 }
+
+#[tokio::test]
+async fn a_session_undo_takes_back_a_restore_into_directories_it_made() {
+    // Seed 64352: the restore made src and src/lib again (src was moved away to n106); the
+    // session undo removes them with the restored file, moves n106 back to src and gives the
+    // file back beneath it; the redo takes that back the same way.
+    let s = Session::new();
+    write(&s.path("src/lib/util.ts"), "util\n");
+    write(&s.path("src/main.ts"), "main\n");
+    let start = s.tree();
+    let deleted = s
+        .call("delete_file", json!({ "path": "src/lib/util.ts" }))
+        .await;
+    s.call(
+        "move_file",
+        json!({ "source": "src", "destination": "n106" }),
+    )
+    .await;
+    s.call(
+        "restore_file",
+        json!({ "trashedPath": trashed_to(&deleted) }),
+    )
+    .await;
+    undo_redo_undo(&s, &start).await;
+}
+
+#[tokio::test]
+async fn a_session_undo_takes_back_a_restore_into_a_directory_removed_since() {
+    // Seed 175218: a link deleted from src, then src removed; the restore of the link made src
+    // again. The session undo takes the restore back with the directory it made, then brings
+    // src back from the trash and the link into it; the redo takes that back the same way.
+    let s = Session::new();
+    write(&s.path("src/main.ts"), "main\n");
+    std::os::unix::fs::symlink("main.ts", s.path("src/to-main")).unwrap();
+    let start = s.tree();
+    let deleted = s
+        .call("delete_file", json!({ "path": "src/to-main" }))
+        .await;
+    s.call("remove_dir", json!({ "path": "src", "recursive": true }))
+        .await;
+    s.call(
+        "restore_file",
+        json!({ "trashedPath": trashed_to(&deleted) }),
+    )
+    .await;
+    undo_redo_undo(&s, &start).await;
+}

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use super::plan::{self, Context, Existing, Planned};
 use crate::call::execute::{execute, Done, ExecuteError, Failure};
 use crate::call::plan::{Act, ChangePlan, Expect, Keep, Place, Step};
+use crate::call::trashing::{ensure_bucket_writable, trash_error};
 use crate::call::Recorded;
 use crate::change::{Action, FileChange};
 use crate::error::{ErrorCode, ToolError};
@@ -25,7 +26,6 @@ use crate::progress::Meter;
 use crate::text::delta::Delta;
 use crate::text::patch::{FileChange as PatchChange, FilePatch};
 use crate::tools::files;
-use crate::tools::trashing::{ensure_bucket_writable, trash_error};
 use crate::workspace::Workspace;
 
 /// A file as committed: for the result, the audit log and the history.

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::super::destination::{self, Destination};
 use super::super::files;
-use super::super::trashing::{put_back, trash_error};
+use crate::call::trashing::{put_back, trash_error};
 use crate::cancel::CancelToken;
 use crate::change::EntryFacts;
 use crate::error::{ErrorCode, ToolError};
@@ -115,7 +115,7 @@ pub fn move_across(
             })?;
     }
     fsops::fsync_dir(src_parent.as_fd());
-    let moved = files::entry_facts(dst_parent.as_fd(), dst_name);
+    let moved = EntryFacts::of_entry(dst_parent.as_fd(), dst_name);
     let file = files::file_stat_at(dst_parent.as_fd(), dst_name);
     Ok((archived, moved, created_dirs, file))
 }
