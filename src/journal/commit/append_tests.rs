@@ -4,6 +4,9 @@
 
 use super::*;
 use crate::datadir::DataDir;
+use crate::journal::{Record, Recovered};
+use crate::paths::Sandbox;
+use std::ffi::OsString;
 use std::fs;
 use std::sync::Arc;
 
