@@ -64,9 +64,9 @@ mod recovery;
 mod undo;
 
 pub use failure::{CommitError, LeftAtEnd, StepFailure};
-#[cfg(test)]
-pub use recovery::kill_before_commit_point;
 pub use recovery::recover;
+#[cfg(test)]
+pub use recovery::{kill_before_commit_point, left_by_a_dead_process};
 
 /// The [`Version`] a snapshot describes.
 fn version_of_snapshot(snap: &Snapshot) -> Version {

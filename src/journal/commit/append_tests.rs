@@ -218,3 +218,74 @@ fn two_appends_keep_their_bytes_apart_and_recovery_takes_both_back() {
         "other\n"
     );
 }
+
+/// The directory `at` made read-only (a bind mount of it remounted so): nothing in it can be
+/// opened for writing, whoever asks (root too). `None` where mounting is not permitted.
+fn read_only(at: &Path) -> Option<()> {
+    let done = std::process::Command::new("mount")
+        .args(["-o", "remount,bind,ro"])
+        .arg(at)
+        .status();
+    done.is_ok_and(|s| s.success()).then_some(())
+}
+
+fn writable(at: &Path) {
+    let done = std::process::Command::new("mount")
+        .args(["-o", "remount,bind,rw"])
+        .arg(at)
+        .status();
+    assert!(done.is_ok_and(|s| s.success()));
+}
+
+/// An append whose rollback in process cannot be done (its file cannot be opened for writing
+/// any more) keeps its record and its bytes' copy: the next recovery takes it back.
+#[test]
+fn an_append_not_taken_back_in_process_keeps_its_record_for_recovery() {
+    use crate::paths::test_mounts::Mounted;
+    let s = setup();
+    let alias = s.root.parent().unwrap().join("alias");
+    let Some(_mount) = Mounted::bind(&s.root, &alias) else {
+        eprintln!("skipped: mounting is not permitted here");
+        return;
+    };
+    let name = OsStr::new("log.txt");
+    // The step writes through a handle opened through the root; the rollback opens the file in
+    // the step's directory, reached through the alias.
+    let file = fsops::open_for_update(dir(&s.root).as_fd(), name).unwrap();
+    let mut commit = s.journal.commit();
+    commit
+        .append(dir(&alias), &alias, name, file, NEW.into())
+        .unwrap();
+    let mut mounted_ro = false;
+    let failed = commit.apply_then(
+        || {
+            mounted_ro = read_only(&alias).is_some();
+            Err(io::Error::other("no history"))
+        },
+        |_| Ok(()),
+    );
+    assert!(failed.is_err());
+    if !mounted_ro {
+        eprintln!("skipped: a bind mount cannot be made read-only here");
+        return;
+    }
+    assert_eq!(
+        log(&s),
+        format!("{OLD}{NEW}"),
+        "out of reach: not taken back"
+    );
+    let record = left_by_a_dead_process(&s.journal);
+    assert!(record.with_extension("bytes").exists());
+    // A recovery that cannot cut it back either keeps the record; one that can, finishes.
+    let within = Sandbox::new(alias.clone(), None, vec![]);
+    assert_eq!(
+        s.journal.recover(&within, &no_sequel),
+        vec![Recovered::LeftAlone]
+    );
+    assert!(record.exists() && record.with_extension("bytes").exists());
+    writable(&alias);
+    let outcomes = s.journal.recover(&within, &no_sequel);
+    assert_eq!(outcomes, vec![Recovered::CommitUndone]);
+    assert_eq!(log(&s), OLD);
+    assert_eq!(journal_names(&s), Vec::<OsString>::new());
+}

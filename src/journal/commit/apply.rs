@@ -12,6 +12,7 @@ use super::failure::{changed, taken};
 use super::failure::{CommitError, LeftAtEnd, StepFailure};
 use super::undo::{move_checked, remove_aside, remove_staged, undo_step};
 use super::{holds, made_dirs, Commit, CommitRecord, Sequel, Staged, StepAction};
+use crate::journal::Entry;
 use crate::journal::Record;
 use crate::paths::fsops::{self, Replacing, Snapshot};
 use crate::paths::{process, trees};
@@ -69,10 +70,14 @@ impl Commit<'_> {
         process::crash_point("recorded");
         for index in 0..self.steps.len() {
             if let Err(reason) = apply_step(&self.steps[index]) {
-                self.undo_steps(index);
+                // An append that failed while writing may have left part of its bytes: taken
+                // back with the steps before it (a failed check wrote nothing).
+                let wrote = matches!(reason, StepFailure::Io(_))
+                    && matches!(self.steps[index].record.action, StepAction::Append { .. });
+                let settled = self.undo_steps(index + usize::from(wrote));
                 self.discard();
                 sync_dirs(&self.steps);
-                entry.finish();
+                finish_if_settled(entry, settled);
                 return Err(failed(index, reason));
             }
         }
@@ -87,9 +92,9 @@ impl Commit<'_> {
                 .rewrite_durable(&entry, &Record::Commit(record.clone()))
         });
         if let Err(e) = committed {
-            self.undo_steps(self.steps.len());
+            let settled = self.undo_steps(self.steps.len());
             sync_dirs(&self.steps);
-            entry.finish();
+            finish_if_settled(entry, settled);
             return Err(failed(0, StepFailure::Io(e)));
         }
         // The directories made hold the change's files now: they stay.
@@ -114,17 +119,20 @@ impl Commit<'_> {
         Ok(outcome)
     }
 
-    /// Takes back the first `done` steps, newest first.
-    fn undo_steps(&self, done: usize) {
+    /// Takes back the first `done` steps, newest first; whether every one is settled (see
+    /// [`undo_step`]).
+    fn undo_steps(&self, done: usize) -> bool {
+        let mut settled = true;
         for step in self.steps[..done].iter().rev() {
             let mut appended = step.append.as_ref().map(|(_, bytes)| bytes.as_slice());
-            undo_step(
+            settled &= undo_step(
                 step.dir.as_fd(),
                 step.to_dir.as_ref().map(|d| d.as_fd()),
                 &step.record,
                 appended.as_mut().map(|bytes| bytes as &mut dyn Read),
             );
         }
+        settled
     }
 
     /// Removes the staged files of steps not applied, then the directories made for them that
@@ -259,6 +267,15 @@ fn apply_append(file: &File, old_size: u64, data: &[u8], len: u64) -> Result<(),
         return Err(StepFailure::Io(e));
     }
     Ok(())
+}
+
+/// Removes the record of a change taken back, unless a step could not be taken back yet
+/// (`settled` is `false`): then the record, with the copy of the appended bytes beside it,
+/// stays for the next recovery to finish taking the change back.
+fn finish_if_settled(entry: Entry, settled: bool) {
+    if settled {
+        entry.finish();
+    }
 }
 
 /// fsyncs every directory the steps touch, once each.

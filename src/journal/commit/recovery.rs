@@ -24,8 +24,9 @@ use std::{ffi::OsStr, path::PathBuf};
 /// every directory the steps act in, nothing is touched and the record stays, whole, for a
 /// workspace that can ([`Recovered::Deferred`]). A directory that is gone or another one now is
 /// skipped (what was in it is out of anyone's reach). An error (the sequel could not be
-/// performed) keeps the record for the next recovery. Running it again on a record it already
-/// recovered, wholly or in part, changes nothing more.
+/// performed, or an append still ours could not be cut back) keeps the record for the next
+/// recovery. Running it again on a record it already recovered, wholly or in part, changes
+/// nothing more.
 pub fn recover(
     record: &CommitRecord,
     kept: Option<File>,
@@ -70,10 +71,11 @@ pub fn recover(
         Ok(Recovered::CommitFinished)
     } else {
         let mut kept = kept;
+        let mut settled = true;
         for ((step, dir), to_dir) in steps.zip(&to_dirs).rev() {
             if let Some(dir) = dir {
                 let mut appended = kept.as_mut().and_then(|kept| kept_for(kept, step));
-                undo_step(
+                settled &= undo_step(
                     dir.as_fd(),
                     to_dir.as_ref().map(|d| d.as_fd()),
                     step,
@@ -83,6 +85,10 @@ pub fn recover(
         }
         for dir in dirs.iter().flatten() {
             fsops::fsync_dir(dir.as_fd());
+        }
+        if !settled {
+            // An append still ours could not be cut back: the record stays for the next try.
+            return Err(io::Error::other("an append could not be taken back yet"));
         }
         made_dirs::remove_recorded(&record.made_dirs, sandbox);
         for ArchiveName(name) in &record.archives {
@@ -123,6 +129,13 @@ pub fn kill_before_commit_point(journal: &Journal, commit: super::Commit<'_>) ->
         let _ = commit.apply_then(|| panic!("killed before the commit point"), |_| Ok(()));
     });
     assert!(std::panic::catch_unwind(run).is_err(), "the kill came");
+    left_by_a_dead_process(journal)
+}
+
+/// Makes the one commit record in `journal` a dead process's (and names it for that process),
+/// as the next process finds the record of one killed; returns its path.
+#[cfg(test)]
+pub fn left_by_a_dead_process(journal: &Journal) -> PathBuf {
     let names = journal.store.names().unwrap();
     let (records, kept): (Vec<_>, Vec<_>) = names
         .iter()

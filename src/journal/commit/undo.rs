@@ -8,13 +8,15 @@ use std::os::fd::BorrowedFd;
 use super::{StepAction, StepRecord};
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, Snapshot};
-use crate::paths::{trees, Version};
+use crate::paths::{trees, Stat, Version};
 
 /// Takes back an append: the file `name` in `dir`, if it is still the recorded one, is cut back
 /// to its old size when what follows it is a prefix of ours (`appended`) or all of it, and
 /// nothing else; anything else is left as it is (see `tail::roll_back_if_ours`). Safe to run
-/// again: a file cut back already has nothing after its old end.
-fn undo_append(dir: BorrowedFd<'_>, step: &StepRecord, appended: Option<&mut dyn Read>) {
+/// again: a file cut back already has nothing after its old end. Returns whether it is settled:
+/// `false` when the file is still the recorded one but could not be opened, read or cut (its
+/// record must stay, for recovery to try again).
+fn undo_append(dir: BorrowedFd<'_>, step: &StepRecord, appended: Option<&mut dyn Read>) -> bool {
     let StepAction::Append {
         file_dev,
         file_ino,
@@ -23,17 +25,26 @@ fn undo_append(dir: BorrowedFd<'_>, step: &StepRecord, appended: Option<&mut dyn
         ..
     } = &step.action
     else {
-        return;
+        return true;
     };
-    let Some(ours) = appended else { return };
-    let Ok(file) = fsops::open_for_update(dir, step.name.as_os_str()) else {
-        return;
-    };
-    let ours_now = fsops::fstat(&file).is_ok_and(|s| {
+    let Some(ours) = appended else { return true };
+    let is_ours = |s: &Stat| {
         s.kind() == crate::paths::EntryKind::File && s.identity() == (*file_dev, *file_ino)
-    });
-    if ours_now {
-        let _ = crate::journal::tail::roll_back_if_ours(&file, *old_size, ours, *len, false);
+    };
+    let name = step.name.as_os_str();
+    let file = match fsops::open_for_update(dir, name) {
+        Ok(file) => file,
+        // Gone, or another entry now: nothing of ours to cut.
+        Err(_) => {
+            return matches!(fsops::lstat_at(dir, name), Ok(found) if !found.is_some_and(|s| is_ours(&s)))
+        }
+    };
+    match fsops::fstat(&file) {
+        Ok(stat) if is_ours(&stat) => {
+            crate::journal::tail::roll_back_if_ours(&file, *old_size, ours, *len, false).is_ok()
+        }
+        Ok(_) => true,
+        Err(_) => false,
     }
 }
 
@@ -41,13 +52,14 @@ fn undo_append(dir: BorrowedFd<'_>, step: &StepRecord, appended: Option<&mut dyn
 /// content too), so only what is ours moves. Safe to run again on a step taken back wholly or
 /// in part (by a recovery that was itself killed): each move is made only from the state it
 /// undoes, and checked after it (a swap in between is moved back). An append is taken back
-/// with its bytes, `appended` (none: it is left as it is).
+/// with its bytes, `appended` (none: it is left as it is). Returns whether the step is settled:
+/// `false` only for an append that could not be taken back yet (see [`undo_append`]).
 pub(super) fn undo_step(
     dir: BorrowedFd<'_>,
     to_dir: Option<BorrowedFd<'_>>,
     step: &StepRecord,
     appended: Option<&mut dyn Read>,
-) {
+) -> bool {
     let (name, aside) = (step.name.as_os_str(), step.aside.as_os_str());
     let at = |n: &OsStr| fsops::lstat_at(dir, n).ok().flatten();
     // What a removal of the staged entry cut short left is settled before anything is judged.
@@ -92,14 +104,15 @@ pub(super) fn undo_step(
             remove_aside(dir, aside, *staged, trees::Removal::OWN_TEMP);
         }
         StepAction::Rename { moves, to_name, .. } => {
-            let Some(to_dir) = to_dir else { return };
+            let Some(to_dir) = to_dir else { return true };
             let there = fsops::lstat_at(to_dir, to_name.as_os_str()).ok().flatten();
             if there.is_some_and(|s| moves.is(&s)) && at(name).is_none() {
                 move_checked(to_dir, to_name.as_os_str(), dir, name, moves);
             }
         }
-        StepAction::Append { .. } => undo_append(dir, step, appended),
+        StepAction::Append { .. } => return undo_append(dir, step, appended),
     }
+    true
 }
 
 /// Moves `from` to the free name `to`; should what arrived not be `ident` (the name was swapped
