@@ -6,7 +6,9 @@
 //!    was put in the trash by the caller before. An append in place ([`Commit::append`]) is the
 //!    one step not staged: its bytes go through the caller's checked handle when it is applied,
 //!    and a copy of them is kept beside the record (written and fsynced before it), so that an
-//!    append made or cut short is taken back — only what is provably ours ([`super::tail`]).
+//!    append made or cut short is taken back — only what is provably ours ([`super::tail`]);
+//!    one made whole and followed by someone else's append is cut out from before it
+//!    (`commit/splice.rs`), so our bytes never stand without the record.
 //! 2. **Record**: one fsynced journal record, state `applying`, lists every step: its directory
 //!    (path, dev, ino), its name, its temp name (`aside`), and the identities that tell ours from
 //!    anything else — the inode of each staged file and its SHA-256, the dev and ino of what each
@@ -61,12 +63,14 @@ mod apply;
 mod clean_up;
 mod failure;
 mod recovery;
+mod splice;
 mod undo;
 
 pub use failure::{CommitError, LeftAtEnd, StepFailure};
 pub use recovery::recover;
 #[cfg(test)]
 pub use recovery::{kill_before_commit_point, left_by_a_dead_process};
+pub(super) use splice::{copy_of, ForeignCopies};
 
 /// The [`Version`] a snapshot describes.
 fn version_of_snapshot(snap: &Snapshot) -> Version {

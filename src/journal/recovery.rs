@@ -100,13 +100,16 @@ impl Journal {
                 }
                 Record::Temp(record) => temp::remove_temp(record, sandbox),
                 Record::Commit(record) => {
-                    commit::recover(record, self.store.open_ours(&kept).ok(), sandbox, aftermath)
+                    let copies = commit::ForeignCopies::new(&self.store, &name);
+                    let kept = self.store.open_ours(&kept).ok();
+                    commit::recover(record, kept, &copies, sandbox, aftermath)
                 }
                 Record::Removal(record) => removal::finish_removal(record, sandbox),
             };
             if matches!(outcome, Ok(outcome) if outcome != Recovered::Deferred) {
                 let _ = self.store.remove(&name);
                 let _ = self.store.remove(&kept);
+                commit::ForeignCopies::forget_all(&self.store, &name);
             }
             recovery
                 .outcomes
@@ -122,7 +125,8 @@ impl Journal {
         self.store.exists(&pending.record)
     }
 
-    /// Removes kept append bytes without a record: a crash between writing them and the
+    /// Removes kept append bytes (and a splice's copies of someone else's bytes) without a
+    /// record: a crash between writing them and the
     /// record, or a record removed but not its copy. Those of a live young process may be an
     /// append about to be recorded and stay.
     fn sweep_kept_bytes(&self) {
@@ -131,12 +135,14 @@ impl Journal {
         };
         for name in names {
             let path = Path::new(&name);
-            if path.extension() != Some(OsStr::new(KEPT_EXTENSION)) {
+            let record = if path.extension() == Some(OsStr::new(KEPT_EXTENSION)) {
+                path.with_extension("json").into_os_string()
+            } else if let Some(record) = commit::copy_of(&name) {
+                record
+            } else {
                 continue;
-            }
-            let record = path.with_extension("json");
-            if self.store.exists(record.as_os_str())
-                || self.in_flight(pid_of(&name.to_string_lossy()), &name)
+            };
+            if self.store.exists(&record) || self.in_flight(pid_of(&name.to_string_lossy()), &name)
             {
                 continue;
             }

@@ -2,6 +2,7 @@
 //! taken back as far as it went when the change does not happen — in process or by recovery
 //! after a kill — and kept once the record says `applied`.
 
+use super::splice::ForeignCopies;
 use super::*;
 use crate::datadir::DataDir;
 use crate::journal::{Record, Recovered};
@@ -136,13 +137,69 @@ fn an_append_a_kill_cut_short_is_taken_back_by_recovery() {
     assert_eq!(log(&s), OLD);
 }
 
+/// Our bytes never stand without the change's record: an append someone made after ours, once
+/// we were killed before the commit point, stays, and ours are cut out from before it.
 #[test]
-fn recovery_leaves_an_append_someone_wrote_after() {
+fn recovery_cuts_our_append_out_from_before_one_someone_wrote_after() {
     let s = setup();
     kill_before_commit_point(&s.journal, stage(&s));
     append_as_someone_else(&s, "theirs\n");
+    let outcomes = s.journal.recover(&sandbox(&s), &no_sequel);
+    assert_eq!(outcomes, vec![Recovered::CommitUndone]);
+    assert_eq!(log(&s), format!("{OLD}theirs\n"));
+    assert_eq!(journal_names(&s), Vec::<OsString>::new());
+}
+
+/// A splice a kill cut short (their bytes partly moved down over ours) is finished from the
+/// copy of theirs kept beside the record, byte-exact; one that cannot be what a splice left is
+/// not touched.
+#[test]
+fn a_splice_cut_short_is_finished_from_the_copy_of_their_bytes() {
+    let theirs = "theirs, longer than ours\n";
+    for written in [0, 3, NEW.len(), theirs.len()] {
+        let s = setup();
+        let record = kill_before_commit_point(&s.journal, stage(&s));
+        let name = record.file_name().unwrap().to_owned();
+        ForeignCopies::new(&s.journal.store, &name)
+            .keep(0, theirs.as_bytes())
+            .unwrap();
+        // Their first `written` bytes over ours, the rest as it was.
+        let was = format!("{NEW}{theirs}");
+        let now = format!("{OLD}{}{}", &theirs[..written], &was[written..]);
+        fs::write(s.root.join("log.txt"), &now).unwrap();
+        let outcomes = s.journal.recover(&sandbox(&s), &no_sequel);
+        assert_eq!(outcomes, vec![Recovered::CommitUndone], "{written}");
+        assert_eq!(log(&s), format!("{OLD}{theirs}"), "{written}");
+        assert_eq!(journal_names(&s), Vec::<OsString>::new(), "{written}");
+    }
+    // Not a state a splice leaves (a byte of neither): left as it is.
+    let s = setup();
+    let record = kill_before_commit_point(&s.journal, stage(&s));
+    let name = record.file_name().unwrap().to_owned();
+    ForeignCopies::new(&s.journal.store, &name)
+        .keep(0, theirs.as_bytes())
+        .unwrap();
+    let odd = format!("{OLD}{}X{}", &theirs[..3], &format!("{NEW}{theirs}")[4..]);
+    fs::write(s.root.join("log.txt"), &odd).unwrap();
     s.journal.recover(&sandbox(&s), &no_sequel);
-    assert_eq!(log(&s), format!("{OLD}{NEW}theirs\n"));
+    assert_eq!(log(&s), odd);
+    assert_eq!(journal_names(&s), Vec::<OsString>::new());
+}
+
+/// A change that fails at its commit point after someone appended behind our bytes takes ours
+/// out the same way, in process.
+#[test]
+fn an_append_taken_back_in_process_leaves_one_someone_wrote_after() {
+    let s = setup();
+    let failed = stage(&s).apply_then(
+        || {
+            append_as_someone_else(&s, "theirs\n");
+            Err(io::Error::other("no history"))
+        },
+        |_| Ok(()),
+    );
+    assert!(failed.is_err());
+    assert_eq!(log(&s), format!("{OLD}theirs\n"));
     assert_eq!(journal_names(&s), Vec::<OsString>::new());
 }
 
@@ -287,5 +344,19 @@ fn an_append_not_taken_back_in_process_keeps_its_record_for_recovery() {
     let outcomes = s.journal.recover(&within, &no_sequel);
     assert_eq!(outcomes, vec![Recovered::CommitUndone]);
     assert_eq!(log(&s), OLD);
+    assert_eq!(journal_names(&s), Vec::<OsString>::new());
+}
+
+/// A copy of someone else's bytes whose record is gone (a kill between the two removals) is
+/// swept like kept bytes without a record.
+#[test]
+fn a_copy_of_their_bytes_without_its_record_is_swept() {
+    let s = setup();
+    let record = OsString::from(format!("{}-0-0.json", u32::MAX - 1));
+    ForeignCopies::new(&s.journal.store, &record)
+        .keep(2, b"theirs\n")
+        .unwrap();
+    assert_eq!(journal_names(&s).len(), 1);
+    assert_eq!(s.journal.recover(&sandbox(&s), &no_sequel), vec![]);
     assert_eq!(journal_names(&s), Vec::<OsString>::new());
 }

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::clean_up::clean_up;
 use super::failure::{changed, taken};
 use super::failure::{CommitError, LeftAtEnd, StepFailure};
+use super::splice::ForeignCopies;
 use super::undo::{move_checked, remove_aside, remove_staged, undo_step};
 use super::{holds, made_dirs, Commit, CommitRecord, Sequel, Staged, StepAction};
 use crate::journal::Entry;
@@ -74,7 +75,7 @@ impl Commit<'_> {
                 // back with the steps before it (a failed check wrote nothing).
                 let wrote = matches!(reason, StepFailure::Io(_))
                     && matches!(self.steps[index].record.action, StepAction::Append { .. });
-                let settled = self.undo_steps(index + usize::from(wrote));
+                let settled = self.undo_steps(index + usize::from(wrote), &entry);
                 self.discard();
                 sync_dirs(&self.steps);
                 finish_if_settled(entry, settled);
@@ -92,7 +93,7 @@ impl Commit<'_> {
                 .rewrite_durable(&entry, &Record::Commit(record.clone()))
         });
         if let Err(e) = committed {
-            let settled = self.undo_steps(self.steps.len());
+            let settled = self.undo_steps(self.steps.len(), &entry);
             sync_dirs(&self.steps);
             finish_if_settled(entry, settled);
             return Err(failed(0, StepFailure::Io(e)));
@@ -121,15 +122,18 @@ impl Commit<'_> {
 
     /// Takes back the first `done` steps, newest first; whether every one is settled (see
     /// [`undo_step`]).
-    fn undo_steps(&self, done: usize) -> bool {
+    /// `entry` is the change's record, beside which a splice keeps its copies.
+    fn undo_steps(&self, done: usize, entry: &Entry) -> bool {
+        let copies = ForeignCopies::new(&entry.store, &entry.name);
         let mut settled = true;
-        for step in self.steps[..done].iter().rev() {
+        for (index, step) in self.steps[..done].iter().enumerate().rev() {
             let mut appended = step.append.as_ref().map(|(_, bytes)| bytes.as_slice());
             settled &= undo_step(
                 step.dir.as_fd(),
                 step.to_dir.as_ref().map(|d| d.as_fd()),
                 &step.record,
                 appended.as_mut().map(|bytes| bytes as &mut dyn Read),
+                Some((&copies, index)),
             );
         }
         settled

@@ -6,6 +6,7 @@ use std::os::fd::AsFd;
 use std::path::Path;
 
 use super::clean_up::clean_up;
+use super::splice::ForeignCopies;
 use super::undo::undo_step;
 use super::{made_dirs, Aftermath, ArchiveName, CommitRecord, StepAction, StepRecord};
 use crate::hashing::sha256_reader;
@@ -30,6 +31,7 @@ use std::{ffi::OsStr, path::PathBuf};
 pub fn recover(
     record: &CommitRecord,
     kept: Option<File>,
+    copies: &ForeignCopies<'_>,
     sandbox: &Sandbox,
     aftermath: &dyn Aftermath,
 ) -> io::Result<Recovered> {
@@ -72,7 +74,7 @@ pub fn recover(
     } else {
         let mut kept = kept;
         let mut settled = true;
-        for ((step, dir), to_dir) in steps.zip(&to_dirs).rev() {
+        for (index, ((step, dir), to_dir)) in steps.zip(&to_dirs).enumerate().rev() {
             if let Some(dir) = dir {
                 let mut appended = kept.as_mut().and_then(|kept| kept_for(kept, step));
                 settled &= undo_step(
@@ -80,6 +82,7 @@ pub fn recover(
                     to_dir.as_ref().map(|d| d.as_fd()),
                     step,
                     appended.as_mut().map(|bytes| bytes as &mut dyn Read),
+                    Some((copies, index)),
                 );
             }
         }

@@ -10,6 +10,11 @@ use std::ffi::OsString;
 use std::fs;
 use std::sync::Arc;
 
+/// No copies of someone else's bytes: the records recovered here have none.
+fn no_copies(s: &Setup) -> super::splice::ForeignCopies<'_> {
+    super::splice::ForeignCopies::new(&s.journal.store, OsStr::new("none.json"))
+}
+
 struct Setup {
     _tmp: tempfile::TempDir,
     root: PathBuf,
@@ -191,6 +196,7 @@ fn a_crash_at_any_step_is_undone_or_finished_by_recovery() {
         let outcome = recover(
             &record,
             None,
+            &no_copies(&s),
             &Sandbox::new(s.root.clone(), None, vec![]),
             &no_sequel,
         )
@@ -265,6 +271,7 @@ fn a_staged_tree_and_a_move_go_in_together_or_not_at_all() {
         recover(
             &record,
             None,
+            &no_copies(&s),
             &Sandbox::new(s.root.clone(), None, vec![]),
             &no_sequel,
         )
@@ -448,6 +455,7 @@ fn recovery_leaves_what_is_neither_ours_nor_planned() {
     recover(
         &record,
         None,
+        &no_copies(&s),
         &Sandbox::new(s.root.clone(), None, vec![]),
         &no_sequel,
     )
@@ -520,7 +528,7 @@ fn directories_made_and_archives_go_when_the_change_does_not_happen() {
     let discards = Discards(Default::default());
     let sandbox = Sandbox::new(s.root.clone(), None, vec![]);
     assert_eq!(
-        recover(&record, None, &sandbox, &discards).unwrap(),
+        recover(&record, None, &no_copies(&s), &sandbox, &discards).unwrap(),
         Recovered::CommitUndone
     );
     assert_eq!(tree(&s.root), before());

@@ -5,6 +5,7 @@ use std::ffi::OsStr;
 use std::io::Read;
 use std::os::fd::BorrowedFd;
 
+use super::splice::{splice_out, ForeignCopies, Splice};
 use super::{StepAction, StepRecord};
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, Snapshot};
@@ -12,11 +13,18 @@ use crate::paths::{trees, Stat, Version};
 
 /// Takes back an append: the file `name` in `dir`, if it is still the recorded one, is cut back
 /// to its old size when what follows it is a prefix of ours (`appended`) or all of it, and
-/// nothing else; anything else is left as it is (see `tail::roll_back_if_ours`). Safe to run
-/// again: a file cut back already has nothing after its old end. Returns whether it is settled:
-/// `false` when the file is still the recorded one but could not be opened, read or cut (its
-/// record must stay, for recovery to try again).
-fn undo_append(dir: BorrowedFd<'_>, step: &StepRecord, appended: Option<&mut dyn Read>) -> bool {
+/// nothing else; when all of ours is followed by someone else's bytes, ours are cut out from
+/// between (see `splice.rs`; `foreign` keeps their copy meanwhile, as step `index`). Anything
+/// else is left as it is (see `tail::roll_back_if_ours`). Safe to run again: a file cut back
+/// already has nothing of ours after its old end. Returns whether it is settled: `false` when
+/// the file is still the recorded one but could not be opened, read, cut or spliced (its record
+/// must stay, for recovery to try again).
+fn undo_append(
+    dir: BorrowedFd<'_>,
+    step: &StepRecord,
+    appended: Option<&mut dyn Read>,
+    foreign: Option<(&ForeignCopies<'_>, usize)>,
+) -> bool {
     let StepAction::Append {
         file_dev,
         file_ino,
@@ -27,12 +35,18 @@ fn undo_append(dir: BorrowedFd<'_>, step: &StepRecord, appended: Option<&mut dyn
     else {
         return true;
     };
-    let Some(ours) = appended else { return true };
+    let Some(appended) = appended else {
+        return true;
+    };
+    let mut ours = Vec::new();
+    if appended.read_to_end(&mut ours).is_err() {
+        return false;
+    }
     let is_ours = |s: &Stat| {
         s.kind() == crate::paths::EntryKind::File && s.identity() == (*file_dev, *file_ino)
     };
     let name = step.name.as_os_str();
-    let file = match fsops::open_for_update(dir, name) {
+    let file = match fsops::open_in_place(dir, name) {
         Ok(file) => file,
         // Gone, or another entry now: nothing of ours to cut.
         Err(_) => {
@@ -41,7 +55,15 @@ fn undo_append(dir: BorrowedFd<'_>, step: &StepRecord, appended: Option<&mut dyn
     };
     match fsops::fstat(&file) {
         Ok(stat) if is_ours(&stat) => {
-            crate::journal::tail::roll_back_if_ours(&file, *old_size, ours, *len, false).is_ok()
+            if let Some((copies, index)) = foreign {
+                match splice_out(&file, *old_size, &ours, index, copies) {
+                    Ok(Splice::Settled) => return true,
+                    Ok(Splice::NotOurs) => {}
+                    Err(_) => return false,
+                }
+            }
+            crate::journal::tail::roll_back_if_ours(&file, *old_size, &ours[..], *len, false)
+                .is_ok()
         }
         Ok(_) => true,
         Err(_) => false,
@@ -52,13 +74,15 @@ fn undo_append(dir: BorrowedFd<'_>, step: &StepRecord, appended: Option<&mut dyn
 /// content too), so only what is ours moves. Safe to run again on a step taken back wholly or
 /// in part (by a recovery that was itself killed): each move is made only from the state it
 /// undoes, and checked after it (a swap in between is moved back). An append is taken back
-/// with its bytes, `appended` (none: it is left as it is). Returns whether the step is settled:
-/// `false` only for an append that could not be taken back yet (see [`undo_append`]).
+/// with its bytes, `appended` (none: it is left as it is), and `foreign` (see [`undo_append`]).
+/// Returns whether the step is settled: `false` only for an append that could not be taken
+/// back yet.
 pub(super) fn undo_step(
     dir: BorrowedFd<'_>,
     to_dir: Option<BorrowedFd<'_>>,
     step: &StepRecord,
     appended: Option<&mut dyn Read>,
+    foreign: Option<(&ForeignCopies<'_>, usize)>,
 ) -> bool {
     let (name, aside) = (step.name.as_os_str(), step.aside.as_os_str());
     let at = |n: &OsStr| fsops::lstat_at(dir, n).ok().flatten();
@@ -110,7 +134,7 @@ pub(super) fn undo_step(
                 move_checked(to_dir, to_name.as_os_str(), dir, name, moves);
             }
         }
-        StepAction::Append { .. } => return undo_append(dir, step, appended),
+        StepAction::Append { .. } => return undo_append(dir, step, appended, foreign),
     }
     true
 }
