@@ -7,8 +7,9 @@
 //! Moving their bytes takes more than one write, so a copy of them is kept beside the record
 //! (sealed, fsynced) before the first: a splice a kill cut short is finished from the copy, once
 //! the file is checked to be in a state the splice could have left. What a splice cannot judge
-//! is left as it is: their bytes over [`MAX_FOREIGN`], a file changed while it was compared, a
-//! cut-short append of ours followed by theirs (where ours ends cannot be told for sure).
+//! is left as it is: their bytes over [`MAX_FOREIGN`] or ours over [`MAX_OURS`], a file changed
+//! while it was compared, a cut-short append of ours followed by theirs (where ours ends cannot
+//! be told for sure).
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -22,6 +23,10 @@ use crate::paths::Stat;
 /// The most bytes of someone else's a splice moves (they are held in memory and copied to the
 /// journal); beyond it, the file is left as it is.
 pub const MAX_FOREIGN: u64 = 16 << 20;
+
+/// The largest append of ours a splice takes out (ours and theirs are compared in memory);
+/// a larger one followed by someone else's bytes is left as it is.
+pub const MAX_OURS: u64 = 64 << 20;
 
 /// Where the copies of the bytes a splice moves are kept: beside the record, one per step, as
 /// `<record stem>.<step>.foreign`, sealed like the record.

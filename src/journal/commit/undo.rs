@@ -5,7 +5,7 @@ use std::ffi::OsStr;
 use std::io::Read;
 use std::os::fd::BorrowedFd;
 
-use super::splice::{splice_out, ForeignCopies, Splice};
+use super::splice::{splice_out, ForeignCopies, Splice, MAX_OURS};
 use super::{StepAction, StepRecord};
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, Snapshot};
@@ -38,10 +38,6 @@ fn undo_append(
     let Some(appended) = appended else {
         return true;
     };
-    let mut ours = Vec::new();
-    if appended.read_to_end(&mut ours).is_err() {
-        return false;
-    }
     let is_ours = |s: &Stat| {
         s.kind() == crate::paths::EntryKind::File && s.identity() == (*file_dev, *file_ino)
     };
@@ -55,15 +51,21 @@ fn undo_append(
     };
     match fsops::fstat(&file) {
         Ok(stat) if is_ours(&stat) => {
-            if let Some((copies, index)) = foreign {
-                match splice_out(&file, *old_size, &ours, index, copies) {
-                    Ok(Splice::Settled) => return true,
-                    Ok(Splice::NotOurs) => {}
-                    Err(_) => return false,
-                }
+            let roll_back = |ours: &mut dyn Read| {
+                crate::journal::tail::roll_back_if_ours(&file, *old_size, ours, *len, false).is_ok()
+            };
+            let Some((copies, index)) = foreign.filter(|_| *len <= MAX_OURS) else {
+                return roll_back(appended);
+            };
+            let mut ours = Vec::new();
+            if appended.read_to_end(&mut ours).is_err() {
+                return false;
             }
-            crate::journal::tail::roll_back_if_ours(&file, *old_size, &ours[..], *len, false)
-                .is_ok()
+            match splice_out(&file, *old_size, &ours, index, copies) {
+                Ok(Splice::Settled) => true,
+                Ok(Splice::NotOurs) => roll_back(&mut &ours[..]),
+                Err(_) => false,
+            }
         }
         Ok(_) => true,
         Err(_) => false,
