@@ -44,9 +44,10 @@ fn undo_append(
     let name = step.name.as_os_str();
     let file = match fsops::open_in_place(dir, name) {
         Ok(file) => file,
-        // Gone, or another entry now: nothing of ours to cut.
+        // Gone, or another entry now: nothing of ours to cut; still ours: to try again.
         Err(_) => {
-            return matches!(fsops::lstat_at(dir, name), Ok(found) if !found.is_some_and(|s| is_ours(&s)))
+            let found = fsops::lstat_at(dir, name);
+            return matches!(found, Ok(found) if !found.is_some_and(|s| is_ours(&s)));
         }
     };
     match fsops::fstat(&file) {
