@@ -11,8 +11,9 @@
  *   (`<dataDir>/journal/<sha256(root)>`), it is exactly the bytes before or after each append —
  *   never partial — and the journal is empty. Kills that left a partial append before recovery
  *   are counted and printed. When something else appends to the file after the kill and before
- *   the next Workspace, recovery leaves the file exactly as it found it: no byte of the later
- *   write is lost (a cut-short append is only rolled back when nothing follows it);
+ *   the next Workspace, no byte of the later write is lost: an append of ours cut short is
+ *   only rolled back when nothing follows it, and a whole one killed before its commit point is
+ *   cut out from before the later bytes (ours never stand without their record);
  * - delete_file / recursive remove_dir: every original that is gone (even partly) has a complete
  *   archive, and restoring it gives back exactly what was there (content, modes, mtimes);
  * - restore_file: the target is absent or complete, and while it is absent the archive is still
@@ -51,7 +52,9 @@
  * - append_file (in place, and a new file in new directories), killed at each of those phases:
  *   the old bytes (no new directory left) and no record before the commit point — an append
  *   already made in place is taken back by recovery —; after it, the appended bytes with their
- *   record, and one undo of that record takes the file back byte for byte;
+ *   record, and one undo of that record takes the file back byte for byte; killed at `made` and
+ *   then appended to by someone else, the next Workspace leaves their bytes and cuts ours out
+ *   from before them, also when that recovery is itself killed mid-splice (`splice`);
  * - remove_dir (a tree, an empty directory), restore_file (a tree into missing parents, a file
  *   over another) and move_file (a directory into missing parents, a file over another), killed
  *   at each of those phases: as it was before the commit point (the restore's archive whole),
@@ -496,6 +499,7 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
     writeFileSync(bigFile, big)
     const log = join(dirs.root, 'log.txt')
     let cutShort = 0
+    let recorded = 0
     for (let round = 0; round < 6; round++) {
       writeFileSync(log, start)
       const { killed } = await runChildUntil(dirs, [['append_file', { path: 'log.txt', contentFile: bigFile }]], () => statSync(log).size > start.length)
@@ -506,10 +510,16 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       // as many bytes again as went through (still shorter than the append, as in the report).
       const later = round % 2 === 0 ? `later ${round}\n` : 'x'.repeat(Math.min(now.length - start.length, 1 << 20))
       appendFileSync(log, later)
-      await nextWorkspace(dirs)
+      const { ws } = await nextWorkspace(dirs)
       const after = readFileSync(log, 'utf8')
-      expect(after.length, `recovery changed log.txt after a later append (round ${round})`).toBe(now.length + later.length)
-      expect(after === now + later, `recovery changed log.txt after a later append (round ${round})`).toBe(true)
+      // A whole append killed before its commit point (no record of it) is cut out from before
+      // the later bytes; anything else is left exactly as it was found.
+      const nowRecorded = (await ws.history()).filter((c) => c.tool === 'append_file').length
+      const standing = nowRecorded > recorded
+      recorded = nowRecorded
+      const expected = now === start + big && !standing ? start + later : now + later
+      expect(after.length, `recovery changed log.txt after a later append (round ${round})`).toBe(expected.length)
+      expect(after === expected, `recovery changed log.txt after a later append (round ${round})`).toBe(true)
     }
     expect(cutShort, 'no kill caught the append mid-write').toBeGreaterThan(0)
     console.log(`crash append_file + later append: ${cutShort}/6 aimed kills cut the append short; every later byte kept`)
@@ -1223,6 +1233,33 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
           else expect(existsSync(join(dirs.root, 'new')), `${what}: undone with its directories`).toBe(false)
         }
       }
+    }
+  })
+
+  it('append_file, killed before its commit point, then someone appends: theirs stays, ours goes, byte-exact', async () => {
+    const dirs = tempWorkspaceDirs()
+    const file = join(dirs.root, 'log.txt')
+    writeFileSync(join(dirs.root, 'other.txt'), 'other\n')
+    const [before, appended, theirs] = ['old line\n'.repeat(100), 'appended line\n'.repeat(100), 'their line\n'.repeat(300)]
+    const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'append_file' && !c.undoneBy)
+    // Killed at `made` (every step made, the record still `applying`); then the recovery that
+    // takes ours out is itself killed where it has kept a copy of theirs and moved nothing yet.
+    for (const recoveryKilled of [false, true]) {
+      const what = recoveryKilled ? 'recovery killed mid-splice' : 'recovery whole'
+      writeFileSync(file, before)
+      const recorded = (await records(new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }))).length
+      expect(await runChildCrashingAt(dirs, [['append_file', { path: 'log.txt', content: appended }]], 'made'), 'the child reached made').toBe(true)
+      expect(readFileSync(file, 'utf8'), what).toBe(before + appended)
+      appendFileSync(file, theirs)
+      if (recoveryKilled) {
+        const killed = await runChildCrashingAt(dirs, [['read_file', { path: 'other.txt' }]], 'splice')
+        expect(killed, `${what}: the recovery reached the splice`).toBe(true)
+        expect(readFileSync(file, 'utf8'), `${what}: nothing moved yet`).toBe(before + appended + theirs)
+      }
+      // (nextWorkspace: no temp name left, the journal empty.)
+      const { ws } = await nextWorkspace(dirs)
+      expect(readFileSync(file, 'utf8'), what).toBe(before + theirs)
+      expect((await records(ws)).length, `${what}: no record of an append that does not stand`).toBe(recorded)
     }
   })
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::made_dirs::{check_made_dirs, MadeDirRecord};
-use super::record_names::{check_dir, check_name, check_ours, path_bytes};
+use super::record_names::{check_dir, check_name, check_ours, path_bytes, RefusedName};
 use crate::paths::fsops::{self, Snapshot};
 use crate::paths::Version;
 
@@ -130,7 +130,7 @@ pub struct ArchiveName(#[serde(with = "path_bytes")] pub PathBuf);
 impl CommitRecord {
     /// Whether every directory is a plain absolute path, every name one plain component and
     /// every temp name ours (see `record.rs`); the error says which is not.
-    pub(super) fn check(&self) -> Result<(), String> {
+    pub(super) fn check(&self) -> Result<(), RefusedName> {
         check_made_dirs(&self.made_dirs)?;
         for archive in &self.archives {
             check_name(&archive.0)?;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::record_names::{check_dir, path_bytes};
+use super::record_names::{check_dir, path_bytes, RefusedName};
 use super::{open_recorded_dir, Entry, Journal};
 use crate::paths::{fsops, process, Sandbox};
 
@@ -191,7 +191,7 @@ pub fn remove_recorded(made: &[MadeDirRecord], sandbox: &Sandbox) {
 }
 
 /// `Ok` if every directory a change made is a plain absolute path.
-pub(super) fn check_made_dirs(made: &[MadeDirRecord]) -> Result<(), String> {
+pub(super) fn check_made_dirs(made: &[MadeDirRecord]) -> Result<(), RefusedName> {
     made.iter().try_for_each(|dir| check_dir(&dir.path))
 }
 

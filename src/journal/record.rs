@@ -14,7 +14,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use super::commit_record::CommitRecord;
 use super::made_dirs::{check_made_dirs, MadeDirRecord};
-use super::record_names::{check_dir, check_name, check_ours, is_plain_dir, path_bytes};
+pub use super::record_names::RefusedName;
+use super::record_names::{check_dir, check_file_path, check_name, check_ours, path_bytes};
 
 /// An in-place append in flight (kind `append`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -109,15 +110,9 @@ impl Record {
 
     /// Whether every path and name the record holds is one recovery may act on (see the module
     /// docs); the error says which is not.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), RefusedName> {
         match self {
-            Record::Append(r) => {
-                if is_plain_dir(&r.path) && r.path.as_os_str() != "/" {
-                    Ok(())
-                } else {
-                    Err(format!("path {:?} is not a plain file path", r.path))
-                }
-            }
+            Record::Append(r) => check_file_path(&r.path),
             Record::Temp(r) => {
                 check_dir(&r.dir)?;
                 check_made_dirs(&r.made_dirs)?;

@@ -2,7 +2,8 @@
 //! and the checks every name passes before recovery acts on it (see `record.rs`).
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
 
 use crate::paths::fsops;
 
@@ -55,32 +56,117 @@ pub fn is_plain_dir(dir: &Path) -> bool {
                 .all(|part| is_plain_name(crate::paths::names::from_bytes(part))))
 }
 
+/// A path or name in a record that recovery must never act on (see `record.rs`); its text says
+/// which one and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefusedName {
+    /// A directory that is not an absolute path of plain components.
+    Dir(PathBuf),
+    /// An entry's name that is not one plain component.
+    Name(PathBuf),
+    /// A temp name that is not one of ours.
+    NotOurs(PathBuf),
+    /// An append's file path that is not an absolute path of plain components below `/`.
+    FilePath(PathBuf),
+}
+
+impl fmt::Display for RefusedName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RefusedName::Dir(dir) => write!(f, "directory {dir:?} is not a plain absolute path"),
+            RefusedName::Name(name) => write!(f, "name {name:?} is not one plain component"),
+            RefusedName::NotOurs(name) => write!(f, "name {name:?} is not one of our temp names"),
+            RefusedName::FilePath(path) => write!(f, "path {path:?} is not a plain file path"),
+        }
+    }
+}
+
+impl std::error::Error for RefusedName {}
+
 /// `Ok` if `dir` is a plain absolute directory path.
-pub fn check_dir(dir: &Path) -> Result<(), String> {
+pub fn check_dir(dir: &Path) -> Result<(), RefusedName> {
     if is_plain_dir(dir) {
         Ok(())
     } else {
-        Err(format!("directory {dir:?} is not a plain absolute path"))
+        Err(RefusedName::Dir(dir.to_owned()))
     }
 }
 
 /// `Ok` if `name` is one plain component.
-pub fn check_name(name: &Path) -> Result<(), String> {
+pub fn check_name(name: &Path) -> Result<(), RefusedName> {
     if is_plain_name(name.as_os_str()) {
         Ok(())
     } else {
-        Err(format!("name {name:?} is not one plain component"))
+        Err(RefusedName::Name(name.to_owned()))
     }
 }
 
 /// `Ok` if `name` is one plain component and one of our temp names (an atomic write's, a
 /// move's copy, a restore's temp root): the only names recovery removes things under.
-pub fn check_ours(name: &Path) -> Result<(), String> {
+pub fn check_ours(name: &Path) -> Result<(), RefusedName> {
     check_name(name)?;
-    let name = name.as_os_str();
-    if fsops::is_temp_name(name) || crate::trash::is_restore_temp_name(name) {
+    let plain = name.as_os_str();
+    if fsops::is_temp_name(plain) || crate::trash::is_restore_temp_name(plain) {
         Ok(())
     } else {
-        Err(format!("name {name:?} is not one of our temp names"))
+        Err(RefusedName::NotOurs(name.to_owned()))
+    }
+}
+
+/// `Ok` if `path` is a file's absolute path of plain components (not `/` itself).
+pub fn check_file_path(path: &Path) -> Result<(), RefusedName> {
+    if is_plain_dir(path) && path.as_os_str() != "/" {
+        Ok(())
+    } else {
+        Err(RefusedName::FilePath(path.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The texts say which name and why, as they did when they were plain strings.
+    #[test]
+    fn a_refused_name_says_which_and_why() {
+        let refusals = [
+            (
+                check_dir(Path::new("a/b")),
+                r#"directory "a/b" is not a plain absolute path"#,
+            ),
+            (
+                check_dir(Path::new("/a/../b")),
+                r#"directory "/a/../b" is not a plain absolute path"#,
+            ),
+            (
+                check_name(Path::new("a/b")),
+                r#"name "a/b" is not one plain component"#,
+            ),
+            (
+                check_ours(Path::new("..")),
+                r#"name ".." is not one plain component"#,
+            ),
+            (
+                check_ours(Path::new("notes.txt")),
+                r#"name "notes.txt" is not one of our temp names"#,
+            ),
+            (
+                check_file_path(Path::new("/")),
+                r#"path "/" is not a plain file path"#,
+            ),
+            (
+                check_file_path(Path::new("f.txt")),
+                r#"path "f.txt" is not a plain file path"#,
+            ),
+        ];
+        for (refused, text) in refusals {
+            assert_eq!(refused.unwrap_err().to_string(), text);
+        }
+        assert_eq!(check_dir(Path::new("/a/b")), Ok(()));
+        assert_eq!(
+            check_ours(Path::new(".f.txt.1.2.agent-fs-tools.tmp")),
+            Ok(())
+        );
+        assert_eq!(check_file_path(Path::new("/a/f.txt")), Ok(()));
     }
 }

@@ -226,6 +226,15 @@ pub fn open_for_update(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
     file_at(dir, name, flags, 0)
 }
 
+/// Opens the existing `name` in `dir` for reading and writing in place (at offsets: no
+/// `O_APPEND`), without following a symlink and without blocking on a FIFO; the caller checks
+/// with `fstat` that it is the file it means before writing.
+pub fn open_in_place(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
+    let flags =
+        OFlags::RDWR | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    file_at(dir, name, flags, 0)
+}
+
 /// Opens `name` in `dir` for appending whole records, creating it private (0600), never following
 /// a symlink and never blocking on a FIFO.
 pub fn open_for_log(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {

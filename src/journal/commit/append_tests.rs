@@ -2,8 +2,12 @@
 //! taken back as far as it went when the change does not happen — in process or by recovery
 //! after a kill — and kept once the record says `applied`.
 
+use super::splice::ForeignCopies;
 use super::*;
 use crate::datadir::DataDir;
+use crate::journal::{Record, Recovered};
+use crate::paths::Sandbox;
+use std::ffi::OsString;
 use std::fs;
 use std::sync::Arc;
 
@@ -133,13 +137,69 @@ fn an_append_a_kill_cut_short_is_taken_back_by_recovery() {
     assert_eq!(log(&s), OLD);
 }
 
+/// Our bytes never stand without the change's record: an append someone made after ours, once
+/// we were killed before the commit point, stays, and ours are cut out from before it.
 #[test]
-fn recovery_leaves_an_append_someone_wrote_after() {
+fn recovery_cuts_our_append_out_from_before_one_someone_wrote_after() {
     let s = setup();
     kill_before_commit_point(&s.journal, stage(&s));
     append_as_someone_else(&s, "theirs\n");
+    let outcomes = s.journal.recover(&sandbox(&s), &no_sequel);
+    assert_eq!(outcomes, vec![Recovered::CommitUndone]);
+    assert_eq!(log(&s), format!("{OLD}theirs\n"));
+    assert_eq!(journal_names(&s), Vec::<OsString>::new());
+}
+
+/// A splice a kill cut short (their bytes partly moved down over ours) is finished from the
+/// copy of theirs kept beside the record, byte-exact; one that cannot be what a splice left is
+/// not touched.
+#[test]
+fn a_splice_cut_short_is_finished_from_the_copy_of_their_bytes() {
+    let theirs = "theirs, longer than ours\n";
+    for written in [0, 3, NEW.len(), theirs.len()] {
+        let s = setup();
+        let record = kill_before_commit_point(&s.journal, stage(&s));
+        let name = record.file_name().unwrap().to_owned();
+        ForeignCopies::new(&s.journal.store, &name)
+            .keep(0, theirs.as_bytes())
+            .unwrap();
+        // Their first `written` bytes over ours, the rest as it was.
+        let was = format!("{NEW}{theirs}");
+        let now = format!("{OLD}{}{}", &theirs[..written], &was[written..]);
+        fs::write(s.root.join("log.txt"), &now).unwrap();
+        let outcomes = s.journal.recover(&sandbox(&s), &no_sequel);
+        assert_eq!(outcomes, vec![Recovered::CommitUndone], "{written}");
+        assert_eq!(log(&s), format!("{OLD}{theirs}"), "{written}");
+        assert_eq!(journal_names(&s), Vec::<OsString>::new(), "{written}");
+    }
+    // Not a state a splice leaves (a byte of neither): left as it is.
+    let s = setup();
+    let record = kill_before_commit_point(&s.journal, stage(&s));
+    let name = record.file_name().unwrap().to_owned();
+    ForeignCopies::new(&s.journal.store, &name)
+        .keep(0, theirs.as_bytes())
+        .unwrap();
+    let odd = format!("{OLD}{}X{}", &theirs[..3], &format!("{NEW}{theirs}")[4..]);
+    fs::write(s.root.join("log.txt"), &odd).unwrap();
     s.journal.recover(&sandbox(&s), &no_sequel);
-    assert_eq!(log(&s), format!("{OLD}{NEW}theirs\n"));
+    assert_eq!(log(&s), odd);
+    assert_eq!(journal_names(&s), Vec::<OsString>::new());
+}
+
+/// A change that fails at its commit point after someone appended behind our bytes takes ours
+/// out the same way, in process.
+#[test]
+fn an_append_taken_back_in_process_leaves_one_someone_wrote_after() {
+    let s = setup();
+    let failed = stage(&s).apply_then(
+        || {
+            append_as_someone_else(&s, "theirs\n");
+            Err(io::Error::other("no history"))
+        },
+        |_| Ok(()),
+    );
+    assert!(failed.is_err());
+    assert_eq!(log(&s), format!("{OLD}theirs\n"));
     assert_eq!(journal_names(&s), Vec::<OsString>::new());
 }
 
@@ -214,4 +274,89 @@ fn two_appends_keep_their_bytes_apart_and_recovery_takes_both_back() {
         fs::read_to_string(s.root.join("other.txt")).unwrap(),
         "other\n"
     );
+}
+
+/// The directory `at` made read-only (a bind mount of it remounted so): nothing in it can be
+/// opened for writing, whoever asks (root too). `None` where mounting is not permitted.
+fn read_only(at: &Path) -> Option<()> {
+    let done = std::process::Command::new("mount")
+        .args(["-o", "remount,bind,ro"])
+        .arg(at)
+        .status();
+    done.is_ok_and(|s| s.success()).then_some(())
+}
+
+fn writable(at: &Path) {
+    let done = std::process::Command::new("mount")
+        .args(["-o", "remount,bind,rw"])
+        .arg(at)
+        .status();
+    assert!(done.is_ok_and(|s| s.success()));
+}
+
+/// An append whose rollback in process cannot be done (its file cannot be opened for writing
+/// any more) keeps its record and its bytes' copy: the next recovery takes it back.
+#[test]
+fn an_append_not_taken_back_in_process_keeps_its_record_for_recovery() {
+    use crate::paths::test_mounts::Mounted;
+    let s = setup();
+    let alias = s.root.parent().unwrap().join("alias");
+    let Some(_mount) = Mounted::bind(&s.root, &alias) else {
+        eprintln!("skipped: mounting is not permitted here");
+        return;
+    };
+    let name = OsStr::new("log.txt");
+    // The step writes through a handle opened through the root; the rollback opens the file in
+    // the step's directory, reached through the alias.
+    let file = fsops::open_for_update(dir(&s.root).as_fd(), name).unwrap();
+    let mut commit = s.journal.commit();
+    commit
+        .append(dir(&alias), &alias, name, file, NEW.into())
+        .unwrap();
+    let mut mounted_ro = false;
+    let failed = commit.apply_then(
+        || {
+            mounted_ro = read_only(&alias).is_some();
+            Err(io::Error::other("no history"))
+        },
+        |_| Ok(()),
+    );
+    assert!(failed.is_err());
+    if !mounted_ro {
+        eprintln!("skipped: a bind mount cannot be made read-only here");
+        return;
+    }
+    assert_eq!(
+        log(&s),
+        format!("{OLD}{NEW}"),
+        "out of reach: not taken back"
+    );
+    let record = left_by_a_dead_process(&s.journal);
+    assert!(record.with_extension("bytes").exists());
+    // A recovery that cannot cut it back either keeps the record; one that can, finishes.
+    let within = Sandbox::new(alias.clone(), None, vec![]);
+    assert_eq!(
+        s.journal.recover(&within, &no_sequel),
+        vec![Recovered::LeftAlone]
+    );
+    assert!(record.exists() && record.with_extension("bytes").exists());
+    writable(&alias);
+    let outcomes = s.journal.recover(&within, &no_sequel);
+    assert_eq!(outcomes, vec![Recovered::CommitUndone]);
+    assert_eq!(log(&s), OLD);
+    assert_eq!(journal_names(&s), Vec::<OsString>::new());
+}
+
+/// A copy of someone else's bytes whose record is gone (a kill between the two removals) is
+/// swept like kept bytes without a record.
+#[test]
+fn a_copy_of_their_bytes_without_its_record_is_swept() {
+    let s = setup();
+    let record = OsString::from(format!("{}-0-0.json", u32::MAX - 1));
+    ForeignCopies::new(&s.journal.store, &record)
+        .keep(2, b"theirs\n")
+        .unwrap();
+    assert_eq!(journal_names(&s).len(), 1);
+    assert_eq!(s.journal.recover(&sandbox(&s), &no_sequel), vec![]);
+    assert_eq!(journal_names(&s), Vec::<OsString>::new());
 }
