@@ -97,6 +97,18 @@ pub enum Sequel {
     LeftToRecovery,
 }
 
+/// What the clean-up after the commit point could not remove of an entry a removal step set
+/// aside (an entry the system refused to remove, a mount point met inside): the change stands,
+/// and what is left is back at the entry's name if that was free.
+#[derive(Debug)]
+pub struct LeftInPlace {
+    /// The step (in the order added).
+    pub step: usize,
+    /// The first removal that failed ([`trees::MountPointInside`] for a mount point, by its
+    /// path from the step's directory, beginning with the temp name the entry was set aside as).
+    pub error: io::Error,
+}
+
 /// A file as planned: the stat it had and the SHA-256 of the bytes that were read (to tell an
 /// in-place write without keeping the bytes).
 pub struct PlannedFile {
@@ -539,10 +551,21 @@ impl Commit<'_> {
     /// clean-up, and only then does the record go. Should `perform` fail, the record stays for
     /// the next recovery to perform it.
     pub fn apply_then(
-        mut self,
+        self,
         prepare: impl FnOnce() -> io::Result<Option<Value>>,
         perform: impl FnOnce(&Value) -> io::Result<()>,
     ) -> Result<Sequel, CommitError> {
+        self.apply_reporting(prepare, perform)
+            .map(|(sequel, _)| sequel)
+    }
+
+    /// As [`Commit::apply_then`], also saying what the clean-up after the commit point could
+    /// not remove of what removal steps set aside (the change stands; see [`LeftInPlace`]).
+    pub fn apply_reporting(
+        mut self,
+        prepare: impl FnOnce() -> io::Result<Option<Value>>,
+        perform: impl FnOnce(&Value) -> io::Result<()>,
+    ) -> Result<(Sequel, Vec<LeftInPlace>), CommitError> {
         let failed = |step, reason| CommitError { step, reason };
         let mut record = CommitRecord {
             applied: false,
@@ -606,8 +629,12 @@ impl Commit<'_> {
         // The directories made hold the change's files now: they stay.
         self.made.clear();
         process::crash_point("applied");
-        for step in &self.steps {
-            clean_up(step.dir.as_fd(), &step.record, step.replaces.as_ref());
+        let mut left = Vec::new();
+        for (step, staged) in self.steps.iter().enumerate() {
+            let error = clean_up(staged.dir.as_fd(), &staged.record, staged.replaces.as_ref());
+            if let Some(error) = error {
+                left.push(LeftInPlace { step, error });
+            }
         }
         process::crash_point("cleaned");
         let outcome = match &record.sequel {
@@ -618,11 +645,11 @@ impl Commit<'_> {
                     Sequel::Performed
                 }
                 // The record stays: the next recovery finds the change applied and performs it.
-                Err(_) => return Ok(Sequel::LeftToRecovery),
+                Err(_) => return Ok((Sequel::LeftToRecovery, left)),
             },
         };
         entry.finish();
-        Ok(outcome)
+        Ok((outcome, left))
     }
 
     /// Takes back the first `done` steps, newest first.
@@ -646,7 +673,8 @@ impl Commit<'_> {
             match &step.record.action {
                 StepAction::Put { staged, .. } => remove_staged(step.dir.as_fd(), aside, staged),
                 StepAction::Place { staged } => {
-                    remove_aside(step.dir.as_fd(), aside, *staged, trees::Removal::OWN_TEMP)
+                    let _ =
+                        remove_aside(step.dir.as_fd(), aside, *staged, trees::Removal::OWN_TEMP);
                 }
                 _ => {}
             }
@@ -945,19 +973,25 @@ fn exchange_checked(
 /// empty directory goes: [`trees::remove_tree_if`]); anything else is first moved to its doomed
 /// name ([`fsops::doomed_name`]), checked there and removed — or put back. What a removal cut
 /// short by a kill left is settled first ([`settle_doomed`]), so running this again is safe.
-fn remove_aside(dir: BorrowedFd<'_>, aside: &OsStr, ident: Version, how: trees::Removal<'_>) {
+/// Returns the first removal that failed, if one did.
+fn remove_aside(
+    dir: BorrowedFd<'_>,
+    aside: &OsStr,
+    ident: Version,
+    how: trees::Removal<'_>,
+) -> Option<io::Error> {
     let doomed = fsops::doomed_name(aside);
     settle_doomed(dir, aside, &doomed, ident, how);
-    let Some(stat) = fsops::lstat_at(dir, aside).ok().flatten() else {
-        return;
-    };
+    let stat = fsops::lstat_at(dir, aside).ok().flatten()?;
     if !ident.is(&stat) {
-        return;
+        return None;
     }
     if Snapshot::of(&stat).kind() == crate::paths::EntryKind::Directory {
-        let _ = trees::remove_tree_if(dir, aside, how, &|found| ident.is(found));
+        trees::remove_tree_if(dir, aside, how, &|found| ident.is(found)).err()
     } else if fsops::set_aside(dir, aside, &doomed, &|found| ident.is(found)).is_ok() {
-        let _ = fsops::unlink_at(dir, &doomed);
+        fsops::unlink_at(dir, &doomed).err()
+    } else {
+        None
     }
 }
 
@@ -985,7 +1019,12 @@ fn settle_doomed(
 /// After the commit point: removes what a step displaced (in the trash already, or taken
 /// back by the history's delta); a file a put displaced is let go without losing a late write
 /// into it ([`let_go_displaced`]; `planned` is its content as planned, when known in process).
-fn clean_up(dir: BorrowedFd<'_>, step: &StepRecord, planned: Option<&PlannedFile>) {
+/// Returns what a removal could not remove (see [`LeftInPlace`]).
+fn clean_up(
+    dir: BorrowedFd<'_>,
+    step: &StepRecord,
+    planned: Option<&PlannedFile>,
+) -> Option<io::Error> {
     let aside = step.aside.as_os_str();
     match &step.action {
         StepAction::Put {
@@ -996,15 +1035,17 @@ fn clean_up(dir: BorrowedFd<'_>, step: &StepRecord, planned: Option<&PlannedFile
             let _ = let_go_displaced(dir, aside, name, *displaced, planned);
         }
         StepAction::Remove { removes } => {
-            remove_aside(dir, aside, *removes, trees::Removal::EVERYTHING);
+            let failed = remove_aside(dir, aside, *removes, trees::Removal::EVERYTHING);
             // What a removed tree's clean-up could not remove (the system refused it after the
-            // checks) goes back to the tree's name if it is free; what went is in the trash.
+            // checks) goes back to the tree's name if it is free; what went is in the trash
+            // (unless the removal was permanent).
             let left = fsops::lstat_at(dir, aside).ok().flatten();
             if left
                 .is_some_and(|s| removes.is(&s) && s.kind() == crate::paths::EntryKind::Directory)
             {
                 let _ = fsops::rename_noreplace(dir, aside, dir, step.name.as_os_str());
             }
+            return failed;
         }
         StepAction::RemoveEmptyDir { removes } => {
             let ours = fsops::lstat_at(dir, aside)
@@ -1021,6 +1062,7 @@ fn clean_up(dir: BorrowedFd<'_>, step: &StepRecord, planned: Option<&PlannedFile
         | StepAction::Rename { .. }
         | StepAction::Append { .. } => {}
     }
+    None
 }
 
 /// Unlinks the file a put displaced, kept under `aside` since the exchange, as `swap_in`'s
@@ -1141,7 +1183,7 @@ pub fn recover(
     if record.applied {
         for (step, dir) in steps {
             if let Some(dir) = dir {
-                clean_up(dir.as_fd(), step, None);
+                let _ = clean_up(dir.as_fd(), step, None);
             }
         }
         if let Some(sequel) = &record.sequel {
