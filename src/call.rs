@@ -192,21 +192,19 @@ pub struct Success {
     pub diff: Option<String>,
     pub data: Map<String, Value>,
     pub changes: Vec<FileChange>,
-    /// Whether the change is in the history already.
+    /// Whether the change is in the history (its id then goes in `data.changeId`).
     pub recorded: Recorded,
 }
 
-/// Whether a call's change is in the history already: a change made as one journaled commit
-/// records itself with it ([`commit_recorded`]); the flow records any other.
+/// Whether a call's change is in the history: every change is recorded with its journaled
+/// commit ([`commit_recorded`]), an undo too, even when nothing on disk had to move.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Recorded {
-    /// Not yet: the flow records it (its id is the call's [`Call::heading`]'s).
-    #[default]
-    Due,
     /// In the history as `id`.
     Written { id: String },
-    /// Not recorded now: there was nothing to record, or the log could not be appended to (the
-    /// next `Workspace`'s recovery appends it).
+    /// Not recorded now: there was nothing to record (a call that changed nothing), or the log
+    /// could not be appended to (the next `Workspace`'s recovery appends it).
+    #[default]
     Not,
 }
 
