@@ -28,7 +28,7 @@ use crate::paths::fsops::{self, DirMount, Snapshot};
 use crate::paths::os_error::{cause, Cause};
 use crate::paths::process;
 use crate::paths::trees::{self, CopyError};
-use crate::paths::EntryKind;
+use crate::paths::{EntryKind, Stat};
 use crate::trash::{archive_relative_path, Archived, Bucket, Observed, TrashError, TrashItem};
 use crate::workspace::Workspace;
 pub use stage::{CopyFailed, CopyMade};
@@ -753,9 +753,8 @@ fn add_copy(
     Ok(made)
 }
 
-/// Stages a move's entry as a copy beside its destination (see [`stage::copy`]) and adds
-/// placing it there, then the removal of the source: set aside, checked to be what was copied
-/// ([`trees::unchanged_since_copied`]), removed after the commit point. Returns what was built.
+/// Stages a move's entry as a copy beside its destination and adds placing it there, then the
+/// removal of the source ([`add_copied_move`]). Returns what was built.
 fn add_move_by_copy(
     journal: &Journal,
     commit: &mut Commit<'_>,
@@ -769,31 +768,54 @@ fn add_move_by_copy(
         unreachable!("refused by check: a move expects an entry")
     };
     let to_dir = dirs.to.expect("a move's destination was opened");
+    let from = (
+        dirs.at,
+        step.at.dir.as_path(),
+        step.at.name.as_os_str(),
+        stat,
+    );
+    let into = (to_dir, to.dir.as_path(), to.name.as_os_str());
+    add_copied_move(journal, commit, from, into, cancel)
+}
+
+/// Adds to `commit` the move of the entry `stat` (`name` in the directory `from`, canonical path
+/// `from_path`) to the free name `to_name` in `to` (canonical path `to_path`), where a rename
+/// cannot take it (another file system or mount): a copy built beside its destination under a
+/// journaled temp name ([`stage::copy`]) and placed there, then the removal of the source: set
+/// aside, checked to be what was copied ([`trees::unchanged_since_copied`]; else the change
+/// stops), removed after the commit point. Two steps of the commit. A copy that fails is an
+/// `io::Error` carrying [`CopyFailed`]; nothing of it is left.
+pub fn add_copied_move(
+    journal: &Journal,
+    commit: &mut Commit<'_>,
+    (from, from_path, name, stat): (std::os::fd::OwnedFd, &Path, &OsStr, &Stat),
+    (to, to_path, to_name): (std::os::fd::OwnedFd, &Path, &OsStr),
+    cancel: &CancelToken,
+) -> io::Result<stage::CopyMade> {
     // Listed, read and synced through: readable handles of the directories checked.
-    let from_dir = fsops::reopen_readable(dirs.at.as_fd())?;
-    let into = fsops::reopen_readable(to_dir.as_fd())?;
-    let made_above = commit.made_above(&to.dir);
+    let from_readable = fsops::reopen_readable(from.as_fd())?;
+    let into = fsops::reopen_readable(to.as_fd())?;
+    let made_above = commit.made_above(to_path);
     let source = stage::CopySource {
-        dir: from_dir.as_fd(),
-        name: &step.at.name,
+        dir: from_readable.as_fd(),
+        name,
         stat,
     };
     let aborted = || cancel.is_aborted();
     let (built, made) = stage::copy(
         journal,
-        (into.as_fd(), &to.dir, &to.name),
+        (into.as_fd(), to_path, to_name),
         made_above,
         source,
         Path::new(""),
         &aborted,
     )?;
-    commit.place(into, &to.dir, &built.aside, &to.name, built.temp)?;
+    commit.place(into, to_path, &built.aside, to_name, built.temp)?;
     let copied = made.read.clone();
     let check = Box::new(move |dir: BorrowedFd<'_>, aside: &OsStr| {
         trees::unchanged_since_copied(dir, aside, &copied)
     });
-    let Place { dir, name, .. } = &step.at;
-    commit.remove_checked(dirs.at, dir, name, Snapshot::of(stat), check)?;
+    commit.remove_checked(from, from_path, name, Snapshot::of(stat), check)?;
     Ok(made)
 }
 
