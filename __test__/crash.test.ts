@@ -59,6 +59,13 @@
  *   over another) and move_file (a directory into missing parents, a file over another), killed
  *   at each of those phases: as it was before the commit point (the restore's archive whole),
  *   the change with its record after it, and one undo of that record takes it back;
+ * - move_file across file systems (a tree to `/dev/shm` into missing parents, a file from there
+ *   over one in the root), killed at each of those phases: the source as it was (no parent, no
+ *   temp name left on either side) and no record before the commit point; after it the move
+ *   with its record, and one undo of that record brings the source back byte for byte;
+ * - a permanent recursive remove_dir, killed at each of those phases: the tree whole and no
+ *   record before the commit point; after it the tree gone, nothing in the trash, and its
+ *   record (permanent: not undoable);
  * - leftovers are recognisable: `.<name>.<pid>.<n>.agent-fs-tools.tmp` (atomic writes),
  *   `.restore-<unique>.partial` beside a restore target, `.<what>-<unique>.partial` in the bucket;
  * - the next Workspace on the same root and data dir works: `trash_list`, `trashList()` and a
@@ -1399,6 +1406,99 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
         // Moved back by the undo, or never moved.
         expect(snapshot(source), what).toEqual(expected)
         emptyBucket(dirs)
+      }
+    }
+  })
+
+  it('move_file across file systems, killed at each phase of its commit: the source where it was, or the move with its record', async (ctx) => {
+    const dirs = tempWorkspaceDirs()
+    let other: string
+    try {
+      other = mkdtempSync('/dev/shm/afs-crash-across-')
+    } catch {
+      return ctx.skip()
+    }
+    try {
+      if (statSync(other).dev === statSync(dirs.root).dev) return ctx.skip()
+      const tree = join(dirs.root, 'tree')
+      const far = join(other, 'far.txt')
+      const over = join(dirs.root, 'over.txt')
+      // A tree to the other file system into parents it makes, and a file from there over one
+      // here (which goes to the trash): copied, placed, the source removed, in one commit.
+      const cases: [Call, string, string, string | null][] = [
+        [['move_file', { source: 'tree', destination: join(other, 'new/place/tree') }], tree, join(other, 'new/place/tree'), join(other, 'new')],
+        [['move_file', { source: far, destination: 'over.txt', overwrite: true }], far, over, null],
+      ]
+      const temps = (dir: string): string[] => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((n) => n.endsWith(TEMP_SUFFIX))
+      for (const [call, source, destination, made] of cases) {
+        for (const [point, stands] of COMMIT_PHASES) {
+          rmSync(tree, { recursive: true, force: true })
+          rmSync(join(other, 'new'), { recursive: true, force: true })
+          mkdirSync(join(tree, 'sub'), { recursive: true })
+          writeFileSync(join(tree, 'a.txt'), bigText('across', 64 << 10))
+          writeFileSync(join(tree, 'sub/b.txt'), 'b\n')
+          writeFileSync(far, 'moved across\n')
+          writeFileSync(over, 'in the way\n')
+          const expected = snapshot(source)
+          const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'move_file' && !c.undoneBy)
+          const before = (await records(new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }))).length
+          const killed = await runChildCrashingAt(dirs, [call], point)
+          const what = `${source} killed at ${point}`
+          expect(killed, `the child reached ${point}`).toBe(true)
+          // (nextWorkspace: no temp name left under the root, the journal empty.)
+          const { ws, trash } = await nextWorkspace(dirs)
+          expect(temps(other), `${what}: no temp name left on the other file system`).toEqual([])
+          const after = await records(ws)
+          expect(after.length, `${what}: recorded exactly when it stands`).toBe(before + (stands ? 1 : 0))
+          expect(existsSync(source), what).toBe(!stands)
+          if (stands) {
+            expect(snapshot(destination), what).toEqual(expected)
+            if (made === null) expect(trash.some((e) => e.originalPath === over), `${what}: what was in the way is in the trash`).toBe(true)
+            // The record is the move's: one undo by it brings the source back byte for byte.
+            const undone = await ws.undo({ id: after[0]!.id })
+            expect(undone.status, `${what}: ${undone.output}`).toBe('ok')
+            if (made === null) expect(readFileSync(over, 'utf8'), `${what}: undone`).toBe('in the way\n')
+          } else {
+            if (made !== null) expect(existsSync(made), `${what}: no parent left`).toBe(false)
+            else expect(readFileSync(over, 'utf8'), what).toBe('in the way\n')
+          }
+          // Moved back by the undo, or never moved.
+          expect(snapshot(source), what).toEqual(expected)
+          emptyBucket(dirs)
+        }
+      }
+    } finally {
+      rmSync(other, { recursive: true, force: true })
+    }
+  })
+
+  it('remove_dir permanent, killed at each phase of its commit: the tree as it was, or gone with its record', async () => {
+    const dirs = tempWorkspaceDirs()
+    const tree = join(dirs.root, 'tree')
+    const call: Call = ['remove_dir', { path: 'tree', recursive: true, permanent: true }]
+    // Before the commit point the tree stays whole and nothing is recorded; after it, it is gone
+    // (nothing kept in the trash) and recorded as a permanent removal, which no undo takes back.
+    for (const [point, stands] of COMMIT_PHASES) {
+      rmSync(tree, { recursive: true, force: true })
+      mkdirSync(join(tree, 'sub/deeper'), { recursive: true })
+      writeFileSync(join(tree, 'a.txt'), 'a\n'.repeat(1000))
+      writeFileSync(join(tree, 'sub/b.txt'), 'b\n')
+      writeFileSync(join(tree, 'sub/deeper/c.txt'), 'c\n')
+      const expected = snapshot(tree)
+      const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'remove_dir')
+      const before = (await records(new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }))).length
+      const killed = await runChildCrashingAt(dirs, [call], point)
+      const what = `killed at ${point}`
+      expect(killed, `the child reached ${point}`).toBe(true)
+      const { ws, trash } = await nextWorkspace(dirs)
+      expect(readdirSync(dirs.root), `${what}: no temp name left`).toEqual(stands ? [] : ['tree'])
+      if (!stands) expect(snapshot(tree), what).toEqual(expected)
+      expect(trash, `${what}: nothing kept`).toEqual([])
+      const after = await records(ws)
+      expect(after.length, `${what}: recorded exactly when it stands`).toBe(before + (stands ? 1 : 0))
+      if (stands) {
+        expect(after[0]!.files, what).toEqual([{ path: tree, action: 'removed' }])
+        expect(after[0]!.undoable, `${what}: nothing kept to undo it with`).toBe(false)
       }
     }
   })

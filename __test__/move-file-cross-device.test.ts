@@ -126,6 +126,25 @@ describe('move_file across file systems', () => {
     expect(temps(root)).toEqual([])
   })
 
+  it('is one change with its record: undo brings the tree back as it was, a redo takes it there again', async (ctx) => {
+    const { ws, root } = tempWorkspace({ permissions: ALL })
+    const other = otherFileSystem(root) ?? ctx.skip()
+    sampleTree(join(root, 'd'))
+    const before = snapshot(join(root, 'd'))
+    const moved = await ws.call('move_file', { source: 'd', destination: join(other, 'x/d') })
+    expect(moved.status, moved.output).toBe('ok')
+    const undone = await ws.undo({ id: moved.data!.changeId as string })
+    expect(undone.status, undone.output).toBe('ok')
+    expect(snapshot(join(root, 'd'))).toEqual(before)
+    expect(existsSync(join(other, 'x'))).toBe(false)
+    const redone = await ws.undo({ id: undone.data!.changeId as string })
+    expect(redone.status, redone.output).toBe('ok')
+    expect(snapshot(join(other, 'x/d'))).toEqual(before)
+    expect(existsSync(join(root, 'd'))).toBe(false)
+    expect(temps(root)).toEqual([])
+    expect(temps(other)).toEqual([])
+  })
+
   it('names of one file inside the tree stay hard links of one copy (as mv keeps them)', async (ctx) => {
     const { ws, root } = tempWorkspace({ permissions: ALL })
     const other = otherFileSystem(root) ?? ctx.skip()

@@ -23,7 +23,7 @@ use crate::change::FileChange;
 use crate::confirm::{ConfirmRequest, Confirmer, Summary};
 use crate::error::{ErrorCode, ToolError};
 use crate::history::{Author, Heading, History};
-use crate::journal::commit::{Commit, CommitError, Sequel};
+use crate::journal::commit::{Commit, CommitError, LeftInPlace, Sequel};
 use crate::locks::{Asker, ChangeGuard, ReadGuard};
 use crate::options::{Limits, StaleWrites};
 use crate::paths::canonical::Canonical;
@@ -193,21 +193,19 @@ pub struct Success {
     pub diff: Option<String>,
     pub data: Map<String, Value>,
     pub changes: Vec<FileChange>,
-    /// Whether the change is in the history already.
+    /// Whether the change is in the history (its id then goes in `data.changeId`).
     pub recorded: Recorded,
 }
 
-/// Whether a call's change is in the history already: a change made as one journaled commit
-/// records itself with it ([`commit_recorded`]); the flow records any other.
+/// Whether a call's change is in the history: every change is recorded with its journaled
+/// commit ([`commit_recorded`]), an undo too, even when nothing on disk had to move.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Recorded {
-    /// Not yet: the flow records it (its id is the call's [`Call::heading`]'s).
-    #[default]
-    Due,
     /// In the history as `id`.
     Written { id: String },
-    /// Not recorded now: there was nothing to record, or the log could not be appended to (the
-    /// next `Workspace`'s recovery appends it).
+    /// Not recorded now: there was nothing to record (a call that changed nothing), or the log
+    /// could not be appended to (the next `Workspace`'s recovery appends it).
+    #[default]
     Not,
 }
 
@@ -378,21 +376,23 @@ pub fn commit_recorded(
     files: impl FnOnce() -> Vec<FileChange>,
 ) -> Result<(Vec<FileChange>, Recorded), CommitError> {
     commit_consuming(ws, commit, heading, Vec::new(), files)
+        .map(|(made, recorded, _)| (made, recorded))
 }
 
 /// [`commit_recorded`], deleting after the commit point the archives `consume` names (in the
-/// workspace's bucket: a restore's source), also by recovery should the process die before.
+/// workspace's bucket: a restore's source), also by recovery should the process die before;
+/// also says what removals left in place ([`LeftInPlace`]).
 pub fn commit_consuming(
     ws: &Workspace,
     commit: Commit<'_>,
     heading: &Heading,
     consume: Vec<PathBuf>,
     files: impl FnOnce() -> Vec<FileChange>,
-) -> Result<(Vec<FileChange>, Recorded), CommitError> {
+) -> Result<(Vec<FileChange>, Recorded, Vec<LeftInPlace>), CommitError> {
     let mut made = Vec::new();
     // What is consumed once the change is made, should the sequel not carry it.
     let mut consume_now = Vec::new();
-    let sequel = commit.apply_then(
+    let (sequel, left) = commit.apply_reporting(
         || {
             made = files();
             if made.is_empty() && heading.undoes.is_empty() && consume.is_empty() {
@@ -427,7 +427,7 @@ pub fn commit_consuming(
         },
         Sequel::None | Sequel::LeftToRecovery => Recorded::Not,
     };
-    Ok((made, recorded))
+    Ok((made, recorded, left))
 }
 
 /// One running call: the workspace, the exposed tool name, this call's permissions, its

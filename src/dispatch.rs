@@ -15,7 +15,6 @@ use crate::call::{
     ToolResult,
 };
 use crate::error::{ErrorCode, ToolError};
-use crate::history::Heading;
 use crate::options::OptionError;
 use crate::paths::shown::{echo, Shown};
 use crate::permissions::{PermissionError, Permissions};
@@ -239,7 +238,6 @@ impl Toolset {
         }
         let permissions = ctx.permissions.unwrap_or(self.ws.options().permissions);
         let raw_path = self.argument_path(tool, &args);
-        let mut heading = None;
         let outcome = match checked {
             Err(e) => Err(Failure::Error(e)),
             Ok(()) if ctx.cancel.is_aborted() => Err(Failure::Error(ToolError::aborted())),
@@ -253,7 +251,6 @@ impl Toolset {
                 );
                 if tool.spec.mutates {
                     call.heading.summary = (tool.spec.format_call)(&args);
-                    heading = Some(call.heading.clone());
                 }
                 run_until_aborted(call, tool.spec.run, args).await
             }
@@ -261,18 +258,18 @@ impl Toolset {
         if tool.spec.mutates {
             self.audit(&tool.name, raw_path, &outcome);
         }
-        self.result(outcome, heading)
+        self.result(outcome)
     }
 
-    /// The result of a call; a change it made is in the history first (../docs/history-and-undo.md) — recorded
-    /// here as `heading` says, unless the call recorded it itself — and its id goes in
-    /// `data.changeId`. Every output is bounded ([`bounded_result`]).
-    fn result(&self, outcome: Outcome, heading: Option<Heading>) -> ToolResult {
-        let result = self.unbounded_result(outcome, heading);
+    /// The result of a call; a change it made is in the history already (../docs/history-and-undo.md:
+    /// recorded with its journaled commit, an undo too, even when nothing on disk had to move),
+    /// and its id goes in `data.changeId`. Every output is bounded ([`bounded_result`]).
+    fn result(&self, outcome: Outcome) -> ToolResult {
+        let result = self.unbounded_result(outcome);
         bounded_result(result, self.ws.options().limits.read_max_bytes as usize)
     }
 
-    fn unbounded_result(&self, outcome: Outcome, heading: Option<Heading>) -> ToolResult {
+    fn unbounded_result(&self, outcome: Outcome) -> ToolResult {
         match outcome {
             Ok(success) => {
                 let mut data = success.data;
@@ -280,15 +277,9 @@ impl Toolset {
                     let files = success.changes.iter().map(|c| c.summary()).collect();
                     data.insert("files".to_owned(), Value::Array(files));
                 }
-                let change_id = match (success.recorded, heading) {
-                    (Recorded::Written { id }, _) => Some(id),
-                    // An undo is a change even when nothing on disk had to move.
-                    (Recorded::Due, Some(heading))
-                        if !success.changes.is_empty() || !heading.undoes.is_empty() =>
-                    {
-                        self.ws.history().record(&heading, &success.changes).ok()
-                    }
-                    _ => None,
+                let change_id = match success.recorded {
+                    Recorded::Written { id } => Some(id),
+                    Recorded::Not => None,
                 };
                 if let Some(id) = change_id {
                     data.insert("changeId".to_owned(), Value::String(id));
@@ -348,7 +339,7 @@ impl Toolset {
         if heading.is_some() || outcome.is_err() {
             self.audit("undo", None, &outcome);
         }
-        self.result(outcome, heading)
+        self.result(outcome)
     }
 
     /// What the call would do about asking the user (`ws.check`), learnt by running it up to its

@@ -22,11 +22,13 @@ use super::{commit_consuming, stage, Recorded};
 use crate::cancel::CancelToken;
 use crate::change::FileChange;
 use crate::history::Heading;
-use crate::journal::commit::{holds, Commit, CommitError, PlannedFile, StepFailure};
+use crate::journal::commit::{holds, Commit, CommitError, LeftInPlace, PlannedFile, StepFailure};
 use crate::journal::Journal;
-use crate::paths::fsops::{self, Snapshot};
+use crate::paths::fsops::{self, DirMount, Snapshot};
+use crate::paths::os_error::{cause, Cause};
 use crate::paths::process;
-use crate::paths::EntryKind;
+use crate::paths::trees::{self, CopyError};
+use crate::paths::{EntryKind, Stat};
 use crate::trash::{archive_relative_path, Archived, Bucket, Observed, TrashError, TrashItem};
 use crate::workspace::Workspace;
 pub use stage::{CopyFailed, CopyMade};
@@ -93,18 +95,58 @@ pub struct Executed {
     /// What the history lists, as the plan's `files` said once every step was made.
     pub files: Vec<FileChange>,
     pub recorded: Recorded,
+    /// What removals could not remove after the commit point (the system refused it, or a
+    /// mount point inside), by the plan's step: the change stands, what is left is back at its
+    /// name. See [`LeftInPlace`].
+    pub left: Vec<(usize, io::Error)>,
 }
 
 /// Makes every step of `plan`, or none, with its record in the history as `heading` (see the
 /// module docs): `files` says, once every step is made, what the history lists; the record
 /// rides in the commit's journal record, so a kill leaves the change with its record or
 /// neither. Archives made for a change that is not made are discarded.
+///
+/// A move between two directories an entry cannot be renamed between (another file system, or
+/// another mount of it) is made as a copy: the entry copied beside its destination under a
+/// journaled temp name and placed there, and the source set aside, checked to be, entry for
+/// entry, what was copied (else [`Failure::Io`] carrying [`CopyFailed`]`(`[`CopyError::Changed`]`)`
+/// and nothing is moved), and removed after the commit point. A rename that fails with `EXDEV`
+/// as it is applied (two bind mounts the check could not tell apart) is made that way, once.
 pub fn execute(
     ws: &Workspace,
     plan: ChangePlan,
     heading: &Heading,
     cancel: &CancelToken,
     files: impl FnOnce(&Done) -> Vec<FileChange>,
+) -> Result<Executed, ExecuteError> {
+    let again = plan
+        .steps
+        .iter()
+        .any(|step| matches!(step.act, Act::Move { .. }))
+        .then(|| plan.clone());
+    let mut files = Some(files);
+    match make(ws, plan, heading, cancel, &mut files, false) {
+        Err(e) if crosses_mounts(&e) => match (again, files.is_some()) {
+            (Some(plan), true) => make(ws, plan, heading, cancel, &mut files, true),
+            _ => Err(e),
+        },
+        made => made,
+    }
+}
+
+/// Whether a change failed only because a rename crossed file systems (or mounts).
+fn crosses_mounts(e: &ExecuteError) -> bool {
+    matches!(&e.failure, Failure::Io(io) if cause(io) == Cause::CrossDevice)
+}
+
+/// [`execute`], every move by copy when `by_copy`.
+fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
+    ws: &Workspace,
+    plan: ChangePlan,
+    heading: &Heading,
+    cancel: &CancelToken,
+    files: &mut Option<F>,
+    by_copy: bool,
 ) -> Result<Executed, ExecuteError> {
     let mut commit = ws.journal().commit();
     let opened = open_and_verify(&plan.steps)?;
@@ -140,6 +182,10 @@ pub fn execute(
     // The archives restored from, held (no other call restores or clears one) until the
     // commit is done.
     let mut held = Vec::new();
+    // The plan's step of each of the commit's (a move by copy adds two), and the commit's
+    // steps that remove a moved source once checked against its copy.
+    let mut of_step = Vec::with_capacity(steps.len());
+    let mut copied_sources = Vec::new();
     for (index, ((step, opened), tree)) in steps.into_iter().zip(opened).zip(trees).enumerate() {
         let dirs = match opened.made(&mut commit, &step) {
             Ok(dirs) => dirs,
@@ -148,6 +194,7 @@ pub fn execute(
                 return Err(failed(&mut done, index, Failure::Io(e)));
             }
         };
+        let across = matches!(step.act, Act::Move { .. }) && (by_copy || !same_mount(&dirs));
         let added = match (tree, &step.act) {
             (Some(tree), _) => add_tree_removal(&mut commit, step, dirs, tree)
                 .map(|()| None)
@@ -162,6 +209,11 @@ pub fn execute(
                 .map(Some)
                 .map_err(Failure::Io),
             (None, Act::Append { .. }) => add_append(&mut commit, step, dirs).map(|()| None),
+            (None, Act::Move { .. }) if across => {
+                let copied = add_move_by_copy(journal, &mut commit, step, dirs, cancel);
+                copied_sources.push(commit.len().saturating_sub(1));
+                copied.map(Some).map_err(Failure::Io)
+            }
             (None, _) => add(journal, &mut commit, step, dirs)
                 .map(|()| None)
                 .map_err(Failure::Io),
@@ -173,25 +225,46 @@ pub fn execute(
                 return Err(failed(&mut done, index, failure));
             }
         }
+        of_step.resize(commit.len(), index);
     }
     process::crash_point("staged");
     let consume = consume
         .iter()
         .filter_map(|archive| archive.file_name().map(PathBuf::from))
         .collect();
+    let files = files.take().expect("a plan is recorded once");
     let committed = commit_consuming(ws, commit, heading, consume, || files(&done));
     drop(held);
+    let plan_step = |step: usize| of_step.get(step).copied().unwrap_or(step);
     match committed {
-        Ok((files, recorded)) => Ok(Executed {
+        Ok((files, recorded, left)) => Ok(Executed {
             done,
             files,
             recorded,
+            left: left
+                .into_iter()
+                .map(|LeftInPlace { step, error }| (plan_step(step), error))
+                .collect(),
         }),
         Err(e) => {
-            let e = ExecuteError::from(e);
+            let commit_step = e.step;
+            let mut e = ExecuteError::from(e);
+            e.step = plan_step(commit_step);
+            if copied_sources.contains(&commit_step) && matches!(e.failure, Failure::Changed { .. })
+            {
+                let changed = CopyFailed(CopyError::Changed(PathBuf::new()));
+                e.failure = Failure::Io(io::Error::other(changed));
+            }
             Err(failed(&mut done, e.step, e.failure))
         }
     }
+}
+
+/// Whether a move's entry can be renamed from its directory to its destination's (if that
+/// cannot be told, the rename tries).
+fn same_mount(dirs: &Dirs) -> bool {
+    let to = dirs.to.as_ref().expect("a move's destination was opened");
+    DirMount::same(dirs.at.as_fd(), to.as_fd()).unwrap_or(true)
 }
 
 /// Opens every step's directories and checks what each step expects, before anything is kept
@@ -680,6 +753,72 @@ fn add_copy(
     Ok(made)
 }
 
+/// Stages a move's entry as a copy beside its destination and adds placing it there, then the
+/// removal of the source ([`add_copied_move`]). Returns what was built.
+fn add_move_by_copy(
+    journal: &Journal,
+    commit: &mut Commit<'_>,
+    step: Step,
+    dirs: Dirs,
+    cancel: &CancelToken,
+) -> io::Result<stage::CopyMade> {
+    let (Act::Move { to }, Expect::File { stat, .. } | Expect::Entry { stat }) =
+        (&step.act, &step.expect)
+    else {
+        unreachable!("refused by check: a move expects an entry")
+    };
+    let to_dir = dirs.to.expect("a move's destination was opened");
+    let from = (
+        dirs.at,
+        step.at.dir.as_path(),
+        step.at.name.as_os_str(),
+        stat,
+    );
+    let into = (to_dir, to.dir.as_path(), to.name.as_os_str());
+    add_copied_move(journal, commit, from, into, cancel)
+}
+
+/// Adds to `commit` the move of the entry `stat` (`name` in the directory `from`, canonical path
+/// `from_path`) to the free name `to_name` in `to` (canonical path `to_path`), where a rename
+/// cannot take it (another file system or mount): a copy built beside its destination under a
+/// journaled temp name ([`stage::copy`]) and placed there, then the removal of the source: set
+/// aside, checked to be what was copied ([`trees::unchanged_since_copied`]; else the change
+/// stops), removed after the commit point. Two steps of the commit. A copy that fails is an
+/// `io::Error` carrying [`CopyFailed`]; nothing of it is left.
+pub fn add_copied_move(
+    journal: &Journal,
+    commit: &mut Commit<'_>,
+    (from, from_path, name, stat): (std::os::fd::OwnedFd, &Path, &OsStr, &Stat),
+    (to, to_path, to_name): (std::os::fd::OwnedFd, &Path, &OsStr),
+    cancel: &CancelToken,
+) -> io::Result<stage::CopyMade> {
+    // Listed, read and synced through: readable handles of the directories checked.
+    let from_readable = fsops::reopen_readable(from.as_fd())?;
+    let into = fsops::reopen_readable(to.as_fd())?;
+    let made_above = commit.made_above(to_path);
+    let source = stage::CopySource {
+        dir: from_readable.as_fd(),
+        name,
+        stat,
+    };
+    let aborted = || cancel.is_aborted();
+    let (built, made) = stage::copy(
+        journal,
+        (into.as_fd(), to_path, to_name),
+        made_above,
+        source,
+        Path::new(""),
+        &aborted,
+    )?;
+    commit.place(into, to_path, &built.aside, to_name, built.temp)?;
+    let copied = made.read.clone();
+    let check = Box::new(move |dir: BorrowedFd<'_>, aside: &OsStr| {
+        trees::unchanged_since_copied(dir, aside, &copied)
+    });
+    commit.remove_checked(from, from_path, name, Snapshot::of(stat), check)?;
+    Ok(made)
+}
+
 #[cfg(test)]
 #[path = "execute_tests.rs"]
 mod tests;
@@ -691,3 +830,7 @@ mod copy_tests;
 #[cfg(test)]
 #[path = "execute_append_tests.rs"]
 mod append_tests;
+
+#[cfg(test)]
+#[path = "execute_move_tests.rs"]
+mod move_tests;

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use crate::paths::{EntryKind, Stat, Target};
 
 /// What a call will change, decided before anything is asked or changed.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct ChangePlan {
     /// In order: applied in this order, and taken back in reverse if a later one fails.
     pub steps: Vec<Step>,
@@ -21,7 +21,7 @@ pub struct ChangePlan {
 }
 
 /// One step: a place, what must be there, what is kept of it, what happens to it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Step {
     pub at: Place,
     /// Checked before the commit (the readable refusal), and again by the journal's step as it
@@ -161,8 +161,9 @@ pub enum Act {
     Append { data: Vec<u8>, single_link: bool },
     /// The entry leaves its name (set aside, checked, removed after the commit point).
     Remove,
-    /// The entry moves to `to`, which must be free (one rename, on one file system; the
-    /// missing parents of `to` are made).
+    /// The entry moves to `to`, which must be free (the missing parents of `to` are made): one
+    /// rename, or between file systems a copy placed at `to` and the source removed (see
+    /// [`super::execute::execute`]).
     Move { to: Place },
     /// A directory (mode `mode`, or 0777 less the umask) is built under a temp name, with the
     /// directories `below` inside it (`a/b`: `a`, then `b` in it, each as a new directory is

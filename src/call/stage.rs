@@ -6,11 +6,12 @@ use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::cancel::CancelToken;
 use crate::hashing::sha256_reader;
 use crate::journal::{Entry, Journal, MadeDirRecord};
-use crate::paths::trees::{CopyCounts, CopyError};
+use crate::paths::trees::{Copied, CopyCounts, CopyError};
 use crate::paths::{fsops, trees, EntryKind, Stat};
 use crate::trash::{Archived, TrashError};
 use crate::workspace::Workspace;
@@ -103,6 +104,9 @@ pub struct CopyMade {
     /// The SHA-256 of a copied regular file, read back from the copy (streamed; `None` for a
     /// link or a tree).
     pub sha256: Option<String>,
+    /// Every source entry as the copy read it (what a move across file systems checks its
+    /// source against before removing it).
+    pub read: Arc<Copied>,
 }
 
 /// Why a copy was not built (nothing of it is left).
@@ -206,5 +210,6 @@ fn copy_aside(
     Ok(CopyMade {
         counts: copied.counts,
         sha256,
+        read: Arc::new(copied),
     })
 }

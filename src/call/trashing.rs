@@ -12,8 +12,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops;
 use crate::paths::shown::Shown;
 use crate::trash::{
-    archive_relative_path, restore_temp_name, Archived, Metadata, PartlyRemoved, TrashError,
-    TrashItem,
+    archive_relative_path, restore_temp_name, Archived, PartlyRemoved, TrashError, TrashItem,
 };
 use crate::workspace::Workspace;
 
@@ -52,23 +51,6 @@ pub fn trash_error(e: TrashError, doing: &str, path: &Path) -> ToolError {
         TrashError::Stopped { why, .. } => why,
     };
     ToolError::new(code, message)
-}
-
-/// Puts back `archived` (made by this call, still held) as `name` in `parent` (canonical path
-/// `parent_path`), journaled like [`restore_into`]: what an overwrite or a move put in the
-/// trash, when the rest of the call failed.
-pub fn put_back(
-    ws: &Workspace,
-    archived: &Archived,
-    parent_path: &Path,
-    parent: BorrowedFd<'_>,
-    name: &OsStr,
-) -> Result<Metadata, TrashError> {
-    let temp = restore_temp_name();
-    ws.journal().with_temp(parent_path, parent, &temp, || {
-        ws.bucket()
-            .restore_archived(archived, parent, name, &temp, &|| false)
-    })
 }
 
 /// Archives the entry `name` in `parent` (canonical path `path`); with `remove`, the original is

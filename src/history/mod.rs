@@ -134,7 +134,10 @@ impl History {
         format!("c{stamp:x}-{:x}-{n:x}", std::process::id())
     }
 
-    /// Appends a change: one record, its deltas stored first. Returns the change's id.
+    /// Appends a change: one record, its deltas stored first. Returns the change's id. (Every
+    /// change is recorded with its journaled commit, [`History::prepare`] then
+    /// [`History::append`]; tests build histories with this.)
+    #[cfg(test)]
     pub fn record(&self, heading: &Heading, files: &[FileChange]) -> io::Result<String> {
         let record = self.prepare(heading, files)?;
         self.append(&record)?;

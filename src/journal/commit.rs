@@ -111,6 +111,18 @@ pub enum Sequel {
     LeftToRecovery,
 }
 
+/// What the clean-up after the commit point could not remove of an entry a removal step set
+/// aside (an entry the system refused to remove, a mount point met inside): the change stands,
+/// and what is left is back at the entry's name if that was free.
+#[derive(Debug)]
+pub struct LeftInPlace {
+    /// The step (in the order added).
+    pub step: usize,
+    /// The first removal that failed ([`trees::MountPointInside`] for a mount point, by its
+    /// path from the step's directory, beginning with the temp name the entry was set aside as).
+    pub error: io::Error,
+}
+
 /// A file as planned: the stat it had and the SHA-256 of the bytes that were read (to tell an
 /// in-place write without keeping the bytes).
 pub struct PlannedFile {

@@ -312,6 +312,55 @@ impl Copied {
     }
 }
 
+/// Whether the entry `name` in `dir` is still, entry for entry, what `copied` read of it: every
+/// entry one it read and as it was then, none that appeared since, none gone (a mount point met
+/// inside is not). What a move across file systems checks of its source, set aside, before the
+/// commit point.
+pub fn unchanged_since_copied(dir: BorrowedFd<'_>, name: &OsStr, copied: &Copied) -> bool {
+    let beneath = copied.counts.files + copied.counts.dirs + copied.counts.links;
+    matches!(entries_as_copied(dir, name, copied), Ok(Some(seen)) if seen == beneath)
+}
+
+/// How many entries beneath `name` in `dir` there are, all as `copied` read them; `None` as
+/// soon as one is not.
+fn entries_as_copied(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    copied: &Copied,
+) -> io::Result<Option<u64>> {
+    let as_copied = |dir: BorrowedFd<'_>, name: &OsStr| -> io::Result<Option<Stat>> {
+        Ok(fsops::lstat_at(dir, name)?.filter(|stat| copied.unchanged(stat)))
+    };
+    let Some(root) = as_copied(dir, name)? else {
+        return Ok(None);
+    };
+    if EntryKind::of(&root) != EntryKind::Directory {
+        return Ok(Some(0));
+    }
+    let mut seen = 0u64;
+    let mut pending = vec![fsops::open_subdir(dir, name)?];
+    while let Some(here) = pending.pop() {
+        let mount = fsops::DirMount::of(here.as_fd())?;
+        for child in fsops::list_names(here.as_fd())? {
+            let Some(stat) = as_copied(here.as_fd(), &child)? else {
+                return Ok(None);
+            };
+            if mount.holds_mount_point(here.as_fd(), &child, fsops::identity(&stat).0)? {
+                return Ok(None);
+            }
+            seen += 1;
+            if EntryKind::of(&stat) == EntryKind::Directory {
+                let sub = fsops::open_subdir(here.as_fd(), &child)?;
+                if fsops::fstat(&sub)?.identity() != stat.identity() {
+                    return Ok(None);
+                }
+                pending.push(sub);
+            }
+        }
+    }
+    Ok(Some(seen))
+}
+
 /// How much of a file is copied between two checks for an abort.
 const COPY_CHUNK: u64 = 64 << 20;
 

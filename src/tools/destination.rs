@@ -1,15 +1,11 @@
 //! What `move_file` and `restore_file` share: the place an entry goes. Planning looks at what is
 //! there now; replacing a whole directory tree asks like a recursive `remove_dir` does, and says
-//! so. Committing creates the parent directory if missing, checks that the destination is still
-//! as planned (absent, or the same kind of entry when an overwrite was approved), and puts what
-//! is there into the trash first.
+//! so. (What is there goes to the trash first in the tool's plan, on the change engine.)
 
-use std::ffi::OsStr;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::path::Path;
 
 use super::{blast_radius, files};
-use crate::call::trashing::put_in_trash;
 use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops;
@@ -17,7 +13,6 @@ use crate::paths::shown::Shown;
 use crate::paths::tree_count::TreeCount;
 use crate::paths::EntryKind;
 use crate::paths::Target;
-use crate::trash::Archived;
 use crate::workspace::Workspace;
 
 /// Refuses (`DANGEROUS_PATH`, before anything is asked) a destination whose replacement would
@@ -72,58 +67,5 @@ pub fn replaces_tree(replaced: Option<&TreeCount>, path: &Path) -> Option<String
             path.shown(),
             blast_radius::describe_tree(count)
         )
-    })
-}
-
-/// The destination, ready: its parent directory (readable), its name there, and the archive of
-/// the entry it replaces, if any.
-pub struct Destination<'a> {
-    pub parent: OwnedFd,
-    pub parent_path: &'a Path,
-    pub name: &'a OsStr,
-    pub replaced: Option<Archived>,
-    /// The parent directories made for it (shallowest first).
-    pub created_dirs: Vec<std::path::PathBuf>,
-}
-
-/// Makes `target` ready to receive an entry: creates its parent directories, checks that what is
-/// there is what was planned on (`planned`, from [`existing`]; else `CONFLICT`), and puts it into
-/// the trash.
-pub fn prepare<'a>(
-    ws: &Workspace,
-    target: &'a Target,
-    planned: Option<EntryKind>,
-    cancel: &CancelToken,
-) -> Result<Destination<'a>, ToolError> {
-    let (parent_path, name) = target
-        .split()
-        .ok_or_else(|| files::is_a_directory(&target.path))?;
-    let created_dirs = files::missing_parents(target);
-    let parent = fsops::ensure_dir(&target.anchor, parent_path)
-        .and_then(|(fd, _)| fsops::reopen_readable(fd.as_fd()))
-        .map_err(|e| ToolError::io(&e, "create the parent directory of", &target.path))?;
-    let now = fsops::lstat_at(parent.as_fd(), name)
-        .map_err(|e| ToolError::io(&e, "check", &target.path))?;
-    if now.as_ref().map(EntryKind::of) != planned {
-        return Err(files::changed_since_planned(&target.path));
-    }
-    let replaced = if now.is_some() {
-        Some(put_in_trash(
-            ws,
-            parent.as_fd(),
-            name,
-            &target.path,
-            true,
-            cancel,
-        )?)
-    } else {
-        None
-    };
-    Ok(Destination {
-        parent,
-        parent_path,
-        name,
-        replaced,
-        created_dirs,
     })
 }

@@ -2,11 +2,10 @@
 //! only with `overwrite: true`, after it has been put into the trash; if the move then fails, the
 //! destination is as it was.
 //!
-//! Within one file system a move is one change on the engine: the destination (if replaced) kept
-//! in the trash and set aside, then one `rename`, with the history record in the same commit.
-//! Across file systems (`EXDEV`) it is made as [`across`] says.
-
-mod across;
+//! A move is one change on the engine: the destination (if replaced) kept in the trash and set
+//! aside, then one `rename` — across file systems, a copy placed at the destination and the
+//! source removed once checked to be what was copied —, with the history record in the same
+//! commit.
 
 use std::io;
 use std::os::fd::AsFd;
@@ -20,7 +19,7 @@ use super::destination;
 use super::files;
 use super::trashing::{in_trash, not_trashed_first};
 use super::{object_schema, parse_args, ToolSpec};
-use crate::call::execute::{execute, Done, Failure};
+use crate::call::execute::{execute, CopyFailed, Done, Failure};
 use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
 use crate::call::trashing::{ensure_bucket_writable, trash_error};
 use crate::call::{Authorization, BoxFuture, Call, Outcome, Recorded, Success, ToolNames};
@@ -30,9 +29,9 @@ use crate::error::{ErrorCode, ToolError};
 use crate::history::Heading;
 use crate::options::WorkspaceOptions;
 use crate::paths::fsops;
-use crate::paths::os_error::{cause, Cause};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
+use crate::paths::trees::CopyError;
 use crate::paths::{EntryKind, Stat, Target};
 use crate::permissions::Operation;
 use crate::progress::Meter;
@@ -263,8 +262,8 @@ struct Moved {
 impl Moving {
     /// Moves the source to the destination as one change with its history record (the record
     /// rides in the commit: a kill leaves both or neither): an existing destination goes to the
-    /// trash first (a tree as `remove_dir` takes one), then one rename. Between file systems
-    /// (`EXDEV`), the move is made as before the engine ([`across`]), recorded after it.
+    /// trash first (a tree as `remove_dir` takes one), then one rename — or, between file
+    /// systems, a copy placed at the destination and the source removed (the executor's).
     fn make(
         &self,
         ws: &Workspace,
@@ -326,26 +325,13 @@ impl Moving {
             }
             vec![change]
         };
-        let failure = match execute(ws, plan, heading, cancel, files) {
-            Ok(executed) => {
-                let file = parent().and_then(|dir| files::file_stat_at(dir.as_fd(), dst_name));
-                let change = executed.files.into_iter().next();
-                return Ok(Moved {
-                    archived: executed.done.archives.into_iter().next().flatten(),
-                    file,
-                    change: change.expect("the plan lists the moved entry"),
-                    recorded: executed.recorded,
-                });
+        let executed = match execute(ws, plan, heading, cancel, files) {
+            Ok(executed) => executed,
+            Err(failure) if replacing && failure.step == 0 => {
+                return Err(not_trashed_first(&dst.path, failure.failure))
             }
-            Err(e) => e,
-        };
-        match failure.failure {
-            Failure::Io(e) if cause(&e) == Cause::CrossDevice => {}
-            other if replacing && failure.step == 0 => {
-                return Err(not_trashed_first(&self.destination.path, other))
-            }
-            other => {
-                let mut error = self.not_moved(other);
+            Err(failure) => {
+                let mut error = self.not_moved(failure.failure);
                 if replacing {
                     // Taken back by the commit (or never moved): at its name as it was.
                     error
@@ -354,25 +340,18 @@ impl Moving {
                 }
                 return Err(error);
             }
-        }
-        let identity = self.source_stat.identity();
-        let (archived, entry, created_dirs, file) =
-            across::move_across(ws, src, dst, identity, self.planned, cancel, removers)?;
-        let mut change = FileChange {
-            from: Some(src.path.clone()),
-            ..FileChange::new(dst.path.clone(), Action::Moved)
         };
-        change.undo.entry = entry;
-        change.undo.created_dirs = created_dirs;
-        if let Some(archived) = &archived {
-            change.sha256_before = Some(archived.metadata.original_sha256.clone());
-            change.trashed_to = Some(archived.archive_path.clone());
+        let archived = executed.done.archives.into_iter().next().flatten();
+        if let Some((_, error)) = executed.left.into_iter().next() {
+            return Err(self.source_left(&error, archived.as_ref(), removers));
         }
+        let file = parent().and_then(|dir| files::file_stat_at(dir.as_fd(), dst_name));
+        let change = executed.files.into_iter().next();
         Ok(Moved {
             archived,
             file,
-            change,
-            recorded: Recorded::Due,
+            change: change.expect("the plan lists the moved entry"),
+            recorded: executed.recorded,
         })
     }
 
@@ -385,8 +364,81 @@ impl Moving {
                 files::changed_since_planned(src)
             }
             Failure::Trash(e) => trash_error(e, "move", src),
-            Failure::Io(e) => ToolError::io(&e, "move", src),
+            Failure::Io(e) => match CopyFailed::of(&e) {
+                Some(copy) => self.not_copied(copy),
+                None => ToolError::io(&e, "move", src),
+            },
         }
+    }
+
+    /// The copy of a move between file systems failed, or its source changed once copied;
+    /// nothing was moved.
+    fn not_copied(&self, e: &CopyError) -> ToolError {
+        let (src, dst) = (&self.source.path, &self.destination.path);
+        let inside = |relative: &Path| {
+            if relative.as_os_str().is_empty() {
+                src.to_owned()
+            } else {
+                src.join(relative)
+            }
+        };
+        let (src_shown, dst_shown) = (src.shown(), dst.shown());
+        let mut error = match e {
+            CopyError::Aborted => return ToolError::aborted(),
+            CopyError::Special(relative) => ToolError::new(
+                ErrorCode::NotARegularFile,
+                format!(
+                    "cannot move {src_shown} to {dst_shown}: {} is a FIFO, socket or device, which cannot be copied to another file system",
+                    inside(relative).shown()
+                ),
+            ),
+            CopyError::Changed(relative) => ToolError::new(
+                ErrorCode::Conflict,
+                format!(
+                    "cannot move {src_shown} to {dst_shown}: {} changed while it was being copied to the other file system; retry once nothing writes to it",
+                    inside(relative).shown()
+                ),
+            ),
+            CopyError::Io(e, relative) => ToolError::io(e, "copy", &inside(relative)),
+        };
+        error.message.push_str(&format!(
+            " (moving to {dst_shown}, on another file system); nothing was moved"
+        ));
+        error
+    }
+
+    /// The move between file systems is made (and recorded), but part of its source could not
+    /// be removed after it was copied: it is back where it was. Says that the destination is
+    /// complete, so the model neither moves it again nor takes the source for gone.
+    fn source_left(
+        &self,
+        e: &io::Error,
+        archived: Option<&Archived>,
+        removers: &[String],
+    ) -> ToolError {
+        let (src, dst) = (&self.source.path, &self.destination.path);
+        let mut error = ToolError::io(e, "remove the moved", src);
+        let remove = match removers {
+            [] => "what is left of the source can be removed by the user".to_owned(),
+            _ => format!(
+                "what is left of the source can be removed with {}",
+                removers.join(" or ")
+            ),
+        };
+        error.message = format!(
+            "copied {} to {} (another file system), which is complete, but {}; {remove}",
+            src.shown(),
+            dst.shown(),
+            error.message
+        );
+        if let Some(archived) = archived {
+            error.message.push_str(&format!(
+                "; the previous {} is in the trash at {}",
+                dst.shown(),
+                archived.archive_path.shown()
+            ));
+        }
+        error
     }
 }
 

@@ -1,11 +1,11 @@
 //! `remove_dir`: remove an empty directory, or with `recursive: true` a whole tree into one trash
 //! archive (or permanently). Recursive removal always asks the user, whatever the permissions;
 //! the filesystem root, the home directory, the workspace root and its ancestors, and the trash
-//! are refused before any prompt.
+//! are refused before any prompt. Every removal is one change on the engine, with its record.
 
 use std::io;
 use std::os::fd::AsFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -25,7 +25,7 @@ use crate::options::WorkspaceOptions;
 use crate::paths::fsops;
 use crate::paths::sandbox::{identity_of, FinalLink};
 use crate::paths::shown::Shown;
-use crate::paths::trees::{self, MountPointInside};
+use crate::paths::trees::MountPointInside;
 use crate::paths::{EntryKind, Target};
 use crate::permissions::Operation;
 use crate::progress::Meter;
@@ -276,8 +276,9 @@ impl Removal {
     /// Removes the directory at `target` as one change with its history record (the record
     /// rides in the commit: a kill leaves both or neither): an empty one only while empty; a
     /// tree archived first, set aside whole, checked against the archive and removed after
-    /// the commit point. A permanent recursive removal removes the tree as `rm -r` does
-    /// (recorded after it), leaving a mount point met inside in place.
+    /// the commit point; permanently, set aside whole and removed after the commit point as
+    /// `rm -r` does, leaving a mount point met inside in place (with what holds it, back at
+    /// its name).
     fn make(
         self,
         ws: &Workspace,
@@ -287,22 +288,10 @@ impl Removal {
     ) -> Result<Removed, ToolError> {
         let path = &target.path;
         let (parent, name) = files::open_parent(target, "remove")?;
-        if self.recursive && self.permanent {
-            return trees::remove_tree_at(parent.as_fd(), &name, trees::Removal::EVERYTHING)
-                .map(|_| Removed {
-                    archived: None,
-                    empty_mode: None,
-                    recorded: Recorded::Due,
-                })
-                .map_err(|e| match MountPointInside::of(&e) {
-                    Some(rel) => mount_point_kept(path, rel),
-                    None => ToolError::io(&e, "remove", path),
-                });
-        }
         let gone = || ToolError::io(&io::Error::from(io::ErrorKind::NotFound), "remove", path);
         let stat = fsops::lstat_at(parent.as_fd(), &name)
             .map_err(|e| ToolError::io(&e, "remove", path))?
-            .ok_or_else(|| match self.recursive {
+            .ok_or_else(|| match self.recursive && !self.permanent {
                 true => trash_error(TrashError::NotFound, "trash", path),
                 false => gone(),
             })?;
@@ -310,23 +299,37 @@ impl Removal {
             return Err(self.changed(path));
         }
         let at = Place::of(target).ok_or_else(gone)?;
-        let step = if self.recursive {
-            ensure_bucket_writable(ws, path)?;
-            Step {
-                at,
-                expect: Expect::Entry { stat },
-                keep: Keep::Archive,
-                act: Act::Remove,
+        let step = match (self.recursive, self.permanent) {
+            (true, true) => {
+                if fsops::is_mount_point(parent.as_fd(), &name).unwrap_or(false) {
+                    return Err(mount_point_kept(path, Path::new(&name)));
+                }
+                Step {
+                    at,
+                    expect: Expect::Entry { stat },
+                    keep: Keep::Nothing,
+                    act: Act::Remove,
+                }
             }
-        } else {
-            if !is_empty(target)? {
-                return Err(not_empty(path));
+            (true, false) => {
+                ensure_bucket_writable(ws, path)?;
+                Step {
+                    at,
+                    expect: Expect::Entry { stat },
+                    keep: Keep::Archive,
+                    act: Act::Remove,
+                }
             }
-            Step {
-                at,
-                expect: Expect::EmptyDir { stat },
-                keep: Keep::Nothing,
-                act: Act::Remove,
+            (false, _) => {
+                if !is_empty(target)? {
+                    return Err(not_empty(path));
+                }
+                Step {
+                    at,
+                    expect: Expect::EmptyDir { stat },
+                    keep: Keep::Nothing,
+                    act: Act::Remove,
+                }
             }
         };
         let empty_mode = (!self.recursive).then(|| stat.permissions());
@@ -337,20 +340,34 @@ impl Removal {
         let files = |done: &Done| {
             let mut change = FileChange::new(path.clone(), Action::Removed);
             change.undo.dir_mode = empty_mode;
+            change.undo.permanent = self.recursive && self.permanent;
             if let Some(archived) = done.archives.first().and_then(Option::as_ref) {
                 change.sha256_before = Some(archived.metadata.original_sha256.clone());
                 change.trashed_to = Some(archived.archive_path.clone());
             }
             vec![change]
         };
-        match execute(ws, plan, heading, cancel, files) {
-            Ok(mut executed) => Ok(Removed {
-                archived: executed.done.archives.pop().flatten(),
-                empty_mode,
-                recorded: executed.recorded,
-            }),
-            Err(e) => Err(self.failed(target, e.failure)),
+        let mut executed = match execute(ws, plan, heading, cancel, files) {
+            Ok(executed) => executed,
+            Err(e) => return Err(self.failed(target, e.failure)),
+        };
+        if let Some((_, e)) = executed.left.pop() {
+            // Removed and recorded, but for what the system would not remove: it stays.
+            return Err(match MountPointInside::of(&e) {
+                // By its path from the set-aside name, which the rest went back from.
+                Some(rel) => {
+                    let rel: PathBuf =
+                        Path::new(&name).join(rel.components().skip(1).collect::<PathBuf>());
+                    mount_point_kept(path, &rel)
+                }
+                None => ToolError::io(&e, "remove", path),
+            });
         }
+        Ok(Removed {
+            archived: executed.done.archives.pop().flatten(),
+            empty_mode,
+            recorded: executed.recorded,
+        })
     }
 
     /// The failure of the change as the model reads it; nothing was removed.
@@ -433,12 +450,13 @@ mod tests {
     use super::*;
     use crate::testing::TestWorkspace;
 
-    /// A removal (an empty directory, a tree to the trash) is one change made with its record:
-    /// the history lists the directory (an empty one with its mode, a tree with its archive),
-    /// and nothing of the change (temp names, journal records) is left.
+    /// A removal (an empty directory, a tree to the trash, a tree removed permanently) is one
+    /// change made with its record: the history lists the directory (an empty one with its
+    /// mode, a tree with its archive, a permanent removal as permanent), and nothing of the
+    /// change (temp names, journal records) is left.
     #[tokio::test]
     async fn the_removal_and_its_record_are_made_as_one_change() {
-        for recursive in [false, true] {
+        for (recursive, permanent) in [(false, false), (true, false), (true, true)] {
             let ws = TestWorkspace::new();
             std::fs::create_dir_all(ws.root.join("d/sub")).unwrap();
             if recursive {
@@ -446,7 +464,7 @@ mod tests {
             } else {
                 std::fs::remove_dir(ws.root.join("d/sub")).unwrap();
             }
-            let args = json!({ "path": "d", "recursive": recursive });
+            let args = json!({ "path": "d", "recursive": recursive, "permanent": permanent });
             let result = ws.call("remove_dir", args).await;
             assert_eq!(result.code, None, "{}", result.output);
             assert!(ws.names().is_empty(), "{:?}", ws.names());
@@ -454,7 +472,8 @@ mod tests {
             assert_eq!(history.len(), 1);
             let file = &history[0].record.files[0];
             assert_eq!(file.path, ws.root.join("d"));
-            assert_eq!(file.trashed_to.is_some(), recursive);
+            assert_eq!(file.trashed_to.is_some(), recursive && !permanent);
+            assert_eq!(file.permanent, recursive && permanent);
         }
     }
 

@@ -14,6 +14,7 @@ use super::disk;
 use super::effects::{Effects, Hop, Placement, Step};
 use super::plan::Plan;
 use super::slot::{Like, Location, Slot};
+use crate::call::execute::add_copied_move;
 use crate::call::trashing::{put_in_trash, trash_error};
 use crate::call::{commit_recorded, Recorded};
 use crate::cancel::CancelToken;
@@ -22,7 +23,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
 use crate::history::Heading;
 use crate::journal::commit::{PlannedFile, StepFailure};
-use crate::paths::fsops::{self, Snapshot};
+use crate::paths::fsops::{self, DirMount, Snapshot};
 use crate::paths::shown::Shown;
 use crate::paths::trees::{remove_tree_at, Removal};
 use crate::paths::EntryKind;
@@ -250,17 +251,7 @@ pub fn apply(
             let (from_dir, from_name) = parent_of(ws, &source)?;
             let (location, to_name) = rename.destination();
             let (to_dir, to_dir_path) = open_location(ws, &staged, &location, to)?;
-            commit
-                .rename(
-                    from_dir,
-                    source.parent().unwrap_or(Path::new("/")),
-                    &from_name,
-                    real.stat,
-                    to_dir,
-                    &to_dir_path,
-                    &to_name,
-                )
-                .map_err(|e| ToolError::io(&e, "prepare moving back", from))?;
+            let from_dir_path = source.parent().unwrap_or(Path::new("/"));
             // Recorded hop by hop: a redo takes back the move aside last, when its name is free;
             // an entry that goes into a directory that moves back after it is recorded where it
             // went, and the directory's move after it.
@@ -273,7 +264,42 @@ pub fn apply(
                 Hop::Aside(temp) => (from.clone(), source.with_file_name(temp)),
                 Hop::Back(_) => (source.clone(), arrived),
             };
-            step_paths.push(moved_to.clone());
+            let across = matches!(rename.hop, Hop::Whole)
+                && matches!(location, Location::Real(_))
+                && !DirMount::same(from_dir.as_fd(), to_dir.as_fd()).unwrap_or(true);
+            if across {
+                // Back across file systems (a move_file between them): a copy placed, the
+                // source removed, as the move was made.
+                let now = fsops::lstat_at(from_dir.as_fd(), &from_name)
+                    .map_err(|e| ToolError::io(&e, "look at", from))?
+                    .filter(|now| is_planned(now, &real.stat))
+                    .ok_or_else(|| changed(from))?;
+                let journal = ws.journal();
+                add_copied_move(
+                    journal,
+                    &mut commit,
+                    (from_dir, from_dir_path, &from_name, &now),
+                    (to_dir, &to_dir_path, &to_name),
+                    cancel,
+                )
+                .map_err(|e| ToolError::io(&e, "prepare moving back", from))?;
+                // Two steps: the copy placed, then the source removed.
+                step_paths.push(moved_to.clone());
+                step_paths.push(from.clone());
+            } else {
+                commit
+                    .rename(
+                        from_dir,
+                        from_dir_path,
+                        &from_name,
+                        real.stat,
+                        to_dir,
+                        &to_dir_path,
+                        &to_name,
+                    )
+                    .map_err(|e| ToolError::io(&e, "prepare moving back", from))?;
+                step_paths.push(moved_to.clone());
+            }
             if let (Location::Staged { top, .. }, Hop::Whole) = (&location, &rename.hop) {
                 if from == to && effects.removals.contains(top) {
                     // From its place in a tree that goes to the trash to the same place in the
@@ -614,6 +640,15 @@ fn parent_of(ws: &Workspace, path: &Path) -> Result<(OwnedFd, OsString), ToolErr
 }
 
 /// Opens the directory at `location` (for the entry `path`): its fd and its path as the journal
+/// Whether `now` is the entry `planned` describes, as a rename step checks it: the same version
+/// (its change time aside), or for a directory the same identity.
+fn is_planned(now: &crate::paths::Stat, planned: &Snapshot) -> bool {
+    let now = Snapshot::of(now);
+    now == *planned
+        || now.same_except_ctime(planned)
+        || (now.kind() == EntryKind::Directory && (now.dev, now.ino) == (planned.dev, planned.ino))
+}
+
 /// records it.
 fn open_location(
     ws: &Workspace,

@@ -435,3 +435,38 @@ async fn a_session_undo_takes_back_a_restore_into_a_directory_removed_since() {
     .await;
     undo_redo_undo(&s, &start).await;
 }
+
+/// An undo is a change even when nothing on disk had to move (a file written, then deleted,
+/// in the session): recorded with its commit like any other, its id in the result, and the
+/// session's changes undone by it.
+#[tokio::test]
+async fn an_undo_with_nothing_on_disk_to_change_is_recorded_all_the_same() {
+    let s = Session::new();
+    let start = s.tree();
+    let written = s
+        .call("write_file", json!({ "path": "a.txt", "content": "a\n" }))
+        .await;
+    assert_eq!(written.status, "ok", "{}", written.output);
+    let deleted = s.call("delete_file", json!({ "path": "a.txt" })).await;
+    assert_eq!(deleted.status, "ok", "{}", deleted.output);
+    let result = s
+        .undo(Selector {
+            session_id: Some("S".into()),
+            id: None,
+        })
+        .await;
+    assert_eq!(result.status, "ok", "{}", result.output);
+    assert!(
+        result.output.contains("(nothing on disk to change)"),
+        "{}",
+        result.output
+    );
+    let id = change_id(&result);
+    assert_eq!(s.tree(), start);
+    let history: Value =
+        serde_json::from_str(&s.toolset.history(None, None).await.unwrap()).unwrap();
+    let listed = history.as_array().unwrap();
+    assert!(listed.iter().any(|c| c["id"] == json!(id)), "{history}");
+    let undone = listed.iter().filter(|c| c["undoneBy"] == json!(id)).count();
+    assert_eq!(undone, 2, "{history}");
+}

@@ -12,7 +12,7 @@ use super::failure::{changed, taken};
 use super::failure::{CommitError, LeftAtEnd, StepFailure};
 use super::splice::ForeignCopies;
 use super::undo::{move_checked, remove_aside, remove_staged, undo_step};
-use super::{holds, made_dirs, Commit, CommitRecord, Sequel, Staged, StepAction};
+use super::{holds, made_dirs, Commit, CommitRecord, LeftInPlace, Sequel, Staged, StepAction};
 use crate::journal::Entry;
 use crate::journal::Record;
 use crate::paths::fsops::{self, Replacing, Snapshot};
@@ -30,10 +30,21 @@ impl Commit<'_> {
     /// clean-up, and only then does the record go. Should `perform` fail, the record stays for
     /// the next recovery to perform it.
     pub fn apply_then(
-        mut self,
+        self,
         prepare: impl FnOnce() -> io::Result<Option<Value>>,
         perform: impl FnOnce(&Value) -> io::Result<()>,
     ) -> Result<Sequel, CommitError> {
+        self.apply_reporting(prepare, perform)
+            .map(|(sequel, _)| sequel)
+    }
+
+    /// As [`Commit::apply_then`], also saying what the clean-up after the commit point could
+    /// not remove of what removal steps set aside (the change stands; see [`LeftInPlace`]).
+    pub fn apply_reporting(
+        mut self,
+        prepare: impl FnOnce() -> io::Result<Option<Value>>,
+        perform: impl FnOnce(&Value) -> io::Result<()>,
+    ) -> Result<(Sequel, Vec<LeftInPlace>), CommitError> {
         let failed = |step, reason| CommitError { step, reason };
         let mut record = CommitRecord {
             applied: false,
@@ -101,8 +112,12 @@ impl Commit<'_> {
         // The directories made hold the change's files now: they stay.
         self.made.clear();
         process::crash_point("applied");
-        for step in &self.steps {
-            clean_up(step.dir.as_fd(), &step.record, step.replaces.as_ref());
+        let mut left = Vec::new();
+        for (step, staged) in self.steps.iter().enumerate() {
+            let error = clean_up(staged.dir.as_fd(), &staged.record, staged.replaces.as_ref());
+            if let Some(error) = error {
+                left.push(LeftInPlace { step, error });
+            }
         }
         process::crash_point("cleaned");
         let outcome = match &record.sequel {
@@ -113,11 +128,11 @@ impl Commit<'_> {
                     Sequel::Performed
                 }
                 // The record stays: the next recovery finds the change applied and performs it.
-                Err(_) => return Ok(Sequel::LeftToRecovery),
+                Err(_) => return Ok((Sequel::LeftToRecovery, left)),
             },
         };
         entry.finish();
-        Ok(outcome)
+        Ok((outcome, left))
     }
 
     /// Takes back the first `done` steps, newest first; whether every one is settled (see
@@ -147,7 +162,8 @@ impl Commit<'_> {
             match &step.record.action {
                 StepAction::Put { staged, .. } => remove_staged(step.dir.as_fd(), aside, staged),
                 StepAction::Place { staged } => {
-                    remove_aside(step.dir.as_fd(), aside, *staged, trees::Removal::OWN_TEMP)
+                    let _ =
+                        remove_aside(step.dir.as_fd(), aside, *staged, trees::Removal::OWN_TEMP);
                 }
                 _ => {}
             }

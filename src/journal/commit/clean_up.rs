@@ -13,7 +13,12 @@ use crate::paths::{trees, Version};
 /// After the commit point: removes what a step displaced (in the trash already, or taken
 /// back by the history's delta); a file a put displaced is let go without losing a late write
 /// into it ([`let_go_displaced`]; `planned` is its content as planned, when known in process).
-pub(super) fn clean_up(dir: BorrowedFd<'_>, step: &StepRecord, planned: Option<&PlannedFile>) {
+/// Returns what a removal could not remove (see [`super::LeftInPlace`]).
+pub(super) fn clean_up(
+    dir: BorrowedFd<'_>,
+    step: &StepRecord,
+    planned: Option<&PlannedFile>,
+) -> Option<std::io::Error> {
     let aside = step.aside.as_os_str();
     match &step.action {
         StepAction::Put {
@@ -24,15 +29,17 @@ pub(super) fn clean_up(dir: BorrowedFd<'_>, step: &StepRecord, planned: Option<&
             let _ = let_go_displaced(dir, aside, name, *displaced, planned);
         }
         StepAction::Remove { removes } => {
-            remove_aside(dir, aside, *removes, trees::Removal::EVERYTHING);
+            let failed = remove_aside(dir, aside, *removes, trees::Removal::EVERYTHING);
             // What a removed tree's clean-up could not remove (the system refused it after the
-            // checks) goes back to the tree's name if it is free; what went is in the trash.
+            // checks) goes back to the tree's name if it is free; what went is in the trash
+            // (unless the removal was permanent).
             let left = fsops::lstat_at(dir, aside).ok().flatten();
             if left
                 .is_some_and(|s| removes.is(&s) && s.kind() == crate::paths::EntryKind::Directory)
             {
                 let _ = fsops::rename_noreplace(dir, aside, dir, step.name.as_os_str());
             }
+            return failed;
         }
         StepAction::RemoveEmptyDir { removes } => {
             let ours = fsops::lstat_at(dir, aside)
@@ -49,6 +56,7 @@ pub(super) fn clean_up(dir: BorrowedFd<'_>, step: &StepRecord, planned: Option<&
         | StepAction::Rename { .. }
         | StepAction::Append { .. } => {}
     }
+    None
 }
 
 /// Unlinks the file a put displaced, kept under `aside` since the exchange, as `swap_in`'s

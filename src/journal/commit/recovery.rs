@@ -64,7 +64,7 @@ pub fn recover(
     if record.applied {
         for (step, dir) in steps {
             if let Some(dir) = dir {
-                clean_up(dir.as_fd(), step, None);
+                let _ = clean_up(dir.as_fd(), step, None);
             }
         }
         if let Some(sequel) = &record.sequel {

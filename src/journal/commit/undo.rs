@@ -2,7 +2,7 @@
 //! recovery of a change cut short before its commit point.
 
 use std::ffi::OsStr;
-use std::io::Read;
+use std::io::{self, Read};
 use std::os::fd::BorrowedFd;
 
 use super::splice::{splice_out, ForeignCopies, Splice, MAX_OURS};
@@ -186,24 +186,25 @@ fn exchange_checked(
 /// empty directory goes: [`trees::remove_tree_if`]); anything else is first moved to its doomed
 /// name ([`fsops::doomed_name`]), checked there and removed — or put back. What a removal cut
 /// short by a kill left is settled first ([`settle_doomed`]), so running this again is safe.
+/// Returns the first removal that failed, if one did.
 pub(super) fn remove_aside(
     dir: BorrowedFd<'_>,
     aside: &OsStr,
     ident: Version,
     how: trees::Removal<'_>,
-) {
+) -> Option<io::Error> {
     let doomed = fsops::doomed_name(aside);
     settle_doomed(dir, aside, &doomed, ident, how);
-    let Some(stat) = fsops::lstat_at(dir, aside).ok().flatten() else {
-        return;
-    };
+    let stat = fsops::lstat_at(dir, aside).ok().flatten()?;
     if !ident.is(&stat) {
-        return;
+        return None;
     }
     if Snapshot::of(&stat).kind() == crate::paths::EntryKind::Directory {
-        let _ = trees::remove_tree_if(dir, aside, how, &|found| ident.is(found));
+        trees::remove_tree_if(dir, aside, how, &|found| ident.is(found)).err()
     } else if fsops::set_aside(dir, aside, &doomed, &|found| ident.is(found)).is_ok() {
-        let _ = fsops::unlink_at(dir, &doomed);
+        fsops::unlink_at(dir, &doomed).err()
+    } else {
+        None
     }
 }
 

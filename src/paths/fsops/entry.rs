@@ -133,7 +133,7 @@ pub fn is_mount_point(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<bool> {
 /// The mount a directory is on, found once to tell which of its entries are mount points: on
 /// another file system (another device) or, where the system tells mounts apart
 /// ([`platform::mount_id`]: Linux), on another mount of the same one (a bind mount).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DirMount {
     dev: u64,
     id: Option<u64>,
@@ -146,6 +146,13 @@ impl DirMount {
             dev: identity(&fstat(dir)?).0,
             id: platform::mount_id(dir, OsStr::new(""))?,
         })
+    }
+
+    /// Whether an entry can be renamed between the directories `a` and `b`: they are on one
+    /// mount (where the system does not tell mounts apart, one device; a rename between two
+    /// bind mounts of it still fails with `EXDEV`).
+    pub fn same(a: BorrowedFd<'_>, b: BorrowedFd<'_>) -> io::Result<bool> {
+        Ok(DirMount::of(a)? == DirMount::of(b)?)
     }
 
     /// Whether the entry `name` of this directory (`dir`), whose `lstat` said it is on the
