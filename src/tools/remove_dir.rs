@@ -299,38 +299,29 @@ impl Removal {
             return Err(self.changed(path));
         }
         let at = Place::of(target).ok_or_else(gone)?;
-        let step = match (self.recursive, self.permanent) {
+        let (expect, keep) = match (self.recursive, self.permanent) {
             (true, true) => {
                 if fsops::is_mount_point(parent.as_fd(), &name).unwrap_or(false) {
                     return Err(mount_point_kept(path, Path::new(&name)));
                 }
-                Step {
-                    at,
-                    expect: Expect::Entry { stat },
-                    keep: Keep::Nothing,
-                    act: Act::Remove,
-                }
+                (Expect::Entry { stat }, Keep::Nothing)
             }
             (true, false) => {
                 ensure_bucket_writable(ws, path)?;
-                Step {
-                    at,
-                    expect: Expect::Entry { stat },
-                    keep: Keep::Archive,
-                    act: Act::Remove,
-                }
+                (Expect::Entry { stat }, Keep::Archive)
             }
             (false, _) => {
                 if !is_empty(target)? {
                     return Err(not_empty(path));
                 }
-                Step {
-                    at,
-                    expect: Expect::EmptyDir { stat },
-                    keep: Keep::Nothing,
-                    act: Act::Remove,
-                }
+                (Expect::EmptyDir { stat }, Keep::Nothing)
             }
+        };
+        let step = Step {
+            at,
+            expect,
+            keep,
+            act: Act::Remove,
         };
         let empty_mode = (!self.recursive).then(|| stat.permissions());
         let plan = ChangePlan {
