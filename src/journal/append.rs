@@ -6,12 +6,12 @@ use std::io::{self, Seek, SeekFrom};
 use std::os::fd::AsFd;
 
 use super::tail::{roll_back_if_ours, Tail};
-#[cfg(test)]
-use super::{fresh_name, kept_bytes_name, Durability, Entry, Journal, Record};
 use super::{open_beneath_allowed, AppendRecord, Recovered};
+#[cfg(test)]
+use super::{Entry, Journal, Record};
 use crate::paths::{fsops, EntryKind, Sandbox};
 #[cfg(test)]
-use std::{io::Write, path::Path};
+use std::path::Path;
 
 #[cfg(test)]
 impl Journal {
@@ -39,23 +39,7 @@ impl Journal {
             pid: std::process::id(),
             kept_bytes: true,
         });
-        let name = fresh_name(record.pid());
-        let kept = kept_bytes_name(&name);
-        let written = self.store.create(&kept).and_then(|mut f| {
-            f.write_all(content)?;
-            f.sync_all()
-        });
-        let entry = written.and_then(|()| self.write_as(&name, &record, Durability::Fsynced));
-        match entry {
-            Ok(entry) => Ok(Entry {
-                kept: Some(kept),
-                ..entry
-            }),
-            Err(e) => {
-                let _ = self.store.remove(&kept);
-                Err(e)
-            }
-        }
+        self.write_with_kept(&record, &[content])
     }
 }
 
