@@ -731,25 +731,46 @@ fn add_copy(
     };
     let Place { dir, name, .. } = &step.at;
     let from_dir = dirs.from.expect("a copy's source directory was opened");
+    copy_and_place(
+        journal,
+        commit,
+        (from_dir.as_fd(), &from.name, &source),
+        (dirs.at, dir, name),
+        &below,
+        cancel,
+    )
+}
+
+/// Stages a copy of the entry `stat` (`name` in `from`) beside `to_name` in `to` (canonical
+/// path `to_path`), the directories `below` made inside it first (see [`stage::copy`]), and
+/// adds placing it to the commit; returns what was built.
+fn copy_and_place(
+    journal: &Journal,
+    commit: &mut Commit<'_>,
+    (from, name, stat): (BorrowedFd<'_>, &OsStr, &Stat),
+    (to, to_path, to_name): (std::os::fd::OwnedFd, &Path, &OsStr),
+    below: &Path,
+    cancel: &CancelToken,
+) -> io::Result<stage::CopyMade> {
     // Listed, read and synced through: readable handles of the directories checked.
-    let from_dir = fsops::reopen_readable(from_dir.as_fd())?;
-    let at = fsops::reopen_readable(dirs.at.as_fd())?;
-    let made_above = commit.made_above(dir);
+    let from = fsops::reopen_readable(from)?;
+    let into = fsops::reopen_readable(to.as_fd())?;
+    let made_above = commit.made_above(to_path);
     let source = stage::CopySource {
-        dir: from_dir.as_fd(),
-        name: &from.name,
-        stat: &source,
+        dir: from.as_fd(),
+        name,
+        stat,
     };
     let aborted = || cancel.is_aborted();
     let (built, made) = stage::copy(
         journal,
-        (at.as_fd(), dir, name),
+        (into.as_fd(), to_path, to_name),
         made_above,
         source,
-        &below,
+        below,
         &aborted,
     )?;
-    commit.place(at, dir, &built.aside, name, built.temp)?;
+    commit.place(into, to_path, &built.aside, to_name, built.temp)?;
     Ok(made)
 }
 
@@ -792,25 +813,14 @@ pub fn add_copied_move(
     (to, to_path, to_name): (std::os::fd::OwnedFd, &Path, &OsStr),
     cancel: &CancelToken,
 ) -> io::Result<stage::CopyMade> {
-    // Listed, read and synced through: readable handles of the directories checked.
-    let from_readable = fsops::reopen_readable(from.as_fd())?;
-    let into = fsops::reopen_readable(to.as_fd())?;
-    let made_above = commit.made_above(to_path);
-    let source = stage::CopySource {
-        dir: from_readable.as_fd(),
-        name,
-        stat,
-    };
-    let aborted = || cancel.is_aborted();
-    let (built, made) = stage::copy(
+    let made = copy_and_place(
         journal,
-        (into.as_fd(), to_path, to_name),
-        made_above,
-        source,
+        commit,
+        (from.as_fd(), name, stat),
+        (to, to_path, to_name),
         Path::new(""),
-        &aborted,
+        cancel,
     )?;
-    commit.place(into, to_path, &built.aside, to_name, built.temp)?;
     let copied = made.read.clone();
     let check = Box::new(move |dir: BorrowedFd<'_>, aside: &OsStr| {
         trees::unchanged_since_copied(dir, aside, &copied)
