@@ -209,17 +209,23 @@ mod tests {
         unreachable!("no sequel here")
     }
 
+    /// A canonical `root` to make directories in, and a journal beside it.
+    fn setup() -> (tempfile::TempDir, std::path::PathBuf, Journal) {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        let root = base.join("root");
+        fs::create_dir(&root).unwrap();
+        let journal = Journal::new(Arc::new(DataDir::new(base.join("data"))), "journal/x");
+        (tmp, root, journal)
+    }
+
     /// A kill while a file was being staged in directories made for it: recovery removes the
     /// temp file and then the directories, deepest first, but never one that holds something
     /// else.
     #[test]
     fn a_temp_record_takes_the_directories_made_for_it_along() {
         for someone_elses_file in [false, true] {
-            let tmp = tempfile::tempdir().unwrap();
-            let base = fs::canonicalize(tmp.path()).unwrap();
-            let root = base.join("root");
-            fs::create_dir(&root).unwrap();
-            let journal = Journal::new(Arc::new(DataDir::new(base.join("data"))), "journal/x");
+            let (_tmp, root, journal) = setup();
             let sub = root.join("new/sub");
             let (dir, made) = fsops::ensure_dir_made(&root, &sub).unwrap();
             assert_eq!(
@@ -254,11 +260,7 @@ mod tests {
     #[test]
     fn make_dirs_leaves_one_record_naming_every_directory_made() {
         for someone_elses_file in [false, true] {
-            let tmp = tempfile::tempdir().unwrap();
-            let base = fs::canonicalize(tmp.path()).unwrap();
-            let root = base.join("root");
-            fs::create_dir(&root).unwrap();
-            let journal = Journal::new(Arc::new(DataDir::new(base.join("data"))), "journal/x");
+            let (_tmp, root, journal) = setup();
             let sub = root.join("new/sub");
             let made = make_dirs(&journal, &root, &sub, Vec::new()).unwrap();
             let entry = made.record.expect("a record for what was made");
