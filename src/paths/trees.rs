@@ -4,8 +4,8 @@
 //! another mount, and both keep their place in a
 //! stack of open directories rather than on the call stack, so a deep tree cannot overflow it.
 //!
-//! Removal is [`remove`]; the copy is [`copy`], with what it read of its source in [`copied`]
-//! and the metadata it gives each entry in [`metadata`].
+//! Removal is `remove`; the copy is `copy`, with what it read of its source in `copied`
+//! and the metadata it gives each entry in `metadata`.
 
 mod copied;
 mod copy;
