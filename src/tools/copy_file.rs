@@ -4,7 +4,7 @@
 //! record, so a failure or a kill leaves nothing. An existing destination is replaced only with
 //! `overwrite: true`, after it has gone to the trash; replacing a tree always asks.
 //!
-//! The story is [`run`]; what it reads first is `plan`, the question `prompt`, the change
+//! The story is `run`; what it reads first is `plan`, the question `prompt`, the change
 //! `make` (its failures `failure`), the refusals `refusals` and the result `report`.
 
 use serde::Deserialize;
