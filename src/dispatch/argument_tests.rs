@@ -36,7 +36,7 @@ async fn arguments_are_checked_before_read_only() {
     assert!(!ws.root.join("a.txt").exists());
 }
 
-/// `null` for an optional argument is "not given" (../docs/hosts.md#the-workspace-api): what a model held to strict
+/// `null` for an optional argument is "not given" (../../docs/hosts.md#the-workspace-api): what a model held to strict
 /// function calling sends for every argument it leaves out. A null required one is refused.
 #[tokio::test]
 async fn null_is_not_given_for_every_optional_argument() {

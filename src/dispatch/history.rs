@@ -8,7 +8,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::undo::{self, UndoRequest};
 
 impl Toolset {
-    /// The history, newest first (`ws.history()`, ../docs/history-and-undo.md).
+    /// The history, newest first (`ws.history()`, ../../docs/history-and-undo.md).
     pub async fn history(
         &self,
         limit: Option<usize>,
@@ -21,7 +21,7 @@ impl Toolset {
             .unwrap_or_else(|e| Err(ToolError::new(ErrorCode::IoError, e.to_string())))
     }
 
-    /// Takes back changes (`ws.undo()`, ../docs/history-and-undo.md): the host's call, not the model's. Asks the
+    /// Takes back changes (`ws.undo()`, ../../docs/history-and-undo.md): the host's call, not the model's. Asks the
     /// user once when `ctx` has a confirmer; the undo is a change in the history.
     pub async fn undo(&self, request: UndoRequest, ctx: CallContext) -> ToolResult {
         self.ws.recovered().await;

@@ -9,7 +9,7 @@ use crate::paths::shown::echo;
 use crate::tools;
 
 impl Toolset {
-    /// The offered tools' definitions (`ToolDefinition`, ../docs/hosts.md#the-workspace-api).
+    /// The offered tools' definitions (`ToolDefinition`, ../../docs/hosts.md#the-workspace-api).
     pub fn definitions(&self) -> Value {
         Value::Array(
             self.tools
@@ -70,7 +70,7 @@ impl Toolset {
         ))
     }
 
-    /// The one-line header for a call (`formatCall`, ../docs/hosts.md#the-workspace-api).
+    /// The one-line header for a call (`formatCall`, ../../docs/hosts.md#the-workspace-api).
     pub fn format_call(&self, name: &str, args: &Value) -> String {
         // The tool the host's name calls: an offered tool first (a tool may be renamed to the
         // name of one that is disabled), then any tool by that name, then by its original name.

@@ -6,7 +6,7 @@ use super::toolset::Toolset;
 use crate::call::{Failure, Outcome, Recorded, ToolResult};
 
 impl Toolset {
-    /// The result of a call; a change it made is in the history already (../docs/history-and-undo.md:
+    /// The result of a call; a change it made is in the history already (../../docs/history-and-undo.md:
     /// recorded with its journaled commit, an undo too, even when nothing on disk had to move),
     /// and its id goes in `data.changeId`. Every output is bounded ([`bounded_result`]).
     pub(super) fn result(&self, outcome: Outcome) -> ToolResult {
@@ -51,7 +51,7 @@ pub const DIFF_MAX_FACTOR: usize = 16;
 /// Room above `readMaxBytes` for the notes a tool ends its own bounded output with.
 const OUTPUT_SLACK: usize = 1024;
 
-/// Every output bounded in bytes (../docs/tools.md#bounded-outputs). Each tool bounds its own output near `max`
+/// Every output bounded in bytes (../../docs/tools.md#bounded-outputs). Each tool bounds its own output near `max`
 /// (`readMaxBytes`), saying how to see the rest; this is the net under all of them, for what a tool
 /// did not expect to be long (an error quoting a huge argument). `diff` is bounded too, larger
 /// ([`DIFF_MAX_FACTOR`]), and cut so that it stays a valid diff.

@@ -7,7 +7,7 @@ use crate::call::{BoxFuture, Call, Failure, Outcome};
 use crate::error::{ErrorCode, ToolError};
 
 /// Polls a tool's future, turning a panic (a bug) into an `IO_ERROR` result instead of a rejected
-/// promise: `ws.call` never throws for what a tool does (../docs/hosts.md#the-workspace-api). The future is dropped right
+/// promise: `ws.call` never throws for what a tool does (../../docs/hosts.md#the-workspace-api). The future is dropped right
 /// after the panic, releasing its locks.
 /// Runs the tool as a task of its own, so that an abort is answered at once even while the
 /// tool is stuck in the kernel (a read of a hung NFS or FUSE file system, on a runtime thread

@@ -34,7 +34,7 @@ impl Toolset {
         Workspace::check_options(options, &tools::names())
     }
 
-    /// Validates `options` (../docs/hosts.md#the-workspace-api) and creates the workspace; the error names the bad option.
+    /// Validates `options` (../../docs/hosts.md#the-workspace-api) and creates the workspace; the error names the bad option.
     pub fn new(options: &Value) -> Result<Self, OptionError> {
         let ws = Arc::new(Workspace::new(options, &tools::names())?);
         let config = &ws.options().tools;

@@ -37,7 +37,7 @@ impl Toolset {
                 .bucket()
                 .clear(older_than)
                 .map_err(|e| ToolError::io(&e, "clear the trash", ws.bucket().dir()))?;
-            // What takes edits back is bounded by the trash too (../docs/history-and-undo.md).
+            // What takes edits back is bounded by the trash too (../../docs/history-and-undo.md).
             ws.history().clear_deltas(older_than).map_err(|e| {
                 ToolError::io(&e, "clear the history's deltas in", ws.data_dir().path())
             })?;

@@ -11,7 +11,7 @@ use crate::paths::shown::Shown;
 use crate::permissions::Operation;
 use crate::tools::blast_radius;
 
-/// One prompt for the whole patch (../../docs/tools.md#apply_patch): granted when every file's single-file permission
+/// One prompt for the whole patch (../../../docs/tools.md#apply_patch): granted when every file's single-file permission
 /// is; the detail has a line per file with its lines added and removed, then the totals.
 pub(super) fn authorization(
     plans: &[Planned],

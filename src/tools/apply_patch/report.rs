@@ -13,7 +13,7 @@ use crate::tools::files;
 use crate::views::View;
 
 /// The line saying which of the files the patch changes had changed since the model last saw
-/// them (../../docs/tools.md#stale-views: not refused, but said).
+/// them (../../../docs/tools.md#stale-views: not refused, but said).
 pub(super) fn changed_since_seen(call: &Call, plans: &[Planned]) -> Option<String> {
     let mut changed: Vec<&Path> = Vec::new();
     for plan in plans.iter().filter(|p| !p.unchanged) {
