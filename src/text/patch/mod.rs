@@ -37,19 +37,23 @@
 //!
 //! An added file's `text` has LF line endings (there is no file whose endings it could take).
 
+mod already_applied;
 mod apply;
 mod candidates;
 mod error;
+mod explain;
 mod lines;
 mod parse;
 mod parse_codex;
 mod parse_line;
 mod parse_unified;
+mod place;
 mod seek;
 #[cfg(test)]
 mod tests;
 
-pub use apply::{apply, is_applied, Applied, FuzzyMatch};
+pub use already_applied::is_applied;
+pub use apply::{apply, Applied, FuzzyMatch};
 pub use error::PatchError;
 pub use parse::parse;
 pub use seek::MatchLevel;
