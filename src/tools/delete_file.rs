@@ -3,7 +3,6 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::AsFd;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -23,6 +22,7 @@ use crate::options::WorkspaceOptions;
 use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
+use crate::paths::AsDir;
 use crate::paths::{EntryKind, Stat, Target};
 use crate::permissions::Operation;
 use crate::trash::{Archived, TrashError};
@@ -156,7 +156,7 @@ fn inspect(target: &Target, is_a_directory: &str) -> Result<Option<Stat>, ToolEr
         ));
     }
     let (parent, name) = files::open_parent(target, "delete")?;
-    let stat = fsops::lstat_at(parent.as_fd(), &name)
+    let stat = fsops::lstat_at(parent.as_dir(), &name)
         .map_err(|e| ToolError::io(&e, "delete", &target.path))?;
     match stat.as_ref().map(EntryKind::of) {
         Some(EntryKind::Directory) => Err(ToolError::new(

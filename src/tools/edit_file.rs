@@ -2,7 +2,7 @@
 //! diff, one permission check and one confirmation. The edit engine (matching, `replaceAll`,
 //! CRLF, closest-match hints) is `crate::text::edit`; this file is the tool around it.
 
-use std::os::fd::AsFd;
+use crate::paths::AsDir;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -253,7 +253,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     .ok_or_else(|| files::changed_since_planned(&target.path))?;
                 Ok((
                     change,
-                    files::file_stat_at(parent.as_fd(), &name),
+                    files::file_stat_at(parent.as_dir(), &name),
                     executed.recorded,
                 ))
             })

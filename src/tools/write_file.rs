@@ -3,7 +3,7 @@
 //! directories. The diff against the old content is shown
 //! before asking, and the write happens only if the file is still what was diffed.
 
-use std::os::fd::AsFd;
+use crate::paths::AsDir;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -406,7 +406,7 @@ impl Write<'_> {
             .ok_or_else(|| files::changed_since_planned(path))?;
         let stat = files::open_parent(self.target, "write")
             .ok()
-            .and_then(|(parent, name)| files::file_stat_at(parent.as_fd(), &name));
+            .and_then(|(parent, name)| files::file_stat_at(parent.as_dir(), &name));
         Ok(Written {
             change,
             stat,

@@ -2,7 +2,6 @@
 
 use std::ffi::OsStr;
 use std::io;
-use std::os::fd::BorrowedFd;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -22,6 +21,7 @@ use super::write::{self, Target, TempFile};
 use crate::datadir::DataDir;
 use crate::paths::fsops::{self, Snapshot};
 use crate::paths::shown::Shown;
+use crate::paths::BorrowedDir;
 use crate::paths::EntryKind;
 
 /// A finished archive, as returned by [`Bucket::archive`] and [`Bucket::trash`]. It keeps the
@@ -198,7 +198,7 @@ impl Bucket {
     /// `parent`), set aside as `aside` in `parent`, is still every entry as archived and no
     /// other; `base` is the directory shown in messages.
     pub(crate) fn unchanged_under(
-        parent: BorrowedFd<'_>,
+        parent: BorrowedDir<'_>,
         aside: &OsStr,
         observed: &[Observed],
         base: &Path,
@@ -270,7 +270,7 @@ impl Bucket {
     pub fn put_back_removed(
         &self,
         partly: PartlyRemoved,
-        parent: BorrowedFd<'_>,
+        parent: BorrowedDir<'_>,
         temp: &OsStr,
     ) -> TrashError {
         let original = partly.original().shown().into_owned();
@@ -495,7 +495,7 @@ impl Bucket {
     pub fn restore(
         &self,
         archive: &Path,
-        target_parent: BorrowedFd<'_>,
+        target_parent: BorrowedDir<'_>,
         target_name: &OsStr,
         temp: &OsStr,
         cancel: &dyn Fn() -> bool,
@@ -510,7 +510,7 @@ impl Bucket {
     pub fn stage(
         &self,
         archive: &Path,
-        parent: BorrowedFd<'_>,
+        parent: BorrowedDir<'_>,
         temp: &OsStr,
         cancel: &dyn Fn() -> bool,
     ) -> Result<Archived, TrashError> {
@@ -529,7 +529,7 @@ impl Bucket {
     pub fn restore_archived(
         &self,
         archived: &Archived,
-        target_parent: BorrowedFd<'_>,
+        target_parent: BorrowedDir<'_>,
         target_name: &OsStr,
         temp: &OsStr,
         cancel: &dyn Fn() -> bool,

@@ -31,7 +31,6 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use sha2::{Digest, Sha256};
 use tar::{Entries, Entry};
@@ -51,6 +50,7 @@ use crate::paths::shown::Shown;
 use crate::paths::trees::{remove_tree_at, Removal};
 use crate::paths::xattrs::{self, Xattr};
 use crate::paths::EntryKind;
+use crate::paths::{AsDir, BorrowedDir, Dir};
 use crate::progress::{self, Unit};
 
 /// Restore `archive` as `target_name` inside `parent`, extracted under the temp name `temp`
@@ -59,7 +59,7 @@ use crate::progress::{self, Unit};
 pub(crate) fn restore_archive(
     archive: &ArchiveFile,
     held: Option<&ArchiveHold>,
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     target_name: &OsStr,
     temp: &OsStr,
     cancel: &dyn Fn() -> bool,
@@ -101,7 +101,7 @@ pub(crate) fn restore_archive(
 /// returned hold lives. On failure nothing is left under `temp`.
 pub(crate) fn stage_archive(
     archive: &ArchiveFile,
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     temp: &OsStr,
     cancel: &dyn Fn() -> bool,
 ) -> Result<(Metadata, ArchiveHold), TrashError> {
@@ -128,7 +128,7 @@ pub(crate) struct Extracted<'e> {
 impl Extracted<'_> {
     /// The extracted directory at `sub` (a `/`-joined path below the archived root, `""` for
     /// the root), reached from the root one component at a time without following links.
-    pub(crate) fn open_dir(&self, sub: &[u8]) -> io::Result<OwnedFd> {
+    pub(crate) fn open_dir(&self, sub: &[u8]) -> io::Result<Dir> {
         self.places.open(sub)
     }
 }
@@ -138,7 +138,7 @@ impl Extracted<'_> {
 /// `use_it` to move entries out of, then remove whatever is left of it. The archive stays.
 pub(crate) fn extract_then<T>(
     hold: &ArchiveHold,
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     temp: &OsStr,
     cancel: &dyn Fn() -> bool,
     use_it: impl FnOnce(&Extracted<'_>) -> T,
@@ -172,7 +172,7 @@ fn claim(archive: &ArchiveFile) -> Result<ArchiveHold, TrashError> {
 }
 
 /// `AlreadyExists` if `name` exists in `parent` (the rename checks again, atomically).
-fn ensure_absent(parent: BorrowedFd<'_>, name: &OsStr) -> Result<(), TrashError> {
+fn ensure_absent(parent: BorrowedDir<'_>, name: &OsStr) -> Result<(), TrashError> {
     match fsops::snapshot_at(parent, name) {
         Ok(_) => Err(TrashError::AlreadyExists),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -193,7 +193,7 @@ struct PendingDir {
 /// it created beneath them (what a hard-link entry may name).
 #[derive(Default)]
 struct Places {
-    root: Option<OwnedFd>,
+    root: Option<Dir>,
     dirs: HashSet<Vec<u8>>,
     files: HashMap<Vec<u8>, Created>,
 }
@@ -207,14 +207,14 @@ struct Created {
 
 impl Places {
     /// Open the created directory at `sub` (`""` = the root), walking down with `O_NOFOLLOW`.
-    fn open(&self, sub: &[u8]) -> io::Result<OwnedFd> {
+    fn open(&self, sub: &[u8]) -> io::Result<Dir> {
         let root = self
             .root
             .as_ref()
             .expect("the root exists before anything under it");
         let mut fd = root.try_clone()?;
         for part in sub.split(|b| *b == b'/').filter(|p| !p.is_empty()) {
-            fd = fsops::open_subdir(fd.as_fd(), crate::paths::names::from_bytes(part))?;
+            fd = fsops::open_subdir(fd.as_dir(), crate::paths::names::from_bytes(part))?;
         }
         Ok(fd)
     }
@@ -231,7 +231,7 @@ struct Tally {
 
 /// One extraction in progress.
 struct Extraction<'a> {
-    parent: BorrowedFd<'a>,
+    parent: BorrowedDir<'a>,
     meta: &'a Metadata,
     cancel: &'a dyn Fn() -> bool,
     /// The name to extract the root under; `temp` is set once it exists.
@@ -246,7 +246,7 @@ struct Extraction<'a> {
 
 impl<'a> Extraction<'a> {
     fn new(
-        parent: BorrowedFd<'a>,
+        parent: BorrowedDir<'a>,
         meta: &'a Metadata,
         temp_name: &'a OsStr,
         cancel: &'a dyn Fn() -> bool,
@@ -399,12 +399,12 @@ impl<'a> Extraction<'a> {
         let duplicate = |e: io::Error| duplicate_or_io(e, &shown);
         match (info.kind, &info.hard_link) {
             (EntryKind::File, Some(first)) => {
-                let mode = self.link_child(dir.as_fd(), name, first, &shown)?;
+                let mode = self.link_child(dir.as_dir(), name, first, &shown)?;
                 self.tally.tree.add_hard_link(&info.sub, mode, first);
                 self.tally.files += 1;
             }
             (EntryKind::File, None) => {
-                let file = fsops::create_file_at(dir.as_fd(), name).map_err(duplicate)?;
+                let file = fsops::create_file_at(dir.as_dir(), name).map_err(duplicate)?;
                 let identity = fsops::identity(&fsops::fstat(&file)?);
                 let (sha, len) = self.fill_file(file, entry, info)?;
                 self.tally
@@ -419,15 +419,15 @@ impl<'a> Extraction<'a> {
                 self.places.files.insert(info.sub.clone(), created);
             }
             (EntryKind::Directory, _) => {
-                fsops::mkdir_at(dir.as_fd(), name).map_err(duplicate)?;
+                fsops::mkdir_at(dir.as_dir(), name).map_err(duplicate)?;
                 self.add_dir(info);
             }
             (EntryKind::Symlink, _) => {
                 let link = info.link.as_deref().expect("symlinks carry a target");
-                fsops::symlink_at(crate::paths::names::from_bytes(link), dir.as_fd(), name)
+                fsops::symlink_at(crate::paths::names::from_bytes(link), dir.as_dir(), name)
                     .map_err(duplicate)?;
-                give_link_owner(dir.as_fd(), name, info.owner)?;
-                fsops::set_link_mtime_at(dir.as_fd(), name, info.mtime)?;
+                give_link_owner(dir.as_dir(), name, info.owner)?;
+                fsops::set_link_mtime_at(dir.as_dir(), name, info.mtime)?;
                 let sha = Sha256::digest(link).into();
                 self.tally.tree.add(&info.sub, EntryKind::Symlink, 0, sha);
             }
@@ -443,7 +443,7 @@ impl<'a> Extraction<'a> {
     /// directory, a symlink, another hard link, the root, a path outside.
     fn link_child(
         &self,
-        dir: BorrowedFd<'_>,
+        dir: BorrowedDir<'_>,
         name: &OsStr,
         first: &[u8],
         shown: &str,
@@ -460,7 +460,7 @@ impl<'a> Extraction<'a> {
         };
         let first_dir = self.places.open(first_dir)?;
         let first_name = crate::paths::names::from_bytes(first_name);
-        fsops::hard_link_at(first_dir.as_fd(), first_name, dir, name)
+        fsops::hard_link_at(first_dir.as_dir(), first_name, dir, name)
             .map_err(|e| duplicate_or_io(e, shown))?;
         let linked = fsops::lstat_at(dir, name)?.map(|stat| fsops::identity(&stat));
         if linked != Some(created.identity) {
@@ -511,11 +511,11 @@ impl<'a> Extraction<'a> {
         if copied != expected {
             return Err(TrashError::corrupt("it is truncated"));
         }
-        give_owner(file.as_fd(), info.owner)?;
-        xattrs::write_all(file.as_fd(), &info.xattrs)?;
+        give_owner(&file, info.owner)?;
+        xattrs::write_all(&file, &info.xattrs)?;
         fsops::set_mode_fd(&file, info.mode)?;
         fsops::set_mtime_fd(&file, info.mtime)?;
-        fsops::sync_written(file.as_fd())?;
+        fsops::sync_written(&file)?;
         Ok((hasher.finalize().into(), copied))
     }
 
@@ -552,11 +552,11 @@ impl<'a> Extraction<'a> {
     fn finish_dirs(&mut self) -> Result<(), TrashError> {
         for dir in self.pending.iter().rev() {
             let fd = self.places.open(&dir.sub)?;
-            give_owner(fd.as_fd(), dir.owner)?;
-            xattrs::write_all(fd.as_fd(), &dir.xattrs)?;
+            give_owner(fd.as_dir(), dir.owner)?;
+            xattrs::write_all(fd.as_dir(), &dir.xattrs)?;
             fsops::set_mode_fd(&fd, dir.mode)?;
             fsops::set_mtime_fd(&fd, dir.mtime)?;
-            fsops::sync_written(fd.as_fd())?;
+            fsops::sync_written(fd.as_dir())?;
         }
         fsops::sync_new_tree(self.parent)?;
         Ok(())
@@ -594,15 +594,19 @@ impl<'a> Extraction<'a> {
 /// Gives a restored file or directory its archived owner, as far as we may
 /// ([`fsops::give_owner`]: as root, the user who owned it; otherwise at least its group, where
 /// it is one of ours).
-fn give_owner(fd: BorrowedFd<'_>, owner: Option<(u32, u32)>) -> io::Result<()> {
+fn give_owner(entry: impl AsDir, owner: Option<(u32, u32)>) -> io::Result<()> {
     match owner {
-        Some((uid, gid)) => fsops::give_owner(fd, uid, gid),
+        Some((uid, gid)) => fsops::give_owner(entry.as_dir(), uid, gid),
         None => Ok(()),
     }
 }
 
 /// [`give_owner`] for a restored symlink itself.
-fn give_link_owner(dir: BorrowedFd<'_>, name: &OsStr, owner: Option<(u32, u32)>) -> io::Result<()> {
+fn give_link_owner(
+    dir: BorrowedDir<'_>,
+    name: &OsStr,
+    owner: Option<(u32, u32)>,
+) -> io::Result<()> {
     match owner {
         Some((uid, gid)) => fsops::give_link_owner(dir, name, uid, gid),
         None => Ok(()),

@@ -4,13 +4,14 @@
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::fs;
-use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
 use super::support::*;
+
+use crate::paths::AsDir;
 
 #[test]
 fn a_thousand_same_named_files_from_many_threads_give_distinct_restorable_archives() {
@@ -360,7 +361,7 @@ fn an_archive_in_flight_is_restored_only_through_its_own_hold() {
     env.bucket
         .restore_archived(
             &archived,
-            parent.as_fd(),
+            parent.as_dir(),
             std::ffi::OsStr::new("c"),
             &crate::trash::restore_temp_name(),
             &never,

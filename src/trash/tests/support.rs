@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io::Write;
-use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,6 +13,7 @@ use flate2::Compression;
 use sha2::{Digest, Sha256};
 use tar::{EntryType, Header};
 
+use crate::paths::{AsDir, Dir};
 use crate::trash::{
     archive_relative_path, Archived, Bucket, Identity, Metadata, TrashError, TrashItem,
 };
@@ -117,7 +117,7 @@ impl Env {
         let parent = open_dir(path.parent().unwrap());
         let relative = archive_relative_path(&self.root, path);
         let item = TrashItem {
-            parent: parent.as_fd(),
+            parent: parent.as_dir(),
             name: path.file_name().unwrap(),
             original_path: path,
             relative_path: &relative,
@@ -140,7 +140,7 @@ impl Env {
         let parent = open_dir(target.parent().unwrap());
         self.bucket.restore(
             archive,
-            parent.as_fd(),
+            parent.as_dir(),
             target.file_name().unwrap(),
             &crate::trash::restore_temp_name(),
             cancel,
@@ -153,7 +153,7 @@ impl Env {
         let holder = partly.original().parent().unwrap();
         let parent = crate::paths::fsops::open_dir(Path::new("/"), holder, false).unwrap();
         let temp = crate::trash::restore_temp_name();
-        self.bucket.put_back_removed(partly, parent.as_fd(), &temp)
+        self.bucket.put_back_removed(partly, parent.as_dir(), &temp)
     }
 
     /// Names in the bucket (sorted), or none if it does not exist.
@@ -175,8 +175,8 @@ pub fn names_in(dir: &Path) -> Vec<String> {
 }
 
 /// An fd for a directory.
-pub fn open_dir(path: &Path) -> OwnedFd {
-    OwnedFd::from(File::open(path).unwrap())
+pub fn open_dir(path: &Path) -> Dir {
+    Dir::from(File::open(path).unwrap())
 }
 
 /// Write `content` to `path` with `mode`.
