@@ -246,8 +246,8 @@ impl std::error::Error for Untrusted {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::paths::testing::{chown, symlink, Modes};
     use std::fs;
-    use std::os::unix::fs::{symlink, PermissionsExt};
 
     #[test]
     fn it_is_created_private_and_held_by_descriptor() {
@@ -318,7 +318,7 @@ mod tests {
         // Made first by another user: private to them, but not ours.
         fs::create_dir(base.join("data")).unwrap();
         fs::set_permissions(base.join("data"), fs::Permissions::from_mode(0o700)).unwrap();
-        std::os::unix::fs::chown(base.join("data"), Some(other), Some(other)).unwrap();
+        chown(base.join("data"), Some(other), Some(other)).unwrap();
         let data = DataDir::new(base.join("data"));
         for create in [false, true] {
             let text = refusal(data.open(Path::new("history/x"), create).unwrap_err());
@@ -379,7 +379,7 @@ mod tests {
             fs::set_permissions(base.join(dir), fs::Permissions::from_mode(0o700)).unwrap();
         }
         if let Some(other) = someone_else() {
-            std::os::unix::fs::chown(base.join("data/history/abc"), Some(other), None).unwrap();
+            chown(base.join("data/history/abc"), Some(other), None).unwrap();
             let text = refusal(data.open(Path::new("history/abc"), false).unwrap_err());
             assert!(text.contains("is owned by another user"), "{text}");
         }
@@ -414,7 +414,7 @@ mod tests {
         if let Some(other) = someone_else() {
             fs::set_permissions(base.join("data/audit"), fs::Permissions::from_mode(0o700))
                 .unwrap();
-            std::os::unix::fs::chown(base.join("data/audit"), Some(other), Some(other)).unwrap();
+            chown(base.join("data/audit"), Some(other), Some(other)).unwrap();
             let fresh = DataDir::new(base.join("data"));
             let text = refusal(fresh.open(Path::new("history"), false).unwrap_err());
             assert!(text.contains("is owned by another user"), "{text}");
@@ -433,7 +433,7 @@ mod tests {
         assert!(text.starts_with("the file "), "{text}");
         if let Some(other) = someone_else() {
             fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
-            std::os::unix::fs::chown(&path, Some(other), None).unwrap();
+            chown(&path, Some(other), None).unwrap();
             refusal(check_file(&fs::File::open(&path).unwrap(), &path).unwrap_err());
         }
         let dir = fs::File::open(tmp.path()).unwrap();

@@ -257,16 +257,7 @@ fn an_entry_that_takes_a_staged_files_name_after_its_check_is_never_removed() {
     race_point::at(
         RacePoint::BeforeRemove,
         &aside.to_string_lossy(),
-        move || {
-            rustix::fs::renameat_with(
-                rustix::fs::CWD,
-                &at_aside,
-                rustix::fs::CWD,
-                &precious,
-                rustix::fs::RenameFlags::EXCHANGE,
-            )
-            .unwrap()
-        },
+        move || crate::paths::testing::exchange(&at_aside, &precious),
     );
     assert_eq!(
         journal.recover(&within(&d.root), &no_sequel),

@@ -2,15 +2,14 @@
 
 use std::ffi::OsStr;
 use std::fs;
-use std::os::unix::fs::MetadataExt;
-use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
 use std::sync::Arc;
 
 use super::test_support::*;
 use super::*;
 use crate::datadir::DataDir;
-use crate::paths::AsDir;
+use crate::paths::testing::{symlink, Modes};
+use crate::paths::{AsDir, Stat};
 
 #[test]
 fn temp_record_fields() {
@@ -22,9 +21,9 @@ fn temp_record_fields() {
     let Record::Temp(record) = Record::parse(&bytes).unwrap() else {
         panic!("not a temp record")
     };
-    let meta = fs::metadata(&dir).unwrap();
+    let meta = Stat::from(&fs::metadata(&dir).unwrap());
     assert_eq!(record.dir, dir);
-    assert_eq!((record.dir_dev, record.dir_ino), (meta.dev(), meta.ino()));
+    assert_eq!((record.dir_dev, record.dir_ino), (meta.dev, meta.ino));
     assert_eq!(record.name.as_os_str(), temp);
     assert_eq!(record.pid, std::process::id());
     entry.finish();

@@ -35,6 +35,8 @@ pub mod shown;
 mod stat;
 #[cfg(test)]
 pub(crate) mod test_mounts;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod tree_count;
 pub mod trees;
 pub mod xattrs;

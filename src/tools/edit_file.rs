@@ -402,7 +402,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_read_only_file_is_refused() {
-        use std::os::unix::fs::PermissionsExt;
+        use crate::paths::testing::Modes;
         let ws = TestWorkspace::new();
         let path = ws.root.join("ef-read-only.txt");
         std::fs::write(&path, "fn old() {}\n").unwrap();

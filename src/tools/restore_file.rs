@@ -460,9 +460,8 @@ mod tests {
     /// same, unrecorded, and its archive is used up with it (as before the engine).
     #[tokio::test]
     async fn a_name_that_is_not_utf8_is_restored_and_its_archive_used_up() {
-        use std::os::unix::ffi::OsStrExt;
         let ws = TestWorkspace::new();
-        let name = std::ffi::OsStr::from_bytes(b"n\xe9\xff.t");
+        let name = crate::paths::names::from_bytes(b"n\xe9\xff.t");
         std::fs::write(ws.root.join(name), "back\n").unwrap();
         let shown = ws.root.join(name).shown().into_owned();
         let trashed = ws.call("delete_file", json!({ "path": shown })).await;
@@ -480,7 +479,7 @@ mod tests {
                 e.as_ref()
                     .unwrap()
                     .file_name()
-                    .as_bytes()
+                    .as_encoded_bytes()
                     .ends_with(b".tar.gz")
             })
             .count()

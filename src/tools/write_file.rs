@@ -595,7 +595,7 @@ mod tests {
     /// as an editor would, the tool refuses and says what to do.
     #[tokio::test]
     async fn a_read_only_file_is_refused() {
-        use std::os::unix::fs::PermissionsExt;
+        use crate::paths::testing::Modes;
         let ws = TestWorkspace::new();
         let path = ws.root.join("wf-read-only.txt");
         std::fs::write(&path, "keep me\n").unwrap();

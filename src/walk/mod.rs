@@ -563,7 +563,7 @@ mod tests {
                 fs::write(base.join(f), "x").unwrap();
             }
             fs::write(root.join(".gitignore"), "node_modules/\n").unwrap();
-            std::os::unix::fs::symlink(base.join("outside"), root.join("out")).unwrap();
+            crate::paths::testing::symlink(base.join("outside"), root.join("out")).unwrap();
             let sandbox = Sandbox::new(
                 root.clone(),
                 Some(vec![root.clone()]),

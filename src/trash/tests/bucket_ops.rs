@@ -405,7 +405,7 @@ fn bucket_is_private_and_named_by_the_root_hash() {
     let dir = env.bucket.dir();
     let expected = sha_hex(env.root.to_str().unwrap().as_bytes());
     assert_eq!(dir, env.data.join("trash").join(expected));
-    use std::os::unix::fs::PermissionsExt;
+    use crate::paths::testing::Modes;
     assert_eq!(
         fs::metadata(dir).unwrap().permissions().mode() & 0o777,
         0o700
