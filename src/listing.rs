@@ -118,7 +118,7 @@ pub fn direct_entries(
         else {
             continue; // removed while listing
         };
-        if hidden.contains(&fsops::identity(&stat)) {
+        if hidden.contains(&stat.id()) {
             continue;
         }
         let link = || {

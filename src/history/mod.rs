@@ -31,7 +31,7 @@ pub use view::changes_json;
 use crate::change::{Action, FileChange};
 use crate::datadir::{self, DataDir};
 use crate::paths::fsops;
-use crate::paths::AsDir;
+use crate::paths::{AsDir, FileId};
 
 /// Name of the log in a workspace's history directory.
 const LOG: &str = "changes.jsonl";
@@ -94,8 +94,8 @@ pub struct History {
 /// the last one (by this process or another on the same data directory).
 #[derive(Default)]
 struct Parsed {
-    /// The log file (device, inode) they were read from: another file means reading it whole.
-    file: Option<(u64, u64)>,
+    /// The log file they were read from: another file means reading it whole.
+    file: Option<FileId>,
     /// How many bytes of the log were parsed: whole lines only.
     consumed: u64,
     records: Vec<Arc<ChangeRecord>>,
@@ -332,7 +332,7 @@ impl History {
         };
         datadir::check_file(&file, &self.path().join(LOG))?;
         let stat = fsops::fstat(&file)?;
-        let identity = (stat.dev, stat.ino);
+        let identity = stat.id();
         let mut parsed = self.parsed.lock().unwrap_or_else(|e| e.into_inner());
         if parsed.file != Some(identity) || (stat.size) < parsed.consumed {
             *parsed = Parsed {

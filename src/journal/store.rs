@@ -393,7 +393,7 @@ fn open_ours(dir: impl AsDir, name: &OsStr) -> io::Result<File> {
     }
     let file = fsops::open_for_read(dir, name)?;
     let opened = fsops::fstat(&file)?;
-    if (opened.dev, opened.ino) != (stat.dev, stat.ino) {
+    if opened.id() != stat.id() {
         return Err(io::Error::from(io::ErrorKind::PermissionDenied));
     }
     Ok(file)

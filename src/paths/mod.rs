@@ -45,4 +45,4 @@ pub use dir::{AsDir, BorrowedDir, Dir};
 pub use io_error::io_error_code;
 pub use sandbox::{Sandbox, Target};
 pub use shown::Shown;
-pub use stat::{EntryKind, Stat, Version};
+pub use stat::{EntryKind, FileId, Stat, Version};

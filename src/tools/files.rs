@@ -235,8 +235,7 @@ pub fn file_stat_at(dir: BorrowedDir<'_>, name: &OsStr) -> Option<Seen> {
 
 /// The same file, unchanged? (inode, size and modification times all equal).
 pub fn same_version(a: &Stat, b: &Stat) -> bool {
-    a.dev == b.dev
-        && a.ino == b.ino
+    a.id() == b.id()
         && a.size == b.size
         && a.mtime.0 == b.mtime.0
         && a.mtime.1 == b.mtime.1

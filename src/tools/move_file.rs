@@ -137,7 +137,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     Err(e) => return Err(e),
                 };
                 if let Some(d) = &dst_stat {
-                    if fsops::identity(d) == fsops::identity(&src_stat) {
+                    if d.id() == src_stat.id() {
                         return Err(ToolError::invalid(format!(
                             "{tool}: invalid arguments: source and destination are the same file ({}); nothing to move. Give another destination",
                             dst.path.shown()

@@ -36,7 +36,7 @@ pub fn expect_as_planned(
         Err(e) => return Err(ToolError::io(&e, "check", path)),
     };
     let now = fsops::fstat(&file).map_err(|e| ToolError::io(&e, "check", path))?;
-    if now.identity() != planned.identity() {
+    if now.id() != planned.id() {
         return Err(changed());
     }
     let sha256 = match read {

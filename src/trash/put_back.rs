@@ -23,7 +23,7 @@ use super::error::{changed, PartlyRemoved, TrashError};
 use super::observed::Observed;
 use super::restore::{self, Extracted};
 use crate::paths::fsops;
-use crate::paths::{AsDir, BorrowedDir, Dir};
+use crate::paths::{AsDir, BorrowedDir, Dir, FileId};
 
 /// Put back every removed entry of `partly` into the tree inside `parent` (a handle is enough),
 /// extracting the archive under `temp` beside it first. The archive is left as it is.
@@ -74,11 +74,11 @@ impl<'a> Originals<'a> {
         removed: &HashSet<PathBuf>,
     ) -> Result<(), TrashError> {
         let is_removed = |o: &&Observed| removed.contains(&o.rel);
-        let stayed: HashMap<(u64, u64), &Observed> = self
+        let stayed: HashMap<FileId, &Observed> = self
             .observed
             .iter()
             .filter(|o| !o.is_dir() && !removed.contains(&o.rel))
-            .map(|o| ((o.snapshot.dev, o.snapshot.ino), o))
+            .map(|o| (o.snapshot.id(), o))
             .collect();
         let mut first_error = None;
         for entry in self
@@ -87,7 +87,7 @@ impl<'a> Originals<'a> {
             .filter(is_removed)
             .filter(|o| !o.is_dir())
         {
-            if let Some(kept) = stayed.get(&(entry.snapshot.dev, entry.snapshot.ino)) {
+            if let Some(kept) = stayed.get(&entry.snapshot.id()) {
                 if let Err(e) = self.relink(extracted, entry, kept) {
                     first_error.get_or_insert(e);
                 }
@@ -151,8 +151,7 @@ impl<'a> Originals<'a> {
             entry.name(),
         )?;
         let linked = fsops::lstat_at(copy_dir.as_dir(), entry.name())?;
-        if linked.map(|stat| fsops::identity(&stat)) != Some((kept.snapshot.dev, kept.snapshot.ino))
-        {
+        if linked.map(|stat| stat.id()) != Some(kept.snapshot.id()) {
             return Err(self.replaced(&kept.rel));
         }
         // The swap touched the extracted directory's mtime; it goes back with its own.

@@ -18,7 +18,7 @@ use crate::paths::fsops::{self, RemoveError, Snapshot};
 use crate::paths::os_error::{cause, Cause};
 use crate::paths::shown::Shown;
 use crate::paths::Stat;
-use crate::paths::{AsDir, BorrowedDir, Dir};
+use crate::paths::{AsDir, BorrowedDir, Dir, FileId};
 
 /// One step of a traversal.
 enum Step<'o, 'f> {
@@ -161,10 +161,10 @@ pub(crate) fn remove_observed(
     base: &Path,
 ) -> Result<(), RemovalFailure> {
     let mut removed = HashSet::new();
-    let mut unlinked: HashSet<(u64, u64)> = HashSet::new();
+    let mut unlinked: HashSet<FileId> = HashSet::new();
     let result = traverse(parent, observed, base, &mut |dir, step| match step {
         Step::Leaf(entry) => {
-            let inode = (entry.snapshot.dev, entry.snapshot.ino);
+            let inode = entry.snapshot.id();
             let relinked = unlinked.contains(&inode);
             expect_unchanged_as(dir, entry, base, relinked)?;
             // Renamed aside, the entry's ctime is the rename's.

@@ -34,7 +34,7 @@ use super::tarx;
 use crate::paths::fsops::{self, Snapshot};
 use crate::paths::os_error::{cause, Cause};
 use crate::paths::{names, EntryKind};
-use crate::paths::{AsDir, BorrowedDir, Dir};
+use crate::paths::{AsDir, BorrowedDir, Dir, FileId};
 
 use crate::paths::shown::Shown;
 use crate::paths::xattrs::{self, Xattr};
@@ -135,8 +135,8 @@ struct Walker<'b, 'c, W: Write> {
     size: u64,
     /// Names of regular files (a file with several names counts once per name).
     files: u64,
-    /// Files archived so far that have more than one name, by (device, inode).
-    linked: HashMap<(u64, u64), FirstName>,
+    /// Files archived so far that have more than one name, by which file they are.
+    linked: HashMap<FileId, FirstName>,
 }
 
 impl<W: Write> Walker<'_, '_, W> {
@@ -166,7 +166,7 @@ impl<W: Write> Walker<'_, '_, W> {
                 return Err(TrashError::MountPoint(path.shown().into_owned()));
             }
             match snap.kind() {
-                EntryKind::File if self.linked.contains_key(&(snap.dev, snap.ino)) => {
+                EntryKind::File if self.linked.contains_key(&snap.id()) => {
                     self.add_hard_link(&rel, &tar_path, &digest_path, snap)?;
                 }
                 EntryKind::File => {
@@ -266,7 +266,7 @@ impl<W: Write> Walker<'_, '_, W> {
                 digest_path: digest_path.to_vec(),
                 snapshot: opened,
             };
-            self.linked.insert((opened.dev, opened.ino), first);
+            self.linked.insert(opened.id(), first);
         }
         self.observe(rel, opened);
         Ok(sha)
@@ -281,7 +281,7 @@ impl<W: Write> Walker<'_, '_, W> {
         digest_path: &[u8],
         now: Snapshot,
     ) -> Result<(), TrashError> {
-        let first = &self.linked[&(now.dev, now.ino)];
+        let first = &self.linked[&now.id()];
         self.expect_same(rel, &first.snapshot, &now)?;
         let target = first.tar_path.clone();
         self.digest

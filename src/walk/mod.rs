@@ -31,8 +31,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use crate::cancel::CancelToken;
 use crate::error::ToolError;
 use crate::paths::fsops;
-use crate::paths::EntryKind;
 use crate::paths::{AsDir, BorrowedDir, Dir};
+use crate::paths::{EntryKind, FileId};
 use crate::paths::{Sandbox, Target};
 pub use ignore_rules::IgnoreRules;
 
@@ -210,7 +210,7 @@ struct Walker<'a, T, V> {
     /// The hidden directories' identities and names: one reached under another path (a bind
     /// mount, a macOS firmlink) is recognised by its identity when its name comes up, and is
     /// neither visited nor read.
-    hidden: Vec<(u64, u64)>,
+    hidden: Vec<FileId>,
     hidden_names: Vec<OsString>,
 }
 
@@ -278,7 +278,7 @@ where
     fn is_hidden_elsewhere(&self, dir: BorrowedDir<'_>, name: &OsStr) -> bool {
         self.hidden_names.iter().any(|hidden| hidden == name)
             && fsops::lstat_at(dir, name)
-                .is_ok_and(|stat| stat.is_some_and(|s| self.hidden.contains(&fsops::identity(&s))))
+                .is_ok_and(|stat| stat.is_some_and(|s| self.hidden.contains(&s.id())))
     }
 
     /// Reads one directory: its findings, and the subdirectories to read next.

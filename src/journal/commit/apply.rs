@@ -227,7 +227,7 @@ pub(super) fn apply_step(step: &Staged) -> Result<(), StepFailure> {
                 found.same_except_ctime(&expected)
                     || found == expected
                     || (found.kind() == crate::paths::EntryKind::Directory
-                        && (found.dev, found.ino) == (expected.dev, expected.ino))
+                        && found.id() == expected.id())
             })?;
             if let Some(check) = &step.check_aside {
                 if !check(dir, aside) {
@@ -313,7 +313,7 @@ fn sync_dirs(steps: &[Staged]) {
             let Ok(stat) = fsops::fstat(dir) else {
                 continue;
             };
-            let key = (Snapshot::of(&stat).dev, Snapshot::of(&stat).ino);
+            let key = stat.id();
             if !seen.contains(&key) {
                 seen.push(key);
                 fsops::fsync_dir(dir.as_dir());

@@ -209,7 +209,7 @@ fn stop_reason(partly: &PartlyRemoved) -> String {
 /// aside, which an unlink of another of its names changes).
 fn is_expected(found: &Snapshot, expected: &Snapshot) -> bool {
     if found.kind() == EntryKind::Directory {
-        found.kind() == expected.kind() && (found.dev, found.ino) == (expected.dev, expected.ino)
+        found.kind() == expected.kind() && found.id() == expected.id()
     } else {
         found.same_except_ctime(expected)
     }

@@ -15,7 +15,7 @@ use crate::paths::fsops;
 use crate::paths::trees::{remove_tree_at, Removal};
 use crate::paths::xattrs::{self, Xattr};
 use crate::paths::EntryKind;
-use crate::paths::{AsDir, BorrowedDir, Dir};
+use crate::paths::{AsDir, BorrowedDir, Dir, FileId};
 use crate::progress::{self, Unit};
 use crate::trash::digest::TreeDigest;
 use crate::trash::entry::{self, Decoding, EntryInfo};
@@ -45,8 +45,8 @@ pub(super) struct Places {
 
 /// A regular file this extraction created.
 struct Created {
-    /// (device, inode): a hard link to it must be this very file.
-    identity: (u64, u64),
+    /// A hard link to it must be this very file.
+    id: FileId,
     mode: u32,
 }
 
@@ -253,7 +253,7 @@ impl<'a> Extraction<'a> {
             }
             (EntryKind::File, None) => {
                 let file = fsops::create_file_at(dir.as_dir(), name).map_err(duplicate)?;
-                let identity = fsops::identity(&fsops::fstat(&file)?);
+                let id = fsops::fstat(&file)?.id();
                 let (sha, len) = self.fill_file(file, entry, info)?;
                 self.tally
                     .tree
@@ -261,7 +261,7 @@ impl<'a> Extraction<'a> {
                 self.tally.size += len;
                 self.tally.files += 1;
                 let created = Created {
-                    identity,
+                    id,
                     mode: info.mode,
                 };
                 self.places.files.insert(info.sub.clone(), created);
@@ -310,8 +310,8 @@ impl<'a> Extraction<'a> {
         let first_name = crate::paths::names::from_bytes(first_name);
         fsops::hard_link_at(first_dir.as_dir(), first_name, dir, name)
             .map_err(|e| duplicate_or_io(e, shown))?;
-        let linked = fsops::lstat_at(dir, name)?.map(|stat| fsops::identity(&stat));
-        if linked != Some(created.identity) {
+        let linked = fsops::lstat_at(dir, name)?.map(|stat| stat.id());
+        if linked != Some(created.id) {
             return Err(TrashError::Conflict(format!(
                 "{shown:?} is not the file it was linked to: something changed the files being \
                  restored"
