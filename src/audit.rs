@@ -4,7 +4,6 @@
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -14,6 +13,7 @@ use crate::change::FileChange;
 use crate::datadir::DataDir;
 use crate::error::ErrorCode;
 use crate::paths::fsops;
+use crate::paths::AsDir;
 
 /// One line of the log.
 #[derive(Debug, Clone, Serialize)]
@@ -81,7 +81,7 @@ impl AuditLog {
     /// away), so it is for its owner only: 0600, also when an older version created it readable.
     fn open(&self) -> io::Result<File> {
         let dir = self.data.open(Path::new("audit"), true)?;
-        let file = fsops::open_for_log(dir.as_fd(), OsStr::new(&self.name))?;
+        let file = fsops::open_for_log(dir.as_dir(), OsStr::new(&self.name))?;
         // A log someone else could write is not appended to (nor made private: it is theirs).
         let path = self.data.path().join("audit").join(&self.name);
         crate::datadir::check_file(&file, &path)?;

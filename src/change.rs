@@ -3,12 +3,12 @@
 //! record and the history carry it.
 
 use std::ffi::OsStr;
-use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::paths::fsops;
 use crate::paths::shown::Shown;
+use crate::paths::BorrowedDir;
 use crate::paths::EntryKind;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -102,7 +102,7 @@ pub struct EntryFacts {
 impl EntryFacts {
     /// The entry `name` of `dir` as a change leaves it, for the history (undo checks it is still
     /// that entry): its kind, device and inode. `None` if there is nothing there to describe.
-    pub fn of_entry(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Self> {
+    pub fn of_entry(dir: BorrowedDir<'_>, name: &OsStr) -> Option<Self> {
         let stat = fsops::lstat_at(dir, name).ok()??;
         let kind = match EntryKind::of(&stat) {
             EntryKind::Special => return None,

@@ -27,13 +27,13 @@
 
 use std::fmt;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::paths::fsops;
 use crate::paths::shown::Shown;
 use crate::paths::EntryKind;
+use crate::paths::{AsDir, BorrowedDir, Dir};
 
 /// Mode of the directories we create in the data directory (and of the data directory itself).
 const PRIVATE_DIR: u32 = 0o700;
@@ -45,7 +45,7 @@ const WRITABLE_BY_OTHERS: u32 = 0o022;
 #[derive(Debug)]
 pub struct DataDir {
     path: PathBuf,
-    fd: Mutex<Option<Arc<OwnedFd>>>,
+    fd: Mutex<Option<Arc<Dir>>>,
 }
 
 impl DataDir {
@@ -66,7 +66,7 @@ impl DataDir {
     /// checked on first use. `NotFound` when it does not exist and `create` is false; an
     /// [`Untrusted`] error when it is not private to this user (not held then: checked again on
     /// the next use, so fixing it needs no restart).
-    fn root(&self, create: bool) -> io::Result<Arc<OwnedFd>> {
+    fn root(&self, create: bool) -> io::Result<Arc<Dir>> {
         let mut slot = self.fd.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(fd) = slot.as_ref() {
             return Ok(fd.clone());
@@ -76,8 +76,8 @@ impl DataDir {
         } else {
             fsops::open_dir(Path::new("/"), &self.path, false)?
         };
-        check_dir(fd.as_fd(), &self.path, Place::DataDir)?;
-        check_dirs_in(fd.as_fd(), &self.path, &mut Vec::new())?;
+        check_dir(fd.as_dir(), &self.path, Place::DataDir)?;
+        check_dirs_in(fd.as_dir(), &self.path, &mut Vec::new())?;
         let fd = Arc::new(fd);
         *slot = Some(fd.clone());
         Ok(fd)
@@ -88,9 +88,9 @@ impl DataDir {
     /// (0700). Each directory on the way is opened from the one before without following a link
     /// and checked to be private to this user (an [`Untrusted`] error otherwise). `NotFound` when
     /// it does not exist and `create` is false.
-    pub fn open(&self, sub: &Path, create: bool) -> io::Result<OwnedFd> {
+    pub fn open(&self, sub: &Path, create: bool) -> io::Result<Dir> {
         let root = self.root(create)?;
-        let mut current = fsops::open_dir_beneath(root.as_fd(), Path::new(""), false)?;
+        let mut current = fsops::open_dir_beneath(root.as_dir(), Path::new(""), false)?;
         let mut path = self.path.clone();
         for component in sub.components() {
             let Component::Normal(part) = component else {
@@ -103,9 +103,9 @@ impl DataDir {
             current = if create {
                 fsops::make_dirs_beneath(current, Path::new(part), PRIVATE_DIR)?.0
             } else {
-                fsops::open_dir_beneath(current.as_fd(), Path::new(part), false)?
+                fsops::open_dir_beneath(current.as_dir(), Path::new(part), false)?
             };
-            check_dir(current.as_fd(), &path, Place::Inside)?;
+            check_dir(current.as_dir(), &path, Place::Inside)?;
         }
         Ok(current)
     }
@@ -115,7 +115,7 @@ impl DataDir {
 /// that neither its group nor others may write to: what the user's own undo, recovery or restore
 /// may act on. An [`Untrusted`] error (or `InvalidData` for anything but a regular file)
 /// otherwise.
-pub fn check_file(file: impl AsFd, path: &Path) -> io::Result<()> {
+pub fn check_file(file: &std::fs::File, path: &Path) -> io::Result<()> {
     let stat = fsops::snapshot_fd(file)?;
     if stat.kind() != EntryKind::File {
         return Err(io::Error::new(
@@ -137,13 +137,13 @@ pub fn is_untrusted(e: &io::Error) -> bool {
 /// to a use that would not open that directory (an undo and the audit log, say). Nothing is
 /// followed: symlinks are not descended, subdirectories are opened `O_NOFOLLOW` from their
 /// parent's descriptor.
-fn check_dirs_in(dir: BorrowedFd<'_>, path: &Path, buffer: &mut Vec<u8>) -> io::Result<()> {
+fn check_dirs_in(dir: BorrowedDir<'_>, path: &Path, buffer: &mut Vec<u8>) -> io::Result<()> {
     let readable = fsops::reopen_readable(dir)?;
-    for (name, kind) in fsops::read_entries(readable.as_fd(), buffer)? {
+    for (name, kind) in fsops::read_entries(readable.as_dir(), buffer)? {
         if kind.is_some_and(|kind| kind != EntryKind::Directory) {
             continue;
         }
-        let Some(stat) = fsops::lstat_at(readable.as_fd(), &name)? else {
+        let Some(stat) = fsops::lstat_at(readable.as_dir(), &name)? else {
             continue;
         };
         if EntryKind::of(&stat) != EntryKind::Directory {
@@ -152,18 +152,18 @@ fn check_dirs_in(dir: BorrowedFd<'_>, path: &Path, buffer: &mut Vec<u8>) -> io::
         // Checked before it is opened: one of another user's may not be readable by us.
         let sub_path = path.join(&name);
         check(fsops::Snapshot::of(&stat), &sub_path, Place::Inside)?;
-        let sub = match fsops::open_subdir(readable.as_fd(), &name) {
+        let sub = match fsops::open_subdir(readable.as_dir(), &name) {
             Ok(sub) => sub,
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(e) => return Err(e),
         };
-        check_dir(sub.as_fd(), &sub_path, Place::Inside)?;
-        check_dirs_in(sub.as_fd(), &sub_path, buffer)?;
+        check_dir(sub.as_dir(), &sub_path, Place::Inside)?;
+        check_dirs_in(sub.as_dir(), &sub_path, buffer)?;
     }
     Ok(())
 }
 
-fn check_dir(dir: BorrowedFd<'_>, path: &Path, place: Place) -> io::Result<()> {
+fn check_dir(dir: BorrowedDir<'_>, path: &Path, place: Place) -> io::Result<()> {
     check(fsops::snapshot_fd(dir)?, path, place)
 }
 
@@ -246,8 +246,8 @@ impl std::error::Error for Untrusted {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::paths::testing::{chown, symlink, Modes};
     use std::fs;
-    use std::os::unix::fs::{symlink, PermissionsExt};
 
     #[test]
     fn it_is_created_private_and_held_by_descriptor() {
@@ -318,7 +318,7 @@ mod tests {
         // Made first by another user: private to them, but not ours.
         fs::create_dir(base.join("data")).unwrap();
         fs::set_permissions(base.join("data"), fs::Permissions::from_mode(0o700)).unwrap();
-        std::os::unix::fs::chown(base.join("data"), Some(other), Some(other)).unwrap();
+        chown(base.join("data"), Some(other), Some(other)).unwrap();
         let data = DataDir::new(base.join("data"));
         for create in [false, true] {
             let text = refusal(data.open(Path::new("history/x"), create).unwrap_err());
@@ -379,7 +379,7 @@ mod tests {
             fs::set_permissions(base.join(dir), fs::Permissions::from_mode(0o700)).unwrap();
         }
         if let Some(other) = someone_else() {
-            std::os::unix::fs::chown(base.join("data/history/abc"), Some(other), None).unwrap();
+            chown(base.join("data/history/abc"), Some(other), None).unwrap();
             let text = refusal(data.open(Path::new("history/abc"), false).unwrap_err());
             assert!(text.contains("is owned by another user"), "{text}");
         }
@@ -414,7 +414,7 @@ mod tests {
         if let Some(other) = someone_else() {
             fs::set_permissions(base.join("data/audit"), fs::Permissions::from_mode(0o700))
                 .unwrap();
-            std::os::unix::fs::chown(base.join("data/audit"), Some(other), Some(other)).unwrap();
+            chown(base.join("data/audit"), Some(other), Some(other)).unwrap();
             let fresh = DataDir::new(base.join("data"));
             let text = refusal(fresh.open(Path::new("history"), false).unwrap_err());
             assert!(text.contains("is owned by another user"), "{text}");
@@ -427,17 +427,17 @@ mod tests {
         let path = tmp.path().join("changes.jsonl");
         fs::write(&path, "{}").unwrap();
         fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
-        check_file(fs::File::open(&path).unwrap(), &path).unwrap();
+        check_file(&fs::File::open(&path).unwrap(), &path).unwrap();
         fs::set_permissions(&path, fs::Permissions::from_mode(0o666)).unwrap();
-        let text = refusal(check_file(fs::File::open(&path).unwrap(), &path).unwrap_err());
+        let text = refusal(check_file(&fs::File::open(&path).unwrap(), &path).unwrap_err());
         assert!(text.starts_with("the file "), "{text}");
         if let Some(other) = someone_else() {
             fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
-            std::os::unix::fs::chown(&path, Some(other), None).unwrap();
-            refusal(check_file(fs::File::open(&path).unwrap(), &path).unwrap_err());
+            chown(&path, Some(other), None).unwrap();
+            refusal(check_file(&fs::File::open(&path).unwrap(), &path).unwrap_err());
         }
         let dir = fs::File::open(tmp.path()).unwrap();
-        let e = check_file(dir, tmp.path()).unwrap_err();
+        let e = check_file(&dir, tmp.path()).unwrap_err();
         assert!(!is_untrusted(&e) && e.kind() == io::ErrorKind::InvalidData);
     }
 }

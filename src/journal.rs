@@ -346,7 +346,7 @@ fn open_recorded_dir(
     dir: &Path,
     dev: u64,
     ino: u64,
-) -> io::Result<Option<std::os::fd::OwnedFd>> {
+) -> io::Result<Option<crate::paths::Dir>> {
     let Ok(fd) = open_beneath_allowed(sandbox, dir) else {
         return Ok(None);
     };
@@ -360,7 +360,7 @@ fn reaches(sandbox: &Sandbox, dir: &Path) -> bool {
 
 /// Opens the directory `dir` beneath the allowed tree holding it (never a hidden one, never
 /// through a link); `PermissionDenied` when it lies outside them all.
-fn open_beneath_allowed(sandbox: &Sandbox, dir: &Path) -> io::Result<std::os::fd::OwnedFd> {
+fn open_beneath_allowed(sandbox: &Sandbox, dir: &Path) -> io::Result<crate::paths::Dir> {
     match sandbox.anchor_of(dir) {
         Some(anchor) if !sandbox.is_hidden(dir) => fsops::open_dir(&anchor, dir, false),
         _ => Err(io::Error::from(io::ErrorKind::PermissionDenied)),

@@ -8,7 +8,6 @@
 //! asked, what `.gitignore` ignores skipped), which `lstat`s only regular files and reads only
 //! symlinks. Our own atomic-write temp files and the hidden trash directories are never listed.
 
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -17,6 +16,7 @@ use crate::error::ToolError;
 use crate::paths::fsops;
 use crate::paths::shown::Shown;
 use crate::paths::EntryKind;
+use crate::paths::{AsDir, Dir};
 use crate::paths::{Sandbox, Target};
 use crate::text::bounded::{bounded, lines_within, NOTE_ROOM};
 use crate::text::quantity::bytes;
@@ -92,12 +92,12 @@ impl Listing {
 /// The direct entries of `fd` (the directory `target`, open for reading), the first `max` by
 /// name.
 pub fn direct_entries(
-    fd: OwnedFd,
+    fd: Dir,
     target: &Target,
     sandbox: &Sandbox,
     max: usize,
 ) -> Result<Listing, ToolError> {
-    let entries = fsops::read_entries(fd.as_fd(), &mut Vec::new())
+    let entries = fsops::read_entries(fd.as_dir(), &mut Vec::new())
         .map_err(|e| ToolError::io(&e, "list", &target.path))?;
     let mut names: Vec<Vec<u8>> = Vec::new();
     for (name, _) in entries {
@@ -113,16 +113,16 @@ pub fn direct_entries(
     let hidden = sandbox.hidden_identities();
     for name in names.iter().take(max) {
         let name = crate::paths::names::from_bytes(name);
-        let Some(stat) = fsops::lstat_at(fd.as_fd(), name)
+        let Some(stat) = fsops::lstat_at(fd.as_dir(), name)
             .map_err(|e| ToolError::io(&e, "list", &target.path))?
         else {
             continue; // removed while listing
         };
-        if hidden.contains(&fsops::identity(&stat)) {
+        if hidden.contains(&stat.id()) {
             continue;
         }
         let link = || {
-            fsops::read_link_at(fd.as_fd(), name)
+            fsops::read_link_at(fd.as_dir(), name)
                 .ok()
                 .map(PathBuf::from)
         };
@@ -144,7 +144,7 @@ pub fn direct_entries(
 /// The whole tree below `dir` (open, at `listed`), the first `max` entries in walk order, `.git`
 /// and (unless `include_ignored`) ignored files skipped.
 pub fn walk_tree(
-    dir: OwnedFd,
+    dir: Dir,
     listed: &Target,
     sandbox: &Sandbox,
     include_ignored: bool,

@@ -21,7 +21,6 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,6 +31,7 @@ pub use view::changes_json;
 use crate::change::{Action, FileChange};
 use crate::datadir::{self, DataDir};
 use crate::paths::fsops;
+use crate::paths::{AsDir, FileId};
 
 /// Name of the log in a workspace's history directory.
 const LOG: &str = "changes.jsonl";
@@ -94,8 +94,8 @@ pub struct History {
 /// the last one (by this process or another on the same data directory).
 #[derive(Default)]
 struct Parsed {
-    /// The log file (device, inode) they were read from: another file means reading it whole.
-    file: Option<(u64, u64)>,
+    /// The log file they were read from: another file means reading it whole.
+    file: Option<FileId>,
     /// How many bytes of the log were parsed: whole lines only.
     consumed: u64,
     records: Vec<Arc<ChangeRecord>>,
@@ -197,19 +197,19 @@ impl History {
         if slot.is_none() || end_torn_line {
             let dir = self.data.open(&self.rel, true)?;
             if slot.is_none() {
-                let file = fsops::open_for_log(dir.as_fd(), OsStr::new(LOG))?;
+                let file = fsops::open_for_log(dir.as_dir(), OsStr::new(LOG))?;
                 datadir::check_file(&file, &self.path().join(LOG))?;
                 let _ = fsops::set_mode_fd(&file, 0o600);
                 *slot = Some(file);
             }
-            end_last_line(dir.as_fd(), slot.as_mut().expect("opened above"))?;
+            end_last_line(dir.as_dir(), slot.as_mut().expect("opened above"))?;
         }
         slot.as_mut().expect("opened above").write_all(&line)
     }
 
     fn write_delta(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         let dir = self.data.open(&self.rel.join(DELTAS), true)?;
-        let mut file = fsops::create_file_at(dir.as_fd(), OsStr::new(name))?;
+        let mut file = fsops::create_file_at(dir.as_dir(), OsStr::new(name))?;
         file.write_all(bytes)
     }
 
@@ -224,17 +224,17 @@ impl History {
         };
         let now = std::time::SystemTime::now();
         let mut removed = 0;
-        for name in fsops::list_names(dir.as_fd())? {
+        for name in fsops::list_names(dir.as_dir())? {
             let old_enough = match older_than {
                 None => true,
-                Some(age) => fsops::lstat_at(dir.as_fd(), &name)?.is_some_and(|stat| {
+                Some(age) => fsops::lstat_at(dir.as_dir(), &name)?.is_some_and(|stat| {
                     let (secs, nanos) = fsops::Snapshot::of(&stat).mtime;
                     let written =
                         std::time::UNIX_EPOCH + std::time::Duration::new(secs.max(0) as u64, nanos);
                     now.duration_since(written).is_ok_and(|idle| idle >= age)
                 }),
             };
-            if old_enough && fsops::unlink_at(dir.as_fd(), &name).is_ok() {
+            if old_enough && fsops::unlink_at(dir.as_dir(), &name).is_ok() {
                 removed += 1;
             }
         }
@@ -252,7 +252,7 @@ impl History {
             ));
         }
         let dir = self.data.open(&self.rel.join(DELTAS), false)?;
-        let mut file = fsops::open_for_read(dir.as_fd(), OsStr::new(name))?;
+        let mut file = fsops::open_for_read(dir.as_dir(), OsStr::new(name))?;
         datadir::check_file(&file, &self.path().join(DELTAS).join(name))?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
@@ -268,7 +268,7 @@ impl History {
     fn delta_names(&self) -> HashSet<OsString> {
         self.data
             .open(&self.rel.join(DELTAS), false)
-            .and_then(|dir| fsops::list_names(dir.as_fd()))
+            .and_then(|dir| fsops::list_names(dir.as_dir()))
             .map(|names| names.into_iter().collect())
             .unwrap_or_default()
     }
@@ -325,14 +325,14 @@ impl History {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        let mut file = match fsops::open_for_read(dir.as_fd(), OsStr::new(LOG)) {
+        let mut file = match fsops::open_for_read(dir.as_dir(), OsStr::new(LOG)) {
             Ok(file) => file,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
         datadir::check_file(&file, &self.path().join(LOG))?;
         let stat = fsops::fstat(&file)?;
-        let identity = (stat.dev, stat.ino);
+        let identity = stat.id();
         let mut parsed = self.parsed.lock().unwrap_or_else(|e| e.into_inner());
         if parsed.file != Some(identity) || (stat.size) < parsed.consumed {
             *parsed = Parsed {
@@ -360,7 +360,7 @@ impl History {
 
 /// Ends a log whose last line was cut short (a power cut mid-append), so that the next record
 /// starts a line of its own instead of being lost with the fragment.
-fn end_last_line(dir: std::os::fd::BorrowedFd<'_>, log: &mut File) -> io::Result<()> {
+fn end_last_line(dir: crate::paths::BorrowedDir<'_>, log: &mut File) -> io::Result<()> {
     let reader = fsops::open_for_read(dir, OsStr::new(LOG))?;
     let size = fsops::fstat(&reader)?.size;
     let mut last = [b'\n'];

@@ -3,12 +3,12 @@
 
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom};
-use std::os::fd::AsFd;
 
 use super::tail::{roll_back_if_ours, Tail};
 use super::{open_beneath_allowed, AppendRecord, Recovered};
 #[cfg(test)]
 use super::{Entry, Journal, Record};
+use crate::paths::AsDir;
 use crate::paths::{fsops, EntryKind, Sandbox};
 #[cfg(test)]
 use std::path::Path;
@@ -58,7 +58,7 @@ pub fn replay(
     let Ok(dir) = open_beneath_allowed(sandbox, parent) else {
         return Ok(Recovered::LeftAlone);
     };
-    let Ok(mut file) = fsops::open_for_update(dir.as_fd(), name) else {
+    let Ok(mut file) = fsops::open_for_update(dir.as_dir(), name) else {
         return Ok(Recovered::LeftAlone);
     };
     let stat = fsops::fstat(&file)?;

@@ -47,7 +47,6 @@
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -57,6 +56,7 @@ use super::made_dirs::{self, MadeDirRecord};
 use super::{Entry, Journal};
 use crate::hashing::{sha256_hex, sha256_reader};
 use crate::paths::fsops::{self, Snapshot};
+use crate::paths::{AsDir, BorrowedDir, Dir};
 use crate::paths::{Stat, Version};
 
 mod apply;
@@ -150,7 +150,7 @@ pub fn holds(file: &mut File, len: u64, sha256: &str) -> io::Result<bool> {
 
 /// One step, staged.
 struct Staged {
-    dir: OwnedFd,
+    dir: Dir,
     record: StepRecord,
     /// For a put: the planned file it replaces (its new content is staged, known by the
     /// record's identity and SHA-256).
@@ -158,7 +158,7 @@ struct Staged {
     /// For a remove: what the entry must still be.
     removes: Option<Snapshot>,
     /// For a rename: the directory the entry goes to.
-    to_dir: Option<OwnedFd>,
+    to_dir: Option<Dir>,
     /// The temp record answering for the staged file until the commit record does.
     temp_entry: Option<Entry>,
     /// For a remove: what the entry set aside under the temp name must pass before the change
@@ -170,7 +170,7 @@ struct Staged {
 }
 
 /// A check of an entry set aside as `aside` in `dir`: `true` if it may be removed.
-pub type AsideCheck = Box<dyn Fn(BorrowedFd<'_>, &OsStr) -> bool + Send + Sync>;
+pub type AsideCheck = Box<dyn Fn(BorrowedDir<'_>, &OsStr) -> bool + Send + Sync>;
 
 /// A change being prepared: steps are staged one by one, then [`Commit::apply`] makes them all.
 pub struct Commit<'a> {
@@ -178,7 +178,7 @@ pub struct Commit<'a> {
     steps: Vec<Staged>,
     /// Directories made for the change, shallowest first, with a handle of each one's parent;
     /// removed again (if empty) unless the change is made.
-    made: Vec<(MadeDirRecord, OwnedFd)>,
+    made: Vec<(MadeDirRecord, Dir)>,
     /// The record naming the directories made until the commit record does (see
     /// [`made_dirs::make_dirs`]).
     made_record: Option<Entry>,
@@ -204,7 +204,7 @@ impl Commit<'_> {
     /// file there now, as planned (`None`: the name must be free).
     pub fn put(
         &mut self,
-        dir: OwnedFd,
+        dir: Dir,
         dir_path: &Path,
         name: &OsStr,
         data: Vec<u8>,
@@ -220,14 +220,14 @@ impl Commit<'_> {
             .collect();
         let temp_entry =
             self.journal
-                .begin_temp_in_made_dirs(dir_path, dir.as_fd(), &aside, made_above);
-        if let Err(e) = fsops::stage(dir.as_fd(), name, &aside, &data, metadata_of) {
+                .begin_temp_in_made_dirs(dir_path, dir.as_dir(), &aside, made_above);
+        if let Err(e) = fsops::stage(dir.as_dir(), name, &aside, &data, metadata_of) {
             if let Some(entry) = temp_entry {
                 entry.finish();
             }
             return Err(e);
         }
-        let staged = fsops::lstat_at(dir.as_fd(), &aside)?
+        let staged = fsops::lstat_at(dir.as_dir(), &aside)?
             .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
         let record = StepRecord::in_dir(
             &dir,
@@ -257,7 +257,7 @@ impl Commit<'_> {
     /// the missing ones, each answered for in the journal before it has its name (see
     /// [`made_dirs::make_dirs`]): unless the change is made, they are removed again if they are
     /// still empty — also by recovery after a kill. Before the files staged in them.
-    pub fn make_dirs(&mut self, anchor: &Path, dir: &Path) -> io::Result<OwnedFd> {
+    pub fn make_dirs(&mut self, anchor: &Path, dir: &Path) -> io::Result<Dir> {
         let before = self.made.iter().map(|(made, _)| made.clone()).collect();
         let made = made_dirs::make_dirs(self.journal, anchor, dir, before)?;
         self.made.extend(
@@ -296,14 +296,14 @@ impl Commit<'_> {
     /// the commit record takes over from it.
     pub fn place(
         &mut self,
-        dir: OwnedFd,
+        dir: Dir,
         dir_path: &Path,
         aside: &OsStr,
         name: &OsStr,
         temp_entry: Option<Entry>,
     ) -> io::Result<()> {
         let staged = Snapshot::of(
-            &fsops::lstat_at(dir.as_fd(), aside)?
+            &fsops::lstat_at(dir.as_dir(), aside)?
                 .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?,
         );
         let record = StepRecord::in_dir(
@@ -327,11 +327,11 @@ impl Commit<'_> {
     #[allow(clippy::too_many_arguments)]
     pub fn rename(
         &mut self,
-        dir: OwnedFd,
+        dir: Dir,
         dir_path: &Path,
         name: &OsStr,
         expected: Snapshot,
-        to_dir: OwnedFd,
+        to_dir: Dir,
         to_dir_path: &Path,
         to_name: &OsStr,
     ) -> io::Result<()> {
@@ -361,7 +361,7 @@ impl Commit<'_> {
     /// short is taken back, by the change or by recovery (see [`StepAction::Append`]).
     pub fn append(
         &mut self,
-        dir: OwnedFd,
+        dir: Dir,
         dir_path: &Path,
         name: &OsStr,
         file: File,
@@ -396,7 +396,7 @@ impl Commit<'_> {
         Ok(())
     }
 
-    fn push_plain(&mut self, dir: OwnedFd, record: StepRecord, to_dir: Option<OwnedFd>) {
+    fn push_plain(&mut self, dir: Dir, record: StepRecord, to_dir: Option<Dir>) {
         self.steps.push(Staged {
             dir,
             record,
@@ -433,7 +433,7 @@ impl Commit<'_> {
     /// entry `expected` describes (its contents already in the trash).
     pub fn remove(
         &mut self,
-        dir: OwnedFd,
+        dir: Dir,
         dir_path: &Path,
         name: &OsStr,
         expected: Snapshot,
@@ -449,7 +449,7 @@ impl Commit<'_> {
     /// and the change stops ([`StepFailure::Changed`]).
     pub fn remove_checked(
         &mut self,
-        dir: OwnedFd,
+        dir: Dir,
         dir_path: &Path,
         name: &OsStr,
         expected: Snapshot,
@@ -467,7 +467,7 @@ impl Commit<'_> {
     /// removed only while empty ([`StepAction::RemoveEmptyDir`]).
     pub fn remove_empty_dir(
         &mut self,
-        dir: OwnedFd,
+        dir: Dir,
         dir_path: &Path,
         name: &OsStr,
         expected: Snapshot,
@@ -476,7 +476,7 @@ impl Commit<'_> {
         let action = StepAction::RemoveEmptyDir { removes };
         let still_empty: AsideCheck = Box::new(|dir, aside| {
             fsops::open_subdir(dir, aside)
-                .and_then(|d| fsops::list_names(d.as_fd()))
+                .and_then(|d| fsops::list_names(d.as_dir()))
                 .is_ok_and(|names| names.is_empty())
         });
         self.add_removal(dir, dir_path, name, expected, action, Some(still_empty))
@@ -486,7 +486,7 @@ impl Commit<'_> {
     /// given, checked there by `check_aside`.
     fn add_removal(
         &mut self,
-        dir: OwnedFd,
+        dir: Dir,
         dir_path: &Path,
         name: &OsStr,
         expected: Snapshot,

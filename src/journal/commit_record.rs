@@ -3,7 +3,6 @@
 
 use std::ffi::OsStr;
 use std::io;
-use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -12,6 +11,7 @@ use serde_json::Value;
 use super::made_dirs::{check_made_dirs, MadeDirRecord};
 use super::record_names::{check_dir, check_name, check_ours, path_bytes, RefusedName};
 use crate::paths::fsops::{self, Snapshot};
+use crate::paths::Dir;
 use crate::paths::Version;
 
 /// One step of a change, as the record keeps it.
@@ -35,7 +35,7 @@ impl StepRecord {
     /// A step on `name` in the directory `dir` (canonical path `dir_path`), known by its device
     /// and inode.
     pub(super) fn in_dir(
-        dir: &OwnedFd,
+        dir: &Dir,
         dir_path: &Path,
         name: &OsStr,
         aside: &OsStr,

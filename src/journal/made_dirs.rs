@@ -7,7 +7,6 @@
 
 use std::ffi::OsStr;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -15,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::record_names::{check_dir, path_bytes, RefusedName};
 use super::{open_recorded_dir, Entry, Journal};
 use crate::paths::{fsops, process, Sandbox};
+use crate::paths::{AsDir, BorrowedDir, Dir};
 
 /// A directory a change made, as records keep it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -86,7 +86,7 @@ pub fn make_dirs(
 
 /// What [`make_dirs`] opened and made.
 pub struct MadeDirs {
-    pub dir: OwnedFd,
+    pub dir: Dir,
     /// The directories made, shallowest first.
     pub made: Vec<fsops::MadeDir>,
     /// The made-dirs record naming them (and those made before), when any was made.
@@ -98,7 +98,7 @@ pub struct MadeDirs {
 /// process made it meanwhile.
 fn make_dir(
     journal: &Journal,
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     path: &Path,
     name: &OsStr,
     named: &[MadeDirRecord],
@@ -156,7 +156,7 @@ fn make_dir(
 }
 
 /// Removes `made` from its `parent` if it is still that directory and empty.
-pub fn remove_if_empty(parent: BorrowedFd<'_>, made: &MadeDirRecord) {
+pub fn remove_if_empty(parent: BorrowedDir<'_>, made: &MadeDirRecord) {
     let Some(name) = made.path.file_name() else {
         return;
     };
@@ -185,7 +185,7 @@ pub fn remove_recorded(made: &[MadeDirRecord], sandbox: &Sandbox) {
         if let Ok(Some(parent)) =
             open_recorded_dir(sandbox, parent_path, made.parent_dev, made.parent_ino)
         {
-            remove_if_empty(parent.as_fd(), made);
+            remove_if_empty(parent.as_dir(), made);
         }
     }
 }
@@ -239,7 +239,7 @@ mod tests {
             }
             let records = made.iter().map(MadeDirRecord::of).collect();
             let entry = journal
-                .begin_temp_in_made_dirs(&sub, dir.as_fd(), &temp, records)
+                .begin_temp_in_made_dirs(&sub, dir.as_dir(), &temp, records)
                 .unwrap();
             // The writer dies.
             let mut record = Record::parse(&journal.read(&entry.path()).unwrap()).unwrap();
@@ -305,7 +305,7 @@ mod tests {
         // new one has another inode): left.
         fs::rename(root.join("a"), root.join("made")).unwrap();
         fs::create_dir(root.join("a")).unwrap();
-        remove_if_empty(made[0].parent.as_fd(), &record);
+        remove_if_empty(made[0].parent.as_dir(), &record);
         assert!(root.join("a").exists());
         // Nothing was made where a directory existed.
         let (_, made) = fsops::ensure_dir_made(&root, &root.join("a")).unwrap();

@@ -4,7 +4,6 @@
 
 use std::ffi::OsStr;
 use std::fs;
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
@@ -18,6 +17,7 @@ use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, Snapshot};
 use crate::paths::Sandbox;
 use crate::paths::Version;
+use crate::paths::{AsDir, Dir};
 
 /// A pid no process has (above any `pid_max`): the writer of a record "died".
 const DEAD_PID: u32 = u32::MAX - 1;
@@ -56,13 +56,13 @@ fn no_sequel(_: &Value) -> std::io::Result<()> {
     unreachable!("these records carry no sequel")
 }
 
-fn dir_fd(dir: &Path) -> OwnedFd {
+fn dir_fd(dir: &Path) -> Dir {
     fsops::open_dir(dir, dir, false).unwrap()
 }
 
 /// Stages `new` as the content of the existing `dir/name`.
 fn put(commit: &mut super::commit::Commit<'_>, dir: &Path, name: &str, new: &str) {
-    let stat = fsops::lstat_at(dir_fd(dir).as_fd(), OsStr::new(name))
+    let stat = fsops::lstat_at(dir_fd(dir).as_dir(), OsStr::new(name))
         .unwrap()
         .unwrap();
     let planned = PlannedFile::new(stat, &fs::read(dir.join(name)).unwrap());
@@ -87,7 +87,7 @@ fn add(commit: &mut super::commit::Commit<'_>, dir: &Path, name: &str, new: &str
 
 /// Adds removing `dir/name`.
 fn remove(commit: &mut super::commit::Commit<'_>, dir: &Path, name: &str) {
-    let stat = fsops::lstat_at(dir_fd(dir).as_fd(), OsStr::new(name))
+    let stat = fsops::lstat_at(dir_fd(dir).as_dir(), OsStr::new(name))
         .unwrap()
         .unwrap();
     commit
@@ -257,16 +257,7 @@ fn an_entry_that_takes_a_staged_files_name_after_its_check_is_never_removed() {
     race_point::at(
         RacePoint::BeforeRemove,
         &aside.to_string_lossy(),
-        move || {
-            rustix::fs::renameat_with(
-                rustix::fs::CWD,
-                &at_aside,
-                rustix::fs::CWD,
-                &precious,
-                rustix::fs::RenameFlags::EXCHANGE,
-            )
-            .unwrap()
-        },
+        move || crate::paths::testing::exchange(&at_aside, &precious),
     );
     assert_eq!(
         journal.recover(&within(&d.root), &no_sequel),
@@ -309,15 +300,15 @@ fn a_recovery_cut_short_is_finished_by_the_next_and_running_it_again_changes_not
         if !applied {
             // Killed once a.txt was back, the staged file moved to its doomed name.
             fsops::rename_exchange(
-                dir.as_fd(),
+                dir.as_dir(),
                 aside.as_os_str(),
-                dir.as_fd(),
+                dir.as_dir(),
                 OsStr::new("a.txt"),
             )
             .unwrap();
         }
         // (Applied: killed in the clean-up, the displaced a.txt moved to its doomed name.)
-        fsops::rename_noreplace(dir.as_fd(), aside.as_os_str(), dir.as_fd(), &doomed).unwrap();
+        fsops::rename_noreplace(dir.as_dir(), aside.as_os_str(), dir.as_dir(), &doomed).unwrap();
         let stored = fs::read(&path).unwrap();
         let (outcome, expected) = if applied {
             (Recovered::CommitFinished, entries(&after))
@@ -396,7 +387,7 @@ fn what_a_doomed_name_holds_that_is_not_to_be_removed_goes_back() {
     // removal that found it was not the staged file, and killed before it put it back.
     let dir = dir_fd(&d.root);
     let doomed = fsops::doomed_name(aside.as_os_str());
-    fsops::rename_noreplace(dir.as_fd(), aside.as_os_str(), dir.as_fd(), &doomed).unwrap();
+    fsops::rename_noreplace(dir.as_dir(), aside.as_os_str(), dir.as_dir(), &doomed).unwrap();
     assert_eq!(
         journal.recover(&within(&d.root), &no_sequel),
         vec![Recovered::CommitUndone]
@@ -494,7 +485,7 @@ fn a_sealed_record_naming_more_than_one_plain_component_is_never_acted_on() {
     fs::write(d.root.join("x.txt"), "x\n").unwrap();
     let journal = d.journal("x");
     let victim = Snapshot::of(
-        &fsops::lstat_at(dir_fd(&outside).as_fd(), OsStr::new("victim.txt"))
+        &fsops::lstat_at(dir_fd(&outside).as_dir(), OsStr::new("victim.txt"))
             .unwrap()
             .unwrap(),
     );
@@ -656,7 +647,7 @@ fn a_tree_set_aside_is_put_back_or_removed_whole_and_an_empty_directory_only_whi
         let journal = d.journal("trees");
         let mut commit = journal.commit();
         remove(&mut commit, &d.root, "tree");
-        let empty = fsops::lstat_at(dir_fd(&d.root).as_fd(), OsStr::new("empty"))
+        let empty = fsops::lstat_at(dir_fd(&d.root).as_dir(), OsStr::new("empty"))
             .unwrap()
             .unwrap();
         commit

@@ -3,11 +3,11 @@
 
 use std::ffi::OsStr;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
 use super::{open_recorded_dir, Durability, Journal, Record, Recovered, RemovalRecord};
 use crate::paths::{fsops, trees, Sandbox};
+use crate::paths::{AsDir, BorrowedDir};
 
 impl Journal {
     /// Runs `work`, which removes the entry `name` of `dir` (canonical path `dir_path`) entry
@@ -16,7 +16,7 @@ impl Journal {
     pub fn with_removal<T>(
         &self,
         dir_path: &Path,
-        dir: BorrowedFd<'_>,
+        dir: BorrowedDir<'_>,
         name: &OsStr,
         work: impl FnOnce() -> T,
     ) -> T {
@@ -51,14 +51,14 @@ pub fn finish_removal(record: &RemovalRecord, sandbox: &Sandbox) -> io::Result<R
     let mut prefix = b".".to_vec();
     prefix.extend_from_slice(record.name.as_os_str().as_encoded_bytes());
     prefix.push(b'.');
-    for found in fsops::list_names(dir.as_fd())? {
+    for found in fsops::list_names(dir.as_dir())? {
         let ours = fsops::is_temp_name_of(&found, record.pid)
             && found.as_encoded_bytes().starts_with(&prefix);
-        if ours && trees::remove_tree_at(dir.as_fd(), &found, trees::Removal::OWN_TEMP).is_ok() {
+        if ours && trees::remove_tree_at(dir.as_dir(), &found, trees::Removal::OWN_TEMP).is_ok() {
             removed = true;
         }
     }
-    if let Ok(tree) = fsops::open_subdir(dir.as_fd(), record.name.as_os_str()) {
+    if let Ok(tree) = fsops::open_subdir(dir.as_dir(), record.name.as_os_str()) {
         removed |= sweep_temps(tree, record.pid, 0);
     }
     Ok(if removed {
@@ -70,16 +70,16 @@ pub fn finish_removal(record: &RemovalRecord, sandbox: &Sandbox) -> io::Result<R
 
 /// Removes the temp entries process `pid` left in `dir` and the directories beneath it (never
 /// through a link); whether any went.
-fn sweep_temps(dir: std::os::fd::OwnedFd, pid: u32, depth: usize) -> bool {
-    let Ok(names) = fsops::list_names(dir.as_fd()) else {
+fn sweep_temps(dir: crate::paths::Dir, pid: u32, depth: usize) -> bool {
+    let Ok(names) = fsops::list_names(dir.as_dir()) else {
         return false;
     };
     let mut removed = false;
     for name in names {
         if fsops::is_temp_name_of(&name, pid) {
-            removed |= trees::remove_tree_at(dir.as_fd(), &name, trees::Removal::OWN_TEMP).is_ok();
+            removed |= trees::remove_tree_at(dir.as_dir(), &name, trees::Removal::OWN_TEMP).is_ok();
         } else if depth < 4096 {
-            if let Ok(sub) = fsops::open_subdir(dir.as_fd(), &name) {
+            if let Ok(sub) = fsops::open_subdir(dir.as_dir(), &name) {
                 removed |= sweep_temps(sub, pid, depth + 1);
             }
         }

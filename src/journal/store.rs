@@ -16,7 +16,6 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -26,6 +25,7 @@ use crate::datadir::DataDir;
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::EntryKind;
 use crate::paths::{self, fsops, process};
+use crate::paths::{AsDir, Dir};
 
 /// Name of the sealing key, in the directory above the journals of every workspace.
 const KEY_NAME: &str = "key";
@@ -47,13 +47,13 @@ impl Store {
         self.data.path().join(&self.rel)
     }
 
-    fn dir(&self, create: bool) -> io::Result<OwnedFd> {
+    fn dir(&self, create: bool) -> io::Result<Dir> {
         self.data.open(&self.rel, create)
     }
 
     /// Creates the new file `name` (0600; the directory too, the first time).
     pub fn create(&self, name: &OsStr) -> io::Result<File> {
-        create_new(self.dir(true)?.as_fd(), name)
+        create_new(self.dir(true)?.as_dir(), name)
     }
 
     /// Writes `bytes` as the new file `name`, sealed, with `fsync` when `durable`.
@@ -100,7 +100,7 @@ impl Store {
         write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
     ) -> io::Result<()> {
         let key = self.key(false)?;
-        let file = fsops::open_for_update(self.dir(false)?.as_fd(), name)?;
+        let file = fsops::open_for_update(self.dir(false)?.as_dir(), name)?;
         let stat = fsops::fstat(&file)?;
         if EntryKind::of(&stat) != EntryKind::File || stat.uid != process::effective_user() {
             return Err(io::Error::from(io::ErrorKind::PermissionDenied));
@@ -210,7 +210,7 @@ impl Store {
             .open(self.rel.parent().unwrap_or(Path::new("")), false)?;
         let mut name = self.rel.file_name().unwrap_or_default().to_owned();
         name.push(".lock");
-        let lock = open_lock(parent.as_fd(), &name)?;
+        let lock = open_lock(parent.as_dir(), &name)?;
         match fsops::try_lock_exclusive(&lock) {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 race_point::reached(RacePoint::LockBusy, &name);
@@ -224,22 +224,22 @@ impl Store {
     /// Opens `name` for reading if it is a regular file owned by this user (never following a
     /// link, never blocking on a FIFO).
     pub fn open_ours(&self, name: &OsStr) -> io::Result<File> {
-        open_ours(self.dir(false)?.as_fd(), name)
+        open_ours(self.dir(false)?.as_dir(), name)
     }
 
     pub fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
         let dir = self.dir(false)?;
-        fsops::rename_replacing(dir.as_fd(), from, dir.as_fd(), to)
+        fsops::rename_replacing(dir.as_dir(), from, dir.as_dir(), to)
     }
 
     pub fn remove(&self, name: &OsStr) -> io::Result<()> {
-        fsops::unlink_at(self.dir(false)?.as_fd(), name)
+        fsops::unlink_at(self.dir(false)?.as_dir(), name)
     }
 
     /// The names in the directory (none when it does not exist).
     pub fn names(&self) -> io::Result<Vec<OsString>> {
         match self.dir(false) {
-            Ok(dir) => fsops::list_names(dir.as_fd()),
+            Ok(dir) => fsops::list_names(dir.as_dir()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
             Err(e) => Err(e),
         }
@@ -247,14 +247,14 @@ impl Store {
 
     pub fn exists(&self, name: &OsStr) -> bool {
         self.dir(false)
-            .and_then(|dir| fsops::lstat_at(dir.as_fd(), name))
+            .and_then(|dir| fsops::lstat_at(dir.as_dir(), name))
             .is_ok_and(|stat| stat.is_some())
     }
 
     /// How long ago `name` was last written.
     pub fn age(&self, name: &OsStr) -> Option<Duration> {
         let dir = self.dir(false).ok()?;
-        let stat = fsops::lstat_at(dir.as_fd(), name).ok()??;
+        let stat = fsops::lstat_at(dir.as_dir(), name).ok()??;
         let modified = SystemTime::UNIX_EPOCH + Duration::new(stat.mtime.0 as u64, stat.mtime.1);
         SystemTime::now().duration_since(modified).ok()
     }
@@ -262,7 +262,7 @@ impl Store {
     /// fsyncs the directory (best effort).
     pub fn sync(&self) {
         if let Ok(dir) = self.dir(false) {
-            fsops::fsync_dir(dir.as_fd());
+            fsops::fsync_dir(dir.as_dir());
         }
     }
 
@@ -272,26 +272,27 @@ impl Store {
         let parent = self.rel.parent().unwrap_or(Path::new(""));
         let dir = self.data.open(parent, create)?;
         let name = OsStr::new(KEY_NAME);
-        match open_ours(dir.as_fd(), name) {
+        match open_ours(dir.as_dir(), name) {
             Ok(file) => read_key(file),
             Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
                 let mut key = [0u8; KEY_LEN];
                 File::open("/dev/urandom")?.read_exact(&mut key)?;
                 // Unique per attempt: two threads (or workspaces) of one process may race here.
                 let temp = fsops::temp_name(name);
-                let mut file = create_new(dir.as_fd(), &temp)?;
+                let mut file = create_new(dir.as_dir(), &temp)?;
                 let made = file.write_all(&key).and_then(|()| file.sync_all());
                 // Another process may have made one meanwhile: the first one in place wins.
-                let placed = made
-                    .and_then(|()| fsops::rename_noreplace(dir.as_fd(), &temp, dir.as_fd(), name));
-                let _ = fsops::unlink_at(dir.as_fd(), &temp);
+                let placed = made.and_then(|()| {
+                    fsops::rename_noreplace(dir.as_dir(), &temp, dir.as_dir(), name)
+                });
+                let _ = fsops::unlink_at(dir.as_dir(), &temp);
                 match placed {
                     Ok(()) => {
-                        fsops::fsync_dir(dir.as_fd());
+                        fsops::fsync_dir(dir.as_dir());
                         Ok(key)
                     }
                     Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                        read_key(open_ours(dir.as_fd(), name)?)
+                        read_key(open_ours(dir.as_dir(), name)?)
                     }
                     Err(e) => Err(e),
                 }
@@ -364,8 +365,8 @@ impl<R: BufRead> Read for Unsealing<'_, R> {
 
 /// Opens (creating it, 0600) the lock file `name` in `dir`: a regular file of ours, never
 /// through a link.
-fn open_lock(dir: impl AsFd, name: &OsStr) -> io::Result<File> {
-    let file = fsops::open_lock_file(dir.as_fd(), name)?;
+fn open_lock(dir: impl AsDir, name: &OsStr) -> io::Result<File> {
+    let file = fsops::open_lock_file(dir.as_dir(), name)?;
     let stat = fsops::fstat(&file)?;
     if EntryKind::of(&stat) != EntryKind::File || stat.uid != process::effective_user() {
         return Err(io::Error::from(io::ErrorKind::PermissionDenied));
@@ -379,12 +380,12 @@ fn read_key(mut file: File) -> io::Result<[u8; KEY_LEN]> {
     Ok(key)
 }
 
-fn create_new(dir: impl AsFd, name: &OsStr) -> io::Result<File> {
-    fsops::create_file_at(dir.as_fd(), name)
+fn create_new(dir: impl AsDir, name: &OsStr) -> io::Result<File> {
+    fsops::create_file_at(dir.as_dir(), name)
 }
 
-fn open_ours(dir: impl AsFd, name: &OsStr) -> io::Result<File> {
-    let dir = dir.as_fd();
+fn open_ours(dir: impl AsDir, name: &OsStr) -> io::Result<File> {
+    let dir = dir.as_dir();
     let stat =
         fsops::lstat_at(dir, name)?.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
     if EntryKind::of(&stat) != EntryKind::File || stat.uid != process::effective_user() {
@@ -392,7 +393,7 @@ fn open_ours(dir: impl AsFd, name: &OsStr) -> io::Result<File> {
     }
     let file = fsops::open_for_read(dir, name)?;
     let opened = fsops::fstat(&file)?;
-    if (opened.dev, opened.ino) != (stat.dev, stat.ino) {
+    if opened.id() != stat.id() {
         return Err(io::Error::from(io::ErrorKind::PermissionDenied));
     }
     Ok(file)

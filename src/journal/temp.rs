@@ -4,18 +4,18 @@
 
 use std::ffi::OsStr;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
 use super::{made_dirs, open_recorded_dir, Durability, Entry, Journal, MadeDirRecord, Record};
 use super::{Recovered, TempRecord};
 use crate::paths::{fsops, trees, Sandbox};
+use crate::paths::{AsDir, BorrowedDir};
 
 impl Journal {
     /// Records (not fsynced) that the temp file `temp` is about to be created in the directory
     /// `dir` (canonical path `dir_path`). `None` when the record cannot be written (read-only
     /// data dir): the write goes on without one.
-    pub fn begin_temp(&self, dir_path: &Path, dir: BorrowedFd<'_>, temp: &OsStr) -> Option<Entry> {
+    pub fn begin_temp(&self, dir_path: &Path, dir: BorrowedDir<'_>, temp: &OsStr) -> Option<Entry> {
         self.begin_temp_in_made_dirs(dir_path, dir, temp, Vec::new())
     }
 
@@ -24,7 +24,7 @@ impl Journal {
     pub fn begin_temp_in_made_dirs(
         &self,
         dir_path: &Path,
-        dir: BorrowedFd<'_>,
+        dir: BorrowedDir<'_>,
         temp: &OsStr,
         made_dirs: Vec<MadeDirRecord>,
     ) -> Option<Entry> {
@@ -47,7 +47,7 @@ impl Journal {
     pub fn with_temp<T, E>(
         &self,
         dir_path: &Path,
-        dir: BorrowedFd<'_>,
+        dir: BorrowedDir<'_>,
         temp: &OsStr,
         work: impl FnOnce() -> Result<T, E>,
     ) -> Result<T, E> {
@@ -80,7 +80,7 @@ pub fn remove_temp(record: &TempRecord, sandbox: &Sandbox) -> io::Result<Recover
     // What a checked removal of it moved to its doomed name is ours too (see `commit.rs`).
     let mut removed = false;
     for name in [name.to_owned(), fsops::doomed_name(name)] {
-        match trees::remove_tree_at(dir.as_fd(), &name, trees::Removal::OWN_TEMP) {
+        match trees::remove_tree_at(dir.as_dir(), &name, trees::Removal::OWN_TEMP) {
             Ok(_) => removed = true,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),

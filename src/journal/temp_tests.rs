@@ -2,29 +2,28 @@
 
 use std::ffi::OsStr;
 use std::fs;
-use std::os::fd::AsFd;
-use std::os::unix::fs::MetadataExt;
-use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
 use std::sync::Arc;
 
 use super::test_support::*;
 use super::*;
 use crate::datadir::DataDir;
+use crate::paths::testing::{symlink, Modes};
+use crate::paths::{AsDir, Stat};
 
 #[test]
 fn temp_record_fields() {
     let (_tmp, journal, dir) = temp_setup();
     let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
     let temp = fsops::temp_name(OsStr::new("f.txt"));
-    let entry = journal.begin_temp(&dir, fd.as_fd(), &temp).unwrap();
+    let entry = journal.begin_temp(&dir, fd.as_dir(), &temp).unwrap();
     let bytes = journal.read(&entry.path()).unwrap();
     let Record::Temp(record) = Record::parse(&bytes).unwrap() else {
         panic!("not a temp record")
     };
-    let meta = fs::metadata(&dir).unwrap();
+    let meta = Stat::from(&fs::metadata(&dir).unwrap());
     assert_eq!(record.dir, dir);
-    assert_eq!((record.dir_dev, record.dir_ino), (meta.dev(), meta.ino()));
+    assert_eq!((record.dir_dev, record.dir_ino), (meta.dev, meta.ino));
     assert_eq!(record.name.as_os_str(), temp);
     assert_eq!(record.pid, std::process::id());
     entry.finish();
@@ -62,7 +61,7 @@ fn a_removal_cut_short_leaves_no_temp_of_its_process_and_nothing_else_goes() {
     fs::write(dir.join(&own_aside), b"set aside").unwrap();
     let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
     let mut entry = None;
-    journal.with_removal(&dir, fd.as_fd(), OsStr::new("tree"), || {
+    journal.with_removal(&dir, fd.as_dir(), OsStr::new("tree"), || {
         // The record exists while the removal runs; keep a copy of it as a kill would.
         let name = fs::read_dir(journal.dir())
             .unwrap()
@@ -131,7 +130,7 @@ fn paths_that_are_not_utf8_are_journaled_as_bytes() {
     let temp = fsops::temp_name(crate::paths::names::from_bytes(b"\xfe.txt"));
     fs::write(odd.join(&temp), b"a whole copy").unwrap();
     let fd = fsops::open_dir(Path::new("/"), &odd, false).unwrap();
-    let entry = journal.begin_temp(&odd, fd.as_fd(), &temp).unwrap();
+    let entry = journal.begin_temp(&odd, fd.as_dir(), &temp).unwrap();
     kill_writer(&journal, &entry.path());
     assert_eq!(
         journal.recover(&anywhere(), &no_sequel),
@@ -155,7 +154,7 @@ fn a_dead_restores_temp_tree_is_removed_without_following_links() {
     // bites only when not running as root, which ignores modes).
     fs::set_permissions(root.join("sub"), fs::Permissions::from_mode(0o555)).unwrap();
     let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
-    let entry = journal.begin_temp(&dir, fd.as_fd(), &temp).unwrap();
+    let entry = journal.begin_temp(&dir, fd.as_dir(), &temp).unwrap();
     kill_writer(&journal, &entry.path());
     assert_eq!(
         journal.recover(&anywhere(), &no_sequel),
@@ -186,7 +185,7 @@ fn a_live_young_writers_temp_is_left_alone() {
     fs::write(dir.join(name), b"in flight").unwrap();
     let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
     let entry = journal
-        .begin_temp(&dir, fd.as_fd(), OsStr::new(name))
+        .begin_temp(&dir, fd.as_dir(), OsStr::new(name))
         .unwrap();
     assert_eq!(
         journal.recover(&anywhere(), &no_sequel),
@@ -284,12 +283,12 @@ fn with_temp_keeps_the_record_only_while_the_temp_is_there() {
     let (_tmp, journal, dir) = temp_setup();
     let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
     let temp = OsStr::new(".f.1.2.agent-fs-tools.tmp");
-    let during = journal.with_temp(&dir, fd.as_fd(), temp, || Ok::<_, ()>(records(&journal)));
+    let during = journal.with_temp(&dir, fd.as_dir(), temp, || Ok::<_, ()>(records(&journal)));
     assert_eq!((during, records(&journal)), (Ok(1), 0));
     // Failed, temp removed: no record; failed, temp still there: the record stays for recovery.
-    let failed: Result<(), ()> = journal.with_temp(&dir, fd.as_fd(), temp, || Err(()));
+    let failed: Result<(), ()> = journal.with_temp(&dir, fd.as_dir(), temp, || Err(()));
     assert_eq!((failed, records(&journal)), (Err(()), 0));
-    let _ = journal.with_temp(&dir, fd.as_fd(), temp, || {
+    let _ = journal.with_temp(&dir, fd.as_dir(), temp, || {
         fs::write(dir.join(temp), b"x").map_err(drop)?;
         Err::<(), ()>(())
     });
@@ -305,7 +304,7 @@ fn with_temp_goes_on_when_the_journal_cannot_be_written() {
     let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
     let temp = OsStr::new(".f.1.2.agent-fs-tools.tmp");
     assert_eq!(
-        journal.with_temp(&dir, fd.as_fd(), temp, || Ok::<_, ()>(7)),
+        journal.with_temp(&dir, fd.as_dir(), temp, || Ok::<_, ()>(7)),
         Ok(7)
     );
 }

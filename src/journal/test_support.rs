@@ -3,12 +3,12 @@
 use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io;
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::*;
 use crate::datadir::DataDir;
+use crate::paths::AsDir;
 
 /// A journal at `<base>/journal/x` in the data directory `base`.
 pub(super) fn journal_in(base: &Path) -> Journal {
@@ -75,7 +75,7 @@ pub(super) fn crashed_temp(journal: &Journal, dir: &Path, name: &str, create: bo
     }
     let fd = fsops::open_dir(Path::new("/"), dir, false).unwrap();
     let entry = journal
-        .begin_temp(dir, fd.as_fd(), OsStr::new(name))
+        .begin_temp(dir, fd.as_dir(), OsStr::new(name))
         .unwrap();
     kill_writer(journal, &entry.path());
     entry.path()

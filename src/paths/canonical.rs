@@ -16,6 +16,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::platform;
 use crate::paths::os_error::libc_codes;
+use crate::paths::{FileId, Stat};
 
 /// Where the stored name of an existing entry comes from ([`platform::stored_name`]; tests give
 /// their own).
@@ -43,13 +44,12 @@ pub struct Canonical {
     pub exists: bool,
     /// The device and inode number of each existing entry of `path` below `/`, outermost first:
     /// which directories it is in, whatever names reach them (a bind mount, a macOS firmlink).
-    pub identities: Vec<(u64, u64)>,
+    pub identities: Vec<FileId>,
 }
 
-/// The device and inode number of what `meta` describes.
-fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    (meta.dev(), meta.ino())
+/// Which entry `meta` describes.
+fn identity(meta: &std::fs::Metadata) -> FileId {
+    Stat::from(meta).id()
 }
 
 fn push_components(queue: &mut VecDeque<OsString>, path: &Path) {
@@ -346,11 +346,14 @@ mod tests {
         std::fs::create_dir_all(root.join("x/deep")).unwrap();
         symlink(root.join("x/deep"), root.join("link")).unwrap();
         symlink("x", root.join("rel")).unwrap();
-        let ids_of = |path: &Path| -> Vec<(u64, u64)> {
+        let ids_of = |path: &Path| -> Vec<FileId> {
             path.ancestors()
                 .filter(|a| a.parent().is_some())
                 .map(|a| std::fs::symlink_metadata(a).unwrap())
-                .map(|m| (m.dev(), m.ino()))
+                .map(|m| FileId {
+                    dev: m.dev(),
+                    ino: m.ino(),
+                })
                 .collect::<Vec<_>>()
                 .into_iter()
                 .rev()

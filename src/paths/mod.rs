@@ -1,6 +1,10 @@
 //! Paths: how a string the model gave becomes a checked location, and how that location is
 //! acted on without a window for a swapped symlink or directory (../../docs/paths-and-sandbox.md).
 //!
+//! Outside this layer a directory is a [`Dir`] (lent as a [`BorrowedDir`]), an entry's facts a
+//! [`Stat`] and its kind an [`EntryKind`]; OS errors are read through [`os_error`], names as bytes
+//! through [`names`]: nothing else names the operating system's types.
+//!
 //! The pipeline is: [`resolve`] (cwd, `~/`, literal bytes) → [`canonical`] (symlinks resolved,
 //! including dangling links and a not-yet-existing tail) → [`sandbox`] (containment by whole
 //! components, hidden trash) → [`fsops`] (every open, create, rename and unlink goes through a
@@ -15,6 +19,7 @@
 //! ways macOS takes, with the same guarantees.
 
 pub mod canonical;
+mod dir;
 pub mod file_copy;
 pub mod fsops;
 pub mod io;
@@ -30,11 +35,14 @@ pub mod shown;
 mod stat;
 #[cfg(test)]
 pub(crate) mod test_mounts;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod tree_count;
 pub mod trees;
 pub mod xattrs;
 
+pub use dir::{AsDir, BorrowedDir, Dir};
 pub use io_error::io_error_code;
 pub use sandbox::{Sandbox, Target};
 pub use shown::Shown;
-pub use stat::{EntryKind, Stat, Version};
+pub use stat::{EntryKind, FileId, Stat, Version};

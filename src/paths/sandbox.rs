@@ -88,7 +88,7 @@ impl Sandbox {
 
     /// The device and inode number of each hidden directory that exists now (one `lstat` each:
     /// the data directory is made on first use, and may be made again).
-    pub fn hidden_identities(&self) -> Vec<(u64, u64)> {
+    pub fn hidden_identities(&self) -> Vec<crate::paths::FileId> {
         self.hidden.iter().filter_map(|h| identity_of(h)).collect()
     }
 
@@ -254,11 +254,10 @@ impl Sandbox {
     }
 }
 
-/// The device and inode number of the entry at `path` (not following a final link), if any.
-pub fn identity_of(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
+/// Which entry is at `path` (not following a final link), if any.
+pub fn identity_of(path: &Path) -> Option<crate::paths::FileId> {
     let meta = std::fs::symlink_metadata(path).ok()?;
-    Some((meta.dev(), meta.ino()))
+    Some(crate::paths::Stat::from(&meta).id())
 }
 
 #[cfg(test)]

@@ -24,6 +24,15 @@ pub enum EntryKind {
     Special,
 }
 
+/// Which entry it is, whatever its name: the device it is on and its number there (a hard link
+/// is the same entry under another name). Held in memory only: records store `dev` and `ino`
+/// as fields of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId {
+    pub dev: u64,
+    pub ino: u64,
+}
+
 /// What `lstat` or `fstat` said of an entry, in the same units on every platform.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stat {
@@ -77,7 +86,15 @@ impl Stat {
         self.mode & 0o7777
     }
 
-    /// The device and inode number: which entry it is, whatever its name.
+    /// Which entry it is, whatever its name.
+    pub fn id(&self) -> FileId {
+        FileId {
+            dev: self.dev,
+            ino: self.ino,
+        }
+    }
+
+    /// [`Stat::id`] as a pair (device, inode).
     pub fn identity(&self) -> (u64, u64) {
         (self.dev, self.ino)
     }
@@ -105,6 +122,14 @@ pub struct Version {
 }
 
 impl Version {
+    /// Which entry it is.
+    pub fn id(&self) -> FileId {
+        FileId {
+            dev: self.dev,
+            ino: self.ino,
+        }
+    }
+
     /// Whether `stat` is this entry as it was. A directory is known by its device and inode
     /// alone: its size and times change with its entries.
     pub fn is(&self, stat: &Stat) -> bool {

@@ -6,7 +6,7 @@
 //! ACLs are not extended attributes: see `platform::copy_acl`.)
 
 use std::io;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, BorrowedFd};
 
 use rustix::fs::XattrFlags;
 use rustix::io::Errno;
@@ -21,7 +21,8 @@ pub struct Xattr {
 }
 
 /// Every extended attribute of `fd` that we may read (none where the file system has none).
-pub fn read_all(fd: BorrowedFd<'_>) -> io::Result<Vec<Xattr>> {
+pub fn read_all(fd: impl AsFd) -> io::Result<Vec<Xattr>> {
+    let fd = fd.as_fd();
     let names = match read_sized(
         || rustix::fs::flistxattr_query(fd),
         |buf| rustix::fs::flistxattr(fd, buf),
@@ -53,7 +54,8 @@ pub fn read_all(fd: BorrowedFd<'_>) -> io::Result<Vec<Xattr>> {
 /// may not set (`security.*` without the capability, say) is left out silently; any other
 /// failure is an error. Call it after changing the owner (which clears file capabilities) and
 /// before setting the mode (an ACL sets the group bits).
-pub fn write_all(fd: BorrowedFd<'_>, xattrs: &[Xattr]) -> io::Result<()> {
+pub fn write_all(fd: impl AsFd, xattrs: &[Xattr]) -> io::Result<()> {
+    let fd = fd.as_fd();
     for xattr in xattrs {
         match rustix::fs::fsetxattr(fd, &xattr.name[..], &xattr.value, XattrFlags::empty()) {
             Ok(()) | Err(Errno::PERM | Errno::ACCESS) => {}

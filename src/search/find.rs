@@ -6,7 +6,6 @@
 //! known at the end. Each match is `lstat`ed once, for its date; the walk itself takes entry
 //! types from the directory listing.
 
-use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use super::glob::PathGlob;
@@ -14,6 +13,7 @@ use crate::cancel::CancelToken;
 use crate::error::ToolError;
 use crate::paths::fsops;
 use crate::paths::shown::{echo, Shown};
+use crate::paths::Dir;
 use crate::paths::EntryKind;
 use crate::paths::{Sandbox, Target};
 use crate::progress::Meter;
@@ -32,7 +32,7 @@ pub struct Found {
 /// Every matching regular file below `dir` (open, at `target`), in walk order. `progress`
 /// counts the files looked at.
 pub fn find_files(
-    dir: OwnedFd,
+    dir: Dir,
     target: &Target,
     sandbox: &Sandbox,
     include_ignored: bool,

@@ -2,7 +2,7 @@
 //! bounded by `appendMaxTotalBytes`. In-place means other links to the same inode see the change,
 //! so inside a sandbox a file with several hard links is refused.
 
-use std::os::fd::AsFd;
+use crate::paths::AsDir;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -301,7 +301,7 @@ impl Append {
             .ok_or_else(|| files::changed_since_planned(path))?;
         let stat = files::open_parent(&target, "append to")
             .ok()
-            .and_then(|(parent, name)| files::file_stat_at(parent.as_fd(), &name));
+            .and_then(|(parent, name)| files::file_stat_at(parent.as_dir(), &name));
         Ok(Appended {
             change,
             stat,

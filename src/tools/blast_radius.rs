@@ -4,7 +4,6 @@
 //! files and lines. Each goes in the prompt's `detail` (a phrase) and its `summary` (numbers).
 
 use std::ffi::OsStr;
-use std::os::fd::BorrowedFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -13,6 +12,7 @@ use crate::confirm::{FilesSummary, LargestFile, Summary, TreeSummary};
 use crate::error::ToolError;
 use crate::paths::shown::Shown;
 use crate::paths::tree_count::{count_tree_at, Budget, TreeCount};
+use crate::paths::BorrowedDir;
 use crate::progress::{Meter, Progress, Unit};
 use crate::text::quantity::{human_bytes, quantity};
 
@@ -24,7 +24,7 @@ pub const COUNT_ENTRIES: u64 = 1_000_000;
 /// Counts the directory `name` in `parent` (at `path`, for messages), bounded by
 /// [`COUNT_TIME`] and [`COUNT_ENTRIES`], stopping early on an abort.
 pub fn count_tree(
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     name: &OsStr,
     path: &Path,
     cancel: &CancelToken,

@@ -1,13 +1,13 @@
 //! `copy_file` through the whole call flow, on temporary directories.
 
 use std::fs;
-use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
 
 use serde_json::json;
 
 use super::{format_call, too_large};
 use crate::error::ErrorCode;
+use crate::paths::testing::{symlink, Modes};
 use crate::tools::testing::TestWorkspace;
 
 fn history(ws: &TestWorkspace) -> Vec<crate::history::ChangeRecord> {

@@ -2,7 +2,6 @@
 //! following symlinks. An existing directory is fine; an existing file is `NOT_A_DIRECTORY`.
 
 use std::io;
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -21,6 +20,7 @@ use crate::options::WorkspaceOptions;
 use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
+use crate::paths::AsDir;
 use crate::paths::{EntryKind, Target};
 use crate::permissions::Operation;
 use crate::workspace::Workspace;
@@ -133,7 +133,7 @@ fn inspect(target: &Target) -> Result<Option<bool>, ToolError> {
         Err(e) if e.code == ErrorCode::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let stat = fsops::lstat_at(parent.as_fd(), &name)
+    let stat = fsops::lstat_at(parent.as_dir(), &name)
         .map_err(|e| ToolError::io(&e, "inspect", &target.path))?;
     Ok(stat.map(|s| EntryKind::of(&s) == EntryKind::Directory))
 }
@@ -221,7 +221,7 @@ fn make_once(
     let mut facts = None;
     let files = |_: &Done| {
         let made = files::open_parent(target, "create directory").ok();
-        facts = made.and_then(|(parent, name)| EntryFacts::of_entry(parent.as_fd(), &name));
+        facts = made.and_then(|(parent, name)| EntryFacts::of_entry(parent.as_dir(), &name));
         let mut change = FileChange::new(target.path.clone(), Action::Created);
         change.undo.entry = facts;
         change.undo.created_dirs = parents.clone();

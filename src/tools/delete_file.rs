@@ -3,7 +3,6 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::AsFd;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -23,7 +22,8 @@ use crate::options::WorkspaceOptions;
 use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
-use crate::paths::{EntryKind, Stat, Target};
+use crate::paths::AsDir;
+use crate::paths::{EntryKind, FileId, Stat, Target};
 use crate::permissions::Operation;
 use crate::trash::{Archived, TrashError};
 use crate::workspace::Workspace;
@@ -114,7 +114,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let _lock = lock.exclusive().await;
         let (ws, committed, permanent) = (call.ws.clone(), target.clone(), args.permanent);
         let (heading, cancel) = (call.heading.clone(), call.cancel.clone());
-        let confirmed = confirmed.identity();
+        let confirmed = confirmed.id();
         let (archived, recorded) = call
             .blocking(move || {
                 let deletion = Deletion {
@@ -156,7 +156,7 @@ fn inspect(target: &Target, is_a_directory: &str) -> Result<Option<Stat>, ToolEr
         ));
     }
     let (parent, name) = files::open_parent(target, "delete")?;
-    let stat = fsops::lstat_at(parent.as_fd(), &name)
+    let stat = fsops::lstat_at(parent.as_dir(), &name)
         .map_err(|e| ToolError::io(&e, "delete", &target.path))?;
     match stat.as_ref().map(EntryKind::of) {
         Some(EntryKind::Directory) => Err(ToolError::new(
@@ -173,7 +173,7 @@ struct Deletion<'a> {
     target: &'a Target,
     permanent: bool,
     /// The device and inode the user was asked about.
-    confirmed: (u64, u64),
+    confirmed: FileId,
 }
 
 impl Deletion<'_> {
@@ -189,7 +189,7 @@ impl Deletion<'_> {
     ) -> Result<(Option<Archived>, Recorded), ToolError> {
         let path = &self.target.path;
         let stat = match inspect(self.target, is_a_directory)? {
-            Some(stat) if !self.permanent || stat.identity() == self.confirmed => stat,
+            Some(stat) if !self.permanent || stat.id() == self.confirmed => stat,
             // Only the entry the user confirmed is removed for good.
             _ if self.permanent => return Err(self.changed(None)),
             _ => return Err(trash_error(TrashError::NotFound, "trash", path)),

@@ -2,7 +2,6 @@
 //! there now; replacing a whole directory tree asks like a recursive `remove_dir` does, and says
 //! so. (What is there goes to the trash first in the tool's plan, on the change engine.)
 
-use std::os::fd::AsFd;
 use std::path::Path;
 
 use super::{blast_radius, files};
@@ -11,6 +10,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops;
 use crate::paths::shown::Shown;
 use crate::paths::tree_count::TreeCount;
+use crate::paths::AsDir;
 use crate::paths::EntryKind;
 use crate::paths::Target;
 use crate::workspace::Workspace;
@@ -38,7 +38,7 @@ pub fn existing(target: &Target, doing: &str) -> Result<Option<EntryKind>, ToolE
         Err(e) if e.code == ErrorCode::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let stat = fsops::lstat_at(parent.as_fd(), &name)
+    let stat = fsops::lstat_at(parent.as_dir(), &name)
         .map_err(|e| ToolError::io(&e, doing, &target.path))?;
     Ok(stat.as_ref().map(EntryKind::of))
 }
@@ -54,7 +54,7 @@ pub fn count_replaced(
         return Ok(None);
     }
     let (parent, name) = files::open_parent(target, "look into")?;
-    blast_radius::count_tree(parent.as_fd(), &name, &target.path, cancel).map(Some)
+    blast_radius::count_tree(parent.as_dir(), &name, &target.path, cancel).map(Some)
 }
 
 /// Replacing a directory tree (`replaced`, counted) at `path`: it goes to the trash as a

@@ -2,7 +2,7 @@
 //! diff, one permission check and one confirmation. The edit engine (matching, `replaceAll`,
 //! CRLF, closest-match hints) is `crate::text::edit`; this file is the tool around it.
 
-use std::os::fd::AsFd;
+use crate::paths::AsDir;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -253,7 +253,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     .ok_or_else(|| files::changed_since_planned(&target.path))?;
                 Ok((
                     change,
-                    files::file_stat_at(parent.as_fd(), &name),
+                    files::file_stat_at(parent.as_dir(), &name),
                     executed.recorded,
                 ))
             })
@@ -402,7 +402,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_read_only_file_is_refused() {
-        use std::os::unix::fs::PermissionsExt;
+        use crate::paths::testing::Modes;
         let ws = TestWorkspace::new();
         let path = ws.root.join("ef-read-only.txt");
         std::fs::write(&path, "fn old() {}\n").unwrap();

@@ -4,7 +4,6 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::Path;
 
 use crate::error::{ErrorCode, ToolError};
@@ -12,6 +11,7 @@ use crate::paths::fsops;
 use crate::paths::os_error::{cause, Cause};
 use crate::paths::shown::Shown;
 use crate::paths::Target;
+use crate::paths::{AsDir, BorrowedDir, Dir};
 use crate::paths::{EntryKind, Stat};
 use crate::text::bounded::bounded;
 use crate::text::diff::UnifiedDiff;
@@ -19,7 +19,7 @@ use crate::views::{Moment, Seen};
 
 /// An open regular file and the directory it was opened in.
 pub struct OpenedFile {
-    pub parent: OwnedFd,
+    pub parent: Dir,
     pub name: OsString,
     pub file: File,
     pub stat: Stat,
@@ -50,7 +50,7 @@ pub fn not_regular(path: &Path) -> ToolError {
 }
 
 /// Opens the parent directory of `target` beneath its anchor (`O_PATH`).
-pub fn open_parent(target: &Target, doing: &str) -> Result<(OwnedFd, OsString), ToolError> {
+pub fn open_parent(target: &Target, doing: &str) -> Result<(Dir, OsString), ToolError> {
     let (parent, name) = target.split().ok_or_else(|| is_a_directory(&target.path))?;
     let fd = fsops::open_dir(&target.anchor, parent, false)
         .map_err(|e| ToolError::io(&e, doing, &target.path))?;
@@ -64,7 +64,7 @@ pub fn open_directory(
     readable: bool,
     doing: &str,
     not_dir_hint: &str,
-) -> Result<OwnedFd, ToolError> {
+) -> Result<Dir, ToolError> {
     fsops::open_dir(&target.anchor, &target.path, readable).map_err(|e| match cause(&e) {
         Cause::NotFound => ToolError::new(
             ErrorCode::NotFound,
@@ -92,7 +92,7 @@ pub fn open_existing(target: &Target, doing: &str) -> Result<Option<OpenedFile>,
         Err(e) if e.code == ErrorCode::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let file = match fsops::open_for_read(std::os::fd::AsFd::as_fd(&parent), &name) {
+    let file = match fsops::open_for_read(parent.as_dir(), &name) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) if cause(&e) == Cause::NoDevice => return Err(not_regular(&target.path)),
@@ -118,7 +118,6 @@ pub fn open_existing(target: &Target, doing: &str) -> Result<Option<OpenedFile>,
 /// system would let through. A rewrite replaces the file through a rename, which needs only the
 /// directory's permission: without this check a read-only file would be replaced silently.
 pub fn ensure_writable(opened: &OpenedFile, path: &Path) -> Result<(), ToolError> {
-    use std::os::fd::AsFd;
     let mode = opened.stat.mode & 0o7777;
     let refused = |why: &str| {
         ToolError::new(
@@ -132,7 +131,7 @@ pub fn ensure_writable(opened: &OpenedFile, path: &Path) -> Result<(), ToolError
     if mode & 0o222 == 0 {
         return Err(refused("read-only"));
     }
-    match fsops::may_write_at(opened.parent.as_fd(), &opened.name) {
+    match fsops::may_write_at(opened.parent.as_dir(), &opened.name) {
         Ok(true) => Ok(()),
         Ok(false) => Err(refused("not writable by this user")),
         Err(e) => Err(ToolError::io(&e, "check", path)),
@@ -225,7 +224,7 @@ pub fn missing_parents(target: &Target) -> Vec<std::path::PathBuf> {
 
 /// The regular file `name` in `dir` as a change left it, for the model's view of it (../../docs/tools.md#stale-views);
 /// `None` if something else is there now.
-pub fn file_stat_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Seen> {
+pub fn file_stat_at(dir: BorrowedDir<'_>, name: &OsStr) -> Option<Seen> {
     let at = Moment::now();
     fsops::lstat_at(dir, name)
         .ok()
@@ -236,8 +235,7 @@ pub fn file_stat_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Seen> {
 
 /// The same file, unchanged? (inode, size and modification times all equal).
 pub fn same_version(a: &Stat, b: &Stat) -> bool {
-    a.dev == b.dev
-        && a.ino == b.ino
+    a.id() == b.id()
         && a.size == b.size
         && a.mtime.0 == b.mtime.0
         && a.mtime.1 == b.mtime.1

@@ -5,7 +5,7 @@
 //! [`crate::search::glob`] (shared with `grep`), the finding and the listing
 //! [`crate::search::find`]; this file is the tool around them.
 
-use std::os::fd::OwnedFd;
+use crate::paths::Dir;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -141,7 +141,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
 }
 
 /// Opens the directory to search (readable), with the documented messages for what is not one.
-pub(super) fn open_search_dir(target: &Target, names: &ToolNames) -> Result<OwnedFd, ToolError> {
+pub(super) fn open_search_dir(target: &Target, names: &ToolNames) -> Result<Dir, ToolError> {
     let hint = match names.offered("read_file") {
         Some(read) => format!("give the directory to search, or use {read} to read a file"),
         None => "give the directory to search".to_owned(),

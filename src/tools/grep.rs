@@ -3,7 +3,7 @@
 //! [`crate::search::grep`] (with the glob syntax of `include` from [`crate::search::glob`]);
 //! this file is the tool around them.
 
-use std::os::fd::OwnedFd;
+use crate::paths::Dir;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -183,7 +183,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
 
 /// What the call searches: a directory tree or one file.
 enum Scope {
-    Dir(OwnedFd),
+    Dir(Dir),
     File(OpenedFile),
 }
 

@@ -8,7 +8,6 @@
 //! commit.
 
 use std::io;
-use std::os::fd::AsFd;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -32,6 +31,7 @@ use crate::paths::fsops;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::paths::trees::CopyError;
+use crate::paths::AsDir;
 use crate::paths::{EntryKind, Stat, Target};
 use crate::permissions::Operation;
 use crate::progress::Meter;
@@ -128,16 +128,16 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let (source_stat, destination_existed, replaced) = call
             .reading(move || {
                 let (src_parent, src_name) = files::open_parent(&src, "move")?;
-                let src_stat = fsops::lstat_at(src_parent.as_fd(), &src_name)
+                let src_stat = fsops::lstat_at(src_parent.as_dir(), &src_name)
                     .map_err(|e| ToolError::io(&e, "move", &src.path))?
                     .ok_or_else(|| ToolError::new(ErrorCode::NotFound, format!("source not found: {}; check the path", src.path.shown())))?;
                 let dst_stat = match files::open_parent(&dst, "move to") {
-                    Ok((parent, name)) => fsops::lstat_at(parent.as_fd(), &name).map_err(|e| ToolError::io(&e, "move to", &dst.path))?,
+                    Ok((parent, name)) => fsops::lstat_at(parent.as_dir(), &name).map_err(|e| ToolError::io(&e, "move to", &dst.path))?,
                     Err(e) if e.code == ErrorCode::NotFound => None,
                     Err(e) => return Err(e),
                 };
                 if let Some(d) = &dst_stat {
-                    if fsops::identity(d) == fsops::identity(&src_stat) {
+                    if d.id() == src_stat.id() {
                         return Err(ToolError::invalid(format!(
                             "{tool}: invalid arguments: source and destination are the same file ({}); nothing to move. Give another destination",
                             dst.path.shown()
@@ -277,7 +277,7 @@ impl Moving {
             .ok_or_else(|| files::is_a_directory(&dst.path))?;
         let created_dirs = files::missing_parents(dst);
         let now = match fsops::open_dir(&dst.anchor, dst_parent_path, false) {
-            Ok(parent) => fsops::lstat_at(parent.as_fd(), dst_name)
+            Ok(parent) => fsops::lstat_at(parent.as_dir(), dst_name)
                 .map_err(|e| ToolError::io(&e, "check", &dst.path))?,
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return Err(ToolError::io(&e, "check", &dst.path)),
@@ -317,7 +317,7 @@ impl Moving {
                 ..FileChange::new(dst.path.clone(), Action::Moved)
             };
             change.undo.entry =
-                parent().and_then(|dir| EntryFacts::of_entry(dir.as_fd(), dst_name));
+                parent().and_then(|dir| EntryFacts::of_entry(dir.as_dir(), dst_name));
             change.undo.created_dirs = created_dirs.clone();
             if let Some(archived) = done.archives.first().and_then(Option::as_ref) {
                 change.sha256_before = Some(archived.metadata.original_sha256.clone());
@@ -345,7 +345,7 @@ impl Moving {
         if let Some((_, error)) = executed.left.into_iter().next() {
             return Err(self.source_left(&error, archived.as_ref(), removers));
         }
-        let file = parent().and_then(|dir| files::file_stat_at(dir.as_fd(), dst_name));
+        let file = parent().and_then(|dir| files::file_stat_at(dir.as_dir(), dst_name));
         let change = executed.files.into_iter().next();
         Ok(Moved {
             archived,

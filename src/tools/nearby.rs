@@ -3,11 +3,11 @@
 //! its directory nearest to the one it gave (a typo, another extension, another case).
 
 use std::ffi::OsStr;
-use std::os::fd::AsFd;
 use std::path::Path;
 
 use crate::paths::fsops;
 use crate::paths::shown::{echo, Shown};
+use crate::paths::AsDir;
 use crate::paths::{Sandbox, Target};
 
 /// The most names suggested.
@@ -52,7 +52,7 @@ pub fn not_found_hint(raw: &str, target: &Target, sandbox: &Sandbox, may_list: b
         }
         Err(_) => return hint,
     };
-    let Ok(names) = fsops::list_names(dir.as_fd()) else {
+    let Ok(names) = fsops::list_names(dir.as_dir()) else {
         return hint;
     };
     let wanted = name.to_string_lossy();

@@ -4,7 +4,6 @@
 
 use std::ffi::OsStr;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
 
 use super::files;
 use crate::call::execute::Failure;
@@ -13,6 +12,7 @@ use crate::call::trashing::trash_error;
 use crate::error::ToolError;
 use crate::hashing::sha256_reader;
 use crate::paths::fsops;
+use crate::paths::{AsDir, Dir};
 use crate::paths::{Stat, Target};
 
 /// The file `name` in `parent` as its put step expects it, if it is still the one read when
@@ -22,7 +22,7 @@ use crate::paths::{Stat, Target};
 /// again as the step is applied. `CONFLICT` ("changed while waiting for confirmation")
 /// otherwise.
 pub fn expect_as_planned(
-    parent: &OwnedFd,
+    parent: &Dir,
     name: &OsStr,
     target: &Target,
     planned: &Stat,
@@ -30,13 +30,13 @@ pub fn expect_as_planned(
 ) -> Result<Expect, ToolError> {
     let path = &target.path;
     let changed = || files::changed_since_planned(path);
-    let mut file = match fsops::open_for_read(parent.as_fd(), name) {
+    let mut file = match fsops::open_for_read(parent.as_dir(), name) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(changed()),
         Err(e) => return Err(ToolError::io(&e, "check", path)),
     };
     let now = fsops::fstat(&file).map_err(|e| ToolError::io(&e, "check", path))?;
-    if now.identity() != planned.identity() {
+    if now.id() != planned.id() {
         return Err(changed());
     }
     let sha256 = match read {

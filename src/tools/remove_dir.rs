@@ -4,7 +4,6 @@
 //! are refused before any prompt. Every removal is one change on the engine, with its record.
 
 use std::io;
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -26,6 +25,7 @@ use crate::paths::fsops;
 use crate::paths::sandbox::{identity_of, FinalLink};
 use crate::paths::shown::Shown;
 use crate::paths::trees::MountPointInside;
+use crate::paths::AsDir;
 use crate::paths::{EntryKind, Target};
 use crate::permissions::Operation;
 use crate::progress::Meter;
@@ -144,7 +144,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             .reading(move || {
                 let (parent, name) = files::open_parent(&planned, "remove")?;
                 let p = planned.path.shown();
-                let stat = fsops::lstat_at(parent.as_fd(), &name)
+                let stat = fsops::lstat_at(parent.as_dir(), &name)
                     .map_err(|e| ToolError::io(&e, "remove", &planned.path))?
                     .ok_or_else(|| {
                         ToolError::new(ErrorCode::NotFound, format!("{p} does not exist"))
@@ -170,7 +170,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                     }
                     return Ok(None);
                 }
-                blast_radius::count_tree(parent.as_fd(), &name, &planned.path, &cancel).map(Some)
+                blast_radius::count_tree(parent.as_dir(), &name, &planned.path, &cancel).map(Some)
             })
             .await?;
         let mut detail = target.path.shown().into_owned();
@@ -289,7 +289,7 @@ impl Removal {
         let path = &target.path;
         let (parent, name) = files::open_parent(target, "remove")?;
         let gone = || ToolError::io(&io::Error::from(io::ErrorKind::NotFound), "remove", path);
-        let stat = fsops::lstat_at(parent.as_fd(), &name)
+        let stat = fsops::lstat_at(parent.as_dir(), &name)
             .map_err(|e| ToolError::io(&e, "remove", path))?
             .ok_or_else(|| match self.recursive && !self.permanent {
                 true => trash_error(TrashError::NotFound, "trash", path),
@@ -301,7 +301,7 @@ impl Removal {
         let at = Place::of(target).ok_or_else(gone)?;
         let (expect, keep) = match (self.recursive, self.permanent) {
             (true, true) => {
-                if fsops::is_mount_point(parent.as_fd(), &name).unwrap_or(false) {
+                if fsops::is_mount_point(parent.as_dir(), &name).unwrap_or(false) {
                     return Err(mount_point_kept(path, Path::new(&name)));
                 }
                 (Expect::Entry { stat }, Keep::Nothing)
@@ -402,7 +402,7 @@ fn is_empty(target: &Target) -> Result<bool, ToolError> {
     let dir = fsops::open_dir(&target.anchor, &target.path, false)
         .map_err(|e| ToolError::io(&e, "remove", &target.path))?;
     let names =
-        fsops::list_names(dir.as_fd()).map_err(|e| ToolError::io(&e, "list", &target.path))?;
+        fsops::list_names(dir.as_dir()).map_err(|e| ToolError::io(&e, "list", &target.path))?;
     Ok(names.is_empty())
 }
 

@@ -4,7 +4,6 @@
 //! recorded sha256 before anything appears at the target, and the archive is removed last.
 
 use std::io;
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -28,6 +27,7 @@ use crate::paths::fsops;
 use crate::paths::resolve::{absolute_input, prefer_shown_names};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::{unescape, Shown};
+use crate::paths::AsDir;
 use crate::paths::{EntryKind, Stat, Target};
 use crate::permissions::Operation;
 use crate::trash::{Archived, TrashError};
@@ -278,7 +278,7 @@ impl Restoring {
         let created_dirs = files::missing_parents(&self.target);
         let anchor = &self.target.anchor;
         let now = match fsops::open_dir(anchor, parent_path, false) {
-            Ok(parent) => fsops::lstat_at(parent.as_fd(), name)
+            Ok(parent) => fsops::lstat_at(parent.as_dir(), name)
                 .map_err(|e| ToolError::io(&e, "check", path))?,
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return Err(ToolError::io(&e, "check", path)),
@@ -316,7 +316,7 @@ impl Restoring {
                 sha256_after: Some(self.sha256.clone()),
                 ..FileChange::new(path.clone(), Action::Added)
             };
-            change.undo.entry = parent().and_then(|dir| EntryFacts::of_entry(dir.as_fd(), name));
+            change.undo.entry = parent().and_then(|dir| EntryFacts::of_entry(dir.as_dir(), name));
             change.undo.restored_from = Some(self.archive.clone());
             change.undo.created_dirs = created_dirs.clone();
             if let Some(previous) = done.archives.first().and_then(Option::as_ref) {
@@ -328,7 +328,7 @@ impl Restoring {
         };
         match execute(ws, plan, heading, cancel, files) {
             Ok(executed) => {
-                let file = parent().and_then(|dir| files::file_stat_at(dir.as_fd(), name));
+                let file = parent().and_then(|dir| files::file_stat_at(dir.as_dir(), name));
                 let change = executed.files.into_iter().next();
                 Ok(Restored {
                     replaced: executed.done.archives.into_iter().next().flatten(),
@@ -460,9 +460,8 @@ mod tests {
     /// same, unrecorded, and its archive is used up with it (as before the engine).
     #[tokio::test]
     async fn a_name_that_is_not_utf8_is_restored_and_its_archive_used_up() {
-        use std::os::unix::ffi::OsStrExt;
         let ws = TestWorkspace::new();
-        let name = std::ffi::OsStr::from_bytes(b"n\xe9\xff.t");
+        let name = crate::paths::names::from_bytes(b"n\xe9\xff.t");
         std::fs::write(ws.root.join(name), "back\n").unwrap();
         let shown = ws.root.join(name).shown().into_owned();
         let trashed = ws.call("delete_file", json!({ "path": shown })).await;
@@ -480,7 +479,7 @@ mod tests {
                 e.as_ref()
                     .unwrap()
                     .file_name()
-                    .as_bytes()
+                    .as_encoded_bytes()
                     .ends_with(b".tar.gz")
             })
             .count()

@@ -3,7 +3,7 @@
 //! directories. The diff against the old content is shown
 //! before asking, and the write happens only if the file is still what was diffed.
 
-use std::os::fd::AsFd;
+use crate::paths::AsDir;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -406,7 +406,7 @@ impl Write<'_> {
             .ok_or_else(|| files::changed_since_planned(path))?;
         let stat = files::open_parent(self.target, "write")
             .ok()
-            .and_then(|(parent, name)| files::file_stat_at(parent.as_fd(), &name));
+            .and_then(|(parent, name)| files::file_stat_at(parent.as_dir(), &name));
         Ok(Written {
             change,
             stat,
@@ -595,7 +595,7 @@ mod tests {
     /// as an editor would, the tool refuses and says what to do.
     #[tokio::test]
     async fn a_read_only_file_is_refused() {
-        use std::os::unix::fs::PermissionsExt;
+        use crate::paths::testing::Modes;
         let ws = TestWorkspace::new();
         let path = ws.root.join("wf-read-only.txt");
         std::fs::write(&path, "keep me\n").unwrap();

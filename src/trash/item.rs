@@ -2,10 +2,11 @@
 
 use std::ffi::OsStr;
 use std::io;
-use std::os::fd::BorrowedFd;
 use std::path::Path;
 
 use super::metadata::is_safe_relative;
+
+use crate::paths::BorrowedDir;
 
 /// Who trashes: recorded in every archive's metadata and (shortened) in its name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,7 +24,7 @@ pub struct Identity {
 #[derive(Debug, Clone, Copy)]
 pub struct TrashItem<'a> {
     /// The already-checked directory holding the entry.
-    pub parent: BorrowedFd<'a>,
+    pub parent: BorrowedDir<'a>,
     /// The entry's name inside `parent` (one component).
     pub name: &'a OsStr,
     /// Absolute path of the entry (canonical parent + name), recorded in the metadata.

@@ -8,27 +8,27 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use crate::datadir;
 use crate::paths::fsops;
+use crate::paths::{AsDir, BorrowedDir, Dir};
 
 /// The bucket directory, open.
 #[derive(Debug)]
 pub(crate) struct BucketDir {
-    fd: OwnedFd,
+    fd: Dir,
     path: PathBuf,
 }
 
 impl BucketDir {
     /// The bucket opened as `fd` (a handle for `*at` calls), known as `path`.
-    pub(crate) fn new(fd: OwnedFd, path: PathBuf) -> Self {
+    pub(crate) fn new(fd: Dir, path: PathBuf) -> Self {
         Self { fd, path }
     }
 
-    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
+    pub(crate) fn fd(&self) -> BorrowedDir<'_> {
+        self.fd.as_dir()
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -58,7 +58,7 @@ impl BucketDir {
 /// One archive: its bucket's descriptor and its name there.
 #[derive(Debug)]
 pub(crate) struct ArchiveFile {
-    dir: OwnedFd,
+    dir: Dir,
     name: OsString,
     path: PathBuf,
 }
@@ -72,14 +72,14 @@ impl ArchiveFile {
     /// Opens it for reading: a regular file of this user that nobody else may write to (see
     /// [`datadir::check_file`]), never through a link, never blocking on a FIFO.
     pub(crate) fn open(&self) -> io::Result<File> {
-        let file = fsops::open_for_read(self.dir.as_fd(), &self.name)?;
+        let file = fsops::open_for_read(self.dir.as_dir(), &self.name)?;
         datadir::check_file(&file, &self.path)?;
         Ok(file)
     }
 
     /// Its `lstat`; `NotFound` when it is gone.
     pub(crate) fn lstat(&self) -> io::Result<fsops::Snapshot> {
-        fsops::snapshot_at(self.dir.as_fd(), &self.name)
+        fsops::snapshot_at(self.dir.as_dir(), &self.name)
     }
 
     /// `NotFound` unless its name still holds `file` (a restore that just finished deleted it, or
@@ -94,11 +94,11 @@ impl ArchiveFile {
 
     /// Deletes it and makes that durable; gone already is fine.
     pub(crate) fn remove(&self) -> io::Result<()> {
-        match fsops::unlink_at(self.dir.as_fd(), &self.name) {
+        match fsops::unlink_at(self.dir.as_dir(), &self.name) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }
-        fsops::sync_fd(fsops::reopen_readable(self.dir.as_fd())?)
+        fsops::sync_fd(fsops::reopen_readable(self.dir.as_dir())?)
     }
 }
 

@@ -17,32 +17,36 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use super::error::{changed, PartlyRemoved, TrashError};
 use super::observed::Observed;
 use super::restore::{self, Extracted};
 use crate::paths::fsops;
+use crate::paths::{AsDir, BorrowedDir, Dir, FileId};
 
 /// Put back every removed entry of `partly` into the tree inside `parent` (a handle is enough),
 /// extracting the archive under `temp` beside it first. The archive is left as it is.
 pub(crate) fn put_back_removed(
     partly: &PartlyRemoved,
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     temp: &OsStr,
 ) -> Result<(), TrashError> {
     // The extraction syncs and times directories through it, which a path handle cannot do.
     let parent = fsops::reopen_readable(parent)?;
-    let places = Originals::new(parent.as_fd(), &partly.base, &partly.observed);
-    restore::extract_then(&partly.hold, parent.as_fd(), temp, &|| false, |extracted| {
-        places.put_back(extracted, &partly.removed)
-    })?
+    let places = Originals::new(parent.as_dir(), &partly.base, &partly.observed);
+    restore::extract_then(
+        &partly.hold,
+        parent.as_dir(),
+        temp,
+        &|| false,
+        |extracted| places.put_back(extracted, &partly.removed),
+    )?
 }
 
 /// The archived entries, found again in the original tree.
 struct Originals<'a> {
-    parent: BorrowedFd<'a>,
+    parent: BorrowedDir<'a>,
     /// The parent's path, for messages.
     base: &'a Path,
     observed: &'a [Observed],
@@ -50,7 +54,7 @@ struct Originals<'a> {
 }
 
 impl<'a> Originals<'a> {
-    fn new(parent: BorrowedFd<'a>, base: &'a Path, observed: &'a [Observed]) -> Self {
+    fn new(parent: BorrowedDir<'a>, base: &'a Path, observed: &'a [Observed]) -> Self {
         let by_rel = observed.iter().map(|o| (o.rel.as_path(), o)).collect();
         Originals {
             parent,
@@ -70,11 +74,11 @@ impl<'a> Originals<'a> {
         removed: &HashSet<PathBuf>,
     ) -> Result<(), TrashError> {
         let is_removed = |o: &&Observed| removed.contains(&o.rel);
-        let stayed: HashMap<(u64, u64), &Observed> = self
+        let stayed: HashMap<FileId, &Observed> = self
             .observed
             .iter()
             .filter(|o| !o.is_dir() && !removed.contains(&o.rel))
-            .map(|o| ((o.snapshot.dev, o.snapshot.ino), o))
+            .map(|o| (o.snapshot.id(), o))
             .collect();
         let mut first_error = None;
         for entry in self
@@ -83,7 +87,7 @@ impl<'a> Originals<'a> {
             .filter(is_removed)
             .filter(|o| !o.is_dir())
         {
-            if let Some(kept) = stayed.get(&(entry.snapshot.dev, entry.snapshot.ino)) {
+            if let Some(kept) = stayed.get(&entry.snapshot.id()) {
                 if let Err(e) = self.relink(extracted, entry, kept) {
                     first_error.get_or_insert(e);
                 }
@@ -124,7 +128,7 @@ impl<'a> Originals<'a> {
     ) -> Result<(), TrashError> {
         let from = extracted.open_dir(&self.extracted_sub(holder))?;
         let to = self.open_original(holder)?;
-        fsops::rename_noreplace(from.as_fd(), top.name(), to.as_fd(), top.name())?;
+        fsops::rename_noreplace(from.as_dir(), top.name(), to.as_dir(), top.name())?;
         Ok(())
     }
 
@@ -139,16 +143,15 @@ impl<'a> Originals<'a> {
         let holder = entry.rel.parent().unwrap_or(Path::new(""));
         let copy_dir = extracted.open_dir(&self.extracted_sub(holder))?;
         let kept_dir = self.open_original(kept.rel.parent().unwrap_or(Path::new("")))?;
-        fsops::unlink_at(copy_dir.as_fd(), entry.name())?;
+        fsops::unlink_at(copy_dir.as_dir(), entry.name())?;
         fsops::hard_link_at(
-            kept_dir.as_fd(),
+            kept_dir.as_dir(),
             kept.name(),
-            copy_dir.as_fd(),
+            copy_dir.as_dir(),
             entry.name(),
         )?;
-        let linked = fsops::lstat_at(copy_dir.as_fd(), entry.name())?;
-        if linked.map(|stat| fsops::identity(&stat)) != Some((kept.snapshot.dev, kept.snapshot.ino))
-        {
+        let linked = fsops::lstat_at(copy_dir.as_dir(), entry.name())?;
+        if linked.map(|stat| stat.id()) != Some(kept.snapshot.id()) {
             return Err(self.replaced(&kept.rel));
         }
         // The swap touched the extracted directory's mtime; it goes back with its own.
@@ -166,12 +169,12 @@ impl<'a> Originals<'a> {
 
     /// The original directory `rel` (a path from `parent`), reached one component at a time
     /// without following links, every step the directory that was archived there.
-    fn open_original(&self, rel: &Path) -> Result<OwnedFd, TrashError> {
+    fn open_original(&self, rel: &Path) -> Result<Dir, TrashError> {
         let mut walked = PathBuf::new();
-        let mut fd: Option<OwnedFd> = None;
+        let mut fd: Option<Dir> = None;
         for part in rel.components() {
             walked.push(part);
-            let holder = fd.as_ref().map_or(self.parent, |fd| fd.as_fd());
+            let holder = fd.as_ref().map_or(self.parent, |fd| fd.as_dir());
             let next = fsops::open_subdir(holder, part.as_os_str())?;
             let archived = self.by_rel.get(walked.as_path());
             let now = fsops::snapshot_fd(&next)?;

@@ -10,7 +10,6 @@
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use super::error::{changed, TrashError};
@@ -19,20 +18,21 @@ use crate::paths::fsops::{self, RemoveError, Snapshot};
 use crate::paths::os_error::{cause, Cause};
 use crate::paths::shown::Shown;
 use crate::paths::Stat;
+use crate::paths::{AsDir, BorrowedDir, Dir, FileId};
 
 /// One step of a traversal.
 enum Step<'o, 'f> {
     /// A file or symlink.
     Leaf(&'o Observed),
     /// A directory, just opened (and found unchanged); its fd.
-    Enter(&'o Observed, BorrowedFd<'f>),
+    Enter(&'o Observed, BorrowedDir<'f>),
     /// A directory whose children were all visited.
     Leave(&'o Observed),
 }
 
 /// Conflict unless every observed entry is still exactly as archived.
 pub(crate) fn verify_unchanged(
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     observed: &[Observed],
     base: &Path,
 ) -> Result<(), TrashError> {
@@ -43,7 +43,7 @@ pub(crate) fn verify_unchanged(
 /// under `aside` in `parent` by one rename, still every entry as archived: the same entries,
 /// each as it was (the renamed directory's ctime aside, which the rename set), and no other.
 pub(crate) fn unchanged_under(
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     aside: &OsStr,
     observed: &[Observed],
     base: &Path,
@@ -68,12 +68,12 @@ pub(crate) fn unchanged_under(
 /// system would make. Refused: [`TrashError::Stopped`] with the cause's code, naming the first
 /// entry that could not be removed, nothing removed or archived.
 pub(crate) fn check_removable(
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     observed: &[Observed],
     base: &Path,
 ) -> Result<(), TrashError> {
     let mut checked: HashSet<PathBuf> = HashSet::new();
-    let mut check = |holder: BorrowedFd<'_>, entry: &Observed| {
+    let mut check = |holder: BorrowedDir<'_>, entry: &Observed| {
         let Some(dir) = entry.rel.parent().filter(|_| entry.depth() > 0) else {
             return Ok(());
         };
@@ -116,12 +116,12 @@ fn not_removable(
 /// Conflict unless every observed entry is still exactly as archived; `root_renamed`: the
 /// tree's top directory was renamed since (its ctime is the rename's).
 fn verify_observed(
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     observed: &[Observed],
     base: &Path,
     root_renamed: bool,
 ) -> Result<(), TrashError> {
-    let mut visit = |dir: BorrowedFd<'_>, step: Step<'_, '_>| match step {
+    let mut visit = |dir: BorrowedDir<'_>, step: Step<'_, '_>| match step {
         Step::Leaf(entry) => expect_unchanged(dir, entry, base),
         Step::Enter(entry, fd) => {
             if fsops::list_names(fd)?.len() == entry.children {
@@ -156,15 +156,15 @@ pub(crate) struct RemovalFailure {
 /// A file with several names in the tree is archived once per name; after its first name is
 /// unlinked, its ctime (link count) changes, so its other names are compared without the ctime.
 pub(crate) fn remove_observed(
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     observed: &[Observed],
     base: &Path,
 ) -> Result<(), RemovalFailure> {
     let mut removed = HashSet::new();
-    let mut unlinked: HashSet<(u64, u64)> = HashSet::new();
+    let mut unlinked: HashSet<FileId> = HashSet::new();
     let result = traverse(parent, observed, base, &mut |dir, step| match step {
         Step::Leaf(entry) => {
-            let inode = (entry.snapshot.dev, entry.snapshot.ino);
+            let inode = entry.snapshot.id();
             let relinked = unlinked.contains(&inode);
             expect_unchanged_as(dir, entry, base, relinked)?;
             // Renamed aside, the entry's ctime is the rename's.
@@ -202,12 +202,12 @@ struct Stopped {
 }
 
 /// The visitor of a traversal.
-type Visit<'v> = dyn FnMut(BorrowedFd<'_>, Step<'_, '_>) -> Result<(), TrashError> + 'v;
+type Visit<'v> = dyn FnMut(BorrowedDir<'_>, Step<'_, '_>) -> Result<(), TrashError> + 'v;
 
 /// Walk `observed` (preorder) with a stack of open directory fds, calling `visit` with the fd
 /// of the directory that holds each entry.
 fn traverse(
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     observed: &[Observed],
     base: &Path,
     visit: &mut Visit<'_>,
@@ -217,20 +217,20 @@ fn traverse(
 
 /// [`traverse`]; `root_renamed`: the top directory is compared without its ctime.
 fn traverse_as(
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     observed: &[Observed],
     base: &Path,
     visit: &mut Visit<'_>,
     root_renamed: bool,
 ) -> Result<(), Stopped> {
-    let mut open: Vec<(OwnedFd, &Observed)> = Vec::new();
+    let mut open: Vec<(Dir, &Observed)> = Vec::new();
     for entry in observed {
         close_down_to(&mut open, entry.depth(), parent, visit)?;
         let at = |error| Stopped {
             error,
             at: entry.rel.clone(),
         };
-        let holder = open.last().map_or(parent, |(fd, _)| fd.as_fd());
+        let holder = open.last().map_or(parent, |(fd, _)| fd.as_dir());
         if !entry.is_dir() {
             visit(holder, Step::Leaf(entry)).map_err(at)?;
             continue;
@@ -246,7 +246,7 @@ fn traverse_as(
             let changed = conflict(base, entry, "changed while it was being archived");
             return Err(at(changed));
         }
-        visit(holder, Step::Enter(entry, fd.as_fd())).map_err(at)?;
+        visit(holder, Step::Enter(entry, fd.as_dir())).map_err(at)?;
         open.push((fd, entry));
     }
     close_down_to(&mut open, 0, parent, visit)
@@ -254,15 +254,15 @@ fn traverse_as(
 
 /// Leave open directories until only `depth` remain.
 fn close_down_to(
-    open: &mut Vec<(OwnedFd, &Observed)>,
+    open: &mut Vec<(Dir, &Observed)>,
     depth: usize,
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     visit: &mut Visit<'_>,
 ) -> Result<(), Stopped> {
     while open.len() > depth {
         let (fd, entry) = open.pop().expect("loop checked non-empty");
         drop(fd);
-        let holder = open.last().map_or(parent, |(fd, _)| fd.as_fd());
+        let holder = open.last().map_or(parent, |(fd, _)| fd.as_dir());
         visit(holder, Step::Leave(entry)).map_err(|error| Stopped {
             error,
             at: entry.rel.clone(),
@@ -272,13 +272,13 @@ fn close_down_to(
 }
 
 /// Conflict unless the non-directory `entry` inside `dir` is exactly as archived.
-fn expect_unchanged(dir: BorrowedFd<'_>, entry: &Observed, base: &Path) -> Result<(), TrashError> {
+fn expect_unchanged(dir: BorrowedDir<'_>, entry: &Observed, base: &Path) -> Result<(), TrashError> {
     expect_unchanged_as(dir, entry, base, false)
 }
 
 /// [`expect_unchanged`], ignoring the ctime if another name of the same file was unlinked.
 fn expect_unchanged_as(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     entry: &Observed,
     base: &Path,
     relinked: bool,

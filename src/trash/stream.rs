@@ -196,7 +196,6 @@ fn clamp(n: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::FileExt;
 
     /// A sparse file read through `SourceReader` gives exactly its bytes (holes as zeros), with
     /// their digest, whatever the reader's buffer size, and data on both sides of every hole.
@@ -207,7 +206,7 @@ mod tests {
         let file = File::create(&path).unwrap();
         file.set_len(9 << 20).unwrap(); // ends in a hole
         for (at, byte) in [(0u64, 1u8), (3 << 20, 2), ((5 << 20) + 12_345, 3)] {
-            file.write_all_at(&vec![byte; 70_000], at).unwrap();
+            crate::paths::io::write_all_at(&file, &vec![byte; 70_000], at).unwrap();
         }
         let expected = std::fs::read(&path).unwrap();
         for buffer in [4096, CHUNK, 1 << 20] {

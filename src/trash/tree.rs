@@ -20,7 +20,6 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -35,6 +34,7 @@ use super::tarx;
 use crate::paths::fsops::{self, Snapshot};
 use crate::paths::os_error::{cause, Cause};
 use crate::paths::{names, EntryKind};
+use crate::paths::{AsDir, BorrowedDir, Dir, FileId};
 
 use crate::paths::shown::Shown;
 use crate::paths::xattrs::{self, Xattr};
@@ -106,7 +106,7 @@ pub(crate) fn archive_source<W: Write>(
 
 /// A directory being walked.
 struct Frame {
-    fd: OwnedFd,
+    fd: Dir,
     /// The mount it is on, to tell entries that are mount points.
     mount: fsops::DirMount,
     names: std::vec::IntoIter<std::ffi::OsString>,
@@ -135,15 +135,15 @@ struct Walker<'b, 'c, W: Write> {
     size: u64,
     /// Names of regular files (a file with several names counts once per name).
     files: u64,
-    /// Files archived so far that have more than one name, by (device, inode).
-    linked: HashMap<(u64, u64), FirstName>,
+    /// Files archived so far that have more than one name, by which file they are.
+    linked: HashMap<FileId, FirstName>,
 }
 
 impl<W: Write> Walker<'_, '_, W> {
     /// Archive the directory `rel` (inside `parent`) and everything beneath it.
     fn walk_dir(
         &mut self,
-        parent: BorrowedFd<'_>,
+        parent: BorrowedDir<'_>,
         rel: PathBuf,
         tar_path: PathBuf,
         before: Snapshot,
@@ -159,14 +159,14 @@ impl<W: Write> Walker<'_, '_, W> {
             let rel = top.rel.join(&name);
             let tar_path = top.tar_path.join(&name);
             let digest_path = child_path(&top.digest_path, name.as_encoded_bytes());
-            let dir = top.fd.as_fd();
+            let dir = top.fd.as_dir();
             let snap = fsops::snapshot_at(dir, &name).map_err(|e| self.vanished(&rel, e))?;
             if top.mount.holds_mount_point(dir, &name, snap.dev)? {
                 let path = self.display(&rel);
                 return Err(TrashError::MountPoint(path.shown().into_owned()));
             }
             match snap.kind() {
-                EntryKind::File if self.linked.contains_key(&(snap.dev, snap.ino)) => {
+                EntryKind::File if self.linked.contains_key(&snap.id()) => {
                     self.add_hard_link(&rel, &tar_path, &digest_path, snap)?;
                 }
                 EntryKind::File => {
@@ -191,7 +191,7 @@ impl<W: Write> Walker<'_, '_, W> {
     /// Open and list a directory, append its header, and start its frame.
     fn enter_dir(
         &mut self,
-        parent: BorrowedFd<'_>,
+        parent: BorrowedDir<'_>,
         rel: PathBuf,
         tar_path: PathBuf,
         digest_path: Vec<u8>,
@@ -200,9 +200,9 @@ impl<W: Write> Walker<'_, '_, W> {
         let name = rel.file_name().expect("non-empty");
         let fd = fsops::open_subdir(parent, name).map_err(|e| self.vanished(&rel, e))?;
         self.expect_same(&rel, &before, &fsops::snapshot_fd(&fd)?)?;
-        let names = fsops::list_names(fd.as_fd())?;
+        let names = fsops::list_names(fd.as_dir())?;
         let mut header = tarx::content_header(EntryType::Directory, &before);
-        let xattrs = xattrs::read_all(fd.as_fd())?;
+        let xattrs = xattrs::read_all(fd.as_dir())?;
         self.append_pax(before.mtime, None, &xattrs)?;
         self.builder
             .append_data(&mut header, &tar_path, io::empty())?;
@@ -216,7 +216,7 @@ impl<W: Write> Walker<'_, '_, W> {
         });
         progress::advance(Unit::Entries, 1);
         Ok(Frame {
-            mount: fsops::DirMount::of(fd.as_fd())?,
+            mount: fsops::DirMount::of(fd.as_dir())?,
             fd,
             names: names.into_iter(),
             snapshot: before,
@@ -235,7 +235,7 @@ impl<W: Write> Walker<'_, '_, W> {
     /// Append a regular file, streaming and hashing it; returns the SHA-256 of its bytes.
     fn add_file(
         &mut self,
-        dir: BorrowedFd<'_>,
+        dir: BorrowedDir<'_>,
         rel: &Path,
         tar_path: &Path,
         digest_path: &[u8],
@@ -248,7 +248,7 @@ impl<W: Write> Walker<'_, '_, W> {
         self.expect_same(rel, &before, &opened)?;
         let mut header = tarx::content_header(EntryType::Regular, &opened);
         header.set_size(opened.size);
-        let xattrs = xattrs::read_all(file.as_fd())?;
+        let xattrs = xattrs::read_all(&file)?;
         self.append_pax(opened.mtime, None, &xattrs)?;
         let display = self.display(rel);
         let mut reader = SourceReader::new(&mut file, opened.size, self.cancel, &display);
@@ -266,7 +266,7 @@ impl<W: Write> Walker<'_, '_, W> {
                 digest_path: digest_path.to_vec(),
                 snapshot: opened,
             };
-            self.linked.insert((opened.dev, opened.ino), first);
+            self.linked.insert(opened.id(), first);
         }
         self.observe(rel, opened);
         Ok(sha)
@@ -281,7 +281,7 @@ impl<W: Write> Walker<'_, '_, W> {
         digest_path: &[u8],
         now: Snapshot,
     ) -> Result<(), TrashError> {
-        let first = &self.linked[&(now.dev, now.ino)];
+        let first = &self.linked[&now.id()];
         self.expect_same(rel, &first.snapshot, &now)?;
         let target = first.tar_path.clone();
         self.digest
@@ -299,7 +299,7 @@ impl<W: Write> Walker<'_, '_, W> {
     /// Append a symlink as a link; returns the SHA-256 and length of its target.
     fn add_symlink(
         &mut self,
-        dir: BorrowedFd<'_>,
+        dir: BorrowedDir<'_>,
         rel: &Path,
         tar_path: &Path,
         digest_path: &[u8],

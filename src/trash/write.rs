@@ -15,7 +15,6 @@
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, BufWriter, Seek};
-use std::os::fd::BorrowedFd;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
@@ -36,6 +35,7 @@ use super::tarx;
 use super::tree::{self, Summary};
 use crate::paths::fsops;
 use crate::paths::shown::Shown;
+use crate::paths::BorrowedDir;
 
 /// How many fresh names to try should a final name already exist (it never should).
 const NAME_ATTEMPTS: usize = 16;
@@ -181,14 +181,14 @@ fn compression(level: u32) -> Compression {
 
 /// A temp file in the bucket, removed when dropped unless disarmed.
 pub(crate) struct TempFile<'d> {
-    dir: BorrowedFd<'d>,
+    dir: BorrowedDir<'d>,
     name: String,
     armed: bool,
 }
 
 impl<'d> TempFile<'d> {
     /// Create `.<what>-<unique>.partial` exclusively in `dir`, readable by the user only.
-    pub(crate) fn create(dir: BorrowedFd<'d>, what: &str) -> io::Result<(TempFile<'d>, File)> {
+    pub(crate) fn create(dir: BorrowedDir<'d>, what: &str) -> io::Result<(TempFile<'d>, File)> {
         loop {
             let name = naming::temp_name(what);
             match fsops::create_read_write_at(dir, OsStr::new(&name)) {

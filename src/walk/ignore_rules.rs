@@ -8,7 +8,6 @@
 //! that is a symlink is not read. The matching itself is the `ignore` crate's.
 
 use std::ffi::OsStr;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -18,6 +17,7 @@ use crate::paths::fsops;
 use crate::paths::project::find_project_root;
 use crate::paths::EntryKind;
 use crate::paths::Target;
+use crate::paths::{AsDir, BorrowedDir, Dir};
 
 /// The ignore rules in force in one directory of a walk: its own and its ancestors'.
 #[derive(Clone, Default)]
@@ -52,7 +52,7 @@ impl IgnoreRules {
 
     /// The rules inside the directory `dir` (open, at `abs`), given whether its listing holds a
     /// `.gitignore` and a `.git`: these rules plus its own files, if it has any.
-    pub fn enter(&self, dir: BorrowedFd<'_>, abs: &Path, gitignore: bool, git: bool) -> Self {
+    pub fn enter(&self, dir: BorrowedDir<'_>, abs: &Path, gitignore: bool, git: bool) -> Self {
         let gitignore = gitignore
             .then(|| read_ignore_file(dir, &[".gitignore"]))
             .flatten()
@@ -130,14 +130,14 @@ const IGNORE_FILE_MAX_BYTES: u64 = 1024 * 1024;
 
 /// The text of the regular file at `path` (components) beneath `dir`, reached without following
 /// any symlink; `None` if it is missing, not a regular file or unreadable.
-fn read_ignore_file(dir: BorrowedFd<'_>, path: &[&str]) -> Option<Vec<u8>> {
+fn read_ignore_file(dir: BorrowedDir<'_>, path: &[&str]) -> Option<Vec<u8>> {
     let (file_name, dirs) = path.split_last()?;
-    let mut holder: Option<OwnedFd> = None;
+    let mut holder: Option<Dir> = None;
     for part in dirs {
-        let parent = holder.as_ref().map_or(dir, |fd| fd.as_fd());
+        let parent = holder.as_ref().map_or(dir, |fd| fd.as_dir());
         holder = Some(fsops::open_subdir(parent, OsStr::new(part)).ok()?);
     }
-    let parent = holder.as_ref().map_or(dir, |fd| fd.as_fd());
+    let parent = holder.as_ref().map_or(dir, |fd| fd.as_dir());
     let mut file = fsops::open_for_read(parent, OsStr::new(file_name)).ok()?;
     if EntryKind::of(&fsops::fstat(&file).ok()?) != EntryKind::File {
         return None;
@@ -155,7 +155,7 @@ fn read_ignore_file(dir: BorrowedFd<'_>, path: &[&str]) -> Option<Vec<u8>> {
 fn outer_matcher(anchor: &Path, file: &Path) -> Option<Gitignore> {
     let dir = file.parent()?;
     let fd = fsops::open_dir(anchor, dir, false).ok()?;
-    let text = read_ignore_file(fd.as_fd(), &[file.file_name()?.to_str()?])?;
+    let text = read_ignore_file(fd.as_dir(), &[file.file_name()?.to_str()?])?;
     Some(matcher(dir, file, &text))
 }
 
@@ -200,7 +200,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let fd = std::fs::File::open(tmp.path()).unwrap();
         // A directory without ignore files shares its parent's rules.
-        let same = top.enter(fd.as_fd(), Path::new("/r/src"), false, false);
+        let same = top.enter(fd.as_dir(), Path::new("/r/src"), false, false);
         assert!(same.is_ignored(Path::new("/r/src/a.log"), false));
         assert!(same.is_ignored(Path::new("/r/build"), true));
         assert!(!same.is_ignored(Path::new("/r/build"), false));

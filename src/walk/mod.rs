@@ -24,7 +24,6 @@ pub mod ignore_rules;
 
 use std::collections::BinaryHeap;
 use std::ffi::{OsStr, OsString};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -32,7 +31,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use crate::cancel::CancelToken;
 use crate::error::ToolError;
 use crate::paths::fsops;
-use crate::paths::EntryKind;
+use crate::paths::{AsDir, BorrowedDir, Dir};
+use crate::paths::{EntryKind, FileId};
 use crate::paths::{Sandbox, Target};
 pub use ignore_rules::IgnoreRules;
 
@@ -52,7 +52,7 @@ pub struct WalkOptions<'a> {
 /// An entry the walk found and did not skip.
 pub struct Entry<'a> {
     /// Its directory, open for reading.
-    pub dir: BorrowedFd<'a>,
+    pub dir: BorrowedDir<'a>,
     pub name: &'a OsStr,
     /// Its path relative to the walked directory.
     pub rel: &'a Path,
@@ -74,7 +74,7 @@ pub struct Walked<T> {
 /// first, each directory's entries sorted by name (bytes), a directory's own item before its
 /// contents. Unreadable directories and entries that vanish during the walk are skipped.
 pub fn walk<T, V>(
-    dir: OwnedFd,
+    dir: Dir,
     target: &Target,
     options: &WalkOptions<'_>,
     visit: V,
@@ -162,10 +162,10 @@ struct Task {
 
 /// How to open a waiting directory.
 enum Source {
-    Root(OwnedFd),
+    Root(Dir),
     /// `name` in `parent`, never following a symlink.
     Child {
-        parent: Arc<OwnedFd>,
+        parent: Arc<Dir>,
         name: OsString,
     },
 }
@@ -210,7 +210,7 @@ struct Walker<'a, T, V> {
     /// The hidden directories' identities and names: one reached under another path (a bind
     /// mount, a macOS firmlink) is recognised by its identity when its name comes up, and is
     /// neither visited nor read.
-    hidden: Vec<(u64, u64)>,
+    hidden: Vec<FileId>,
     hidden_names: Vec<OsString>,
 }
 
@@ -275,10 +275,10 @@ where
 
     /// Whether the subdirectory `name` of `dir` is a hidden directory reached under another
     /// path (same name, same device and inode).
-    fn is_hidden_elsewhere(&self, dir: BorrowedFd<'_>, name: &OsStr) -> bool {
+    fn is_hidden_elsewhere(&self, dir: BorrowedDir<'_>, name: &OsStr) -> bool {
         self.hidden_names.iter().any(|hidden| hidden == name)
             && fsops::lstat_at(dir, name)
-                .is_ok_and(|stat| stat.is_some_and(|s| self.hidden.contains(&fsops::identity(&s))))
+                .is_ok_and(|stat| stat.is_some_and(|s| self.hidden.contains(&s.id())))
     }
 
     /// Reads one directory: its findings, and the subdirectories to read next.
@@ -287,12 +287,12 @@ where
         let dir = match task.source {
             Source::Root(fd) => fd,
             // Swapped for a link, unreadable or gone since it was listed: not descended.
-            Source::Child { parent, name } => match fsops::open_subdir(parent.as_fd(), &name) {
+            Source::Child { parent, name } => match fsops::open_subdir(parent.as_dir(), &name) {
                 Ok(fd) => fd,
                 Err(_) => return nothing(),
             },
         };
-        let Ok(mut entries) = fsops::read_entries(dir.as_fd(), buffer) else {
+        let Ok(mut entries) = fsops::read_entries(dir.as_dir(), buffer) else {
             return nothing();
         };
         entries.sort_unstable_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
@@ -302,7 +302,7 @@ where
         } else {
             let has = |wanted: &str| entries.iter().any(|(name, _)| name == wanted);
             task.rules
-                .enter(dir.as_fd(), &task.abs, has(".gitignore"), has(".git"))
+                .enter(dir.as_dir(), &task.abs, has(".gitignore"), has(".git"))
         };
         let may_hide = options.sandbox.may_hold_hidden(&task.abs);
         let dir = Arc::new(dir);
@@ -319,13 +319,13 @@ where
             }
             let kind = match listed_kind {
                 Some(kind) => *kind,
-                None => match fsops::lstat_at(dir.as_fd(), name) {
+                None => match fsops::lstat_at(dir.as_dir(), name) {
                     Ok(Some(stat)) => EntryKind::of(&stat),
                     _ => continue, // gone, or cannot be looked at
                 },
             };
             let is_dir = kind == EntryKind::Directory;
-            if is_dir && self.is_hidden_elsewhere(dir.as_fd(), name) {
+            if is_dir && self.is_hidden_elsewhere(dir.as_dir(), name) {
                 continue;
             }
             abs.push(name);
@@ -334,7 +334,7 @@ where
                 || rules.is_ignored(abs.path(), is_dir);
             if !skipped {
                 let item = (self.visit)(&Entry {
-                    dir: dir.as_fd(),
+                    dir: dir.as_dir(),
                     name,
                     rel: rel.path(),
                     kind,
@@ -563,7 +563,7 @@ mod tests {
                 fs::write(base.join(f), "x").unwrap();
             }
             fs::write(root.join(".gitignore"), "node_modules/\n").unwrap();
-            std::os::unix::fs::symlink(base.join("outside"), root.join("out")).unwrap();
+            crate::paths::testing::symlink(base.join("outside"), root.join("out")).unwrap();
             let sandbox = Sandbox::new(
                 root.clone(),
                 Some(vec![root.clone()]),

@@ -2,7 +2,6 @@
 
 use std::ffi::OsStr;
 use std::fs;
-use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -16,11 +15,12 @@ use crate::hashing::sha256_hex;
 use crate::journal::commit::{kill_before_commit_point, PlannedFile};
 use crate::journal::Journal;
 use crate::paths::fsops;
+use crate::paths::AsDir;
 
 /// Stages `new` as the content of the existing `dir/name`.
 fn put(commit: &mut crate::journal::commit::Commit<'_>, dir: &Path, name: &str, new: &str) {
     let fd = || fsops::open_dir(dir, dir, false).unwrap();
-    let stat = fsops::lstat_at(fd().as_fd(), OsStr::new(name))
+    let stat = fsops::lstat_at(fd().as_dir(), OsStr::new(name))
         .unwrap()
         .unwrap();
     let planned = PlannedFile::new(stat, &fs::read(dir.join(name)).unwrap());
@@ -149,7 +149,7 @@ fn recovery_performs_both_forms_of_a_sequel_once() {
     let parent = fsops::open_dir(&root, &root, false).unwrap();
     let path = root.join("f.txt");
     let item = TrashItem {
-        parent: parent.as_fd(),
+        parent: parent.as_dir(),
         name: OsStr::new("f.txt"),
         original_path: &path,
         relative_path: &archive_relative_path(&root, &path),

@@ -34,7 +34,7 @@ fn setup() -> Setup {
     }
 }
 
-fn dir(root: &Path) -> OwnedFd {
+fn dir(root: &Path) -> Dir {
     fsops::open_dir(root, root, false).unwrap()
 }
 
@@ -49,7 +49,7 @@ fn no_sequel(_: &Value) -> io::Result<()> {
 /// A change appending `NEW` to log.txt.
 fn stage(s: &Setup) -> Commit<'_> {
     let name = OsStr::new("log.txt");
-    let file = fsops::open_for_update(dir(&s.root).as_fd(), name).unwrap();
+    let file = fsops::open_for_update(dir(&s.root).as_dir(), name).unwrap();
     let mut commit = s.journal.commit();
     commit
         .append(dir(&s.root), &s.root, name, file, NEW.into())
@@ -259,7 +259,7 @@ fn two_appends_keep_their_bytes_apart_and_recovery_takes_both_back() {
     fs::write(s.root.join("other.txt"), "other\n").unwrap();
     let mut commit = stage(&s);
     let name = OsStr::new("other.txt");
-    let file = fsops::open_for_update(dir(&s.root).as_fd(), name).unwrap();
+    let file = fsops::open_for_update(dir(&s.root).as_dir(), name).unwrap();
     commit
         .append(dir(&s.root), &s.root, name, file, b"more\n".to_vec())
         .unwrap();
@@ -308,7 +308,7 @@ fn an_append_not_taken_back_in_process_keeps_its_record_for_recovery() {
     let name = OsStr::new("log.txt");
     // The step writes through a handle opened through the root; the rollback opens the file in
     // the step's directory, reached through the alias.
-    let file = fsops::open_for_update(dir(&s.root).as_fd(), name).unwrap();
+    let file = fsops::open_for_update(dir(&s.root).as_dir(), name).unwrap();
     let mut commit = s.journal.commit();
     commit
         .append(dir(&alias), &alias, name, file, NEW.into())

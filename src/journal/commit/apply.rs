@@ -3,7 +3,6 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write as _};
-use std::os::fd::AsFd;
 
 use serde_json::Value;
 
@@ -16,6 +15,7 @@ use super::{holds, made_dirs, Commit, CommitRecord, LeftInPlace, Sequel, Staged,
 use crate::journal::Entry;
 use crate::journal::Record;
 use crate::paths::fsops::{self, Replacing, Snapshot};
+use crate::paths::AsDir;
 use crate::paths::{process, trees};
 
 impl Commit<'_> {
@@ -114,7 +114,11 @@ impl Commit<'_> {
         process::crash_point("applied");
         let mut left = Vec::new();
         for (step, staged) in self.steps.iter().enumerate() {
-            let error = clean_up(staged.dir.as_fd(), &staged.record, staged.replaces.as_ref());
+            let error = clean_up(
+                staged.dir.as_dir(),
+                &staged.record,
+                staged.replaces.as_ref(),
+            );
             if let Some(error) = error {
                 left.push(LeftInPlace { step, error });
             }
@@ -144,8 +148,8 @@ impl Commit<'_> {
         for (index, step) in self.steps[..done].iter().enumerate().rev() {
             let mut appended = step.append.as_ref().map(|(_, bytes)| bytes.as_slice());
             settled &= undo_step(
-                step.dir.as_fd(),
-                step.to_dir.as_ref().map(|d| d.as_fd()),
+                step.dir.as_dir(),
+                step.to_dir.as_ref().map(|d| d.as_dir()),
                 &step.record,
                 appended.as_mut().map(|bytes| bytes as &mut dyn Read),
                 Some((&copies, index)),
@@ -160,10 +164,10 @@ impl Commit<'_> {
         for step in &mut self.steps {
             let aside = step.record.aside.as_os_str();
             match &step.record.action {
-                StepAction::Put { staged, .. } => remove_staged(step.dir.as_fd(), aside, staged),
+                StepAction::Put { staged, .. } => remove_staged(step.dir.as_dir(), aside, staged),
                 StepAction::Place { staged } => {
                     let _ =
-                        remove_aside(step.dir.as_fd(), aside, *staged, trees::Removal::OWN_TEMP);
+                        remove_aside(step.dir.as_dir(), aside, *staged, trees::Removal::OWN_TEMP);
                 }
                 _ => {}
             }
@@ -172,7 +176,7 @@ impl Commit<'_> {
             }
         }
         for (made, parent) in self.made.drain(..).rev() {
-            made_dirs::remove_if_empty(parent.as_fd(), &made);
+            made_dirs::remove_if_empty(parent.as_dir(), &made);
         }
         if let Some(made) = self.made_record.take() {
             made.finish();
@@ -189,7 +193,7 @@ impl Drop for Commit<'_> {
 
 pub(super) fn apply_step(step: &Staged) -> Result<(), StepFailure> {
     let (dir, name, aside) = (
-        step.dir.as_fd(),
+        step.dir.as_dir(),
         step.record.name.as_os_str(),
         step.record.aside.as_os_str(),
     );
@@ -223,7 +227,7 @@ pub(super) fn apply_step(step: &Staged) -> Result<(), StepFailure> {
                 found.same_except_ctime(&expected)
                     || found == expected
                     || (found.kind() == crate::paths::EntryKind::Directory
-                        && (found.dev, found.ino) == (expected.dev, expected.ino))
+                        && found.id() == expected.id())
             })?;
             if let Some(check) = &step.check_aside {
                 if !check(dir, aside) {
@@ -253,7 +257,7 @@ pub(super) fn apply_step(step: &Staged) -> Result<(), StepFailure> {
                 .to_dir
                 .as_ref()
                 .expect("a rename knows where to")
-                .as_fd();
+                .as_dir();
             let here = fsops::lstat_at(dir, name).map_err(StepFailure::Io)?;
             if !here.is_some_and(|s| moves.is(&s)) {
                 return Err(changed());
@@ -309,10 +313,10 @@ fn sync_dirs(steps: &[Staged]) {
             let Ok(stat) = fsops::fstat(dir) else {
                 continue;
             };
-            let key = (Snapshot::of(&stat).dev, Snapshot::of(&stat).ino);
+            let key = stat.id();
             if !seen.contains(&key) {
                 seen.push(key);
-                fsops::fsync_dir(dir.as_fd());
+                fsops::fsync_dir(dir.as_dir());
             }
         }
     }

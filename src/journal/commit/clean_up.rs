@@ -2,12 +2,12 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::os::fd::BorrowedFd;
 
 use super::undo::{remove_aside, settle_doomed};
 use super::{holds, PlannedFile, StepAction, StepRecord};
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, Snapshot};
+use crate::paths::BorrowedDir;
 use crate::paths::{trees, Version};
 
 /// After the commit point: removes what a step displaced (in the trash already, or taken
@@ -15,7 +15,7 @@ use crate::paths::{trees, Version};
 /// into it ([`let_go_displaced`]; `planned` is its content as planned, when known in process).
 /// Returns what a removal could not remove (see [`super::LeftInPlace`]).
 pub(super) fn clean_up(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     step: &StepRecord,
     planned: Option<&PlannedFile>,
 ) -> Option<std::io::Error> {
@@ -68,7 +68,7 @@ pub(super) fn clean_up(
 /// removed. Returns the name anything was kept as. Safe to run again (the doomed name, as for
 /// [`remove_aside`]).
 fn let_go_displaced(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     aside: &OsStr,
     name: &OsStr,
     displaced: Version,

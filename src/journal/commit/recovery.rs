@@ -2,7 +2,6 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
-use std::os::fd::AsFd;
 use std::path::Path;
 
 use super::clean_up::clean_up;
@@ -14,6 +13,7 @@ use crate::journal::Recovered;
 #[cfg(test)]
 use crate::journal::{Journal, Record};
 use crate::paths::fsops::{self};
+use crate::paths::AsDir;
 use crate::paths::Sandbox;
 #[cfg(test)]
 use std::{ffi::OsStr, path::PathBuf};
@@ -64,7 +64,7 @@ pub fn recover(
     if record.applied {
         for (step, dir) in steps {
             if let Some(dir) = dir {
-                let _ = clean_up(dir.as_fd(), step, None);
+                let _ = clean_up(dir.as_dir(), step, None);
             }
         }
         if let Some(sequel) = &record.sequel {
@@ -78,8 +78,8 @@ pub fn recover(
             if let Some(dir) = dir {
                 let mut appended = kept.as_mut().and_then(|kept| kept_for(kept, step));
                 settled &= undo_step(
-                    dir.as_fd(),
-                    to_dir.as_ref().map(|d| d.as_fd()),
+                    dir.as_dir(),
+                    to_dir.as_ref().map(|d| d.as_dir()),
                     step,
                     appended.as_mut().map(|bytes| bytes as &mut dyn Read),
                     Some((copies, index)),
@@ -87,7 +87,7 @@ pub fn recover(
             }
         }
         for dir in dirs.iter().flatten() {
-            fsops::fsync_dir(dir.as_fd());
+            fsops::fsync_dir(dir.as_dir());
         }
         if !settled {
             // An append still ours could not be cut back: the record stays for the next try.

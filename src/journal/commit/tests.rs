@@ -41,12 +41,12 @@ fn no_sequel(_: &Value) -> io::Result<()> {
     unreachable!("these records carry no sequel")
 }
 
-fn dir(root: &Path) -> OwnedFd {
+fn dir(root: &Path) -> Dir {
     fsops::open_dir(root, root, false).unwrap()
 }
 
 fn planned(root: &Path, name: &str) -> PlannedFile {
-    let stat = fsops::lstat_at(dir(root).as_fd(), OsStr::new(name))
+    let stat = fsops::lstat_at(dir(root).as_dir(), OsStr::new(name))
         .unwrap()
         .unwrap();
     PlannedFile::new(stat, &fs::read(root.join(name)).unwrap())
@@ -485,7 +485,7 @@ fn stage_in_made_dirs(s: &Setup) -> Commit<'_> {
     let mut commit = stage_all(s);
     let sub = s.root.join("new/sub");
     let handle = commit.make_dirs(&s.root, &sub).unwrap();
-    let dir = fsops::reopen_readable(handle.as_fd()).unwrap();
+    let dir = fsops::reopen_readable(handle.as_dir()).unwrap();
     commit
         .put(dir, &sub, OsStr::new("n.txt"), b"n\n".to_vec(), None, None)
         .unwrap();

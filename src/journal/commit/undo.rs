@@ -3,12 +3,12 @@
 
 use std::ffi::OsStr;
 use std::io::{self, Read};
-use std::os::fd::BorrowedFd;
 
 use super::splice::{splice_out, ForeignCopies, Splice, MAX_OURS};
 use super::{StepAction, StepRecord};
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, Snapshot};
+use crate::paths::BorrowedDir;
 use crate::paths::{trees, Stat, Version};
 
 /// Takes back an append: the file `name` in `dir`, if it is still the recorded one, is cut back
@@ -20,7 +20,7 @@ use crate::paths::{trees, Stat, Version};
 /// the file is still the recorded one but could not be opened, read, cut or spliced (its record
 /// must stay, for recovery to try again).
 fn undo_append(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     step: &StepRecord,
     appended: Option<&mut dyn Read>,
     foreign: Option<(&ForeignCopies<'_>, usize)>,
@@ -81,8 +81,8 @@ fn undo_append(
 /// Returns whether the step is settled: `false` only for an append that could not be taken
 /// back yet.
 pub(super) fn undo_step(
-    dir: BorrowedFd<'_>,
-    to_dir: Option<BorrowedFd<'_>>,
+    dir: BorrowedDir<'_>,
+    to_dir: Option<BorrowedDir<'_>>,
     step: &StepRecord,
     appended: Option<&mut dyn Read>,
     foreign: Option<(&ForeignCopies<'_>, usize)>,
@@ -145,9 +145,9 @@ pub(super) fn undo_step(
 /// Moves `from` to the free name `to`; should what arrived not be `ident` (the name was swapped
 /// between the caller's check and the move), moves it back.
 pub(super) fn move_checked(
-    from_dir: BorrowedFd<'_>,
+    from_dir: BorrowedDir<'_>,
     from: &OsStr,
-    to_dir: BorrowedFd<'_>,
+    to_dir: BorrowedDir<'_>,
     to: &OsStr,
     ident: &Version,
 ) {
@@ -164,7 +164,7 @@ pub(super) fn move_checked(
 /// it should afterwards (one was swapped between the caller's check and the exchange), exchanges
 /// them back.
 fn exchange_checked(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     aside: &OsStr,
     name: &OsStr,
     staged: &Version,
@@ -188,7 +188,7 @@ fn exchange_checked(
 /// short by a kill left is settled first ([`settle_doomed`]), so running this again is safe.
 /// Returns the first removal that failed, if one did.
 pub(super) fn remove_aside(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     aside: &OsStr,
     ident: Version,
     how: trees::Removal<'_>,
@@ -212,7 +212,7 @@ pub(super) fn remove_aside(
 /// `doomed` (a name nothing but such a removal uses) is removed if it is `ident`, else put back
 /// under `aside`.
 pub(super) fn settle_doomed(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     aside: &OsStr,
     doomed: &OsStr,
     ident: Version,
@@ -230,7 +230,7 @@ pub(super) fn settle_doomed(
 }
 
 /// Whether `name` is the staged file `staged` with the content hashing to `sha256`.
-fn is_staged(dir: BorrowedFd<'_>, name: &OsStr, staged: &Version, sha256: &str) -> bool {
+fn is_staged(dir: BorrowedDir<'_>, name: &OsStr, staged: &Version, sha256: &str) -> bool {
     let Ok(file) = fsops::open_for_read(dir, name) else {
         return false;
     };
@@ -239,6 +239,6 @@ fn is_staged(dir: BorrowedFd<'_>, name: &OsStr, staged: &Version, sha256: &str) 
 }
 
 /// Removes the staged file `staged` from our temp name `aside`, if it is there.
-pub(super) fn remove_staged(dir: BorrowedFd<'_>, aside: &OsStr, staged: &Version) {
+pub(super) fn remove_staged(dir: BorrowedDir<'_>, aside: &OsStr, staged: &Version) {
     remove_aside(dir, aside, *staged, trees::Removal::OWN_TEMP);
 }

@@ -10,7 +10,7 @@ use rustix::fs::AtFlags;
 
 use super::errno;
 use crate::paths::platform;
-use crate::paths::{EntryKind, Stat};
+use crate::paths::{EntryKind, FileId, Stat};
 
 /// The facts about an entry that change when it is modified, replaced or (for a directory) when
 /// an entry is added, removed or renamed inside it.
@@ -60,9 +60,17 @@ impl Snapshot {
         self.mode & 0o7777
     }
 
+    /// Which entry it is, whatever its name.
+    pub fn id(&self) -> FileId {
+        FileId {
+            dev: self.dev,
+            ino: self.ino,
+        }
+    }
+
     /// The same inode (device and inode number)?
     pub fn same_inode(&self, other: &Snapshot) -> bool {
-        (self.dev, self.ino) == (other.dev, other.ino)
+        self.id() == other.id()
     }
 }
 

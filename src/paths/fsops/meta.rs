@@ -39,7 +39,8 @@ pub(super) fn keep_metadata_of(
 /// Gives `fd` the owner `uid` and group `gid`, as far as we may: only a privileged process may
 /// give a file away (`EPERM`), but an owner may still set the group to one of theirs. What we may
 /// not set stays ours, as with `mv`, `cp -p` and `tar -x`; any other failure is an error.
-pub fn give_owner(fd: BorrowedFd<'_>, uid: u32, gid: u32) -> io::Result<()> {
+pub fn give_owner(fd: impl AsFd, uid: u32, gid: u32) -> io::Result<()> {
+    let fd = fd.as_fd();
     as_far_as_we_may(uid, gid, |uid, gid| rustix::fs::fchown(fd, uid, gid))
 }
 
@@ -85,8 +86,8 @@ pub fn sync_fd(fd: impl AsFd) -> io::Result<()> {
 
 /// A file or directory of a new tree (a copy, a restore) is complete: make it durable where the
 /// whole tree cannot be synced at once (see [`platform::sync_written`]).
-pub fn sync_written(fd: BorrowedFd<'_>) -> io::Result<()> {
-    platform::sync_written(fd)
+pub fn sync_written(fd: impl AsFd) -> io::Result<()> {
+    platform::sync_written(fd.as_fd())
 }
 
 /// Makes a new tree in `parent` durable, before it is renamed into place there (see

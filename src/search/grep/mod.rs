@@ -19,7 +19,6 @@ mod render;
 
 use std::fs::File;
 use std::io;
-use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -32,6 +31,7 @@ use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::fsops;
 use crate::paths::shown::{echo, Shown};
+use crate::paths::Dir;
 use crate::paths::EntryKind;
 use crate::paths::{Sandbox, Target};
 use crate::progress::Meter;
@@ -136,7 +136,7 @@ struct Worker {
 /// Searches the text files below `dir` (open, at `tree.target`). Files that cannot be read or
 /// change while searched are skipped, like `rg` does. `progress` counts the files searched.
 pub fn search_tree(
-    dir: OwnedFd,
+    dir: Dir,
     tree: &Tree<'_>,
     sandbox: &Sandbox,
     matcher: &RegexMatcher,

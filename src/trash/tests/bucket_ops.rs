@@ -4,13 +4,14 @@
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::fs;
-use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
 use super::support::*;
+
+use crate::paths::AsDir;
 
 #[test]
 fn a_thousand_same_named_files_from_many_threads_give_distinct_restorable_archives() {
@@ -360,7 +361,7 @@ fn an_archive_in_flight_is_restored_only_through_its_own_hold() {
     env.bucket
         .restore_archived(
             &archived,
-            parent.as_fd(),
+            parent.as_dir(),
             std::ffi::OsStr::new("c"),
             &crate::trash::restore_temp_name(),
             &never,
@@ -404,7 +405,7 @@ fn bucket_is_private_and_named_by_the_root_hash() {
     let dir = env.bucket.dir();
     let expected = sha_hex(env.root.to_str().unwrap().as_bytes());
     assert_eq!(dir, env.data.join("trash").join(expected));
-    use std::os::unix::fs::PermissionsExt;
+    use crate::paths::testing::Modes;
     assert_eq!(
         fs::metadata(dir).unwrap().permissions().mode() & 0o777,
         0o700

@@ -4,11 +4,12 @@
 use std::cell::Cell;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::support::*;
+use crate::paths::testing::Modes;
+use crate::paths::Stat;
 use crate::trash::TrashError;
 
 /// A cancel callback that runs `act` on poll number `at` (1-based) and never cancels.
@@ -332,7 +333,6 @@ fn a_removal_stopped_halfway_puts_back_what_it_removed() {
 
 #[test]
 fn a_removed_name_of_a_file_that_kept_a_name_goes_back_as_its_link() {
-    use std::os::unix::fs::MetadataExt;
     let env = Env::new();
     let tree = env.path("tree");
     write_file(&tree.join("a/x"), b"shared", 0o644);
@@ -352,9 +352,10 @@ fn a_removed_name_of_a_file_that_kept_a_name_goes_back_as_its_link() {
     assert!(matches!(report, TrashError::Stopped { .. }), "{report:?}");
     assert_eq!(snapshot(&tree), before);
     drop(guard);
-    let x = fs::metadata(tree.join("a/x")).unwrap();
-    assert_eq!(x.ino(), fs::metadata(tree.join("z")).unwrap().ino());
-    assert_eq!(x.nlink(), 2);
+    let x = Stat::from(&fs::metadata(tree.join("a/x")).unwrap());
+    let z = Stat::from(&fs::metadata(tree.join("z")).unwrap());
+    assert_eq!(x.ino, z.ino);
+    assert_eq!(x.nlink, 2);
     assert_bucket_clean(&env);
 }
 

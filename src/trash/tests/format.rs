@@ -7,6 +7,8 @@ use std::process::Command;
 use flate2::read::{GzDecoder, MultiGzDecoder};
 
 use super::support::*;
+use crate::paths::testing::{set_xattr, xattr};
+use crate::paths::Stat;
 
 #[test]
 fn metadata_is_the_first_entry_and_alone_in_the_first_gzip_member() {
@@ -56,13 +58,7 @@ fn gnu_tar_lists_and_extracts_archives() {
     let tree = env.path("sub/project");
     build_tree(&tree);
     let script = tree.join("src/nested/run.sh");
-    rustix::fs::setxattr(
-        &script,
-        "user.origin",
-        b"gnu",
-        rustix::fs::XattrFlags::empty(),
-    )
-    .unwrap();
+    set_xattr(&script, "user.origin", b"gnu").unwrap();
     let before = snapshot(&tree);
     let archived = env.trash("sub/project").unwrap();
 
@@ -116,15 +112,12 @@ fn gnu_tar_lists_and_extracts_archives() {
         .output()
         .unwrap();
     assert!(extract.status.success(), "{extract:?}");
-    let mut value = [0u8; 16];
     let copy = with_xattrs.join("sub/project/src/nested/run.sh");
-    let n = rustix::fs::getxattr(&copy, "user.origin", &mut value[..]).unwrap();
-    assert_eq!(&value[..n], b"gnu");
+    assert_eq!(xattr(&copy, "user.origin").as_deref(), Some(&b"gnu"[..]));
 }
 
 #[test]
 fn gnu_tar_extracts_hard_links_as_links() {
-    use std::os::unix::fs::MetadataExt;
     let env = Env::new();
     let tree = env.path("linked");
     write_file(&tree.join("a/x"), b"shared", 0o644);
@@ -146,10 +139,13 @@ fn gnu_tar_extracts_hard_links_as_links() {
         .unwrap();
     assert!(extract.status.success(), "{extract:?}");
     assert_eq!(String::from_utf8_lossy(&extract.stderr), "");
-    let ino = |rel: &str| fs::metadata(out.join("linked").join(rel)).unwrap().ino();
+    let ino = |rel: &str| Stat::from(&fs::metadata(out.join("linked").join(rel)).unwrap()).ino;
     assert_eq!(ino("b/y"), ino("a/x"));
     assert_eq!(ino(&long), ino("a/x"));
-    assert_eq!(fs::metadata(out.join("linked/a/x")).unwrap().nlink(), 3);
+    assert_eq!(
+        Stat::from(&fs::metadata(out.join("linked/a/x")).unwrap()).nlink,
+        3
+    );
     assert_eq!(fs::read(out.join("linked/b/y")).unwrap(), b"shared");
 }
 

@@ -57,7 +57,7 @@ fn archives_outside_the_bucket_are_refused() {
     let copy = env.outside.join(archived.archive_path.file_name().unwrap());
     fs::copy(&archived.archive_path, &copy).unwrap();
     let sneaky_link = env.bucket.dir().join("20990101T000000000Z-x-y-z-l.tar.gz");
-    std::os::unix::fs::symlink(&copy, &sneaky_link).unwrap();
+    crate::paths::testing::symlink(&copy, &sneaky_link).unwrap();
     let dotdot = env
         .bucket
         .dir()
@@ -312,7 +312,7 @@ fn hard_links_may_only_name_a_file_extracted_before_them() {
         fs::remove_file(env.bucket.dir().join(NAME)).unwrap();
     }
     let victim_meta = fs::metadata(&victim).unwrap();
-    assert_eq!(std::os::unix::fs::MetadataExt::nlink(&victim_meta), 1);
+    assert_eq!(crate::paths::Stat::from(&victim_meta).nlink, 1);
     assert_eq!(fs::read(&victim).unwrap(), b"secret");
 
     let root_link = raw_archive(&[

@@ -1,10 +1,10 @@
 //! Trash → restore gives back exactly what was there.
 
 use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 use super::support::*;
-use crate::paths::EntryKind;
+use crate::paths::testing::{lchown, set_xattr, symlink, xattr, Modes};
+use crate::paths::{EntryKind, Stat};
 use crate::trash::TrashError;
 
 #[test]
@@ -41,7 +41,7 @@ fn symlink_round_trip_keeps_the_link_not_its_target() {
     let env = Env::new();
     write_file(&env.path("target.txt"), b"target stays", 0o644);
     let link = env.path("link");
-    std::os::unix::fs::symlink("target.txt", &link).unwrap();
+    symlink("target.txt", &link).unwrap();
     set_mtime(&link, 1_600_000_001, 5);
     let before = snapshot(&link);
 
@@ -122,8 +122,8 @@ fn odd_names_and_long_paths_round_trip() {
     fs::create_dir_all(&deep).unwrap();
     write_file(&deep.join("new\nline ünï ✓.txt"), b"x", 0o644);
     let long_target = "t/".repeat(90) + "end";
-    std::os::unix::fs::symlink(&long_target, deep.join("long-link")).unwrap();
-    std::os::unix::fs::symlink("a//b/./c/", tree.join("unnormalised")).unwrap();
+    symlink(&long_target, deep.join("long-link")).unwrap();
+    symlink("a//b/./c/", tree.join("unnormalised")).unwrap();
     let before = snapshot(&tree);
 
     let archived = env.trash("odd").unwrap();
@@ -175,8 +175,8 @@ fn build_linked_tree(env: &Env) -> std::path::PathBuf {
 
 /// (device, inode, link count) of `path`.
 fn inode(path: &std::path::Path) -> (u64, u64, u64) {
-    let meta = fs::symlink_metadata(path).unwrap();
-    (meta.dev(), meta.ino(), meta.nlink())
+    let meta = Stat::from(&fs::symlink_metadata(path).unwrap());
+    (meta.dev, meta.ino, meta.nlink)
 }
 
 #[test]
@@ -281,14 +281,6 @@ fn the_same_archive_is_never_restored_twice_at_once() {
     assert!(restore_temps(&env.root).is_empty());
 }
 
-/// `name` of `path` (not following a symlink), if it has it.
-fn xattr(path: &std::path::Path, name: &str) -> Option<Vec<u8>> {
-    let mut buf = vec![0u8; 4096];
-    let n = rustix::fs::lgetxattr(path, name, &mut buf[..]).ok()?;
-    buf.truncate(n);
-    Some(buf)
-}
-
 #[test]
 fn round_trip_keeps_user_attributes_and_acls_of_files_and_directories() {
     use crate::paths::xattrs::sample_access_acl;
@@ -296,17 +288,10 @@ fn round_trip_keeps_user_attributes_and_acls_of_files_and_directories() {
     let tree = env.path("tree");
     write_file(&tree.join("sub/a.txt"), b"a", 0o640);
     write_file(&env.path("single.txt"), b"s", 0o644);
-    let flags = rustix::fs::XattrFlags::empty();
     for rel in ["tree/sub/a.txt", "tree/sub", "tree", "single.txt"] {
         let path = env.path(rel);
-        rustix::fs::setxattr(&path, "user.origin", rel.as_bytes(), flags).unwrap();
-        rustix::fs::setxattr(
-            &path,
-            "system.posix_acl_access",
-            &sample_access_acl(),
-            flags,
-        )
-        .unwrap();
+        set_xattr(&path, "user.origin", rel.as_bytes()).unwrap();
+        set_xattr(&path, "system.posix_acl_access", &sample_access_acl()).unwrap();
     }
     let before = (snapshot(&tree), snapshot(&env.path("single.txt")));
 
@@ -329,7 +314,7 @@ fn round_trip_keeps_user_attributes_and_acls_of_files_and_directories() {
 /// owner and group (a plain user keeps its own, see `fsops::give_owner`).
 #[test]
 fn round_trip_as_root_gives_entries_back_to_their_owners() {
-    if !rustix::process::geteuid().is_root() {
+    if crate::paths::process::effective_user() != 0 {
         eprintln!("skipped: only root may give files away");
         return;
     }
@@ -338,7 +323,7 @@ fn round_trip_as_root_gives_entries_back_to_their_owners() {
     build_tree(&tree);
     for (n, entry) in walkdir(&tree).iter().enumerate() {
         let (uid, gid) = (1000 + n as u32, 2000 + n as u32);
-        std::os::unix::fs::lchown(entry, Some(uid), Some(gid)).unwrap();
+        lchown(entry, Some(uid), Some(gid)).unwrap();
     }
     // chown clears set-user-ID bits: compare with the tree as it is now.
     let before = snapshot(&tree);
@@ -365,13 +350,13 @@ fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// the same bytes, not 128 MiB of allocated zeros.
 #[test]
 fn a_sparse_file_comes_back_sparse_and_byte_identical() {
-    use std::os::unix::fs::{FileExt, MetadataExt};
+    use crate::paths::io::{read_exact_at, write_all_at};
     let env = Env::new();
     let path = env.path("disk.img");
     let image = fs::File::create(&path).unwrap();
     image.set_len(128 << 20).unwrap();
-    image.write_all_at(b"boot sector", 0).unwrap();
-    image.write_all_at(&[9u8; 100_000], 100 << 20).unwrap();
+    write_all_at(&image, b"boot sector", 0).unwrap();
+    write_all_at(&image, &[9u8; 100_000], 100 << 20).unwrap();
     drop(image);
     let sha = streamed_sha(&path);
 
@@ -380,13 +365,13 @@ fn a_sparse_file_comes_back_sparse_and_byte_identical() {
     assert!(fs::metadata(&archived.archive_path).unwrap().len() < 1 << 20);
     env.restore_to(&archived.archive_path, &path).unwrap();
 
-    let meta = fs::metadata(&path).unwrap();
-    assert_eq!(meta.len(), 128 << 20);
-    assert!(meta.blocks() * 512 < 4 << 20, "{} blocks", meta.blocks());
+    let meta = Stat::from(&fs::metadata(&path).unwrap());
+    assert_eq!(meta.size, 128 << 20);
+    assert!(meta.blocks * 512 < 4 << 20, "{} blocks", meta.blocks);
     assert_eq!(streamed_sha(&path), sha);
     let mut probe = vec![0u8; 100_002];
     let restored = fs::File::open(&path).unwrap();
-    restored.read_exact_at(&mut probe, (100 << 20) - 1).unwrap();
+    read_exact_at(&restored, &mut probe, (100 << 20) - 1).unwrap();
     assert_eq!(
         (probe[0], probe[1], probe[100_000], probe[100_001]),
         (0, 9, 9, 0)

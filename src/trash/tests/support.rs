@@ -4,8 +4,6 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io::Write;
-use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -14,6 +12,8 @@ use flate2::Compression;
 use sha2::{Digest, Sha256};
 use tar::{EntryType, Header};
 
+use crate::paths::testing::{symlink, Modes};
+use crate::paths::{AsDir, Dir, EntryKind, Stat};
 use crate::trash::{
     archive_relative_path, Archived, Bucket, Identity, Metadata, TrashError, TrashItem,
 };
@@ -117,7 +117,7 @@ impl Env {
         let parent = open_dir(path.parent().unwrap());
         let relative = archive_relative_path(&self.root, path);
         let item = TrashItem {
-            parent: parent.as_fd(),
+            parent: parent.as_dir(),
             name: path.file_name().unwrap(),
             original_path: path,
             relative_path: &relative,
@@ -140,7 +140,7 @@ impl Env {
         let parent = open_dir(target.parent().unwrap());
         self.bucket.restore(
             archive,
-            parent.as_fd(),
+            parent.as_dir(),
             target.file_name().unwrap(),
             &crate::trash::restore_temp_name(),
             cancel,
@@ -153,7 +153,7 @@ impl Env {
         let holder = partly.original().parent().unwrap();
         let parent = crate::paths::fsops::open_dir(Path::new("/"), holder, false).unwrap();
         let temp = crate::trash::restore_temp_name();
-        self.bucket.put_back_removed(partly, parent.as_fd(), &temp)
+        self.bucket.put_back_removed(partly, parent.as_dir(), &temp)
     }
 
     /// Names in the bucket (sorted), or none if it does not exist.
@@ -175,8 +175,8 @@ pub fn names_in(dir: &Path) -> Vec<String> {
 }
 
 /// An fd for a directory.
-pub fn open_dir(path: &Path) -> OwnedFd {
-    OwnedFd::from(File::open(path).unwrap())
+pub fn open_dir(path: &Path) -> Dir {
+    Dir::from(File::open(path).unwrap())
 }
 
 /// Write `content` to `path` with `mode`.
@@ -190,23 +190,7 @@ pub fn write_file(path: &Path, content: &[u8], mode: u32) {
 
 /// Set the mtime of `path` itself (a symlink is not followed).
 pub fn set_mtime(path: &Path, secs: i64, nanos: u32) {
-    let times = rustix::fs::Timestamps {
-        last_access: rustix::fs::Timespec {
-            tv_sec: secs,
-            tv_nsec: nanos.into(),
-        },
-        last_modification: rustix::fs::Timespec {
-            tv_sec: secs,
-            tv_nsec: nanos.into(),
-        },
-    };
-    rustix::fs::utimensat(
-        rustix::fs::CWD,
-        path,
-        &times,
-        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-    )
-    .unwrap();
+    crate::paths::testing::set_times(path, secs, nanos);
 }
 
 /// What a tree entry is, for comparisons.
@@ -238,17 +222,17 @@ pub fn snapshot(path: &Path) -> BTreeMap<PathBuf, Node> {
 }
 
 fn collect(path: &Path, rel: &Path, out: &mut BTreeMap<PathBuf, Node>) {
-    let meta = fs::symlink_metadata(path).unwrap();
-    let mtime = (meta.mtime(), meta.mtime_nsec());
-    let mode = meta.mode() & 0o7777;
-    let owner = (meta.uid(), meta.gid());
-    let node = if meta.file_type().is_symlink() {
+    let meta = Stat::from(&fs::symlink_metadata(path).unwrap());
+    let mtime = (meta.mtime.0, i64::from(meta.mtime.1));
+    let mode = meta.permissions();
+    let owner = (meta.uid, meta.gid);
+    let node = if meta.kind() == EntryKind::Symlink {
         Node::Link {
             mtime,
             owner,
             target: fs::read_link(path).unwrap(),
         }
-    } else if meta.is_dir() {
+    } else if meta.kind() == EntryKind::Directory {
         for entry in fs::read_dir(path).unwrap() {
             let entry = entry.unwrap();
             collect(&entry.path(), &rel.join(entry.file_name()), out);
@@ -284,8 +268,8 @@ pub fn build_tree(dir: &Path) {
         0o600,
     );
     write_file(&dir.join("src/nested/deeper/a.b"), b"dots", 0o644);
-    std::os::unix::fs::symlink("../README.md", dir.join("src/readme-link")).unwrap();
-    std::os::unix::fs::symlink("nowhere/at/all", dir.join("dangling")).unwrap();
+    symlink("../README.md", dir.join("src/readme-link")).unwrap();
+    symlink("nowhere/at/all", dir.join("dangling")).unwrap();
     fs::set_permissions(dir.join("src/nested"), fs::Permissions::from_mode(0o750)).unwrap();
     let mut all: Vec<PathBuf> = snapshot(dir).keys().map(|k| dir.join(k)).collect();
     all.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
