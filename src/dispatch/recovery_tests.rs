@@ -4,7 +4,6 @@ use crate::hashing::sha256_hex;
 use crate::journal::{Journal, Record, TempRecord};
 use serde_json::json;
 use std::fs;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -23,12 +22,12 @@ async fn the_first_call_waits_for_the_recovery_begun_in_the_background() {
             fs::write(temp.join(format!("d{d}/f{f}")), "copied").unwrap();
         }
     }
-    let meta = fs::metadata(&root).unwrap();
+    let meta = crate::paths::Stat::from(&fs::metadata(&root).unwrap());
     let dead_pid = u32::MAX - 1;
     let record = Record::Temp(TempRecord {
         dir: root.clone(),
-        dir_dev: meta.dev(),
-        dir_ino: meta.ino(),
+        dir_dev: meta.dev,
+        dir_ino: meta.ino,
         name: temp_name.into(),
         pid: dead_pid,
         made_dirs: Vec::new(),

@@ -10,7 +10,6 @@
 //! (`combined_diff`); the question (`prompt`), the change's steps and history record
 //! (`commit`), the result (`report`).
 
-use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -22,7 +21,7 @@ use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{BoxFuture, Call, Failure, Outcome, Success, ToolNames};
 use crate::error::{ErrorCode, ToolError};
 use crate::options::WorkspaceOptions;
-use crate::paths::Target;
+use crate::paths::{AsDir, Target};
 use crate::progress::Unit;
 use crate::text::patch;
 
@@ -207,7 +206,7 @@ async fn apply(call: &Call, args: Value) -> Outcome {
                 .into_iter()
                 .filter_map(|target| {
                     let (parent, name) = files::open_parent(&target, "check").ok()?;
-                    let seen = files::file_stat_at(parent.as_fd(), &name)?;
+                    let seen = files::file_stat_at(parent.as_dir(), &name)?;
                     Some((target.path, seen))
                 })
                 .collect::<Vec<_>>())

@@ -1,7 +1,7 @@
 //! Reading what is at a path of the patch now, within the patch's budget: a file's bytes, a
 //! symlink as itself for a delete, a directory or a special file refused.
 
-use std::os::fd::AsFd;
+use crate::paths::AsDir;
 
 use super::budget::Budget;
 use super::planned::Existing;
@@ -29,7 +29,7 @@ pub(super) fn read(
             Err(e) if e.code == ErrorCode::NotFound => return Ok(None),
             Err(e) => return Err(e),
         };
-        let stat = fsops::lstat_at(parent.as_fd(), &name)
+        let stat = fsops::lstat_at(parent.as_dir(), &name)
             .map_err(|e| ToolError::io(&e, "read", &target.path))?;
         match stat.as_ref().map(EntryKind::of) {
             None => return Ok(None),

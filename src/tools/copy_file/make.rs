@@ -1,7 +1,6 @@
 //! The confirmed copy as one change for the executor: the destination's old entry to the trash
 //! first, the copy built under a temp name and placed, with its history record.
 
-use std::os::fd::AsFd;
 use std::path::PathBuf;
 
 use crate::call::execute::{execute, CopyMade, Done};
@@ -12,7 +11,7 @@ use crate::cancel::CancelToken;
 use crate::change::{Action, EntryFacts, FileChange};
 use crate::error::ToolError;
 use crate::history::Heading;
-use crate::paths::{EntryKind, Stat, Target};
+use crate::paths::{AsDir, EntryKind, Stat, Target};
 use crate::tools::files;
 use crate::trash::Archived;
 use crate::workspace::Workspace;
@@ -99,8 +98,8 @@ impl Copying {
             }
             change.sha256_after = done.copies.last().cloned().flatten().and_then(|c| c.sha256);
             if let Ok((parent, name)) = files::open_parent(&self.destination, "copy to") {
-                change.undo.entry = EntryFacts::of_entry(parent.as_fd(), &name);
-                seen = files::file_stat_at(parent.as_fd(), &name);
+                change.undo.entry = EntryFacts::of_entry(parent.as_dir(), &name);
+                seen = files::file_stat_at(parent.as_dir(), &name);
             }
             change.undo.created_dirs = created_dirs.clone();
             vec![change]

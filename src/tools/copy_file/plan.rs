@@ -2,14 +2,13 @@
 //! the tree it would replace, and whether the copy fits.
 
 use std::io;
-use std::os::fd::AsFd;
 
 use super::refusals::{onto_a_directory, special};
 use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
-use crate::paths::fsops;
 use crate::paths::shown::Shown;
 use crate::paths::tree_count::{count_tree_at, Budget};
+use crate::paths::{fsops, AsDir};
 use crate::paths::{EntryKind, Stat, Target};
 use crate::text::quantity::human_bytes;
 use crate::tools::{destination, files};
@@ -33,7 +32,7 @@ pub(super) fn plan(
     cancel: &CancelToken,
 ) -> Result<Planned, ToolError> {
     let (src_parent, src_name) = files::open_parent(source, "copy")?;
-    let src_stat = fsops::lstat_at(src_parent.as_fd(), &src_name)
+    let src_stat = fsops::lstat_at(src_parent.as_dir(), &src_name)
         .map_err(|e| ToolError::io(&e, "copy", &source.path))?
         .ok_or_else(|| {
             ToolError::new(
@@ -50,7 +49,7 @@ pub(super) fn plan(
                 deadline: std::time::Instant::now() + std::time::Duration::from_secs(86_400),
                 max_entries: u64::MAX,
             };
-            let count = count_tree_at(src_parent.as_fd(), &src_name, all, &|| cancel.is_aborted())
+            let count = count_tree_at(src_parent.as_dir(), &src_name, all, &|| cancel.is_aborted())
                 .map_err(|e| ToolError::io(&e, "look into", &source.path))?;
             if cancel.is_aborted() {
                 return Err(ToolError::aborted());
@@ -62,7 +61,7 @@ pub(super) fn plan(
         }
     };
     let dst_stat = match files::open_parent(destination, "copy to") {
-        Ok((parent, name)) => fsops::lstat_at(parent.as_fd(), &name)
+        Ok((parent, name)) => fsops::lstat_at(parent.as_dir(), &name)
             .map_err(|e| ToolError::io(&e, "copy to", &destination.path))?,
         Err(e) if e.code == ErrorCode::NotFound => None,
         Err(e) => return Err(e),
@@ -114,7 +113,7 @@ fn fits(source: &Target, destination: &Target, needed: u64) -> Result<(), ToolEr
         };
         match fsops::open_dir(&destination.anchor, at, false) {
             Ok(fd) => {
-                break fsops::free_space(fd.as_fd())
+                break fsops::free_space(fd.as_dir())
                     .map_err(|e| ToolError::io(&e, "look at the free space of", at))?
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => dir = at.parent(),
