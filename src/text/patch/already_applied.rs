@@ -2,9 +2,9 @@
 //! instead of being applied twice.
 
 use super::lines::FileLines;
+use super::model::Chunk;
 use super::place::{anchors_of, find_place, hint_index, resolve_anchors, shifted, Place};
 use super::seek::{Haystack, MatchLevel};
-use super::Chunk;
 use crate::cancel::CancelToken;
 
 /// True when `text` already has the change of `chunks`: every chunk's new lines are where its

@@ -7,12 +7,11 @@
 use super::error::PatchError;
 use super::explain::explain_miss;
 use super::lines::FileLines;
+use super::model::{Chunk, ChunkLine};
 use super::place::anchors_of;
 #[cfg(not(test))]
 use super::place::{place_all, Place};
 use super::seek::{Haystack, MatchLevel};
-use super::Chunk;
-use super::ChunkLine;
 use crate::cancel::CancelToken;
 // The reference tests (tests/reference.rs) reach the placing through this module.
 #[cfg(test)]

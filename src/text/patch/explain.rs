@@ -2,9 +2,9 @@
 //! closest lines, or where its lines are when they are out of order or already there.
 
 use super::error::PatchError;
+use super::model::Chunk;
 use super::place::Miss;
 use super::seek::{Haystack, MatchLevel};
-use super::Chunk;
 use crate::text::closest::find_closest;
 
 /// The error for a chunk without a place, with what helps the model fix it.

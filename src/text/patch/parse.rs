@@ -5,8 +5,9 @@
 use std::collections::HashMap;
 
 use super::error::PatchError;
+use super::model::{ChunkLine, FileChange, Patch, PatchFormat};
 use super::parse_line::{excerpt, Line};
-use super::{parse_codex, parse_unified, ChunkLine, FileChange, Patch, PatchFormat};
+use super::{parse_codex, parse_unified};
 
 /// Parses a patch in Codex's format or as a unified diff (../../../docs/tools.md#apply_patch).
 pub fn parse(input: &str) -> Result<Patch, PatchError> {

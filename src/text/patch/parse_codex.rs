@@ -18,8 +18,8 @@
 //! header (`@@ -12,5 +12,6 @@`) read as a line-number hint, `\ No newline at end of file`.
 
 use super::error::PatchError;
+use super::model::{Chunk, ChunkLine, FileChange, FilePatch};
 use super::parse_line::{excerpt, parse_hunk_header, Line};
-use super::{Chunk, ChunkLine, FileChange, FilePatch};
 
 /// True when `first` (the patch's first non-blank line) is `*** Begin Patch`.
 pub(super) fn begins(first: &str) -> bool {

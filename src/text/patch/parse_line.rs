@@ -1,7 +1,7 @@
 //! What both patch formats are read from and share: the numbered input line, a line cut to fit
 //! in a message, and the `@@ -l,n +l,n @@` hunk header (a unified diff's, and a hint in Codex's).
 
-use super::Hint;
+use super::model::Hint;
 
 /// One line of the patch input: its 1-based number and its text without the line ending (a
 /// CRLF's `\r` is dropped too).

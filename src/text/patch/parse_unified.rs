@@ -13,8 +13,8 @@
 //! more hunk lines follow. A bare `@@` (no numbers) starts a hunk without a hint.
 
 use super::error::PatchError;
+use super::model::{Chunk, ChunkLine, FileChange, FilePatch};
 use super::parse_line::{excerpt, parse_hunk_header, Line};
-use super::{Chunk, ChunkLine, FileChange, FilePatch};
 
 /// True when `first` (the patch's first non-blank line) starts a unified diff.
 pub(super) fn begins(first: &str) -> bool {

@@ -17,8 +17,8 @@
 //! decides. A chunk without old lines (only `+` lines) goes after its last anchor, at its
 //! hinted line, or at the end of the file.
 
+use super::model::Chunk;
 use super::seek::{Haystack, MatchLevel};
-use super::Chunk;
 use crate::cancel::CancelToken;
 
 /// Every `@@` anchor of `chunks`.
