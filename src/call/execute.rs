@@ -17,7 +17,7 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
-use super::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
+use super::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Source, Step};
 use super::{commit_consuming, stage, Recorded};
 use crate::cancel::CancelToken;
 use crate::change::FileChange;
@@ -304,7 +304,9 @@ fn archive(
         relative_path: &relative,
     };
     let expected = match &step.expect {
-        Expect::File { stat, .. } | Expect::Entry { stat } => Snapshot::of(stat),
+        Expect::File { stat, .. } | Expect::Entry { stat } | Expect::Tree { stat, .. } => {
+            Snapshot::of(stat)
+        }
         Expect::Nothing | Expect::EmptyDir { .. } => {
             unreachable!(
                 "refused by check: nothing to keep at a free name or of an empty directory"
@@ -321,6 +323,17 @@ fn archive(
         }
         Expect::Entry { stat } => {
             (archived.metadata.kind != stat.kind()).then_some(Found::Replaced)
+        }
+        Expect::Tree { sha256, .. } => {
+            if archived.metadata.kind != EntryKind::Directory {
+                Some(Found::Replaced)
+            } else {
+                // The tree's digest: something inside it changed.
+                sha256
+                    .as_ref()
+                    .filter(|digest| **digest != archived.metadata.original_sha256)
+                    .map(|_| Found::Changed)
+            }
         }
         Expect::Nothing | Expect::EmptyDir { .. } => None,
     };
@@ -484,6 +497,8 @@ fn check(step: &Step) -> Result<(), &'static str> {
         }
         (Act::Remove | Act::Move { .. }, Expect::File { .. } | Expect::Entry { .. }) => Ok(()),
         (Act::Remove, Expect::EmptyDir { .. }) => Ok(()),
+        (Act::Remove, Expect::Tree { .. }) if step.keep == Keep::Archive => Ok(()),
+        (_, Expect::Tree { .. }) => Err("a tree is expected only where it is kept and removed"),
         (_, Expect::EmptyDir { .. }) => Err("only a removal expects an empty directory"),
         (Act::Remove | Act::Move { .. }, Expect::Nothing) => {
             Err("there is nothing to remove or move")
@@ -494,6 +509,8 @@ fn check(step: &Step) -> Result<(), &'static str> {
         (Act::Copy { .. }, _) => Err("a copy is built at a free name"),
         (Act::Restore { .. }, Expect::Nothing) => Ok(()),
         (Act::Restore { .. }, _) => Err("an archive's entry is restored at a free name"),
+        (Act::Build(_), Expect::Nothing) => Ok(()),
+        (Act::Build(_), _) => Err("an entry is built at a free name"),
         (Act::Append { .. }, Expect::File { .. }) => Ok(()),
         (Act::Append { .. }, _) => Err("an append adds to a file whose bytes were read"),
     }?;
@@ -512,9 +529,11 @@ fn check(step: &Step) -> Result<(), &'static str> {
 /// [`Opened::made`]): then the name is free.
 fn open(step: &Step) -> io::Result<Opened> {
     let at = match step.act {
-        Act::Put { .. } | Act::MakeDir { .. } | Act::Copy { .. } | Act::Restore { .. } => {
-            open_if_there(&step.at)?
-        }
+        Act::Put { .. }
+        | Act::MakeDir { .. }
+        | Act::Copy { .. }
+        | Act::Restore { .. }
+        | Act::Build(_) => open_if_there(&step.at)?,
         Act::Remove | Act::Move { .. } | Act::Append { .. } => {
             Some(fsops::open_dir(&step.at.anchor, &step.at.dir, false)?)
         }
@@ -540,19 +559,30 @@ fn open_if_there(place: &Place) -> io::Result<Option<std::os::fd::OwnedFd>> {
 }
 
 /// The places earlier steps of the plan free or fill: a later step expects what they leave
-/// (an overwrite removes the old entry, then puts, builds or moves at its free name).
+/// (an overwrite removes the old entry, then puts, builds or moves at its free name; an entry
+/// moved aside to a temp name moves on from there).
 #[derive(Default)]
 struct Earlier {
     /// By canonical path: `true` filled, `false` freed, by the latest step there.
     left: HashMap<PathBuf, bool>,
+    /// Places the latest step there moved an entry to: its identity.
+    moved_in: HashMap<PathBuf, (u64, u64)>,
 }
 
 impl Earlier {
     fn note(&mut self, step: &Step) {
         let filled = !matches!(step.act, Act::Remove | Act::Move { .. });
-        self.left.insert(step.at.path(), filled);
+        let at = step.at.path();
+        self.moved_in.remove(&at);
+        self.left.insert(at, filled);
         if let Act::Move { to } = &step.act {
             self.left.insert(to.path(), true);
+            match &step.expect {
+                Expect::File { stat, .. } | Expect::Entry { stat } | Expect::Tree { stat, .. } => {
+                    self.moved_in.insert(to.path(), stat.identity())
+                }
+                Expect::Nothing | Expect::EmptyDir { .. } => None,
+            };
         }
     }
 
@@ -561,6 +591,19 @@ impl Earlier {
     fn free(&self, path: &Path) -> Option<bool> {
         self.left.get(path).map(|filled| !filled)
     }
+
+    /// Whether an earlier step moved the entry `step` expects to its place (and nothing came
+    /// there after it): the step finds it there.
+    fn moved_here(&self, step: &Step) -> bool {
+        let identity = match (&step.act, &step.expect) {
+            (
+                Act::Remove | Act::Move { .. },
+                Expect::Entry { stat } | Expect::Tree { stat, .. },
+            ) => stat.identity(),
+            _ => return false,
+        };
+        self.moved_in.get(&step.at.path()) == Some(&identity)
+    }
 }
 
 /// The step's place (and a move's destination) as the plan expects, once the steps before it
@@ -568,6 +611,7 @@ impl Earlier {
 fn verify(step: &Step, dirs: &Opened, earlier: &Earlier) -> Result<(), Failure> {
     match earlier.free(&step.at.path()) {
         Some(true) if matches!(step.expect, Expect::Nothing) => {}
+        Some(false) if earlier.moved_here(step) => {}
         Some(_) => {
             return Err(Failure::Invalid(
                 "an earlier step of the plan changes this place",
@@ -638,6 +682,15 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
         (Act::Remove, Expect::EmptyDir { stat }) => {
             commit.remove_empty_dir(dirs.at, dir, name, Snapshot::of(&stat))
         }
+        // As it is when the step comes (see [`Expect::Tree`]): what it holds is in the trash.
+        (Act::Remove, Expect::Tree { stat, .. }) => {
+            commit.remove(dirs.at, dir, name, Snapshot::of(&stat))
+        }
+        (Act::Build(Source::Bytes { data, mode }), _) => {
+            let made_above = commit.made_above(dir);
+            let built = stage::bytes(journal, dirs.at.as_fd(), dir, name, &data, mode, made_above)?;
+            commit.place(dirs.at, dir, &built.aside, name, built.temp)
+        }
         (Act::Move { to }, Expect::File { stat, .. } | Expect::Entry { stat }) => {
             let to_dir = dirs.to.expect("a move's destination was opened");
             // The directories made for the destination are answered for (removed by recovery
@@ -667,7 +720,7 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
             commit.place(dirs.at, dir, &built.aside, name, built.temp)
         }
         (Act::Remove | Act::Move { .. }, Expect::Nothing)
-        | (Act::Move { .. }, Expect::EmptyDir { .. }) => {
+        | (Act::Move { .. }, Expect::EmptyDir { .. } | Expect::Tree { .. }) => {
             unreachable!("refused by check before anything was opened")
         }
         (Act::Copy { .. }, _) => unreachable!("staged by add_copy, which returns what it built"),
@@ -844,3 +897,7 @@ mod append_tests;
 #[cfg(test)]
 #[path = "execute_move_tests.rs"]
 mod move_tests;
+
+#[cfg(test)]
+#[path = "execute_undo_tests.rs"]
+mod undo_tests;

@@ -85,6 +85,12 @@ pub enum Expect {
     /// A directory known by identity that must be empty: removed only while it is (what
     /// appears in it meanwhile is never removed with it).
     EmptyDir { stat: Stat },
+    /// A directory known by identity, kept whole in the trash first ([`Keep::Archive`]) and
+    /// removed as it is when its step comes: entries earlier steps of the plan move out of it
+    /// are not removed with it (undo takes a tree back after what moved out of it). With
+    /// `sha256`, the archive must have that tree digest (a tree a restore put back), else
+    /// [`Found::Changed`]: something inside it changed.
+    Tree { stat: Stat, sha256: Option<String> },
 }
 
 impl Expect {
@@ -93,11 +99,12 @@ impl Expect {
         match (self, now) {
             (Expect::Nothing, None) => None,
             (Expect::Nothing, Some(_)) => Some(Found::Taken),
-            (Expect::File { .. } | Expect::Entry { .. } | Expect::EmptyDir { .. }, None) => {
-                Some(Found::Gone)
-            }
+            (_, None) => Some(Found::Gone),
             (
-                Expect::File { stat, .. } | Expect::Entry { stat } | Expect::EmptyDir { stat },
+                Expect::File { stat, .. }
+                | Expect::Entry { stat }
+                | Expect::EmptyDir { stat }
+                | Expect::Tree { stat, .. },
                 Some(now),
             ) => {
                 if now.identity() != stat.identity() || now.kind() != stat.kind() {
@@ -117,7 +124,7 @@ impl Expect {
             Expect::Nothing => None,
             Expect::File { .. } => Some(EntryKind::File),
             Expect::Entry { stat } => Some(stat.kind()),
-            Expect::EmptyDir { .. } => Some(EntryKind::Directory),
+            Expect::EmptyDir { .. } | Expect::Tree { .. } => Some(EntryKind::Directory),
         }
     }
 }
@@ -185,4 +192,15 @@ pub enum Act {
     /// under a temp name beside the place, verified against the archive, and takes the free
     /// name. The archive stays: a plan that uses it up lists it in [`ChangePlan::consume`].
     Restore { archive: PathBuf },
+    /// An entry built from what the plan holds ([`Source`]) under a temp name beside the place,
+    /// and taking the free name.
+    Build(Source),
+}
+
+/// What an [`Act::Build`] step builds.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A file of these bytes with exactly these permission bits (undo: a file that comes back
+    /// from the bytes its history keeps).
+    Bytes { data: Vec<u8>, mode: u32 },
 }

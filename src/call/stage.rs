@@ -213,3 +213,32 @@ fn copy_aside(
         read: Arc::new(copied),
     })
 }
+
+/// Writes `data` as a new file beside `name` in `dir` (canonical path `dir_path`, in the
+/// directories `made_above` made for the change), synced, with exactly the permission bits
+/// `mode`, under a journaled temp name.
+pub fn bytes(
+    journal: &Journal,
+    dir: BorrowedFd<'_>,
+    dir_path: &Path,
+    name: &OsStr,
+    data: &[u8],
+    mode: u32,
+    made_above: Vec<MadeDirRecord>,
+) -> io::Result<Built> {
+    let aside = fsops::temp_name(name);
+    let temp = journal.begin_temp_in_made_dirs(dir_path, dir, &aside, made_above);
+    let made = fsops::stage(dir, name, &aside, data, None)
+        .and_then(|()| fsops::open_for_read(dir, &aside))
+        .and_then(|file| fsops::set_mode_fd(&file, mode));
+    match made {
+        Ok(()) => Ok(Built { aside, temp }),
+        Err(e) => {
+            let _ = fsops::unlink_at(dir, &aside);
+            if let Some(temp) = temp {
+                temp.finish();
+            }
+            Err(e)
+        }
+    }
+}
