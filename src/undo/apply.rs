@@ -10,6 +10,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::changes::{take_over, Changes};
 use super::disk;
 use super::effects::{Effects, Hop, Placement, Step};
 use super::plan::Plan;
@@ -556,75 +557,6 @@ fn same_dir(now: Option<&Snapshot>, planned: &Snapshot) -> bool {
     now.is_some_and(|now| {
         now.kind() == EntryKind::Directory && (now.dev, now.ino) == (planned.dev, planned.ino)
     })
-}
-
-/// What the undo changed, per path, in the order it happened: a redo takes the paths back in the
-/// reverse order, so that (say) an entry moved away from a path is checked and moved back only
-/// once what the undo put at that path afterwards was taken away. A path has one entry, but for
-/// a removal followed by a move there after something moved out of the removed tree.
-#[derive(Default)]
-struct Changes {
-    /// Each path's entry, in order (`None` while taken out to be changed: it keeps its place).
-    entries: Vec<(PathBuf, Option<FileChange>)>,
-}
-
-impl Changes {
-    /// Sets the change at `path` (the latest entry for it, or a new one at the end).
-    fn insert(&mut self, path: PathBuf, change: FileChange) {
-        match self.entries.iter_mut().rev().find(|(p, _)| *p == path) {
-            Some((_, slot)) => *slot = Some(change),
-            None => self.entries.push((path, Some(change))),
-        }
-    }
-
-    /// Adds an entry for `path` at the end, after any it has.
-    fn push(&mut self, path: PathBuf, change: FileChange) {
-        self.entries.push((path, Some(change)));
-    }
-
-    /// Takes the latest change at `path` out, keeping its place.
-    fn remove(&mut self, path: &Path) -> Option<FileChange> {
-        self.entries
-            .iter_mut()
-            .rev()
-            .find(|(p, _)| p == path)
-            .and_then(|(_, slot)| slot.take())
-    }
-
-    /// Whether something moved out from beneath `path` after its latest entry.
-    fn moved_out_after(&self, path: &Path) -> bool {
-        let Some(at) = self.entries.iter().rposition(|(p, _)| p == path) else {
-            return false;
-        };
-        self.entries[at + 1..].iter().any(|(_, change)| {
-            change
-                .as_ref()
-                .and_then(|c| c.from.as_ref())
-                .is_some_and(|from| from != path && from.starts_with(path))
-        })
-    }
-
-    fn in_order(self) -> Vec<FileChange> {
-        self.entries
-            .into_iter()
-            .filter_map(|(_, change)| change)
-            .collect()
-    }
-}
-
-/// The change at `path` so far (an entry that left for the trash is now replaced), or a new one.
-fn take_over(changes: &mut Changes, path: &Path, action: Action) -> FileChange {
-    match changes.remove(path) {
-        Some(mut removed) => {
-            removed.action = if action == Action::Moved {
-                Action::Moved
-            } else {
-                Action::Modified
-            };
-            removed
-        }
-        None => FileChange::new(path.to_owned(), action),
-    }
 }
 
 fn parent_of(ws: &Workspace, path: &Path) -> Result<(OwnedFd, OsString), ToolError> {
