@@ -149,7 +149,8 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
     by_copy: bool,
 ) -> Result<Executed, ExecuteError> {
     let mut commit = ws.journal().commit();
-    let opened = open_and_verify(&plan.steps)?;
+    let into = into_built(&plan.steps);
+    let opened = open_and_verify(&plan.steps, &into)?;
     let ChangePlan { steps, consume } = plan;
     let mut done = Done::default();
     let failed = |done: &mut Done, step, failure| {
@@ -186,19 +187,80 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
     // steps that remove a moved source once checked against its copy.
     let mut of_step = Vec::with_capacity(steps.len());
     let mut copied_sources = Vec::new();
+    // Directories built whole (an archive's tree, a tree built of pieces), before any step is
+    // added: what moves into one moves in while it is under its temp name.
+    let mut opened: Vec<Option<Opened>> = opened.into_iter().map(Some).collect();
+    let mut made: Vec<Option<Dirs>> = steps.iter().map(|_| None).collect();
+    let mut built: Vec<Option<stage::StagedTree>> = steps.iter().map(|_| None).collect();
+    for (index, step) in steps.iter().enumerate() {
+        let Act::Build(source) = &step.act else {
+            continue;
+        };
+        if matches!(source, Source::Bytes { .. }) {
+            continue;
+        }
+        let opened = opened[index].take().expect("opened once");
+        let staged = opened
+            .made(&mut commit, step, false)
+            .map_err(Failure::Io)
+            .and_then(|dirs| {
+                let readable = fsops::reopen_readable(dirs.at.as_fd()).map_err(Failure::Io)?;
+                let above = commit.made_above(&step.at.dir);
+                let dir = &step.at.dir;
+                let tree = stage::tree(ws, readable.as_fd(), dir, source, above, cancel);
+                Ok((dirs, tree.map_err(built_failure)?))
+            });
+        match staged {
+            Ok((dirs, tree)) => {
+                made[index] = Some(dirs);
+                built[index] = Some(tree);
+            }
+            Err(failure) => {
+                drop(commit);
+                return Err(failed(&mut done, index, failure));
+            }
+        }
+    }
     for (index, ((step, opened), tree)) in steps.into_iter().zip(opened).zip(trees).enumerate() {
-        let dirs = match opened.made(&mut commit, &step) {
+        let dirs = match (made[index].take(), opened) {
+            (Some(dirs), _) => Ok(dirs),
+            (None, Some(opened)) => opened.made(&mut commit, &step, into[index].is_some()),
+            (None, None) => unreachable!("every step's directories are opened once"),
+        };
+        let dirs = match dirs {
             Ok(dirs) => dirs,
             Err(e) => {
                 drop(commit);
                 return Err(failed(&mut done, index, Failure::Io(e)));
             }
         };
-        let across = matches!(step.act, Act::Move { .. }) && (by_copy || !same_mount(&dirs));
+        let into_tree = into[index]
+            .as_ref()
+            .and_then(|(tree, rel)| Some((built[*tree].as_ref()?, rel.as_path())));
+        let across = matches!(step.act, Act::Move { .. })
+            && into_tree.is_none()
+            && (by_copy || !same_mount(&dirs));
         let added = match (tree, &step.act) {
             (Some(tree), _) => add_tree_removal(&mut commit, step, dirs, tree)
                 .map(|()| None)
                 .map_err(Failure::Io),
+            (None, Act::Archive) => Ok(None),
+            (None, Act::Build(source)) if !matches!(source, Source::Bytes { .. }) => {
+                let tree = built[index].as_mut().expect("built before");
+                held.append(&mut tree.held);
+                let placed = tree.take();
+                let Place { dir, name, .. } = &step.at;
+                commit
+                    .place(dirs.at, dir, &placed.aside, name, placed.temp)
+                    .map(|()| None)
+                    .map_err(Failure::Io)
+            }
+            (None, Act::Move { .. }) if into_tree.is_some() => {
+                let (tree, rel) = into_tree.expect("matched");
+                add_move_into(&mut commit, step, dirs, tree, rel)
+                    .map(|()| None)
+                    .map_err(Failure::Io)
+            }
             (None, Act::Restore { .. }) => {
                 add_restore(ws, &mut commit, step, dirs, cancel).map(|archive| {
                     held.push(archive);
@@ -269,7 +331,10 @@ fn same_mount(dirs: &Dirs) -> bool {
 
 /// Opens every step's directories and checks what each step expects, before anything is kept
 /// or staged.
-fn open_and_verify(steps: &[Step]) -> Result<Vec<Opened>, ExecuteError> {
+fn open_and_verify(
+    steps: &[Step],
+    into: &[Option<(usize, PathBuf)>],
+) -> Result<Vec<Opened>, ExecuteError> {
     let mut opened = Vec::with_capacity(steps.len());
     let mut earlier = Earlier::default();
     for (index, step) in steps.iter().enumerate() {
@@ -278,8 +343,9 @@ fn open_and_verify(steps: &[Step]) -> Result<Vec<Opened>, ExecuteError> {
             failure,
         };
         check(step).map_err(|why| fail(Failure::Invalid(why)))?;
-        let dirs = open(step).map_err(|e| fail(Failure::Io(e)))?;
-        verify(step, &dirs, &earlier).map_err(fail)?;
+        let into_built = into[index].is_some();
+        let dirs = open(step, into_built).map_err(|e| fail(Failure::Io(e)))?;
+        verify(step, &dirs, &earlier, into_built).map_err(fail)?;
         earlier.note(step);
         opened.push(dirs);
     }
@@ -461,13 +527,16 @@ impl Opened {
 
     /// The step's directories, the missing ones made (handed to the commit, which removes
     /// them again unless the change is made).
-    fn made(self, commit: &mut Commit<'_>, step: &Step) -> io::Result<Dirs> {
+    /// `into_built`: a move's destination is inside a directory the plan builds (see
+    /// [`into_built`]), which is not made here.
+    fn made(self, commit: &mut Commit<'_>, step: &Step, into_built: bool) -> io::Result<Dirs> {
         let mut ensure = |place: &Place, opened: Option<std::os::fd::OwnedFd>| match opened {
             Some(dir) => Ok(dir),
             None => commit.make_dirs(&place.anchor, &place.dir),
         };
         let at = ensure(&step.at, self.at)?;
         let to = match &step.act {
+            Act::Move { .. } if into_built => None,
             Act::Move { to } => Some(ensure(to, self.to)?),
             _ => None,
         };
@@ -510,6 +579,12 @@ fn check(step: &Step) -> Result<(), &'static str> {
         (Act::Restore { .. }, Expect::Nothing) => Ok(()),
         (Act::Restore { .. }, _) => Err("an archive's entry is restored at a free name"),
         (Act::Build(_), Expect::Nothing) => Ok(()),
+        (Act::Archive, Expect::File { .. } | Expect::Entry { .. })
+            if step.keep == Keep::Archive =>
+        {
+            Ok(())
+        }
+        (Act::Archive, _) => Err("an entry is kept alone only in the trash"),
         (Act::Build(_), _) => Err("an entry is built at a free name"),
         (Act::Append { .. }, Expect::File { .. }) => Ok(()),
         (Act::Append { .. }, _) => Err("an append adds to a file whose bytes were read"),
@@ -527,18 +602,19 @@ fn check(step: &Step) -> Result<(), &'static str> {
 /// Opens the step's directory beneath its anchor. That of a put, a built directory or a
 /// restored entry, and a move's destination, may be missing (its parents are made later,
 /// [`Opened::made`]): then the name is free.
-fn open(step: &Step) -> io::Result<Opened> {
+fn open(step: &Step, into_built: bool) -> io::Result<Opened> {
     let at = match step.act {
         Act::Put { .. }
         | Act::MakeDir { .. }
         | Act::Copy { .. }
         | Act::Restore { .. }
         | Act::Build(_) => open_if_there(&step.at)?,
-        Act::Remove | Act::Move { .. } | Act::Append { .. } => {
+        Act::Remove | Act::Move { .. } | Act::Append { .. } | Act::Archive => {
             Some(fsops::open_dir(&step.at.anchor, &step.at.dir, false)?)
         }
     };
     let to = match &step.act {
+        Act::Move { .. } if into_built => None,
         Act::Move { to } => open_if_there(to)?,
         _ => None,
     };
@@ -571,6 +647,9 @@ struct Earlier {
 
 impl Earlier {
     fn note(&mut self, step: &Step) {
+        if matches!(step.act, Act::Archive) {
+            return;
+        }
         let filled = !matches!(step.act, Act::Remove | Act::Move { .. });
         let at = step.at.path();
         self.moved_in.remove(&at);
@@ -608,7 +687,7 @@ impl Earlier {
 
 /// The step's place (and a move's destination) as the plan expects, once the steps before it
 /// are made.
-fn verify(step: &Step, dirs: &Opened, earlier: &Earlier) -> Result<(), Failure> {
+fn verify(step: &Step, dirs: &Opened, earlier: &Earlier, into_built: bool) -> Result<(), Failure> {
     match earlier.free(&step.at.path()) {
         Some(true) if matches!(step.expect, Expect::Nothing) => {}
         Some(false) if earlier.moved_here(step) => {}
@@ -634,7 +713,8 @@ fn verify(step: &Step, dirs: &Opened, earlier: &Earlier) -> Result<(), Failure> 
             }
         }
     }
-    if let Act::Move { to } = &step.act {
+    // Into a directory the plan builds: the journal's step checks the name is free there.
+    if let (Act::Move { to }, false) = (&step.act, into_built) {
         let free = match (earlier.free(&to.path()), &dirs.to) {
             (Some(free), _) => free,
             (None, Some(to_dir)) => fsops::lstat_at(to_dir.as_fd(), &to.name)
@@ -726,6 +806,8 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
         (Act::Copy { .. }, _) => unreachable!("staged by add_copy, which returns what it built"),
         (Act::Append { .. }, _) => unreachable!("an append is added by add_append"),
         (Act::Restore { .. }, _) => unreachable!("a restore is added by add_restore"),
+        (Act::Archive, _) => unreachable!("an entry kept alone adds no step"),
+        (Act::Build(_), _) => unreachable!("a directory built whole is placed as built"),
     }
 }
 
@@ -881,6 +963,9 @@ pub fn add_copied_move(
     commit.remove_checked(from, from_path, name, Snapshot::of(stat), check)?;
     Ok(made)
 }
+
+mod built;
+use built::{add_move_into, built_failure, into_built};
 
 #[cfg(test)]
 #[path = "execute_tests.rs"]

@@ -79,7 +79,7 @@ impl Setup {
     }
 
     /// Every name in the tree, sorted (temp names included: none may be left).
-    fn names(&self) -> Vec<String> {
+    pub(super) fn names(&self) -> Vec<String> {
         let mut names = Vec::new();
         let mut stack = vec![self.root.clone()];
         while let Some(dir) = stack.pop() {

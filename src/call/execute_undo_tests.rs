@@ -170,3 +170,103 @@ fn recovery_puts_back_what_moved_out_of_a_directory_the_change_removed() {
     assert_eq!(s.read("dir/g").as_deref(), Some("g\n"));
     assert!(!s.root.join("out").exists());
 }
+
+#[test]
+fn a_tree_is_built_of_pieces_and_what_moves_into_it_moves_in_before_it_is_placed() {
+    let s = setup();
+    fs::write(s.root.join("loose.txt"), "loose\n").unwrap();
+    let tree = Source::Tree {
+        root: Box::new(Source::EmptyDir { mode: 0o750 }),
+        moves: Vec::new(),
+        drops: Vec::new(),
+        inside: vec![
+            ("sub".into(), Source::EmptyDir { mode: 0o700 }),
+            (
+                "sub/f.txt".into(),
+                Source::Bytes {
+                    data: b"f\n".to_vec(),
+                    mode: 0o600,
+                },
+            ),
+        ],
+    };
+    let into = Place {
+        dir: s.root.join("built/sub"),
+        ..s.place("loose.txt")
+    };
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            step(
+                s.place("loose.txt"),
+                s.entry("loose.txt"),
+                Act::Move { to: into },
+            ),
+            step(s.place("built"), Expect::Nothing, Act::Build(tree)),
+        ],
+    };
+    super::tests::run(&s, plan).unwrap();
+    assert_eq!(s.read("built/sub/f.txt").as_deref(), Some("f\n"));
+    assert_eq!(s.read("built/sub/loose.txt").as_deref(), Some("loose\n"));
+    let mode = |rel: &str| {
+        fs::symlink_metadata(s.root.join(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+    };
+    assert_eq!(mode("built") & 0o7777, 0o750);
+    assert_eq!(mode("built/sub") & 0o7777, 0o700);
+    assert_eq!(mode("built/sub/f.txt") & 0o7777, 0o600);
+    assert!(!s.root.join("loose.txt").exists());
+    assert!(
+        s.names().iter().all(|n| !n.contains(".restore-")),
+        "{:?}",
+        s.names()
+    );
+}
+
+#[test]
+fn a_refused_step_stops_the_plan_before_any_tree_is_built() {
+    let s = setup();
+    fs::write(s.root.join("loose.txt"), "loose\n").unwrap();
+    let before = s.names();
+    let tree = Source::Tree {
+        root: Box::new(Source::EmptyDir { mode: 0o755 }),
+        moves: Vec::new(),
+        drops: Vec::new(),
+        inside: Vec::new(),
+    };
+    let into = Place {
+        dir: s.root.join("built"),
+        ..s.place("loose.txt")
+    };
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            step(
+                s.place("loose.txt"),
+                s.entry("loose.txt"),
+                Act::Move { to: into },
+            ),
+            step(s.place("built"), Expect::Nothing, Act::Build(tree)),
+            // The file is not what this step expects: refused before anything is built.
+            step(s.place("a.txt"), s.entry("m.txt"), Act::Remove),
+        ],
+    };
+    let e = super::tests::run(&s, plan).err().expect("refused");
+    assert_eq!(e.step, 2);
+    assert_eq!(s.names(), before, "nothing built is left");
+}
+
+#[test]
+fn an_entry_kept_alone_is_archived_and_stays() {
+    let s = setup();
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![kept(step(s.place("a.txt"), s.entry("a.txt"), Act::Archive))],
+    };
+    let executed = super::tests::run(&s, plan).unwrap();
+    assert!(executed.done.archives[0].is_some());
+    assert_eq!(s.read("a.txt").as_deref(), Some("a old\n"));
+    assert_eq!(s.archives(), 1);
+}

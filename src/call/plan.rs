@@ -192,6 +192,10 @@ pub enum Act {
     /// under a temp name beside the place, verified against the archive, and takes the free
     /// name. The archive stays: a plan that uses it up lists it in [`ChangePlan::consume`].
     Restore { archive: PathBuf },
+    /// Nothing happens to the entry: it is kept in the trash ([`Keep::Archive`]) on its own,
+    /// while a later step removes a directory above it (undo: a restored entry gets an archive
+    /// of its own, which stands in for the one its restore used up).
+    Archive,
     /// An entry built from what the plan holds ([`Source`]) under a temp name beside the place,
     /// and taking the free name.
     Build(Source),
@@ -203,4 +207,23 @@ pub enum Source {
     /// A file of these bytes with exactly these permission bits (undo: a file that comes back
     /// from the bytes its history keeps).
     Bytes { data: Vec<u8>, mode: u32 },
+    /// The entry an archive of the workspace's trash holds, verified against it (the archive
+    /// stays).
+    Archive { archive: PathBuf },
+    /// An empty directory with exactly these permission bits (set once everything built
+    /// inside it is in).
+    EmptyDir { mode: u32 },
+    /// A directory built as `root` (an archive's tree, or an empty directory) and then changed
+    /// inside, as a tree from the trash comes back with older changes inside it taken back:
+    /// first the files `moves` names are moved (from, to: paths inside it; each round a temp
+    /// name, so files may trade places), then what `drops` names is removed from it, then each
+    /// entry of `inside` is built at its path inside it, in order (a directory built there may
+    /// hold later ones). A [`Act::Move`] whose destination lies inside it moves the entry into
+    /// the tree while it is still under its temp name.
+    Tree {
+        root: Box<Source>,
+        moves: Vec<(PathBuf, PathBuf)>,
+        drops: Vec<PathBuf>,
+        inside: Vec<(PathBuf, Source)>,
+    },
 }

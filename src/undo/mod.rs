@@ -9,7 +9,6 @@
 //! undo replaces goes to the trash first, and a kill at any point leaves all or nothing, the
 //! undo with its record or neither, after the next `Workspace`.
 
-mod apply;
 mod changes;
 mod disk;
 mod effects;
@@ -18,6 +17,7 @@ mod refusal;
 mod select;
 mod slot;
 mod to_plan;
+mod told;
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -94,7 +94,7 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
     let (ws, planned_targets) = (call.ws.clone(), targets.clone());
     let asks = call.confirmer.is_some() && !request.dry_run;
     let dry_run = request.dry_run;
-    let (plan, effects, diff, on_executor) = call
+    let (effects, diff, undo) = call
         .reading(move || {
             let mut planner = Planner::new(&ws);
             for target in &planned_targets {
@@ -108,10 +108,10 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
             } else {
                 String::new()
             };
-            let on_executor = (to_plan::fits(&effects) && !dry_run)
+            let undo = (!dry_run)
                 .then(|| plan_for_executor(&ws, &plan, &effects))
                 .transpose()?;
-            Ok((plan, effects, diff, on_executor))
+            Ok((effects, diff, undo))
         })
         .await?;
     let records: Vec<ChangeRecord> = targets.into_iter().map(|t| t.record).collect();
@@ -166,9 +166,9 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
         .progress
         .meter(crate::progress::Unit::Files, Some(steps as u64));
     let (files, recorded) = call
-        .blocking(move || match on_executor {
-            Some(undo) => execute(&ws, undo, &recorded_as, &cancel, &meter, steps as u64),
-            None => apply::apply(&ws, &plan, &effects, &recorded_as, &cancel, &meter),
+        .blocking(move || {
+            let undo = undo.expect("planned unless a dry run");
+            execute(&ws, undo, &recorded_as, &cancel, &meter, steps as u64)
         })
         .await?;
     let mut text = format!("Undid {heading}:");
