@@ -5,9 +5,8 @@
 //! first — every path must be exactly as each change left it (`plan`) — work out what must
 //! happen on disk (`effects`), ask once if the host gave a confirm handler, then make it all as
 //! one journaled commit: as a plan (`to_plan`) the one executor runs (`call::execute`), as for
-//! every tool — or, for an undo that builds a tree from several pieces, by `apply` — what the
-//! undo replaces goes to the trash first, and a kill at any point leaves all or nothing, the
-//! undo with its record or neither, after the next `Workspace`.
+//! every tool — what the undo replaces goes to the trash first, and a kill at any point leaves
+//! all or nothing, the undo with its record or neither, after the next `Workspace`.
 
 mod changes;
 mod disk;
