@@ -81,6 +81,7 @@ import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import {
   appendFileSync,
+  chmodSync,
   copyFileSync,
   cpSync,
   existsSync,
@@ -90,6 +91,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs'
@@ -1502,6 +1504,76 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       }
     }
   })
+
+  // The undo's steps are the executor's (`staged` is a point only the executor reaches): killed at
+  // each of them, the tree is exactly as before the undo with no undo record (and the session can
+  // still be undone), or exactly as undone with its record (and undoing that record, a redo,
+  // gives the session's changes back byte for byte).
+  for (const inside of [false, true]) {
+    it(`undo of a session${inside ? ' with changes inside the tree it removed' : ''}, killed at each phase of its commit: as before the undo, or undone with its record`, async () => {
+      const session = 'crash-undo-aimed'
+      for (const [point, stands] of COMMIT_PHASES) {
+        const dirs = tempWorkspaceDirs()
+        const { root } = dirs
+        writeFileSync(join(root, 'over.txt'), 'over\n'.repeat(500))
+        writeFileSync(join(root, 'edit.txt'), 'a\nMARK-OLD\nb\n'.repeat(100))
+        writeFileSync(join(root, 'gone.txt'), 'gone\n'.repeat(300))
+        chmodSync(join(root, 'gone.txt'), 0o600)
+        mkdirSync(join(root, 'tree/sub/deeper'), { recursive: true })
+        writeFileSync(join(root, 'tree/a.txt'), 'a\n'.repeat(1000))
+        chmodSync(join(root, 'tree/a.txt'), 0o640)
+        writeFileSync(join(root, 'tree/sub/b.txt'), 'b\n')
+        writeFileSync(join(root, 'tree/sub/deeper/c.txt'), 'c\n')
+        symlinkSync('a.txt', join(root, 'tree/link'))
+        mkdirSync(join(root, 'pkg/inner'), { recursive: true })
+        writeFileSync(join(root, 'pkg/inner/m.txt'), 'm\n')
+        const start = treeOf(root)
+        const ws = new Workspace({ root, trash: { dataDir: dirs.dataDir, sessionId: session }, permissions: ALL, confirm: () => true, staleWrites: 'allow' })
+        const calls: Call[] = [
+          ['write_file', { path: 'over.txt', content: 'new over\n' }],
+          ['edit_file', { path: 'edit.txt', edits: [{ oldString: 'MARK-OLD', newString: 'MARK-NEW', replaceAll: true }] }],
+          ['write_file', { path: 'added/deep/new.txt', content: 'added\n' }],
+          ['delete_file', { path: 'gone.txt' }],
+          ['create_directory', { path: 'made/empty' }],
+          ...(inside
+            ? ([
+                ['write_file', { path: 'tree/a.txt', content: 'rewritten\n' }],
+                ['write_file', { path: 'tree/sub/new.txt', content: 'new inside\n' }],
+                ['delete_file', { path: 'tree/sub/b.txt' }],
+                ['create_directory', { path: 'tree/sub/deeper/made' }],
+              ] as Call[])
+            : []),
+          ['remove_dir', { path: 'tree', recursive: true }],
+          ['move_file', { source: 'pkg', destination: 'moved/pkg' }],
+        ]
+        for (const [tool, args] of calls) {
+          const r = await ws.call(tool, args)
+          expect(r.status, `${tool}: ${r.output}`).toBe('ok')
+        }
+        const changed = treeOf(root)
+        const what = `killed at ${point}`
+        expect(await runChildCrashingAt(dirs, [['ws.undo', { sessionId: session }]], point), `the child reached ${point}`).toBe(true)
+        const { ws: next } = await nextWorkspace(dirs)
+        expect(treeOf(root), what).toEqual(stands ? start : changed)
+        const history = await next.history()
+        const undos = history.filter((c) => c.tool === 'undo')
+        expect(undos.length, `${what}: the undo recorded exactly when it stands`).toBe(stands ? 1 : 0)
+        const taken = history.filter((c) => c.sessionId === session && c.tool !== 'undo')
+        expect(taken.length, what).toBe(calls.length)
+        for (const change of taken) expect(change.undoneBy, `${what}: ${change.tool}`).toBe(stands ? undos[0]!.id : undefined)
+        if (stands) {
+          const redo = await next.undo({ id: undos[0]!.id })
+          expect(redo.status, `${what}: ${redo.output}`).toBe('ok')
+          expect(treeOf(root), `${what}: redone`).toEqual(changed)
+        } else {
+          const again = await next.undo({ sessionId: session })
+          expect(again.status, `${what}: ${again.output}`).toBe('ok')
+          expect(treeOf(root), `${what}: undone after all`).toEqual(start)
+        }
+        rmSync(dirname(dirs.root), { recursive: true, force: true })
+      }
+    })
+  }
 })
 
 /** Runs the child on `calls` in a debug build told to kill itself at the crash point `point`. */

@@ -17,7 +17,7 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
-use super::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
+use super::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Source, Step};
 use super::{commit_consuming, stage, Recorded};
 use crate::cancel::CancelToken;
 use crate::change::FileChange;
@@ -149,7 +149,8 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
     by_copy: bool,
 ) -> Result<Executed, ExecuteError> {
     let mut commit = ws.journal().commit();
-    let opened = open_and_verify(&plan.steps)?;
+    let into = into_built(&plan.steps);
+    let opened = open_and_verify(&plan.steps, &into)?;
     let ChangePlan { steps, consume } = plan;
     let mut done = Done::default();
     let failed = |done: &mut Done, step, failure| {
@@ -186,19 +187,80 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
     // steps that remove a moved source once checked against its copy.
     let mut of_step = Vec::with_capacity(steps.len());
     let mut copied_sources = Vec::new();
+    // Directories built whole (an archive's tree, a tree built of pieces), before any step is
+    // added: what moves into one moves in while it is under its temp name.
+    let mut opened: Vec<Option<Opened>> = opened.into_iter().map(Some).collect();
+    let mut made: Vec<Option<Dirs>> = steps.iter().map(|_| None).collect();
+    let mut built: Vec<Option<stage::StagedTree>> = steps.iter().map(|_| None).collect();
+    for (index, step) in steps.iter().enumerate() {
+        let Act::Build(source) = &step.act else {
+            continue;
+        };
+        if matches!(source, Source::Bytes { .. }) {
+            continue;
+        }
+        let opened = opened[index].take().expect("opened once");
+        let staged = opened
+            .made(&mut commit, step, false)
+            .map_err(Failure::Io)
+            .and_then(|dirs| {
+                let readable = fsops::reopen_readable(dirs.at.as_fd()).map_err(Failure::Io)?;
+                let above = commit.made_above(&step.at.dir);
+                let dir = &step.at.dir;
+                let tree = stage::tree(ws, readable.as_fd(), dir, source, above, cancel);
+                Ok((dirs, tree.map_err(built_failure)?))
+            });
+        match staged {
+            Ok((dirs, tree)) => {
+                made[index] = Some(dirs);
+                built[index] = Some(tree);
+            }
+            Err(failure) => {
+                drop(commit);
+                return Err(failed(&mut done, index, failure));
+            }
+        }
+    }
     for (index, ((step, opened), tree)) in steps.into_iter().zip(opened).zip(trees).enumerate() {
-        let dirs = match opened.made(&mut commit, &step) {
+        let dirs = match (made[index].take(), opened) {
+            (Some(dirs), _) => Ok(dirs),
+            (None, Some(opened)) => opened.made(&mut commit, &step, into[index].is_some()),
+            (None, None) => unreachable!("every step's directories are opened once"),
+        };
+        let dirs = match dirs {
             Ok(dirs) => dirs,
             Err(e) => {
                 drop(commit);
                 return Err(failed(&mut done, index, Failure::Io(e)));
             }
         };
-        let across = matches!(step.act, Act::Move { .. }) && (by_copy || !same_mount(&dirs));
+        let into_tree = into[index]
+            .as_ref()
+            .and_then(|(tree, rel)| Some((built[*tree].as_ref()?, rel.as_path())));
+        let across = matches!(step.act, Act::Move { .. })
+            && into_tree.is_none()
+            && (by_copy || !same_mount(&dirs));
         let added = match (tree, &step.act) {
             (Some(tree), _) => add_tree_removal(&mut commit, step, dirs, tree)
                 .map(|()| None)
                 .map_err(Failure::Io),
+            (None, Act::Archive) => Ok(None),
+            (None, Act::Build(source)) if !matches!(source, Source::Bytes { .. }) => {
+                let tree = built[index].as_mut().expect("built before");
+                held.append(&mut tree.held);
+                let placed = tree.take();
+                let Place { dir, name, .. } = &step.at;
+                commit
+                    .place(dirs.at, dir, &placed.aside, name, placed.temp)
+                    .map(|()| None)
+                    .map_err(Failure::Io)
+            }
+            (None, Act::Move { .. }) if into_tree.is_some() => {
+                let (tree, rel) = into_tree.expect("matched");
+                add_move_into(&mut commit, step, dirs, tree, rel)
+                    .map(|()| None)
+                    .map_err(Failure::Io)
+            }
             (None, Act::Restore { .. }) => {
                 add_restore(ws, &mut commit, step, dirs, cancel).map(|archive| {
                     held.push(archive);
@@ -269,7 +331,10 @@ fn same_mount(dirs: &Dirs) -> bool {
 
 /// Opens every step's directories and checks what each step expects, before anything is kept
 /// or staged.
-fn open_and_verify(steps: &[Step]) -> Result<Vec<Opened>, ExecuteError> {
+fn open_and_verify(
+    steps: &[Step],
+    into: &[Option<(usize, PathBuf)>],
+) -> Result<Vec<Opened>, ExecuteError> {
     let mut opened = Vec::with_capacity(steps.len());
     let mut earlier = Earlier::default();
     for (index, step) in steps.iter().enumerate() {
@@ -278,8 +343,9 @@ fn open_and_verify(steps: &[Step]) -> Result<Vec<Opened>, ExecuteError> {
             failure,
         };
         check(step).map_err(|why| fail(Failure::Invalid(why)))?;
-        let dirs = open(step).map_err(|e| fail(Failure::Io(e)))?;
-        verify(step, &dirs, &earlier).map_err(fail)?;
+        let into_built = into[index].is_some();
+        let dirs = open(step, into_built).map_err(|e| fail(Failure::Io(e)))?;
+        verify(step, &dirs, &earlier, into_built).map_err(fail)?;
         earlier.note(step);
         opened.push(dirs);
     }
@@ -304,7 +370,9 @@ fn archive(
         relative_path: &relative,
     };
     let expected = match &step.expect {
-        Expect::File { stat, .. } | Expect::Entry { stat } => Snapshot::of(stat),
+        Expect::File { stat, .. } | Expect::Entry { stat } | Expect::Tree { stat, .. } => {
+            Snapshot::of(stat)
+        }
         Expect::Nothing | Expect::EmptyDir { .. } => {
             unreachable!(
                 "refused by check: nothing to keep at a free name or of an empty directory"
@@ -321,6 +389,17 @@ fn archive(
         }
         Expect::Entry { stat } => {
             (archived.metadata.kind != stat.kind()).then_some(Found::Replaced)
+        }
+        Expect::Tree { sha256, .. } => {
+            if archived.metadata.kind != EntryKind::Directory {
+                Some(Found::Replaced)
+            } else {
+                // The tree's digest: something inside it changed.
+                sha256
+                    .as_ref()
+                    .filter(|digest| **digest != archived.metadata.original_sha256)
+                    .map(|_| Found::Changed)
+            }
         }
         Expect::Nothing | Expect::EmptyDir { .. } => None,
     };
@@ -448,13 +527,16 @@ impl Opened {
 
     /// The step's directories, the missing ones made (handed to the commit, which removes
     /// them again unless the change is made).
-    fn made(self, commit: &mut Commit<'_>, step: &Step) -> io::Result<Dirs> {
+    /// `into_built`: a move's destination is inside a directory the plan builds (see
+    /// [`into_built`]), which is not made here.
+    fn made(self, commit: &mut Commit<'_>, step: &Step, into_built: bool) -> io::Result<Dirs> {
         let mut ensure = |place: &Place, opened: Option<std::os::fd::OwnedFd>| match opened {
             Some(dir) => Ok(dir),
             None => commit.make_dirs(&place.anchor, &place.dir),
         };
         let at = ensure(&step.at, self.at)?;
         let to = match &step.act {
+            Act::Move { .. } if into_built => None,
             Act::Move { to } => Some(ensure(to, self.to)?),
             _ => None,
         };
@@ -484,6 +566,8 @@ fn check(step: &Step) -> Result<(), &'static str> {
         }
         (Act::Remove | Act::Move { .. }, Expect::File { .. } | Expect::Entry { .. }) => Ok(()),
         (Act::Remove, Expect::EmptyDir { .. }) => Ok(()),
+        (Act::Remove, Expect::Tree { .. }) if step.keep == Keep::Archive => Ok(()),
+        (_, Expect::Tree { .. }) => Err("a tree is expected only where it is kept and removed"),
         (_, Expect::EmptyDir { .. }) => Err("only a removal expects an empty directory"),
         (Act::Remove | Act::Move { .. }, Expect::Nothing) => {
             Err("there is nothing to remove or move")
@@ -494,6 +578,14 @@ fn check(step: &Step) -> Result<(), &'static str> {
         (Act::Copy { .. }, _) => Err("a copy is built at a free name"),
         (Act::Restore { .. }, Expect::Nothing) => Ok(()),
         (Act::Restore { .. }, _) => Err("an archive's entry is restored at a free name"),
+        (Act::Build(_), Expect::Nothing) => Ok(()),
+        (Act::Archive, Expect::File { .. } | Expect::Entry { .. })
+            if step.keep == Keep::Archive =>
+        {
+            Ok(())
+        }
+        (Act::Archive, _) => Err("an entry is kept alone only in the trash"),
+        (Act::Build(_), _) => Err("an entry is built at a free name"),
         (Act::Append { .. }, Expect::File { .. }) => Ok(()),
         (Act::Append { .. }, _) => Err("an append adds to a file whose bytes were read"),
     }?;
@@ -510,16 +602,19 @@ fn check(step: &Step) -> Result<(), &'static str> {
 /// Opens the step's directory beneath its anchor. That of a put, a built directory or a
 /// restored entry, and a move's destination, may be missing (its parents are made later,
 /// [`Opened::made`]): then the name is free.
-fn open(step: &Step) -> io::Result<Opened> {
+fn open(step: &Step, into_built: bool) -> io::Result<Opened> {
     let at = match step.act {
-        Act::Put { .. } | Act::MakeDir { .. } | Act::Copy { .. } | Act::Restore { .. } => {
-            open_if_there(&step.at)?
-        }
-        Act::Remove | Act::Move { .. } | Act::Append { .. } => {
+        Act::Put { .. }
+        | Act::MakeDir { .. }
+        | Act::Copy { .. }
+        | Act::Restore { .. }
+        | Act::Build(_) => open_if_there(&step.at)?,
+        Act::Remove | Act::Move { .. } | Act::Append { .. } | Act::Archive => {
             Some(fsops::open_dir(&step.at.anchor, &step.at.dir, false)?)
         }
     };
     let to = match &step.act {
+        Act::Move { .. } if into_built => None,
         Act::Move { to } => open_if_there(to)?,
         _ => None,
     };
@@ -540,19 +635,33 @@ fn open_if_there(place: &Place) -> io::Result<Option<std::os::fd::OwnedFd>> {
 }
 
 /// The places earlier steps of the plan free or fill: a later step expects what they leave
-/// (an overwrite removes the old entry, then puts, builds or moves at its free name).
+/// (an overwrite removes the old entry, then puts, builds or moves at its free name; an entry
+/// moved aside to a temp name moves on from there).
 #[derive(Default)]
 struct Earlier {
     /// By canonical path: `true` filled, `false` freed, by the latest step there.
     left: HashMap<PathBuf, bool>,
+    /// Places the latest step there moved an entry to: its identity.
+    moved_in: HashMap<PathBuf, (u64, u64)>,
 }
 
 impl Earlier {
     fn note(&mut self, step: &Step) {
+        if matches!(step.act, Act::Archive) {
+            return;
+        }
         let filled = !matches!(step.act, Act::Remove | Act::Move { .. });
-        self.left.insert(step.at.path(), filled);
+        let at = step.at.path();
+        self.moved_in.remove(&at);
+        self.left.insert(at, filled);
         if let Act::Move { to } = &step.act {
             self.left.insert(to.path(), true);
+            match &step.expect {
+                Expect::File { stat, .. } | Expect::Entry { stat } | Expect::Tree { stat, .. } => {
+                    self.moved_in.insert(to.path(), stat.identity())
+                }
+                Expect::Nothing | Expect::EmptyDir { .. } => None,
+            };
         }
     }
 
@@ -561,13 +670,27 @@ impl Earlier {
     fn free(&self, path: &Path) -> Option<bool> {
         self.left.get(path).map(|filled| !filled)
     }
+
+    /// Whether an earlier step moved the entry `step` expects to its place (and nothing came
+    /// there after it): the step finds it there.
+    fn moved_here(&self, step: &Step) -> bool {
+        let identity = match (&step.act, &step.expect) {
+            (
+                Act::Remove | Act::Move { .. },
+                Expect::Entry { stat } | Expect::Tree { stat, .. },
+            ) => stat.identity(),
+            _ => return false,
+        };
+        self.moved_in.get(&step.at.path()) == Some(&identity)
+    }
 }
 
 /// The step's place (and a move's destination) as the plan expects, once the steps before it
 /// are made.
-fn verify(step: &Step, dirs: &Opened, earlier: &Earlier) -> Result<(), Failure> {
+fn verify(step: &Step, dirs: &Opened, earlier: &Earlier, into_built: bool) -> Result<(), Failure> {
     match earlier.free(&step.at.path()) {
         Some(true) if matches!(step.expect, Expect::Nothing) => {}
+        Some(false) if earlier.moved_here(step) => {}
         Some(_) => {
             return Err(Failure::Invalid(
                 "an earlier step of the plan changes this place",
@@ -590,7 +713,8 @@ fn verify(step: &Step, dirs: &Opened, earlier: &Earlier) -> Result<(), Failure> 
             }
         }
     }
-    if let Act::Move { to } = &step.act {
+    // Into a directory the plan builds: the journal's step checks the name is free there.
+    if let (Act::Move { to }, false) = (&step.act, into_built) {
         let free = match (earlier.free(&to.path()), &dirs.to) {
             (Some(free), _) => free,
             (None, Some(to_dir)) => fsops::lstat_at(to_dir.as_fd(), &to.name)
@@ -638,6 +762,15 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
         (Act::Remove, Expect::EmptyDir { stat }) => {
             commit.remove_empty_dir(dirs.at, dir, name, Snapshot::of(&stat))
         }
+        // As it is when the step comes (see [`Expect::Tree`]): what it holds is in the trash.
+        (Act::Remove, Expect::Tree { stat, .. }) => {
+            commit.remove(dirs.at, dir, name, Snapshot::of(&stat))
+        }
+        (Act::Build(Source::Bytes { data, mode }), _) => {
+            let made_above = commit.made_above(dir);
+            let built = stage::bytes(journal, dirs.at.as_fd(), dir, name, &data, mode, made_above)?;
+            commit.place(dirs.at, dir, &built.aside, name, built.temp)
+        }
         (Act::Move { to }, Expect::File { stat, .. } | Expect::Entry { stat }) => {
             let to_dir = dirs.to.expect("a move's destination was opened");
             // The directories made for the destination are answered for (removed by recovery
@@ -667,12 +800,14 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
             commit.place(dirs.at, dir, &built.aside, name, built.temp)
         }
         (Act::Remove | Act::Move { .. }, Expect::Nothing)
-        | (Act::Move { .. }, Expect::EmptyDir { .. }) => {
+        | (Act::Move { .. }, Expect::EmptyDir { .. } | Expect::Tree { .. }) => {
             unreachable!("refused by check before anything was opened")
         }
         (Act::Copy { .. }, _) => unreachable!("staged by add_copy, which returns what it built"),
         (Act::Append { .. }, _) => unreachable!("an append is added by add_append"),
         (Act::Restore { .. }, _) => unreachable!("a restore is added by add_restore"),
+        (Act::Archive, _) => unreachable!("an entry kept alone adds no step"),
+        (Act::Build(_), _) => unreachable!("a directory built whole is placed as built"),
     }
 }
 
@@ -829,6 +964,9 @@ pub fn add_copied_move(
     Ok(made)
 }
 
+mod built;
+use built::{add_move_into, built_failure, into_built};
+
 #[cfg(test)]
 #[path = "execute_tests.rs"]
 mod tests;
@@ -844,3 +982,7 @@ mod append_tests;
 #[cfg(test)]
 #[path = "execute_move_tests.rs"]
 mod move_tests;
+
+#[cfg(test)]
+#[path = "execute_undo_tests.rs"]
+mod undo_tests;

@@ -13,14 +13,14 @@ use crate::hashing::sha256_hex;
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::Stat;
 
-struct Setup {
+pub(super) struct Setup {
     _tmp: tempfile::TempDir,
-    root: PathBuf,
-    ws: Workspace,
+    pub(super) root: PathBuf,
+    pub(super) ws: Workspace,
     heading: Heading,
 }
 
-fn setup() -> Setup {
+pub(super) fn setup() -> Setup {
     let tmp = tempfile::tempdir().unwrap();
     let base = fs::canonicalize(tmp.path()).unwrap();
     let root = base.join("root");
@@ -41,13 +41,13 @@ fn setup() -> Setup {
 }
 
 /// Makes `plan`, listing one added file for the history.
-fn run(s: &Setup, plan: ChangePlan) -> Result<Executed, ExecuteError> {
+pub(super) fn run(s: &Setup, plan: ChangePlan) -> Result<Executed, ExecuteError> {
     let listed = |_: &Done| vec![FileChange::new(s.root.join("listed"), Action::Added)];
     execute(&s.ws, plan, &s.heading, &CancelToken::new(), listed)
 }
 
 impl Setup {
-    fn place(&self, rel: &str) -> Place {
+    pub(super) fn place(&self, rel: &str) -> Place {
         let path = self.root.join(rel);
         Place {
             anchor: self.root.clone(),
@@ -56,7 +56,7 @@ impl Setup {
         }
     }
 
-    fn stat(&self, rel: &str) -> Stat {
+    pub(super) fn stat(&self, rel: &str) -> Stat {
         Stat::from(&fs::symlink_metadata(self.root.join(rel)).unwrap())
     }
 
@@ -68,18 +68,18 @@ impl Setup {
         }
     }
 
-    fn entry(&self, rel: &str) -> Expect {
+    pub(super) fn entry(&self, rel: &str) -> Expect {
         Expect::Entry {
             stat: self.stat(rel),
         }
     }
 
-    fn read(&self, rel: &str) -> Option<String> {
+    pub(super) fn read(&self, rel: &str) -> Option<String> {
         fs::read_to_string(self.root.join(rel)).ok()
     }
 
     /// Every name in the tree, sorted (temp names included: none may be left).
-    fn names(&self) -> Vec<String> {
+    pub(super) fn names(&self) -> Vec<String> {
         let mut names = Vec::new();
         let mut stack = vec![self.root.clone()];
         while let Some(dir) = stack.pop() {
@@ -99,7 +99,7 @@ impl Setup {
         fs::read_dir(self.ws.journal().dir()).map_or(0, Iterator::count)
     }
 
-    fn archives(&self) -> usize {
+    pub(super) fn archives(&self) -> usize {
         fs::read_dir(self.ws.bucket().dir()).map_or(0, |dir| {
             dir.filter(|e| {
                 let name = e.as_ref().unwrap().file_name();
@@ -116,7 +116,7 @@ impl Setup {
     }
 }
 
-fn step(at: Place, expect: Expect, act: Act) -> Step {
+pub(super) fn step(at: Place, expect: Expect, act: Act) -> Step {
     Step {
         at,
         expect,
@@ -125,7 +125,7 @@ fn step(at: Place, expect: Expect, act: Act) -> Step {
     }
 }
 
-fn kept(step: Step) -> Step {
+pub(super) fn kept(step: Step) -> Step {
     Step {
         keep: Keep::Archive,
         ..step

@@ -85,6 +85,12 @@ pub enum Expect {
     /// A directory known by identity that must be empty: removed only while it is (what
     /// appears in it meanwhile is never removed with it).
     EmptyDir { stat: Stat },
+    /// A directory known by identity, kept whole in the trash first ([`Keep::Archive`]) and
+    /// removed as it is when its step comes: entries earlier steps of the plan move out of it
+    /// are not removed with it (undo takes a tree back after what moved out of it). With
+    /// `sha256`, the archive must have that tree digest (a tree a restore put back), else
+    /// [`Found::Changed`]: something inside it changed.
+    Tree { stat: Stat, sha256: Option<String> },
 }
 
 impl Expect {
@@ -93,11 +99,12 @@ impl Expect {
         match (self, now) {
             (Expect::Nothing, None) => None,
             (Expect::Nothing, Some(_)) => Some(Found::Taken),
-            (Expect::File { .. } | Expect::Entry { .. } | Expect::EmptyDir { .. }, None) => {
-                Some(Found::Gone)
-            }
+            (_, None) => Some(Found::Gone),
             (
-                Expect::File { stat, .. } | Expect::Entry { stat } | Expect::EmptyDir { stat },
+                Expect::File { stat, .. }
+                | Expect::Entry { stat }
+                | Expect::EmptyDir { stat }
+                | Expect::Tree { stat, .. },
                 Some(now),
             ) => {
                 if now.identity() != stat.identity() || now.kind() != stat.kind() {
@@ -117,7 +124,7 @@ impl Expect {
             Expect::Nothing => None,
             Expect::File { .. } => Some(EntryKind::File),
             Expect::Entry { stat } => Some(stat.kind()),
-            Expect::EmptyDir { .. } => Some(EntryKind::Directory),
+            Expect::EmptyDir { .. } | Expect::Tree { .. } => Some(EntryKind::Directory),
         }
     }
 }
@@ -185,4 +192,38 @@ pub enum Act {
     /// under a temp name beside the place, verified against the archive, and takes the free
     /// name. The archive stays: a plan that uses it up lists it in [`ChangePlan::consume`].
     Restore { archive: PathBuf },
+    /// Nothing happens to the entry: it is kept in the trash ([`Keep::Archive`]) on its own,
+    /// while a later step removes a directory above it (undo: a restored entry gets an archive
+    /// of its own, which stands in for the one its restore used up).
+    Archive,
+    /// An entry built from what the plan holds ([`Source`]) under a temp name beside the place,
+    /// and taking the free name.
+    Build(Source),
+}
+
+/// What an [`Act::Build`] step builds.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A file of these bytes with exactly these permission bits (undo: a file that comes back
+    /// from the bytes its history keeps).
+    Bytes { data: Vec<u8>, mode: u32 },
+    /// The entry an archive of the workspace's trash holds, verified against it (the archive
+    /// stays).
+    Archive { archive: PathBuf },
+    /// An empty directory with exactly these permission bits (set once everything built
+    /// inside it is in).
+    EmptyDir { mode: u32 },
+    /// A directory built as `root` (an archive's tree, or an empty directory) and then changed
+    /// inside, as a tree from the trash comes back with older changes inside it taken back:
+    /// first the files `moves` names are moved (from, to: paths inside it; each round a temp
+    /// name, so files may trade places), then what `drops` names is removed from it, then each
+    /// entry of `inside` is built at its path inside it, in order (a directory built there may
+    /// hold later ones). A [`Act::Move`] whose destination lies inside it moves the entry into
+    /// the tree while it is still under its temp name.
+    Tree {
+        root: Box<Source>,
+        moves: Vec<(PathBuf, PathBuf)>,
+        drops: Vec<PathBuf>,
+        inside: Vec<(PathBuf, Source)>,
+    },
 }

@@ -213,3 +213,214 @@ fn copy_aside(
         read: Arc::new(copied),
     })
 }
+
+/// Writes `data` as a new file beside `name` in `dir` (canonical path `dir_path`, in the
+/// directories `made_above` made for the change), synced, with exactly the permission bits
+/// `mode`, under a journaled temp name.
+pub fn bytes(
+    journal: &Journal,
+    dir: BorrowedFd<'_>,
+    dir_path: &Path,
+    name: &OsStr,
+    data: &[u8],
+    mode: u32,
+    made_above: Vec<MadeDirRecord>,
+) -> io::Result<Built> {
+    let aside = fsops::temp_name(name);
+    let temp = journal.begin_temp_in_made_dirs(dir_path, dir, &aside, made_above);
+    let made = fsops::stage(dir, name, &aside, data, None)
+        .and_then(|()| fsops::open_for_read(dir, &aside))
+        .and_then(|file| fsops::set_mode_fd(&file, mode));
+    match made {
+        Ok(()) => Ok(Built { aside, temp }),
+        Err(e) => {
+            let _ = fsops::unlink_at(dir, &aside);
+            if let Some(temp) = temp {
+                temp.finish();
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Why a built entry was not built (nothing of it is left).
+#[derive(Debug)]
+pub enum BuildError {
+    /// An archive it comes from could not be extracted.
+    Trash(TrashError),
+    Io(io::Error),
+}
+
+impl From<io::Error> for BuildError {
+    fn from(e: io::Error) -> Self {
+        BuildError::Io(e)
+    }
+}
+
+/// A directory built beside its place under a journaled temp name ([`tree`]): removed again,
+/// with its temp record, unless [`StagedTree::take`] hands it to the commit.
+pub struct StagedTree {
+    built: Option<Built>,
+    /// The directory it was built in, and its canonical path.
+    dir: OwnedFd,
+    pub dir_path: PathBuf,
+    /// The built directory itself (readable), which moves into it are made beneath (`None`:
+    /// a file or link was built).
+    pub root: Option<OwnedFd>,
+    /// The archives it was built from, held (no other call restores or clears one).
+    pub held: Vec<Archived>,
+}
+
+impl StagedTree {
+    /// Its temp name and temp record, for the commit to place it (which answers for it then).
+    pub fn take(&mut self) -> Built {
+        self.built.take().expect("a staged tree is placed once")
+    }
+
+    /// Its temp name in the directory it was built in.
+    pub fn aside(&self) -> &OsStr {
+        &self.built.as_ref().expect("not placed yet").aside
+    }
+}
+
+impl Drop for StagedTree {
+    fn drop(&mut self) {
+        if let Some(built) = self.built.take() {
+            let _ = trees::remove_tree_at(self.dir.as_fd(), &built.aside, trees::Removal::OWN_TEMP);
+            if let Some(temp) = built.temp {
+                temp.finish();
+            }
+        }
+    }
+}
+
+/// Builds the directory `source` describes ([`super::plan::Source::Tree`], or an archive's tree,
+/// or an empty directory) beside its place in `dir` (canonical path `dir_path`, in the
+/// directories `made_above` made for the change), under a journaled temp name. Permission bits
+/// of the empty directories built are set last, deepest first, once everything inside is in.
+pub fn tree(
+    ws: &Workspace,
+    dir: BorrowedFd<'_>,
+    dir_path: &Path,
+    source: &super::plan::Source,
+    made_above: Vec<MadeDirRecord>,
+    cancel: &CancelToken,
+) -> Result<StagedTree, BuildError> {
+    // Named as any restore's temp root (`.restore-<hex>.partial`).
+    let aside = crate::trash::restore_temp_name();
+    let temp = ws
+        .journal()
+        .begin_temp_in_made_dirs(dir_path, dir, &aside, made_above);
+    let mut staged = StagedTree {
+        built: Some(Built { aside, temp }),
+        dir: fsops::reopen_readable(dir)?,
+        dir_path: dir_path.to_owned(),
+        root: None,
+        held: Vec::new(),
+    };
+    let mut modes = Vec::new();
+    let aside = staged.aside().to_owned();
+    let mut held = Vec::new();
+    build_at(ws, dir, &aside, source, cancel, &mut held, &mut modes)?;
+    staged.held = held;
+    for (made, mode) in modes.iter().rev() {
+        fsops::set_mode_fd(made, *mode)?;
+    }
+    let is_dir = fsops::lstat_at(dir, &aside)?.is_some_and(|s| s.kind() == EntryKind::Directory);
+    if is_dir {
+        staged.root = Some(fsops::open_subdir(dir, &aside)?);
+    }
+    Ok(staged)
+}
+
+/// Builds `source` as `name` in `dir` (see [`tree`]): the archives it comes from held in `held`,
+/// each empty directory made noted in `modes` with its permission bits.
+fn build_at(
+    ws: &Workspace,
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    source: &super::plan::Source,
+    cancel: &CancelToken,
+    held: &mut Vec<Archived>,
+    modes: &mut Vec<(OwnedFd, u32)>,
+) -> Result<(), BuildError> {
+    use super::plan::Source;
+    if cancel.is_aborted() {
+        return Err(BuildError::Trash(TrashError::Aborted));
+    }
+    match source {
+        Source::Bytes { data, mode } => {
+            fsops::stage(dir, name, name, data, None)
+                .and_then(|()| fsops::open_for_read(dir, name))
+                .and_then(|file| fsops::set_mode_fd(&file, *mode))?;
+        }
+        Source::Archive { archive } => {
+            let aborted = || cancel.is_aborted();
+            let archived = ws
+                .bucket()
+                .stage(archive, dir, name, &aborted)
+                .map_err(BuildError::Trash)?;
+            held.push(archived);
+        }
+        Source::EmptyDir { mode } => {
+            fsops::mkdir_at(dir, name)?;
+            modes.push((fsops::open_subdir(dir, name)?, *mode));
+        }
+        Source::Tree {
+            root,
+            moves,
+            drops,
+            inside,
+        } => {
+            build_at(ws, dir, name, root, cancel, held, modes)?;
+            let tree = fsops::open_subdir(dir, name)?;
+            change_inside(tree.as_fd(), moves, drops)?;
+            for (path, source) in inside {
+                let parent = in_tree(tree.as_fd(), path.parent())?;
+                let name = path.file_name().unwrap_or_default();
+                build_at(ws, parent.as_fd(), name, source, cancel, held, modes)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The directory `rel` (a path inside `tree`; `None` or empty: `tree` itself), opened beneath
+/// it, readable.
+pub fn in_tree(tree: BorrowedFd<'_>, rel: Option<&Path>) -> io::Result<OwnedFd> {
+    match rel.filter(|rel| !rel.as_os_str().is_empty()) {
+        Some(rel) => fsops::open_dir_beneath(tree, rel, true),
+        None => fsops::reopen_readable(tree),
+    }
+}
+
+/// In the tree just built (ours, under a temp name): each file `moves` names moved to its new
+/// place (first each to a temp name at the top, so that files trading places and the drops
+/// leave them be), and what `drops` names removed (it stays in its archive).
+fn change_inside(
+    tree: BorrowedFd<'_>,
+    moves: &[(PathBuf, PathBuf)],
+    drops: &[PathBuf],
+) -> io::Result<()> {
+    let mut aside = Vec::with_capacity(moves.len());
+    for (from, _) in moves {
+        let name = from.file_name().unwrap_or_default();
+        let temp = fsops::temp_name(name);
+        let dir = in_tree(tree, from.parent())?;
+        fsops::rename_noreplace(dir.as_fd(), name, tree, &temp)?;
+        aside.push(temp);
+    }
+    for member in drops {
+        let Some(name) = member.file_name() else {
+            continue;
+        };
+        let dir = in_tree(tree, member.parent())?;
+        trees::remove_tree_at(dir.as_fd(), name, trees::Removal::OWN_TEMP)?;
+    }
+    for ((_, to), temp) in moves.iter().zip(&aside) {
+        let dir = in_tree(tree, to.parent())?;
+        let name = to.file_name().unwrap_or_default();
+        fsops::rename_noreplace(tree, temp, dir.as_fd(), name)?;
+    }
+    Ok(())
+}

@@ -4,24 +4,33 @@
 //! The flow: select the changes (`select`), lock their paths, plan over a virtual state newest
 //! first — every path must be exactly as each change left it (`plan`) — work out what must
 //! happen on disk (`effects`), ask once if the host gave a confirm handler, then make it all as
-//! one journaled commit (`apply`): what the undo replaces goes to the trash first, and a kill at
-//! any point leaves all or nothing after the next `Workspace`.
+//! one journaled commit: as a plan (`to_plan`) the one executor runs (`call::execute`), as for
+//! every tool — what the undo replaces goes to the trash first, and a kill at any point leaves
+//! all or nothing, the undo with its record or neither, after the next `Workspace`.
 
-mod apply;
+mod changes;
 mod disk;
 mod effects;
 mod plan;
 mod refusal;
 mod select;
 mod slot;
+mod to_plan;
+mod told;
 
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
 pub use select::Selector;
 
-use crate::call::{Authorization, Call, Success};
+use crate::call::plan::Place;
+use crate::call::trashing::ensure_bucket_writable;
+use crate::call::{Authorization, Call, Recorded, Success};
+use crate::change::{EntryFacts, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::history::{ChangeRecord, Entry, Heading};
 use crate::paths::shown::Shown;
@@ -83,7 +92,8 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
     let lock = call.lock_for_change(&path_refs).await?;
     let (ws, planned_targets) = (call.ws.clone(), targets.clone());
     let asks = call.confirmer.is_some() && !request.dry_run;
-    let (plan, effects, diff) = call
+    let dry_run = request.dry_run;
+    let (effects, diff, undo) = call
         .reading(move || {
             let mut planner = Planner::new(&ws);
             for target in &planned_targets {
@@ -97,7 +107,10 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
             } else {
                 String::new()
             };
-            Ok((plan, effects, diff))
+            let undo = (!dry_run)
+                .then(|| plan_for_executor(&ws, &plan, &effects))
+                .transpose()?;
+            Ok((effects, diff, undo))
         })
         .await?;
     let records: Vec<ChangeRecord> = targets.into_iter().map(|t| t.record).collect();
@@ -152,7 +165,10 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
         .progress
         .meter(crate::progress::Unit::Files, Some(steps as u64));
     let (files, recorded) = call
-        .blocking(move || apply::apply(&ws, &plan, &effects, &recorded_as, &cancel, &meter))
+        .blocking(move || {
+            let undo = undo.expect("planned unless a dry run");
+            execute(&ws, undo, &recorded_as, &cancel, &meter, steps as u64)
+        })
         .await?;
     let mut text = format!("Undid {heading}:");
     push_lines(&mut text, &lines);
@@ -174,6 +190,55 @@ pub async fn undo(call: &Call, request: UndoRequest) -> Result<Undone, crate::ca
         success,
         heading: Some(record_as),
     })
+}
+
+/// The plan of `effects` for the executor ([`to_plan`]): the bytes each file given new bytes in
+/// place holds now read, and every place resolved through the sandbox.
+fn plan_for_executor(
+    ws: &Workspace,
+    plan: &plan::Plan,
+    effects: &Effects,
+) -> Result<to_plan::UndoPlan, ToolError> {
+    let mut now = HashMap::new();
+    for placement in effects.placements.iter().filter(|p| p.exchange) {
+        let here = placement.physical.as_ref().unwrap_or(&placement.path);
+        now.insert(here.clone(), disk::read(ws, here, u64::MAX)?);
+    }
+    let place = |dir: &Path, name: &OsStr| {
+        let target = disk::target(ws, dir)?;
+        Ok(Place {
+            anchor: target.anchor,
+            dir: target.path,
+            name: name.to_owned(),
+        })
+    };
+    to_plan::to_plan(plan, effects, &now, &place)
+}
+
+/// Makes `undo` on the one executor, recorded as `heading` with its commit; returns what changed,
+/// per path, in the history's terms, and how it was recorded.
+fn execute(
+    ws: &Workspace,
+    mut undo: to_plan::UndoPlan,
+    heading: &Heading,
+    cancel: &crate::cancel::CancelToken,
+    meter: &crate::progress::Meter,
+    steps: u64,
+) -> Result<(Vec<FileChange>, Recorded), ToolError> {
+    if let Some(first) = undo.first_trashed() {
+        ensure_bucket_writable(ws, &first)?;
+    }
+    let words = undo.take_words();
+    let plan = std::mem::take(&mut undo.plan);
+    let facts = |path: &Path| match disk::open_parent(ws, path) {
+        Ok(Some((parent, name))) => EntryFacts::of_entry(parent.as_fd(), &name),
+        _ => None,
+    };
+    let executed =
+        crate::call::execute::execute(ws, plan, heading, cancel, |done| undo.files(done, facts))
+            .map_err(|e| words.failed(e))?;
+    meter.advance(steps);
+    Ok((executed.files, executed.recorded))
 }
 
 /// The history as the host sees it (`Change[]`, ../../docs/history-and-undo.md), newest first, as JSON text.

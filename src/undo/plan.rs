@@ -1,7 +1,8 @@
 //! Planning an undo over a virtual state of the paths involved: the changes to take back are
 //! walked newest first; each is checked against the state its newer ones leave (it must find
 //! every path exactly as it left it), then its inverse is applied to that state. Nothing on disk
-//! changes here; `apply` turns the final state into one journaled commit.
+//! changes here; `effects` and `to_plan` turn the final state into a plan the executor makes
+//! as one journaled commit.
 
 mod check;
 mod invert;

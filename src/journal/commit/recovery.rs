@@ -60,9 +60,8 @@ pub fn recover(
             _ => None,
         });
     }
-    let steps = record.steps.iter().zip(&dirs);
     if record.applied {
-        for (step, dir) in steps {
+        for (step, dir) in record.steps.iter().zip(&dirs) {
             if let Some(dir) = dir {
                 let _ = clean_up(dir.as_dir(), step, None);
             }
@@ -74,7 +73,26 @@ pub fn recover(
     } else {
         let mut kept = kept;
         let mut settled = true;
-        for (index, ((step, dir), to_dir)) in steps.zip(&to_dirs).enumerate().rev() {
+        for index in (0..record.steps.len()).rev() {
+            let step = &record.steps[index];
+            // A directory a later step removed (set aside) or moved is at its path again once
+            // that step is undone: opened now (an entry moved out of it goes back into it).
+            if dirs[index].is_none() {
+                dirs[index] = open(&step.dir, step.dir_dev, step.dir_ino)?;
+            }
+            if let (
+                None,
+                StepAction::Rename {
+                    to_dir,
+                    to_dir_dev,
+                    to_dir_ino,
+                    ..
+                },
+            ) = (&to_dirs[index], &step.action)
+            {
+                to_dirs[index] = open(to_dir, *to_dir_dev, *to_dir_ino)?;
+            }
+            let (dir, to_dir) = (&dirs[index], &to_dirs[index]);
             if let Some(dir) = dir {
                 let mut appended = kept.as_mut().and_then(|kept| kept_for(kept, step));
                 settled &= undo_step(

@@ -1,0 +1,70 @@
+//! Directories a plan builds whole ([`Act::Build`] of anything but bytes): which moves go into
+//! one while it is under its temp name, and how.
+
+use std::io;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+
+use super::{stage, Dirs, Failure};
+use crate::call::plan::{Act, Expect, Place, Source, Step};
+use crate::journal::commit::Commit;
+use crate::paths::fsops::Snapshot;
+
+/// For each step, if it is a move into a directory the plan builds whole (an
+/// [`Act::Build`] of anything but bytes, at or above the move's destination directory): that
+/// step, and the destination directory's path inside the built one.
+pub(super) fn into_built(steps: &[Step]) -> Vec<Option<(usize, PathBuf)>> {
+    let builds: Vec<(usize, PathBuf)> = steps
+        .iter()
+        .enumerate()
+        .filter(|(_, step)| {
+            matches!(&step.act, Act::Build(source) if !matches!(source, Source::Bytes { .. }))
+        })
+        .map(|(index, step)| (index, step.at.path()))
+        .collect();
+    steps
+        .iter()
+        .map(|step| {
+            let Act::Move { to } = &step.act else {
+                return None;
+            };
+            builds.iter().find_map(|(index, path)| {
+                let rel = to.dir.strip_prefix(path).ok()?;
+                Some((*index, rel.to_owned()))
+            })
+        })
+        .collect()
+}
+
+/// Adds a move into `tree`, built by the plan and not yet placed: its destination directory
+/// `rel` inside it, opened beneath it, as the journal records it (beneath its temp name).
+pub(super) fn add_move_into(
+    commit: &mut Commit<'_>,
+    step: Step,
+    dirs: Dirs,
+    tree: &stage::StagedTree,
+    rel: &Path,
+) -> io::Result<()> {
+    let (Act::Move { to }, Expect::File { stat, .. } | Expect::Entry { stat }) =
+        (&step.act, &step.expect)
+    else {
+        unreachable!("refused by check: a move expects an entry")
+    };
+    let root = tree
+        .root
+        .as_ref()
+        .ok_or_else(|| io::Error::from(io::ErrorKind::NotADirectory))?;
+    let to_dir = stage::in_tree(root.as_fd(), Some(rel))?;
+    let to_dir_path = tree.dir_path.join(tree.aside()).join(rel);
+    let Place { dir, name, .. } = &step.at;
+    let expected = Snapshot::of(stat);
+    commit.rename(dirs.at, dir, name, expected, to_dir, &to_dir_path, &to.name)
+}
+
+/// A built entry that could not be built, as the executor reports it.
+pub(super) fn built_failure(e: stage::BuildError) -> Failure {
+    match e {
+        stage::BuildError::Trash(e) => Failure::Trash(e),
+        stage::BuildError::Io(e) => Failure::Io(e),
+    }
+}

@@ -1,0 +1,272 @@
+//! The steps undo's plans use: a tree kept whole and removed as it is when its step comes (after
+//! what moves out of it), its digest checked; entries trading places round a temp name; a file
+//! built from bytes with an exact mode; and recovery of such a change killed before its commit
+//! point.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+use super::tests::{kept, setup, step};
+use super::*;
+use crate::call::plan::{Act, ChangePlan, Expect, Found, Place, Source};
+use crate::journal::commit::kill_before_commit_point;
+
+/// `dir/d/f` and `dir/g`.
+fn tree(s: &super::tests::Setup) {
+    fs::create_dir_all(s.root.join("dir/d")).unwrap();
+    fs::write(s.root.join("dir/d/f"), "f\n").unwrap();
+    fs::write(s.root.join("dir/g"), "g\n").unwrap();
+}
+
+fn tree_expect(s: &super::tests::Setup, rel: &str, sha256: Option<String>) -> Expect {
+    Expect::Tree {
+        stat: s.stat(rel),
+        sha256,
+    }
+}
+
+#[test]
+fn a_tree_is_removed_as_it_is_once_what_moves_out_of_it_has() {
+    let s = setup();
+    tree(&s);
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            step(
+                s.place("dir/d/f"),
+                s.entry("dir/d/f"),
+                Act::Move { to: s.place("out") },
+            ),
+            kept(step(
+                s.place("dir"),
+                tree_expect(&s, "dir", None),
+                Act::Remove,
+            )),
+        ],
+    };
+    let executed = super::tests::run(&s, plan).unwrap();
+    assert_eq!(s.read("out").as_deref(), Some("f\n"));
+    assert!(!s.root.join("dir").exists());
+    let archive = executed.done.archives[1]
+        .as_ref()
+        .expect("the tree was kept");
+    assert_eq!(archive.metadata.kind, crate::paths::EntryKind::Directory);
+    assert_eq!(
+        archive.metadata.file_count,
+        Some(2),
+        "kept before f moved out"
+    );
+}
+
+#[test]
+fn a_tree_whose_digest_is_not_the_expected_one_is_refused_and_nothing_is_kept() {
+    let s = setup();
+    tree(&s);
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![kept(step(
+            s.place("dir"),
+            tree_expect(&s, "dir", Some("0".repeat(64))),
+            Act::Remove,
+        ))],
+    };
+    let e = super::tests::run(&s, plan).err().expect("refused");
+    assert!(matches!(e.failure, Failure::NotAsExpected(Found::Changed)));
+    assert_eq!(s.read("dir/g").as_deref(), Some("g\n"));
+    assert_eq!(s.archives(), 0, "the archive made is discarded");
+}
+
+#[test]
+fn entries_trade_places_round_a_temp_name() {
+    let s = setup();
+    fs::write(s.root.join("b.txt"), "b\n").unwrap();
+    let temp = fsops::temp_name(OsStr::new("a.txt"));
+    let aside = Place {
+        name: temp.clone(),
+        ..s.place("a.txt")
+    };
+    let (a, b) = (s.entry("a.txt"), s.entry("b.txt"));
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            step(s.place("a.txt"), a.clone(), Act::Move { to: aside.clone() }),
+            step(
+                s.place("b.txt"),
+                b,
+                Act::Move {
+                    to: s.place("a.txt"),
+                },
+            ),
+            step(
+                aside,
+                a,
+                Act::Move {
+                    to: s.place("b.txt"),
+                },
+            ),
+        ],
+    };
+    super::tests::run(&s, plan).unwrap();
+    assert_eq!(s.read("a.txt").as_deref(), Some("b\n"));
+    assert_eq!(s.read("b.txt").as_deref(), Some("a old\n"));
+    assert!(!s.root.join(&temp).exists());
+}
+
+#[test]
+fn a_file_is_built_from_bytes_with_exactly_its_mode() {
+    let s = setup();
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![step(
+            s.place("new/built.txt"),
+            Expect::Nothing,
+            Act::Build(Source::Bytes {
+                data: b"built\n".to_vec(),
+                mode: 0o604,
+            }),
+        )],
+    };
+    super::tests::run(&s, plan).unwrap();
+    assert_eq!(s.read("new/built.txt").as_deref(), Some("built\n"));
+    let mode = fs::metadata(s.root.join("new/built.txt"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o604);
+}
+
+/// A change that moves an entry out of a directory and then removes that directory, killed
+/// before its commit point: recovery opens the directory once the removal is undone, and the
+/// entry goes back into it (it was left outside, the directory back empty).
+#[test]
+fn recovery_puts_back_what_moved_out_of_a_directory_the_change_removed() {
+    let s = setup();
+    tree(&s);
+    let journal = s.ws.journal();
+    let dir = |rel: &str| fsops::open_dir(&s.root, &s.root.join(rel), false).unwrap();
+    let snapshot = |rel: &str| fsops::Snapshot::of(&s.stat(rel));
+    let mut commit = journal.commit();
+    let d = s.root.join("dir/d");
+    commit
+        .rename(
+            dir("dir/d"),
+            &d,
+            OsStr::new("f"),
+            snapshot("dir/d/f"),
+            dir(""),
+            &s.root,
+            OsStr::new("out"),
+        )
+        .unwrap();
+    commit
+        .remove(dir(""), &s.root, OsStr::new("dir"), snapshot("dir"))
+        .unwrap();
+    kill_before_commit_point(journal, commit);
+    assert_eq!(s.read("out").as_deref(), Some("f\n"), "killed once made");
+    let recovered = journal.recover(s.ws.sandbox(), &|_: &serde_json::Value| Ok(()));
+    assert_eq!(recovered, vec![crate::journal::Recovered::CommitUndone]);
+    assert_eq!(s.read("dir/d/f").as_deref(), Some("f\n"));
+    assert_eq!(s.read("dir/g").as_deref(), Some("g\n"));
+    assert!(!s.root.join("out").exists());
+}
+
+#[test]
+fn a_tree_is_built_of_pieces_and_what_moves_into_it_moves_in_before_it_is_placed() {
+    let s = setup();
+    fs::write(s.root.join("loose.txt"), "loose\n").unwrap();
+    let tree = Source::Tree {
+        root: Box::new(Source::EmptyDir { mode: 0o750 }),
+        moves: Vec::new(),
+        drops: Vec::new(),
+        inside: vec![
+            ("sub".into(), Source::EmptyDir { mode: 0o700 }),
+            (
+                "sub/f.txt".into(),
+                Source::Bytes {
+                    data: b"f\n".to_vec(),
+                    mode: 0o600,
+                },
+            ),
+        ],
+    };
+    let into = Place {
+        dir: s.root.join("built/sub"),
+        ..s.place("loose.txt")
+    };
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            step(
+                s.place("loose.txt"),
+                s.entry("loose.txt"),
+                Act::Move { to: into },
+            ),
+            step(s.place("built"), Expect::Nothing, Act::Build(tree)),
+        ],
+    };
+    super::tests::run(&s, plan).unwrap();
+    assert_eq!(s.read("built/sub/f.txt").as_deref(), Some("f\n"));
+    assert_eq!(s.read("built/sub/loose.txt").as_deref(), Some("loose\n"));
+    let mode = |rel: &str| {
+        fs::symlink_metadata(s.root.join(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+    };
+    assert_eq!(mode("built") & 0o7777, 0o750);
+    assert_eq!(mode("built/sub") & 0o7777, 0o700);
+    assert_eq!(mode("built/sub/f.txt") & 0o7777, 0o600);
+    assert!(!s.root.join("loose.txt").exists());
+    assert!(
+        s.names().iter().all(|n| !n.contains(".restore-")),
+        "{:?}",
+        s.names()
+    );
+}
+
+#[test]
+fn a_refused_step_stops_the_plan_before_any_tree_is_built() {
+    let s = setup();
+    fs::write(s.root.join("loose.txt"), "loose\n").unwrap();
+    let before = s.names();
+    let tree = Source::Tree {
+        root: Box::new(Source::EmptyDir { mode: 0o755 }),
+        moves: Vec::new(),
+        drops: Vec::new(),
+        inside: Vec::new(),
+    };
+    let into = Place {
+        dir: s.root.join("built"),
+        ..s.place("loose.txt")
+    };
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            step(
+                s.place("loose.txt"),
+                s.entry("loose.txt"),
+                Act::Move { to: into },
+            ),
+            step(s.place("built"), Expect::Nothing, Act::Build(tree)),
+            // The file is not what this step expects: refused before anything is built.
+            step(s.place("a.txt"), s.entry("m.txt"), Act::Remove),
+        ],
+    };
+    let e = super::tests::run(&s, plan).err().expect("refused");
+    assert_eq!(e.step, 2);
+    assert_eq!(s.names(), before, "nothing built is left");
+}
+
+#[test]
+fn an_entry_kept_alone_is_archived_and_stays() {
+    let s = setup();
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![kept(step(s.place("a.txt"), s.entry("a.txt"), Act::Archive))],
+    };
+    let executed = super::tests::run(&s, plan).unwrap();
+    assert!(executed.done.archives[0].is_some());
+    assert_eq!(s.read("a.txt").as_deref(), Some("a old\n"));
+    assert_eq!(s.archives(), 1);
+}
