@@ -14,7 +14,6 @@
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
 use super::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Source, Step};
@@ -26,8 +25,8 @@ use crate::journal::commit::{holds, Commit, CommitError, LeftInPlace, PlannedFil
 use crate::journal::Journal;
 use crate::paths::fsops::{self, DirMount, Snapshot};
 use crate::paths::os_error::{cause, Cause};
-use crate::paths::process;
 use crate::paths::trees::{self, CopyError};
+use crate::paths::{process, AsDir, BorrowedDir};
 use crate::paths::{EntryKind, Stat};
 use crate::trash::{archive_relative_path, Archived, Bucket, Observed, TrashError, TrashItem};
 use crate::workspace::Workspace;
@@ -204,10 +203,10 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
             .made(&mut commit, step, false)
             .map_err(Failure::Io)
             .and_then(|dirs| {
-                let readable = fsops::reopen_readable(dirs.at.as_fd()).map_err(Failure::Io)?;
+                let readable = fsops::reopen_readable(dirs.at.as_dir()).map_err(Failure::Io)?;
                 let above = commit.made_above(&step.at.dir);
                 let dir = &step.at.dir;
-                let tree = stage::tree(ws, readable.as_fd(), dir, source, above, cancel);
+                let tree = stage::tree(ws, readable.as_dir(), dir, source, above, cancel);
                 Ok((dirs, tree.map_err(built_failure)?))
             });
         match staged {
@@ -326,7 +325,7 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
 /// cannot be told, the rename tries).
 fn same_mount(dirs: &Dirs) -> bool {
     let to = dirs.to.as_ref().expect("a move's destination was opened");
-    DirMount::same(dirs.at.as_fd(), to.as_fd()).unwrap_or(true)
+    DirMount::same(dirs.at.as_dir(), to.as_dir()).unwrap_or(true)
 }
 
 /// Opens every step's directories and checks what each step expects, before anything is kept
@@ -473,7 +472,7 @@ fn add_tree_removal(
         unreachable!("removes_tree checked the step")
     };
     let ArchivedTree { observed, base } = tree;
-    let check = Box::new(move |dir: BorrowedFd<'_>, aside: &OsStr| {
+    let check = Box::new(move |dir: BorrowedDir<'_>, aside: &OsStr| {
         Bucket::unchanged_under(dir, aside, &observed, &base)
     });
     let Place { dir, name, .. } = &step.at;
@@ -494,9 +493,9 @@ fn add_restore(
     };
     let Place { dir, name, .. } = &step.at;
     // Readable: the extraction syncs the directory it builds in.
-    let readable = fsops::reopen_readable(dirs.at.as_fd()).map_err(Failure::Io)?;
+    let readable = fsops::reopen_readable(dirs.at.as_dir()).map_err(Failure::Io)?;
     let made_above = commit.made_above(dir);
-    let (built, held) = stage::restored(ws, readable.as_fd(), dir, archive, made_above, cancel)
+    let (built, held) = stage::restored(ws, readable.as_dir(), dir, archive, made_above, cancel)
         .map_err(Failure::Trash)?;
     commit
         .place(dirs.at, dir, &built.aside, name, built.temp)
@@ -509,20 +508,20 @@ fn add_restore(
 /// directory is made before the entries that answer for it (a kill while what the plan keeps
 /// is archived leaves none).
 struct Opened {
-    at: Option<std::os::fd::OwnedFd>,
+    at: Option<crate::paths::Dir>,
     /// A move's destination directory.
-    to: Option<std::os::fd::OwnedFd>,
-    from: Option<std::os::fd::OwnedFd>,
+    to: Option<crate::paths::Dir>,
+    from: Option<crate::paths::Dir>,
 }
 
 impl Opened {
     /// The step's directory, which holds the entry the step expects.
-    fn found_at(&self) -> Result<BorrowedFd<'_>, Failure> {
+    fn found_at(&self) -> Result<BorrowedDir<'_>, Failure> {
         let at = self
             .at
             .as_ref()
             .ok_or(Failure::NotAsExpected(Found::Gone))?;
-        Ok(at.as_fd())
+        Ok(at.as_dir())
     }
 
     /// The step's directories, the missing ones made (handed to the commit, which removes
@@ -530,7 +529,7 @@ impl Opened {
     /// `into_built`: a move's destination is inside a directory the plan builds (see
     /// [`into_built`]), which is not made here.
     fn made(self, commit: &mut Commit<'_>, step: &Step, into_built: bool) -> io::Result<Dirs> {
-        let mut ensure = |place: &Place, opened: Option<std::os::fd::OwnedFd>| match opened {
+        let mut ensure = |place: &Place, opened: Option<crate::paths::Dir>| match opened {
             Some(dir) => Ok(dir),
             None => commit.make_dirs(&place.anchor, &place.dir),
         };
@@ -550,10 +549,10 @@ impl Opened {
 
 /// The directories a step acts in, made.
 struct Dirs {
-    at: std::os::fd::OwnedFd,
-    to: Option<std::os::fd::OwnedFd>,
+    at: crate::paths::Dir,
+    to: Option<crate::paths::Dir>,
     /// A copy's source directory.
-    from: Option<std::os::fd::OwnedFd>,
+    from: Option<crate::paths::Dir>,
 }
 
 /// A plan's steps pair what they do with what they expect: a put replaces a file read (or
@@ -626,7 +625,7 @@ fn open(step: &Step, into_built: bool) -> io::Result<Opened> {
 }
 
 /// The place's directory, or `None` if it (or a directory above it) is missing.
-fn open_if_there(place: &Place) -> io::Result<Option<std::os::fd::OwnedFd>> {
+fn open_if_there(place: &Place) -> io::Result<Option<crate::paths::Dir>> {
     match fsops::open_dir(&place.anchor, &place.dir, false) {
         Ok(dir) => Ok(Some(dir)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -698,7 +697,7 @@ fn verify(step: &Step, dirs: &Opened, earlier: &Earlier, into_built: bool) -> Re
         }
         None => {
             let now = match &dirs.at {
-                Some(at) => fsops::lstat_at(at.as_fd(), &step.at.name).map_err(Failure::Io)?,
+                Some(at) => fsops::lstat_at(at.as_dir(), &step.at.name).map_err(Failure::Io)?,
                 None => None,
             };
             let found = match (&step.act, &step.expect) {
@@ -717,7 +716,7 @@ fn verify(step: &Step, dirs: &Opened, earlier: &Earlier, into_built: bool) -> Re
     if let (Act::Move { to }, false) = (&step.act, into_built) {
         let free = match (earlier.free(&to.path()), &dirs.to) {
             (Some(free), _) => free,
-            (None, Some(to_dir)) => fsops::lstat_at(to_dir.as_fd(), &to.name)
+            (None, Some(to_dir)) => fsops::lstat_at(to_dir.as_dir(), &to.name)
                 .map_err(Failure::Io)?
                 .is_none(),
             (None, None) => true,
@@ -735,7 +734,7 @@ fn verify_copy_source(step: &Step, dirs: &Opened) -> Result<(), Failure> {
     let (Act::Copy { from, source, .. }, Some(from_dir)) = (&step.act, &dirs.from) else {
         return Ok(());
     };
-    let now = fsops::lstat_at(from_dir.as_fd(), &from.name).map_err(Failure::Io)?;
+    let now = fsops::lstat_at(from_dir.as_dir(), &from.name).map_err(Failure::Io)?;
     let expected = Expect::Entry { stat: *source };
     match expected.mismatch(now.as_ref()) {
         None => Ok(()),
@@ -768,7 +767,15 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
         }
         (Act::Build(Source::Bytes { data, mode }), _) => {
             let made_above = commit.made_above(dir);
-            let built = stage::bytes(journal, dirs.at.as_fd(), dir, name, &data, mode, made_above)?;
+            let built = stage::bytes(
+                journal,
+                dirs.at.as_dir(),
+                dir,
+                name,
+                &data,
+                mode,
+                made_above,
+            )?;
             commit.place(dirs.at, dir, &built.aside, name, built.temp)
         }
         (Act::Move { to }, Expect::File { stat, .. } | Expect::Entry { stat }) => {
@@ -779,7 +786,7 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
             let temp = (!made_above.is_empty())
                 .then(|| {
                     let unused = fsops::temp_name(&to.name);
-                    journal.begin_temp_in_made_dirs(&to.dir, to_dir.as_fd(), &unused, made_above)
+                    journal.begin_temp_in_made_dirs(&to.dir, to_dir.as_dir(), &unused, made_above)
                 })
                 .flatten();
             let expected = Snapshot::of(&stat);
@@ -796,7 +803,7 @@ fn add(journal: &Journal, commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> io
             Ok(())
         }
         (Act::MakeDir { mode, below }, _) => {
-            let built = stage::new_dir(journal, dirs.at.as_fd(), dir, name, mode, &below)?;
+            let built = stage::new_dir(journal, dirs.at.as_dir(), dir, name, mode, &below)?;
             commit.place(dirs.at, dir, &built.aside, name, built.temp)
         }
         (Act::Remove | Act::Move { .. }, Expect::Nothing)
@@ -823,7 +830,7 @@ fn add_append(commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> Result<(), Fai
         unreachable!("refused by check: an append expects a file read")
     };
     let Place { dir, name, .. } = &step.at;
-    let mut file = match fsops::open_for_update(dirs.at.as_fd(), name) {
+    let mut file = match fsops::open_for_update(dirs.at.as_dir(), name) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(Failure::NotAsExpected(Found::Gone))
@@ -869,7 +876,7 @@ fn add_copy(
     copy_and_place(
         journal,
         commit,
-        (from_dir.as_fd(), &from.name, &source),
+        (from_dir.as_dir(), &from.name, &source),
         (dirs.at, dir, name),
         &below,
         cancel,
@@ -882,24 +889,24 @@ fn add_copy(
 fn copy_and_place(
     journal: &Journal,
     commit: &mut Commit<'_>,
-    (from, name, stat): (BorrowedFd<'_>, &OsStr, &Stat),
-    (to, to_path, to_name): (std::os::fd::OwnedFd, &Path, &OsStr),
+    (from, name, stat): (BorrowedDir<'_>, &OsStr, &Stat),
+    (to, to_path, to_name): (crate::paths::Dir, &Path, &OsStr),
     below: &Path,
     cancel: &CancelToken,
 ) -> io::Result<stage::CopyMade> {
     // Listed, read and synced through: readable handles of the directories checked.
     let from = fsops::reopen_readable(from)?;
-    let into = fsops::reopen_readable(to.as_fd())?;
+    let into = fsops::reopen_readable(to.as_dir())?;
     let made_above = commit.made_above(to_path);
     let source = stage::CopySource {
-        dir: from.as_fd(),
+        dir: from.as_dir(),
         name,
         stat,
     };
     let aborted = || cancel.is_aborted();
     let (built, made) = stage::copy(
         journal,
-        (into.as_fd(), to_path, to_name),
+        (into.as_dir(), to_path, to_name),
         made_above,
         source,
         below,
@@ -944,20 +951,20 @@ fn add_move_by_copy(
 pub fn add_copied_move(
     journal: &Journal,
     commit: &mut Commit<'_>,
-    (from, from_path, name, stat): (std::os::fd::OwnedFd, &Path, &OsStr, &Stat),
-    (to, to_path, to_name): (std::os::fd::OwnedFd, &Path, &OsStr),
+    (from, from_path, name, stat): (crate::paths::Dir, &Path, &OsStr, &Stat),
+    (to, to_path, to_name): (crate::paths::Dir, &Path, &OsStr),
     cancel: &CancelToken,
 ) -> io::Result<stage::CopyMade> {
     let made = copy_and_place(
         journal,
         commit,
-        (from.as_fd(), name, stat),
+        (from.as_dir(), name, stat),
         (to, to_path, to_name),
         Path::new(""),
         cancel,
     )?;
     let copied = made.read.clone();
-    let check = Box::new(move |dir: BorrowedFd<'_>, aside: &OsStr| {
+    let check = Box::new(move |dir: BorrowedDir<'_>, aside: &OsStr| {
         trees::unchanged_since_copied(dir, aside, &copied)
     });
     commit.remove_checked(from, from_path, name, Snapshot::of(stat), check)?;

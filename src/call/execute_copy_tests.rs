@@ -2,7 +2,6 @@
 //! and placed by the commit, or nothing of it is left.
 
 use std::fs;
-use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -13,6 +12,7 @@ use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
 use crate::change::Action;
 use crate::hashing::sha256_hex;
 use crate::paths::fsops::race_point::{self, RacePoint};
+use crate::paths::testing::{symlink, Modes};
 use crate::paths::trees::{CopyCounts, CopyError};
 use crate::paths::Stat;
 
@@ -288,5 +288,8 @@ fn a_copy_over_an_expected_entry_is_a_plan_mistake() {
         taken.failure,
         Failure::NotAsExpected(Found::Taken)
     ));
-    assert_eq!(fs::metadata(s.root.join("f.txt")).unwrap().nlink(), 1);
+    assert_eq!(
+        crate::paths::Stat::from(&fs::metadata(s.root.join("f.txt")).unwrap()).nlink,
+        1
+    );
 }

@@ -4,7 +4,6 @@
 //! the temp directory's), the tests that need one say so and pass.
 
 use std::fs;
-use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -15,6 +14,7 @@ use crate::call::plan::{Act, ChangePlan, Expect, Keep, Place, Step};
 use crate::change::Action;
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::test_mounts::Mounted;
+use crate::paths::testing::{symlink, Modes};
 use crate::paths::trees::{CopyError, MountPointInside};
 use crate::paths::Stat;
 
@@ -53,7 +53,7 @@ fn setup() -> Setup {
 /// A fresh directory on another file system than `root`, or `None`.
 fn other_file_system(root: &Path) -> Option<tempfile::TempDir> {
     let dir = tempfile::tempdir_in("/dev/shm").ok()?;
-    let dev = |p: &Path| fs::metadata(p).unwrap().dev();
+    let dev = |p: &Path| crate::paths::Stat::from(&fs::metadata(p).unwrap()).dev;
     (dev(dir.path()) != dev(root)).then_some(dir)
 }
 
@@ -88,7 +88,7 @@ fn tree(dir: &Path) -> Vec<(String, u32, String)> {
                 fs::read_to_string(&path).unwrap()
             };
             let rel = path.strip_prefix(dir).unwrap().display().to_string();
-            out.push((rel, meta.mode(), what));
+            out.push((rel, meta.permissions().mode(), what));
         }
     }
     out.sort();

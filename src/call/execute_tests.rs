@@ -1,7 +1,6 @@
 //! Hand-made plans of every step kind, run on temporary directories.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -11,6 +10,7 @@ use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
 use crate::change::Action;
 use crate::hashing::sha256_hex;
 use crate::paths::fsops::race_point::{self, RacePoint};
+use crate::paths::testing::Modes;
 use crate::paths::Stat;
 
 pub(super) struct Setup {

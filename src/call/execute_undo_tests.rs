@@ -5,12 +5,12 @@
 
 use std::ffi::OsStr;
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 
 use super::tests::{kept, setup, step};
 use super::*;
 use crate::call::plan::{Act, ChangePlan, Expect, Found, Place, Source};
 use crate::journal::commit::kill_before_commit_point;
+use crate::paths::testing::Modes;
 
 /// `dir/d/f` and `dir/g`.
 fn tree(s: &super::tests::Setup) {

@@ -4,7 +4,6 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,7 +11,7 @@ use crate::cancel::CancelToken;
 use crate::hashing::sha256_reader;
 use crate::journal::{Entry, Journal, MadeDirRecord};
 use crate::paths::trees::{Copied, CopyCounts, CopyError};
-use crate::paths::{fsops, trees, EntryKind, Stat};
+use crate::paths::{fsops, trees, AsDir, BorrowedDir, Dir, EntryKind, Stat};
 use crate::trash::{Archived, TrashError};
 use crate::workspace::Workspace;
 
@@ -28,7 +27,7 @@ pub struct Built {
 /// `below` inside it, each as a new directory is made.
 pub fn new_dir(
     journal: &Journal,
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     dir_path: &Path,
     name: &OsStr,
     mode: Option<u32>,
@@ -46,8 +45,8 @@ pub fn new_dir(
     let made = made.and_then(|()| {
         let mut inner = fsops::open_subdir(dir, &aside)?;
         for part in below.iter() {
-            fsops::mkdir_umasked_at(inner.as_fd(), part, 0o777)?;
-            inner = fsops::open_subdir(inner.as_fd(), part)?;
+            fsops::mkdir_umasked_at(inner.as_dir(), part, 0o777)?;
+            inner = fsops::open_subdir(inner.as_dir(), part)?;
         }
         Ok(())
     });
@@ -69,7 +68,7 @@ pub fn new_dir(
 /// `made_above`: the directories made for it, which recovery removes with the temp name.
 pub fn restored(
     ws: &Workspace,
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     dir_path: &Path,
     archive: &Path,
     made_above: Vec<MadeDirRecord>,
@@ -136,7 +135,7 @@ impl CopyFailed {
 
 /// Where a copy comes from: `name` in `dir`, which must still be the entry `stat` describes.
 pub struct CopySource<'a> {
-    pub dir: BorrowedFd<'a>,
+    pub dir: BorrowedDir<'a>,
     pub name: &'a OsStr,
     pub stat: &'a Stat,
 }
@@ -150,7 +149,7 @@ pub struct CopySource<'a> {
 /// is an `io::Error` carrying [`CopyFailed`].
 pub fn copy(
     journal: &Journal,
-    (dir, dir_path, name): (BorrowedFd<'_>, &Path, &OsStr),
+    (dir, dir_path, name): (BorrowedDir<'_>, &Path, &OsStr),
     made_above: Vec<MadeDirRecord>,
     from: CopySource<'_>,
     below: &Path,
@@ -174,7 +173,7 @@ pub fn copy(
 /// Builds the copy under `aside` in `dir` (with `below`, inside the directories it names): see
 /// [`copy`].
 fn copy_aside(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     aside: &OsStr,
     below: &Path,
     from: &CopySource<'_>,
@@ -182,22 +181,22 @@ fn copy_aside(
 ) -> Result<CopyMade, CopyError> {
     let at_root = |e: io::Error| CopyError::Io(e, PathBuf::new());
     // The copy's parents, made inside the temp name: `made[i]` holds the next one (or the copy).
-    let mut made: Vec<OwnedFd> = Vec::new();
+    let mut made: Vec<Dir> = Vec::new();
     let mut copy_name = aside.to_owned();
     for part in below.iter() {
-        let parent = made.last().map_or(dir, AsFd::as_fd);
+        let parent = made.last().map_or(dir, AsDir::as_dir);
         fsops::mkdir_umasked_at(parent, &copy_name, 0o777).map_err(at_root)?;
         made.push(fsops::open_subdir(parent, &copy_name).map_err(at_root)?);
         copy_name = part.to_owned();
     }
-    let into = made.last().map_or(dir, AsFd::as_fd);
+    let into = made.last().map_or(dir, AsDir::as_dir);
     let copied = trees::copy_tree_at(from.dir, from.name, into, &copy_name, aborted)?;
     // The name held another entry by the time it was copied (or none).
     if !copied.read(from.stat.identity()) {
         return Err(CopyError::Changed(PathBuf::new()));
     }
     for parent in made.iter().rev() {
-        fsops::sync_written(parent.as_fd()).map_err(at_root)?;
+        fsops::sync_written(parent.as_dir()).map_err(at_root)?;
     }
     fsops::sync_new_tree(dir).map_err(at_root)?;
     let sha256 = match EntryKind::of(from.stat) {
@@ -219,7 +218,7 @@ fn copy_aside(
 /// `mode`, under a journaled temp name.
 pub fn bytes(
     journal: &Journal,
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     dir_path: &Path,
     name: &OsStr,
     data: &[u8],
@@ -262,11 +261,11 @@ impl From<io::Error> for BuildError {
 pub struct StagedTree {
     built: Option<Built>,
     /// The directory it was built in, and its canonical path.
-    dir: OwnedFd,
+    dir: Dir,
     pub dir_path: PathBuf,
     /// The built directory itself (readable), which moves into it are made beneath (`None`:
     /// a file or link was built).
-    pub root: Option<OwnedFd>,
+    pub root: Option<Dir>,
     /// The archives it was built from, held (no other call restores or clears one).
     pub held: Vec<Archived>,
 }
@@ -286,7 +285,8 @@ impl StagedTree {
 impl Drop for StagedTree {
     fn drop(&mut self) {
         if let Some(built) = self.built.take() {
-            let _ = trees::remove_tree_at(self.dir.as_fd(), &built.aside, trees::Removal::OWN_TEMP);
+            let _ =
+                trees::remove_tree_at(self.dir.as_dir(), &built.aside, trees::Removal::OWN_TEMP);
             if let Some(temp) = built.temp {
                 temp.finish();
             }
@@ -300,7 +300,7 @@ impl Drop for StagedTree {
 /// of the empty directories built are set last, deepest first, once everything inside is in.
 pub fn tree(
     ws: &Workspace,
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     dir_path: &Path,
     source: &super::plan::Source,
     made_above: Vec<MadeDirRecord>,
@@ -337,12 +337,12 @@ pub fn tree(
 /// each empty directory made noted in `modes` with its permission bits.
 fn build_at(
     ws: &Workspace,
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     name: &OsStr,
     source: &super::plan::Source,
     cancel: &CancelToken,
     held: &mut Vec<Archived>,
-    modes: &mut Vec<(OwnedFd, u32)>,
+    modes: &mut Vec<(Dir, u32)>,
 ) -> Result<(), BuildError> {
     use super::plan::Source;
     if cancel.is_aborted() {
@@ -374,11 +374,11 @@ fn build_at(
         } => {
             build_at(ws, dir, name, root, cancel, held, modes)?;
             let tree = fsops::open_subdir(dir, name)?;
-            change_inside(tree.as_fd(), moves, drops)?;
+            change_inside(tree.as_dir(), moves, drops)?;
             for (path, source) in inside {
-                let parent = in_tree(tree.as_fd(), path.parent())?;
+                let parent = in_tree(tree.as_dir(), path.parent())?;
                 let name = path.file_name().unwrap_or_default();
-                build_at(ws, parent.as_fd(), name, source, cancel, held, modes)?;
+                build_at(ws, parent.as_dir(), name, source, cancel, held, modes)?;
             }
         }
     }
@@ -387,7 +387,7 @@ fn build_at(
 
 /// The directory `rel` (a path inside `tree`; `None` or empty: `tree` itself), opened beneath
 /// it, readable.
-pub fn in_tree(tree: BorrowedFd<'_>, rel: Option<&Path>) -> io::Result<OwnedFd> {
+pub fn in_tree(tree: BorrowedDir<'_>, rel: Option<&Path>) -> io::Result<Dir> {
     match rel.filter(|rel| !rel.as_os_str().is_empty()) {
         Some(rel) => fsops::open_dir_beneath(tree, rel, true),
         None => fsops::reopen_readable(tree),
@@ -398,7 +398,7 @@ pub fn in_tree(tree: BorrowedFd<'_>, rel: Option<&Path>) -> io::Result<OwnedFd> 
 /// place (first each to a temp name at the top, so that files trading places and the drops
 /// leave them be), and what `drops` names removed (it stays in its archive).
 fn change_inside(
-    tree: BorrowedFd<'_>,
+    tree: BorrowedDir<'_>,
     moves: &[(PathBuf, PathBuf)],
     drops: &[PathBuf],
 ) -> io::Result<()> {
@@ -407,7 +407,7 @@ fn change_inside(
         let name = from.file_name().unwrap_or_default();
         let temp = fsops::temp_name(name);
         let dir = in_tree(tree, from.parent())?;
-        fsops::rename_noreplace(dir.as_fd(), name, tree, &temp)?;
+        fsops::rename_noreplace(dir.as_dir(), name, tree, &temp)?;
         aside.push(temp);
     }
     for member in drops {
@@ -415,12 +415,12 @@ fn change_inside(
             continue;
         };
         let dir = in_tree(tree, member.parent())?;
-        trees::remove_tree_at(dir.as_fd(), name, trees::Removal::OWN_TEMP)?;
+        trees::remove_tree_at(dir.as_dir(), name, trees::Removal::OWN_TEMP)?;
     }
     for ((_, to), temp) in moves.iter().zip(&aside) {
         let dir = in_tree(tree, to.parent())?;
         let name = to.file_name().unwrap_or_default();
-        fsops::rename_noreplace(tree, temp, dir.as_fd(), name)?;
+        fsops::rename_noreplace(tree, temp, dir.as_dir(), name)?;
     }
     Ok(())
 }

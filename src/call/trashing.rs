@@ -4,13 +4,12 @@
 
 use std::convert::Infallible;
 use std::ffi::OsStr;
-use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 
 use crate::cancel::CancelToken;
 use crate::error::{ErrorCode, ToolError};
-use crate::paths::fsops;
 use crate::paths::shown::Shown;
+use crate::paths::{fsops, AsDir, BorrowedDir};
 use crate::trash::{
     archive_relative_path, restore_temp_name, Archived, PartlyRemoved, TrashError, TrashItem,
 };
@@ -59,7 +58,7 @@ pub fn trash_error(e: TrashError, doing: &str, path: &Path) -> ToolError {
 /// `trashClear` leaves the archive alone.
 pub fn put_in_trash(
     ws: &Workspace,
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     name: &OsStr,
     path: &Path,
     remove: bool,
@@ -98,7 +97,7 @@ pub fn put_in_trash(
 fn put_back_removed(
     ws: &Workspace,
     partly: PartlyRemoved,
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     path: &Path,
 ) -> TrashError {
     let temp = restore_temp_name();
@@ -123,7 +122,7 @@ pub fn ensure_bucket_writable(ws: &Workspace, path: &Path) -> Result<(), ToolErr
     let ready = ws
         .data_dir()
         .open(relative, true)
-        .and_then(|fd| fsops::check_writable_dir(fd.as_fd()));
+        .and_then(|fd| fsops::check_writable_dir(fd.as_dir()));
     ready.map_err(|e| {
         if crate::datadir::is_untrusted(&e) {
             return ToolError::new(

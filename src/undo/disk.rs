@@ -3,7 +3,6 @@
 
 use std::ffi::OsString;
 use std::io::Read;
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 
 use crate::error::{ErrorCode, ToolError};
@@ -12,8 +11,8 @@ use crate::paths::fsops::{self, Snapshot};
 use crate::paths::os_error::{cause, Cause};
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
-use crate::paths::EntryKind;
 use crate::paths::Target;
+use crate::paths::{AsDir, Dir, EntryKind};
 use crate::workspace::Workspace;
 
 /// An entry on disk.
@@ -51,7 +50,7 @@ pub fn target(ws: &Workspace, path: &Path) -> Result<Target, ToolError> {
 
 /// The parent directory of `path` (readable) and the final name; `None` when the parent does not
 /// exist.
-pub fn open_parent(ws: &Workspace, path: &Path) -> Result<Option<(OwnedFd, OsString)>, ToolError> {
+pub fn open_parent(ws: &Workspace, path: &Path) -> Result<Option<(Dir, OsString)>, ToolError> {
     let target = target(ws, path)?;
     let (Some(parent), Some(name)) = (target.path.parent(), target.path.file_name()) else {
         return Err(ToolError::invalid(format!(
@@ -72,7 +71,7 @@ pub fn look(ws: &Workspace, path: &Path) -> Result<Option<Real>, ToolError> {
         return Ok(None);
     };
     let stat =
-        fsops::lstat_at(parent.as_fd(), &name).map_err(|e| ToolError::io(&e, "look at", path))?;
+        fsops::lstat_at(parent.as_dir(), &name).map_err(|e| ToolError::io(&e, "look at", path))?;
     Ok(stat.map(|stat| {
         let stat = Snapshot::of(&stat);
         Real {
@@ -87,7 +86,7 @@ pub fn list(ws: &Workspace, path: &Path) -> Result<Vec<OsString>, ToolError> {
     let target = target(ws, path)?;
     let dir = fsops::open_dir(&target.anchor, &target.path, true)
         .map_err(|e| ToolError::io(&e, "list", path))?;
-    fsops::list_names(dir.as_fd()).map_err(|e| ToolError::io(&e, "list", path))
+    fsops::list_names(dir.as_dir()).map_err(|e| ToolError::io(&e, "list", path))
 }
 
 /// The SHA-256 the trash would record for the entry: a file's bytes, a link's target.
@@ -99,10 +98,10 @@ pub fn sha256_of(ws: &Workspace, path: &Path, real: &Real) -> Result<String, Too
         )
     })?;
     match real.kind {
-        EntryKind::Symlink => fsops::read_link_at(parent.as_fd(), &name)
+        EntryKind::Symlink => fsops::read_link_at(parent.as_dir(), &name)
             .map(|target| sha256_hex(target.as_encoded_bytes()))
             .map_err(|e| ToolError::io(&e, "read", path)),
-        _ => fsops::open_for_read(parent.as_fd(), &name)
+        _ => fsops::open_for_read(parent.as_dir(), &name)
             .and_then(sha256_reader)
             .map_err(|e| ToolError::io(&e, "read", path)),
     }
@@ -117,7 +116,7 @@ pub fn read(ws: &Workspace, path: &Path, max: u64) -> Result<Vec<u8>, ToolError>
         )
     })?;
     let mut bytes = Vec::new();
-    fsops::open_for_read(parent.as_fd(), &name)
+    fsops::open_for_read(parent.as_dir(), &name)
         .and_then(|file| file.take(max).read_to_end(&mut bytes))
         .map_err(|e| ToolError::io(&e, "read", path))?;
     Ok(bytes)

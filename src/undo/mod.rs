@@ -20,7 +20,6 @@ mod told;
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -34,6 +33,7 @@ use crate::change::{EntryFacts, FileChange};
 use crate::error::{ErrorCode, ToolError};
 use crate::history::{ChangeRecord, Entry, Heading};
 use crate::paths::shown::Shown;
+use crate::paths::AsDir;
 use crate::text::diff::unified_diff;
 use crate::workspace::Workspace;
 use effects::Effects;
@@ -231,7 +231,7 @@ fn execute(
     let words = undo.take_words();
     let plan = std::mem::take(&mut undo.plan);
     let facts = |path: &Path| match disk::open_parent(ws, path) {
-        Ok(Some((parent, name))) => EntryFacts::of_entry(parent.as_fd(), &name),
+        Ok(Some((parent, name))) => EntryFacts::of_entry(parent.as_dir(), &name),
         _ => None,
     };
     let executed =

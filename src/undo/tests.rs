@@ -3,7 +3,6 @@
 //! found, checked byte for byte against the tree it started from.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -12,6 +11,7 @@ use super::{Selector, UndoRequest};
 use crate::call::{CallContext, ToolResult};
 use crate::confirm::{Answer, ConfirmRequest, Confirmer};
 use crate::dispatch::Toolset;
+use crate::paths::testing::Modes;
 
 /// A user who says yes to every prompt (a recursive removal always asks).
 struct Yes;
@@ -421,7 +421,7 @@ async fn a_session_undo_takes_back_a_restore_into_a_directory_removed_since() {
     // src back from the trash and the link into it; the redo takes that back the same way.
     let s = Session::new();
     write(&s.path("src/main.ts"), "main\n");
-    std::os::unix::fs::symlink("main.ts", s.path("src/to-main")).unwrap();
+    crate::paths::testing::symlink("main.ts", s.path("src/to-main")).unwrap();
     let start = s.tree();
     let deleted = s
         .call("delete_file", json!({ "path": "src/to-main" }))

@@ -2,13 +2,13 @@
 //! one while it is under its temp name, and how.
 
 use std::io;
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use super::{stage, Dirs, Failure};
 use crate::call::plan::{Act, Expect, Place, Source, Step};
 use crate::journal::commit::Commit;
 use crate::paths::fsops::Snapshot;
+use crate::paths::AsDir;
 
 /// For each step, if it is a move into a directory the plan builds whole (an
 /// [`Act::Build`] of anything but bytes, at or above the move's destination directory): that
@@ -54,7 +54,7 @@ pub(super) fn add_move_into(
         .root
         .as_ref()
         .ok_or_else(|| io::Error::from(io::ErrorKind::NotADirectory))?;
-    let to_dir = stage::in_tree(root.as_fd(), Some(rel))?;
+    let to_dir = stage::in_tree(root.as_dir(), Some(rel))?;
     let to_dir_path = tree.dir_path.join(tree.aside()).join(rel);
     let Place { dir, name, .. } = &step.at;
     let expected = Snapshot::of(stat);
