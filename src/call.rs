@@ -1,433 +1,50 @@
 //! The one flow every tool call goes through, and the primitives a tool composes:
 //! resolve → lock → plan (off the JS thread) → authorize (permissions, confirm, timeout, abort)
-//! → commit. Each tool file reads top to bottom as that story; this file holds the shared parts.
+//! → commit. Each tool file reads top to bottom as that story; this file holds [`Call`], which
+//! drives it, and its submodules the shared parts (what the host passes, what a call ends with,
+//! the permission question, the abort gate, the recorded commit, the executor of a plan).
 
+mod abort;
+mod authorization;
+mod context;
 pub mod execute;
+mod outcome;
 pub mod plan;
+mod recorded_commit;
 mod stage;
+mod tool_names;
 pub mod trashing;
 
-use std::future::Future;
-use std::io;
+pub use abort::AbortGate;
+pub use authorization::Authorization;
+pub use context::{CallContext, CheckSlot, Decision};
+pub use outcome::{
+    BoxFuture, Denial, DenialCode, Failure, Outcome, Recorded, Success, ToolResult, DENIED_NEXT,
+};
+pub use recorded_commit::{commit_consuming, commit_recorded};
+pub use tool_names::ToolNames;
+
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
-use serde_json::{Map, Value};
-
 use crate::cancel::CancelToken;
-use crate::change::FileChange;
-use crate::confirm::{ConfirmRequest, Confirmer, Summary};
+use crate::confirm::{ConfirmRequest, Confirmer};
 use crate::error::{ErrorCode, ToolError};
 use crate::history::{Author, Heading, History};
-use crate::journal::commit::{Commit, CommitError, LeftInPlace, Sequel};
 use crate::locks::{Asker, ChangeGuard, ReadGuard};
 use crate::options::{Limits, StaleWrites};
 use crate::paths::canonical::Canonical;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::paths::Target;
-use crate::permissions::{Operation, Permissions};
+use crate::permissions::Permissions;
 use crate::progress::Progress;
 use crate::views::{Seen, View};
-use crate::workspace::{AfterCommit, Workspace};
+use crate::workspace::Workspace;
 
 fn owned(paths: &[&Path]) -> Vec<PathBuf> {
     paths.iter().map(|p| p.to_path_buf()).collect()
-}
-
-/// What the host passes with one call (`CallContext`, ../docs/hosts.md#the-workspace-api).
-#[derive(Clone, Default)]
-pub struct CallContext {
-    pub confirmer: Option<Arc<dyn Confirmer>>,
-    /// This call's permissions, when the host overrides the workspace's
-    /// ([`crate::dispatch::Toolset::call_permissions`] merges a partial object).
-    pub permissions: Option<Permissions>,
-    pub cancel: CancelToken,
-    /// The host's id for this call.
-    pub id: Option<u32>,
-    /// The calls whose confirm handlers made this call, outermost first.
-    pub answering: Vec<u32>,
-    /// Where long operations report how far they are (the host's `onProgress`).
-    pub progress: Progress,
-    /// Set for a call that is only checked (`ws.check`): it stops at its permission decision.
-    pub check: Option<Arc<CheckSlot>>,
-}
-
-/// What a call would do about asking the user, learnt without doing it (`ws.check`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
-    /// The permissions grant it: it would run without asking.
-    Allow,
-    /// It would ask this.
-    Ask(Box<ConfirmRequest>),
-}
-
-/// Where a checked call leaves its [`Decision`]: [`Call::authorize`] records it there and stops
-/// the call as an abort would, before anything is changed.
-#[derive(Debug, Default)]
-pub struct CheckSlot(std::sync::Mutex<Option<Decision>>);
-
-impl CheckSlot {
-    /// The decision recorded, if the call got that far.
-    pub fn take(&self) -> Option<Decision> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
-    }
-
-    fn record(&self, decision: Decision) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(decision);
-    }
-}
-
-/// A finished call as the host sees it (`ToolResult`, ../docs/hosts.md#the-workspace-api).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolResult {
-    pub status: &'static str,
-    pub output: String,
-    /// Why it failed (`status` is `error`).
-    pub code: Option<ErrorCode>,
-    /// Why it was denied (`status` is `denied`); the host reads it as `code` too.
-    pub denial: Option<DenialCode>,
-    pub diff: Option<String>,
-    pub data: Option<Map<String, Value>>,
-}
-
-impl Serialize for ToolResult {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("status", self.status)?;
-        map.serialize_entry("output", &self.output)?;
-        if let Some(code) = &self.code {
-            map.serialize_entry("code", code)?;
-        } else if let Some(denial) = &self.denial {
-            map.serialize_entry("code", denial)?;
-        }
-        if let Some(diff) = &self.diff {
-            map.serialize_entry("diff", diff)?;
-        }
-        if let Some(data) = &self.data {
-            map.serialize_entry("data", data)?;
-        }
-        map.end()
-    }
-}
-
-impl ToolResult {
-    pub fn error(error: ToolError) -> Self {
-        Self {
-            status: "error",
-            output: error.message,
-            code: Some(error.code),
-            denial: None,
-            diff: None,
-            data: None,
-        }
-    }
-
-    /// A denied result; one nobody could be asked for carries the permission keys that would
-    /// let it run without asking (`data.grant`, empty when it always asks).
-    pub fn denied(denial: Denial) -> Self {
-        let data = (denial.code == DenialCode::NoConfirmHandler).then(|| {
-            let mut data = Map::new();
-            data.insert("grant".to_owned(), Value::from(denial.grant));
-            data
-        });
-        Self {
-            status: "denied",
-            output: denial.message,
-            code: None,
-            denial: Some(denial.code),
-            diff: None,
-            data,
-        }
-    }
-}
-
-/// What the model is told to do after any denial, following the documented denial text: the user's
-/// "no" (or its absence) is an answer, not an obstacle.
-pub const DENIED_NEXT: &str =
-    "Do not retry it or work around it (with another tool or path); ask the user what to do instead.";
-
-/// Why a call was denied: the `code` of a `denied` result. Nothing changed in any case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum DenialCode {
-    /// The user was asked and said no (or the confirm handler failed, which counts as no).
-    UserDenied,
-    /// The user was asked and gave no answer within `confirmTimeoutMs`.
-    ConfirmTimeout,
-    /// The call needed the user's approval and no one could be asked: no confirm handler (an
-    /// MCP client without elicitation). The host must grant the permission or give a handler.
-    NoConfirmHandler,
-}
-
-/// A denial: its code and the text for the model.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Denial {
-    pub code: DenialCode,
-    pub message: String,
-    /// For [`DenialCode::NoConfirmHandler`]: the permission keys that would allow the call
-    /// without asking (none when it always asks).
-    pub grant: Vec<&'static str>,
-}
-
-impl Denial {
-    fn new(code: DenialCode, message: String) -> Self {
-        Self {
-            code,
-            message,
-            grant: Vec::new(),
-        }
-    }
-}
-
-/// What a successful tool run produced: the result for the host and the model, and the change
-/// it made (empty for a tool that changed nothing), which the audit log and the history record.
-#[derive(Debug, Clone, Default)]
-pub struct Success {
-    pub output: String,
-    pub diff: Option<String>,
-    pub data: Map<String, Value>,
-    pub changes: Vec<FileChange>,
-    /// Whether the change is in the history (its id then goes in `data.changeId`).
-    pub recorded: Recorded,
-}
-
-/// Whether a call's change is in the history: every change is recorded with its journaled
-/// commit ([`commit_recorded`]), an undo too, even when nothing on disk had to move.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Recorded {
-    /// In the history as `id`.
-    Written { id: String },
-    /// Not recorded now: there was nothing to record (a call that changed nothing), or the log
-    /// could not be appended to (the next `Workspace`'s recovery appends it).
-    #[default]
-    Not,
-}
-
-impl Success {
-    pub fn text(output: impl Into<String>) -> Self {
-        Self {
-            output: output.into(),
-            ..Self::default()
-        }
-    }
-
-    pub fn with_data(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.data.insert(key.to_owned(), value.into());
-        self
-    }
-
-    /// Records that the call changed `change.path` as `change` says.
-    pub fn with_change(mut self, change: FileChange) -> Self {
-        self.changes.push(change);
-        self
-    }
-}
-
-/// The tools a workspace offers, by their original names, with the names the host gave them:
-/// what a tool's messages use when they point the model at another tool.
-#[derive(Debug, Clone, Default)]
-pub struct ToolNames {
-    /// (original name, exposed name, offered: enabled and not hidden by `readOnly`).
-    tools: Vec<(&'static str, String, bool)>,
-}
-
-impl ToolNames {
-    pub fn new(tools: Vec<(&'static str, String, bool)>) -> Self {
-        Self { tools }
-    }
-
-    /// The host's name for the tool originally called `original` (itself when not renamed).
-    pub fn exposed(&self, original: &str) -> String {
-        self.tools
-            .iter()
-            .find(|(name, _, _)| *name == original)
-            .map_or_else(|| original.to_owned(), |(_, exposed, _)| exposed.clone())
-    }
-
-    /// The host's name for `original`, if this workspace offers that tool.
-    pub fn offered(&self, original: &str) -> Option<&str> {
-        self.tools
-            .iter()
-            .find(|(name, _, offered)| *name == original && *offered)
-            .map(|(_, exposed, _)| exposed.as_str())
-    }
-
-    /// `text(name)` with the host's name for `original` when this workspace offers that tool,
-    /// else nothing: a hint that points the model at another tool only when it can call it.
-    pub fn hint(&self, original: &str, text: impl FnOnce(&str) -> String) -> String {
-        self.offered(original).map(text).unwrap_or_default()
-    }
-}
-
-/// Why a call did not succeed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Failure {
-    Error(ToolError),
-    Denied(Denial),
-}
-
-impl From<ToolError> for Failure {
-    fn from(e: ToolError) -> Self {
-        Failure::Error(e)
-    }
-}
-
-pub type Outcome = Result<Success, Failure>;
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// The permission question for one call.
-pub struct Authorization<'a> {
-    /// Every (operation, inside-root) pair the call needs; all must be granted to skip the prompt.
-    pub needs: Vec<(Operation, bool)>,
-    /// Ask whatever the permissions say (irreversible actions).
-    pub always_ask: bool,
-    pub label: &'static str,
-    pub path: &'a Path,
-    /// Every path the change touches (the first is usually `path`), with whether it is inside
-    /// the root: the request lists them all, and names those outside the project.
-    pub paths: Vec<(&'a Path, bool)>,
-    pub detail: String,
-    pub diff: Option<String>,
-    pub recursive: Option<bool>,
-    pub permanent: Option<bool>,
-    /// What the action removes, replaces or changes, counted before asking.
-    pub summary: Option<Summary>,
-    /// E.g. `The user denied this write.`
-    pub denial: &'static str,
-}
-
-impl<'a> Authorization<'a> {
-    /// The common question: one operation on one checked path, the path as the detail, no
-    /// flags, granted by the permissions when they allow it. Override fields with `..` syntax.
-    pub fn of(
-        op: Operation,
-        target: &'a Target,
-        label: &'static str,
-        denial: &'static str,
-    ) -> Self {
-        Self {
-            needs: vec![(op, target.inside_root)],
-            always_ask: false,
-            label,
-            path: &target.path,
-            paths: vec![(&target.path, target.inside_root)],
-            detail: target.path.shown().into_owned(),
-            diff: None,
-            recursive: None,
-            permanent: None,
-            summary: None,
-            denial,
-        }
-    }
-}
-
-/// Whether an aborted call may be given up on at once, shared by the call and the dispatcher
-/// running it: yes until the call starts to change something ([`Call::begin_change`], which
-/// [`Call::blocking`] does), never after. Given up on, a call starts no such work: what it reports (`ABORTED`, nothing changed)
-/// stays true, even though a thread of it may still be stuck in a read ([`Call::reading`]).
-#[derive(Debug, Default)]
-pub struct AbortGate(AtomicU8);
-
-/// [`AbortGate`] states.
-const NOTHING_CHANGED_YET: u8 = 0;
-const MAY_CHANGE: u8 = 1;
-const GIVEN_UP: u8 = 2;
-
-impl AbortGate {
-    /// Work that may change files starts: `false` once the call was given up on.
-    fn may_change(&self) -> bool {
-        let swapped = self.0.compare_exchange(
-            NOTHING_CHANGED_YET,
-            MAY_CHANGE,
-            Ordering::SeqCst,
-            Ordering::SeqCst,
-        );
-        matches!(swapped, Ok(_) | Err(MAY_CHANGE))
-    }
-
-    /// Gives up on the call: `true` unless it has started work that may change files (then
-    /// its own abort checks decide, and the caller waits for its result).
-    pub fn give_up(&self) -> bool {
-        let swapped = self.0.compare_exchange(
-            NOTHING_CHANGED_YET,
-            GIVEN_UP,
-            Ordering::SeqCst,
-            Ordering::SeqCst,
-        );
-        matches!(swapped, Ok(_) | Err(GIVEN_UP))
-    }
-}
-
-/// Makes `commit` (`journal::commit`) and records it in the history as one step, also under a
-/// kill: `files` — called once every step is made, the entries in place — says what changed;
-/// the record of `heading` and those files (its deltas stored) goes into the commit's journal
-/// record at the commit point and is appended after it, or by the next `Workspace`'s recovery
-/// should the process die before. A change of no file that undoes nothing is not recorded.
-pub fn commit_recorded(
-    ws: &Workspace,
-    commit: Commit<'_>,
-    heading: &Heading,
-    files: impl FnOnce() -> Vec<FileChange>,
-) -> Result<(Vec<FileChange>, Recorded), CommitError> {
-    commit_consuming(ws, commit, heading, Vec::new(), files)
-        .map(|(made, recorded, _)| (made, recorded))
-}
-
-/// [`commit_recorded`], deleting after the commit point the archives `consume` names (in the
-/// workspace's bucket: a restore's source), also by recovery should the process die before;
-/// also says what removals left in place ([`LeftInPlace`]).
-pub fn commit_consuming(
-    ws: &Workspace,
-    commit: Commit<'_>,
-    heading: &Heading,
-    consume: Vec<PathBuf>,
-    files: impl FnOnce() -> Vec<FileChange>,
-) -> Result<(Vec<FileChange>, Recorded, Vec<LeftInPlace>), CommitError> {
-    let mut made = Vec::new();
-    // What is consumed once the change is made, should the sequel not carry it.
-    let mut consume_now = Vec::new();
-    let (sequel, left) = commit.apply_reporting(
-        || {
-            made = files();
-            if made.is_empty() && heading.undoes.is_empty() && consume.is_empty() {
-                return Ok(None);
-            }
-            let record = ws.history().prepare(heading, &made)?;
-            let after = AfterCommit { record, consume };
-            match serde_json::to_value(&after) {
-                Ok(sequel) => Ok(Some(sequel)),
-                // A record that cannot be written (a path that is not UTF-8) does not stop the
-                // change, as for a change recorded after it is made: it stands unrecorded, and
-                // what it consumes is deleted right after it (not by recovery after a kill).
-                Err(_) => {
-                    consume_now = after.consume;
-                    Ok(None)
-                }
-            }
-        },
-        |sequel| {
-            let after =
-                AfterCommit::read(sequel).ok_or_else(|| io::Error::other("not a sequel"))?;
-            after.consume(ws.bucket());
-            ws.history().append(&after.record)
-        },
-    )?;
-    for name in &consume_now {
-        ws.bucket().discard_named(name.as_os_str());
-    }
-    let recorded = match sequel {
-        Sequel::Performed => Recorded::Written {
-            id: heading.id.clone(),
-        },
-        Sequel::None | Sequel::LeftToRecovery => Recorded::Not,
-    };
-    Ok((made, recorded, left))
 }
 
 /// One running call: the workspace, the exposed tool name, this call's permissions, its
