@@ -161,16 +161,16 @@ pub struct Journal {
     store: Store,
 }
 
-/// A written record; [`Entry::finish`] removes it.
+/// A written record; [`WrittenRecord::finish`] removes it.
 #[derive(Debug)]
-pub struct Entry {
+pub struct WrittenRecord {
     store: Store,
     name: OsString,
     /// The copy of an append's bytes kept beside the record.
     kept: Option<OsString>,
 }
 
-impl Entry {
+impl WrittenRecord {
     /// Removes the record (what it covers is done), then its kept bytes. Best effort: a leftover
     /// record is handled by recovery (a complete append is kept, a temp file already gone is just
     /// dropped), leftover kept bytes without a record are swept.
@@ -213,7 +213,7 @@ impl Journal {
     /// Writes and fsyncs `record` under a fresh name; when `kept` holds any bytes (what a
     /// change's in-place appends add, in order), a copy of them beside it first (written and
     /// fsynced before the record), removed with the record.
-    fn write_with_kept(&self, record: &Record, kept: &[&[u8]]) -> io::Result<Entry> {
+    fn write_with_kept(&self, record: &Record, kept: &[&[u8]]) -> io::Result<WrittenRecord> {
         if kept.iter().all(|bytes| bytes.is_empty()) {
             return self.write(record, Durability::Fsynced);
         }
@@ -226,7 +226,7 @@ impl Journal {
             f.sync_all()
         });
         match written.and_then(|()| self.write_as(&name, record, Durability::Fsynced)) {
-            Ok(entry) => Ok(Entry {
+            Ok(entry) => Ok(WrittenRecord {
                 kept: Some(kept_name),
                 ..entry
             }),
@@ -246,12 +246,17 @@ impl Journal {
     }
 
     /// Writes `record` under a fresh name, creating the directory if needed.
-    fn write(&self, record: &Record, durability: Durability) -> io::Result<Entry> {
+    fn write(&self, record: &Record, durability: Durability) -> io::Result<WrittenRecord> {
         self.write_as(&fresh_name(record.pid()), record, durability)
     }
 
     /// Writes `record`, sealed, as `name` (a [`fresh_name`]), creating the directory if needed.
-    fn write_as(&self, name: &OsStr, record: &Record, durability: Durability) -> io::Result<Entry> {
+    fn write_as(
+        &self,
+        name: &OsStr,
+        record: &Record,
+        durability: Durability,
+    ) -> io::Result<WrittenRecord> {
         match durability {
             Durability::PageCache => self.write_record(name, record, false)?,
             Durability::Fsynced => {
@@ -266,7 +271,7 @@ impl Journal {
                 self.store.sync();
             }
         }
-        Ok(Entry {
+        Ok(WrittenRecord {
             store: self.store.clone(),
             name: name.to_owned(),
             kept: None,
@@ -278,7 +283,7 @@ impl Journal {
     /// `store.rs`). Its name is durable since it was written, so no directory sync is needed;
     /// a section cut short by a kill or a power cut reads as the state before. On failure the
     /// record is as it was (or gone).
-    fn rewrite_durable(&self, entry: &Entry, record: &Record) -> io::Result<()> {
+    fn rewrite_durable(&self, entry: &WrittenRecord, record: &Record) -> io::Result<()> {
         self.store.append_sealed_with(&entry.name, &mut |out| {
             serde_json::to_writer(out, record).map_err(io::Error::other)
         })

@@ -44,7 +44,7 @@ impl TestWorkspace {
 
     /// Every entry of the history, once a change is done: asserts that nothing of it is left
     /// in the journal (no record, no temp name it answers for).
-    pub fn settled_history(&self) -> Vec<crate::history::Entry> {
+    pub fn settled_history(&self) -> Vec<crate::history::HistoryEntry> {
         let workspace = self.toolset.workspace();
         let journal = std::fs::read_dir(workspace.journal().dir()).map_or(0, Iterator::count);
         assert_eq!(journal, 0, "the journal still holds records");

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::cancel::CancelToken;
 use crate::hashing::sha256_reader;
-use crate::journal::{Entry, Journal, MadeDirRecord};
+use crate::journal::{Journal, MadeDirRecord, WrittenRecord};
 use crate::paths::trees::{Copied, CopyCounts, CopyError};
 use crate::paths::{fsops, trees, AsDir, BorrowedDir, Dir, EntryKind, Stat};
 use crate::trash::{Archived, TrashError};
@@ -19,7 +19,7 @@ use crate::workspace::Workspace;
 /// record takes over (`None` when the data directory could not record it).
 pub struct Built {
     pub aside: OsString,
-    pub temp: Option<Entry>,
+    pub temp: Option<WrittenRecord>,
 }
 
 /// Makes a directory beside `name` in `dir` (canonical path `dir_path`): `mode` exactly, or,

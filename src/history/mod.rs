@@ -103,7 +103,7 @@ struct Parsed {
 
 /// A change as the history shows it: its record and its state.
 #[derive(Debug, Clone)]
-pub struct Entry {
+pub struct HistoryEntry {
     pub record: Arc<ChangeRecord>,
     /// The change that took this one back, while it stands.
     pub undone_by: Option<String>,
@@ -276,7 +276,7 @@ impl History {
     /// Every change, oldest first, with its state folded from the log: an undo marks what it
     /// took back as undone by it; an undo taken back (a redo) unmarks what it had taken back.
     /// `archive_exists` tells whether an archive a change needs is still in the trash.
-    pub fn entries(&self, archive_exists: &dyn Fn(&Path) -> bool) -> io::Result<Vec<Entry>> {
+    pub fn entries(&self, archive_exists: &dyn Fn(&Path) -> bool) -> io::Result<Vec<HistoryEntry>> {
         let records = self.read_all()?;
         let deltas = self.delta_names();
         let mut undone_by: HashMap<String, String> = HashMap::new();
@@ -307,7 +307,7 @@ impl History {
                 let only_archives_missing = undone_by.is_none()
                     && not_undoable.is_some()
                     && why_not_undoable(&record, &|_| true, &deltas).is_none();
-                Entry {
+                HistoryEntry {
                     record,
                     undone_by,
                     not_undoable,

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
-use super::Entry;
+use super::HistoryEntry;
 use crate::change::Action;
 use crate::paths::shown::Shown;
 
@@ -40,7 +40,7 @@ struct File<'a> {
 }
 
 impl<'a> Change<'a> {
-    fn of(entry: &'a Entry) -> Self {
+    fn of(entry: &'a HistoryEntry) -> Self {
         let record = &entry.record;
         Self {
             id: &record.id,
@@ -69,7 +69,11 @@ impl<'a> Change<'a> {
 
 /// The JSON of `entries` (oldest first, as `History::entries` gives them) as the host sees them:
 /// newest first, only `session_id`'s if given, at most `limit`.
-pub fn changes_json(entries: &[Entry], limit: Option<usize>, session_id: Option<&str>) -> String {
+pub fn changes_json(
+    entries: &[HistoryEntry],
+    limit: Option<usize>,
+    session_id: Option<&str>,
+) -> String {
     let changes: Vec<Change> = entries
         .iter()
         .rev()

@@ -7,7 +7,7 @@ use std::io::{self, Seek, SeekFrom};
 use super::tail::{roll_back_if_ours, Tail};
 use super::{open_beneath_allowed, AppendRecord, Recovered};
 #[cfg(test)]
-use super::{Entry, Journal, Record};
+use super::{Journal, Record, WrittenRecord};
 use crate::paths::AsDir;
 use crate::paths::{fsops, EntryKind, Sandbox};
 #[cfg(test)]
@@ -27,7 +27,7 @@ impl Journal {
         file: &File,
         old_size: u64,
         content: &[u8],
-    ) -> io::Result<Entry> {
+    ) -> io::Result<WrittenRecord> {
         let (dev, ino) = fsops::fstat(file)?.identity();
         let record = Record::Append(AppendRecord {
             path: path.to_owned(),

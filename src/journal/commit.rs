@@ -53,7 +53,7 @@ use serde_json::Value;
 
 pub use super::commit_record::{ArchiveName, CommitRecord, StepAction, StepRecord};
 use super::made_dirs::{self, MadeDirRecord};
-use super::{Entry, Journal};
+use super::{Journal, WrittenRecord};
 use crate::hashing::{sha256_hex, sha256_reader};
 use crate::paths::fsops::{self, Snapshot};
 use crate::paths::{AsDir, BorrowedDir, Dir};
@@ -160,7 +160,7 @@ struct Staged {
     /// For a rename: the directory the entry goes to.
     to_dir: Option<Dir>,
     /// The temp record answering for the staged file until the commit record does.
-    temp_entry: Option<Entry>,
+    temp_entry: Option<WrittenRecord>,
     /// For a remove: what the entry set aside under the temp name must pass before the change
     /// goes on (a tree: every entry as archived); else it is put back and the change stopped.
     check_aside: Option<AsideCheck>,
@@ -181,7 +181,7 @@ pub struct Commit<'a> {
     made: Vec<(MadeDirRecord, Dir)>,
     /// The record naming the directories made until the commit record does (see
     /// [`made_dirs::make_dirs`]).
-    made_record: Option<Entry>,
+    made_record: Option<WrittenRecord>,
     archives: Vec<ArchiveName>,
 }
 
@@ -300,7 +300,7 @@ impl Commit<'_> {
         dir_path: &Path,
         aside: &OsStr,
         name: &OsStr,
-        temp_entry: Option<Entry>,
+        temp_entry: Option<WrittenRecord>,
     ) -> io::Result<()> {
         let staged = Snapshot::of(
             &fsops::lstat_at(dir.as_dir(), aside)?
@@ -411,7 +411,7 @@ impl Commit<'_> {
 
     /// Hands the temp record `temp` (of what the last step added needs: its staged entry, or
     /// the directories made for it) to the commit record, which answers for it once written.
-    pub fn hand_over(&mut self, temp: Option<Entry>) {
+    pub fn hand_over(&mut self, temp: Option<WrittenRecord>) {
         if let Some(step) = self.steps.last_mut() {
             if let Some(old) = std::mem::replace(&mut step.temp_entry, temp) {
                 old.finish();

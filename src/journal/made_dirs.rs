@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::record_names::{check_dir, path_bytes, RefusedName};
-use super::{open_recorded_dir, Entry, Journal};
+use super::{open_recorded_dir, Journal, WrittenRecord};
 use crate::paths::{fsops, process, Sandbox};
 use crate::paths::{AsDir, BorrowedDir, Dir};
 
@@ -90,7 +90,7 @@ pub struct MadeDirs {
     /// The directories made, shallowest first.
     pub made: Vec<fsops::MadeDir>,
     /// The made-dirs record naming them (and those made before), when any was made.
-    pub record: Option<Entry>,
+    pub record: Option<WrittenRecord>,
 }
 
 /// Makes the directory `name` of `parent` (canonical path `path`) as [`make_dirs`] says: its
@@ -102,7 +102,7 @@ fn make_dir(
     path: &Path,
     name: &OsStr,
     named: &[MadeDirRecord],
-) -> io::Result<Option<(MadeDirRecord, Entry)>> {
+) -> io::Result<Option<(MadeDirRecord, WrittenRecord)>> {
     let parent_path = path.parent().unwrap_or(path);
     let unjournaled = || io::Error::other("cannot journal a directory about to be made");
     let aside = fsops::temp_name(name);

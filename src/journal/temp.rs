@@ -6,7 +6,9 @@ use std::ffi::OsStr;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{made_dirs, open_recorded_dir, Durability, Entry, Journal, MadeDirRecord, Record};
+use super::{
+    made_dirs, open_recorded_dir, Durability, Journal, MadeDirRecord, Record, WrittenRecord,
+};
 use super::{Recovered, TempRecord};
 use crate::paths::{fsops, trees, Sandbox};
 use crate::paths::{AsDir, BorrowedDir};
@@ -15,7 +17,12 @@ impl Journal {
     /// Records (not fsynced) that the temp file `temp` is about to be created in the directory
     /// `dir` (canonical path `dir_path`). `None` when the record cannot be written (read-only
     /// data dir): the write goes on without one.
-    pub fn begin_temp(&self, dir_path: &Path, dir: BorrowedDir<'_>, temp: &OsStr) -> Option<Entry> {
+    pub fn begin_temp(
+        &self,
+        dir_path: &Path,
+        dir: BorrowedDir<'_>,
+        temp: &OsStr,
+    ) -> Option<WrittenRecord> {
         self.begin_temp_in_made_dirs(dir_path, dir, temp, Vec::new())
     }
 
@@ -27,7 +34,7 @@ impl Journal {
         dir: BorrowedDir<'_>,
         temp: &OsStr,
         made_dirs: Vec<MadeDirRecord>,
-    ) -> Option<Entry> {
+    ) -> Option<WrittenRecord> {
         let (dir_dev, dir_ino) = fsops::identity(&fsops::fstat(dir).ok()?);
         let record = Record::Temp(TempRecord {
             dir: dir_path.to_owned(),

@@ -7,7 +7,7 @@ use crate::paths::AsDir;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::files::{self, Planned};
+use super::files::{self, WhenPlanned};
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::execute::{execute, Done, Failure};
 use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
@@ -104,7 +104,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                             return Err(too_large(0));
                         }
                         let diff = files::diff_bytes(None, content.as_bytes(), &label, limits.diff_timeout_ms);
-                        Ok((Planned::Absent, diff))
+                        Ok((WhenPlanned::Absent, diff))
                     }
                     Some(mut opened) => {
                         files::ensure_writable(&opened, &target.path)?;
@@ -121,15 +121,17 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         let mut new = old.clone();
                         new.extend_from_slice(content.as_bytes());
                         let diff = files::diff_bytes(Some(&old), &new, &label, limits.diff_timeout_ms);
-                        Ok((Planned::Present { stat: opened.stat, bytes: Some(old) }, diff))
+                        Ok((WhenPlanned::Present { stat: opened.stat, bytes: Some(old) }, diff))
                     }
                 }
             })
             .await?
         };
         let stale_note = match &planned {
-            Planned::Present { stat, .. } => call.check_view(&target.path, stat, Rewrite::Part)?,
-            Planned::Absent => None,
+            WhenPlanned::Present { stat, .. } => {
+                call.check_view(&target.path, stat, Rewrite::Part)?
+            }
+            WhenPlanned::Absent => None,
         };
         call.authorize(Authorization {
             diff: Some(diff.clone()),
@@ -142,7 +144,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         })
         .await?;
         let _lock = lock.exclusive().await;
-        let created = matches!(planned, Planned::Absent);
+        let created = matches!(planned, WhenPlanned::Absent);
         let data = content.as_bytes().to_vec();
         let append = Append {
             target: target.clone(),
@@ -210,7 +212,7 @@ struct Appended {
 /// A confirmed append, made once the lock is exclusive.
 struct Append {
     target: Target,
-    planned: Planned,
+    planned: WhenPlanned,
     /// Inside a sandbox, a file with several hard links is refused: the others may be outside.
     sandboxed: bool,
 }
@@ -242,7 +244,7 @@ impl Append {
         let (sha256_before, sha256_after) = digests(&planned, &data);
         let len = data.len();
         let (step, old_len) = match planned {
-            Planned::Absent => (
+            WhenPlanned::Absent => (
                 Step {
                     at,
                     expect: Expect::Nothing,
@@ -251,7 +253,7 @@ impl Append {
                 },
                 None,
             ),
-            Planned::Present { stat, bytes } => {
+            WhenPlanned::Present { stat, bytes } => {
                 let old_len = bytes.map_or(stat.size as usize, |old| old.len());
                 let sha256 = sha256_before.clone().unwrap_or_default();
                 let step = Step {
@@ -367,12 +369,12 @@ fn refuse_unless_utf8_text(old: &[u8], path: &std::path::Path) -> Result<(), Too
 
 /// The SHA-256 of the file before the append (`None` when it did not exist, or was too large to
 /// keep while planning) and after it (the same, extended by `content`).
-fn digests(planned: &Planned, content: &[u8]) -> (Option<String>, String) {
+fn digests(planned: &WhenPlanned, content: &[u8]) -> (Option<String>, String) {
     use crate::hashing::hex;
     use sha2::{Digest, Sha256};
     let mut hasher = Sha256::new();
     let before = match planned {
-        Planned::Present {
+        WhenPlanned::Present {
             bytes: Some(old), ..
         } => {
             hasher.update(old);

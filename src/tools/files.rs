@@ -289,7 +289,7 @@ pub fn diff_of(old: Option<&[u8]>, new: &[u8], label: &str, timeout_ms: u64) -> 
 }
 
 /// What a file was when a change was planned, to check before committing that it is still so.
-pub enum Planned {
+pub enum WhenPlanned {
     /// It did not exist.
     Absent,
     /// It existed with this stat and (when small enough to keep) these bytes.

@@ -8,7 +8,7 @@ use crate::paths::AsDir;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::files::{self, Planned};
+use super::files::{self, WhenPlanned};
 use super::put;
 use super::trashing::in_trash;
 use super::{object_schema, parse_args, ToolSpec};
@@ -103,22 +103,22 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             let (target, content, limits) = (target.clone(), content.clone(), limits.clone());
             call.reading(move || {
                 let planned = match files::open_existing(&target, "read")? {
-                    None => Planned::Absent,
+                    None => WhenPlanned::Absent,
                     Some(mut opened) => {
                         let bytes = files::read_at_most(&mut opened.file, limits.edit_max_file_bytes, "read", &target.path)?;
                         // Nothing to write when the content is the same: no need to be writable.
                         if bytes.as_deref() != Some(content.as_bytes()) {
                             files::ensure_writable(&opened, &target.path)?;
                         }
-                        Planned::Present { stat: opened.stat, bytes }
+                        WhenPlanned::Present { stat: opened.stat, bytes }
                     }
                 };
                 let diff = match &planned {
-                    Planned::Absent => files::diff_of(None, content.as_bytes(), &label, limits.diff_timeout_ms),
-                    Planned::Present { bytes: Some(old), .. } => {
+                    WhenPlanned::Absent => files::diff_of(None, content.as_bytes(), &label, limits.diff_timeout_ms),
+                    WhenPlanned::Present { bytes: Some(old), .. } => {
                         files::diff_of(Some(old), content.as_bytes(), &label, limits.diff_timeout_ms)
                     }
-                    Planned::Present { stat, bytes: None } => UnifiedDiff {
+                    WhenPlanned::Present { stat, bytes: None } => UnifiedDiff {
                         text: format!(
                             "Previous content ({} bytes) is too large to diff; it is replaced by {} bytes",
                             stat.size,
@@ -133,12 +133,14 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         };
         // Never over what the model has not seen as it is (../../docs/tools.md#stale-views).
         let stale_note = match &planned {
-            Planned::Present { stat, .. } => call.check_view(&target.path, stat, Rewrite::Whole)?,
-            Planned::Absent => None,
+            WhenPlanned::Present { stat, .. } => {
+                call.check_view(&target.path, stat, Rewrite::Whole)?
+            }
+            WhenPlanned::Absent => None,
         };
         // Without keepOverwrites an overwrite cannot be undone, so it always asks (../../docs/permissions-and-prompts.md).
         let permanent =
-            !call.ws.options().trash.keep_overwrites && !matches!(planned, Planned::Absent);
+            !call.ws.options().trash.keep_overwrites && !matches!(planned, WhenPlanned::Absent);
         let question = Authorization {
             diff: Some(diff.text.clone()),
             always_ask: permanent,
@@ -155,7 +157,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 "The user denied this write.",
             )
         };
-        if let Planned::Present {
+        if let WhenPlanned::Present {
             stat,
             bytes: Some(old),
         } = &planned
@@ -173,16 +175,16 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         }
         call.authorize(question).await?;
         let _lock = lock.exclusive().await;
-        let created = matches!(planned, Planned::Absent);
+        let created = matches!(planned, WhenPlanned::Absent);
         let planned_old_lines = match &planned {
-            Planned::Absent => OldLines::None,
-            Planned::Present {
+            WhenPlanned::Absent => OldLines::None,
+            WhenPlanned::Present {
                 bytes: Some(old), ..
             } => OldLines::Counted(files::line_count(old)),
-            Planned::Present { bytes: None, .. } => OldLines::TooLarge,
+            WhenPlanned::Present { bytes: None, .. } => OldLines::TooLarge,
         };
         let sha_before = match &planned {
-            Planned::Present { bytes: Some(b), .. } => Some(sha256_hex(b)),
+            WhenPlanned::Present { bytes: Some(b), .. } => Some(sha256_hex(b)),
             _ => None,
         };
         let keep_old = call.ws.options().trash.keep_overwrites && !created;
@@ -327,7 +329,7 @@ struct Written {
 /// A confirmed write, made once the lock is exclusive.
 struct Write<'a> {
     target: &'a Target,
-    planned: &'a Planned,
+    planned: &'a WhenPlanned,
     /// Whether the replaced content goes to the trash first (keepOverwrites).
     keep_old: bool,
     /// The SHA-256 of the content diffed (`None`: a new file, or one too large to read).
@@ -350,8 +352,8 @@ impl Write<'_> {
         let path = &self.target.path;
         let at = Place::of(self.target).ok_or_else(|| files::is_a_directory(path))?;
         let expect = match self.planned {
-            Planned::Absent => Expect::Nothing,
-            Planned::Present { stat, bytes } => {
+            WhenPlanned::Absent => Expect::Nothing,
+            WhenPlanned::Present { stat, bytes } => {
                 let opening = "create the parent directory of";
                 let (parent, name) = match files::open_parent(self.target, opening) {
                     Ok(found) => found,

@@ -17,7 +17,7 @@ use super::item::Identity;
 use super::metadata::Metadata;
 use super::naming;
 use super::place::{ArchiveFile, BucketDir};
-use super::write::Target;
+use super::write::ArchiveDestination;
 use super::TrashError;
 use crate::datadir::DataDir;
 use crate::paths::fsops;
@@ -168,8 +168,8 @@ impl Bucket {
     }
 
     /// Where and how [`write::write_archive`] writes, in the open `bucket`.
-    fn target<'a>(&'a self, bucket: &'a BucketDir) -> Target<'a> {
-        Target {
+    fn target<'a>(&'a self, bucket: &'a BucketDir) -> ArchiveDestination<'a> {
+        ArchiveDestination {
             bucket,
             identity: &self.identity,
             level: self.compression_level,

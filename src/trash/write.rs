@@ -41,7 +41,7 @@ use crate::paths::BorrowedDir;
 const NAME_ATTEMPTS: usize = 16;
 
 /// Where and how to write.
-pub(crate) struct Target<'a> {
+pub(crate) struct ArchiveDestination<'a> {
     /// The bucket, open (and created if it was missing).
     pub bucket: &'a BucketDir,
     pub identity: &'a Identity,
@@ -59,7 +59,7 @@ pub(crate) struct Written {
 /// Archive `item` into the bucket. `before_commit` runs after everything is on disk and before
 /// the archive becomes visible; an error from it discards the archive.
 pub(crate) fn write_archive(
-    target: &Target<'_>,
+    target: &ArchiveDestination<'_>,
     item: &TrashItem<'_>,
     cancel: &dyn Fn() -> bool,
     before_commit: &dyn Fn(&[Observed]) -> Result<(), TrashError>,
@@ -135,7 +135,7 @@ fn write_metadata_member(out: &mut File, metadata: &Metadata, level: u32) -> io:
 /// Lock the finished temp file, rename it to a fresh final name without replacing anything and
 /// make the rename durable. Returns the final path and the lock.
 fn commit(
-    target: &Target<'_>,
+    target: &ArchiveDestination<'_>,
     metadata: &Metadata,
     item: &TrashItem<'_>,
     temp: TempFile<'_>,

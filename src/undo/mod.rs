@@ -31,7 +31,7 @@ use crate::call::trashing::ensure_bucket_writable;
 use crate::call::{Authorization, Call, Recorded, Success};
 use crate::change::{EntryFacts, FileChange};
 use crate::error::{ErrorCode, ToolError};
-use crate::history::{ChangeRecord, Entry, Heading};
+use crate::history::{ChangeRecord, Heading, HistoryEntry};
 use crate::paths::shown::Shown;
 use crate::paths::AsDir;
 use crate::text::diff::unified_diff;
@@ -59,7 +59,7 @@ pub struct Undone {
 /// Every change in the history with its state, oldest first. The history and the trash are
 /// used only if nobody else can have written them (see `datadir`): otherwise the error says
 /// so and how to fix it.
-pub fn entries(ws: &Workspace) -> Result<Vec<Entry>, ToolError> {
+pub fn entries(ws: &Workspace) -> Result<Vec<HistoryEntry>, ToolError> {
     let trash = ws
         .bucket()
         .lookup()

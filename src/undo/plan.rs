@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use super::disk::{self, Real};
 use super::refusal::{conflict, UnreadableArchive};
-use super::select::Target;
+use super::select::ChangeToUndo;
 use super::slot::{physical_path, Like, Slot};
 use crate::change::EntryFacts;
 use crate::error::ToolError;
@@ -101,7 +101,7 @@ impl<'a> Planner<'a> {
     /// changed in: checks each is as the change left it, then sets what was there before (so a
     /// path one step of the change emptied and a later one filled is checked as filled, then as
     /// empty).
-    pub fn take_back(&mut self, target: &Target, history: &History) -> Result<(), ToolError> {
+    pub fn take_back(&mut self, target: &ChangeToUndo, history: &History) -> Result<(), ToolError> {
         let record = &target.record;
         // The entries undos put back since this change: newer ones, known already, stand.
         for (path, facts) in &target.put_back {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::refusal::describe;
 use crate::change::EntryFacts;
 use crate::error::{ErrorCode, ToolError};
-use crate::history::{ChangeRecord, Entry};
+use crate::history::{ChangeRecord, HistoryEntry};
 use crate::paths::shown::Shown;
 
 /// What to undo.
@@ -20,7 +20,7 @@ pub struct Selector {
 
 /// A change to take back.
 #[derive(Debug, Clone)]
-pub struct Target {
+pub struct ChangeToUndo {
     pub record: ChangeRecord,
     /// The entries the standing undos after this change (and before the next newer target)
     /// put back, by path as each undo left it: they hold what the changes left there, under new
@@ -32,13 +32,13 @@ pub struct Target {
 
 /// The changes to take back, newest first.
 pub fn select(
-    entries: &[Entry],
+    entries: &[HistoryEntry],
     selector: &Selector,
     archive_exists: &dyn Fn(&Path) -> bool,
-) -> Result<Vec<Target>, ToolError> {
-    let standing = |e: &&Entry| e.undone_by.is_none();
-    let is_undo = |e: &Entry| !e.record.undoes.is_empty();
-    let targets: Vec<&Entry> = if let Some(id) = &selector.id {
+) -> Result<Vec<ChangeToUndo>, ToolError> {
+    let standing = |e: &&HistoryEntry| e.undone_by.is_none();
+    let is_undo = |e: &HistoryEntry| !e.record.undoes.is_empty();
+    let targets: Vec<&HistoryEntry> = if let Some(id) = &selector.id {
         let Some(entry) = entries.iter().find(|e| &e.record.id == id) else {
             return Err(ToolError::new(
                 ErrorCode::NotFound,
@@ -58,7 +58,7 @@ pub fn select(
         }
         vec![entry]
     } else if let Some(session) = &selector.session_id {
-        let found: Vec<&Entry> = entries
+        let found: Vec<&HistoryEntry> = entries
             .iter()
             .rev()
             .filter(standing)
@@ -112,7 +112,7 @@ pub fn select(
         }
     }
     refuse_later_changes(entries, &targets)?;
-    let position = |target: &Entry| {
+    let position = |target: &HistoryEntry| {
         entries
             .iter()
             .position(|e| e.record.id == target.record.id)
@@ -125,7 +125,7 @@ pub fn select(
             let at = position(target);
             let put_back = put_back_between(entries, at, newer);
             newer = newer.min(at);
-            Target {
+            ChangeToUndo {
                 record: ChangeRecord::clone(&target.record),
                 put_back,
             }
@@ -135,7 +135,11 @@ pub fn select(
 
 /// The entry facts the standing undos after `entries[at]` and before `entries[newer]` recorded,
 /// per path (the latest wins).
-fn put_back_between(entries: &[Entry], at: usize, newer: usize) -> HashMap<PathBuf, EntryFacts> {
+fn put_back_between(
+    entries: &[HistoryEntry],
+    at: usize,
+    newer: usize,
+) -> HashMap<PathBuf, EntryFacts> {
     let mut facts = HashMap::new();
     for undo in entries.iter().take(newer).skip(at + 1) {
         if undo.undone_by.is_some() || undo.record.undoes.is_empty() {
@@ -152,7 +156,10 @@ fn put_back_between(entries: &[Entry], at: usize, newer: usize) -> HashMap<PathB
 
 /// A later standing change (not an undo, not among `targets`) to a path a target touched must be
 /// undone first.
-fn refuse_later_changes(entries: &[Entry], targets: &[&Entry]) -> Result<(), ToolError> {
+fn refuse_later_changes(
+    entries: &[HistoryEntry],
+    targets: &[&HistoryEntry],
+) -> Result<(), ToolError> {
     let position = |id: &str| entries.iter().position(|e| e.record.id == id);
     for target in targets {
         let Some(at) = position(&target.record.id) else {
@@ -204,8 +211,8 @@ mod tests {
     use crate::change::Action;
     use crate::history::FileRecord;
 
-    fn entry(id: &str, session: &str, paths: &[&str], undoes: &[&str]) -> Entry {
-        Entry {
+    fn entry(id: &str, session: &str, paths: &[&str], undoes: &[&str]) -> HistoryEntry {
+        HistoryEntry {
             record: std::sync::Arc::new(ChangeRecord {
                 id: id.into(),
                 time: String::new(),
@@ -245,11 +252,14 @@ mod tests {
         }
     }
 
-    fn select_all(entries: &[Entry], selector: &Selector) -> Result<Vec<Target>, ToolError> {
+    fn select_all(
+        entries: &[HistoryEntry],
+        selector: &Selector,
+    ) -> Result<Vec<ChangeToUndo>, ToolError> {
         select(entries, selector, &|_| true)
     }
 
-    fn ids(targets: &[Target]) -> Vec<&str> {
+    fn ids(targets: &[ChangeToUndo]) -> Vec<&str> {
         targets.iter().map(|t| t.record.id.as_str()).collect()
     }
 

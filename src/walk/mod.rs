@@ -50,7 +50,7 @@ pub struct WalkOptions<'a> {
 }
 
 /// An entry the walk found and did not skip.
-pub struct Entry<'a> {
+pub struct WalkEntry<'a> {
     /// Its directory, open for reading.
     pub dir: BorrowedDir<'a>,
     pub name: &'a OsStr,
@@ -81,7 +81,7 @@ pub fn walk<T, V>(
 ) -> Result<Walked<T>, ToolError>
 where
     T: Send,
-    V: Fn(&Entry<'_>) -> Option<T> + Sync,
+    V: Fn(&WalkEntry<'_>) -> Option<T> + Sync,
 {
     let rules = if options.include_ignored {
         IgnoreRules::default()
@@ -217,7 +217,7 @@ struct Walker<'a, T, V> {
 impl<T, V> Walker<'_, T, V>
 where
     T: Send,
-    V: Fn(&Entry<'_>) -> Option<T> + Sync,
+    V: Fn(&WalkEntry<'_>) -> Option<T> + Sync,
 {
     /// Reads directories until none is left or the walk stops. `more_help` starts another
     /// thread running this (it says whether it did), asked when directories are waiting.
@@ -333,7 +333,7 @@ where
             let skipped = (may_hide && options.sandbox.is_hidden(abs.path()))
                 || rules.is_ignored(abs.path(), is_dir);
             if !skipped {
-                let item = (self.visit)(&Entry {
+                let item = (self.visit)(&WalkEntry {
                     dir: dir.as_dir(),
                     name,
                     rel: rel.path(),
@@ -593,7 +593,7 @@ mod tests {
             include_ignored: bool,
             limit: Option<usize>,
             cancel: &CancelToken,
-            visit: impl Fn(&Entry<'_>) -> Option<T> + Sync,
+            visit: impl Fn(&WalkEntry<'_>) -> Option<T> + Sync,
         ) -> Result<Walked<T>, ToolError> {
             let fd = fsops::open_dir(&t.root, dir, true).unwrap();
             let options = WalkOptions {

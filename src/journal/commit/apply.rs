@@ -12,8 +12,8 @@ use super::failure::{CommitError, LeftAtEnd, StepFailure};
 use super::splice::ForeignCopies;
 use super::undo::{move_checked, remove_aside, remove_staged, undo_step};
 use super::{holds, made_dirs, Commit, CommitRecord, LeftInPlace, Sequel, Staged, StepAction};
-use crate::journal::Entry;
 use crate::journal::Record;
+use crate::journal::WrittenRecord;
 use crate::paths::fsops::{self, Replacing, Snapshot};
 use crate::paths::AsDir;
 use crate::paths::{process, trees};
@@ -142,7 +142,7 @@ impl Commit<'_> {
     /// Takes back the first `done` steps, newest first; whether every one is settled (see
     /// [`undo_step`]).
     /// `entry` is the change's record, beside which a splice keeps its copies.
-    fn undo_steps(&self, done: usize, entry: &Entry) -> bool {
+    fn undo_steps(&self, done: usize, entry: &WrittenRecord) -> bool {
         let copies = ForeignCopies::new(&entry.store, &entry.name);
         let mut settled = true;
         for (index, step) in self.steps[..done].iter().enumerate().rev() {
@@ -296,7 +296,7 @@ fn apply_append(file: &File, old_size: u64, data: &[u8], len: u64) -> Result<(),
 /// Removes the record of a change taken back, unless a step could not be taken back yet
 /// (`settled` is `false`): then the record, with the copy of the appended bytes beside it,
 /// stays for the next recovery to finish taking the change back.
-fn finish_if_settled(entry: Entry, settled: bool) {
+fn finish_if_settled(entry: WrittenRecord, settled: bool) {
     if settled {
         entry.finish();
     }

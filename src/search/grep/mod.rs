@@ -233,7 +233,7 @@ pub fn search_single_file(
 
 /// Opens the entry if it is (still) a regular file, through its directory's descriptor and
 /// without following a symlink; never blocks on a FIFO.
-fn open_regular(entry: &walk::Entry<'_>) -> io::Result<File> {
+fn open_regular(entry: &walk::WalkEntry<'_>) -> io::Result<File> {
     let file = fsops::open_for_read(entry.dir, entry.name)?;
     if EntryKind::of(&fsops::fstat(&file)?) != EntryKind::File {
         return Err(io::Error::other("not a regular file"));

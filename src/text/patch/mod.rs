@@ -56,7 +56,7 @@ mod tests;
 pub use already_applied::is_applied;
 pub use apply::{apply, Applied, FuzzyMatch};
 pub use error::PatchError;
-pub use model::{Chunk, ChunkLine, FileChange, FilePatch, Hint, Patch, PatchFormat};
+pub use model::{Chunk, ChunkLine, FilePatch, Hint, Patch, PatchChange, PatchFormat};
 pub use parse::parse;
 pub use seek::MatchLevel;
 

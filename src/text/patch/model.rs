@@ -24,13 +24,13 @@ pub struct FilePatch {
     /// The 1-based line of the patch where this file's section starts (for messages).
     pub line: usize,
     /// What happens to the file.
-    pub change: FileChange,
+    pub change: PatchChange,
 }
 
 /// What a patch does to one file. Paths are as the patch wrote them (a unified diff's `a/` and
 /// `b/` prefixes removed), not resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FileChange {
+pub enum PatchChange {
     /// Create `path` with `text` (LF line endings; a final newline unless a unified diff said
     /// `\ No newline at end of file`).
     Add { path: String, text: String },
@@ -49,9 +49,9 @@ impl FilePatch {
     /// The path the section names first (the source of a move).
     pub fn path(&self) -> &str {
         match &self.change {
-            FileChange::Add { path, .. }
-            | FileChange::Delete { path }
-            | FileChange::Update { path, .. } => path,
+            PatchChange::Add { path, .. }
+            | PatchChange::Delete { path }
+            | PatchChange::Update { path, .. } => path,
         }
     }
 }

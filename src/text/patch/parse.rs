@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::error::PatchError;
-use super::model::{ChunkLine, FileChange, Patch, PatchFormat};
+use super::model::{ChunkLine, Patch, PatchChange, PatchFormat};
 use super::parse_line::{excerpt, Line};
 use super::{parse_codex, parse_unified};
 
@@ -43,7 +43,7 @@ pub fn parse(input: &str) -> Result<Patch, PatchError> {
 /// update's lines and anchors lose a leading U+FEFF too.
 fn drop_leading_boms(patch: &mut Patch) {
     for file in &mut patch.files {
-        let FileChange::Update { chunks, .. } = &mut file.change else {
+        let PatchChange::Update { chunks, .. } = &mut file.change else {
             continue;
         };
         for chunk in chunks {
@@ -127,7 +127,7 @@ fn check_paths_named_once(patch: &Patch) -> Result<(), PatchError> {
     let mut seen: HashMap<String, usize> = HashMap::new();
     for file in &patch.files {
         let paths: Vec<&str> = match &file.change {
-            FileChange::Update {
+            PatchChange::Update {
                 path,
                 move_to: Some(to),
                 ..
@@ -179,7 +179,7 @@ mod tests {
     fn an_added_file_keeps_the_cr_of_its_content_unless_the_whole_patch_is_crlf() {
         let diff = "diff --git a/w.txt b/w.txt\nnew file mode 100644\n--- /dev/null\n+++ b/w.txt\n@@ -0,0 +1,2 @@\n+one\r\n+two\r\n";
         let added = |input: &str| match &parse(input).unwrap().files[0].change {
-            FileChange::Add { text, .. } => text.clone(),
+            PatchChange::Add { text, .. } => text.clone(),
             other => panic!("not an add: {other:?}"),
         };
         assert_eq!(added(diff), "one\r\ntwo\r\n");
@@ -192,7 +192,7 @@ mod tests {
         // An update's added lines take the file's endings: no content `\r` is kept for them.
         let update = "--- a/w.txt\n+++ b/w.txt\n@@ -1 +1 @@\n-one\r\n+ONE\r\n";
         match &parse(update).unwrap().files[0].change {
-            FileChange::Update { chunks, .. } => {
+            PatchChange::Update { chunks, .. } => {
                 assert!(chunks[0].lines.contains(&ChunkLine::Add("ONE".into())))
             }
             other => panic!("not an update: {other:?}"),

@@ -18,7 +18,7 @@
 //! header (`@@ -12,5 +12,6 @@`) read as a line-number hint, `\ No newline at end of file`.
 
 use super::error::PatchError;
-use super::model::{Chunk, ChunkLine, FileChange, FilePatch};
+use super::model::{Chunk, ChunkLine, FilePatch, PatchChange};
 use super::parse_line::{excerpt, parse_hunk_header, Line};
 
 /// True when `first` (the patch's first non-blank line) is `*** Begin Patch`.
@@ -92,7 +92,7 @@ pub(super) fn parse(lines: &[Line]) -> Result<Vec<FilePatch>, PatchError> {
             Some(Marker::Delete(path)) => (
                 FilePatch {
                     line: line.no,
-                    change: FileChange::Delete {
+                    change: PatchChange::Delete {
                         path: required_path(line, path, "*** Delete File:")?,
                     },
                 },
@@ -160,7 +160,7 @@ fn parse_add(body: &[Line], at: usize, path: &str) -> Result<(FilePatch, usize),
     }
     let file = FilePatch {
         line: header.no,
-        change: FileChange::Add { path, text },
+        change: PatchChange::Add { path, text },
     };
     Ok((file, i))
 }
@@ -292,7 +292,7 @@ fn parse_update(body: &[Line], at: usize, path: &str) -> Result<(FilePatch, usiz
     }
     let file = FilePatch {
         line: header.no,
-        change: FileChange::Update {
+        change: PatchChange::Update {
             path,
             move_to,
             chunks,

@@ -13,7 +13,7 @@
 //! more hunk lines follow. A bare `@@` (no numbers) starts a hunk without a hint.
 
 use super::error::PatchError;
-use super::model::{Chunk, ChunkLine, FileChange, FilePatch};
+use super::model::{Chunk, ChunkLine, FilePatch, PatchChange};
 use super::parse_line::{excerpt, parse_hunk_header, Line};
 
 /// True when `first` (the patch's first non-blank line) starts a unified diff.
@@ -345,12 +345,12 @@ impl Section {
         };
         let (old, new) = without_git_prefixes(old, new);
         let change = if old == DEV_NULL || self.new_file {
-            FileChange::Add {
+            PatchChange::Add {
                 text: added_text(&self.hunks, self.line)?,
                 path: new,
             }
         } else if new == DEV_NULL || self.deleted_file {
-            FileChange::Delete { path: old }
+            PatchChange::Delete { path: old }
         } else {
             // Only git says a file moves: `rename from` / `rename to`, or a `diff --git` header
             // naming two paths.
@@ -378,7 +378,7 @@ impl Section {
                 }
             }
             if from != to {
-                FileChange::Update {
+                PatchChange::Update {
                     path: from,
                     move_to: Some(to),
                     chunks: self.hunks,
@@ -386,7 +386,7 @@ impl Section {
             } else if self.hunks.is_empty() {
                 return Ok(None);
             } else {
-                FileChange::Update {
+                PatchChange::Update {
                     path: from,
                     move_to: None,
                     chunks: self.hunks,
@@ -468,7 +468,7 @@ mod tests {
         let blanks = "\n".repeat(400_000);
         let input = format!("--- a/f\n+++ b/f\n@@\n a\n{blanks}-b\n+c\n");
         let patch = super::super::parse(&input).unwrap();
-        let super::super::FileChange::Update { chunks, .. } = &patch.files[0].change else {
+        let super::super::PatchChange::Update { chunks, .. } = &patch.files[0].change else {
             panic!()
         };
         assert_eq!(chunks[0].lines.len(), 400_003);

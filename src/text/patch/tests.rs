@@ -17,7 +17,7 @@ fn codex(body: &str) -> String {
 fn only_update(patch: &Patch) -> (&str, Option<&str>, &[Chunk]) {
     assert_eq!(patch.files.len(), 1, "{patch:#?}");
     match &patch.files[0].change {
-        FileChange::Update {
+        PatchChange::Update {
             path,
             move_to,
             chunks,
@@ -77,20 +77,20 @@ fn codex_add_delete_update_and_move() {
         [
             FilePatch {
                 line: 2,
-                change: FileChange::Add {
+                change: PatchChange::Add {
                     path: "docs/hello.md".into(),
                     text: "# Hello\n\nworld\n".into()
                 }
             },
             FilePatch {
                 line: 6,
-                change: FileChange::Delete {
+                change: PatchChange::Delete {
                     path: "old.txt".into()
                 }
             },
             FilePatch {
                 line: 7,
-                change: FileChange::Update {
+                change: PatchChange::Update {
                     path: "src/app.py".into(),
                     move_to: Some("src/main.py".into()),
                     chunks: vec![Chunk {
@@ -154,7 +154,7 @@ fn codex_bare_empty_line_is_an_empty_context_line() {
         "*** Update File: f\n@@\n a\n\n-b\n+c\n\n@@\n d\n\n\n*** Delete File: g\n",
     ))
     .unwrap();
-    let FileChange::Update { chunks, .. } = &patch.files[0].change else {
+    let PatchChange::Update { chunks, .. } = &patch.files[0].change else {
         panic!()
     };
     assert_eq!(
@@ -196,14 +196,14 @@ fn codex_added_file_tolerates_empty_lines_without_plus() {
     .unwrap();
     assert_eq!(
         patch.files[0].change,
-        FileChange::Add {
+        PatchChange::Add {
             path: "a.txt".into(),
             text: "one\n\nthree\n".into()
         }
     );
     assert_eq!(
         patch.files[1].change,
-        FileChange::Add {
+        PatchChange::Add {
             path: "b.txt".into(),
             text: String::new()
         }
@@ -423,13 +423,13 @@ rename to elsewhere/moved.txt
 fn unified_git_diff_with_every_kind_of_section() {
     let patch = parse(GIT_DIFF).unwrap();
     assert_eq!(patch.format, PatchFormat::Unified);
-    let changes: Vec<&FileChange> = patch.files.iter().map(|f| &f.change).collect();
+    let changes: Vec<&PatchChange> = patch.files.iter().map(|f| &f.change).collect();
     assert_eq!(
         changes.len(),
         5,
         "the mode-only section is dropped: {changes:#?}"
     );
-    let FileChange::Update {
+    let PatchChange::Update {
         path,
         move_to: None,
         chunks,
@@ -459,18 +459,18 @@ fn unified_git_diff_with_every_kind_of_section() {
     );
     assert_eq!(
         changes[1],
-        &FileChange::Add {
+        &PatchChange::Add {
             path: "new.txt".into(),
             text: "hello\nworld".into()
         }
     );
     assert_eq!(
         changes[2],
-        &FileChange::Delete {
+        &PatchChange::Delete {
             path: "gone.txt".into()
         }
     );
-    let FileChange::Update {
+    let PatchChange::Update {
         path,
         move_to,
         chunks,
@@ -485,7 +485,7 @@ fn unified_git_diff_with_every_kind_of_section() {
     assert_eq!(chunks[0].lines, [remove("x"), add("y"), context("z")]);
     assert_eq!(
         changes[4],
-        &FileChange::Update {
+        &PatchChange::Update {
             path: "moved.txt".into(),
             move_to: Some("elsewhere/moved.txt".into()),
             chunks: vec![]
@@ -515,7 +515,7 @@ fn unified_counts_tell_a_removed_dashes_line_from_a_header() {
     )
     .unwrap();
     assert_eq!(patch.files.len(), 2);
-    let FileChange::Update { chunks, .. } = &patch.files[0].change else {
+    let PatchChange::Update { chunks, .. } = &patch.files[0].change else {
         panic!()
     };
     assert_eq!(
@@ -552,7 +552,7 @@ fn unified_bare_empty_line_and_bare_at_at() {
     let patch =
         parse("--- a/f\n+++ b/f\n@@\n a\n\n-b\n+c\n\n\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-x\n+y\n")
             .unwrap();
-    let FileChange::Update { chunks, .. } = &patch.files[0].change else {
+    let PatchChange::Update { chunks, .. } = &patch.files[0].change else {
         panic!()
     };
     assert_eq!(chunks[0].hint, None);

@@ -5,7 +5,7 @@ use super::context::Context;
 use super::read::{read, text_of};
 use super::resolve::Resolved;
 use crate::paths::Target;
-use crate::text::patch::{self, FileChange as PatchChange, FilePatch};
+use crate::text::patch::{self, FilePatch, PatchChange};
 
 /// Whether every file is already as the patch says: added files exist with the patch's text,
 /// deleted ones are gone — deleted by a change, since a path that never existed says nothing

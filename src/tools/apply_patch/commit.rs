@@ -10,7 +10,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::plan::{self, Context, Existing, Planned};
+use super::plan::{self, Context, Existing, FilePlan};
 use crate::call::execute::{execute, Done, ExecuteError, Failure};
 use crate::call::plan::{Act, ChangePlan, Expect, Keep, Place, Step};
 use crate::call::trashing::{ensure_bucket_writable, trash_error};
@@ -24,7 +24,7 @@ use crate::paths::shown::Shown;
 use crate::paths::{EntryKind, Target};
 use crate::progress::Meter;
 use crate::text::delta::Delta;
-use crate::text::patch::{FileChange as PatchChange, FilePatch};
+use crate::text::patch::{FilePatch, PatchChange};
 use crate::tools::files;
 use crate::workspace::Workspace;
 
@@ -67,7 +67,7 @@ struct Pending {
 /// again. `progress` counts the files prepared.
 pub(super) fn commit(
     ws: &Workspace,
-    plans: Vec<Planned>,
+    plans: Vec<FilePlan>,
     files: &[FilePatch],
     cx: &Context,
     heading: &Heading,
@@ -110,7 +110,7 @@ pub(super) fn commit(
 /// Adds the steps of one planned file to `steps`; returns its change as known before the
 /// commit.
 fn plan_file(
-    plan: Planned,
+    plan: FilePlan,
     files: &[FilePatch],
     cx: &Context,
     steps: &mut Vec<Step>,

@@ -1,7 +1,7 @@
 //! Files the patch reaches by more than one name (hard links): a note when the other names keep
 //! the old content, a refusal when the patch would change one file under two names.
 
-use super::planned::{Existing, Planned};
+use super::planned::{Existing, FilePlan};
 use crate::change::Action;
 use crate::error::ToolError;
 use crate::paths::fsops;
@@ -10,7 +10,7 @@ use crate::paths::{EntryKind, Target};
 use crate::text::patch::FilePatch;
 
 /// The entry a plan reads and rewrites or removes, with its role.
-fn read_entries(plan: &Planned) -> impl Iterator<Item = (&Target, &Existing, bool)> {
+fn read_entries(plan: &FilePlan) -> impl Iterator<Item = (&Target, &Existing, bool)> {
     let written = plan
         .write
         .as_ref()
@@ -24,7 +24,7 @@ fn read_entries(plan: &Planned) -> impl Iterator<Item = (&Target, &Existing, boo
 
 /// A note for a file with other hard links: they keep its old content, since the patch writes
 /// a new file in its place (as editors that save atomically do).
-pub(super) fn other_links_note(plan: &Planned) -> Option<String> {
+pub(super) fn other_links_note(plan: &FilePlan) -> Option<String> {
     let (target, existing, _) = read_entries(plan).find(|(_, e, written)| {
         *written && EntryKind::of(&e.stat) == EntryKind::File && fsops::link_count(&e.stat) > 1
     })?;
@@ -39,7 +39,7 @@ pub(super) fn other_links_note(plan: &Planned) -> Option<String> {
 /// cannot change "both" — writing a new file under one name splits them — so it is refused,
 /// like a path named twice. Deleting both names is fine.
 pub(super) fn refuse_two_names_of_one_file(
-    plans: &[Planned],
+    plans: &[FilePlan],
     files: &[FilePatch],
 ) -> Result<(), ToolError> {
     let mut seen: Vec<((u64, u64), &Target, bool, usize)> = Vec::new();

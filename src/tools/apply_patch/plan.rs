@@ -22,11 +22,11 @@ use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::text::decode::{decode_for_edit, TextFile};
 use crate::text::diff::{all_added, unified_diff, UnifiedDiff};
-use crate::text::patch::{self, FileChange as PatchChange, FilePatch};
+use crate::text::patch::{self, FilePatch, PatchChange};
 use crate::tools::files;
 // The commit reaches these through this module.
 pub(super) use super::context::Context;
-pub(super) use super::planned::{Existing, Planned};
+pub(super) use super::planned::{Existing, FilePlan};
 
 /// Plans every file, adding each one's diff to the combined diff (at most `patchMaxBytes` of
 /// it); a patch that is already applied is said so (a retry never applies twice). An abort
@@ -79,10 +79,10 @@ fn plan_file(
     budget: &mut Budget,
     diff: &mut CombinedDiff,
     kept: &mut Keeping,
-) -> Result<Planned, ToolError> {
+) -> Result<FilePlan, ToolError> {
     let label = |t: &Target| files::diff_label(&t.path, &cx.root);
     let timeout = std::time::Duration::from_millis(cx.limits.diff_timeout_ms);
-    let planned = |letter, given: &str, action| Planned {
+    let planned = |letter, given: &str, action| FilePlan {
         file: index,
         new: None,
         letter,
@@ -221,7 +221,7 @@ fn plan_file(
 }
 
 /// `plan` with its line counts, its diff added to the combined one (unless it changes nothing).
-fn with_diff(mut plan: Planned, file_diff: UnifiedDiff, diff: &mut CombinedDiff) -> Planned {
+fn with_diff(mut plan: FilePlan, file_diff: UnifiedDiff, diff: &mut CombinedDiff) -> FilePlan {
     plan.added = file_diff.added;
     plan.removed = file_diff.removed;
     if !plan.unchanged {

@@ -21,7 +21,7 @@ pub(super) struct Write {
 }
 
 /// One file of the patch, planned.
-pub(super) struct Planned {
+pub(super) struct FilePlan {
     /// The file's section in the patch (the commit derives its new content from it again).
     pub file: usize,
     /// The new content of an updated file, if the plan keeps it (else the commit derives it
@@ -50,5 +50,5 @@ pub(super) struct Planned {
 
 pub(super) enum Planning {
     AlreadyApplied,
-    Plans(Vec<Planned>, CombinedDiff),
+    Plans(Vec<FilePlan>, CombinedDiff),
 }

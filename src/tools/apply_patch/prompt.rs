@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::planned::Planned;
+use super::planned::FilePlan;
 use crate::call::Authorization;
 use crate::change::Action;
 use crate::confirm::{FilesSummary, Summary};
@@ -14,7 +14,7 @@ use crate::tools::blast_radius;
 /// One prompt for the whole patch (../../../docs/tools.md#apply_patch): granted when every file's single-file permission
 /// is; the detail has a line per file with its lines added and removed, then the totals.
 pub(super) fn authorization(
-    plans: &[Planned],
+    plans: &[FilePlan],
     diff: String,
     keep_overwrites: bool,
 ) -> Authorization<'_> {

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::commit::Committed;
-use super::planned::Planned;
+use super::planned::FilePlan;
 use crate::call::{changed_note, Call, Success};
 use crate::options::Limits;
 use crate::paths::shown::Shown;
@@ -14,7 +14,7 @@ use crate::views::View;
 
 /// The line saying which of the files the patch changes had changed since the model last saw
 /// them (../../../docs/tools.md#stale-views: not refused, but said).
-pub(super) fn changed_since_seen(call: &Call, plans: &[Planned]) -> Option<String> {
+pub(super) fn changed_since_seen(call: &Call, plans: &[FilePlan]) -> Option<String> {
     let mut changed: Vec<&Path> = Vec::new();
     for plan in plans.iter().filter(|p| !p.unchanged) {
         let replaced = plan

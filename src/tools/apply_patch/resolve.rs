@@ -9,7 +9,7 @@ use crate::paths::resolve::file_path_not_directory_syntax;
 use crate::paths::sandbox::FinalLink;
 use crate::paths::shown::Shown;
 use crate::paths::Target;
-use crate::text::patch::{FileChange as PatchChange, FilePatch};
+use crate::text::patch::{FilePatch, PatchChange};
 
 /// A file's paths, resolved: the one the patch names first (the source of a move), and a move's
 /// destination.

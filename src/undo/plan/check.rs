@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::super::disk;
 use super::super::refusal::{conflict, describe, Difference};
-use super::super::select::Target;
+use super::super::select::ChangeToUndo;
 use super::super::slot::{Like, Slot};
 use super::Planner;
 use crate::change::{Action, EntryFacts};
@@ -21,7 +21,7 @@ impl Planner<'_> {
     /// Checks that `file`'s path (and a move's source) is as `target` left it.
     pub(super) fn check_after(
         &mut self,
-        target: &Target,
+        target: &ChangeToUndo,
         file: &FileRecord,
     ) -> Result<(), ToolError> {
         let change = describe(&target.record);

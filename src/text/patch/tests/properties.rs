@@ -88,7 +88,7 @@ fn unified_patch(a: &str, b: &str) -> String {
 /// Parses a one-file patch and applies it to `text`.
 fn apply_patch_text(patch: &str, text: &str) -> Result<(String, Vec<Chunk>), PatchError> {
     let parsed = parse(patch)?;
-    let FileChange::Update { path, chunks, .. } = &parsed.files[0].change else {
+    let PatchChange::Update { path, chunks, .. } = &parsed.files[0].change else {
         panic!("not an update: {parsed:?}")
     };
     apply(path, text, chunks, &CancelToken::new()).map(|applied| (applied.text, chunks.clone()))
@@ -362,7 +362,7 @@ proptest! {
             Err(e) => prop_assert!(!e.message().is_empty()),
             Ok(patch) => {
                 for file in &patch.files {
-                    if let FileChange::Update { path, chunks, .. } = &file.change {
+                    if let PatchChange::Update { path, chunks, .. } = &file.change {
                         let _ = is_applied(&text, chunks, &CancelToken::new());
                         match apply(path, &text, chunks, &CancelToken::new()) {
                             Ok(applied) => {

@@ -32,13 +32,13 @@ fn apply_to_tree(patch: &str, mut tree: Tree) -> Result<Tree, PatchError> {
     let patch = parse(patch)?;
     for file in &patch.files {
         match &file.change {
-            FileChange::Add { path, text } => {
+            PatchChange::Add { path, text } => {
                 tree.insert(path.clone(), text.clone());
             }
-            FileChange::Delete { path } => {
+            PatchChange::Delete { path } => {
                 tree.remove(path).expect("deleted file exists");
             }
-            FileChange::Update {
+            PatchChange::Update {
                 path,
                 move_to,
                 chunks,
@@ -70,7 +70,7 @@ fn assert_same(actual: &Tree, expected: &Tree) {
 fn assert_applied_only_after(patch: &str, before: &Tree, after: &Tree) {
     let patch = parse(patch).unwrap();
     for file in &patch.files {
-        if let FileChange::Update {
+        if let PatchChange::Update {
             path,
             move_to,
             chunks,
