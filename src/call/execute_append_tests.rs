@@ -2,7 +2,7 @@
 //! the handle checked, with the change's record, or the file is left as it was.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 

@@ -4,8 +4,10 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{stage, Dirs, Failure};
+use super::dirs::Dirs;
+use super::failure::Failure;
 use crate::call::plan::{Act, Expect, Place, Source, Step};
+use crate::call::stage;
 use crate::journal::commit::Commit;
 use crate::paths::fsops::Snapshot;
 use crate::paths::AsDir;

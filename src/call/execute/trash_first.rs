@@ -1,0 +1,144 @@
+//! Trash first: what a step keeps archived (kept in place) before anything is staged, the
+//! archive checked against what the step expects; a tree removed only as archived.
+
+use std::ffi::OsStr;
+use std::io;
+use std::path::PathBuf;
+
+use super::dirs::{Dirs, Opened};
+use super::failure::Failure;
+use crate::call::plan::{Act, Expect, Found, Place, Step};
+use crate::cancel::CancelToken;
+use crate::journal::commit::Commit;
+use crate::paths::fsops::Snapshot;
+use crate::paths::{BorrowedDir, EntryKind};
+use crate::trash::{archive_relative_path, Archived, Bucket, Observed, TrashItem};
+use crate::workspace::Workspace;
+
+/// Archives what the step finds (kept in place) if it is the entry the step expects (its
+/// identity, size and times), and checks the archive holds what the step expects: the bytes
+/// read (by SHA-256) or an entry of the kind planned on.
+pub(super) fn archive(
+    ws: &Workspace,
+    step: &Step,
+    dirs: &Opened,
+    cancel: &CancelToken,
+) -> Result<Archived, Failure> {
+    let path = step.at.path();
+    let relative = archive_relative_path(ws.sandbox().root(), &path);
+    let item = TrashItem {
+        parent: dirs.found_at()?,
+        name: &step.at.name,
+        original_path: &path,
+        relative_path: &relative,
+    };
+    let expected = match &step.expect {
+        Expect::File { stat, .. } | Expect::Entry { stat } | Expect::Tree { stat, .. } => {
+            Snapshot::of(stat)
+        }
+        Expect::Nothing | Expect::EmptyDir { .. } => {
+            unreachable!(
+                "refused by check: nothing to keep at a free name or of an empty directory"
+            )
+        }
+    };
+    let archived = ws
+        .bucket()
+        .archive_expected(&item, &expected, &|| cancel.is_aborted())
+        .map_err(Failure::Trash)?;
+    let differs = match &step.expect {
+        Expect::File { sha256, .. } => {
+            (archived.metadata.original_sha256 != *sha256).then_some(Found::Changed)
+        }
+        Expect::Entry { stat } => {
+            (archived.metadata.kind != stat.kind()).then_some(Found::Replaced)
+        }
+        Expect::Tree { sha256, .. } => {
+            if archived.metadata.kind != EntryKind::Directory {
+                Some(Found::Replaced)
+            } else {
+                // The tree's digest: something inside it changed.
+                sha256
+                    .as_ref()
+                    .filter(|digest| **digest != archived.metadata.original_sha256)
+                    .map(|_| Found::Changed)
+            }
+        }
+        Expect::Nothing | Expect::EmptyDir { .. } => None,
+    };
+    match differs {
+        None => Ok(archived),
+        Some(found) => {
+            ws.bucket().discard(archived);
+            Err(Failure::NotAsExpected(found))
+        }
+    }
+}
+
+/// Whether the step removes a directory kept in the trash first: a tree, removed only as
+/// archived ([`archive_tree`], [`add_tree_removal`]).
+pub(super) fn removes_tree(step: &Step) -> bool {
+    matches!(
+        (&step.act, &step.expect),
+        (Act::Remove, Expect::Entry { stat }) if stat.kind() == EntryKind::Directory
+    )
+}
+
+/// What archiving a tree saw of it, which its removal checks it against once set aside.
+pub(super) struct ArchivedTree {
+    observed: Vec<Observed>,
+    /// The directory messages show paths in.
+    base: PathBuf,
+}
+
+/// [`archive`] for a tree a step removes: archived whole, kept in place,
+/// and checked that every entry of it may be removed (refused, nothing is archived or
+/// removed: the trash's words, naming the entry that could not be).
+pub(super) fn archive_tree(
+    ws: &Workspace,
+    step: &Step,
+    dirs: &Opened,
+    cancel: &CancelToken,
+) -> Result<(Archived, ArchivedTree), Failure> {
+    let path = step.at.path();
+    let relative = archive_relative_path(ws.sandbox().root(), &path);
+    let item = TrashItem {
+        parent: dirs.found_at()?,
+        name: &step.at.name,
+        original_path: &path,
+        relative_path: &relative,
+    };
+    let Expect::Entry { stat } = &step.expect else {
+        unreachable!("removes_tree checked the step")
+    };
+    let (archived, observed) = ws
+        .bucket()
+        .archive_for_removal(&item, &Snapshot::of(stat), &|| cancel.is_aborted())
+        .map_err(Failure::Trash)?;
+    if archived.metadata.kind != EntryKind::Directory {
+        ws.bucket().discard(archived);
+        return Err(Failure::NotAsExpected(Found::Replaced));
+    }
+    let base = item.display_dir().to_owned();
+    Ok((archived, ArchivedTree { observed, base }))
+}
+
+/// Adds the removal of a tree archived as `tree`: set aside by one rename, then checked there
+/// against what was archived (every entry as it was, no other), else put back and the change
+/// stopped; removed after the commit point.
+pub(super) fn add_tree_removal(
+    commit: &mut Commit<'_>,
+    step: Step,
+    dirs: Dirs,
+    tree: ArchivedTree,
+) -> io::Result<()> {
+    let Expect::Entry { stat } = step.expect else {
+        unreachable!("removes_tree checked the step")
+    };
+    let ArchivedTree { observed, base } = tree;
+    let check = Box::new(move |dir: BorrowedDir<'_>, aside: &OsStr| {
+        Bucket::unchanged_under(dir, aside, &observed, &base)
+    });
+    let Place { dir, name, .. } = &step.at;
+    commit.remove_checked(dirs.at, dir, name, Snapshot::of(&stat), check)
+}

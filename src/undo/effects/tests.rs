@@ -1,0 +1,228 @@
+use super::*;
+use crate::paths::fsops::Snapshot;
+use crate::undo::disk::Real;
+use std::collections::BTreeMap;
+
+fn real(kind: EntryKind) -> Option<Real> {
+    let mode = match kind {
+        EntryKind::Directory => 0o040755,
+        _ => 0o100644,
+    };
+    Some(Real {
+        stat: Snapshot {
+            dev: 1,
+            ino: 2,
+            mode,
+            uid: 0,
+            gid: 0,
+            size: 0,
+            mtime: (0, 0),
+            ctime: (0, 0),
+        },
+        kind,
+    })
+}
+
+fn plan(slots: &[(&str, Slot)], reals: &[(&str, Option<Real>)]) -> Plan {
+    Plan {
+        slots: slots
+            .iter()
+            .map(|(p, s)| (PathBuf::from(p), s.clone()))
+            .collect(),
+        reals: reals
+            .iter()
+            .map(|(p, r)| (PathBuf::from(p), r.clone()))
+            .collect::<BTreeMap<_, _>>(),
+        members: Default::default(),
+        tree_digests: Default::default(),
+        restored: Default::default(),
+    }
+}
+
+#[test]
+fn a_chain_of_moves_frees_each_name_before_it_is_taken() {
+    // c's entry goes back to b, b's to a.
+    let p = plan(
+        &[
+            ("/w/a", Slot::Disk("/w/b".into())),
+            ("/w/b", Slot::Disk("/w/c".into())),
+            ("/w/c", Slot::Absent),
+        ],
+        &[
+            ("/w/a", None),
+            ("/w/b", real(EntryKind::File)),
+            ("/w/c", real(EntryKind::File)),
+        ],
+    );
+    let effects = Effects::of(&p).unwrap();
+    let order: Vec<_> = effects
+        .renames
+        .iter()
+        .map(|r| (r.from.to_str().unwrap(), r.to.to_str().unwrap()))
+        .collect();
+    assert_eq!(order, [("/w/b", "/w/a"), ("/w/c", "/w/b")]);
+    assert!(effects.removals.is_empty());
+}
+
+#[test]
+fn entries_that_trade_places_go_round_a_temp_name() {
+    // a, b and c trade places: a's entry goes to b, b's to c, c's to a.
+    let p = plan(
+        &[
+            ("/w/a", Slot::Disk("/w/c".into())),
+            ("/w/b", Slot::Disk("/w/a".into())),
+            ("/w/c", Slot::Disk("/w/b".into())),
+        ],
+        &[
+            ("/w/a", real(EntryKind::File)),
+            ("/w/b", real(EntryKind::File)),
+            ("/w/c", real(EntryKind::File)),
+        ],
+    );
+    let effects = Effects::of(&p).unwrap();
+    assert!(effects.removals.is_empty());
+    // Replayed on a map of names: every step finds its source and a free destination.
+    let mut names: BTreeMap<PathBuf, &str> = [("/w/a", "A"), ("/w/b", "B"), ("/w/c", "C")]
+        .into_iter()
+        .map(|(p, e)| (PathBuf::from(p), e))
+        .collect();
+    for rename in &effects.renames {
+        let entry = names.remove(&rename.source()).expect("the source is there");
+        let (Location::Real(dir), name) = rename.destination() else {
+            panic!("a real directory")
+        };
+        assert!(names.insert(dir.join(name), entry).is_none(), "{rename:?}");
+    }
+    let end: Vec<_> = names
+        .iter()
+        .map(|(p, e)| (p.to_str().unwrap(), *e))
+        .collect();
+    assert_eq!(end, [("/w/a", "C"), ("/w/b", "A"), ("/w/c", "B")]);
+    assert_eq!(effects.renames.len(), 4);
+    assert_eq!(effects.lines().len(), 3, "one line per entry moved back");
+}
+
+#[test]
+fn what_goes_with_its_directory_is_removed_once_and_what_lands_in_a_new_tree_is_staged_there() {
+    let p = plan(
+        &[
+            ("/w/d", Slot::Absent),
+            ("/w/d/x", Slot::Absent),
+            ("/w/n", Slot::NewDir { mode: 0o755 }),
+            (
+                "/w/n/f",
+                Slot::Bytes {
+                    data: b"f".to_vec(),
+                    like: super::super::slot::Like::Mode(0o644),
+                },
+            ),
+        ],
+        &[
+            ("/w/d", real(EntryKind::Directory)),
+            ("/w/d/x", real(EntryKind::File)),
+            ("/w/n", None),
+            ("/w/n/f", None),
+        ],
+    );
+    let effects = Effects::of(&p).unwrap();
+    assert_eq!(effects.removals, [PathBuf::from("/w/d")]);
+    let placed: Vec<_> = effects
+        .placements
+        .iter()
+        .map(|p| (p.path.to_str().unwrap(), p.parent.clone()))
+        .collect();
+    assert_eq!(
+        placed,
+        [
+            ("/w/n", Location::Real("/w".into())),
+            (
+                "/w/n/f",
+                Location::Staged {
+                    top: "/w/n".into(),
+                    rel: PathBuf::new()
+                }
+            ),
+        ]
+    );
+}
+
+#[test]
+fn inside_a_tree_from_the_trash_what_changed_makes_room_and_what_moved_is_refused() {
+    use crate::trash::{Member, Members, Metadata};
+    let meta = Metadata {
+        session_id: "s".into(),
+        run_id: "r".into(),
+        agent_name: "a".into(),
+        trashed_at: "2026-01-01T00:00:00.000Z".into(),
+        original_path: "/w/a".into(),
+        relative_path: "a".into(),
+        kind: EntryKind::Directory,
+        original_sha256: "0".repeat(64),
+        size: 0,
+        mode: 0o755,
+        file_count: Some(2),
+    };
+    let member = |kind| Member {
+        kind,
+        mode: 0o644,
+        content: [0; 32],
+        first: None,
+    };
+    let members: Members = [
+        (b"".to_vec(), member(EntryKind::Directory)),
+        (b"x".to_vec(), member(EntryKind::File)),
+        (b"d".to_vec(), member(EntryKind::Directory)),
+        (b"d/y".to_vec(), member(EntryKind::File)),
+        (b"keep".to_vec(), member(EntryKind::File)),
+    ]
+    .into_iter()
+    .collect();
+    let archive = PathBuf::from("/trash/a.tar.gz");
+    let in_archive = |member: &str| Slot::InArchive {
+        archive: archive.clone(),
+        member: member.into(),
+    };
+    let mut p = plan(
+        &[
+            (
+                "/w/a",
+                Slot::Archive {
+                    archive: archive.clone(),
+                    meta,
+                },
+            ),
+            // x gets its older bytes, d goes with what is in it, new never was.
+            (
+                "/w/a/x",
+                Slot::Bytes {
+                    data: b"old".to_vec(),
+                    like: super::super::slot::Like::Mode(0o644),
+                },
+            ),
+            ("/w/a/d", Slot::Absent),
+            ("/w/a/d/y", Slot::Absent),
+            ("/w/a/new", Slot::Absent),
+            ("/w/a/keep", in_archive("keep")),
+        ],
+        &[("/w/a", None)],
+    );
+    p.members
+        .insert(archive.clone(), std::sync::Arc::new(members));
+    let effects = Effects::of(&p).unwrap();
+    assert_eq!(
+        effects.drops,
+        [
+            (PathBuf::from("/w/a"), PathBuf::from("d")),
+            (PathBuf::from("/w/a"), PathBuf::from("x")),
+        ]
+    );
+    let placed: Vec<_> = effects
+        .placements
+        .iter()
+        .map(|p| p.path.to_str().unwrap())
+        .collect();
+    assert_eq!(placed, ["/w/a", "/w/a/x"]);
+    // An entry of the archive wanted at another place is not followed.
+    p.slots.insert("/w/a/x".into(), in_archive("keep"));
+    assert_eq!(Effects::of(&p).unwrap_err().code, ErrorCode::Conflict);
+}
