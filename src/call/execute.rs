@@ -6,7 +6,7 @@
 //! just before, removed again unless the change is made; new bytes, built entries, under
 //! journaled temp names) → commit (one fsynced record;
 //! each step checks again as it is applied, and a step that fails takes back the ones before
-//! it) with the history's record of the change in it ([`commit_recorded`]).
+//! it) with the history's record of the change in it ([`commit_recorded`](crate::call::commit_recorded)).
 //!
 //! Not yet here (issue 27, later steps): the lock and the question, which the call flow does
 //! before; the tools still make their changes themselves.
