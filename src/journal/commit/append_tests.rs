@@ -7,6 +7,7 @@ use super::*;
 use crate::datadir::DataDir;
 use crate::journal::{Record, Recovered};
 use crate::paths::Sandbox;
+use serde_json::Value;
 use std::ffi::OsString;
 use std::fs;
 use std::sync::Arc;

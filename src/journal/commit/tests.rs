@@ -6,6 +6,7 @@ use crate::datadir::DataDir;
 use crate::journal::{Record, Recovered};
 use crate::paths::Sandbox;
 use serde::Deserialize;
+use serde_json::Value;
 use std::ffi::OsString;
 use std::fs;
 use std::sync::Arc;
