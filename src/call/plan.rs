@@ -91,6 +91,9 @@ pub enum Expect {
     /// `sha256`, the archive must have that tree digest (a tree a restore put back), else
     /// [`Found::Changed`]: something inside it changed.
     Tree { stat: Stat, sha256: Option<String> },
+    /// An entry of a directory an [`Act::Build`] of this plan builds (above the place), under
+    /// its temp name: only a move out of it expects one, known by what the build left there.
+    Built,
 }
 
 impl Expect {
@@ -99,6 +102,7 @@ impl Expect {
         match (self, now) {
             (Expect::Nothing, None) => None,
             (Expect::Nothing, Some(_)) => Some(Found::Taken),
+            (Expect::Built, _) => None,
             (_, None) => Some(Found::Gone),
             (
                 Expect::File { stat, .. }
@@ -121,7 +125,7 @@ impl Expect {
     /// The kind the step expects, if it expects an entry.
     pub fn kind(&self) -> Option<EntryKind> {
         match self {
-            Expect::Nothing => None,
+            Expect::Nothing | Expect::Built => None,
             Expect::File { .. } => Some(EntryKind::File),
             Expect::Entry { stat } => Some(stat.kind()),
             Expect::EmptyDir { .. } | Expect::Tree { .. } => Some(EntryKind::Directory),
