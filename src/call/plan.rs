@@ -223,7 +223,8 @@ pub enum Source {
     /// name, so files may trade places), then what `drops` names is removed from it, then each
     /// entry of `inside` is built at its path inside it, in order (a directory built there may
     /// hold later ones). A [`Act::Move`] whose destination lies inside it moves the entry into
-    /// the tree while it is still under its temp name.
+    /// the tree while it is still under its temp name; one that expects [`Expect::Built`] (a
+    /// later step, its place inside it) moves an entry of it out once it is placed.
     Tree {
         root: Box<Source>,
         moves: Vec<(PathBuf, PathBuf)>,
