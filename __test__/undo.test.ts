@@ -448,20 +448,32 @@ describe('session undo through trees the session removed, and moves that trade p
     expect(tree(root)).toEqual(before)
   })
 
-  it('an entry moved into a tree the session then removed is not followed yet: CONFLICT, nothing changed', async () => {
-    const { ws, root } = sessionSetup('IN5')
+  it('files moved into and within a tree the session then removed come back to their places with it', async () => {
+    const { ws, root, before } = sessionSetup('IN5')
     ok(await ws.call('move_file', { source: 'a/sub/z.txt', destination: 'a/z-moved.txt' }))
     ok(await ws.call('move_file', { source: 'b.txt', destination: 'a/b-in.txt' }))
     ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    await undoSession(ws, 'IN5', root, before, 3)
+    // The changes stand again after the redo: a second session undo takes them back too.
+    ok(await ws.undo({ sessionId: 'IN5' }))
+    expect(tree(root)).toEqual(before)
+  })
+
+  it('a directory moved into a tree the session then removed is not followed yet: CONFLICT, nothing changed', async () => {
+    const { ws, root } = sessionSetup('IN6')
+    mkdirSync(join(root, 'd'))
+    writeFileSync(join(root, 'd/f.txt'), 'f\n')
+    ok(await ws.call('move_file', { source: 'd', destination: 'a/d-in' }))
+    ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
     const now = tree(root)
-    const refused = await ws.undo({ sessionId: 'IN5' })
+    const refused = await ws.undo({ sessionId: 'IN6' })
     expect(refused).toMatchObject({ status: 'error', code: 'CONFLICT' })
     expect(refused.output).toContain('one at a time')
     expect(tree(root)).toEqual(now)
     // One at a time, it is taken back.
     ok(await ws.undo())
     ok(await ws.undo())
-    ok(await ws.undo())
+    expect(tree(root)['d/f.txt']).toBeDefined()
   })
 
   it('a tree restored from before the session and edited inside (its digest is not checked against the tree on disk)', async () => {

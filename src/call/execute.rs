@@ -99,7 +99,8 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
 ) -> Result<Executed, ExecuteError> {
     let mut commit = ws.journal().commit();
     let into = into_built(&plan.steps);
-    let opened = open_and_verify(&plan.steps, &into)?;
+    let out = out_of_built(&plan.steps);
+    let opened = open_and_verify(&plan.steps, &into, &out)?;
     let ChangePlan { steps, consume } = plan;
     let mut done = Done::default();
     let failed = |done: &mut Done, step, failure| {
@@ -171,8 +172,15 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
         }
     }
     for (index, ((step, opened), tree)) in steps.into_iter().zip(opened).zip(trees).enumerate() {
+        let out_of_tree = out[index]
+            .as_ref()
+            .and_then(|(tree, rel)| Some((built[*tree].as_ref()?, rel.as_path())));
         let dirs = match (made[index].take(), opened) {
             (Some(dirs), _) => Ok(dirs),
+            (None, Some(opened)) if out_of_tree.is_some() => {
+                let (tree, rel) = out_of_tree.expect("matched");
+                dir_in(tree, rel).and_then(|at| opened.made_out_of_built(&mut commit, &step, at))
+            }
             (None, Some(opened)) => opened.made(&mut commit, &step, into[index].is_some()),
             (None, None) => unreachable!("every step's directories are opened once"),
         };
@@ -188,6 +196,7 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
             .and_then(|(tree, rel)| Some((built[*tree].as_ref()?, rel.as_path())));
         let across = matches!(step.act, Act::Move { .. })
             && into_tree.is_none()
+            && out_of_tree.is_none()
             && (by_copy || !same_mount(&dirs));
         let added = match (tree, &step.act) {
             (Some(tree), _) => add_tree_removal(&mut commit, step, dirs, tree)
@@ -203,6 +212,10 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
                     .place(dirs.at, dir, &placed.aside, name, placed.temp)
                     .map(|()| None)
                     .map_err(Failure::Io)
+            }
+            (None, Act::Move { .. }) if out_of_tree.is_some() => {
+                let (_, rel) = out_of_tree.expect("matched");
+                add_move_out(&mut commit, step, dirs, rel).map(|()| None)
             }
             (None, Act::Move { .. }) if into_tree.is_some() => {
                 let (tree, rel) = into_tree.expect("matched");
@@ -278,7 +291,7 @@ mod dirs;
 mod failure;
 mod trash_first;
 mod verify;
-use built::{add_move_into, built_failure, into_built};
+use built::{add_move_into, add_move_out, built_failure, dir_in, into_built, out_of_built};
 use commit_steps::{add, add_append, add_restore};
 pub use copying::add_copied_move;
 use copying::{add_copy, add_move_by_copy, same_mount};

@@ -91,6 +91,9 @@ pub enum Expect {
     /// `sha256`, the archive must have that tree digest (a tree a restore put back), else
     /// [`Found::Changed`]: something inside it changed.
     Tree { stat: Stat, sha256: Option<String> },
+    /// An entry of a directory an [`Act::Build`] of this plan builds (above the place), under
+    /// its temp name: only a move out of it expects one, known by what the build left there.
+    Built,
 }
 
 impl Expect {
@@ -99,6 +102,7 @@ impl Expect {
         match (self, now) {
             (Expect::Nothing, None) => None,
             (Expect::Nothing, Some(_)) => Some(Found::Taken),
+            (Expect::Built, _) => None,
             (_, None) => Some(Found::Gone),
             (
                 Expect::File { stat, .. }
@@ -121,7 +125,7 @@ impl Expect {
     /// The kind the step expects, if it expects an entry.
     pub fn kind(&self) -> Option<EntryKind> {
         match self {
-            Expect::Nothing => None,
+            Expect::Nothing | Expect::Built => None,
             Expect::File { .. } => Some(EntryKind::File),
             Expect::Entry { stat } => Some(stat.kind()),
             Expect::EmptyDir { .. } | Expect::Tree { .. } => Some(EntryKind::Directory),
@@ -219,7 +223,8 @@ pub enum Source {
     /// name, so files may trade places), then what `drops` names is removed from it, then each
     /// entry of `inside` is built at its path inside it, in order (a directory built there may
     /// hold later ones). A [`Act::Move`] whose destination lies inside it moves the entry into
-    /// the tree while it is still under its temp name.
+    /// the tree while it is still under its temp name; one that expects [`Expect::Built`] (a
+    /// later step, its place inside it) moves an entry of it out once it is placed.
     Tree {
         root: Box<Source>,
         moves: Vec<(PathBuf, PathBuf)>,

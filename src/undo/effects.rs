@@ -89,9 +89,18 @@ impl Effects {
                     hop: Hop::Whole,
                 }),
                 Slot::Absent => {}
-                // An entry a tree in the trash keeps, anywhere but at its own place in that
-                // tree as it comes back: not followed.
-                Slot::InArchive { .. } => return Err(one_at_a_time(path)),
+                // An entry a tree that comes back from the trash keeps, wanted at a place on
+                // disk: moved out of the tree while it is staged, before the tree is placed.
+                Slot::InArchive { archive, member } => {
+                    let top = movable_out(plan, path, archive, member, &parent)
+                        .ok_or_else(|| one_at_a_time(path))?;
+                    effects.moves_out.push(MoveOut {
+                        top,
+                        member: member.clone(),
+                        to: path.clone(),
+                        parent,
+                    });
+                }
                 placed => placements.push(Placement {
                     path: path.clone(),
                     slot: (*placed).clone(),
@@ -159,12 +168,16 @@ impl Effects {
         }
         effects.renames = order_renames(effects.renames);
         effects.order = order_steps(&effects.removals, &effects.renames);
-        // What moves away inside a tree makes room by itself.
+        // What moves away inside a tree, or out of it, makes room by itself.
         drops.retain(|(top, member)| {
             !effects
                 .moves_inside
                 .iter()
                 .any(|(t, from, _)| t == top && from == member)
+                && !effects
+                    .moves_out
+                    .iter()
+                    .any(|out| &out.top == top && &out.member == member)
         });
         drops.sort();
         effects.drops = drops
@@ -221,6 +234,47 @@ fn movable_inside(
     is_file && wanted_once && parent_kept
 }
 
+/// The path of the tree `archive` comes back at, if its `member` (wanted at `path`, in the
+/// directory `parent`) can be moved out of it to there as the tree is staged: a file or link,
+/// wanted nowhere else, into a directory on disk, its own place in the tree left empty and
+/// every directory above it there kept as the archive keeps it.
+fn movable_out(
+    plan: &Plan,
+    path: &Path,
+    archive: &Path,
+    member: &Path,
+    parent: &Location,
+) -> Option<PathBuf> {
+    if !matches!(parent, Location::Real(_)) || member.as_os_str().is_empty() {
+        return None;
+    }
+    let top = plan.slots.iter().find_map(|(top, slot)| match slot {
+        Slot::Archive { archive: a, .. } if a == archive && !is_moot(plan, top) => {
+            Some(top.clone())
+        }
+        _ => None,
+    })?;
+    let held = plan.members.get(archive)?;
+    let own = top.join(member);
+    let own_left_empty = matches!(plan.slots.get(&own), Some(Slot::Absent));
+    let above_kept = member.ancestors().skip(1).all(|rel| {
+        rel.as_os_str().is_empty()
+            || match plan.slots.get(&top.join(rel)) {
+                None => true,
+                Some(Slot::InArchive {
+                    archive: a,
+                    member: m,
+                }) => a == archive && m == rel,
+                Some(_) => false,
+            }
+    });
+    (movable_inside(plan, held, path, member, Path::new(""))
+        && own_left_empty
+        && above_kept
+        && own != path)
+        .then_some(top)
+}
+
 /// A plan this undo does not make in one step.
 fn one_at_a_time(path: &Path) -> ToolError {
     ToolError::new(
@@ -248,7 +302,7 @@ fn is_moot(plan: &Plan, path: &Path) -> bool {
 mod model;
 mod order;
 mod report;
-pub use model::{Effects, Hop, Placement, Rename, Step};
+pub use model::{Effects, Hop, MoveOut, Placement, Rename, Step};
 use order::{order_renames, order_steps};
 
 #[cfg(test)]

@@ -470,3 +470,21 @@ async fn an_undo_with_nothing_on_disk_to_change_is_recorded_all_the_same() {
     let undone = listed.iter().filter(|c| c["undoneBy"] == json!(id)).count();
     assert_eq!(undone, 2, "{history}");
 }
+
+#[tokio::test]
+async fn a_session_undo_moves_an_entry_out_of_a_removed_tree_it_was_moved_into() {
+    // A file moved into a directory, then the directory removed: the tree comes back from the
+    // trash, and the file comes out of it to its place before, all in one step.
+    let s = Session::new();
+    write(&s.path("a/x"), "x\n");
+    write(&s.path("b.txt"), "b\n");
+    let start = s.tree();
+    s.call(
+        "move_file",
+        json!({ "source": "b.txt", "destination": "a/b-in.txt" }),
+    )
+    .await;
+    s.call("remove_dir", json!({ "path": "a", "recursive": true }))
+        .await;
+    undo_redo_undo(&s, &start).await;
+}

@@ -3,7 +3,8 @@
 //! cycle) a `Move`, new bytes for a file in place a `Put`, what comes back at a free name a
 //! restore from the trash, a new empty directory or a file built from bytes, or a tree built of
 //! these (a tree from the trash with older changes inside it taken back), which entries that
-//! move back may move into before it takes its place. Beside the plan,
+//! move back may move into before it takes its place, and files of it may move out of after.
+//! Beside the plan,
 //! what the history will list of the undo (per path, hop by hop, so that a redo takes it back
 //! the same way), and how a failed step is told in undo's words.
 
@@ -206,7 +207,42 @@ pub fn to_plan(
             out.changes.insert(path.clone(), change);
         }
     }
-    for (path, change) in into_built.into_iter().chain(after_moved) {
+    // What comes out of a tree that comes back, to its place on disk: moved out of the tree
+    // once it has taken its place (a failure after takes the move back first, into the tree
+    // still there); recorded after it (a redo moves it back in before it takes the tree away).
+    let mut out_of_built: Vec<(PathBuf, FileChange)> = Vec::new();
+    for moved in &effects.moves_out {
+        let Location::Real(dir) = &moved.parent else {
+            unreachable!("effects move out of a tree to a directory on disk only")
+        };
+        let to_name = moved.to.file_name().unwrap_or_default();
+        let destination = place(dir, to_name)?;
+        let source = moved.top.join(&moved.member);
+        let built = top_placement(effects, &moved.top).ok_or_else(|| changed(&moved.to))?;
+        let anchor = place_of(built)?.anchor;
+        let at = Place {
+            anchor,
+            dir: parent_of(&source).to_owned(),
+            name: source.file_name().unwrap_or_default().to_owned(),
+        };
+        // The entry is built by this plan: the executor knows it by the tree it stages.
+        out.step(
+            at,
+            Expect::Built,
+            Keep::Nothing,
+            Act::Move { to: destination },
+        );
+        out.told(&moved.to, &moved.to, "restore", false);
+        let mut change = take_over(&mut out.changes, &moved.to, Action::Moved);
+        change.from = Some(source);
+        out_of_built.push((moved.to.clone(), change));
+    }
+
+    for (path, change) in into_built
+        .into_iter()
+        .chain(after_moved)
+        .chain(out_of_built)
+    {
         out.changes.insert(path, change);
     }
     // The restored entries kept alone, last: nothing happens to them but their archive.
@@ -351,7 +387,8 @@ fn built(plan: &Plan, effects: &Effects, placement: &Placement) -> Source {
     let moved_into = effects.renames.iter().any(|rename| {
         matches!(rename.destination().0, Location::Staged { top, .. } if top.starts_with(path))
     });
-    if moves.is_empty() && drops.is_empty() && inside.is_empty() && !moved_into {
+    let moved_out = effects.moves_out.iter().any(|out| out.top == *path);
+    if moves.is_empty() && drops.is_empty() && inside.is_empty() && !moved_into && !moved_out {
         return root;
     }
     Source::Tree {

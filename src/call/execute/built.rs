@@ -38,6 +38,78 @@ pub(super) fn into_built(steps: &[Step]) -> Vec<Option<(usize, PathBuf)>> {
         .collect()
 }
 
+/// For each step, if it is a move out of a directory an earlier step builds whole (an
+/// [`Act::Build`] of anything but bytes, above the entry moved; [`Expect::Built`]): that
+/// step, and the entry's directory's path inside the built one. The entry is the plan's own,
+/// moved out once the directory has taken its place, so that a failure after takes the move
+/// back first, into the directory still there (a move out of a directory not placed yet could
+/// not go back into it once the placing is taken back: the directory is gone).
+pub(super) fn out_of_built(steps: &[Step]) -> Vec<Option<(usize, PathBuf)>> {
+    let builds: Vec<(usize, PathBuf)> = steps
+        .iter()
+        .enumerate()
+        .filter(|(_, step)| {
+            matches!(&step.act, Act::Build(source) if !matches!(source, Source::Bytes { .. }))
+        })
+        .map(|(index, step)| (index, step.at.path()))
+        .collect();
+    steps
+        .iter()
+        .map(|step| {
+            if !matches!((&step.act, &step.expect), (Act::Move { .. }, Expect::Built)) {
+                return None;
+            }
+            builds.iter().find_map(|(index, path)| {
+                let rel = step.at.dir.strip_prefix(path).ok()?;
+                Some((*index, rel.to_owned()))
+            })
+        })
+        .enumerate()
+        .map(|(index, out)| out.filter(|(build, _)| *build < index))
+        .collect()
+}
+
+/// The directory `rel` inside `tree`, built by the plan (and placed), which a move out of it
+/// moves from.
+pub(super) fn dir_in(tree: &stage::StagedTree, rel: &Path) -> io::Result<crate::paths::Dir> {
+    let root = tree
+        .root
+        .as_ref()
+        .ok_or_else(|| io::Error::from(io::ErrorKind::NotADirectory))?;
+    stage::in_tree(root.as_dir(), Some(rel))
+}
+
+/// Adds a move out of a tree built by the plan and placed by an earlier step: the entry in its
+/// directory `rel` inside it (`dirs.at`, opened beneath it; at the step's place) to the move's
+/// destination.
+pub(super) fn add_move_out(
+    commit: &mut Commit<'_>,
+    step: Step,
+    dirs: Dirs,
+    rel: &Path,
+) -> Result<(), Failure> {
+    let Act::Move { to } = &step.act else {
+        unreachable!("only a move moves out of a built tree")
+    };
+    let name = &step.at.name;
+    // Ours, just built: it is known by what the staging left there.
+    let now = crate::paths::fsops::lstat_at(dirs.at.as_dir(), name).map_err(Failure::Io)?;
+    let now = now.ok_or(Failure::NotAsExpected(crate::call::plan::Found::Gone))?;
+    debug_assert!(step.at.dir.ends_with(rel));
+    let to_dir = dirs.to.expect("a move's destination was opened");
+    commit
+        .rename(
+            dirs.at,
+            &step.at.dir,
+            name,
+            Snapshot::of(&now),
+            to_dir,
+            &to.dir,
+            &to.name,
+        )
+        .map_err(Failure::Io)
+}
+
 /// Adds a move into `tree`, built by the plan and not yet placed: its destination directory
 /// `rel` inside it, opened beneath it, as the journal records it (beneath its temp name).
 pub(super) fn add_move_into(

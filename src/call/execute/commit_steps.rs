@@ -86,8 +86,12 @@ pub(super) fn add(
             commit.place(dirs.at, dir, &built.aside, name, built.temp)
         }
         (Act::Remove | Act::Move { .. }, Expect::Nothing)
+        | (Act::Remove, Expect::Built)
         | (Act::Move { .. }, Expect::EmptyDir { .. } | Expect::Tree { .. }) => {
             unreachable!("refused by check before anything was opened")
+        }
+        (Act::Move { .. }, Expect::Built) => {
+            unreachable!("a move out of a built tree is add_move_out")
         }
         (Act::Copy { .. }, _) => unreachable!("staged by add_copy, which returns what it built"),
         (Act::Append { .. }, _) => unreachable!("an append is added by add_append"),

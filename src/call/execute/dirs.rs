@@ -58,6 +58,30 @@ impl Opened {
     }
 }
 
+impl Opened {
+    /// The directories of a move out of a directory the plan builds: `at`, its source's
+    /// directory inside it, and the destination's, the missing ones made.
+    pub(super) fn made_out_of_built(
+        self,
+        commit: &mut Commit<'_>,
+        step: &Step,
+        at: crate::paths::Dir,
+    ) -> io::Result<Dirs> {
+        let Act::Move { to } = &step.act else {
+            unreachable!("only a move moves out of a built tree")
+        };
+        let to = match self.to {
+            Some(dir) => dir,
+            None => commit.make_dirs(&to.anchor, &to.dir)?,
+        };
+        Ok(Dirs {
+            at,
+            to: Some(to),
+            from: None,
+        })
+    }
+}
+
 /// The directories a step acts in, made.
 pub(super) struct Dirs {
     pub(super) at: crate::paths::Dir,
@@ -69,8 +93,10 @@ pub(super) struct Dirs {
 /// Opens the step's directory beneath its anchor. That of a put, a built directory or a
 /// restored entry, and a move's destination, may be missing (its parents are made later,
 /// [`Opened::made`]): then the name is free.
-pub(super) fn open(step: &Step, into_built: bool) -> io::Result<Opened> {
+/// `out_of_built`: a move's source is inside a directory the plan builds, opened once it is.
+pub(super) fn open(step: &Step, into_built: bool, out_of_built: bool) -> io::Result<Opened> {
     let at = match step.act {
+        Act::Move { .. } if out_of_built => None,
         Act::Put { .. }
         | Act::MakeDir { .. }
         | Act::Copy { .. }

@@ -36,7 +36,7 @@ pub(super) fn archive(
         Expect::File { stat, .. } | Expect::Entry { stat } | Expect::Tree { stat, .. } => {
             Snapshot::of(stat)
         }
-        Expect::Nothing | Expect::EmptyDir { .. } => {
+        Expect::Nothing | Expect::EmptyDir { .. } | Expect::Built => {
             unreachable!(
                 "refused by check: nothing to keep at a free name or of an empty directory"
             )
@@ -64,7 +64,7 @@ pub(super) fn archive(
                     .map(|_| Found::Changed)
             }
         }
-        Expect::Nothing | Expect::EmptyDir { .. } => None,
+        Expect::Nothing | Expect::EmptyDir { .. } | Expect::Built => None,
     };
     match differs {
         None => Ok(archived),

@@ -16,6 +16,7 @@ use crate::paths::AsDir;
 pub(super) fn open_and_verify(
     steps: &[Step],
     into: &[Option<(usize, PathBuf)>],
+    out: &[Option<(usize, PathBuf)>],
 ) -> Result<Vec<Opened>, ExecuteError> {
     let mut opened = Vec::with_capacity(steps.len());
     let mut earlier = Earlier::default();
@@ -26,8 +27,15 @@ pub(super) fn open_and_verify(
         };
         check(step).map_err(|why| fail(Failure::Invalid(why)))?;
         let into_built = into[index].is_some();
-        let dirs = open(step, into_built).map_err(|e| fail(Failure::Io(e)))?;
-        verify(step, &dirs, &earlier, into_built).map_err(fail)?;
+        let out_of_built = out[index].is_some();
+        let dirs = open(step, into_built, out_of_built).map_err(|e| fail(Failure::Io(e)))?;
+        if !out_of_built {
+            verify(step, &dirs, &earlier, into_built).map_err(fail)?;
+        } else {
+            // Out of a tree the plan builds: the entry is the plan's own, checked as it is
+            // moved (`add_move_out`); its destination is checked as any move's.
+            verify_destination(step, &dirs, &earlier, into_built).map_err(fail)?;
+        }
         earlier.note(step);
         opened.push(dirs);
     }
@@ -44,6 +52,10 @@ pub(super) fn check(step: &Step) -> Result<(), &'static str> {
         }
         (Act::Remove | Act::Move { .. }, Expect::File { .. } | Expect::Entry { .. }) => Ok(()),
         (Act::Remove, Expect::EmptyDir { .. }) => Ok(()),
+        (Act::Move { .. }, Expect::Built) => Ok(()),
+        (_, Expect::Built) => {
+            Err("only a move out of a directory the plan builds expects its entry")
+        }
         (Act::Remove, Expect::Tree { .. }) if step.keep == Keep::Archive => Ok(()),
         (_, Expect::Tree { .. }) => Err("a tree is expected only where it is kept and removed"),
         (_, Expect::EmptyDir { .. }) => Err("only a removal expects an empty directory"),
@@ -73,6 +85,7 @@ pub(super) fn check(step: &Step) -> Result<(), &'static str> {
         }
         (Keep::Archive, Expect::Nothing) => Err("there is nothing to keep at a free name"),
         (Keep::Archive, Expect::EmptyDir { .. }) => Err("an empty directory is not archived"),
+        (Keep::Archive, Expect::Built) => Err("what the plan builds is not archived"),
         _ => Ok(()),
     }
 }
@@ -103,7 +116,7 @@ impl Earlier {
                 Expect::File { stat, .. } | Expect::Entry { stat } | Expect::Tree { stat, .. } => {
                     self.moved_in.insert(to.path(), stat.identity())
                 }
-                Expect::Nothing | Expect::EmptyDir { .. } => None,
+                Expect::Nothing | Expect::EmptyDir { .. } | Expect::Built => None,
             };
         }
     }
@@ -161,7 +174,18 @@ pub(super) fn verify(
             }
         }
     }
-    // Into a directory the plan builds: the journal's step checks the name is free there.
+    verify_destination(step, dirs, earlier, into_built)?;
+    verify_copy_source(step, dirs)
+}
+
+/// A move's destination is free (into a directory the plan builds: the journal's step checks
+/// the name is free there).
+fn verify_destination(
+    step: &Step,
+    dirs: &Opened,
+    earlier: &Earlier,
+    into_built: bool,
+) -> Result<(), Failure> {
     if let (Act::Move { to }, false) = (&step.act, into_built) {
         let free = match (earlier.free(&to.path()), &dirs.to) {
             (Some(free), _) => free,
@@ -174,7 +198,7 @@ pub(super) fn verify(
             return Err(Failure::NotAsExpected(Found::Taken));
         }
     }
-    verify_copy_source(step, dirs)
+    Ok(())
 }
 
 /// A copy's source is still the entry planned on (its identity and kind; a tree's content is

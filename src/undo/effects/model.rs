@@ -106,4 +106,22 @@ pub struct Effects {
     /// tree (a move inside it is taken back): (the tree's path, the file's path in the archive,
     /// its path inside the tree as it comes back). Moved in the staged tree before the drops.
     pub moves_inside: Vec<(PathBuf, PathBuf, PathBuf)>,
+    /// Files of trees that come back from the trash that come back at a place on disk out of
+    /// them (a move into a tree removed since is taken back): moved out of the staged tree,
+    /// after the renames and before the tree takes its place.
+    pub moves_out: Vec<MoveOut>,
+}
+
+/// A file of a tree that comes back from the trash, moved out of it to its place on disk while
+/// the tree is staged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MoveOut {
+    /// The path the tree comes back at.
+    pub top: PathBuf,
+    /// The file's path inside the tree (in its archive, and as the tree is staged).
+    pub member: PathBuf,
+    /// The path it goes back to.
+    pub to: PathBuf,
+    /// The directory `to` is in (on disk) when the steps run.
+    pub parent: Location,
 }
