@@ -1508,7 +1508,8 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
   // The undo's steps are the executor's (`staged` is a point only the executor reaches): killed at
   // each of them, the tree is exactly as before the undo with no undo record (and the session can
   // still be undone), or exactly as undone with its record (and undoing that record, a redo,
-  // gives the session's changes back byte for byte).
+  // gives the session's changes back byte for byte). With changes inside, a file moved into the
+  // tree before its removal comes out of the tree the undo rebuilds.
   for (const inside of [false, true]) {
     it(`undo of a session${inside ? ' with changes inside the tree it removed' : ''}, killed at each phase of its commit: as before the undo, or undone with its record`, async () => {
       const session = 'crash-undo-aimed'
@@ -1527,6 +1528,7 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
         symlinkSync('a.txt', join(root, 'tree/link'))
         mkdirSync(join(root, 'pkg/inner'), { recursive: true })
         writeFileSync(join(root, 'pkg/inner/m.txt'), 'm\n')
+        writeFileSync(join(root, 'into.txt'), 'into\n'.repeat(50))
         const start = treeOf(root)
         const ws = new Workspace({ root, trash: { dataDir: dirs.dataDir, sessionId: session }, permissions: ALL, confirm: () => true, staleWrites: 'allow' })
         const calls: Call[] = [
@@ -1541,6 +1543,8 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
                 ['write_file', { path: 'tree/sub/new.txt', content: 'new inside\n' }],
                 ['delete_file', { path: 'tree/sub/b.txt' }],
                 ['create_directory', { path: 'tree/sub/deeper/made' }],
+                // Moved into the tree, so the undo moves it out of the tree it brings back.
+                ['move_file', { source: 'into.txt', destination: 'tree/sub/into.txt' }],
               ] as Call[])
             : []),
           ['remove_dir', { path: 'tree', recursive: true }],
