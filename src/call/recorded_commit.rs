@@ -3,7 +3,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use super::Recorded;
+use super::outcome::Recorded;
 use crate::change::FileChange;
 use crate::history::Heading;
 use crate::journal::commit::{Commit, CommitError, LeftInPlace, Sequel};
