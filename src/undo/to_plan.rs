@@ -4,9 +4,8 @@
 //! restore from the trash, a new empty directory or a file built from bytes, or a tree built of
 //! these (a tree from the trash with older changes inside it taken back), which entries that
 //! move back may move into before it takes its place, and files of it may move out of after.
-//! Beside the plan,
-//! what the history will list of the undo (per path, hop by hop, so that a redo takes it back
-//! the same way), and how a failed step is told in undo's words.
+//! Beside the plan, what the history will list of the undo (per path, hop by hop, so that a redo
+//! takes it back the same way), and how a failed step is told in undo's words.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
