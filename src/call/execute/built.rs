@@ -12,18 +12,24 @@ use crate::journal::commit::Commit;
 use crate::paths::fsops::Snapshot;
 use crate::paths::AsDir;
 
-/// For each step, if it is a move into a directory the plan builds whole (an
-/// [`Act::Build`] of anything but bytes, at or above the move's destination directory): that
-/// step, and the destination directory's path inside the built one.
-pub(super) fn into_built(steps: &[Step]) -> Vec<Option<(usize, PathBuf)>> {
-    let builds: Vec<(usize, PathBuf)> = steps
+/// The steps that build a directory whole (an [`Act::Build`] of anything but bytes), with the
+/// path each builds.
+fn trees_built(steps: &[Step]) -> Vec<(usize, PathBuf)> {
+    steps
         .iter()
         .enumerate()
         .filter(|(_, step)| {
             matches!(&step.act, Act::Build(source) if !matches!(source, Source::Bytes { .. }))
         })
         .map(|(index, step)| (index, step.at.path()))
-        .collect();
+        .collect()
+}
+
+/// For each step, if it is a move into a directory the plan builds whole (an
+/// [`Act::Build`] of anything but bytes, at or above the move's destination directory): that
+/// step, and the destination directory's path inside the built one.
+pub(super) fn into_built(steps: &[Step]) -> Vec<Option<(usize, PathBuf)>> {
+    let builds = trees_built(steps);
     steps
         .iter()
         .map(|step| {
@@ -45,14 +51,7 @@ pub(super) fn into_built(steps: &[Step]) -> Vec<Option<(usize, PathBuf)>> {
 /// back first, into the directory still there (a move out of a directory not placed yet could
 /// not go back into it once the placing is taken back: the directory is gone).
 pub(super) fn out_of_built(steps: &[Step]) -> Vec<Option<(usize, PathBuf)>> {
-    let builds: Vec<(usize, PathBuf)> = steps
-        .iter()
-        .enumerate()
-        .filter(|(_, step)| {
-            matches!(&step.act, Act::Build(source) if !matches!(source, Source::Bytes { .. }))
-        })
-        .map(|(index, step)| (index, step.at.path()))
-        .collect();
+    let builds = trees_built(steps);
     steps
         .iter()
         .map(|step| {
