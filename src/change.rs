@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::paths::fsops;
 use crate::paths::shown::Shown;
 use crate::paths::BorrowedDir;
-use crate::paths::EntryKind;
+use crate::paths::{EntryKind, FileId};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -89,14 +89,14 @@ pub struct UndoFacts {
     pub created_dirs: Vec<PathBuf>,
 }
 
-/// An entry as the change left it: its kind, and its device and inode (what tells a moved or
-/// restored tree from anything put in its place since).
+/// An entry as the change left it: its kind, and which entry it is (what tells a moved or
+/// restored tree from anything put in its place since). Stored as `kind`, `dev` and `ino`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EntryFacts {
     pub kind: EntryKind,
-    pub dev: u64,
-    pub ino: u64,
+    #[serde(flatten)]
+    pub id: FileId,
 }
 
 impl EntryFacts {
@@ -108,11 +108,9 @@ impl EntryFacts {
             EntryKind::Special => return None,
             kind => kind,
         };
-        let identity = fsops::identity(&stat);
         Some(Self {
             kind,
-            dev: identity.0,
-            ino: identity.1,
+            id: stat.id(),
         })
     }
 }

@@ -25,9 +25,9 @@ pub enum EntryKind {
 }
 
 /// Which entry it is, whatever its name: the device it is on and its number there (a hard link
-/// is the same entry under another name). Held in memory only: records store `dev` and `ino`
-/// as fields of their own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// is the same entry under another name). A record that keeps one (flattened) stores `dev` and
+/// `ino` as fields of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct FileId {
     pub dev: u64,
     pub ino: u64,

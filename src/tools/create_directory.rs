@@ -267,7 +267,7 @@ mod tests {
         assert_eq!(file.created_dirs, [ws.root.join("a"), ws.root.join("a/b")]);
         let made = crate::paths::Stat::from(&std::fs::symlink_metadata(&c).unwrap());
         let facts = file.entry.unwrap();
-        assert_eq!((facts.dev, facts.ino), made.identity());
+        assert_eq!(facts.id, made.id());
     }
 
     /// A directory that cannot be made (its parent is a file) leaves nothing and records

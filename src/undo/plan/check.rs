@@ -129,7 +129,7 @@ impl Planner<'_> {
                     }
                 }
                 if let Some(facts) = facts {
-                    if (real.stat.dev, real.stat.ino) != (facts.dev, facts.ino) {
+                    if real.stat.id() != facts.id {
                         return Err(Difference::Replaced(real.kind_name()));
                     }
                 }
