@@ -2,10 +2,6 @@
 //! renames, links, removals and new directories, each through a handle of the entry opened by
 //! one name relative to a held directory handle (never following a link), and a destination
 //! named relative to the destination directory's handle. No path is rebuilt from a handle.
-//!
-//! Not here yet: `symlink_at` (a symbolic link made relative to a handle with
-//! `FSCTL_SET_REPARSE_POINT`; Windows links are typed, file or directory, and need Developer Mode
-//! or administrator rights to be made). Named in docs/windows.md.
 
 use std::ffi::OsStr;
 use std::io;
@@ -26,7 +22,7 @@ use windows_sys::Win32::System::WindowsProgramming::{
 };
 use windows_sys::Win32::System::IO::IO_STATUS_BLOCK;
 
-use crate::paths::platform::{dispose, info, names, nt, nt::Disposition};
+use crate::paths::platform::{dispose, info, names, nt, nt::Disposition, reparse};
 use crate::paths::BorrowedDir;
 
 /// Swaps two entries atomically: Windows has no such operation, so this is always the error
@@ -217,4 +213,10 @@ fn set_name_info(
         return Err(nt::status_error(status));
     }
     Ok(())
+}
+
+/// Creates the symbolic link `name` in `dir` pointing at `target` (see
+/// [`reparse::symlink_at`]: a new entry only; it needs administrator rights on Windows).
+pub fn symlink_at(target: &OsStr, dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<()> {
+    reparse::symlink_at(target, dir, name)
 }
