@@ -10,10 +10,16 @@
  * CI). The check uses its own target directory, `target/check-targets`, so it never disturbs the
  * napi build. The first run per target builds std (minutes); later runs are incremental.
  *
+ * For a `*-windows-gnu` target `napi-build` wants a file named `libnode.dll` on `LIBNODE_PATH`
+ * (it links nothing with it: napi's `dyn-symbols` finds the N-API functions in `node.exe` at load
+ * time), so an empty one is made in the target directory and named there unless the caller set
+ * `LIBNODE_PATH` already.
+ *
  * Prints each target's errors and this crate's warnings (each once, though the lib and its test
  * build both report it) and a count per target; exits non-zero when any target has one.
  */
 import { execFileSync, spawn } from 'node:child_process'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -46,10 +52,24 @@ function ensureToolchain() {
   execFileSync('apt-get', ['install', '-y', '-q', ...missing], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
 }
 
+/**
+ * The directory of an empty `libnode.dll`, made once in the target directory: what `napi-build`
+ * needs on `LIBNODE_PATH` for a `*-windows-gnu` target (the name only; nothing is linked from it).
+ */
+function emptyLibnodeDir() {
+  const dir = join(targetDir, 'libnode')
+  if (!existsSync(join(dir, 'libnode.dll'))) {
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(join(dir, 'libnode.dll'), '')
+  }
+  return dir
+}
+
 /** Runs `cargo check` for one target; resolves to its distinct problems: `{ level, rendered }`. */
 function check(target) {
   const args = ['check', '-Zbuild-std=std,panic_abort', '--target', target, '--lib', '--tests', '--locked', '--message-format=json']
   const env = { ...process.env, RUSTC, RUSTC_BOOTSTRAP: '1', CARGO_TARGET_DIR: targetDir }
+  if (target.endsWith('-windows-gnu') && !env.LIBNODE_PATH) env.LIBNODE_PATH = emptyLibnodeDir()
   return new Promise((resolve, reject) => {
     const child = spawn(CARGO, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] })
     const problems = new Map()

@@ -15,7 +15,7 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use super::platform;
-use crate::paths::os_error::libc_codes;
+use crate::paths::os_error::{self, Cause};
 use crate::paths::{FileId, Stat};
 
 /// Where the stored name of an existing entry comes from ([`platform::stored_name`]; tests give
@@ -129,7 +129,7 @@ fn resolve_with(path: &Path, stored_name: StoredName<'_>) -> Result<Canonical, U
                 links += 1;
                 if links > MAX_SYMLINKS {
                     return Err(Unresolvable {
-                        error: io::Error::from_raw_os_error(libc_codes::ELOOP),
+                        error: os_error::error(Cause::Loop),
                         at: candidate,
                     });
                 }
@@ -147,7 +147,7 @@ fn resolve_with(path: &Path, stored_name: StoredName<'_>) -> Result<Canonical, U
             Ok(meta) => {
                 if !meta.is_dir() && pending.iter().any(|p| p != "..") {
                     return Err(Unresolvable {
-                        error: io::Error::from_raw_os_error(libc_codes::ENOTDIR),
+                        error: os_error::error(Cause::NotADirectory),
                         at: candidate,
                     });
                 }
@@ -221,9 +221,10 @@ fn resolve_parent_with(
     })
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use crate::paths::os_error::libc_codes;
     use std::os::unix::fs::symlink;
 
     fn real(p: &Path) -> PathBuf {

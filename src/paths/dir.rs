@@ -4,17 +4,23 @@
 //! A [`Dir`] is a directory opened beneath an allowed tree (or the data directory) by
 //! [`fsops`](super::fsops); a [`BorrowedDir`] is the same handle lent for a call, got with
 //! [`AsDir::as_dir`]. On Unix they are the descriptor types themselves (`OwnedFd`,
-//! `BorrowedFd`), so code still written against those compiles unchanged; outside `paths/` only
+//! `BorrowedFd`), on Windows the handle types (`OwnedHandle`, `BorrowedHandle`), so code still written against those compiles unchanged; outside `paths/` only
 //! these names, [`AsDir::as_dir`] and the methods every platform's handle has (`try_clone`,
 //! `From<File>`) are used, so a port gives them its own handle type here and nothing else moves.
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+#[cfg(unix)]
+use std::os::fd::{AsFd as AsOsHandle, BorrowedFd as BorrowedOsHandle, OwnedFd as OwnedOsHandle};
+#[cfg(windows)]
+use std::os::windows::io::{
+    AsHandle as AsOsHandle, BorrowedHandle as BorrowedOsHandle, OwnedHandle as OwnedOsHandle,
+};
 
-/// A directory handle the holder owns (closed when dropped).
-pub type Dir = OwnedFd;
+/// A directory handle the holder owns (closed when dropped): `OwnedFd` on Unix, `OwnedHandle`
+/// on Windows.
+pub type Dir = OwnedOsHandle;
 
 /// A directory handle lent for a call: `Copy`, and valid as long as what it was borrowed from.
-pub type BorrowedDir<'a> = BorrowedFd<'a>;
+pub type BorrowedDir<'a> = BorrowedOsHandle<'a>;
 
 /// Lends a handle for a call: every owned or borrowed directory handle (and, where a call takes
 /// any open entry, an open file) has it.
@@ -23,9 +29,16 @@ pub trait AsDir {
     fn as_dir(&self) -> BorrowedDir<'_>;
 }
 
-impl<T: AsFd + ?Sized> AsDir for T {
+impl<T: AsOsHandle + ?Sized> AsDir for T {
     fn as_dir(&self) -> BorrowedDir<'_> {
-        self.as_fd()
+        #[cfg(unix)]
+        {
+            self.as_fd()
+        }
+        #[cfg(windows)]
+        {
+            self.as_handle()
+        }
     }
 }
 

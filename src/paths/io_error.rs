@@ -48,6 +48,11 @@ fn describe_io(err: &io::Error) -> (ErrorCode, String) {
             "the file system is read-only; choose a path on a writable file system",
         ),
         Cause::NoSpace => (ErrorCode::IoError, "no space left on the device; free some space and retry"),
+        #[cfg(windows)]
+        Cause::InUse => (
+            ErrorCode::OsPermission,
+            "it is open in another program that does not let it be changed; close it there and retry",
+        ),
         _ if err.kind() == io::ErrorKind::PermissionDenied => (
             ErrorCode::OsPermission,
             "the operating system denied permission; check the file's owner and mode, or use another path",

@@ -26,6 +26,7 @@ pub mod io;
 mod io_error;
 pub mod names;
 pub mod os_error;
+#[cfg_attr(windows, path = "platform/windows/mod.rs")]
 pub mod platform;
 pub mod process;
 pub mod project;

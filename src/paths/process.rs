@@ -3,6 +3,7 @@
 
 /// Whether the process `pid` exists (ours or another user's). `0` and ids the system cannot
 /// have are not processes.
+#[cfg(unix)]
 pub fn alive(pid: u32) -> bool {
     let Some(pid) = i32::try_from(pid)
         .ok()
@@ -17,20 +18,55 @@ pub fn alive(pid: u32) -> bool {
     )
 }
 
+/// Whether the process `pid` exists (ours or another user's): it can be opened and has not
+/// exited, or it exists but we may not open it (`ERROR_ACCESS_DENIED`, as `EPERM`). `0` (the
+/// idle process) and ids the system cannot have are not processes.
+#[cfg(windows)]
+pub fn alive(pid: u32) -> bool {
+    use windows_sys::Win32::Foundation::{
+        CloseHandle, GetLastError, ERROR_ACCESS_DENIED, STILL_ACTIVE,
+    };
+    use windows_sys::Win32::System::Threading::{
+        GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+    };
+    if pid == 0 {
+        return false;
+    }
+    // SAFETY: plain calls; the handle is closed before returning.
+    unsafe {
+        let handle = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+        if handle.is_null() {
+            return GetLastError() == ERROR_ACCESS_DENIED;
+        }
+        let mut code = 0u32;
+        let running = GetExitCodeProcess(handle, &mut code) != 0 && code == STILL_ACTIVE as u32;
+        CloseHandle(handle);
+        running
+    }
+}
+
 /// The effective user id we run as.
+#[cfg(unix)]
 pub fn effective_user() -> u32 {
     rustix::process::geteuid().as_raw()
 }
 
 /// A named moment a debug build can be told to die at (`AGENT_FS_TOOLS_CRASH_AT=<point>`, a
-/// SIGKILL of this process): the crash harness kills a change at each phase of its commit,
+/// SIGKILL of this process; on Windows `TerminateProcess`, which as surely runs nothing more): the crash harness kills a change at each phase of its commit,
 /// deterministically, where random kills cannot hit a window of microseconds. Compiled only
 /// with debug assertions: a release build (the published addon) has no such code.
 pub fn crash_point(point: &str) {
     #[cfg(debug_assertions)]
     if std::env::var_os("AGENT_FS_TOOLS_CRASH_AT").is_some_and(|at| at == point) {
+        #[cfg(unix)]
         let _ =
             rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
+        #[cfg(windows)]
+        // SAFETY: ends this process at once, as SIGKILL does; nothing after it runs.
+        unsafe {
+            use windows_sys::Win32::System::Threading::{GetCurrentProcess, TerminateProcess};
+            TerminateProcess(GetCurrentProcess(), 137);
+        }
     }
     #[cfg(not(debug_assertions))]
     let _ = point;

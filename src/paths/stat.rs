@@ -2,8 +2,16 @@
 //! its [`Stat`] (what `lstat`/`fstat` said) and its [`EntryKind`] (the one enum for it: the
 //! trash's metadata, the history's entry facts and every `lstat` use it).
 
-use rustix::fs::{FileType, Stat as OsStat};
+#[cfg(unix)]
+use rustix::fs::Stat as OsStat;
 use serde::{Deserialize, Serialize};
+
+/// The kind bits of an `st_mode` (the same numbers on every Unix; Windows' [`Stat`] is made
+/// with them too).
+const S_IFMT: u32 = 0o170_000;
+const S_IFREG: u32 = 0o100_000;
+const S_IFDIR: u32 = 0o040_000;
+const S_IFLNK: u32 = 0o120_000;
 
 /// The kind of a directory entry, from `lstat` (symlinks are never followed).
 ///
@@ -60,6 +68,7 @@ impl Stat {
     // `stat`'s field types differ between platforms (macOS: `dev_t` i32, `mode_t` u16,
     // `nlink_t` u16; 64-bit Arm Linux: `nlink_t` u32).
     #[allow(clippy::unnecessary_cast)]
+    #[cfg(unix)]
     pub(crate) fn of(stat: &OsStat) -> Self {
         Stat {
             dev: stat.st_dev as u64,
@@ -141,6 +150,9 @@ impl Version {
     }
 }
 
+// Unix only: on Windows the standard library's metadata has no stable file id, so identity comes
+// from a handle (`fsops::fstat`).
+#[cfg(unix)]
 impl From<&std::fs::Metadata> for Stat {
     /// What the standard library's metadata (`stat` or `lstat`) says, in these units.
     fn from(meta: &std::fs::Metadata) -> Self {
@@ -171,10 +183,10 @@ impl EntryKind {
 
     /// The kind of a raw `st_mode`.
     pub fn of_mode(mode: u32) -> Self {
-        match FileType::from_raw_mode(mode as _) {
-            FileType::RegularFile => Self::File,
-            FileType::Directory => Self::Directory,
-            FileType::Symlink => Self::Symlink,
+        match mode & S_IFMT {
+            S_IFREG => Self::File,
+            S_IFDIR => Self::Directory,
+            S_IFLNK => Self::Symlink,
             _ => Self::Special,
         }
     }
@@ -214,6 +226,25 @@ mod tests {
         assert!(serde_json::from_str::<EntryKind>("\"File\"").is_err());
     }
 
+    /// The kind bits are the system's own, so every `st_mode` reads as before.
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
+    #[test]
+    #[allow(clippy::unnecessary_cast)]
+    fn kind_bits_are_the_systems() {
+        assert_eq!(S_IFMT, libc::S_IFMT as u32);
+        assert_eq!(S_IFREG, libc::S_IFREG as u32);
+        assert_eq!(S_IFDIR, libc::S_IFDIR as u32);
+        assert_eq!(S_IFLNK, libc::S_IFLNK as u32);
+        assert_eq!(
+            EntryKind::of_mode(libc::S_IFIFO as u32 | 0o644),
+            EntryKind::Special
+        );
+        assert_eq!(
+            EntryKind::of_mode(libc::S_IFSOCK as u32),
+            EntryKind::Special
+        );
+    }
+
     /// A version is stored as the journal's records have always stored an entry's identity.
     #[test]
     fn a_version_is_stored_as_before() {
@@ -230,6 +261,7 @@ mod tests {
 
     /// `lstat` through a directory handle and the standard library's metadata say the same,
     /// in the same units.
+    #[cfg(unix)]
     #[test]
     fn a_stat_is_the_same_whichever_way_it_was_read() {
         let dir = tempfile::tempdir().unwrap();

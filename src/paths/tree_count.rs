@@ -9,12 +9,11 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::PathBuf;
 use std::time::Instant;
 
 use super::fsops;
-use crate::paths::EntryKind;
+use crate::paths::{AsDir, BorrowedDir, Dir, EntryKind};
 
 /// How many of the largest files a count keeps.
 pub const LARGEST: usize = 3;
@@ -72,7 +71,7 @@ pub struct Budget {
 
 /// A directory being counted: its descriptor, its entries still to look at, its path.
 struct Frame {
-    fd: OwnedFd,
+    fd: Dir,
     pending: std::vec::IntoIter<(OsString, Option<EntryKind>)>,
     rel: PathBuf,
 }
@@ -81,7 +80,7 @@ struct Frame {
 /// with `complete: false`, when `cancelled` says so. An error only if the directory itself
 /// cannot be opened or listed; an unreadable directory beneath it makes the count incomplete.
 pub fn count_tree_at(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     name: &OsStr,
     budget: Budget,
     cancelled: &dyn Fn() -> bool,
@@ -103,7 +102,7 @@ pub fn count_tree_at(
             break;
         }
         let rel = top.rel.join(&child);
-        let parent = top.fd.as_fd();
+        let parent = top.fd.as_dir();
         // The listing's type, or the entry's own when the file system does not say; regular
         // files are looked at anyway, for their size.
         let stat = match kind {
@@ -141,13 +140,13 @@ pub fn count_tree_at(
 }
 
 fn open_frame(
-    parent: BorrowedFd<'_>,
+    parent: BorrowedDir<'_>,
     name: &OsStr,
     rel: PathBuf,
     buffer: &mut Vec<u8>,
 ) -> io::Result<Frame> {
     let fd = fsops::open_subdir(parent, name)?;
-    let mut entries = fsops::read_entries(fd.as_fd(), buffer)?;
+    let mut entries = fsops::read_entries(fd.as_dir(), buffer)?;
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(Frame {
         fd,
@@ -156,10 +155,11 @@ fn open_frame(
     })
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::fs;
+    use std::os::fd::{AsFd, OwnedFd};
     use std::time::Duration;
 
     fn generous() -> Budget {

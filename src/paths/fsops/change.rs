@@ -1,107 +1,15 @@
 //! Changing entries through directory descriptors: no-replace renames and swaps, unlinks, new
-//! directories and symlinks, the temp names a later run recognises as ours, and the visible names
-//! of entries kept aside.
+//! directories and symlinks (the names they use: [`temp_names`](super::temp_names)).
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::io;
 use std::os::fd::BorrowedFd;
-use std::os::unix::ffi::OsStrExt;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::fs::{AtFlags, Mode, RenameFlags};
 
 use super::{errno, lstat_at};
 use crate::paths::platform;
 use crate::paths::EntryKind;
-
-/// Marker in the names of our temporary files, so a later run can recognise leftovers.
-pub const TEMP_MARKER: &str = ".agent-fs-tools.tmp";
-
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Whether `name` is one of our temporary files (an atomic write in flight, or one a crash left
-/// behind): listings and searches skip them, as they are not the user's files.
-pub fn is_temp_name(name: &OsStr) -> bool {
-    name.as_bytes().ends_with(TEMP_MARKER.as_bytes())
-}
-
-/// Whether `name` is a temp name process `pid` made ([`temp_name`]: `….<pid>.<n>` + marker).
-pub fn is_temp_name_of(name: &OsStr, pid: u32) -> bool {
-    let Some(rest) = name.as_bytes().strip_suffix(TEMP_MARKER.as_bytes()) else {
-        return false;
-    };
-    let Some(dot) = rest.iter().rposition(|&b| b == b'.') else {
-        return false;
-    };
-    let (before, n) = (&rest[..dot], &rest[dot + 1..]);
-    !n.is_empty()
-        && n.iter().all(u8::is_ascii_digit)
-        && before.ends_with(format!(".{pid}").as_bytes())
-}
-
-/// A fresh, recognisable temporary name next to `name` (≤ 255 bytes).
-pub fn temp_name(name: &OsStr) -> OsString {
-    sibling_name(".", name, &format!(".{}{TEMP_MARKER}", unique()))
-}
-
-/// The name an entry under our temp name `temp` is moved to just before it is removed (see
-/// [`set_aside`](super::set_aside)): `.gone` and as much of the end of `temp` as fits in 255
-/// bytes (where its process and counter are), ending in [`TEMP_MARKER`]. Derived, not fresh, so
-/// whoever answers for `temp` (a journal record) finds it should the removal be cut short.
-pub fn doomed_name(temp: &OsStr) -> OsString {
-    let temp = temp.as_bytes();
-    let marker: &[u8] = if temp.ends_with(TEMP_MARKER.as_bytes()) {
-        b""
-    } else {
-        TEMP_MARKER.as_bytes()
-    };
-    let prefix = b".gone";
-    let keep = temp.len().min(255 - prefix.len() - marker.len());
-    let out = [prefix, &temp[temp.len() - keep..], marker].concat();
-    std::ffi::OsStr::from_bytes(&out).to_owned()
-}
-
-/// Marker in the names of entries a commit moved aside and could not put back (see
-/// [`keep_visible`]).
-pub const KEPT_MARKER: &str = ".kept-by-agent-fs-tools";
-
-/// A fresh, visible name next to `name` for an entry kept aside (≤ 255 bytes):
-/// `<name>.kept-by-agent-fs-tools.<pid>.<n>`.
-pub fn kept_name(name: &OsStr) -> OsString {
-    sibling_name("", name, &format!("{KEPT_MARKER}.{}", unique()))
-}
-
-/// `<pid>.<n>`, unique in this machine for as long as this process runs.
-fn unique() -> String {
-    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{}.{n}", std::process::id())
-}
-
-/// `prefix`, as much of `name` as fits in 255 bytes, and `suffix`.
-fn sibling_name(prefix: &str, name: &OsStr, suffix: &str) -> OsString {
-    let bytes = name.as_bytes();
-    let keep = bytes.len().min(255 - prefix.len() - suffix.len());
-    let mut out = Vec::with_capacity(prefix.len() + keep + suffix.len());
-    out.extend_from_slice(prefix.as_bytes());
-    out.extend_from_slice(&bytes[..keep]);
-    out.extend_from_slice(suffix.as_bytes());
-    std::ffi::OsStr::from_bytes(&out).to_owned()
-}
-
-/// Moves the entry `from` of `dir` (one of our temp names, holding something that is not ours
-/// to remove and cannot go back where it was) to a fresh [`kept_name`] of `name`, without
-/// replacing anything, so that the user sees it and no cleanup of temp files removes it.
-/// Returns the new name.
-pub fn keep_visible(dir: BorrowedFd<'_>, from: &OsStr, name: &OsStr) -> io::Result<OsString> {
-    loop {
-        let kept = kept_name(name);
-        match rename_noreplace(dir, from, dir, &kept) {
-            Ok(()) => return Ok(kept),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-}
 
 /// Swaps the entries `a` in `dir_a` and `b` in `dir_b` atomically: at every instant each name
 /// holds one of the two (`renameat2(RENAME_EXCHANGE)`; on macOS `renameatx_np(RENAME_SWAP)`,

@@ -3,14 +3,16 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
+#[cfg(unix)]
 use std::os::unix::ffi::OsStringExt;
 
+#[cfg(unix)]
 use rustix::fs::AtFlags;
 
+#[cfg(unix)]
 use super::errno;
 use crate::paths::platform;
-use crate::paths::{EntryKind, FileId, Stat};
+use crate::paths::{AsDir, BorrowedDir, EntryKind, FileId, Stat};
 
 /// The facts about an entry that change when it is modified, replaced or (for a directory) when
 /// an entry is added, removed or renamed inside it.
@@ -89,49 +91,67 @@ pub fn may_have_holes(stat: &Stat) -> bool {
     (stat.blocks).saturating_mul(512) < stat.size
 }
 
-/// Whether `name` is one plain path component: not empty, not `.` or `..`, no `/` and no NUL.
-/// A name read from anywhere but the caller's own code (a record in the data directory, an
-/// archive) must be one before it is joined to a directory or handed to an `*at` call.
+/// Whether `name` is one plain path component: not empty, not `.` or `..`, no `/` (nor, on
+/// Windows, `\`) and no NUL. A name read from anywhere but the caller's own code (a record in
+/// the data directory, an archive) must be one before it is joined to a directory or handed to
+/// an `*at` call.
 pub fn is_single_component(name: &OsStr) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let bytes = name.as_bytes();
+    let bytes = name.as_encoded_bytes();
+    let separator = |b: &u8| *b == b'/' || (cfg!(windows) && *b == b'\\');
     !bytes.is_empty()
         && bytes != b"."
         && bytes != b".."
-        && !bytes.contains(&b'/')
+        && !bytes.iter().any(separator)
         && !bytes.contains(&0)
 }
 
 /// `lstat` of `name` in `dir`; `None` if it does not exist.
-pub fn lstat_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Option<Stat>> {
-    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(stat) => Ok(Some(Stat::of(&stat))),
-        Err(e) if e == rustix::io::Errno::NOENT => Ok(None),
-        Err(e) => Err(errno(e)),
+pub fn lstat_at(dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<Option<Stat>> {
+    #[cfg(unix)]
+    {
+        match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => Ok(Some(Stat::of(&stat))),
+            Err(e) if e == rustix::io::Errno::NOENT => Ok(None),
+            Err(e) => Err(errno(e)),
+        }
+    }
+    #[cfg(windows)]
+    {
+        platform::lstat_at(dir, name)
     }
 }
 
 /// The [`Snapshot`] of `name` in `dir` (`lstat`); `NotFound` if it does not exist.
-pub fn snapshot_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Snapshot> {
-    let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(errno)?;
-    Ok(Snapshot::of(&Stat::of(&stat)))
+pub fn snapshot_at(dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<Snapshot> {
+    #[cfg(unix)]
+    let stat = Stat::of(&rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(errno)?);
+    #[cfg(windows)]
+    let stat = lstat_at(dir, name)?.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+    Ok(Snapshot::of(&stat))
 }
 
 /// `fstat` of an open file or directory.
-pub fn fstat(fd: impl AsFd) -> io::Result<Stat> {
-    rustix::fs::fstat(fd)
-        .map(|stat| Stat::of(&stat))
-        .map_err(errno)
+pub fn fstat(fd: impl AsDir) -> io::Result<Stat> {
+    #[cfg(unix)]
+    {
+        rustix::fs::fstat(fd.as_dir())
+            .map(|stat| Stat::of(&stat))
+            .map_err(errno)
+    }
+    #[cfg(windows)]
+    {
+        platform::info::stat(fd.as_dir())
+    }
 }
 
 /// The [`Snapshot`] of an open file or directory.
-pub fn snapshot_fd(fd: impl AsFd) -> io::Result<Snapshot> {
+pub fn snapshot_fd(fd: impl AsDir) -> io::Result<Snapshot> {
     Ok(Snapshot::of(&fstat(fd)?))
 }
 
 /// Whether the entry `name` of the directory `dir` is a mount point (see [`DirMount`]); `false`
 /// if there is no such entry. Removing a tree never crosses one (README, "Security model").
-pub fn is_mount_point(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<bool> {
+pub fn is_mount_point(dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<bool> {
     match lstat_at(dir, name)? {
         Some(entry) => DirMount::of(dir)?.holds_mount_point(dir, name, identity(&entry).0),
         None => Ok(false),
@@ -149,7 +169,7 @@ pub struct DirMount {
 
 impl DirMount {
     /// The mount of the directory `dir` (any descriptor of it, a handle included).
-    pub fn of(dir: BorrowedFd<'_>) -> io::Result<Self> {
+    pub fn of(dir: BorrowedDir<'_>) -> io::Result<Self> {
         Ok(DirMount {
             dev: identity(&fstat(dir)?).0,
             id: platform::mount_id(dir, OsStr::new(""))?,
@@ -159,7 +179,7 @@ impl DirMount {
     /// Whether an entry can be renamed between the directories `a` and `b`: they are on one
     /// mount (where the system does not tell mounts apart, one device; a rename between two
     /// bind mounts of it still fails with `EXDEV`).
-    pub fn same(a: BorrowedFd<'_>, b: BorrowedFd<'_>) -> io::Result<bool> {
+    pub fn same(a: BorrowedDir<'_>, b: BorrowedDir<'_>) -> io::Result<bool> {
         Ok(DirMount::of(a)? == DirMount::of(b)?)
     }
 
@@ -167,7 +187,7 @@ impl DirMount {
     /// device `dev`, is a mount point. An entry gone meanwhile is not.
     pub fn holds_mount_point(
         &self,
-        dir: BorrowedFd<'_>,
+        dir: BorrowedDir<'_>,
         name: &OsStr,
         dev: u64,
     ) -> io::Result<bool> {
@@ -186,16 +206,24 @@ impl DirMount {
 }
 
 /// Reads a symlink's target (bytes as they are).
-pub fn read_link_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<OsString> {
-    let target = rustix::fs::readlinkat(dir, name, Vec::new()).map_err(errno)?;
-    Ok(OsString::from_vec(target.into_bytes()))
+pub fn read_link_at(dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<OsString> {
+    #[cfg(unix)]
+    {
+        rustix::fs::readlinkat(dir, name, Vec::new())
+            .map(|target| OsString::from_vec(target.into_bytes()))
+            .map_err(errno)
+    }
+    #[cfg(windows)]
+    {
+        platform::reparse::read_link_at(dir, name)
+    }
 }
 
 /// The names in the directory `dir` (any descriptor of it, a handle included), without `.` and
 /// `..`, sorted bytewise.
-pub fn list_names(dir: BorrowedFd<'_>) -> io::Result<Vec<OsString>> {
+pub fn list_names(dir: BorrowedDir<'_>) -> io::Result<Vec<OsString>> {
     let readable = super::reopen_readable(dir)?;
-    let mut names: Vec<OsString> = read_entries(readable.as_fd(), &mut Vec::new())?
+    let mut names: Vec<OsString> = read_entries(readable.as_dir(), &mut Vec::new())?
         .into_iter()
         .map(|(name, _)| name)
         .collect();
@@ -207,7 +235,7 @@ pub fn list_names(dir: BorrowedFd<'_>) -> io::Result<Vec<OsString>> {
 /// the file system gives them, each with its kind as the listing says it (`None` where the file
 /// system does not say: ask [`lstat_at`]). `buffer` may be reused from call to call.
 pub fn read_entries(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     buffer: &mut Vec<u8>,
 ) -> io::Result<Vec<(OsString, Option<EntryKind>)>> {
     platform::read_entries(dir, buffer)

@@ -15,14 +15,19 @@
 //! - [`race_point`](self::race_point): where a concurrent change would race with a commit (tests
 //!   make those races certain there).
 
+#[cfg_attr(windows, path = "change_windows.rs")]
 mod change;
 mod entry;
+#[cfg_attr(windows, path = "meta_windows.rs")]
 mod meta;
+#[cfg_attr(windows, path = "open_windows.rs")]
 mod open;
 pub mod race_point;
 mod remove;
 mod replace;
+mod temp_names;
 
+#[cfg(unix)]
 use std::io;
 
 pub use change::*;
@@ -31,12 +36,14 @@ pub use meta::*;
 pub use open::*;
 pub use remove::*;
 pub use replace::*;
+pub use temp_names::*;
 
+#[cfg(unix)]
 fn errno(e: rustix::io::Errno) -> io::Error {
     io::Error::from(e)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::paths::os_error::libc_codes;

@@ -13,16 +13,10 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::fd::BorrowedFd;
-
-use rustix::fs::RenameFlags;
 
 use super::race_point::{self, RacePoint};
-use super::{
-    errno, is_unsupported_rename, keep_visible, lstat_at, rename_noreplace, rmdir_at, temp_name,
-    unlink_at,
-};
-use crate::paths::{EntryKind, Stat};
+use super::{keep_visible, lstat_at, rename_noreplace, rmdir_at, temp_name, unlink_at};
+use crate::paths::{BorrowedDir, EntryKind, Stat};
 
 /// Why [`remove_exact`] removed nothing.
 #[derive(Debug)]
@@ -47,7 +41,7 @@ impl From<io::Error> for RemoveError {
 /// Removes the file, symlink or empty directory `name` of `dir` if `expected` accepts its
 /// `lstat`, taken after it was renamed aside (so its ctime is the rename's).
 pub fn remove_exact(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     name: &OsStr,
     expected: &dyn Fn(&Stat) -> bool,
 ) -> Result<(), RemoveError> {
@@ -69,7 +63,7 @@ pub fn remove_exact(
 /// remove — or to put back, for a change of many files that is undone halfway. Anything else goes
 /// back as [`remove_exact`] says.
 pub fn set_aside(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     name: &OsStr,
     aside: &OsStr,
     expected: &dyn Fn(&Stat) -> bool,
@@ -93,29 +87,40 @@ pub fn set_aside(
 }
 
 /// Renames `name` to the fresh temp name `aside`. Where the file system has no
-/// `RENAME_NOREPLACE`, a plain rename: the name is ours and fresh.
-fn move_aside(dir: BorrowedFd<'_>, name: &OsStr, aside: &OsStr) -> io::Result<()> {
-    match rustix::fs::renameat_with(dir, name, dir, aside, RenameFlags::NOREPLACE).map_err(errno) {
-        Err(e) if is_unsupported_rename(&e) => {
-            rustix::fs::renameat(dir, name, dir, aside).map_err(errno)
+/// `RENAME_NOREPLACE`, a plain rename: the name is ours and fresh. (On Windows every rename of
+/// an entry is one without replacing, through a handle of it: see `change_windows.rs`.)
+fn move_aside(dir: BorrowedDir<'_>, name: &OsStr, aside: &OsStr) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::RenameFlags;
+        let renamed = rustix::fs::renameat_with(dir, name, dir, aside, RenameFlags::NOREPLACE);
+        match renamed.map_err(super::errno) {
+            Err(e) if super::is_unsupported_rename(&e) => {
+                rustix::fs::renameat(dir, name, dir, aside).map_err(super::errno)
+            }
+            other => other,
         }
-        other => other,
+    }
+    #[cfg(windows)]
+    {
+        rename_noreplace(dir, name, dir, aside)
     }
 }
 
 /// Renames `aside` back to `name` without replacing anything, else to a visible kept name
 /// (returned).
-pub fn put_back(dir: BorrowedFd<'_>, aside: &OsStr, name: &OsStr) -> Option<OsString> {
+pub fn put_back(dir: BorrowedDir<'_>, aside: &OsStr, name: &OsStr) -> Option<OsString> {
     match rename_noreplace(dir, aside, dir, name) {
         Ok(()) => None,
         Err(_) => Some(keep_visible(dir, aside, name).unwrap_or_else(|_| aside.to_owned())),
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::paths::fsops::{open_dir, race_point};
+    use rustix::fs::RenameFlags;
     use std::os::fd::{AsFd, OwnedFd};
     use std::path::PathBuf;
 

@@ -4,11 +4,10 @@
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 
 use crate::paths::fsops;
-use crate::paths::{EntryKind, Stat, Version};
+use crate::paths::{AsDir, BorrowedDir, EntryKind, Stat, Version};
 
 /// The version of every source entry a copy read, keyed by device and inode, so that removing the
 /// source afterwards can leave alone whatever changed since: its size and modification time (to
@@ -61,7 +60,7 @@ impl Copied {
 /// entry one it read and as it was then, none that appeared since, none gone (a mount point met
 /// inside is not). What a move across file systems checks of its source, set aside, before the
 /// commit point.
-pub fn unchanged_since_copied(dir: BorrowedFd<'_>, name: &OsStr, copied: &Copied) -> bool {
+pub fn unchanged_since_copied(dir: BorrowedDir<'_>, name: &OsStr, copied: &Copied) -> bool {
     let beneath = copied.counts.files + copied.counts.dirs + copied.counts.links;
     matches!(entries_as_copied(dir, name, copied), Ok(Some(seen)) if seen == beneath)
 }
@@ -69,11 +68,11 @@ pub fn unchanged_since_copied(dir: BorrowedFd<'_>, name: &OsStr, copied: &Copied
 /// How many entries beneath `name` in `dir` there are, all as `copied` read them; `None` as
 /// soon as one is not.
 fn entries_as_copied(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     name: &OsStr,
     copied: &Copied,
 ) -> io::Result<Option<u64>> {
-    let as_copied = |dir: BorrowedFd<'_>, name: &OsStr| -> io::Result<Option<Stat>> {
+    let as_copied = |dir: BorrowedDir<'_>, name: &OsStr| -> io::Result<Option<Stat>> {
         Ok(fsops::lstat_at(dir, name)?.filter(|stat| copied.unchanged(stat)))
     };
     let Some(root) = as_copied(dir, name)? else {
@@ -85,17 +84,17 @@ fn entries_as_copied(
     let mut seen = 0u64;
     let mut pending = vec![fsops::open_subdir(dir, name)?];
     while let Some(here) = pending.pop() {
-        let mount = fsops::DirMount::of(here.as_fd())?;
-        for child in fsops::list_names(here.as_fd())? {
-            let Some(stat) = as_copied(here.as_fd(), &child)? else {
+        let mount = fsops::DirMount::of(here.as_dir())?;
+        for child in fsops::list_names(here.as_dir())? {
+            let Some(stat) = as_copied(here.as_dir(), &child)? else {
                 return Ok(None);
             };
-            if mount.holds_mount_point(here.as_fd(), &child, fsops::identity(&stat).0)? {
+            if mount.holds_mount_point(here.as_dir(), &child, fsops::identity(&stat).0)? {
                 return Ok(None);
             }
             seen += 1;
             if EntryKind::of(&stat) == EntryKind::Directory {
-                let sub = fsops::open_subdir(here.as_fd(), &child)?;
+                let sub = fsops::open_subdir(here.as_dir(), &child)?;
                 if fsops::fstat(&sub)?.identity() != stat.identity() {
                     return Ok(None);
                 }

