@@ -459,21 +459,64 @@ describe('session undo through trees the session removed, and moves that trade p
     expect(tree(root)).toEqual(before)
   })
 
-  it('a directory moved into a tree the session then removed is not followed yet: CONFLICT, nothing changed', async () => {
-    const { ws, root } = sessionSetup('IN6')
-    mkdirSync(join(root, 'd'))
+  /** A directory `d` beside the tree: a file (0o600), a link and a subdirectory (0o700) in it. */
+  function withDirectory(root: string): void {
+    mkdirSync(join(root, 'd/inner'), { recursive: true })
     writeFileSync(join(root, 'd/f.txt'), 'f\n')
+    chmodSync(join(root, 'd/f.txt'), 0o600)
+    symlinkSync('f.txt', join(root, 'd/to-f'))
+    writeFileSync(join(root, 'd/inner/g.txt'), 'g\n')
+    chmodSync(join(root, 'd/inner'), 0o700)
+    chmodSync(join(root, 'd'), 0o750)
+  }
+
+  it('a directory moved into a tree the session then removed comes back out of it', async () => {
+    const { ws, root } = sessionSetup('ID1')
+    withDirectory(root)
+    const before = tree(root)
     ok(await ws.call('move_file', { source: 'd', destination: 'a/d-in' }))
     ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
-    const now = tree(root)
-    const refused = await ws.undo({ sessionId: 'IN6' })
-    expect(refused).toMatchObject({ status: 'error', code: 'CONFLICT' })
-    expect(refused.output).toContain('one at a time')
-    expect(tree(root)).toEqual(now)
-    // One at a time, it is taken back.
-    ok(await ws.undo())
-    ok(await ws.undo())
-    expect(tree(root)['d/f.txt']).toBeDefined()
+    await undoSession(ws, 'ID1', root, before, 2)
+    // After the redo, the session is undone again, byte for byte.
+    ok(await ws.undo({ sessionId: 'ID1' }))
+    expect(tree(root)).toEqual(before)
+  })
+
+  it('a directory moved into the tree, changed inside there, then the tree removed', async () => {
+    const { ws, root } = sessionSetup('ID2')
+    withDirectory(root)
+    const before = tree(root)
+    ok(await ws.call('move_file', { source: 'd', destination: 'a/sub/d-in' }))
+    ok(await ws.call('read_file', { path: 'a/sub/d-in/f.txt' }))
+    ok(await ws.call('write_file', { path: 'a/sub/d-in/f.txt', content: 'f two\n' }))
+    ok(await ws.call('delete_file', { path: 'a/sub/d-in/to-f' }))
+    ok(await ws.call('move_file', { source: 'a/sub/d-in/inner/g.txt', destination: 'a/g-out.txt' }))
+    ok(await ws.call('write_file', { path: 'a/sub/d-in/new.txt', content: 'new\n' }))
+    ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    await undoSession(ws, 'ID2', root, before, 6)
+    ok(await ws.undo({ sessionId: 'ID2' }))
+    expect(tree(root)).toEqual(before)
+  })
+
+  it('directories moved within a tree the session then removed come back to their places with it', async () => {
+    const { ws, root, before } = sessionSetup('ID3')
+    ok(await ws.call('move_file', { source: 'a/sub', destination: 'a/sub2' }))
+    ok(await ws.call('move_file', { source: 'a/x.txt', destination: 'a/sub2/x.txt' }))
+    ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    await undoSession(ws, 'ID3', root, before, 3)
+    ok(await ws.undo({ sessionId: 'ID3' }))
+    expect(tree(root)).toEqual(before)
+  })
+
+  it('a directory moved deeper within a tree the session then removed, and a file out of it', async () => {
+    const { ws, root, before } = sessionSetup('ID4')
+    ok(await ws.call('move_file', { source: 'a/sub', destination: 'a/other/sub' }))
+    ok(await ws.call('move_file', { source: 'a/other/sub/z.txt', destination: 'a/z.txt' }))
+    ok(await ws.call('write_file', { path: 'a/other/sub/w.txt', content: 'w\n' }))
+    ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    await undoSession(ws, 'ID4', root, before, 4)
+    ok(await ws.undo({ sessionId: 'ID4' }))
+    expect(tree(root)).toEqual(before)
   })
 
   it('a tree restored from before the session and edited inside (its digest is not checked against the tree on disk)', async () => {

@@ -385,3 +385,58 @@ fn only_a_move_expects_an_entry_of_a_tree_the_plan_builds() {
     assert!(matches!(e.failure, Failure::Invalid(_)), "{:?}", e.failure);
     assert_eq!(s.read("other.txt").as_deref(), Some("other\n"));
 }
+
+/// `dir` (from [`tree`], with `dir/d/e/h` too) removed into the trash: the archive's path.
+fn trashed_tree(s: &super::tests::Setup) -> std::path::PathBuf {
+    tree(s);
+    fs::create_dir(s.root.join("dir/d/e")).unwrap();
+    fs::write(s.root.join("dir/d/e/h"), "h\n").unwrap();
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![kept(step(
+            s.place("dir"),
+            tree_expect(s, "dir", None),
+            Act::Remove,
+        ))],
+    };
+    let executed = super::tests::run(s, plan).unwrap();
+    let archived = executed.done.archives[0].as_ref().expect("kept");
+    archived.archive_path.clone()
+}
+
+#[test]
+fn directories_move_within_a_tree_built_from_the_trash_and_out_of_it_once_placed() {
+    let s = setup();
+    let archive = trashed_tree(&s);
+    // d goes to g2/d (g dropped, its name taken by the directory d/e moved there with what is
+    // in it), d's file f dropped where d is set aside; then d/e's file h moves out of the
+    // placed tree, and d itself too.
+    let built = Source::Tree {
+        root: Box::new(Source::Archive { archive }),
+        moves: vec![("d".into(), "g".into()), ("d/e".into(), "g/e2".into())],
+        drops: vec!["g".into(), "d/f".into()],
+        inside: Vec::new(),
+    };
+    let out = |from: &str, to: &str| {
+        let path = s.root.join(from);
+        let from = Place {
+            dir: path.parent().unwrap().to_owned(),
+            name: path.file_name().unwrap().to_owned(),
+            ..s.place(to)
+        };
+        step(from, Expect::Built, Act::Move { to: s.place(to) })
+    };
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            step(s.place("dir"), Expect::Nothing, Act::Build(built)),
+            out("dir/g/e2/h", "h-out"),
+            out("dir/g/e2", "e-out"),
+        ],
+    };
+    super::tests::run(&s, plan).unwrap();
+    let mut names = s.names();
+    names.retain(|n| n.starts_with("dir") || n.ends_with("-out"));
+    assert_eq!(names, ["dir", "dir/g", "e-out", "h-out"]);
+    assert_eq!(s.read("h-out").as_deref(), Some("h\n"));
+}

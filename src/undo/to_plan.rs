@@ -3,7 +3,7 @@
 //! cycle) a `Move`, new bytes for a file in place a `Put`, what comes back at a free name a
 //! restore from the trash, a new empty directory or a file built from bytes, or a tree built of
 //! these (a tree from the trash with older changes inside it taken back), which entries that
-//! move back may move into before it takes its place, and files of it may move out of after.
+//! move back may move into before it takes its place, and entries of it may move out of after.
 //! Beside the plan, what the history will list of the undo (per path, hop by hop, so that a redo
 //! takes it back the same way), and how a failed step is told in undo's words.
 
