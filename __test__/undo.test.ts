@@ -519,6 +519,19 @@ describe('session undo through trees the session removed, and moves that trade p
     expect(tree(root)).toEqual(before)
   })
 
+  it('entries moved into a tree from a directory the session removed too go back into it', async () => {
+    const { ws, root } = sessionSetup('ID5')
+    withDirectory(root)
+    const before = tree(root)
+    ok(await ws.call('move_file', { source: 'd/f.txt', destination: 'a/f.txt' }))
+    ok(await ws.call('move_file', { source: 'd/inner', destination: 'a/sub/inner' }))
+    ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    ok(await ws.call('remove_dir', { path: 'd', recursive: true }))
+    await undoSession(ws, 'ID5', root, before, 4)
+    ok(await ws.undo({ sessionId: 'ID5' }))
+    expect(tree(root)).toEqual(before)
+  })
+
   it('a tree restored from before the session and edited inside (its digest is not checked against the tree on disk)', async () => {
     const { ws: earlier, root, dataDir } = sessionSetup('PRE')
     const removed = ok(await earlier.call('remove_dir', { path: 'a', recursive: true }))

@@ -440,3 +440,96 @@ fn directories_move_within_a_tree_built_from_the_trash_and_out_of_it_once_placed
     assert_eq!(names, ["dir", "dir/g", "e-out", "h-out"]);
     assert_eq!(s.read("h-out").as_deref(), Some("h\n"));
 }
+
+#[test]
+fn an_entry_moves_out_of_a_tree_built_into_another_placed_before_it() {
+    let s = setup();
+    fs::write(s.root.join("other.txt"), "other\n").unwrap();
+    let before = s.names();
+    let into = Place {
+        dir: s.root.join("second"),
+        ..s.place("moved.txt")
+    };
+    let mut move_out = move_out_of_built(&s);
+    move_out.act = Act::Move { to: into };
+    let second = step(
+        s.place("second"),
+        Expect::Nothing,
+        Act::Build(Source::Tree {
+            root: Box::new(Source::EmptyDir { mode: 0o705 }),
+            moves: Vec::new(),
+            drops: Vec::new(),
+            inside: Vec::new(),
+        }),
+    );
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![second.clone(), build_tree_with_a_file(&s), move_out.clone()],
+    };
+    super::tests::run(&s, plan).unwrap();
+    assert_eq!(s.read("second/moved.txt").as_deref(), Some("f\n"));
+    assert!(!s.root.join("built/sub/f.txt").exists());
+    let mode = fs::symlink_metadata(s.root.join("second"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o705);
+
+    // A later step that fails takes the move back into the first tree, then both trees away.
+    let s = setup();
+    fs::write(s.root.join("other.txt"), "other\n").unwrap();
+    let stale = Expect::File {
+        stat: s.stat("other.txt"),
+        sha256: "0".repeat(64),
+    };
+    let put = Act::Put {
+        data: b"new\n".to_vec(),
+        like: None,
+    };
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            second,
+            build_tree_with_a_file(&s),
+            move_out,
+            step(s.place("other.txt"), stale, put),
+        ],
+    };
+    super::tests::run(&s, plan).err().expect("refused");
+    assert_eq!(s.names(), before, "nothing is left of the plan");
+}
+
+#[test]
+fn what_moved_into_a_tree_built_goes_back_when_a_later_step_fails() {
+    let s = setup();
+    fs::write(s.root.join("loose.txt"), "loose\n").unwrap();
+    fs::write(s.root.join("other.txt"), "other\n").unwrap();
+    let before = s.names();
+    let into = Place {
+        dir: s.root.join("built/sub"),
+        ..s.place("loose.txt")
+    };
+    let stale = Expect::File {
+        stat: s.stat("other.txt"),
+        sha256: "0".repeat(64),
+    };
+    let put = Act::Put {
+        data: b"new\n".to_vec(),
+        like: None,
+    };
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            step(
+                s.place("loose.txt"),
+                s.entry("loose.txt"),
+                Act::Move { to: into },
+            ),
+            build_tree_with_a_file(&s),
+            step(s.place("other.txt"), stale, put),
+        ],
+    };
+    super::tests::run(&s, plan).err().expect("refused");
+    assert_eq!(s.names(), before, "nothing is left of the plan");
+    assert_eq!(s.read("loose.txt").as_deref(), Some("loose\n"));
+}

@@ -276,6 +276,11 @@ impl StagedTree {
         self.built.take().expect("a staged tree is placed once")
     }
 
+    /// The directory it was built in (and is placed in), opened again.
+    pub fn parent(&self) -> io::Result<Dir> {
+        fsops::reopen_readable(self.dir.as_dir())
+    }
+
     /// Its temp name in the directory it was built in.
     pub fn aside(&self) -> &OsStr {
         &self.built.as_ref().expect("not placed yet").aside

@@ -276,8 +276,8 @@ fn movable_inside(
 /// The path of the tree `archive` comes back at, if its `member` (wanted at `path`, in the
 /// directory `parent`) can be moved out of it to there once the tree is placed: an entry of it
 /// (a file, a link, or a directory with what is in it), wanted nowhere else, into a directory
-/// on disk, its own place in the tree left empty and every directory above it there kept as
-/// the archive keeps it.
+/// on disk or in another tree that comes back beside it (placed before), its own place in the
+/// tree left empty and every directory above it there kept as the archive keeps it.
 fn movable_out(
     plan: &Plan,
     path: &Path,
@@ -285,7 +285,7 @@ fn movable_out(
     member: &Path,
     parent: &Location,
 ) -> Option<PathBuf> {
-    if !matches!(parent, Location::Real(_)) || member.as_os_str().is_empty() {
+    if member.as_os_str().is_empty() {
         return None;
     }
     let top = plan.slots.iter().find_map(|(top, slot)| match slot {
@@ -294,6 +294,18 @@ fn movable_out(
         }
         _ => None,
     })?;
+    let into_place = match parent {
+        Location::Real(_) => true,
+        Location::Staged { top: other, .. } => {
+            other != &top
+                && !other.starts_with(&top)
+                && !top.starts_with(other)
+                && built_as_is(plan, other, path)
+        }
+    };
+    if !into_place {
+        return None;
+    }
     let held = plan.members.get(archive)?;
     let own = top.join(member);
     let own_left_empty = matches!(plan.slots.get(&own), Some(Slot::Absent));
@@ -314,6 +326,23 @@ fn movable_out(
         && above_kept
         && own != path)
         .then_some(top)
+}
+
+/// Whether the directory `path` is in, inside the tree that comes back at `top`, is there once
+/// that tree has taken its place, where its path says: no directory between them comes from
+/// elsewhere (another tree, a directory that moves out of its own).
+fn built_as_is(plan: &Plan, top: &Path, path: &Path) -> bool {
+    let archive = archived_at(plan, top);
+    path.starts_with(top)
+        && !is_moot(plan, top)
+        && parent_of(path)
+            .ancestors()
+            .take_while(|above| *above != top)
+            .all(|above| match plan.slots.get(above) {
+                None => true,
+                Some(Slot::InArchive { archive: a, .. }) => Some(a) == archive,
+                Some(_) => false,
+            })
 }
 
 /// A plan this undo does not make in one step.

@@ -362,3 +362,69 @@ fn directories_moved_within_a_tree_from_the_trash_move_back_as_it_is_staged() {
     );
     assert!(effects.moves_out.is_empty() && effects.removals.is_empty());
 }
+
+#[test]
+fn an_entry_moves_out_of_a_tree_from_the_trash_into_another_that_comes_back_beside_it() {
+    // d/f moved into a, then a and d removed: f moves out of a into d, both placed by then.
+    let mut p = from_the_trash(&["x", "f"], &[("/w/a/f", "-")]);
+    let archive = PathBuf::from("/trash/d.tar.gz");
+    let meta = crate::trash::Metadata {
+        original_path: "/w/d".into(),
+        relative_path: "d".into(),
+        ..dir_meta()
+    };
+    p.slots.insert(
+        "/w/d".into(),
+        Slot::Archive {
+            archive: archive.clone(),
+            meta,
+        },
+    );
+    p.slots.insert(
+        "/w/d/f".into(),
+        Slot::InArchive {
+            archive: "/trash/a.tar.gz".into(),
+            member: "f".into(),
+        },
+    );
+    p.reals.insert("/w/d".into(), None);
+    let held = p.members[&PathBuf::from("/trash/a.tar.gz")].clone();
+    p.members.insert(archive.clone(), held);
+    let effects = Effects::of(&p).unwrap();
+    assert_eq!(
+        effects.moves_out,
+        [MoveOut {
+            top: "/w/a".into(),
+            member: "f".into(),
+            to: "/w/d/f".into(),
+            parent: Location::Staged {
+                top: "/w/d".into(),
+                rel: PathBuf::new()
+            },
+        }]
+    );
+    let placed: Vec<_> = effects
+        .placements
+        .iter()
+        .map(|p| p.path.to_str().unwrap())
+        .collect();
+    assert_eq!(placed, ["/w/a", "/w/d"]);
+    // Not into a tree inside the one it comes out of.
+    p.slots.remove(&PathBuf::from("/w/d"));
+    p.slots.remove(&PathBuf::from("/w/d/f"));
+    p.slots.insert(
+        "/w/a/n".into(),
+        Slot::Archive {
+            archive,
+            meta: dir_meta(),
+        },
+    );
+    p.slots.insert(
+        "/w/a/n/f".into(),
+        Slot::InArchive {
+            archive: "/trash/a.tar.gz".into(),
+            member: "f".into(),
+        },
+    );
+    assert_eq!(Effects::of(&p).unwrap_err().code, ErrorCode::Conflict);
+}
