@@ -138,7 +138,7 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
     let mut of_step = Vec::with_capacity(steps.len());
     let mut copied_sources = Vec::new();
     // Directories built whole (an archive's tree, a tree built of pieces), before any step is
-    // added: what moves into one moves in while it is under its temp name.
+    // added: what moves into one is set aside beside it, and moves in once it is placed.
     let mut opened: Vec<Option<Opened>> = opened.into_iter().map(Some).collect();
     let mut made: Vec<Option<Dirs>> = steps.iter().map(|_| None).collect();
     let mut built: Vec<Option<stage::StagedTree>> = steps.iter().map(|_| None).collect();

@@ -1,5 +1,6 @@
 //! Directories a plan builds whole ([`Act::Build`] of anything but bytes): which moves go into
-//! one while it is under its temp name, and how.
+//! one or out of one, and how: each once the directory is placed, so that taking the change back
+//! takes the move back first, while the directory is still there.
 
 use std::ffi::OsString;
 use std::io;
