@@ -1508,8 +1508,10 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
   // The undo's steps are the executor's (`staged` is a point only the executor reaches): killed at
   // each of them, the tree is exactly as before the undo with no undo record (and the session can
   // still be undone), or exactly as undone with its record (and undoing that record, a redo,
-  // gives the session's changes back byte for byte). With changes inside, a file moved into the
-  // tree before its removal comes out of the tree the undo rebuilds.
+  // gives the session's changes back byte for byte). With changes inside, a file and a directory
+  // moved into the tree before its removal come out of the tree the undo rebuilds, a directory
+  // moved within it goes back to its place there, and a file and a directory moved into it from
+  // a tree the session removed too go back into that one as it comes back.
   for (const inside of [false, true]) {
     it(`undo of a session${inside ? ' with changes inside the tree it removed' : ''}, killed at each phase of its commit: as before the undo, or undone with its record`, async () => {
       const session = 'crash-undo-aimed'
@@ -1529,6 +1531,13 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
         mkdirSync(join(root, 'pkg/inner'), { recursive: true })
         writeFileSync(join(root, 'pkg/inner/m.txt'), 'm\n')
         writeFileSync(join(root, 'into.txt'), 'into\n'.repeat(50))
+        mkdirSync(join(root, 'dir-in/deep'), { recursive: true })
+        writeFileSync(join(root, 'dir-in/deep/d.txt'), 'd\n'.repeat(200))
+        symlinkSync('deep/d.txt', join(root, 'dir-in/link'))
+        chmodSync(join(root, 'dir-in/deep'), 0o700)
+        mkdirSync(join(root, 'from-tree/box'), { recursive: true })
+        writeFileSync(join(root, 'from-tree/o.txt'), 'o\n'.repeat(100))
+        writeFileSync(join(root, 'from-tree/box/p.txt'), 'p\n')
         const start = treeOf(root)
         const ws = new Workspace({ root, trash: { dataDir: dirs.dataDir, sessionId: session }, permissions: ALL, confirm: () => true, staleWrites: 'allow' })
         const calls: Call[] = [
@@ -1545,9 +1554,22 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
                 ['create_directory', { path: 'tree/sub/deeper/made' }],
                 // Moved into the tree, so the undo moves it out of the tree it brings back.
                 ['move_file', { source: 'into.txt', destination: 'tree/sub/into.txt' }],
+                // A directory moved into the tree and changed there, and one moved within it:
+                // the undo moves them back as it stages the tree, and the first out of it.
+                ['move_file', { source: 'dir-in', destination: 'tree/sub/dir-in' }],
+                ['write_file', { path: 'tree/sub/dir-in/deep/d.txt', content: 'rewritten d\n' }],
+                ['move_file', { source: 'tree/sub/deeper', destination: 'tree/deeper-moved' }],
+                // Moved into the tree from one removed after it: the undo moves them from the
+                // one it brings back into the other.
+                ['move_file', { source: 'from-tree/o.txt', destination: 'tree/o.txt' }],
+                ['move_file', { source: 'from-tree/box', destination: 'tree/box' }],
+                // Moved out of the tree: the undo moves it back into the top of the tree it
+                // stages (a journal record naming that directory by a plain path).
+                ['move_file', { source: 'tree/link', destination: 'link-out' }],
               ] as Call[])
             : []),
           ['remove_dir', { path: 'tree', recursive: true }],
+          ...(inside ? ([['remove_dir', { path: 'from-tree', recursive: true }]] as Call[]) : []),
           ['move_file', { source: 'pkg', destination: 'moved/pkg' }],
         ]
         for (const [tool, args] of calls) {

@@ -122,8 +122,8 @@ const KEPT_SEQUENCES = [16838, 64352, 230651]
  * FULL (`UNDO_PROPERTY_FULL=1`) lets the steps build on each other freely: changes beneath a
  * directory a later step moves or removes, several directories made at once, a restore of an
  * archive the same sequence made. One by one, those undo exactly (but for rare seeds, see the
- * session note of issue 20); a session undo of a change inside a tree the session later removed
- * refuses (CONFLICT, nothing changed). By default each step keeps to paths no earlier step
+ * session note of issue 20); a session undo refuses (CONFLICT, nothing changed) where an entry
+ * would come out of a tree in the trash that does not come back. By default each step keeps to paths no earlier step
  * changed the structure of (content changes of one file may follow each other), and makes at
  * most one new level, so that every seed must pass every check.
  */
@@ -421,11 +421,11 @@ describe('undo property: any sequence of changes can be taken back exactly', { t
       expect(again.map(withoutArchive), `the sequence is not deterministic: ${where}`).toEqual(calls.map(withoutArchive))
       const after = tree(b.root)
       const attempt = await b.ws.undo({ sessionId: `S${seed}` })
-      // Not followed yet (FULL only): a directory that would come from inside a tree the
-      // session removed to another place (it was moved into or within that tree before the
-      // removal), or an entry moved into it from a directory that comes back from the trash
-      // too; the session undo says so and changes nothing. Files and links moved into or within
-      // such a tree, and other changes inside it, are taken back in the one step.
+      // Not followed (FULL only): an entry that would come out of a tree in the trash that
+      // does not come back (one the sequence made), or into a tree inside the one it comes
+      // from; the session undo says so and changes nothing. Files, links and directories moved
+      // into or within a tree the session removed (also from another tree it removed), and
+      // other changes inside it, are taken back in the one step.
       if (full && attempt.code === 'CONFLICT' && attempt.output.includes('one at a time')) {
         expect(tree(b.root), `a refused session undo changes nothing: ${where}`).toEqual(after)
         return

@@ -4,11 +4,12 @@
  * links); conflicts refuse and change nothing; redo, session undo, dry run, confirm, restart and
  * trashClear behave as ../docs/history-and-undo.md says.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { spawnSync } from 'node:child_process'
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Workspace, type ToolResult } from 'agent-fs-tools'
-import { tempWorkspace } from './helpers/temp.js'
+import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { ALL, recorder, snapshot, type Node } from './helpers/trash.js'
 
 /** A tree as undo must give it back: kind, mode, content, link target (times are not compared). */
@@ -459,21 +460,100 @@ describe('session undo through trees the session removed, and moves that trade p
     expect(tree(root)).toEqual(before)
   })
 
-  it('a directory moved into a tree the session then removed is not followed yet: CONFLICT, nothing changed', async () => {
-    const { ws, root } = sessionSetup('IN6')
-    mkdirSync(join(root, 'd'))
+  /** A directory `d` beside the tree: a file (0o600), a link and a subdirectory (0o700) in it. */
+  function withDirectory(root: string): void {
+    mkdirSync(join(root, 'd/inner'), { recursive: true })
     writeFileSync(join(root, 'd/f.txt'), 'f\n')
+    chmodSync(join(root, 'd/f.txt'), 0o600)
+    symlinkSync('f.txt', join(root, 'd/to-f'))
+    writeFileSync(join(root, 'd/inner/g.txt'), 'g\n')
+    chmodSync(join(root, 'd/inner'), 0o700)
+    chmodSync(join(root, 'd'), 0o750)
+  }
+
+  it('a directory moved into a tree the session then removed comes back out of it', async () => {
+    const { ws, root } = sessionSetup('ID1')
+    withDirectory(root)
+    const before = tree(root)
     ok(await ws.call('move_file', { source: 'd', destination: 'a/d-in' }))
     ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    await undoSession(ws, 'ID1', root, before, 2)
+    // After the redo, the session is undone again, byte for byte.
+    ok(await ws.undo({ sessionId: 'ID1' }))
+    expect(tree(root)).toEqual(before)
+  })
+
+  it('a directory moved into the tree, changed inside there, then the tree removed', async () => {
+    const { ws, root } = sessionSetup('ID2')
+    withDirectory(root)
+    const before = tree(root)
+    ok(await ws.call('move_file', { source: 'd', destination: 'a/sub/d-in' }))
+    ok(await ws.call('read_file', { path: 'a/sub/d-in/f.txt' }))
+    ok(await ws.call('write_file', { path: 'a/sub/d-in/f.txt', content: 'f two\n' }))
+    ok(await ws.call('delete_file', { path: 'a/sub/d-in/to-f' }))
+    ok(await ws.call('move_file', { source: 'a/sub/d-in/inner/g.txt', destination: 'a/g-out.txt' }))
+    ok(await ws.call('write_file', { path: 'a/sub/d-in/new.txt', content: 'new\n' }))
+    ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    await undoSession(ws, 'ID2', root, before, 6)
+    ok(await ws.undo({ sessionId: 'ID2' }))
+    expect(tree(root)).toEqual(before)
+  })
+
+  it('directories moved within a tree the session then removed come back to their places with it', async () => {
+    const { ws, root, before } = sessionSetup('ID3')
+    ok(await ws.call('move_file', { source: 'a/sub', destination: 'a/sub2' }))
+    ok(await ws.call('move_file', { source: 'a/x.txt', destination: 'a/sub2/x.txt' }))
+    ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    await undoSession(ws, 'ID3', root, before, 3)
+    ok(await ws.undo({ sessionId: 'ID3' }))
+    expect(tree(root)).toEqual(before)
+  })
+
+  it('a directory moved deeper within a tree the session then removed, and a file out of it', async () => {
+    const { ws, root, before } = sessionSetup('ID4')
+    ok(await ws.call('move_file', { source: 'a/sub', destination: 'a/other/sub' }))
+    ok(await ws.call('move_file', { source: 'a/other/sub/z.txt', destination: 'a/z.txt' }))
+    ok(await ws.call('write_file', { path: 'a/other/sub/w.txt', content: 'w\n' }))
+    ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    await undoSession(ws, 'ID4', root, before, 4)
+    ok(await ws.undo({ sessionId: 'ID4' }))
+    expect(tree(root)).toEqual(before)
+  })
+
+  it('entries moved into a tree from a directory the session removed too go back into it', async () => {
+    const { ws, root } = sessionSetup('ID5')
+    withDirectory(root)
+    const before = tree(root)
+    ok(await ws.call('move_file', { source: 'd/f.txt', destination: 'a/f.txt' }))
+    ok(await ws.call('move_file', { source: 'd/inner', destination: 'a/sub/inner' }))
+    ok(await ws.call('remove_dir', { path: 'a', recursive: true }))
+    ok(await ws.call('remove_dir', { path: 'd', recursive: true }))
+    await undoSession(ws, 'ID5', root, before, 4)
+    ok(await ws.undo({ sessionId: 'ID5' }))
+    expect(tree(root)).toEqual(before)
+  })
+
+  it('an entry that would come out of a tree that does not come back is not followed: CONFLICT, nothing changed', async () => {
+    const { ws, root } = sessionSetup('ID6')
+    withDirectory(root)
+    // The session made the tree (x.txt's directory), moved d into it, then removed it: undone,
+    // the tree is gone and d is back, but d would come out of an archive never put back.
+    ok(await ws.call('write_file', { path: 'made/x.txt', content: 'x\n' }))
+    ok(await ws.call('move_file', { source: 'd', destination: 'made/d-in' }))
+    ok(await ws.call('remove_dir', { path: 'made', recursive: true }))
     const now = tree(root)
-    const refused = await ws.undo({ sessionId: 'IN6' })
+    const trash = await ws.trashList()
+    const refused = await ws.undo({ sessionId: 'ID6' })
     expect(refused).toMatchObject({ status: 'error', code: 'CONFLICT' })
-    expect(refused.output).toContain('one at a time')
+    expect(refused.output).toBe(
+      `cannot undo these changes in one step: ${join(root, 'd')} would come from inside a tree in the trash to another place. Nothing was undone; undo the changes one at a time`,
+    )
     expect(tree(root)).toEqual(now)
+    expect(await ws.trashList()).toEqual(trash)
     // One at a time, it is taken back.
-    ok(await ws.undo())
-    ok(await ws.undo())
-    expect(tree(root)['d/f.txt']).toBeDefined()
+    for (let i = 0; i < 3; i++) ok(await ws.undo())
+    expect(tree(root)['d/inner/g.txt']).toBeDefined()
+    expect(tree(root)['made']).toBeUndefined()
   })
 
   it('a tree restored from before the session and edited inside (its digest is not checked against the tree on disk)', async () => {
@@ -523,6 +603,74 @@ describe('session undo through trees the session removed, and moves that trade p
     expect(refused.output).toContain('content changed')
     expect(tree(root)).toEqual(now)
     expect(await ws.trashList()).toEqual(trash)
+  })
+})
+
+describe('session undo as a user the modes apply to', () => {
+  /**
+   * Runs `steps` (a tool call, or `undo` with its options) on a Workspace of the session `S` over
+   * `root` in a child process, as `nobody` when we are root (root passes every mode check).
+   */
+  function asUnprivileged(root: string, steps: Array<[string, unknown]>): ToolResult[] {
+    const script = `
+      import { Workspace } from 'agent-fs-tools'
+      const ws = new Workspace({ ...${JSON.stringify({ root, trash: { dataDir: join(root, '.data'), sessionId: 'S' }, permissions: ALL })}, confirm: () => true })
+      const out = []
+      for (const [step, args] of ${JSON.stringify(steps)}) out.push(step === 'undo' ? await ws.undo(args) : await ws.call(step, args))
+      process.stdout.write(JSON.stringify(out))
+    `
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], unprivileged)
+    expect(result.status, result.stderr).toBe(0)
+    return JSON.parse(result.stdout) as ToolResult[]
+  }
+
+  const unprivileged = {
+    cwd: process.cwd(),
+    encoding: 'utf8' as const,
+    timeout: 20_000,
+    ...(process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}),
+  }
+  /** Whether this node binary runs as that user (one in root's cache may not be reachable). */
+  const runsUnprivileged = spawnSync(process.execPath, ['-e', ''], unprivileged).status === 0
+
+  /** The tree but the data directory (`.data`, where the calls log what they did). */
+  function outside(t: ReturnType<typeof tree>): ReturnType<typeof tree> {
+    return Object.fromEntries(Object.entries(t).filter(([p]) => !p.startsWith('.data')))
+  }
+
+  it.skipIf(!runsUnprivileged)('a directory that cannot be written moving out of the tree it comes back in: OS_PERMISSION, nothing changed; one at a time once it can', () => {
+    const { root } = tempWorkspaceDirs()
+    chmodSync(dirname(root), 0o755)
+    chmodSync(root, 0o777)
+    mkdirSync(join(root, 'a'))
+    writeFileSync(join(root, 'a/x.txt'), 'x\n')
+    mkdirSync(join(root, 'd'))
+    if (process.getuid?.() === 0) for (const rel of ['a', 'a/x.txt', 'd']) chownSync(join(root, rel), 65534, 65534)
+    const before = tree(root)
+    const [moved] = asUnprivileged(root, [['move_file', { source: 'd', destination: 'a/d-in' }]])
+    expect(moved, moved!.output).toMatchObject({ status: 'ok' })
+    // The user makes it read-only; it is empty, so the tree can still be removed.
+    chmodSync(join(root, 'a/d-in'), 0o555)
+    const [removed] = asUnprivileged(root, [['remove_dir', { path: 'a', recursive: true }]])
+    expect(removed, removed!.output).toMatchObject({ status: 'ok' })
+    const now = outside(tree(root))
+    // Moving a directory to another parent rewrites its "..": the system refuses it in a
+    // directory without write permission, once the tree is back. The commit takes the tree away.
+    const [refused, listed] = asUnprivileged(root, [
+      ['undo', { sessionId: 'S' }],
+      ['trash_list', {}],
+    ])
+    expect(refused, refused!.output).toMatchObject({ status: 'error', code: 'OS_PERMISSION' })
+    expect(refused!.output).toContain(join(root, 'd'))
+    expect(outside(tree(root))).toEqual(now)
+    expect(listed!.data!.total).toBe(1)
+    // One at a time: the tree comes back; once the directory can be written, the move too.
+    const [restored] = asUnprivileged(root, [['undo', {}]])
+    expect(restored, restored!.output).toMatchObject({ status: 'ok' })
+    chmodSync(join(root, 'a/d-in'), 0o755)
+    const [back] = asUnprivileged(root, [['undo', {}]])
+    expect(back, back!.output).toMatchObject({ status: 'ok' })
+    expect(outside(tree(root))).toEqual(outside(before))
   })
 })
 

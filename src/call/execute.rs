@@ -138,10 +138,15 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
     let mut of_step = Vec::with_capacity(steps.len());
     let mut copied_sources = Vec::new();
     // Directories built whole (an archive's tree, a tree built of pieces), before any step is
-    // added: what moves into one moves in while it is under its temp name.
+    // added: what moves into one is set aside beside it, and moves in once it is placed.
     let mut opened: Vec<Option<Opened>> = opened.into_iter().map(Some).collect();
     let mut made: Vec<Option<Dirs>> = steps.iter().map(|_| None).collect();
     let mut built: Vec<Option<stage::StagedTree>> = steps.iter().map(|_| None).collect();
+    // Moves into each built tree set aside beside it, to go on into it once it is placed; the
+    // places of the trees built; the commit's steps that move into a tree, by the plan's step.
+    let mut moving_in: Vec<Vec<MovingIn>> = steps.iter().map(|_| Vec::new()).collect();
+    let places: Vec<Place> = steps.iter().map(|step| step.at.clone()).collect();
+    let mut moved_in = Vec::new();
     for (index, step) in steps.iter().enumerate() {
         let Act::Build(source) = &step.act else {
             continue;
@@ -179,7 +184,10 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
             (Some(dirs), _) => Ok(dirs),
             (None, Some(opened)) if out_of_tree.is_some() => {
                 let (tree, rel) = out_of_tree.expect("matched");
-                dir_in(tree, rel).and_then(|at| opened.made_out_of_built(&mut commit, &step, at))
+                into_placed(&into, &built, index).and_then(|placed| {
+                    let at = dir_in(tree, rel)?;
+                    opened.made_out_of_built(&mut commit, &step, at, placed)
+                })
             }
             (None, Some(opened)) => opened.made(&mut commit, &step, into[index].is_some()),
             (None, None) => unreachable!("every step's directories are opened once"),
@@ -208,9 +216,16 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
                 held.append(&mut tree.held);
                 let placed = tree.take();
                 let Place { dir, name, .. } = &step.at;
+                let tree = built[index].as_ref().expect("built before");
                 commit
                     .place(dirs.at, dir, &placed.aside, name, placed.temp)
-                    .map(|()| None)
+                    .and_then(|()| {
+                        for moving in moving_in[index].drain(..) {
+                            moved_in.push((commit.len(), moving.step));
+                            add_moved_in(&mut commit, tree, &step.at, moving)?;
+                        }
+                        Ok(None)
+                    })
                     .map_err(Failure::Io)
             }
             (None, Act::Move { .. }) if out_of_tree.is_some() => {
@@ -219,8 +234,18 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
             }
             (None, Act::Move { .. }) if into_tree.is_some() => {
                 let (tree, rel) = into_tree.expect("matched");
-                add_move_into(&mut commit, step, dirs, tree, rel)
-                    .map(|()| None)
+                let build = into[index].as_ref().map_or(index, |(build, _)| *build);
+                add_move_into(&mut commit, step, dirs, tree, rel, index)
+                    .and_then(|moving| {
+                        if build < index {
+                            // Placed already: on into it at once.
+                            moved_in.push((commit.len(), index));
+                            add_moved_in(&mut commit, tree, &places[build], moving)?;
+                        } else {
+                            moving_in[build].push(moving);
+                        }
+                        Ok(None)
+                    })
                     .map_err(Failure::Io)
             }
             (None, Act::Restore { .. }) => {
@@ -250,6 +275,9 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
             }
         }
         of_step.resize(commit.len(), index);
+    }
+    for (commit_step, plan_step) in moved_in {
+        of_step[commit_step] = plan_step;
     }
     process::crash_point("staged");
     let consume = consume
@@ -291,7 +319,10 @@ mod dirs;
 mod failure;
 mod trash_first;
 mod verify;
-use built::{add_move_into, add_move_out, built_failure, dir_in, into_built, out_of_built};
+use built::{
+    add_move_into, add_move_out, add_moved_in, built_failure, dir_in, into_built, into_placed,
+    out_of_built, MovingIn,
+};
 use commit_steps::{add, add_append, add_restore};
 pub use copying::add_copied_move;
 use copying::{add_copy, add_move_by_copy, same_mount};

@@ -385,3 +385,151 @@ fn only_a_move_expects_an_entry_of_a_tree_the_plan_builds() {
     assert!(matches!(e.failure, Failure::Invalid(_)), "{:?}", e.failure);
     assert_eq!(s.read("other.txt").as_deref(), Some("other\n"));
 }
+
+/// `dir` (from [`tree`], with `dir/d/e/h` too) removed into the trash: the archive's path.
+fn trashed_tree(s: &super::tests::Setup) -> std::path::PathBuf {
+    tree(s);
+    fs::create_dir(s.root.join("dir/d/e")).unwrap();
+    fs::write(s.root.join("dir/d/e/h"), "h\n").unwrap();
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![kept(step(
+            s.place("dir"),
+            tree_expect(s, "dir", None),
+            Act::Remove,
+        ))],
+    };
+    let executed = super::tests::run(s, plan).unwrap();
+    let archived = executed.done.archives[0].as_ref().expect("kept");
+    archived.archive_path.clone()
+}
+
+#[test]
+fn directories_move_within_a_tree_built_from_the_trash_and_out_of_it_once_placed() {
+    let s = setup();
+    let archive = trashed_tree(&s);
+    // d goes to g2/d (g dropped, its name taken by the directory d/e moved there with what is
+    // in it), d's file f dropped where d is set aside; then d/e's file h moves out of the
+    // placed tree, and d itself too.
+    let built = Source::Tree {
+        root: Box::new(Source::Archive { archive }),
+        moves: vec![("d".into(), "g".into()), ("d/e".into(), "g/e2".into())],
+        drops: vec!["g".into(), "d/f".into()],
+        inside: Vec::new(),
+    };
+    let out = |from: &str, to: &str| {
+        let path = s.root.join(from);
+        let from = Place {
+            dir: path.parent().unwrap().to_owned(),
+            name: path.file_name().unwrap().to_owned(),
+            ..s.place(to)
+        };
+        step(from, Expect::Built, Act::Move { to: s.place(to) })
+    };
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            step(s.place("dir"), Expect::Nothing, Act::Build(built)),
+            out("dir/g/e2/h", "h-out"),
+            out("dir/g/e2", "e-out"),
+        ],
+    };
+    super::tests::run(&s, plan).unwrap();
+    let mut names = s.names();
+    names.retain(|n| n.starts_with("dir") || n.ends_with("-out"));
+    assert_eq!(names, ["dir", "dir/g", "e-out", "h-out"]);
+    assert_eq!(s.read("h-out").as_deref(), Some("h\n"));
+}
+
+#[test]
+fn an_entry_moves_out_of_a_tree_built_into_another_placed_before_it() {
+    let s = setup();
+    fs::write(s.root.join("other.txt"), "other\n").unwrap();
+    let before = s.names();
+    let into = Place {
+        dir: s.root.join("second"),
+        ..s.place("moved.txt")
+    };
+    let mut move_out = move_out_of_built(&s);
+    move_out.act = Act::Move { to: into };
+    let second = step(
+        s.place("second"),
+        Expect::Nothing,
+        Act::Build(Source::Tree {
+            root: Box::new(Source::EmptyDir { mode: 0o705 }),
+            moves: Vec::new(),
+            drops: Vec::new(),
+            inside: Vec::new(),
+        }),
+    );
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![second.clone(), build_tree_with_a_file(&s), move_out.clone()],
+    };
+    super::tests::run(&s, plan).unwrap();
+    assert_eq!(s.read("second/moved.txt").as_deref(), Some("f\n"));
+    assert!(!s.root.join("built/sub/f.txt").exists());
+    let mode = fs::symlink_metadata(s.root.join("second"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o705);
+
+    // A later step that fails takes the move back into the first tree, then both trees away.
+    let s = setup();
+    fs::write(s.root.join("other.txt"), "other\n").unwrap();
+    let stale = Expect::File {
+        stat: s.stat("other.txt"),
+        sha256: "0".repeat(64),
+    };
+    let put = Act::Put {
+        data: b"new\n".to_vec(),
+        like: None,
+    };
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            second,
+            build_tree_with_a_file(&s),
+            move_out,
+            step(s.place("other.txt"), stale, put),
+        ],
+    };
+    super::tests::run(&s, plan).err().expect("refused");
+    assert_eq!(s.names(), before, "nothing is left of the plan");
+}
+
+#[test]
+fn what_moved_into_a_tree_built_goes_back_when_a_later_step_fails() {
+    let s = setup();
+    fs::write(s.root.join("loose.txt"), "loose\n").unwrap();
+    fs::write(s.root.join("other.txt"), "other\n").unwrap();
+    let before = s.names();
+    let into = Place {
+        dir: s.root.join("built/sub"),
+        ..s.place("loose.txt")
+    };
+    let stale = Expect::File {
+        stat: s.stat("other.txt"),
+        sha256: "0".repeat(64),
+    };
+    let put = Act::Put {
+        data: b"new\n".to_vec(),
+        like: None,
+    };
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![
+            step(
+                s.place("loose.txt"),
+                s.entry("loose.txt"),
+                Act::Move { to: into },
+            ),
+            build_tree_with_a_file(&s),
+            step(s.place("other.txt"), stale, put),
+        ],
+    };
+    super::tests::run(&s, plan).err().expect("refused");
+    assert_eq!(s.names(), before, "nothing is left of the plan");
+    assert_eq!(s.read("loose.txt").as_deref(), Some("loose\n"));
+}

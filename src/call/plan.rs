@@ -219,12 +219,14 @@ pub enum Source {
     EmptyDir { mode: u32 },
     /// A directory built as `root` (an archive's tree, or an empty directory) and then changed
     /// inside, as a tree from the trash comes back with older changes inside it taken back:
-    /// first the files `moves` names are moved (from, to: paths inside it; each round a temp
-    /// name, so files may trade places), then what `drops` names is removed from it, then each
+    /// first the entries `moves` names are moved (from, to: paths inside it; each round a temp
+    /// name, so entries may trade places; a directory with what is in it), then what `drops`
+    /// names is removed from it (paths in `root`), then each
     /// entry of `inside` is built at its path inside it, in order (a directory built there may
-    /// hold later ones). A [`Act::Move`] whose destination lies inside it moves the entry into
-    /// the tree while it is still under its temp name; one that expects [`Expect::Built`] (a
-    /// later step, its place inside it) moves an entry of it out once it is placed.
+    /// hold later ones). A [`Act::Move`] whose destination lies inside it sets the entry aside
+    /// beside the tree (freeing its name) and moves it in once the tree is placed; one that
+    /// expects [`Expect::Built`] (a later step, its place inside it) moves an entry of it out
+    /// once it is placed (to a place on disk, or into another tree placed before).
     Tree {
         root: Box<Source>,
         moves: Vec<(PathBuf, PathBuf)>,

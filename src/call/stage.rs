@@ -276,6 +276,11 @@ impl StagedTree {
         self.built.take().expect("a staged tree is placed once")
     }
 
+    /// The directory it was built in (and is placed in), opened again.
+    pub fn parent(&self) -> io::Result<Dir> {
+        fsops::reopen_readable(self.dir.as_dir())
+    }
+
     /// Its temp name in the directory it was built in.
     pub fn aside(&self) -> &OsStr {
         &self.built.as_ref().expect("not placed yet").aside
@@ -394,30 +399,55 @@ pub fn in_tree(tree: BorrowedDir<'_>, rel: Option<&Path>) -> io::Result<Dir> {
     }
 }
 
-/// In the tree just built (ours, under a temp name): each file `moves` names moved to its new
-/// place (first each to a temp name at the top, so that files trading places and the drops
-/// leave them be), and what `drops` names removed (it stays in its archive).
+/// In the tree just built (ours, under a temp name): each entry `moves` names moved to its new
+/// place, and what `drops` names removed (it stays in its archive). Each moves first to a temp
+/// name at the top, the deepest first (an entry moves out of a directory that moves too before
+/// that one does), so that entries trading places and the drops leave them be; a drop beneath
+/// an entry that moved aside is made where that entry is then; then each goes on to its place,
+/// the shallowest first (a directory is in place before what moves into it).
 fn change_inside(
     tree: BorrowedDir<'_>,
     moves: &[(PathBuf, PathBuf)],
     drops: &[PathBuf],
 ) -> io::Result<()> {
-    let mut aside = Vec::with_capacity(moves.len());
-    for (from, _) in moves {
+    let mut order: Vec<usize> = (0..moves.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(moves[i].0.components().count()));
+    let mut aside: Vec<Option<OsString>> = vec![None; moves.len()];
+    for &i in &order {
+        let from = &moves[i].0;
         let name = from.file_name().unwrap_or_default();
         let temp = fsops::temp_name(name);
         let dir = in_tree(tree, from.parent())?;
         fsops::rename_noreplace(dir.as_dir(), name, tree, &temp)?;
-        aside.push(temp);
+        aside[i] = Some(temp);
     }
+    // Where the archive's `member` is once the moves have set their entries aside.
+    let now_at = |member: &Path| -> PathBuf {
+        let set_aside = moves
+            .iter()
+            .zip(&aside)
+            .filter(|((from, _), _)| member.starts_with(from))
+            .max_by_key(|((from, _), _)| from.components().count());
+        match set_aside {
+            Some(((from, _), Some(temp))) => {
+                let rest = member.strip_prefix(from).expect("beneath");
+                Path::new(temp).join(rest)
+            }
+            _ => member.to_owned(),
+        }
+    };
     for member in drops {
+        let member = now_at(member);
         let Some(name) = member.file_name() else {
             continue;
         };
         let dir = in_tree(tree, member.parent())?;
         trees::remove_tree_at(dir.as_dir(), name, trees::Removal::OWN_TEMP)?;
     }
-    for ((_, to), temp) in moves.iter().zip(&aside) {
+    order.sort_by_key(|&i| moves[i].1.components().count());
+    for i in order {
+        let to = &moves[i].1;
+        let temp = aside[i].as_ref().expect("set aside above");
         let dir = in_tree(tree, to.parent())?;
         let name = to.file_name().unwrap_or_default();
         fsops::rename_noreplace(tree, temp, dir.as_dir(), name)?;

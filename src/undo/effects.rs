@@ -37,45 +37,50 @@ impl Effects {
             let parent = location(&plan.slots, parent_of(path));
             let here = physical(&parent, path);
             // Inside a tree that comes back from an archive: the entry the archive keeps here
-            // stays, or makes room for what comes instead.
+            // (once the moves inside the tree are made) stays, or makes room for what comes
+            // instead.
             if let Location::Staged { top, rel } = &parent {
-                let own = rel.join(path.file_name().unwrap_or_default());
-                match (plan.slots.get(top), slot) {
-                    (_, Slot::InArchive { archive, member })
-                        if archived_at(plan, top) == Some(archive) && *member == own =>
+                let name = path.file_name().unwrap_or_default();
+                let own = rel.join(name);
+                let archive_of_top = archived_at(plan, top);
+                let here = archive_of_top
+                    .and_then(|archive| member_at(plan, archive, parent_of(path)))
+                    .map(|member| member.join(name));
+                match slot {
+                    Slot::InArchive { archive, member }
+                        if archive_of_top == Some(archive) && here.as_ref() == Some(member) =>
                     {
                         continue;
                     }
-                    // A file of the same tree from another place in it: moved there as the
+                    // An entry of the same tree from another place in it: moved there as the
                     // tree is staged; what the archive keeps here makes room.
-                    (_, Slot::InArchive { archive, member })
-                        if archived_at(plan, top) == Some(archive) =>
-                    {
+                    Slot::InArchive { archive, member } if archive_of_top == Some(archive) => {
                         let held = plan
                             .members
                             .get(archive)
                             .ok_or_else(|| one_at_a_time(path))?;
-                        if !movable_inside(plan, held, path, member, rel) {
+                        if !movable_inside(plan, held, archive, path, member) {
                             return Err(one_at_a_time(path));
                         }
-                        if held.get(own.as_os_str().as_encoded_bytes()).is_some() {
-                            drops.push((top.clone(), own.clone()));
+                        if let Some(here) = here.filter(|h| is_held(held, h)) {
+                            drops.push((top.clone(), here));
                         }
                         effects
                             .moves_inside
                             .push((top.clone(), member.clone(), own));
                         continue;
                     }
-                    (Some(Slot::Archive { archive, .. }), _) => {
-                        let held = plan
-                            .members
-                            .get(archive)
-                            .ok_or_else(|| one_at_a_time(path))?;
-                        if held.get(own.as_os_str().as_encoded_bytes()).is_some() {
-                            drops.push((top.clone(), own));
+                    _ => {
+                        if let Some(archive) = archive_of_top {
+                            let held = plan
+                                .members
+                                .get(archive)
+                                .ok_or_else(|| one_at_a_time(path))?;
+                            if let Some(here) = here.filter(|h| is_held(held, h)) {
+                                drops.push((top.clone(), here));
+                            }
                         }
                     }
-                    _ => {}
                 }
             }
             match slot {
@@ -180,12 +185,18 @@ impl Effects {
                     .any(|out| &out.top == top && &out.member == member)
         });
         drops.sort();
+        // A drop goes with one above it, unless it is beneath an entry moved aside first.
+        let moved_between = |top: &Path, above: &Path, member: &Path| {
+            effects.moves_inside.iter().any(|(t, from, _)| {
+                t == top && from != above && from.starts_with(above) && member.starts_with(from)
+            })
+        };
         effects.drops = drops
             .iter()
             .filter(|(top, member)| {
-                !drops
-                    .iter()
-                    .any(|(t, m)| t == top && m != member && member.starts_with(m))
+                !drops.iter().any(|(t, m)| {
+                    t == top && m != member && member.starts_with(m) && !moved_between(t, m, member)
+                })
             })
             .cloned()
             .collect();
@@ -203,41 +214,70 @@ fn archived_at<'p>(plan: &'p Plan, top: &Path) -> Option<&'p PathBuf> {
     }
 }
 
-/// Whether the archive's `member` (`held`), wanted at `path` inside the same tree (in the
-/// directory `rel` of it), can be moved there as the tree is staged: a file or link, wanted
-/// nowhere else, into a directory the archive keeps and that stays as it is.
+/// The member of `archive` that the tree staged from it holds at `path` once the moves inside
+/// it are made (`path` may be a directory moved out of that tree: its place there as the tree
+/// is staged), if the tree holds one of it there: what the nearest path at or above `path` with
+/// a slot says.
+fn member_at(plan: &Plan, archive: &Path, path: &Path) -> Option<PathBuf> {
+    let (above, slot) = path
+        .ancestors()
+        .find_map(|above| Some((above, plan.slots.get(above)?)))?;
+    let rest = path.strip_prefix(above).ok()?;
+    let member = match slot {
+        Slot::Archive { archive: a, meta } if a == archive && meta.kind == EntryKind::Directory => {
+            PathBuf::new()
+        }
+        Slot::InArchive { archive: a, member } if a == archive => member.clone(),
+        _ => return None,
+    };
+    Some(if rest.as_os_str().is_empty() {
+        member
+    } else {
+        member.join(rest)
+    })
+}
+
+/// Whether the archive's members `held` hold `member`.
+fn is_held(held: &crate::trash::Members, member: &Path) -> bool {
+    held.get(member.as_os_str().as_encoded_bytes()).is_some()
+}
+
+/// Whether the member `member` of `archive` (`held`) is wanted at `path` only.
+fn wanted_once(plan: &Plan, archive: &Path, member: &Path) -> bool {
+    plan.slots
+        .values()
+        .filter(|slot| {
+            matches!(slot, Slot::InArchive { archive: a, member: m } if a == archive && m == member)
+        })
+        .count()
+        == 1
+}
+
+/// Whether the archive's `member` (`held`), wanted at `path` inside the same tree, can be moved
+/// there as the tree is staged: an entry of it (a file, a link, or a directory with what is in
+/// it), wanted nowhere else, into a directory the archive keeps (where it is once the moves
+/// inside the tree are made).
 fn movable_inside(
     plan: &Plan,
     held: &crate::trash::Members,
+    archive: &Path,
     path: &Path,
     member: &Path,
-    rel: &Path,
 ) -> bool {
-    let is_file = held
-        .get(member.as_os_str().as_encoded_bytes())
-        .is_some_and(|m| m.kind != EntryKind::Directory);
-    let wanted_once = plan
-        .slots
-        .values()
-        .filter(|slot| matches!(slot, Slot::InArchive { member: m, .. } if m == member))
-        .count()
-        == 1;
-    let parent_kept = rel.as_os_str().is_empty()
-        || (held
-            .get(rel.as_os_str().as_encoded_bytes())
-            .is_some_and(|m| m.kind == EntryKind::Directory)
-            && match plan.slots.get(parent_of(path)) {
-                None => true,
-                Some(Slot::InArchive { member, .. }) => member == rel,
-                Some(_) => false,
-            });
-    is_file && wanted_once && parent_kept
+    let parent_kept = member_at(plan, archive, parent_of(path)).is_some_and(|dir| {
+        dir.as_os_str().is_empty()
+            || held
+                .get(dir.as_os_str().as_encoded_bytes())
+                .is_some_and(|m| m.kind == EntryKind::Directory)
+    });
+    is_held(held, member) && wanted_once(plan, archive, member) && parent_kept
 }
 
 /// The path of the tree `archive` comes back at, if its `member` (wanted at `path`, in the
-/// directory `parent`) can be moved out of it to there as the tree is staged: a file or link,
-/// wanted nowhere else, into a directory on disk, its own place in the tree left empty and
-/// every directory above it there kept as the archive keeps it.
+/// directory `parent`) can be moved out of it to there once the tree is placed: an entry of it
+/// (a file, a link, or a directory with what is in it), wanted nowhere else, into a directory
+/// on disk or in another tree that comes back beside it (placed before), its own place in the
+/// tree left empty and every directory above it there kept as the archive keeps it.
 fn movable_out(
     plan: &Plan,
     path: &Path,
@@ -245,7 +285,7 @@ fn movable_out(
     member: &Path,
     parent: &Location,
 ) -> Option<PathBuf> {
-    if !matches!(parent, Location::Real(_)) || member.as_os_str().is_empty() {
+    if member.as_os_str().is_empty() {
         return None;
     }
     let top = plan.slots.iter().find_map(|(top, slot)| match slot {
@@ -254,6 +294,18 @@ fn movable_out(
         }
         _ => None,
     })?;
+    let into_place = match parent {
+        Location::Real(_) => true,
+        Location::Staged { top: other, .. } => {
+            other != &top
+                && !other.starts_with(&top)
+                && !top.starts_with(other)
+                && built_as_is(plan, other, path)
+        }
+    };
+    if !into_place {
+        return None;
+    }
     let held = plan.members.get(archive)?;
     let own = top.join(member);
     let own_left_empty = matches!(plan.slots.get(&own), Some(Slot::Absent));
@@ -268,11 +320,29 @@ fn movable_out(
                 Some(_) => false,
             }
     });
-    (movable_inside(plan, held, path, member, Path::new(""))
+    (is_held(held, member)
+        && wanted_once(plan, archive, member)
         && own_left_empty
         && above_kept
         && own != path)
         .then_some(top)
+}
+
+/// Whether the directory `path` is in, inside the tree that comes back at `top`, is there once
+/// that tree has taken its place, where its path says: no directory between them comes from
+/// elsewhere (another tree, a directory that moves out of its own).
+fn built_as_is(plan: &Plan, top: &Path, path: &Path) -> bool {
+    let archive = archived_at(plan, top);
+    path.starts_with(top)
+        && !is_moot(plan, top)
+        && parent_of(path)
+            .ancestors()
+            .take_while(|above| *above != top)
+            .all(|above| match plan.slots.get(above) {
+                None => true,
+                Some(Slot::InArchive { archive: a, .. }) => Some(a) == archive,
+                Some(_) => false,
+            })
 }
 
 /// A plan this undo does not make in one step.

@@ -72,6 +72,20 @@ pub fn location(slots: &BTreeMap<PathBuf, Slot>, dir: &Path) -> Location {
                 rel: PathBuf::new(),
             }
         }
+        // A directory of a tree that comes back from the trash, wanted out of that tree: it is
+        // in the tree as it is staged (and moves out once the tree is placed).
+        Some(Slot::InArchive { archive, member }) => {
+            let top = slots.iter().find_map(|(top, slot)| match slot {
+                Slot::Archive { archive: a, .. } if a == archive => Some(top),
+                _ => None,
+            });
+            if let Some(top) = top.filter(|top| !dir.starts_with(top)) {
+                return Location::Staged {
+                    top: top.clone(),
+                    rel: member.clone(),
+                };
+            }
+        }
         _ => {}
     }
     match (dir.parent(), dir.file_name()) {

@@ -488,3 +488,29 @@ async fn a_session_undo_moves_an_entry_out_of_a_removed_tree_it_was_moved_into()
         .await;
     undo_redo_undo(&s, &start).await;
 }
+
+#[tokio::test]
+async fn a_session_undo_moves_entries_back_into_a_removed_tree_they_came_from() {
+    // A file and a directory moved from d into a, then a and d removed: both trees come back
+    // from the trash, and the entries go from the one to the other, all in one step.
+    let s = Session::new();
+    write(&s.path("a/x"), "x\n");
+    write(&s.path("d/f"), "f\n");
+    write(&s.path("d/inner/g"), "g\n");
+    let start = s.tree();
+    s.call(
+        "move_file",
+        json!({ "source": "d/f", "destination": "a/f" }),
+    )
+    .await;
+    s.call(
+        "move_file",
+        json!({ "source": "d/inner", "destination": "a/inner" }),
+    )
+    .await;
+    s.call("remove_dir", json!({ "path": "a", "recursive": true }))
+        .await;
+    s.call("remove_dir", json!({ "path": "d", "recursive": true }))
+        .await;
+    undo_redo_undo(&s, &start).await;
+}

@@ -3,7 +3,7 @@
 //! cycle) a `Move`, new bytes for a file in place a `Put`, what comes back at a free name a
 //! restore from the trash, a new empty directory or a file built from bytes, or a tree built of
 //! these (a tree from the trash with older changes inside it taken back), which entries that
-//! move back may move into before it takes its place, and files of it may move out of after.
+//! move back may move into before it takes its place, and entries of it may move out of after.
 //! Beside the plan, what the history will list of the undo (per path, hop by hop, so that a redo
 //! takes it back the same way), and how a failed step is told in undo's words.
 
@@ -107,7 +107,7 @@ pub fn to_plan(
             Location::Staged { top, rel } => {
                 let built = top_placement(effects, top).ok_or_else(|| changed(to))?;
                 let anchor = place_of(built)?.anchor;
-                let dir = top.join(rel);
+                let dir = inside(top, rel);
                 let name = to_name.clone();
                 (Place { anchor, dir, name }, to.clone())
             }
@@ -211,11 +211,18 @@ pub fn to_plan(
     // still there); recorded after it (a redo moves it back in before it takes the tree away).
     let mut out_of_built: Vec<(PathBuf, FileChange)> = Vec::new();
     for moved in &effects.moves_out {
-        let Location::Real(dir) = &moved.parent else {
-            unreachable!("effects move out of a tree to a directory on disk only")
-        };
         let to_name = moved.to.file_name().unwrap_or_default();
-        let destination = place(dir, to_name)?;
+        let destination = match &moved.parent {
+            Location::Real(dir) => place(dir, to_name)?,
+            // Into another tree that comes back, placed by then.
+            Location::Staged { top, rel } => {
+                let built = top_placement(effects, top).ok_or_else(|| changed(&moved.to))?;
+                let anchor = place_of(built)?.anchor;
+                let dir = inside(top, rel);
+                let name = to_name.to_owned();
+                Place { anchor, dir, name }
+            }
+        };
         let source = moved.top.join(&moved.member);
         let built = top_placement(effects, &moved.top).ok_or_else(|| changed(&moved.to))?;
         let anchor = place_of(built)?.anchor;
@@ -336,7 +343,7 @@ fn exchange(
 
 /// What is built for `placement`: the entry from the trash, the empty directory or the file
 /// from bytes — a directory as a tree when anything is built, dropped or moved inside it, or
-/// moves into it.
+/// moves into it or out of it (or into it out of another).
 fn built(plan: &Plan, effects: &Effects, placement: &Placement) -> Source {
     let path = &placement.path;
     let root = match &placement.slot {
@@ -386,7 +393,10 @@ fn built(plan: &Plan, effects: &Effects, placement: &Placement) -> Source {
     let moved_into = effects.renames.iter().any(|rename| {
         matches!(rename.destination().0, Location::Staged { top, .. } if top.starts_with(path))
     });
-    let moved_out = effects.moves_out.iter().any(|out| out.top == *path);
+    let moved_out = effects.moves_out.iter().any(|out| {
+        out.top == *path
+            || matches!(&out.parent, Location::Staged { top, .. } if top.starts_with(path))
+    });
     if moves.is_empty() && drops.is_empty() && inside.is_empty() && !moved_into && !moved_out {
         return root;
     }
@@ -395,6 +405,16 @@ fn built(plan: &Plan, effects: &Effects, placement: &Placement) -> Source {
         moves,
         drops,
         inside,
+    }
+}
+
+/// The directory `rel` inside `top` (`top` itself for the empty `rel`: a journal record names a
+/// directory by a plain path, with no `/` at its end).
+fn inside(top: &Path, rel: &Path) -> PathBuf {
+    if rel.as_os_str().is_empty() {
+        top.to_owned()
+    } else {
+        top.join(rel)
     }
 }
 

@@ -1,6 +1,8 @@
 //! Directories a plan builds whole ([`Act::Build`] of anything but bytes): which moves go into
-//! one while it is under its temp name, and how.
+//! one or out of one, and how: each once the directory is placed, so that taking the change back
+//! takes the move back first, while the directory is still there.
 
+use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -78,6 +80,25 @@ pub(super) fn dir_in(tree: &stage::StagedTree, rel: &Path) -> io::Result<crate::
     stage::in_tree(root.as_dir(), Some(rel))
 }
 
+/// For the move out of a built tree at `index`, whose destination is inside another directory
+/// the plan builds, placed by an earlier step: that destination directory, opened beneath the
+/// built one (whose name it does not need).
+pub(super) fn into_placed(
+    into: &[Option<(usize, PathBuf)>],
+    built: &[Option<stage::StagedTree>],
+    index: usize,
+) -> io::Result<Option<crate::paths::Dir>> {
+    match &into[index] {
+        Some((tree, rel)) if *tree < index => {
+            let tree = built[*tree]
+                .as_ref()
+                .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+            dir_in(tree, rel).map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
 /// Adds a move out of a tree built by the plan and placed by an earlier step: the entry in its
 /// directory `rel` inside it (`dirs.at`, opened beneath it; at the step's place) to the move's
 /// destination.
@@ -109,29 +130,82 @@ pub(super) fn add_move_out(
         .map_err(Failure::Io)
 }
 
-/// Adds a move into `tree`, built by the plan and not yet placed: its destination directory
-/// `rel` inside it, opened beneath it, as the journal records it (beneath its temp name).
+/// A move into a tree the plan builds, halfway: the entry set aside beside the tree's place (in
+/// the directory the tree is built in), to go on into the tree once the tree is placed
+/// ([`add_moved_in`]).
+pub(super) struct MovingIn {
+    /// Its temp name beside the tree's place.
+    temp: OsString,
+    expected: Snapshot,
+    /// Its destination directory inside the tree, and its name there.
+    rel: PathBuf,
+    name: OsString,
+    /// The plan's step of the move.
+    pub(super) step: usize,
+}
+
+/// Adds the first half of a move into `tree`, built by the plan and not yet placed: the entry
+/// set aside beside the tree's place, which frees its name for the steps that follow. It goes
+/// on into the tree once the tree is placed ([`add_moved_in`]), so that a failure after, or a
+/// kill before the commit point, takes it out of the tree before the tree is taken away (and
+/// removed: it must hold nothing but what the plan built).
 pub(super) fn add_move_into(
     commit: &mut Commit<'_>,
     step: Step,
     dirs: Dirs,
     tree: &stage::StagedTree,
     rel: &Path,
-) -> io::Result<()> {
+    index: usize,
+) -> io::Result<MovingIn> {
     let (Act::Move { to }, Expect::File { stat, .. } | Expect::Entry { stat }) =
         (&step.act, &step.expect)
     else {
         unreachable!("refused by check: a move expects an entry")
     };
-    let root = tree
-        .root
-        .as_ref()
-        .ok_or_else(|| io::Error::from(io::ErrorKind::NotADirectory))?;
-    let to_dir = stage::in_tree(root.as_dir(), Some(rel))?;
-    let to_dir_path = tree.dir_path.join(tree.aside()).join(rel);
     let Place { dir, name, .. } = &step.at;
     let expected = Snapshot::of(stat);
-    commit.rename(dirs.at, dir, name, expected, to_dir, &to_dir_path, &to.name)
+    let temp = crate::paths::fsops::temp_name(name);
+    commit.rename(
+        dirs.at,
+        dir,
+        name,
+        expected,
+        tree.parent()?,
+        &tree.dir_path,
+        &temp,
+    )?;
+    Ok(MovingIn {
+        temp,
+        expected,
+        rel: rel.to_owned(),
+        name: to.name.clone(),
+        step: index,
+    })
+}
+
+/// Adds the second half of a move into `tree` ([`add_move_into`]), placed at `at` by the step
+/// just added: the entry from beside it into its directory inside it.
+pub(super) fn add_moved_in(
+    commit: &mut Commit<'_>,
+    tree: &stage::StagedTree,
+    at: &Place,
+    moving: MovingIn,
+) -> io::Result<()> {
+    let to_dir = dir_in(tree, &moving.rel)?;
+    // A plain path, with no `/` at its end (a journal record refuses any other).
+    let mut to_dir_path = at.path();
+    if !moving.rel.as_os_str().is_empty() {
+        to_dir_path.push(&moving.rel);
+    }
+    commit.rename(
+        tree.parent()?,
+        &tree.dir_path,
+        &moving.temp,
+        moving.expected,
+        to_dir,
+        &to_dir_path,
+        &moving.name,
+    )
 }
 
 /// A built entry that could not be built, as the executor reports it.

@@ -60,19 +60,21 @@ impl Opened {
 
 impl Opened {
     /// The directories of a move out of a directory the plan builds: `at`, its source's
-    /// directory inside it, and the destination's, the missing ones made.
+    /// directory inside it, and the destination's: `into`, inside another directory the plan
+    /// builds and placed before, or the missing ones made.
     pub(super) fn made_out_of_built(
         self,
         commit: &mut Commit<'_>,
         step: &Step,
         at: crate::paths::Dir,
+        into: Option<crate::paths::Dir>,
     ) -> io::Result<Dirs> {
         let Act::Move { to } = &step.act else {
             unreachable!("only a move moves out of a built tree")
         };
-        let to = match self.to {
-            Some(dir) => dir,
-            None => commit.make_dirs(&to.anchor, &to.dir)?,
+        let to = match (into, self.to) {
+            (Some(dir), _) | (None, Some(dir)) => dir,
+            (None, None) => commit.make_dirs(&to.anchor, &to.dir)?,
         };
         Ok(Dirs {
             at,

@@ -99,26 +99,29 @@ pub struct Effects {
     /// What is put in place, shallow first.
     pub placements: Vec<Placement>,
     /// Entries of trees that come back from the trash that do not come back with them (a change
-    /// inside the tree is taken back): (the tree's path, the entry's path inside it). Removed
-    /// from the staged tree before anything is put in it; they stay in the archive.
+    /// inside the tree is taken back): (the tree's path, the entry's path in the archive).
+    /// Removed from the staged tree before anything is put in it (beneath an entry of
+    /// `moves_inside`, where that entry is set aside then); they stay in the archive.
     pub drops: Vec<(PathBuf, PathBuf)>,
-    /// Files of trees that come back from the trash that come back at another place in the same
-    /// tree (a move inside it is taken back): (the tree's path, the file's path in the archive,
-    /// its path inside the tree as it comes back). Moved in the staged tree before the drops.
+    /// Entries (files, links, directories with what is in them) of trees that come back from
+    /// the trash that come back at another place in the same tree (a move inside it is taken
+    /// back): (the tree's path, the entry's path in the archive, its path inside the tree as it
+    /// comes back). Set aside in the staged tree before the drops, moved to their places after.
     pub moves_inside: Vec<(PathBuf, PathBuf, PathBuf)>,
-    /// Files of trees that come back from the trash that come back at a place on disk out of
-    /// them (a move into a tree removed since is taken back): moved out of the staged tree,
-    /// after the renames and before the tree takes its place.
+    /// Entries (files, links, directories with what is in them) of trees that come back from
+    /// the trash that come back at a place on disk out of them (a move into a tree removed
+    /// since is taken back): moved out of the tree once it has taken its place.
     pub moves_out: Vec<MoveOut>,
 }
 
-/// A file of a tree that comes back from the trash, moved out of it to its place on disk while
-/// the tree is staged.
+/// An entry of a tree that comes back from the trash, moved out of it to its place on disk once
+/// the tree has taken its place (a directory with what the undo puts in it as the tree is
+/// staged).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MoveOut {
     /// The path the tree comes back at.
     pub top: PathBuf,
-    /// The file's path inside the tree (in its archive, and as the tree is staged).
+    /// The entry's path inside the tree (in its archive, and as the tree is staged).
     pub member: PathBuf,
     /// The path it goes back to.
     pub to: PathBuf,

@@ -146,10 +146,9 @@ fn what_goes_with_its_directory_is_removed_once_and_what_lands_in_a_new_tree_is_
     );
 }
 
-#[test]
-fn inside_a_tree_from_the_trash_what_changed_makes_room_and_what_moved_is_refused() {
-    use crate::trash::{Member, Members, Metadata};
-    let meta = Metadata {
+/// The metadata of a directory archive of `/w/a`.
+fn dir_meta() -> crate::trash::Metadata {
+    crate::trash::Metadata {
         session_id: "s".into(),
         run_id: "r".into(),
         agent_name: "a".into(),
@@ -161,7 +160,13 @@ fn inside_a_tree_from_the_trash_what_changed_makes_room_and_what_moved_is_refuse
         size: 0,
         mode: 0o755,
         file_count: Some(2),
-    };
+    }
+}
+
+#[test]
+fn inside_a_tree_from_the_trash_what_changed_makes_room_and_what_moved_is_refused() {
+    use crate::trash::{Member, Members};
+    let meta = dir_meta();
     let member = |kind| Member {
         kind,
         mode: 0o644,
@@ -224,5 +229,202 @@ fn inside_a_tree_from_the_trash_what_changed_makes_room_and_what_moved_is_refuse
     assert_eq!(placed, ["/w/a", "/w/a/x"]);
     // An entry of the archive wanted at another place is not followed.
     p.slots.insert("/w/a/x".into(), in_archive("keep"));
+    assert_eq!(Effects::of(&p).unwrap_err().code, ErrorCode::Conflict);
+}
+
+/// The plan over `/w` of `slots` where `/w/a` comes back from a directory archive holding
+/// `members` (directories end in `/`), nothing on disk at any path. A slot: `-` nothing, `=x`
+/// a file of the bytes `x`, else the archive's member of that path.
+fn from_the_trash(members: &[&str], slots: &[(&str, &str)]) -> Plan {
+    use crate::trash::{Member, Members};
+    let archive = PathBuf::from("/trash/a.tar.gz");
+    let held: Members = std::iter::once("")
+        .chain(members.iter().copied())
+        .map(|m| {
+            let kind = if m.is_empty() || m.ends_with('/') {
+                EntryKind::Directory
+            } else {
+                EntryKind::File
+            };
+            let member = Member {
+                kind,
+                mode: 0o644,
+                content: [0; 32],
+                first: None,
+            };
+            (m.trim_end_matches('/').as_bytes().to_vec(), member)
+        })
+        .collect();
+    let slot = |s: &str| match s.strip_prefix('=') {
+        _ if s == "-" => Slot::Absent,
+        Some(data) => Slot::Bytes {
+            data: data.as_bytes().to_vec(),
+            like: super::super::slot::Like::Mode(0o644),
+        },
+        None => Slot::InArchive {
+            archive: archive.clone(),
+            member: s.into(),
+        },
+    };
+    let top = Slot::Archive {
+        archive: archive.clone(),
+        meta: dir_meta(),
+    };
+    let slots: Vec<(&str, Slot)> = std::iter::once(("/w/a", top))
+        .chain(slots.iter().map(|(path, s)| (*path, slot(s))))
+        .collect();
+    let mut p = plan(&slots, &[("/w/a", None)]);
+    p.members.insert(archive, std::sync::Arc::new(held));
+    p
+}
+
+fn paths<'a>(pairs: impl IntoIterator<Item = &'a (PathBuf, PathBuf)>) -> Vec<(&'a str, &'a str)> {
+    pairs
+        .into_iter()
+        .map(|(a, b)| (a.to_str().unwrap(), b.to_str().unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_directory_moved_into_a_tree_from_the_trash_moves_out_once_the_tree_is_placed() {
+    // d moved into a as d-in, its file written there, then a removed.
+    let p = from_the_trash(
+        &["x", "d-in/", "d-in/f"],
+        &[("/w/a/d-in", "-"), ("/w/d", "d-in"), ("/w/d/f", "=f one")],
+    );
+    let effects = Effects::of(&p).unwrap();
+    assert_eq!(
+        effects.moves_out,
+        [MoveOut {
+            top: "/w/a".into(),
+            member: "d-in".into(),
+            to: "/w/d".into(),
+            parent: Location::Real("/w".into()),
+        }]
+    );
+    // The file gets its older bytes inside the tree as it is staged, where the directory is
+    // then: the archive's file makes room.
+    let placed: Vec<_> = effects
+        .placements
+        .iter()
+        .map(|p| (p.path.to_str().unwrap(), p.parent.clone()))
+        .collect();
+    assert_eq!(
+        placed,
+        [
+            ("/w/a", Location::Real("/w".into())),
+            (
+                "/w/d/f",
+                Location::Staged {
+                    top: "/w/a".into(),
+                    rel: "d-in".into()
+                }
+            ),
+        ]
+    );
+    assert_eq!(paths(&effects.drops), [("/w/a", "d-in/f")]);
+    assert!(effects.moves_inside.is_empty() && effects.removals.is_empty());
+}
+
+#[test]
+fn directories_moved_within_a_tree_from_the_trash_move_back_as_it_is_staged() {
+    // sub moved to other/sub (other made for it), its file z moved out to the top, w written
+    // in it, then a removed.
+    let p = from_the_trash(
+        &["x", "z", "other/", "other/sub/", "other/sub/w"],
+        &[
+            ("/w/a/sub", "other/sub"),
+            ("/w/a/sub/z", "z"),
+            ("/w/a/sub/w", "-"),
+            ("/w/a/z", "-"),
+            ("/w/a/other", "-"),
+            ("/w/a/other/sub", "-"),
+        ],
+    );
+    let effects = Effects::of(&p).unwrap();
+    let moves: Vec<_> = effects
+        .moves_inside
+        .iter()
+        .map(|(top, from, to)| {
+            let [top, from, to] = [top, from, to].map(|p| p.to_str().unwrap());
+            (top, from, to)
+        })
+        .collect();
+    assert_eq!(
+        moves,
+        [("/w/a", "other/sub", "sub"), ("/w/a", "z", "sub/z")]
+    );
+    // w is dropped where the archive keeps it, beneath the directory set aside before other
+    // is dropped.
+    assert_eq!(
+        paths(&effects.drops),
+        [("/w/a", "other"), ("/w/a", "other/sub/w")]
+    );
+    assert!(effects.moves_out.is_empty() && effects.removals.is_empty());
+}
+
+#[test]
+fn an_entry_moves_out_of_a_tree_from_the_trash_into_another_that_comes_back_beside_it() {
+    // d/f moved into a, then a and d removed: f moves out of a into d, both placed by then.
+    let mut p = from_the_trash(&["x", "f"], &[("/w/a/f", "-")]);
+    let archive = PathBuf::from("/trash/d.tar.gz");
+    let meta = crate::trash::Metadata {
+        original_path: "/w/d".into(),
+        relative_path: "d".into(),
+        ..dir_meta()
+    };
+    p.slots.insert(
+        "/w/d".into(),
+        Slot::Archive {
+            archive: archive.clone(),
+            meta,
+        },
+    );
+    p.slots.insert(
+        "/w/d/f".into(),
+        Slot::InArchive {
+            archive: "/trash/a.tar.gz".into(),
+            member: "f".into(),
+        },
+    );
+    p.reals.insert("/w/d".into(), None);
+    let held = p.members[&PathBuf::from("/trash/a.tar.gz")].clone();
+    p.members.insert(archive.clone(), held);
+    let effects = Effects::of(&p).unwrap();
+    assert_eq!(
+        effects.moves_out,
+        [MoveOut {
+            top: "/w/a".into(),
+            member: "f".into(),
+            to: "/w/d/f".into(),
+            parent: Location::Staged {
+                top: "/w/d".into(),
+                rel: PathBuf::new()
+            },
+        }]
+    );
+    let placed: Vec<_> = effects
+        .placements
+        .iter()
+        .map(|p| p.path.to_str().unwrap())
+        .collect();
+    assert_eq!(placed, ["/w/a", "/w/d"]);
+    // Not into a tree inside the one it comes out of.
+    p.slots.remove(&PathBuf::from("/w/d"));
+    p.slots.remove(&PathBuf::from("/w/d/f"));
+    p.slots.insert(
+        "/w/a/n".into(),
+        Slot::Archive {
+            archive,
+            meta: dir_meta(),
+        },
+    );
+    p.slots.insert(
+        "/w/a/n/f".into(),
+        Slot::InArchive {
+            archive: "/trash/a.tar.gz".into(),
+            member: "f".into(),
+        },
+    );
     assert_eq!(Effects::of(&p).unwrap_err().code, ErrorCode::Conflict);
 }
