@@ -377,6 +377,17 @@ const SEEDS: { seed: number; full: boolean }[] = process.env.UNDO_SEEDS
     ]
 
 describe('undo regressions found by the property', () => {
+  it('a directory made beneath a directory the session made goes with it (seed 745386)', async () => {
+    const { ws, root } = tempWorkspace({ permissions: ALL, confirm: () => true, trash: { sessionId: 'MD' } })
+    const start = tree(root)
+    ok(await ws.call('create_directory', { path: 'src/c/k' }), 'mkdir')
+    // `c2` is made as a parent of `k2`: the later change made it, inside what the first made.
+    ok(await ws.call('create_directory', { path: 'src/c/k/c2/k2' }), 'mkdir beneath')
+    const undone = ok(await ws.undo({ sessionId: 'MD' }), 'session undo')
+    expect(undone.data?.undoes).toHaveLength(2)
+    expect(tree(root)).toEqual(start)
+  })
+
   it('a redo of a session undo that moved a link back over a restored file (seed 1000)', async () => {
     const { ws, root } = tempWorkspace({ permissions: ALL, confirm: () => true, trash: { sessionId: 'R' } })
     writeFileSync(join(root, 'run.sh'), '#!/bin/sh\n')

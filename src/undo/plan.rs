@@ -254,9 +254,15 @@ impl<'a> Planner<'a> {
     /// Sets the directory `dir` a change made (on disk, wherever it is now) to nothing when
     /// nothing in it is left or comes back.
     fn drop_made_dir_if_empty(&mut self, dir: &Path) -> Result<(), ToolError> {
-        // Where it is on disk now (beneath a directory that moves back, where that one is).
-        let Slot::Disk(at) = self.slot(dir) else {
-            return Ok(());
+        // Where it is on disk now (beneath a directory that moves back, where that one is;
+        // beneath one that goes, where it was made).
+        let at = match self.slot(dir) {
+            Slot::Disk(at) => at,
+            Slot::Absent if !self.slots.contains_key(dir) => match self.on_disk_beneath_gone(dir) {
+                Some(at) => at,
+                None => return Ok(()),
+            },
+            _ => return Ok(()),
         };
         if !self
             .real(&at)?
@@ -277,6 +283,22 @@ impl<'a> Planner<'a> {
             self.set(dir, Slot::Absent);
         }
         Ok(())
+    }
+
+    /// Where `path`, beneath a directory that ends gone, is on disk now: where the nearest
+    /// directory above it that moves back is, else where it is; `None` beneath one that comes
+    /// from the trash.
+    fn on_disk_beneath_gone(&self, path: &Path) -> Option<PathBuf> {
+        for above in path.ancestors().skip(1) {
+            match self.slots.get(above) {
+                Some(Slot::Disk(at)) => {
+                    return Some(at.join(path.strip_prefix(above).expect("an ancestor")))
+                }
+                Some(Slot::Archive { .. } | Slot::InArchive { .. }) => return None,
+                _ => {}
+            }
+        }
+        Some(path.to_owned())
     }
 
     /// What `path` holds in the virtual state: its own slot, else what the nearest directory
