@@ -51,6 +51,7 @@ const ITERATIONS = smoke
       edit: { warmup: 0, min: 2, max: 2 },
       rewrite: { warmup: 0, min: 1, max: 2 },
       tree: { min: 2, max: 2 },
+      treeTurns: { min: 4, max: 4 },
       readLog: { warmup: 1, min: 3, max: 3 },
       list: { warmup: 1, min: 3, max: 3 },
       small: { warmup: 5, min: 20, max: 20, light: true },
@@ -64,6 +65,9 @@ const ITERATIONS = smoke
       edit: { warmup: 1, min: 3, max: 15, budgetMs: 10_000 },
       rewrite: { warmup: 1, min: 3, max: 7, budgetMs: 10_000 },
       tree: { min: 3, max: 3 },
+      // Removals in the undo job, each followed in turn by ws.undo() or restore_file: five of
+      // each (three were too few to tell 1.1x from noise on a loaded machine).
+      treeTurns: { min: 10, max: 10 },
       readLog: { warmup: 3, min: 15, max: 60, budgetMs: 5_000 },
       list: { warmup: 2, min: 10, max: 40, budgetMs: 10_000 },
       small: { warmup: 300, min: 3000, max: 3000, light: true },

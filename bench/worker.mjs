@@ -238,7 +238,7 @@ const jobs = {
         'restore-file': [restoreFile],
       },
       undefined,
-      { ...it.tree, min: it.tree.min * 2, max: it.tree.max * 2 },
+      it.treeTurns,
     )
     return { trash, restore: restores.restore, 'restore-file': restores['restore-file'] }
   },
