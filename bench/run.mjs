@@ -51,6 +51,7 @@ const ITERATIONS = smoke
       edit: { warmup: 0, min: 2, max: 2 },
       rewrite: { warmup: 0, min: 1, max: 2 },
       tree: { min: 2, max: 2 },
+      treeTurns: { min: 4, max: 4 },
       readLog: { warmup: 1, min: 3, max: 3 },
       list: { warmup: 1, min: 3, max: 3 },
       small: { warmup: 5, min: 20, max: 20, light: true },
@@ -64,6 +65,9 @@ const ITERATIONS = smoke
       edit: { warmup: 1, min: 3, max: 15, budgetMs: 10_000 },
       rewrite: { warmup: 1, min: 3, max: 7, budgetMs: 10_000 },
       tree: { min: 3, max: 3 },
+      // Removals in the undo job, each followed in turn by ws.undo() or restore_file: five of
+      // each (three were too few to tell 1.1x from noise on a loaded machine).
+      treeTurns: { min: 10, max: 10 },
       readLog: { warmup: 3, min: 15, max: 60, budgetMs: 5_000 },
       list: { warmup: 2, min: 10, max: 40, budgetMs: 10_000 },
       small: { warmup: 300, min: 3000, max: 3000, light: true },
@@ -257,11 +261,13 @@ const CASES = [
     rows: [
       { job: 'tree/ours', metric: 'restore', label: 'ours: restore_file', ref: true },
       { job: 'tree/ours-undo', metric: 'restore', label: 'ours: ws.undo() of the remove_dir (restores the same archive)' },
+      { job: 'tree/ours-undo', metric: 'restore-file', key: 'tree/ours-undo:restore-file', label: 'ours: restore_file, taking turns with that undo in one series' },
       { job: 'tree/tar', metric: 'restore', label: 'tar -xzf', child: true },
     ],
     targets: [
       { text: '≥ 1× tar -xzf', value: (r) => r['tree/tar'] / r['tree/ours'], ok: (v) => v >= 1, fmt: (v) => `${v.toFixed(2)}×` },
-      { text: 'undo within 1.2× of restore_file', value: (r) => r['tree/ours-undo'] / r['tree/ours'], ok: (v) => v <= 1.2, fmt: (v) => `${v.toFixed(2)}×` },
+      // Against the restore_file runs interleaved with the undo's (same series, same load).
+      { text: 'undo within 1.1× of restore_file', value: (r) => r['tree/ours-undo'] / r['tree/ours-undo:restore-file'], ok: (v) => v <= 1.1, fmt: (v) => `${v.toFixed(2)}×` },
     ],
   },
   {
@@ -435,8 +441,10 @@ for (const c of CASES) {
     const job = results[row.job]
     if (!job) continue
     const s = job.error ? { ok: false, error: job.error, medianMs: null, iterations: 0 } : job[row.metric ?? 'main']
-    summaries[row.job] = s
-    if (s?.medianMs != null && s.ok) medians[row.job] = s.medianMs
+    // A second metric of a job is known by its row's `key`.
+    const key = row.key ?? row.job
+    summaries[key] = s
+    if (s?.medianMs != null && s.ok) medians[key] = s.medianMs
     rows.push({ row, s })
   }
   const ref = c.rows.find((r) => r.ref)

@@ -67,22 +67,37 @@ function freshTree() {
  * each archive it returns is then restored by `restore(archive)`, measured on its own (or, without
  * `restore`, thrown away by `discard(archive)`, unmeasured).
  */
-async function trashAndRestore(trash, restore, discard) {
+async function trashAndRestore(trash, restore, discard, iterations = it.tree) {
+  const { trash: summary, restores } = await trashAndRestoreEach(trash, restore ? { restore: [restore, discard] } : {}, discard, iterations)
+  return restore ? { trash: summary, restore: restores.restore } : { trash: summary }
+}
+
+/**
+ * `trashAndRestore` with several ways to restore (`{ metric: [restore, discard?] }`) taking turns
+ * after successive trashes, each measured into its own metric: interleaved, so that the load of a
+ * shared machine and the writeback of earlier runs weigh on each alike and their ratio means
+ * something. Without any, each archive is dropped by `discard`.
+ */
+async function trashAndRestoreEach(trash, ways, discard, iterations) {
   freshTree()
-  const restoreRuns = []
+  const names = Object.keys(ways)
+  const runs = Object.fromEntries(names.map((name) => [name, []]))
   let archive
+  let turn = 0
   const trashSummary = await series(
     async () => {
       archive = await trash()
     },
     {
-      ...it.tree,
+      ...iterations,
       teardown: async () => {
-        if (restore) {
+        if (names.length) {
+          const name = names[turn++ % names.length]
+          const [restore, dropped] = ways[name]
           const one = await series(() => restore(archive), { min: 1, max: 1 })
-          restoreRuns.push(one)
+          runs[name].push(one)
           if (!one.ok) throw new Error(one.error)
-          discard?.(archive)
+          dropped?.(archive)
         } else {
           discard?.(archive)
         }
@@ -90,7 +105,7 @@ async function trashAndRestore(trash, restore, discard) {
       },
     },
   )
-  return restore ? { trash: trashSummary, restore: mergeSeries(restoreRuns) } : { trash: trashSummary }
+  return { trash: trashSummary, restores: Object.fromEntries(names.map((name) => [name, mergeSeries(runs[name])])) }
 }
 
 /** One summary out of several single-run summaries. */
@@ -203,18 +218,29 @@ const jobs = {
       },
     )
   },
+  // The undo, and restore_file of the same kind of archive, taking turns in one series: their
+  // ratio is the target, and runs minutes apart on a shared machine differ by more than it.
   'tree/ours-undo': async () => {
     const ws = await workspace()
-    return trashAndRestore(
+    const undo = async () => {
+      const r = await ws.undo()
+      if (r.status !== 'ok') throw new Error(`undo: ${r.code}: ${r.output.slice(0, 300)}`)
+      check(r.output.includes(`restore the directory ${m.tree.work} from the trash`) && existsSync(m.tree.work), 'the undo did not restore the tree')
+    }
+    const restoreFile = async (archive) => {
+      await call(ws, 'restore_file', { trashedPath: archive })
+    }
+    const { trash, restores } = await trashAndRestoreEach(
       async () => (await call(ws, 'remove_dir', { path: m.tree.work, recursive: true })).data.trashedTo,
-      async () => {
-        const r = await ws.undo()
-        if (r.status !== 'ok') throw new Error(`undo: ${r.code}: ${r.output.slice(0, 300)}`)
-        check(r.output.includes(`restore the directory ${m.tree.work} from the trash`) && existsSync(m.tree.work), 'the undo did not restore the tree')
+      {
+        // The undo leaves the archive in the trash (a redo may need it): dropped, unmeasured.
+        restore: [undo, (archive) => rmSync(archive, { force: true })],
+        'restore-file': [restoreFile],
       },
-      // The undo leaves the archive in the trash (a redo may need it): dropped, unmeasured.
-      (archive) => rmSync(archive, { force: true }),
+      undefined,
+      it.treeTurns,
     )
+    return { trash, restore: restores.restore, 'restore-file': restores['restore-file'] }
   },
   'tree/ours-level6': async () => {
     const ws = await workspace({ trash: { dataDir: m.dataDir, compressionLevel: 6 } })

@@ -254,12 +254,12 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
                     None
                 })
             }
-            (None, Act::Copy { .. }) => add_copy(journal, &mut commit, step, dirs, cancel)
+            (None, Act::Copy { .. }) => add_by_copy(journal, &mut commit, step, dirs, cancel)
                 .map(Some)
                 .map_err(Failure::Io),
             (None, Act::Append { .. }) => add_append(&mut commit, step, dirs).map(|()| None),
             (None, Act::Move { .. }) if across => {
-                let copied = add_move_by_copy(journal, &mut commit, step, dirs, cancel);
+                let copied = add_by_copy(journal, &mut commit, step, dirs, cancel);
                 copied_sources.push(commit.len().saturating_sub(1));
                 copied.map(Some).map_err(Failure::Io)
             }
@@ -325,7 +325,7 @@ use built::{
 };
 use commit_steps::{add, add_append, add_restore};
 pub use copying::add_copied_move;
-use copying::{add_copy, add_move_by_copy, same_mount};
+use copying::{add_by_copy, same_mount};
 use dirs::{Dirs, Opened};
 pub use failure::{ExecuteError, Failure};
 use trash_first::{add_tree_removal, archive, archive_tree, removes_tree};

@@ -35,11 +35,13 @@
 //! only after the content has been read. The options were: read the original twice (hash, then
 //! archive, then compare — twice the I/O on the user's disk, and the digest is over a different
 //! read than the archived bytes) or buffer. Instead the content is streamed once, hashing the
-//! very bytes handed to the tar writer (`stream.rs`), into a gzip member in a temp
-//! file; the final archive is then a small metadata member followed by a copy of the already
-//! compressed content member (a kernel-side `copy_file_range` where available). The digest is
-//! therefore over exactly what was archived, the original is read once, and memory is a few
-//! fixed buffers whatever the size.
+//! very bytes handed to the tar writer (`stream.rs`), into its own gzip member(s) written
+//! straight into the archive file after room kept for the metadata member; once the content is
+//! done, the metadata member is written into that room, made exactly as long by padding its gzip
+//! header's extra field (`first_member.rs`). The digest is therefore over exactly what was
+//! archived, the original is read once, the archive is written once, and memory is a few fixed
+//! buffers whatever the size. (Before issue 33 the content went to a temp file first and was
+//! copied after the metadata member; archives of both kinds read the same.)
 //!
 //! **Digests.** A file: SHA-256 of its bytes. A symlink: SHA-256 of its target's bytes. A
 //! directory: the tree digest defined in `digest.rs` (records of path, type, mode and content
@@ -67,6 +69,7 @@ mod bucket;
 mod digest;
 mod entry;
 mod error;
+mod first_member;
 mod hold;
 mod item;
 mod members;

@@ -1,28 +1,28 @@
 //! Writing one archive into the bucket, so that it either appears complete or not at all.
 //!
-//! 1. Stream the content (one pass over the original, hashing what is archived) into gzip
-//!    members, compressed on every core ([`ParallelGzWriter`]), in `.content-<unique>.partial`.
-//! 2. Build the metadata from what was archived; write `[gzip member: metadata.json entry]` into
-//!    `.archive-<unique>.partial`, then append the content member (a kernel-side copy of the
-//!    compressed bytes where the filesystem supports it).
+//! 1. In `.archive-<unique>.partial`, keep room for the metadata member at the start
+//!    (`first_member.rs`) and stream the content after it (one pass over the original, hashing
+//!    what is archived) as gzip members compressed on every core ([`ParallelGzWriter`]).
+//! 2. Build the metadata from what was archived and write its member into the room.
 //! 3. `fsync` it, run the caller's last check (the trash re-verifies the original here), lock it
 //!    (see `hold.rs`: from here on `clear` skips it until the caller lets go), then rename it to
 //!    its final name without replacing anything, `fsync` the bucket.
 //!
-//! Temp files are removed on every error path (by [`TempFile`]'s drop), and they are never
-//! listed or cleared: their names start with `.` and end with `.partial`.
+//! The content is written once: no temp file of its own, no copy. Temp files are removed on
+//! every error path (by [`TempFile`]'s drop), and they are never listed or cleared: their names
+//! start with `.` and end with `.partial`.
 
 use std::ffi::OsStr;
 use std::fs::File;
-use std::io::{self, BufWriter, Seek};
+use std::io::{self, BufWriter, Seek, SeekFrom};
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use flate2::write::GzEncoder;
 use flate2::Compression;
 use tar::Builder;
 
 use super::error::TrashError;
+use super::first_member;
 use super::hold::ArchiveHold;
 use super::item::{Identity, TrashItem};
 use super::metadata::Metadata;
@@ -31,11 +31,10 @@ use super::observed::Observed;
 use super::parallel_gz::ParallelGzWriter;
 use super::place::BucketDir;
 use super::stream::CHUNK;
-use super::tarx;
 use super::tree::{self, Summary};
-use crate::paths::fsops;
 use crate::paths::shown::Shown;
 use crate::paths::BorrowedDir;
+use crate::paths::{fsops, io as file_io, EntryKind};
 
 /// How many fresh names to try should a final name already exist (it never should).
 const NAME_ATTEMPTS: usize = 16;
@@ -65,16 +64,13 @@ pub(crate) fn write_archive(
     before_commit: &dyn Fn(&[Observed]) -> Result<(), TrashError>,
 ) -> Result<Written, TrashError> {
     item.validate()?;
-    let (content_temp, content) = TempFile::create(target.bucket.fd(), "content")?;
-    let (summary, mut content) = write_content(content, item, target.level, cancel)?;
+    let room = first_member::room(&widest_metadata(target.identity, item))?;
+    let (archive_temp, archive) = TempFile::create(target.bucket.fd(), "archive")?;
+    let (summary, archive) = write_content(archive, room, item, target.level, cancel)?;
     let metadata = build_metadata(target.identity, item, &summary);
-    let (archive_temp, mut archive) = TempFile::create(target.bucket.fd(), "archive")?;
-    write_metadata_member(&mut archive, &metadata, target.level)?;
-    content.rewind()?;
-    io::copy(&mut content, &mut archive)?;
+    let head = first_member::metadata_member(&metadata, compression(target.level), room)?;
+    file_io::write_all_at(&archive, &head, 0)?;
     archive.sync_all()?;
-    drop(content);
-    drop(content_temp);
     if cancel() {
         return Err(TrashError::Aborted);
     }
@@ -88,19 +84,41 @@ pub(crate) fn write_archive(
     })
 }
 
-/// Stream the original into a gzip'd tar (content entries + end-of-archive marker).
+/// Stream the original into a gzip'd tar (content entries + end-of-archive marker) in `file`,
+/// after the first `room` bytes.
 fn write_content(
-    file: File,
+    mut file: File,
+    room: usize,
     item: &TrashItem<'_>,
     level: u32,
     cancel: &dyn Fn() -> bool,
 ) -> Result<(Summary, File), TrashError> {
+    file.seek(SeekFrom::Start(room as u64))?;
     let buffered = BufWriter::with_capacity(CHUNK, file);
     let mut builder = Builder::new(ParallelGzWriter::new(buffered, compression(level)));
     let summary = tree::archive_source(&mut builder, item, cancel)?;
     let buffered = builder.into_inner()?.finish()?;
     let file = buffered.into_inner().map_err(|e| e.into_error())?;
     Ok((summary, file))
+}
+
+/// The metadata of `item` with every field archiving fills in at its widest (the room kept for
+/// the real one is measured on it): the longest kind, digest and time, the largest numbers.
+fn widest_metadata(identity: &Identity, item: &TrashItem<'_>) -> Metadata {
+    Metadata {
+        session_id: identity.session_id.clone(),
+        run_id: identity.run_id.clone(),
+        agent_name: identity.agent_name.clone(),
+        // As long as any time `format_rfc3339_millis` gives (years 0000-9999).
+        trashed_at: "0000-00-00T00:00:00.000Z".to_owned(),
+        original_path: item.original_path.shown().into_owned(),
+        relative_path: item.relative_path.to_owned(),
+        kind: EntryKind::Directory,
+        original_sha256: naming::hex(&[0xff; 32]),
+        size: u64::MAX,
+        mode: u32::MAX,
+        file_count: Some(u64::MAX),
+    }
 }
 
 /// The metadata for what `summary` says was archived, stamped now.
@@ -118,18 +136,6 @@ fn build_metadata(identity: &Identity, item: &TrashItem<'_>, summary: &Summary) 
         mode: summary.mode,
         file_count: summary.file_count,
     }
-}
-
-/// The first gzip member: the `metadata.json` entry alone.
-fn write_metadata_member(out: &mut File, metadata: &Metadata, level: u32) -> io::Result<()> {
-    let mtime = metadata
-        .trashed_at_time()
-        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_secs());
-    let mut gz = GzEncoder::new(out, compression(level));
-    tarx::write_metadata_entry(&mut gz, &metadata.to_json(), mtime)?;
-    gz.finish()?;
-    Ok(())
 }
 
 /// Lock the finished temp file, rename it to a fresh final name without replacing anything and

@@ -93,7 +93,7 @@ pub(super) fn add(
         (Act::Move { .. }, Expect::Built) => {
             unreachable!("a move out of a built tree is add_move_out")
         }
-        (Act::Copy { .. }, _) => unreachable!("staged by add_copy, which returns what it built"),
+        (Act::Copy { .. }, _) => unreachable!("staged by add_by_copy, which returns what it built"),
         (Act::Append { .. }, _) => unreachable!("an append is added by add_append"),
         (Act::Restore { .. }, _) => unreachable!("a restore is added by add_restore"),
         (Act::Archive, _) => unreachable!("an entry kept alone adds no step"),

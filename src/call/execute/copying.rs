@@ -23,34 +23,44 @@ pub(super) fn same_mount(dirs: &Dirs) -> bool {
     DirMount::same(dirs.at.as_dir(), to.as_dir()).unwrap_or(true)
 }
 
-/// Stages a copy step's entry beside its place (see [`stage::copy`]) and adds placing it to
-/// the commit; returns what was built. A copy that fails is an `io::Error` carrying
-/// [`stage::CopyFailed`].
-pub(super) fn add_copy(
+/// Stages by a copy a copy step's entry, or a move's that a rename cannot take (see
+/// [`same_mount`]), beside its destination and adds placing it there to the commit (a move's,
+/// then the removal of its source: [`add_copied_move`]); returns what was built. A copy that
+/// fails is an `io::Error` carrying [`stage::CopyFailed`].
+pub(super) fn add_by_copy(
     journal: &Journal,
     commit: &mut Commit<'_>,
     step: Step,
     dirs: Dirs,
     cancel: &CancelToken,
 ) -> io::Result<stage::CopyMade> {
-    let Act::Copy {
-        from,
-        source,
-        below,
-    } = step.act
-    else {
-        unreachable!("add_copy is given copy steps only")
-    };
     let Place { dir, name, .. } = &step.at;
-    let from_dir = dirs.from.expect("a copy's source directory was opened");
-    copy_and_place(
-        journal,
-        commit,
-        (from_dir.as_dir(), &from.name, &source),
-        (dirs.at, dir, name),
-        &below,
-        cancel,
-    )
+    match (&step.act, &step.expect) {
+        (
+            Act::Copy {
+                from,
+                source,
+                below,
+            },
+            _,
+        ) => {
+            let from_dir = dirs.from.expect("a copy's source directory was opened");
+            copy_and_place(
+                journal,
+                commit,
+                (from_dir.as_dir(), &from.name, source),
+                (dirs.at, dir, name),
+                below,
+                cancel,
+            )
+        }
+        (Act::Move { to }, Expect::File { stat, .. } | Expect::Entry { stat }) => {
+            let to_dir = dirs.to.expect("a move's destination was opened");
+            let into = (to_dir, to.dir.as_path(), to.name.as_os_str());
+            add_copied_move(journal, commit, (dirs.at, dir, name, stat), into, cancel)
+        }
+        _ => unreachable!("given copy steps, and moves that expect an entry (refused by check)"),
+    }
 }
 
 /// Stages a copy of the entry `stat` (`name` in `from`) beside `to_name` in `to` (canonical
@@ -84,31 +94,6 @@ pub(super) fn copy_and_place(
     )?;
     commit.place(into, to_path, &built.aside, to_name, built.temp)?;
     Ok(made)
-}
-
-/// Stages a move's entry as a copy beside its destination and adds placing it there, then the
-/// removal of the source ([`add_copied_move`]). Returns what was built.
-pub(super) fn add_move_by_copy(
-    journal: &Journal,
-    commit: &mut Commit<'_>,
-    step: Step,
-    dirs: Dirs,
-    cancel: &CancelToken,
-) -> io::Result<stage::CopyMade> {
-    let (Act::Move { to }, Expect::File { stat, .. } | Expect::Entry { stat }) =
-        (&step.act, &step.expect)
-    else {
-        unreachable!("refused by check: a move expects an entry")
-    };
-    let to_dir = dirs.to.expect("a move's destination was opened");
-    let from = (
-        dirs.at,
-        step.at.dir.as_path(),
-        step.at.name.as_os_str(),
-        stat,
-    );
-    let into = (to_dir, to.dir.as_path(), to.name.as_os_str());
-    add_copied_move(journal, commit, from, into, cancel)
 }
 
 /// Adds to `commit` the move of the entry `stat` (`name` in the directory `from`, canonical path

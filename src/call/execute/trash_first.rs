@@ -24,14 +24,6 @@ pub(super) fn archive(
     dirs: &Opened,
     cancel: &CancelToken,
 ) -> Result<Archived, Failure> {
-    let path = step.at.path();
-    let relative = archive_relative_path(ws.sandbox().root(), &path);
-    let item = TrashItem {
-        parent: dirs.found_at()?,
-        name: &step.at.name,
-        original_path: &path,
-        relative_path: &relative,
-    };
     let expected = match &step.expect {
         Expect::File { stat, .. } | Expect::Entry { stat } | Expect::Tree { stat, .. } => {
             Snapshot::of(stat)
@@ -42,10 +34,11 @@ pub(super) fn archive(
             )
         }
     };
-    let archived = ws
-        .bucket()
-        .archive_expected(&item, &expected, &|| cancel.is_aborted())
-        .map_err(Failure::Trash)?;
+    let archived = with_item(ws, step, dirs, |item| {
+        ws.bucket()
+            .archive_expected(item, &expected, &|| cancel.is_aborted())
+            .map_err(Failure::Trash)
+    })?;
     let differs = match &step.expect {
         Expect::File { sha256, .. } => {
             (archived.metadata.original_sha256 != *sha256).then_some(Found::Changed)
@@ -75,6 +68,24 @@ pub(super) fn archive(
     }
 }
 
+/// The step's entry as the trash takes it, handed to `f`.
+fn with_item<T>(
+    ws: &Workspace,
+    step: &Step,
+    dirs: &Opened,
+    f: impl FnOnce(&TrashItem<'_>) -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    let path = step.at.path();
+    let relative = archive_relative_path(ws.sandbox().root(), &path);
+    let item = TrashItem {
+        parent: dirs.found_at()?,
+        name: &step.at.name,
+        original_path: &path,
+        relative_path: &relative,
+    };
+    f(&item)
+}
+
 /// Whether the step removes a directory kept in the trash first: a tree, removed only as
 /// archived ([`archive_tree`], [`add_tree_removal`]).
 pub(super) fn removes_tree(step: &Step) -> bool {
@@ -100,27 +111,21 @@ pub(super) fn archive_tree(
     dirs: &Opened,
     cancel: &CancelToken,
 ) -> Result<(Archived, ArchivedTree), Failure> {
-    let path = step.at.path();
-    let relative = archive_relative_path(ws.sandbox().root(), &path);
-    let item = TrashItem {
-        parent: dirs.found_at()?,
-        name: &step.at.name,
-        original_path: &path,
-        relative_path: &relative,
-    };
     let Expect::Entry { stat } = &step.expect else {
         unreachable!("removes_tree checked the step")
     };
-    let (archived, observed) = ws
-        .bucket()
-        .archive_for_removal(&item, &Snapshot::of(stat), &|| cancel.is_aborted())
-        .map_err(Failure::Trash)?;
-    if archived.metadata.kind != EntryKind::Directory {
-        ws.bucket().discard(archived);
-        return Err(Failure::NotAsExpected(Found::Replaced));
-    }
-    let base = item.display_dir().to_owned();
-    Ok((archived, ArchivedTree { observed, base }))
+    with_item(ws, step, dirs, |item| {
+        let (archived, observed) = ws
+            .bucket()
+            .archive_for_removal(item, &Snapshot::of(stat), &|| cancel.is_aborted())
+            .map_err(Failure::Trash)?;
+        if archived.metadata.kind != EntryKind::Directory {
+            ws.bucket().discard(archived);
+            return Err(Failure::NotAsExpected(Found::Replaced));
+        }
+        let base = item.display_dir().to_owned();
+        Ok((archived, ArchivedTree { observed, base }))
+    })
 }
 
 /// Adds the removal of a tree archived as `tree`: set aside by one rename, then checked there
