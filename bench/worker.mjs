@@ -31,6 +31,12 @@ for (const variant of Object.values(m.rewrite)) {
 }
 
 /** The package as a host imports it (the built `dist/`, loading the `.node` at the root). */
+/**
+ * Limits under which a listing, a glob or a grep gives its whole result (no entry cap, no
+ * output-bytes bound), so ours does the same work as the baselines, which print everything.
+ */
+const WHOLE_OUTPUT = { listMaxEntries: 10_000_000, readMaxBytes: 64 << 20 }
+
 async function workspace(extra = {}) {
   const { Workspace } = await import(pathToFileURL(join(repo, 'dist/esm/index.js')).href)
   return new Workspace({
@@ -327,7 +333,7 @@ const jobs = {
       [
         `list/ours-${size}`,
         async () => {
-          const ws = await workspace({ limits: { listMaxEntries: 10_000_000 } })
+          const ws = await workspace({ limits: WHOLE_OUTPUT })
           const op = async () => {
             const r = await call(ws, 'list_directory', { path: m.list[size], recursive: true })
             check(r.data.entries === m.list.listedEntries, `listed ${r.data.entries} entries, expected ${m.list.listedEntries}`)
@@ -414,7 +420,7 @@ const jobs = {
 
   // ── glob and grep (when the tools exist) ─────────────────────────────────────────────────────
   'glob/ours': async () => {
-    const ws = await workspace({ limits: { listMaxEntries: 10_000_000 } })
+    const ws = await workspace({ limits: WHOLE_OUTPUT })
     const op = async () => {
       const r = await call(ws, 'glob', { pattern: m.search.glob, path: m.search.dir })
       return r
@@ -424,7 +430,7 @@ const jobs = {
   'glob/rg': async () => ({ main: await series(() => search.rgFiles(m.search.dir, m.search.glob), it.search) }),
   'glob/git': async () => ({ main: await series(() => search.gitLsFiles(m.search.dir, m.search.glob), it.search) }),
   'grep/ours': async () => {
-    const ws = await workspace({ limits: { listMaxEntries: 10_000_000 } })
+    const ws = await workspace({ limits: WHOLE_OUTPUT })
     const op = () => call(ws, 'grep', { pattern: m.search.regex, path: m.search.dir, maxMatches: 1_000_000 })
     return { main: await series(op, it.search) }
   },
