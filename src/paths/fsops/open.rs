@@ -162,6 +162,13 @@ pub fn create_file_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
     file_at(dir, name, flags, 0o600)
 }
 
+/// Creates `name` in `dir` for writing as a new file is made (mode 0666 minus umask); fails if
+/// anything (even a dangling link) is there.
+pub fn create_file_umasked_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    file_at(dir, name, flags, 0o666)
+}
+
 /// [`create_file_at`] for reading as well as writing (a file written, then read back).
 pub fn create_read_write_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
     let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;

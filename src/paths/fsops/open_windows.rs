@@ -185,6 +185,12 @@ pub fn create_file_at(dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<File> {
     )
 }
 
+/// [`create_file_at`]: a new file takes the access control list its directory passes on, as
+/// one made with 0666 minus umask takes the umask on Unix.
+pub fn create_file_umasked_at(dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<File> {
+    create_file_at(dir, name)
+}
+
 /// [`create_file_at`] for reading as well as writing (a file written, then read back).
 pub fn create_read_write_at(dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<File> {
     let access = FILE_GENERIC_READ | FILE_GENERIC_WRITE;
