@@ -293,6 +293,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn a_shown_name_is_read_back_only_when_the_literal_does_not_exist() {
         use std::os::unix::ffi::OsStrExt;
         let tmp = tempfile::tempdir().unwrap();

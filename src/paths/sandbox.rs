@@ -263,7 +263,7 @@ pub fn identity_of(path: &Path) -> Option<crate::paths::FileId> {
     Some(stat.id())
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::error::ErrorCode;

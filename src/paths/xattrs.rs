@@ -172,7 +172,7 @@ pub(crate) fn sample_access_acl() -> Vec<u8> {
     .concat()
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::fs::File;
