@@ -69,6 +69,25 @@ fn identity(path: &Path, meta: &std::fs::Metadata) -> Result<FileId, Unresolvabl
     }
 }
 
+/// `std::fs::canonicalize` of an existing path (every link followed), in this crate's canonical
+/// form: on Windows without the verbatim prefix std gives it (`\\?\C:\x` is `C:\x`,
+/// `\\?\UNC\server\share` is `\\server\share`), as [`root_of`] starts a path.
+pub fn canonicalize_existing(path: &Path) -> io::Result<PathBuf> {
+    let canonical = std::fs::canonicalize(path)?;
+    #[cfg(windows)]
+    {
+        let below: PathBuf = canonical
+            .components()
+            .filter(|c| matches!(c, Component::Normal(_)))
+            .collect();
+        Ok(root_of(&canonical).join(below))
+    }
+    #[cfg(unix)]
+    {
+        Ok(canonical)
+    }
+}
+
 /// Where the absolute `path` starts, the anchor of a walk down to it: `/` on Unix; on Windows its drive (`C:\`, upper case) or share
 /// (`\\server\share\`), the verbatim prefix (`\\?\`) left out
 /// (../../docs/windows.md#names-case-drive-letters-unc-reserved-names).

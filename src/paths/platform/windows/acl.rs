@@ -20,8 +20,34 @@ use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken}
 use super::nt;
 
 /// Gives `copy` the discretionary access control list of `source` (its inherited entries are
-/// recomputed from `copy`'s own parent, as Windows does for any DACL set).
+/// recomputed from `copy`'s own parent, as Windows does for any DACL set), as far as we may: a
+/// list we may not read or set, or a file system without them, leaves `copy` with the list its
+/// directory passes on, as an extended attribute we may not set is left out on Unix.
 pub fn copy_acl(source: BorrowedHandle<'_>, copy: BorrowedHandle<'_>) -> io::Result<()> {
+    match copy_dacl(source, copy) {
+        Err(e) if not_ours_to_set(&e) => Ok(()),
+        other => other,
+    }
+}
+
+/// Whether an access control list could not be read or set because we may not, or because the
+/// file system has none.
+fn not_ours_to_set(e: &io::Error) -> bool {
+    use windows_sys::Win32::Foundation::{
+        ERROR_ACCESS_DENIED, ERROR_INVALID_FUNCTION, ERROR_NOT_SUPPORTED, ERROR_PRIVILEGE_NOT_HELD,
+    };
+    matches!(
+        e.raw_os_error().map(|code| code as u32),
+        Some(
+            ERROR_ACCESS_DENIED
+                | ERROR_PRIVILEGE_NOT_HELD
+                | ERROR_NOT_SUPPORTED
+                | ERROR_INVALID_FUNCTION
+        )
+    )
+}
+
+fn copy_dacl(source: BorrowedHandle<'_>, copy: BorrowedHandle<'_>) -> io::Result<()> {
     let readable = nt::reopen(source, READ_CONTROL)?;
     let mut dacl: *mut ACL = ptr::null_mut();
     let mut descriptor: PSECURITY_DESCRIPTOR = ptr::null_mut();
