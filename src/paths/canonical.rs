@@ -450,3 +450,33 @@ mod tests {
         assert_eq!((c.path, c.exists), (root.join("l"), true));
     }
 }
+
+/// Windows only: type-checked by `check:targets`, run where the crate's tests run on Windows.
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+
+    /// A walk starts at the drive (upper case) or the share, the verbatim prefix left out.
+    #[test]
+    fn a_path_starts_at_its_drive_or_share() {
+        assert_eq!(root_of(Path::new(r"c:\Users\me")), PathBuf::from(r"C:\"));
+        assert_eq!(root_of(Path::new(r"\\?\d:\x")), PathBuf::from(r"D:\"));
+        assert_eq!(
+            root_of(Path::new(r"\\?\UNC\server\share\x")),
+            PathBuf::from(r"\\server\share\")
+        );
+        assert_eq!(
+            root_of(Path::new(r"\\server\share\x")),
+            PathBuf::from(r"\\server\share\")
+        );
+    }
+
+    /// std's canonical form of an existing path loses its verbatim prefix.
+    #[test]
+    fn an_existing_path_is_canonical_without_the_verbatim_prefix() {
+        let tmp = tempfile::tempdir().unwrap();
+        let canonical = canonicalize_existing(tmp.path()).unwrap();
+        assert!(!canonical.as_os_str().to_string_lossy().starts_with(r"\\?\"));
+        assert!(canonical.is_dir());
+    }
+}

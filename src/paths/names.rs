@@ -109,3 +109,28 @@ mod tests {
         assert_eq!(into_vec(from_vec(raw.clone())), raw);
     }
 }
+
+/// Windows only: type-checked by `check:targets`, run where the crate's tests run on Windows.
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+    use std::os::windows::ffi::{OsStrExt, OsStringExt};
+
+    /// A name with an unpaired surrogate comes back from its WTF-8 bytes unchanged.
+    #[test]
+    fn wtf8_bytes_round_trip_with_a_lone_surrogate() {
+        let name = OsString::from_wide(&[0x61, 0xD800, 0x62]);
+        let bytes = into_vec(name.clone());
+        assert_eq!(from_vec(bytes), name);
+        assert_eq!(from_bytes("caf\u{e9}".as_bytes()), OsStr::new("caf\u{e9}"));
+    }
+
+    /// Bytes that are no Windows name give a name every open refuses (it holds NUL).
+    #[test]
+    fn bytes_that_are_no_windows_name_fail_closed() {
+        for bytes in [&b"bad\xff"[..], b"\xed\xa0\x80\xed\xb0\x80"] {
+            assert!(from_vec(bytes.to_vec()).encode_wide().any(|unit| unit == 0));
+        }
+        assert!(from_bytes(b"bad\xff").encode_wide().any(|unit| unit == 0));
+    }
+}

@@ -348,3 +348,23 @@ mod tests {
         assert!(check("/", Path::new("/")).is_ok());
     }
 }
+
+/// Windows only: type-checked by `check:targets`, run where the crate's tests run on Windows.
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+
+    /// Device names (with any extension, in any case) and names Win32 would strip are refused
+    /// before anything is opened; ordinary names pass.
+    #[test]
+    fn reserved_and_stripped_names_are_refused() {
+        let cwd = Path::new(r"C:\work");
+        for raw in ["aux.txt", r"src\CON", "src/nul.tar.gz", "notes.", "dir /x"] {
+            let e = absolute_input(raw, "path", cwd, None).unwrap_err();
+            assert!(e.message.starts_with("path: `"), "{raw}: {}", e.message);
+        }
+        for raw in ["auxiliary.txt", r"src\main.ts", "..", "a.b"] {
+            assert!(absolute_input(raw, "path", cwd, None).is_ok(), "{raw}");
+        }
+    }
+}
