@@ -22,6 +22,11 @@
  *      Wine's `node.exe` cannot write to a pipe (`EBADF`), so its output goes to files.
  *
  *   node scripts/test-windows.mjs            the steps above
+ *   node scripts/test-windows.mjs --past-the-loader
+ *                                            the steps above, with the host's copy of index.js
+ *                                            made to accept win32 (the package's own loader
+ *                                            refuses it until the port ships, SPEC §14): how far
+ *                                            a session gets on the Windows addon today
  *   node scripts/test-windows.mjs --probe    steps 1–3, then a throwaway napi-rs addon (an
  *                                            exported function and an async one) built in a
  *                                            temporary directory outside the repository and
@@ -220,21 +225,45 @@ function probe(node, standIn) {
 }
 
 /** A host project with the built package and the Windows addon beside its loader; returns its path. */
+/**
+ * The loader as it would be once it accepts win32: `index.js` with one line that names the
+ * platform `win32-<arch>-gnu`, for `--past-the-loader` only (the package's own stays refusing).
+ */
+function loaderPastWin32(source) {
+  const refusal = '  if (name !== null && PLATFORMS.includes(name)) return name\n'
+  if (!source.includes(refusal)) throw new Error('index.js changed: --past-the-loader no longer knows where to let win32 in')
+  return source.replace(refusal, "  if (platform === 'win32') return `win32-${arch}-gnu`\n" + refusal)
+}
+
+/**
+ * The session with its final clean-up counted as one more check instead of ending the run: under
+ * Wine a directory holding a file the live workspace has open (the audit log) cannot be removed
+ * yet, which would hide every count (`--past-the-loader` only).
+ */
+function cleanupCounted(source) {
+  const cleanup = '  rmSync(base, { recursive: true, force: true })\n'
+  if (!source.includes(cleanup)) throw new Error('session.mjs changed: --past-the-loader no longer knows its clean-up')
+  return source.replace(cleanup, '  try {\n  ' + cleanup + '  } catch (error) {\n    failures.push(`clean-up: ${error.message}`)\n  }\n')
+}
+
 function hostWithWindowsAddon(addon, standIn) {
   const host = mkdtempSync(join(tmpdir(), 'afs-windows-host-'))
   const pkg = join(host, 'node_modules', 'agent-fs-tools')
   mkdirSync(pkg, { recursive: true })
   writeFileSync(join(host, 'package.json'), JSON.stringify({ name: 'windows-host', private: true, type: 'module' }))
   for (const file of ['package.json', 'index.js', 'index.d.ts']) copyFileSync(join(root, file), join(pkg, file))
+  if (pastTheLoader) writeFileSync(join(pkg, 'index.js'), loaderPastWin32(readFileSync(join(root, 'index.js'), 'utf8')))
   if (!existsSync(join(root, 'dist'))) throw new Error('no dist/: run `npm run build:ts` first')
   cpSync(join(root, 'dist'), join(pkg, 'dist'), { recursive: true })
   copyFileSync(addon, join(pkg, 'agent-fs-tools.win32-x64-gnu.node'))
   copyFileSync(standIn, join(pkg, 'bcryptprimitives.dll'))
-  copyFileSync(join(root, '__test__', 'runtimes', 'session.mjs'), join(host, 'session.mjs'))
+  const session = readFileSync(join(root, '__test__', 'runtimes', 'session.mjs'), 'utf8')
+  writeFileSync(join(host, 'session.mjs'), pastTheLoader ? cleanupCounted(session) : session)
   return host
 }
 
 const probing = process.argv.includes('--probe')
+const pastTheLoader = process.argv.includes('--past-the-loader')
 let passed = 0
 let failed = 0
 try {

@@ -30,9 +30,9 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::paths::fsops;
 use crate::paths::shown::Shown;
 use crate::paths::EntryKind;
+use crate::paths::{canonical, fsops};
 use crate::paths::{AsDir, BorrowedDir, Dir};
 
 /// Mode of the directories we create in the data directory (and of the data directory itself).
@@ -71,10 +71,11 @@ impl DataDir {
         if let Some(fd) = slot.as_ref() {
             return Ok(fd.clone());
         }
+        let anchor = canonical::root_of(&self.path);
         let fd = if create {
-            fsops::ensure_dir_mode(Path::new("/"), &self.path, PRIVATE_DIR)?.0
+            fsops::ensure_dir_mode(&anchor, &self.path, PRIVATE_DIR)?.0
         } else {
-            fsops::open_dir(Path::new("/"), &self.path, false)?
+            fsops::open_dir(&anchor, &self.path, false)?
         };
         check_dir(fd.as_dir(), &self.path, Place::DataDir)?;
         check_dirs_in(fd.as_dir(), &self.path, &mut Vec::new())?;
@@ -123,7 +124,7 @@ pub fn check_file(file: &std::fs::File, path: &Path) -> io::Result<()> {
             format!("{} is not a regular file", path.shown()),
         ));
     }
-    check(stat, path, Place::File)
+    check(stat, Some(file.as_dir()), path, Place::File)
 }
 
 /// Whether `e` is the refusal of something in the data directory that is not private to this
@@ -151,7 +152,7 @@ fn check_dirs_in(dir: BorrowedDir<'_>, path: &Path, buffer: &mut Vec<u8>) -> io:
         }
         // Checked before it is opened: one of another user's may not be readable by us.
         let sub_path = path.join(&name);
-        check(fsops::Snapshot::of(&stat), &sub_path, Place::Inside)?;
+        check(fsops::Snapshot::of(&stat), None, &sub_path, Place::Inside)?;
         let sub = match fsops::open_subdir(readable.as_dir(), &name) {
             Ok(sub) => sub,
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
@@ -164,15 +165,20 @@ fn check_dirs_in(dir: BorrowedDir<'_>, path: &Path, buffer: &mut Vec<u8>) -> io:
 }
 
 fn check_dir(dir: BorrowedDir<'_>, path: &Path, place: Place) -> io::Result<()> {
-    check(fsops::snapshot_fd(dir)?, path, place)
+    check(fsops::snapshot_fd(dir)?, Some(dir), path, place)
 }
 
-fn check(stat: fsops::Snapshot, path: &Path, place: Place) -> io::Result<()> {
-    let user = fsops::effective_uid();
-    let why = if stat.uid != user {
+/// Refuses what `stat` describes (open as `handle`, where it is open) unless it is this user's
+/// and no one else may write it.
+fn check(
+    stat: fsops::Snapshot,
+    handle: Option<BorrowedDir<'_>>,
+    path: &Path,
+    place: Place,
+) -> io::Result<()> {
+    let why = if !fsops::owned_by_user(stat.uid, handle)? {
         Why::Owner {
-            owner: stat.uid,
-            user,
+            owner: fsops::other_owner(stat.uid),
         }
     } else if stat.permissions() & WRITABLE_BY_OTHERS != 0 {
         Why::Writable {
@@ -208,10 +214,15 @@ enum Place {
     File,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Why {
-    Owner { owner: u32, user: u32 },
-    Writable { mode: u32 },
+    /// `owner`: who owns it, as `fsops::other_owner` names them.
+    Owner {
+        owner: String,
+    },
+    Writable {
+        mode: u32,
+    },
 }
 
 impl fmt::Display for Untrusted {
@@ -222,11 +233,10 @@ impl fmt::Display for Untrusted {
             Place::Inside => "the directory",
             Place::File => "the file",
         };
-        match self.why {
-            Why::Owner { owner, user } => write!(
+        match &self.why {
+            Why::Owner { owner } => write!(
                 f,
-                "{what} {path} is owned by another user (uid {owner}; this process runs as uid \
-                 {user}), so nothing in the data directory can be trusted and nothing was read \
+                "{what} {path} is owned by another user ({owner}), so nothing in the data directory can be trusted and nothing was read \
                  from it. Choose another data directory (trash.dataDir, or \
                  AGENT_FS_TOOLS_DATA_DIR), or move {path} out of the way"
             ),

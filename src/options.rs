@@ -231,7 +231,7 @@ fn absolute(raw: &str, name: &str, home: Option<&Path>) -> Result<PathBuf> {
 fn existing_directory(value: &Value, name: &str, home: Option<&Path>) -> Result<PathBuf> {
     let raw = path_string(value, name)?;
     let path = absolute(raw, name, home)?;
-    let canonical = std::fs::canonicalize(&path)
+    let canonical = crate::paths::canonical::canonicalize_existing(&path)
         .map_err(|e| OptionError(format!("{name}: {} cannot be used: {e}", path.display())))?;
     if !canonical.is_dir() {
         return err(format!(

@@ -24,7 +24,7 @@ use super::seal::{self, Mac, KEY_LEN, SEAL_LEN, TRAILER_LEN};
 use crate::datadir::DataDir;
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::EntryKind;
-use crate::paths::{self, fsops, process};
+use crate::paths::{self, fsops};
 use crate::paths::{AsDir, Dir};
 
 /// Name of the sealing key, in the directory above the journals of every workspace.
@@ -102,7 +102,9 @@ impl Store {
         let key = self.key(false)?;
         let file = fsops::open_for_update(self.dir(false)?.as_dir(), name)?;
         let stat = fsops::fstat(&file)?;
-        if EntryKind::of(&stat) != EntryKind::File || stat.uid != process::effective_user() {
+        if EntryKind::of(&stat) != EntryKind::File
+            || !fsops::owned_by_user(stat.uid, Some(file.as_dir()))?
+        {
             return Err(io::Error::from(io::ErrorKind::PermissionDenied));
         }
         let old_len = stat.size;
@@ -368,7 +370,9 @@ impl<R: BufRead> Read for Unsealing<'_, R> {
 fn open_lock(dir: impl AsDir, name: &OsStr) -> io::Result<File> {
     let file = fsops::open_lock_file(dir.as_dir(), name)?;
     let stat = fsops::fstat(&file)?;
-    if EntryKind::of(&stat) != EntryKind::File || stat.uid != process::effective_user() {
+    if EntryKind::of(&stat) != EntryKind::File
+        || !fsops::owned_by_user(stat.uid, Some(file.as_dir()))?
+    {
         return Err(io::Error::from(io::ErrorKind::PermissionDenied));
     }
     Ok(file)
@@ -388,12 +392,12 @@ fn open_ours(dir: impl AsDir, name: &OsStr) -> io::Result<File> {
     let dir = dir.as_dir();
     let stat =
         fsops::lstat_at(dir, name)?.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
-    if EntryKind::of(&stat) != EntryKind::File || stat.uid != process::effective_user() {
+    if EntryKind::of(&stat) != EntryKind::File || !fsops::owned_by_user(stat.uid, None)? {
         return Err(io::Error::from(io::ErrorKind::PermissionDenied));
     }
     let file = fsops::open_for_read(dir, name)?;
     let opened = fsops::fstat(&file)?;
-    if opened.id() != stat.id() {
+    if opened.id() != stat.id() || !fsops::owned_by_user(opened.uid, Some(file.as_dir()))? {
         return Err(io::Error::from(io::ErrorKind::PermissionDenied));
     }
     Ok(file)

@@ -10,7 +10,7 @@
 use std::fs::File;
 use std::io::{self, Read};
 
-use crate::paths::{self, Stat};
+use crate::paths;
 
 /// What follows the old content of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +36,7 @@ struct Version {
 
 impl Version {
     fn of(file: &File) -> io::Result<Self> {
-        let stat = Stat::from(&file.metadata()?);
+        let stat = paths::fsops::fstat(file)?;
         Ok(Version {
             size: stat.size,
             mtime: stat.mtime,

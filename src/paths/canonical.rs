@@ -16,7 +16,9 @@ use std::path::{Component, Path, PathBuf};
 
 use super::platform;
 use crate::paths::os_error::{self, Cause};
-use crate::paths::{FileId, Stat};
+use crate::paths::FileId;
+#[cfg(unix)]
+use crate::paths::Stat;
 
 /// Where the stored name of an existing entry comes from ([`platform::stored_name`]; tests give
 /// their own).
@@ -47,9 +49,76 @@ pub struct Canonical {
     pub identities: Vec<FileId>,
 }
 
-/// Which entry `meta` describes.
-fn identity(meta: &std::fs::Metadata) -> FileId {
-    Stat::from(meta).id()
+/// Which entry `meta` (read for `path`, not following a final link) describes. Windows: std's
+/// metadata has no stable file id, so the entry is asked again through a handle.
+fn identity(path: &Path, meta: &std::fs::Metadata) -> Result<FileId, Unresolvable> {
+    #[cfg(unix)]
+    {
+        let _ = path;
+        Ok(Stat::from(meta).id())
+    }
+    #[cfg(windows)]
+    {
+        let _ = meta;
+        platform::lstat_path(path)
+            .map(|stat| stat.id())
+            .map_err(|error| Unresolvable {
+                error,
+                at: path.to_owned(),
+            })
+    }
+}
+
+/// `std::fs::canonicalize` of an existing path (every link followed), in this crate's canonical
+/// form: on Windows without the verbatim prefix std gives it (`\\?\C:\x` is `C:\x`,
+/// `\\?\UNC\server\share` is `\\server\share`), as [`root_of`] starts a path.
+pub fn canonicalize_existing(path: &Path) -> io::Result<PathBuf> {
+    let canonical = std::fs::canonicalize(path)?;
+    #[cfg(windows)]
+    {
+        let below: PathBuf = canonical
+            .components()
+            .filter(|c| matches!(c, Component::Normal(_)))
+            .collect();
+        Ok(root_of(&canonical).join(below))
+    }
+    #[cfg(unix)]
+    {
+        Ok(canonical)
+    }
+}
+
+/// Where the absolute `path` starts, the anchor of a walk down to it: `/` on Unix; on Windows its drive (`C:\`, upper case) or share
+/// (`\\server\share\`), the verbatim prefix (`\\?\`) left out
+/// (../../docs/windows.md#names-case-drive-letters-unc-reserved-names).
+pub fn root_of(path: &Path) -> PathBuf {
+    #[cfg(unix)]
+    {
+        let _ = path;
+        PathBuf::from("/")
+    }
+    #[cfg(windows)]
+    {
+        use std::path::Prefix;
+        let Some(Component::Prefix(prefix)) = path.components().next() else {
+            return PathBuf::from("\\");
+        };
+        let mut root = match prefix.kind() {
+            Prefix::Disk(letter) | Prefix::VerbatimDisk(letter) => {
+                OsString::from(format!("{}:", char::from(letter.to_ascii_uppercase())))
+            }
+            Prefix::UNC(server, share) | Prefix::VerbatimUNC(server, share) => {
+                let mut unc = OsString::from("\\\\");
+                unc.push(server);
+                unc.push("\\");
+                unc.push(share);
+                unc
+            }
+            Prefix::Verbatim(_) | Prefix::DeviceNS(_) => prefix.as_os_str().to_owned(),
+        };
+        root.push("\\");
+        PathBuf::from(root)
+    }
 }
 
 fn push_components(queue: &mut VecDeque<OsString>, path: &Path) {
@@ -96,7 +165,7 @@ fn resolve_with(path: &Path, stored_name: StoredName<'_>) -> Result<Canonical, U
     debug_assert!(path.is_absolute());
     let mut pending = VecDeque::new();
     push_components(&mut pending, path);
-    let mut out = PathBuf::from("/");
+    let mut out = root_of(path);
     // Components in `out`, and how many of them existed when the first missing one was added:
     // a `..` that climbs back out of the missing tail lands on an existing directory again, and
     // what follows it must be resolved (symlinks followed) like any existing path. Appending it
@@ -138,7 +207,7 @@ fn resolve_with(path: &Path, stored_name: StoredName<'_>) -> Result<Canonical, U
                     at: candidate.clone(),
                 })?;
                 if target.is_absolute() {
-                    out = PathBuf::from("/");
+                    out = root_of(&target);
                     depth = 0;
                     identities.clear();
                 }
@@ -151,9 +220,9 @@ fn resolve_with(path: &Path, stored_name: StoredName<'_>) -> Result<Canonical, U
                         at: candidate,
                     });
                 }
+                identities.push(identity(&candidate, &meta)?);
                 out = as_stored(candidate, stored_name);
                 depth += 1;
-                identities.push(identity(&meta));
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 existing_depth = Some(depth);
@@ -209,7 +278,7 @@ fn resolve_parent_with(
     let exists = entry.is_some();
     let full = match entry {
         Some(meta) => {
-            identities.push(identity(&meta));
+            identities.push(identity(&full, &meta)?);
             as_stored(full, stored_name)
         }
         None => full,
@@ -379,5 +448,35 @@ mod tests {
         symlink("/etc/passwd", root.join("l")).unwrap();
         let c = canonicalize_parent(&root.join("l")).unwrap();
         assert_eq!((c.path, c.exists), (root.join("l"), true));
+    }
+}
+
+/// Windows only: type-checked by `check:targets`, run where the crate's tests run on Windows.
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+
+    /// A walk starts at the drive (upper case) or the share, the verbatim prefix left out.
+    #[test]
+    fn a_path_starts_at_its_drive_or_share() {
+        assert_eq!(root_of(Path::new(r"c:\Users\me")), PathBuf::from(r"C:\"));
+        assert_eq!(root_of(Path::new(r"\\?\d:\x")), PathBuf::from(r"D:\"));
+        assert_eq!(
+            root_of(Path::new(r"\\?\UNC\server\share\x")),
+            PathBuf::from(r"\\server\share\")
+        );
+        assert_eq!(
+            root_of(Path::new(r"\\server\share\x")),
+            PathBuf::from(r"\\server\share\")
+        );
+    }
+
+    /// std's canonical form of an existing path loses its verbatim prefix.
+    #[test]
+    fn an_existing_path_is_canonical_without_the_verbatim_prefix() {
+        let tmp = tempfile::tempdir().unwrap();
+        let canonical = canonicalize_existing(tmp.path()).unwrap();
+        assert!(!canonical.as_os_str().to_string_lossy().starts_with(r"\\?\"));
+        assert!(canonical.is_dir());
     }
 }

@@ -4,7 +4,9 @@
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom};
 
+#[cfg(unix)]
 use rustix::fs::SeekFrom as Whence;
+#[cfg(unix)]
 use rustix::io::Errno;
 
 use super::platform;
@@ -24,6 +26,30 @@ pub fn copy_bytes(
     if !has_holes {
         return copy_range(source, copy, 0, u64::MAX, step, go_on);
     }
+    copy_data_stretches(source, copy, step, go_on)
+}
+
+/// Windows: holes are not looked for yet (`FSCTL_QUERY_ALLOCATED_RANGES` would tell them), so
+/// a sparse file's copy is whole (docs/windows.md).
+#[cfg(windows)]
+fn copy_data_stretches(
+    source: &File,
+    copy: &mut File,
+    step: u64,
+    go_on: &dyn Fn() -> bool,
+) -> io::Result<bool> {
+    copy_range(source, copy, 0, u64::MAX, step, go_on)
+}
+
+/// [`copy_bytes`] of a file with holes: each stretch of data at its own offset, then the
+/// source's length.
+#[cfg(unix)]
+fn copy_data_stretches(
+    source: &File,
+    copy: &mut File,
+    step: u64,
+    go_on: &dyn Fn() -> bool,
+) -> io::Result<bool> {
     let mut offset = 0;
     loop {
         let data = match rustix::fs::seek(source, Whence::Data(offset)) {
@@ -50,6 +76,7 @@ pub fn copy_bytes(
 /// is a hole, as `SEEK_DATA`/`SEEK_HOLE` tell (Linux and macOS alike). Before data, the file
 /// offset is put at `offset`. A file system that cannot tell: data to `end`. No data after
 /// `offset`: a hole to `end` (or the file shrank, which a caller's later stat catches).
+#[cfg(unix)]
 pub fn stretch_at(file: &File, offset: u64, end: u64) -> io::Result<(u64, bool)> {
     let stretch = match rustix::fs::seek(file, Whence::Data(offset)) {
         Ok(data) if data > offset => (data.min(end), true),
@@ -67,8 +94,16 @@ pub fn stretch_at(file: &File, offset: u64, end: u64) -> io::Result<(u64, bool)>
     Ok(stretch)
 }
 
+/// Windows: the system cannot tell here (holes are not looked for yet), so data to `end`.
+#[cfg(windows)]
+pub fn stretch_at(file: &File, offset: u64, end: u64) -> io::Result<(u64, bool)> {
+    (&*file).seek(SeekFrom::Start(offset))?;
+    Ok((end, false))
+}
+
 /// Whether `SEEK_DATA` failed because the file system does not have it (Linux: `EINVAL`; macOS
 /// also `ENOTSUP`).
+#[cfg(unix)]
 fn cannot_seek_data(e: Errno) -> bool {
     e == Errno::INVAL || platform::is_unsupported(e)
 }
@@ -100,7 +135,7 @@ fn copy_range(
     Ok(true)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::{FileExt, MetadataExt};

@@ -51,6 +51,13 @@ pub fn effective_user() -> u32 {
     rustix::process::geteuid().as_raw()
 }
 
+/// The user we run as, as `Stat.uid` names owners: on Windows `0`, as every `Stat.uid` is there
+/// (owners are SIDs: `fsops::owned_by_user` compares them).
+#[cfg(windows)]
+pub fn effective_user() -> u32 {
+    0
+}
+
 /// A named moment a debug build can be told to die at (`AGENT_FS_TOOLS_CRASH_AT=<point>`, a
 /// SIGKILL of this process; on Windows `TerminateProcess`, which as surely runs nothing more): the crash harness kills a change at each phase of its commit,
 /// deterministically, where random kills cannot hit a window of microseconds. Compiled only

@@ -5,7 +5,6 @@
 //! that does names that entry ([`prefer_shown_names`]).
 
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 use super::shown::{echo, unescape_component, Shown};
@@ -68,6 +67,8 @@ pub fn absolute_input(
         // Refused before anything is created (write_file would otherwise make the parents first).
         return Err(name_too_long(field, OsStr::new(long)));
     }
+    #[cfg(windows)]
+    refuse_windows_names(raw, field)?;
     let expanded = expand_home(raw, home).ok_or_else(|| {
         ToolError::invalid(format!(
             "{field}: `~/` needs a home directory, and none is known; use an absolute path"
@@ -78,6 +79,30 @@ pub fn absolute_input(
     } else {
         cwd.join(expanded)
     })
+}
+
+/// Windows: refuses a path with a component Win32 would take for a device (`CON`, `NUL`,
+/// `aux.txt`: in every directory) or would strip (a trailing `.` or space), before anything is
+/// opened: such an entry, made through a relative NT open, no other program could open or
+/// remove (../../docs/windows.md#names-case-drive-letters-unc-reserved-names).
+#[cfg(windows)]
+fn refuse_windows_names(raw: &str, field: &str) -> Result<(), ToolError> {
+    let plain = |part: &&str| !matches!(*part, "" | "." | ".." | "~");
+    for part in raw.split(['/', '\\']).filter(plain) {
+        if super::platform::names::is_reserved_device(OsStr::new(part)) {
+            return Err(ToolError::invalid(format!(
+                "{field}: `{}` is a name Windows reserves for a device (CON, PRN, AUX, NUL, COM1-9, LPT1-9, with any extension); choose another name",
+                echo(part)
+            )));
+        }
+        if part.ends_with(['.', ' ']) {
+            return Err(ToolError::invalid(format!(
+                "{field}: `{}` ends with a dot or a space, which Windows strips from a name; choose a name without it",
+                echo(part)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The length of the name `part` stands for: itself, or the name it is the shown form of.
@@ -116,7 +141,8 @@ pub fn check_name_lengths(path: &Path, field: &str) -> Result<(), ToolError> {
 /// like any other afterwards.
 pub fn prefer_shown_names(absolute: &Path, may_look_in: impl Fn(&Path) -> bool) -> Option<PathBuf> {
     let decoded = |name: &OsStr| {
-        unescape_component(name.to_str()?).filter(|bytes| bytes.as_slice() != name.as_bytes())
+        unescape_component(name.to_str()?)
+            .filter(|bytes| bytes.as_slice() != name.as_encoded_bytes())
     };
     if !absolute.components().any(|c| match c {
         Component::Normal(name) => decoded(name).is_some(),
@@ -130,7 +156,7 @@ pub fn prefer_shown_names(absolute: &Path, may_look_in: impl Fn(&Path) -> bool) 
     for component in absolute.components() {
         if let Component::Normal(name) = component {
             if let Some(bytes) = decoded(name) {
-                let shown_name = OsStr::from_bytes(&bytes);
+                let shown_name = super::names::from_bytes(&bytes);
                 let look =
                     || super::canonical::resolve(&out).is_ok_and(|dir| may_look_in(&dir.path));
                 if look() && !exists(&out.join(name)) && exists(&out.join(shown_name)) {
@@ -267,6 +293,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn a_shown_name_is_read_back_only_when_the_literal_does_not_exist() {
         use std::os::unix::ffi::OsStrExt;
         let tmp = tempfile::tempdir().unwrap();
@@ -319,5 +346,25 @@ mod tests {
         assert!(check("f", &dir.path().join("f")).is_ok());
         assert!(check("./", dir.path()).is_ok());
         assert!(check("/", Path::new("/")).is_ok());
+    }
+}
+
+/// Windows only: type-checked by `check:targets`, run where the crate's tests run on Windows.
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+
+    /// Device names (with any extension, in any case) and names Win32 would strip are refused
+    /// before anything is opened; ordinary names pass.
+    #[test]
+    fn reserved_and_stripped_names_are_refused() {
+        let cwd = Path::new(r"C:\work");
+        for raw in ["aux.txt", r"src\CON", "src/nul.tar.gz", "notes.", "dir /x"] {
+            let e = absolute_input(raw, "path", cwd, None).unwrap_err();
+            assert!(e.message.starts_with("path: `"), "{raw}: {}", e.message);
+        }
+        for raw in ["auxiliary.txt", r"src\main.ts", "..", "a.b"] {
+            assert!(absolute_input(raw, "path", cwd, None).is_ok(), "{raw}");
+        }
     }
 }

@@ -71,7 +71,7 @@ impl Sandbox {
     /// The allowed tree containing `path`, or `None` if it is outside them all.
     pub fn anchor_of(&self, path: &Path) -> Option<PathBuf> {
         match &self.allowed {
-            None => Some(PathBuf::from("/")),
+            None => Some(super::canonical::root_of(path)),
             Some(trees) => trees
                 .iter()
                 .filter(|t| path.starts_with(t))
@@ -256,11 +256,14 @@ impl Sandbox {
 
 /// Which entry is at `path` (not following a final link), if any.
 pub fn identity_of(path: &Path) -> Option<crate::paths::FileId> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    Some(crate::paths::Stat::from(&meta).id())
+    #[cfg(unix)]
+    let stat = crate::paths::Stat::from(&std::fs::symlink_metadata(path).ok()?);
+    #[cfg(windows)]
+    let stat = crate::paths::platform::lstat_path(path).ok()?;
+    Some(stat.id())
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::error::ErrorCode;

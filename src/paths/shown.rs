@@ -41,7 +41,6 @@
 use std::borrow::Cow;
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 /// Characters that never appear in a shown name: C0 controls (tab, newline and ESC included),
@@ -68,7 +67,7 @@ fn is_plain(text: &str) -> bool {
 /// The shown form of a name or path (components shown one by one, `/` kept): borrowed, and equal
 /// to the name, whenever every component is plain.
 pub fn shown(name: &OsStr) -> Cow<'_, str> {
-    let bytes = name.as_bytes();
+    let bytes = name.as_encoded_bytes();
     if let Ok(text) = std::str::from_utf8(bytes) {
         if text.split('/').all(is_plain) {
             return Cow::Borrowed(text);
@@ -124,7 +123,7 @@ pub fn unescape(text: &str) -> Option<OsString> {
         }
         out.extend_from_slice(&unescape_component(part)?);
     }
-    Some(OsString::from_vec(out))
+    Some(super::names::from_vec(out))
 }
 
 /// [`unescape`] for one component (no `/`).
@@ -211,10 +210,11 @@ impl Shown for PathBuf {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::os::unix::ffi::OsStrExt;
 
     fn show(bytes: &[u8]) -> String {
         shown(OsStr::from_bytes(bytes)).into_owned()

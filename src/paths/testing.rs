@@ -1,6 +1,10 @@
 //! What tests ask of the operating system beyond the crate's own API (making links, setting
 //! modes, owners, times and extended attributes, swapping entries), so that test code outside
 //! `paths/` names no platform type either. Test builds only.
+//!
+//! On Windows: modes are the read-only bit, owners are not set (there are none to give, as
+//! `fsops::give_owner` says), extended attributes do not exist, and there is no atomic exchange
+//! (a test that needs one is a Unix test).
 
 use std::fs;
 use std::io;
@@ -14,6 +18,7 @@ pub trait Modes {
     fn mode(&self) -> u32;
 }
 
+#[cfg(unix)]
 impl Modes for fs::Permissions {
     fn from_mode(mode: u32) -> Self {
         std::os::unix::fs::PermissionsExt::from_mode(mode)
@@ -24,22 +29,88 @@ impl Modes for fs::Permissions {
     }
 }
 
+/// Windows: read-only when no write bit is set; the mode read back is the synthesised one.
+#[cfg(windows)]
+impl Modes for fs::Permissions {
+    fn from_mode(mode: u32) -> Self {
+        // `Permissions` has no constructor: one is read and given the read-only bit.
+        let mut permissions = fs::metadata(std::env::temp_dir())
+            .expect("the temp directory exists")
+            .permissions();
+        permissions.set_readonly(mode & 0o222 == 0);
+        permissions
+    }
+
+    fn mode(&self) -> u32 {
+        if self.readonly() {
+            0o100444
+        } else {
+            0o100666
+        }
+    }
+}
+
+/// The entry at `path` itself (a link is not followed), as the crate's `Stat` describes it.
+pub fn lstat(path: &Path) -> io::Result<crate::paths::Stat> {
+    #[cfg(unix)]
+    {
+        fs::symlink_metadata(path).map(|meta| crate::paths::Stat::from(&meta))
+    }
+    #[cfg(windows)]
+    {
+        crate::paths::platform::lstat_path(path)
+    }
+}
+
 /// Makes `link` a symbolic link to `target`.
+#[cfg(unix)]
 pub fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
     std::os::unix::fs::symlink(target, link)
 }
 
+/// Makes `link` a symbolic link to `target`: a directory link when `target` (relative to the
+/// link's directory) is a directory now.
+#[cfg(windows)]
+pub fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
+    let (target, link) = (target.as_ref(), link.as_ref());
+    let seen = link
+        .parent()
+        .map_or(target.to_owned(), |dir| dir.join(target));
+    if seen.is_dir() {
+        std::os::windows::fs::symlink_dir(target, link)
+    } else {
+        std::os::windows::fs::symlink_file(target, link)
+    }
+}
+
+/// Windows: no owner to give (see the module docs).
+#[cfg(windows)]
+pub fn chown(path: impl AsRef<Path>, uid: Option<u32>, gid: Option<u32>) -> io::Result<()> {
+    let _ = (path.as_ref(), uid, gid);
+    Ok(())
+}
+
+/// Windows: no owner to give (see the module docs).
+#[cfg(windows)]
+pub fn lchown(path: impl AsRef<Path>, uid: Option<u32>, gid: Option<u32>) -> io::Result<()> {
+    let _ = (path.as_ref(), uid, gid);
+    Ok(())
+}
+
 /// Gives `path` (followed if a link) the owner `uid` and group `gid` where given.
+#[cfg(unix)]
 pub fn chown(path: impl AsRef<Path>, uid: Option<u32>, gid: Option<u32>) -> io::Result<()> {
     std::os::unix::fs::chown(path, uid, gid)
 }
 
 /// Gives `path` itself (a link is not followed) the owner `uid` and group `gid` where given.
+#[cfg(unix)]
 pub fn lchown(path: impl AsRef<Path>, uid: Option<u32>, gid: Option<u32>) -> io::Result<()> {
     std::os::unix::fs::lchown(path, uid, gid)
 }
 
 /// Swaps the entries `a` and `b` atomically (`RENAME_EXCHANGE`).
+#[cfg(unix)]
 pub fn exchange(a: &Path, b: &Path) {
     rustix::fs::renameat_with(
         rustix::fs::CWD,
@@ -52,6 +123,7 @@ pub fn exchange(a: &Path, b: &Path) {
 }
 
 /// Sets the access and modification times of `path` itself (a link is not followed).
+#[cfg(unix)]
 pub fn set_times(path: &Path, secs: i64, nanos: u32) {
     let at = rustix::fs::Timespec {
         tv_sec: secs,
@@ -70,7 +142,44 @@ pub fn set_times(path: &Path, secs: i64, nanos: u32) {
     .unwrap();
 }
 
+/// Sets the access and modification times of `path` itself (a link is not followed).
+#[cfg(windows)]
+pub fn set_times(path: &Path, secs: i64, nanos: u32) {
+    use std::os::windows::fs::OpenOptionsExt;
+    use windows_sys::Win32::Storage::FileSystem::{
+        FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT, FILE_WRITE_ATTRIBUTES,
+    };
+    let at = if secs >= 0 {
+        std::time::UNIX_EPOCH + std::time::Duration::new(secs as u64, nanos)
+    } else {
+        std::time::UNIX_EPOCH - std::time::Duration::from_secs(secs.unsigned_abs())
+            + std::time::Duration::from_nanos(nanos.into())
+    };
+    let file = fs::OpenOptions::new()
+        .access_mode(FILE_WRITE_ATTRIBUTES)
+        .custom_flags(FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT)
+        .open(path)
+        .unwrap();
+    file.set_times(fs::FileTimes::new().set_accessed(at).set_modified(at))
+        .unwrap();
+}
+
+/// Windows: there are no extended attributes (`Unsupported`).
+#[cfg(windows)]
+pub fn set_xattr(path: &Path, name: &str, value: &[u8]) -> io::Result<()> {
+    let _ = (path, name, value);
+    Err(io::ErrorKind::Unsupported.into())
+}
+
+/// Windows: there are no extended attributes.
+#[cfg(windows)]
+pub fn xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
+    let _ = (path, name);
+    None
+}
+
 /// Sets the extended attribute `name` of `path` (followed if a link) to `value`.
+#[cfg(unix)]
 pub fn set_xattr(path: &Path, name: &str, value: &[u8]) -> io::Result<()> {
     rustix::fs::setxattr(path, name, value, rustix::fs::XattrFlags::empty())?;
     Ok(())
@@ -78,6 +187,7 @@ pub fn set_xattr(path: &Path, name: &str, value: &[u8]) -> io::Result<()> {
 
 /// The extended attribute `name` of `path` itself (a link is not followed), if it has it (up
 /// to 4 KiB of it).
+#[cfg(unix)]
 pub fn xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
     let mut buf = vec![0u8; 4096];
     let n = rustix::fs::lgetxattr(path, name, &mut buf[..]).ok()?;
@@ -85,7 +195,7 @@ pub fn xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
     Some(buf)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::paths::{EntryKind, Stat};
@@ -107,8 +217,8 @@ mod tests {
         exchange(&a, &b);
         assert!(fs::metadata(&a).unwrap().is_dir());
         symlink("b", dir.path().join("l")).unwrap();
-        let link = fs::symlink_metadata(dir.path().join("l")).unwrap();
-        assert_eq!(Stat::from(&link).kind(), EntryKind::Symlink);
+        let link = lstat(&dir.path().join("l")).unwrap();
+        assert_eq!(link.kind(), EntryKind::Symlink);
         let me = crate::paths::process::effective_user();
         lchown(dir.path().join("l"), Some(me), None).unwrap();
         chown(&b, Some(me), None).unwrap();

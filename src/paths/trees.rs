@@ -11,7 +11,7 @@ mod copied;
 mod copy;
 mod metadata;
 mod remove;
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests;
 
 pub use copied::{unchanged_since_copied, Copied, CopyCounts};

@@ -4,14 +4,22 @@
 //! [`is_archived`] names (as `SCHILY.xattr.*` PAX records) and a restore puts them back.
 //! Symlinks' attributes are not handled: there is no descriptor-based call for them. (macOS's
 //! ACLs are not extended attributes: see `platform::copy_acl`.)
+//!
+//! Windows: no attribute is read or written (../../docs/windows.md#what-windows-cannot-keep-to-be-named-in-the-readme).
+//! NTFS extended attributes and alternate data streams (`Zone.Identifier` among them) are not
+//! kept by a move between volumes, a rewrite or the trash; the access control list is, through
+//! `platform::copy_acl`.
 
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
 
+#[cfg(unix)]
 use rustix::fs::XattrFlags;
+#[cfg(unix)]
 use rustix::io::Errno;
 
+#[cfg(unix)]
 use super::platform;
+use crate::paths::{AsDir, BorrowedDir};
 
 /// One extended attribute: its full name (`user.origin`, `system.posix_acl_access`) and value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,8 +29,9 @@ pub struct Xattr {
 }
 
 /// Every extended attribute of `fd` that we may read (none where the file system has none).
-pub fn read_all(fd: impl AsFd) -> io::Result<Vec<Xattr>> {
-    let fd = fd.as_fd();
+#[cfg(unix)]
+pub fn read_all(fd: impl AsDir) -> io::Result<Vec<Xattr>> {
+    let fd = fd.as_dir();
     let names = match read_sized(
         || rustix::fs::flistxattr_query(fd),
         |buf| rustix::fs::flistxattr(fd, buf),
@@ -54,8 +63,9 @@ pub fn read_all(fd: impl AsFd) -> io::Result<Vec<Xattr>> {
 /// may not set (`security.*` without the capability, say) is left out silently; any other
 /// failure is an error. Call it after changing the owner (which clears file capabilities) and
 /// before setting the mode (an ACL sets the group bits).
-pub fn write_all(fd: impl AsFd, xattrs: &[Xattr]) -> io::Result<()> {
-    let fd = fd.as_fd();
+#[cfg(unix)]
+pub fn write_all(fd: impl AsDir, xattrs: &[Xattr]) -> io::Result<()> {
+    let fd = fd.as_dir();
     for xattr in xattrs {
         match rustix::fs::fsetxattr(fd, &xattr.name[..], &xattr.value, XattrFlags::empty()) {
             Ok(()) | Err(Errno::PERM | Errno::ACCESS) => {}
@@ -65,6 +75,21 @@ pub fn write_all(fd: impl AsFd, xattrs: &[Xattr]) -> io::Result<()> {
             Err(e) => return Err(e.into()),
         }
     }
+    Ok(())
+}
+
+/// Windows: none is read (see the module docs).
+#[cfg(windows)]
+pub fn read_all(handle: impl AsDir) -> io::Result<Vec<Xattr>> {
+    let _ = handle.as_dir();
+    Ok(Vec::new())
+}
+
+/// Windows: none is written (see the module docs); an attribute a restore names is left out,
+/// as one a Unix file system cannot hold is.
+#[cfg(windows)]
+pub fn write_all(handle: impl AsDir, xattrs: &[Xattr]) -> io::Result<()> {
+    let _ = (handle.as_dir(), xattrs);
     Ok(())
 }
 
@@ -96,12 +121,13 @@ pub fn is_kept_on_rewrite(name: &[u8]) -> bool {
 }
 
 /// Gives `copy` every extended attribute of `source` that it can take (see [`write_all`]).
-pub fn copy(source: BorrowedFd<'_>, copy: BorrowedFd<'_>) -> io::Result<()> {
+pub fn copy(source: BorrowedDir<'_>, copy: BorrowedDir<'_>) -> io::Result<()> {
     write_all(copy, &read_all(source)?)
 }
 
 /// Reads a list or value of unknown size: `query` tells the size, `read` fills a buffer of it,
 /// again if it grew in between (`ERANGE`).
+#[cfg(unix)]
 fn read_sized(
     query: impl Fn() -> Result<usize, Errno>,
     mut read: impl FnMut(&mut [u8]) -> Result<usize, Errno>,
@@ -146,7 +172,7 @@ pub(crate) fn sample_access_acl() -> Vec<u8> {
     .concat()
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::fs::File;

@@ -90,7 +90,9 @@ fn same_entry(a: &Path, b: &Path) -> bool {
 
 /// Why `path` must never be removed, if it must not.
 fn danger(ws: &Workspace, path: &Path) -> Option<&'static str> {
-    let home = ws.home().and_then(|h| std::fs::canonicalize(h).ok());
+    let home = ws
+        .home()
+        .and_then(|h| crate::paths::canonical::canonicalize_existing(h).ok());
     if path == Path::new("/") {
         Some("the filesystem root")
     } else if home.is_some_and(|home| home == path || same_entry(&home, path)) {

@@ -18,7 +18,7 @@ use std::path::Path;
 
 use crate::journal::store::Store;
 use crate::paths::io::{read_exact_at, write_all_at};
-use crate::paths::Stat;
+use crate::paths::{fsops, Stat};
 
 /// The most bytes of someone else's a splice moves (they are held in memory and copied to the
 /// journal); beyond it, the file is left as it is.
@@ -122,7 +122,7 @@ pub fn splice_out(
     copies: &ForeignCopies<'_>,
 ) -> io::Result<Splice> {
     let len = ours.len() as u64;
-    let before = Stat::from(&file.metadata()?);
+    let before = fsops::fstat(file)?;
     if let Some(theirs) = copies.kept(step) {
         finish_cut_short(file, old_size, ours, &theirs, &before)?;
         copies.forget(step);
@@ -192,7 +192,7 @@ fn move_down(file: &File, old_size: u64, theirs: &[u8]) -> io::Result<()> {
 
 /// Whether `file` is still, by size and times, what `before` describes.
 fn unchanged(file: &File, before: &Stat) -> io::Result<bool> {
-    let now = Stat::from(&file.metadata()?);
+    let now = fsops::fstat(file)?;
     Ok(now.size == before.size && now.mtime == before.mtime && now.ctime == before.ctime)
 }
 

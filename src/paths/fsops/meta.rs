@@ -127,9 +127,51 @@ pub fn set_link_mtime_at(dir: BorrowedFd<'_>, name: &OsStr, mtime: (i64, u32)) -
     rustix::fs::utimensat(dir, name, &mtime_only(mtime), AtFlags::SYMLINK_NOFOLLOW).map_err(errno)
 }
 
+/// Sets the access and modification times of an open file or directory.
+pub fn set_times_fd(fd: impl AsFd, atime: (i64, u32), mtime: (i64, u32)) -> io::Result<()> {
+    rustix::fs::futimens(fd, &both_times(atime, mtime)).map_err(errno)
+}
+
+/// Sets the access and modification times of the symlink `name` itself (not its target).
+pub fn set_link_times_at(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    atime: (i64, u32),
+    mtime: (i64, u32),
+) -> io::Result<()> {
+    let times = both_times(atime, mtime);
+    rustix::fs::utimensat(dir, name, &times, AtFlags::SYMLINK_NOFOLLOW).map_err(errno)
+}
+
+fn both_times(atime: (i64, u32), mtime: (i64, u32)) -> Timestamps {
+    Timestamps {
+        last_access: Timespec {
+            tv_sec: atime.0,
+            tv_nsec: atime.1 as _,
+        },
+        last_modification: Timespec {
+            tv_sec: mtime.0,
+            tv_nsec: mtime.1 as _,
+        },
+    }
+}
+
 /// The effective user id of this process: whose files the data directory's must be.
 pub fn effective_uid() -> u32 {
     rustix::process::geteuid().as_raw()
+}
+
+/// Whether an entry owned by `uid` (open as `handle`, where it is open) belongs to the user this
+/// process runs as: `uid` is the effective uid. (Windows asks the handle's owner SID instead.)
+pub fn owned_by_user(uid: u32, handle: Option<BorrowedFd<'_>>) -> io::Result<bool> {
+    let _ = handle;
+    Ok(uid == effective_uid())
+}
+
+/// How an owner that is not this process's user is named in a message: `uid 1000; this
+/// process runs as uid 501`.
+pub fn other_owner(uid: u32) -> String {
+    format!("uid {uid}; this process runs as uid {}", effective_uid())
 }
 
 /// Sets the permission bits of an open file or directory.

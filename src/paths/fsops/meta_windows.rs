@@ -1,9 +1,9 @@
 //! Windows' twin of `meta.rs` (../../../docs/windows.md#durability-locks-the-rest-of-fsops):
 //! owner, mode, times, durability and locks, each set through a handle.
 //!
-//! Not here yet: `keep_metadata_of` (a rewrite keeping the file's access control list, extended
-//! attributes and alternate data streams) and `effective_uid` (Windows owners are SIDs: the data
-//! directory's check needs a seam type of its own). Both are named in docs/windows.md.
+//! A rewrite keeps the file's access control list and read-only bit ([`keep_metadata_of`]);
+//! not its NTFS extended attributes or alternate data streams, and owners are not compared
+//! ([`effective_uid`]): both named in docs/windows.md.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -26,6 +26,45 @@ use windows_sys::Win32::System::IO::{IO_STATUS_BLOCK, OVERLAPPED};
 
 use crate::paths::platform::{self, info, nt, nt::Disposition};
 use crate::paths::{AsDir, BorrowedDir};
+
+/// Gives `new` (the next version of `name` in `dir`, whose stat was `old`) what a rewrite keeps
+/// on Windows: the access control list of `name` (if it is still that file and readable), then
+/// the read-only bit. Extended attributes and alternate data streams are not kept
+/// (docs/windows.md).
+pub(super) fn keep_metadata_of(
+    dir: BorrowedDir<'_>,
+    name: &OsStr,
+    old: &crate::paths::Stat,
+    new: &File,
+) -> io::Result<()> {
+    if let Ok(current) = super::open_for_read(dir, name) {
+        if super::fstat(&current).is_ok_and(|now| (now.dev, now.ino) == (old.dev, old.ino)) {
+            platform::copy_acl(current.as_dir(), new.as_dir())?;
+        }
+    }
+    set_mode_fd(new, old.mode)
+}
+
+/// The user id `Stat.uid` compares with: `0` on Windows, as every `Stat.uid` is there (owners
+/// are SIDs: [`owned_by_user`] is the check).
+pub fn effective_uid() -> u32 {
+    crate::paths::process::effective_user()
+}
+
+/// Whether the entry open as `handle` belongs to the user this process runs as: its owner SID
+/// is the token's user or default owner ([`platform::owned_by_user`]). `uid` means nothing on
+/// Windows; without a handle (an entry looked at before it is opened) nothing can be told, and
+/// the check is made again on the handle once it is open.
+pub fn owned_by_user(uid: u32, handle: Option<BorrowedDir<'_>>) -> io::Result<bool> {
+    let _ = uid;
+    handle.map_or(Ok(true), platform::owned_by_user)
+}
+
+/// How an owner that is not this process's user is named in a message.
+pub fn other_owner(uid: u32) -> String {
+    let _ = uid;
+    "its owner is not the account this process runs as".to_owned()
+}
 
 /// Gives `handle` the owner `uid` and group `gid`, as far as we may: Windows has neither (a
 /// `Stat` says 0 for both, and a new file's owner is the user who made it, as an unprivileged
@@ -155,6 +194,33 @@ pub fn set_link_mtime_at(dir: BorrowedDir<'_>, name: &OsStr, mtime: (i64, u32)) 
         std::os::windows::io::AsHandle::as_handle(&link),
         &mtime_only(mtime),
     )
+}
+
+/// Sets the access and modification times of an open file or directory (100-ns precision).
+pub fn set_times_fd(handle: impl AsDir, atime: (i64, u32), mtime: (i64, u32)) -> io::Result<()> {
+    set_basic(handle.as_dir(), &both_times(atime, mtime))
+}
+
+/// Sets the access and modification times of the link `name` itself (not its target).
+pub fn set_link_times_at(
+    dir: BorrowedDir<'_>,
+    name: &OsStr,
+    atime: (i64, u32),
+    mtime: (i64, u32),
+) -> io::Result<()> {
+    let link = nt::open_entry(dir, name, FILE_WRITE_ATTRIBUTES, Disposition::Existing, 0)?;
+    set_basic(
+        std::os::windows::io::AsHandle::as_handle(&link),
+        &both_times(atime, mtime),
+    )
+}
+
+/// The access and modification times, every other field left alone.
+fn both_times(atime: (i64, u32), mtime: (i64, u32)) -> FILE_BASIC_INFO {
+    FILE_BASIC_INFO {
+        LastAccessTime: info::windows_time(atime),
+        ..mtime_only(mtime)
+    }
 }
 
 /// Sets the permission bits of an open file, as far as Windows has them: no write bit at all

@@ -7,6 +7,7 @@
 //! check makes the operation fail (`ELOOP`/`EXDEV`); it never redirects it.
 //!
 //! - [`open`](self::open): directories beneath an anchor, files and subdirectories on a descriptor;
+//! - [`make_dirs`](self::make_dirs): missing directories made one component at a time;
 //! - [`entry`](self::entry): what an entry is (`lstat`, [`Snapshot`]) and a directory's names;
 //! - [`change`](self::change): renames and swaps, unlinks, new entries, temp and kept names;
 //! - [`replace`](self::replace): atomic replacement of a file, only of the file planned on;
@@ -18,6 +19,7 @@
 #[cfg_attr(windows, path = "change_windows.rs")]
 mod change;
 mod entry;
+mod make_dirs;
 #[cfg_attr(windows, path = "meta_windows.rs")]
 mod meta;
 #[cfg_attr(windows, path = "open_windows.rs")]
@@ -32,6 +34,7 @@ use std::io;
 
 pub use change::*;
 pub use entry::*;
+pub use make_dirs::*;
 pub use meta::*;
 pub use open::*;
 pub use remove::*;

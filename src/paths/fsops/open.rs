@@ -1,13 +1,13 @@
 //! Opening directories and files without following a symlink: directories beneath an allowed
 //! tree (one `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` on Linux, a component walk with
 //! `O_NOFOLLOW` elsewhere: see [`platform`]), files and subdirectories relative to a descriptor,
-//! and creating missing directories the same way.
+//! and the primitives [`make_dirs`](super::make_dirs) makes missing directories with.
 
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::{Component, Path, PathBuf};
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::path::Path;
 
 use rustix::fs::{Mode, OFlags};
 
@@ -30,13 +30,19 @@ fn dir_flags(readable: bool) -> OFlags {
     }
 }
 
-fn open_anchor(anchor: &Path) -> io::Result<OwnedFd> {
+/// Opens the anchor (canonical; the one thing opened by path) as a handle.
+pub(super) fn open_anchor(anchor: &Path) -> io::Result<OwnedFd> {
     rustix::fs::open(anchor, handle_flags(), Mode::empty()).map_err(errno)
 }
 
-fn relative<'a>(anchor: &Path, dir: &'a Path) -> io::Result<&'a Path> {
-    dir.strip_prefix(anchor)
-        .map_err(|_| io::Error::from_raw_os_error(libc_codes::EXDEV))
+/// The error of a path that leaves the tree it was confined to (`EXDEV`).
+pub(super) fn cross_device() -> io::Error {
+    io::Error::from_raw_os_error(libc_codes::EXDEV)
+}
+
+/// `dir` relative to `anchor`, or [`cross_device`] when it is not inside it.
+pub(super) fn relative<'a>(anchor: &Path, dir: &'a Path) -> io::Result<&'a Path> {
+    dir.strip_prefix(anchor).map_err(|_| cross_device())
 }
 
 /// Opens the directory `dir` (canonical, inside `anchor`) without following any symlink on the
@@ -47,130 +53,32 @@ pub fn open_dir(anchor: &Path, dir: &Path, readable: bool) -> io::Result<OwnedFd
     platform::open_beneath(open_anchor(anchor)?, rel, dir_flags(readable))
 }
 
-/// `mkdir -p dir` beneath `anchor`, creating each missing component with `mkdirat` (mode 0777
-/// minus umask) and descending with `O_NOFOLLOW`. Returns a handle of `dir` and whether anything
-/// was created. An existing non-directory component → `ENOTDIR`.
-pub fn ensure_dir(anchor: &Path, dir: &Path) -> io::Result<(OwnedFd, bool)> {
-    ensure_dir_mode(anchor, dir, 0o777)
+/// Opens the subdirectory `name` of `dir` as a handle for `*at` calls, never following a
+/// symlink (one component of the walk in [`make_dirs`](super::make_dirs)).
+pub(super) fn open_handle_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<OwnedFd> {
+    rustix::fs::openat(dir, name, handle_flags(), Mode::empty()).map_err(errno)
 }
 
-/// [`ensure_dir`] creating missing directories with `mode` (minus umask).
-pub fn ensure_dir_mode(anchor: &Path, dir: &Path, mode: u32) -> io::Result<(OwnedFd, bool)> {
-    // Fast path: it already exists.
-    match open_dir(anchor, dir, false) {
-        Ok(fd) => return Ok((fd, false)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
+/// `mkdirat` of `name` in `dir` with `mode` (minus umask): `Ok(true)` when this call made it,
+/// `Ok(false)` when an entry was there already.
+pub(super) fn make_dir(dir: BorrowedFd<'_>, name: &OsStr, mode: u32) -> io::Result<bool> {
+    match rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(mode as _)) {
+        Ok(()) => Ok(true),
+        Err(e) if e == rustix::io::Errno::EXIST => Ok(false),
+        Err(e) => Err(errno(e)),
     }
-    make_dirs_beneath(open_anchor(anchor)?, relative(anchor, dir)?, mode)
 }
 
-/// `mkdir -p` of the relative path `rel` beneath the directory `start`, one component at a time
-/// (`mkdirat` with `mode`, then `openat(O_NOFOLLOW)`): a symlink on the way is `ELOOP`/`ENOTDIR`,
-/// never followed. Returns a handle of the last directory and whether anything was created.
-pub fn make_dirs_beneath(start: OwnedFd, rel: &Path, mode: u32) -> io::Result<(OwnedFd, bool)> {
-    let mut current = start;
-    let mut created = false;
-    for component in rel.components() {
-        let Component::Normal(part) = component else {
-            return Err(io::Error::from_raw_os_error(libc_codes::EXDEV));
-        };
-        match rustix::fs::mkdirat(&current, part, Mode::from_raw_mode(mode as _)) {
-            Ok(()) => created = true,
-            Err(e) if e == rustix::io::Errno::EXIST => {}
-            Err(e) => return Err(errno(e)),
-        }
-        current =
-            rustix::fs::openat(&current, part, handle_flags(), Mode::empty()).map_err(errno)?;
-    }
-    Ok((current, created))
-}
-
-/// A directory [`ensure_dir_made`] made: its path, a handle of its parent, and the device and
-/// inode of both (so that it can be removed again, only if it is still this one and empty).
-#[derive(Debug)]
-pub struct MadeDir {
-    pub path: PathBuf,
-    pub parent: OwnedFd,
-    pub parent_identity: (u64, u64),
-    pub identity: (u64, u64),
-}
-
-/// [`ensure_dir`], telling which directories it made (shallowest first): only those its own
-/// `mkdirat` created, not one that another process made meanwhile.
-pub fn ensure_dir_made(anchor: &Path, dir: &Path) -> io::Result<(OwnedFd, Vec<MadeDir>)> {
-    ensure_dir_made_with(anchor, dir, |parent, _, name| {
-        match rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(0o777)) {
-            Ok(()) => Ok(true),
-            Err(e) if e == rustix::io::Errno::EXIST => Ok(false),
-            Err(e) => Err(errno(e)),
-        }
-    })
-}
-
-/// [`ensure_dir_made`], each missing directory made by `make(parent, path, name)` (never
-/// called for one that exists): `Ok(true)` when it made the directory `name` of `parent`
-/// (canonical path `path`), `Ok(false)` when one was there already (made by someone else
-/// meanwhile).
-pub fn ensure_dir_made_with(
-    anchor: &Path,
-    dir: &Path,
-    mut make: impl FnMut(BorrowedFd<'_>, &Path, &OsStr) -> io::Result<bool>,
-) -> io::Result<(OwnedFd, Vec<MadeDir>)> {
-    match open_dir(anchor, dir, false) {
-        Ok(fd) => return Ok((fd, Vec::new())),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
-    }
-    let mut made = Vec::new();
-    let result = make_dirs_reporting(anchor, dir, &mut made, &mut make);
-    if result.is_err() {
-        // Nothing half made: what was made before the error goes again (if still empty).
-        for dir in made.iter().rev() {
-            if let Some(name) = dir.path.file_name() {
-                let _ = rustix::fs::unlinkat(&dir.parent, name, rustix::fs::AtFlags::REMOVEDIR);
-            }
-        }
-    }
-    result.map(|fd| (fd, made))
-}
-
-/// The work of [`ensure_dir_made_with`]: each directory made is pushed to `made` as it is.
-fn make_dirs_reporting(
-    anchor: &Path,
-    dir: &Path,
-    made: &mut Vec<MadeDir>,
-    make: &mut impl FnMut(BorrowedFd<'_>, &Path, &OsStr) -> io::Result<bool>,
-) -> io::Result<OwnedFd> {
-    let mut current = open_anchor(anchor)?;
-    let mut path = anchor.to_path_buf();
-    for component in relative(anchor, dir)?.components() {
-        let Component::Normal(part) = component else {
-            return Err(io::Error::from_raw_os_error(libc_codes::EXDEV));
-        };
-        path.push(part);
-        match rustix::fs::openat(&current, part, handle_flags(), Mode::empty()) {
-            Ok(next) => {
-                current = next;
-                continue;
-            }
-            Err(e) if e == rustix::io::Errno::NOENT => {}
-            Err(e) => return Err(errno(e)),
-        }
-        let created = make(current.as_fd(), &path, part)?;
-        let next =
-            rustix::fs::openat(&current, part, handle_flags(), Mode::empty()).map_err(errno)?;
-        if created {
-            made.push(MadeDir {
-                path: path.clone(),
-                parent_identity: super::identity(&super::fstat(&current)?),
-                identity: super::identity(&super::fstat(&next)?),
-                parent: current,
-            });
-        }
-        current = next;
-    }
-    Ok(current)
+/// Removes the directory `name` of `parent` that a failed [`make_dirs`](super::make_dirs) call
+/// made, if it is still empty (`rmdir` removes nothing else). `identity` is not checked here:
+/// Unix has no removal through a checked handle, and an empty directory is all `rmdir` takes.
+pub(super) fn remove_made_dir(
+    parent: BorrowedFd<'_>,
+    name: &OsStr,
+    identity: (u64, u64),
+) -> io::Result<()> {
+    let _ = identity;
+    rustix::fs::unlinkat(parent, name, rustix::fs::AtFlags::REMOVEDIR).map_err(errno)
 }
 
 /// Opens the directory `rel` (relative, plain components) beneath `dir` without following any
@@ -252,6 +160,13 @@ pub fn open_for_log(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
 pub fn create_file_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     file_at(dir, name, flags, 0o600)
+}
+
+/// Creates `name` in `dir` for writing as a new file is made (mode 0666 minus umask); fails if
+/// anything (even a dangling link) is there.
+pub fn create_file_umasked_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    file_at(dir, name, flags, 0o666)
 }
 
 /// [`create_file_at`] for reading as well as writing (a file written, then read back).

@@ -1,12 +1,13 @@
 //! Windows' twin of `open.rs` (../../../docs/windows.md): the same functions, each a relative
 //! `NtCreateFile` through a held directory handle that never follows a link
-//! ([`platform::nt`]), so the guarantees are the ones `open.rs` states.
+//! ([`platform::nt`]), so the guarantees are the ones `open.rs` states; the primitives
+//! [`make_dirs`](super::make_dirs) makes missing directories with.
 
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
 use std::os::windows::io::{AsHandle, OwnedHandle};
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use windows_sys::Wdk::Storage::FileSystem::{FILE_DIRECTORY_FILE, FILE_NON_DIRECTORY_FILE};
 use windows_sys::Win32::Foundation::ERROR_NOT_SAME_DEVICE;
@@ -20,13 +21,14 @@ use crate::paths::os_error::win_codes;
 use crate::paths::platform::{self, nt, nt::Disposition};
 use crate::paths::{BorrowedDir, Dir};
 
-fn cross_device() -> io::Error {
+/// The error of a path that leaves the tree it was confined to (`ERROR_NOT_SAME_DEVICE`).
+pub(super) fn cross_device() -> io::Error {
     io::Error::from_raw_os_error(ERROR_NOT_SAME_DEVICE as i32)
 }
 
 /// Opens the anchor (canonical: every link on its path already resolved; the one thing opened
 /// by path, as on Unix) as a directory handle, refusing it if it is itself a link.
-fn open_anchor(anchor: &Path) -> io::Result<OwnedHandle> {
+pub(super) fn open_anchor(anchor: &Path) -> io::Result<OwnedHandle> {
     let mut wide: Vec<u16> =
         std::os::windows::ffi::OsStrExt::encode_wide(anchor.as_os_str()).collect();
     if wide.contains(&0) {
@@ -52,7 +54,8 @@ fn open_anchor(anchor: &Path) -> io::Result<OwnedHandle> {
     Ok(handle)
 }
 
-fn relative<'a>(anchor: &Path, dir: &'a Path) -> io::Result<&'a Path> {
+/// `dir` relative to `anchor`, or [`cross_device`] when it is not inside it.
+pub(super) fn relative<'a>(anchor: &Path, dir: &'a Path) -> io::Result<&'a Path> {
     dir.strip_prefix(anchor).map_err(|_| cross_device())
 }
 
@@ -63,27 +66,17 @@ pub fn open_dir(anchor: &Path, dir: &Path, readable: bool) -> io::Result<Dir> {
     platform::open_beneath(open_anchor(anchor)?, rel, readable)
 }
 
-/// `mkdir -p dir` beneath `anchor`, each missing component created relative to the handle of
-/// the one before and opened without following a link. Returns a handle of `dir` and whether
-/// anything was created. An existing non-directory component → `ERROR_DIRECTORY`.
-pub fn ensure_dir(anchor: &Path, dir: &Path) -> io::Result<(Dir, bool)> {
-    ensure_dir_mode(anchor, dir, 0o777)
-}
-
-/// [`ensure_dir`]; `mode` has no meaning on Windows (a new directory takes the access control
-/// list its parent passes on).
-pub fn ensure_dir_mode(anchor: &Path, dir: &Path, mode: u32) -> io::Result<(Dir, bool)> {
-    match open_dir(anchor, dir, false) {
-        Ok(handle) => return Ok((handle, false)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
-    }
-    make_dirs_beneath(open_anchor(anchor)?, relative(anchor, dir)?, mode)
+/// Opens the subdirectory `name` of `dir` as a handle, never following a link (one component
+/// of the walk in [`make_dirs`](super::make_dirs)).
+pub(super) fn open_handle_at(dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<Dir> {
+    platform::open_dir_at(dir, name, false)
 }
 
 /// Makes the directory `name` in `dir` if it is missing: `Ok(true)` when this call made it,
-/// `Ok(false)` when an entry was there already.
-fn make_dir(dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<bool> {
+/// `Ok(false)` when an entry was there already. `mode` has no meaning on Windows (a new
+/// directory takes the access control list its parent passes on).
+pub(super) fn make_dir(dir: BorrowedDir<'_>, name: &OsStr, mode: u32) -> io::Result<bool> {
+    let _ = mode;
     match nt::open_entry(
         dir,
         name,
@@ -97,69 +90,14 @@ fn make_dir(dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<bool> {
     }
 }
 
-/// `mkdir -p` of the relative path `rel` beneath the directory `start`, one component at a time:
-/// a link on the way is `ERROR_STOPPED_ON_SYMLINK`, never followed. Returns a handle of the last
-/// directory and whether anything was created. (`mode`: see [`ensure_dir_mode`].)
-pub fn make_dirs_beneath(start: Dir, rel: &Path, mode: u32) -> io::Result<(Dir, bool)> {
-    let _ = mode;
-    let mut current = start;
-    let mut created = false;
-    for component in rel.components() {
-        let Component::Normal(part) = component else {
-            return Err(cross_device());
-        };
-        created |= make_dir(current.as_handle(), part)?;
-        current = platform::open_dir_at(current.as_handle(), part, false)?;
-    }
-    Ok((current, created))
-}
-
-/// A directory [`ensure_dir_made`] made: its path, a handle of its parent, and the volume and
-/// file id of both (so that it can be removed again, only if it is still this one and empty).
-#[derive(Debug)]
-pub struct MadeDir {
-    pub path: PathBuf,
-    pub parent: Dir,
-    pub parent_identity: (u64, u64),
-    pub identity: (u64, u64),
-}
-
-/// [`ensure_dir`], telling which directories it made (shallowest first): only those its own
-/// create made, not one that another process made meanwhile.
-pub fn ensure_dir_made(anchor: &Path, dir: &Path) -> io::Result<(Dir, Vec<MadeDir>)> {
-    ensure_dir_made_with(anchor, dir, |parent, _, name| make_dir(parent, name))
-}
-
-/// [`ensure_dir_made`], each missing directory made by `make(parent, path, name)` (never
-/// called for one that exists): `Ok(true)` when it made the directory `name` of `parent`
-/// (canonical path `path`), `Ok(false)` when one was there already.
-pub fn ensure_dir_made_with(
-    anchor: &Path,
-    dir: &Path,
-    mut make: impl FnMut(BorrowedDir<'_>, &Path, &OsStr) -> io::Result<bool>,
-) -> io::Result<(Dir, Vec<MadeDir>)> {
-    match open_dir(anchor, dir, false) {
-        Ok(handle) => return Ok((handle, Vec::new())),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
-    }
-    let mut made = Vec::new();
-    let result = make_dirs_reporting(anchor, dir, &mut made, &mut make);
-    if result.is_err() {
-        // Nothing half made: what was made before the error goes again (if still empty and
-        // still the directory made).
-        for dir in made.iter().rev() {
-            if let Some(name) = dir.path.file_name() {
-                let _ = remove_made_dir(dir.parent.as_handle(), name, dir.identity);
-            }
-        }
-    }
-    result.map(|handle| (handle, made))
-}
-
-/// Removes the empty directory `name` of `parent` if it is still the one with `identity`:
-/// opened, checked and deleted through one handle.
-fn remove_made_dir(parent: BorrowedDir<'_>, name: &OsStr, identity: (u64, u64)) -> io::Result<()> {
+/// Removes the empty directory `name` of `parent` that a failed [`make_dirs`](super::make_dirs)
+/// call made, if it is still the one with `identity`: opened, checked and deleted through one
+/// handle.
+pub(super) fn remove_made_dir(
+    parent: BorrowedDir<'_>,
+    name: &OsStr,
+    identity: (u64, u64),
+) -> io::Result<()> {
     let handle = nt::open_entry(
         parent,
         name,
@@ -171,43 +109,6 @@ fn remove_made_dir(parent: BorrowedDir<'_>, name: &OsStr, identity: (u64, u64)) 
         return Ok(());
     }
     platform::dispose::delete(handle.as_handle())
-}
-
-/// The work of [`ensure_dir_made_with`]: each directory made is pushed to `made` as it is.
-fn make_dirs_reporting(
-    anchor: &Path,
-    dir: &Path,
-    made: &mut Vec<MadeDir>,
-    make: &mut impl FnMut(BorrowedDir<'_>, &Path, &OsStr) -> io::Result<bool>,
-) -> io::Result<Dir> {
-    let mut current = open_anchor(anchor)?;
-    let mut path = anchor.to_path_buf();
-    for component in relative(anchor, dir)?.components() {
-        let Component::Normal(part) = component else {
-            return Err(cross_device());
-        };
-        path.push(part);
-        match platform::open_dir_at(current.as_handle(), part, false) {
-            Ok(next) => {
-                current = next;
-                continue;
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
-        let created = make(current.as_handle(), &path, part)?;
-        let next = platform::open_dir_at(current.as_handle(), part, false)?;
-        if created {
-            made.push(MadeDir {
-                path: path.clone(),
-                parent_identity: super::identity(&super::fstat(&current)?),
-                identity: super::identity(&super::fstat(&next)?),
-                parent: current,
-            });
-        }
-        current = next;
-    }
-    Ok(current)
 }
 
 /// Opens the directory `rel` (relative, plain components) beneath `dir` without following any
@@ -282,6 +183,12 @@ pub fn create_file_at(dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<File> {
         Disposition::New,
         FILE_NON_DIRECTORY_FILE,
     )
+}
+
+/// [`create_file_at`]: a new file takes the access control list its directory passes on, as
+/// one made with 0666 minus umask takes the umask on Unix.
+pub fn create_file_umasked_at(dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<File> {
+    create_file_at(dir, name)
 }
 
 /// [`create_file_at`] for reading as well as writing (a file written, then read back).

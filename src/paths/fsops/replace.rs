@@ -41,20 +41,17 @@
 //! right before a plain `rename`: a change in that window — microseconds, where it used to be an
 //! fsync — is replaced.
 
+use crate::paths::{BorrowedDir, EntryKind, Stat};
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
-use std::os::fd::BorrowedFd;
-
-use crate::paths::{EntryKind, Stat};
-
-use rustix::fs::{Mode, OFlags};
 
 use super::meta::keep_metadata_of;
 use super::race_point::{self, RacePoint};
 use super::{
-    errno, fstat, fsync_dir, is_unsupported_rename, keep_visible, lstat_at, open_for_read,
-    open_for_writing_elsewhere, rename_exchange, rename_noreplace, unlink_at,
+    create_file_umasked_at, fstat, fsync_dir, is_unsupported_rename, keep_visible, lstat_at,
+    open_for_read, open_for_writing_elsewhere, rename_exchange, rename_noreplace, rename_replacing,
+    unlink_at,
 };
 
 /// What [`write_atomic`] may replace.
@@ -96,7 +93,7 @@ impl From<io::Error> for ReplaceError {
 /// [`keep_metadata_of`]); a new file gets mode 0666 minus umask. The directory is fsynced after.
 /// On any failure the temp file is gone and `name` holds what it held.
 pub fn write_atomic(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     name: &OsStr,
     temp: &OsStr,
     data: &[u8],
@@ -110,7 +107,7 @@ pub fn write_atomic(
 /// files that puts every file in place only once every one is staged ([`swap_in`]). On failure
 /// `temp` is gone.
 pub fn stage(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     name: &OsStr,
     temp: &OsStr,
     data: &[u8],
@@ -132,7 +129,7 @@ pub fn stage(
 /// exchange names fails with `Unsupported` (a change of many files could not be undone halfway
 /// otherwise).
 pub fn swap_in(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     temp: &OsStr,
     name: &OsStr,
     ours: &dyn Fn(&mut File) -> io::Result<bool>,
@@ -149,10 +146,10 @@ pub fn swap_in(
 }
 
 /// How two names are swapped: [`rename_exchange`], or in tests a file system without it.
-type Swap = fn(BorrowedFd<'_>, &OsStr, BorrowedFd<'_>, &OsStr) -> io::Result<()>;
+type Swap = fn(BorrowedDir<'_>, &OsStr, BorrowedDir<'_>, &OsStr) -> io::Result<()>;
 
 fn write_atomic_with(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     name: &OsStr,
     temp: &OsStr,
     data: &[u8],
@@ -190,15 +187,13 @@ struct Planned<'a> {
 
 /// Creates `temp` with `data`, given what the `planned` file has, and makes it durable.
 fn write_temp(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     name: &OsStr,
     temp: &OsStr,
     data: &[u8],
     planned: Option<&Stat>,
 ) -> io::Result<()> {
-    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let fd = rustix::fs::openat(dir, temp, flags, Mode::from_raw_mode(0o666)).map_err(errno)?;
-    let mut file = File::from(fd);
+    let mut file = create_file_umasked_at(dir, temp)?;
     file.write_all(data)?;
     if let Some(old) = planned {
         keep_metadata_of(dir, name, old, &file)?;
@@ -207,7 +202,7 @@ fn write_temp(
 }
 
 /// `temp` takes `name` if nothing is there.
-fn take_free_name(dir: BorrowedFd<'_>, temp: &OsStr, name: &OsStr) -> Result<(), ReplaceError> {
+fn take_free_name(dir: BorrowedDir<'_>, temp: &OsStr, name: &OsStr) -> Result<(), ReplaceError> {
     rename_noreplace(dir, temp, dir, name).map_err(|e| {
         let _ = unlink_at(dir, temp);
         if e.kind() == io::ErrorKind::AlreadyExists {
@@ -224,7 +219,7 @@ fn take_free_name(dir: BorrowedFd<'_>, temp: &OsStr, name: &OsStr) -> Result<(),
 /// `temp` takes `name` from the planned file, which is then unlinked; anything else found there
 /// goes back.
 fn take_planned_name(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     temp: &OsStr,
     name: &OsStr,
     ours: &dyn Fn(&mut File) -> io::Result<bool>,
@@ -236,7 +231,7 @@ fn take_planned_name(
 
 /// [`take_planned_name`]; with `keep_old`, the planned file stays under `temp` (see [`swap_in`]).
 fn take_planned_name_keeping(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     temp: &OsStr,
     name: &OsStr,
     ours: &dyn Fn(&mut File) -> io::Result<bool>,
@@ -289,7 +284,7 @@ fn take_planned_name_keeping(
 /// back would put them, and the write is `Changed` (being written): nothing is lost that reached
 /// the file before this check.
 fn let_go(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     temp: &OsStr,
     name: &OsStr,
     ours: &dyn Fn(&mut File) -> io::Result<bool>,
@@ -329,7 +324,7 @@ enum Found {
 }
 
 /// What the entry `name` of `dir` is, compared with `planned`.
-fn compare(dir: BorrowedFd<'_>, name: &OsStr, planned: &Planned<'_>) -> io::Result<Found> {
+fn compare(dir: BorrowedDir<'_>, name: &OsStr, planned: &Planned<'_>) -> io::Result<Found> {
     // Compared before opening it, so that nothing else (a device, a FIFO) is ever opened.
     match lstat_at(dir, name)? {
         Some(now) if same_file(&now, planned.stat) => {}
@@ -363,7 +358,7 @@ fn same_file(a: &Stat, b: &Stat) -> bool {
 /// back to `name`, and our new file, which comes back to `temp`, is removed — if it is still our
 /// new file as written; anything else is kept under a visible name.
 fn swap_back(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     temp: &OsStr,
     name: &OsStr,
     ours: &dyn Fn(&mut File) -> io::Result<bool>,
@@ -402,7 +397,7 @@ fn swap_back(
 /// `name` in `dir`, open, if it is a regular file holding what `ours` recognises, which nobody
 /// has open for writing (it had the name for a moment: an editor may have opened it).
 fn holds_ours(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     name: &OsStr,
     ours: &dyn Fn(&mut File) -> io::Result<bool>,
 ) -> io::Result<Option<File>> {
@@ -418,7 +413,7 @@ fn holds_ours(
 /// in a new file under a visible [`kept_name`](super::kept_name) of `name`, whose name this
 /// returns. (Our new file in a swap back; the file a commit displaced, once it is let go.)
 pub fn keep_late_bytes(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     name: &OsStr,
     mut file: File,
     ours: &dyn Fn(&mut File) -> io::Result<bool>,
@@ -440,9 +435,7 @@ pub fn keep_late_bytes(
         };
         let written = copy
             .write_all(&late)
-            .and_then(|()| {
-                rustix::fs::fchmod(&copy, Mode::from_raw_mode((mode & 0o7777) as _)).map_err(errno)
-            })
+            .and_then(|()| super::set_mode_fd(&copy, mode))
             .and_then(|()| copy.sync_all());
         return written.is_ok().then_some(kept);
     }
@@ -459,15 +452,13 @@ pub fn same_bytes(reader: impl Read, expected: &[u8]) -> io::Result<bool> {
 
 /// Without a swap: the check by name, then a plain rename over it (see the module docs).
 fn replace_after_check(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     temp: &OsStr,
     name: &OsStr,
     planned: &Planned<'_>,
 ) -> Result<(), ReplaceError> {
     let result = match compare(dir, name, planned) {
-        Ok(Found::Planned(_)) => rustix::fs::renameat(dir, temp, dir, name)
-            .map_err(errno)
-            .map_err(ReplaceError::Io),
+        Ok(Found::Planned(_)) => rename_replacing(dir, temp, dir, name).map_err(ReplaceError::Io),
         Ok(found) => Err(ReplaceError::Changed {
             kept: None,
             being_written: matches!(found, Found::BeingWritten),
@@ -480,11 +471,11 @@ fn replace_after_check(
     result
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::paths::fsops::{open_dir, race_point, temp_name};
-    use std::os::fd::{AsFd, OwnedFd};
+    use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
     use std::os::unix::fs::FileExt;
     use std::path::{Path, PathBuf};
     use std::sync::atomic::{AtomicBool, Ordering};

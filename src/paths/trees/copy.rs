@@ -4,18 +4,14 @@
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
-use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, Mode, OFlags};
-
 use super::copied::Copied;
-use super::metadata::{give_metadata, timestamps};
+use super::metadata::give_metadata;
 use crate::paths::file_copy;
 use crate::paths::fsops::{self, Snapshot};
-use crate::paths::{EntryKind, Stat};
+use crate::paths::{AsDir, BorrowedDir, Dir, EntryKind, Stat};
 
 /// Why a copy stopped; the partial copy is left for the caller to remove.
 #[derive(Debug)]
@@ -34,8 +30,8 @@ const COPY_CHUNK: u64 = 64 << 20;
 /// One directory being copied: the source's descriptor and names left, the copy's descriptor,
 /// and the source's own stat, whose mode and times the copy gets once it is filled.
 struct CopyFrame {
-    source: OwnedFd,
-    copy: OwnedFd,
+    source: Dir,
+    copy: Dir,
     stat: Stat,
     relative: PathBuf,
     pending: std::vec::IntoIter<OsString>,
@@ -48,9 +44,9 @@ struct CopyFrame {
 /// hard links of one copy. The caller makes the copy durable with [`fsops::sync_new_tree`] before
 /// publishing it (each file and directory went through [`fsops::sync_written`]).
 pub fn copy_tree_at(
-    src_dir: BorrowedFd<'_>,
+    src_dir: BorrowedDir<'_>,
     src_name: &OsStr,
-    dst_dir: BorrowedFd<'_>,
+    dst_dir: BorrowedDir<'_>,
     dst_name: &OsStr,
     aborted: &dyn Fn() -> bool,
 ) -> Result<Copied, CopyError> {
@@ -76,7 +72,7 @@ pub fn copy_tree_at(
         }
         if let Some(child) = top.pending.next() {
             let relative = top.relative.join(&child);
-            let (source, copy) = (top.source.as_fd(), top.copy.as_fd());
+            let (source, copy) = (top.source.as_dir(), top.copy.as_dir());
             if let Some(frame) = copier.copy_entry(source, &child, copy, &child, &relative)? {
                 stack.push(frame);
             }
@@ -95,7 +91,7 @@ struct Copier<'a> {
     /// that its other names in the tree become links to that copy again.
     first_copies: HashMap<(u64, u64), PathBuf>,
     /// The copy's root directory, once there is one.
-    root_copy: Option<OwnedFd>,
+    root_copy: Option<Dir>,
     aborted: &'a dyn Fn() -> bool,
 }
 
@@ -103,9 +99,9 @@ impl Copier<'_> {
     /// Copies one entry; a directory is only created, and returned to be filled.
     fn copy_entry(
         &mut self,
-        src_dir: BorrowedFd<'_>,
+        src_dir: BorrowedDir<'_>,
         src_name: &OsStr,
-        dst_dir: BorrowedFd<'_>,
+        dst_dir: BorrowedDir<'_>,
         dst_name: &OsStr,
         relative: &Path,
     ) -> Result<Option<CopyFrame>, CopyError> {
@@ -123,12 +119,10 @@ impl Copier<'_> {
             EntryKind::Special => return Err(CopyError::Special(relative.to_owned())),
             EntryKind::Symlink => {
                 let target = fsops::read_link_at(src_dir, src_name).map_err(io_at)?;
-                rustix::fs::symlinkat(target.as_os_str(), dst_dir, dst_name)
-                    .map_err(|e| io_at(e.into()))?;
+                fsops::symlink_at(target.as_os_str(), dst_dir, dst_name).map_err(io_at)?;
                 fsops::give_link_owner(dst_dir, dst_name, stat.uid, stat.gid).map_err(io_at)?;
-                let times = timestamps(&stat);
-                rustix::fs::utimensat(dst_dir, dst_name, &times, AtFlags::SYMLINK_NOFOLLOW)
-                    .map_err(|e| io_at(e.into()))?;
+                fsops::set_link_times_at(dst_dir, dst_name, stat.atime, stat.mtime)
+                    .map_err(io_at)?;
             }
             EntryKind::File => {
                 let key = fsops::identity(&stat);
@@ -150,10 +144,9 @@ impl Copier<'_> {
             EntryKind::Directory => {
                 let source = fsops::open_subdir(src_dir, src_name).map_err(io_at)?;
                 let stat = fsops::fstat(&source).map_err(io_at)?;
-                rustix::fs::mkdirat(dst_dir, dst_name, Mode::from_raw_mode(0o700))
-                    .map_err(|e| io_at(e.into()))?;
+                fsops::mkdir_at(dst_dir, dst_name).map_err(io_at)?;
                 let copy = fsops::open_subdir(dst_dir, dst_name).map_err(io_at)?;
-                let names = fsops::list_names(source.as_fd()).map_err(io_at)?;
+                let names = fsops::list_names(source.as_dir()).map_err(io_at)?;
                 self.copied.record(&stat);
                 return Ok(Some(CopyFrame {
                     source,
@@ -171,23 +164,22 @@ impl Copier<'_> {
     /// Gives the copy at `first` (relative to the copy's root) the new name `name` in `dir`. The
     /// way to it is opened beneath the root without following links: it is our own copy, made of
     /// directories this copy created.
-    fn link_to(&self, first: &Path, dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
+    fn link_to(&self, first: &Path, dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<()> {
         let root = self.root_copy.as_ref().ok_or(io::ErrorKind::NotFound)?;
         let (parent, file) = match (first.parent(), first.file_name()) {
             (Some(parent), Some(file)) => (parent, file),
             _ => return Err(io::ErrorKind::InvalidInput.into()),
         };
-        let parent = fsops::open_dir_beneath(root.as_fd(), parent, false)?;
-        rustix::fs::linkat(&parent, file, dir, name, AtFlags::empty())?;
-        Ok(())
+        let parent = fsops::open_dir_beneath(root.as_dir(), parent, false)?;
+        fsops::hard_link_at(parent.as_dir(), file, dir, name)
     }
 }
 
 /// Copies a regular file's bytes (in the kernel where it can: `copy_file_range`/`sendfile`),
 /// mode and times; returns the source's stat, checked unchanged over the copy.
 fn copy_file(
-    (src_dir, src_name): (BorrowedFd<'_>, &OsStr),
-    (dst_dir, dst_name): (BorrowedFd<'_>, &OsStr),
+    (src_dir, src_name): (BorrowedDir<'_>, &OsStr),
+    (dst_dir, dst_name): (BorrowedDir<'_>, &OsStr),
     listed: &Stat,
     relative: &Path,
     aborted: &dyn Fn() -> bool,
@@ -198,10 +190,7 @@ fn copy_file(
     if fsops::identity(&before) != fsops::identity(listed) {
         return Err(CopyError::Changed(relative.to_owned()));
     }
-    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let mut copy = rustix::fs::openat(dst_dir, dst_name, flags, Mode::from_raw_mode(0o600))
-        .map(File::from)
-        .map_err(|e| io_at(e.into()))?;
+    let mut copy = fsops::create_file_at(dst_dir, dst_name).map_err(io_at)?;
     let has_holes = fsops::may_have_holes(&before);
     let go_on = || !aborted();
     if !file_copy::copy_bytes(&source, &mut copy, has_holes, COPY_CHUNK, &go_on).map_err(io_at)? {
@@ -212,14 +201,14 @@ fn copy_file(
     if after.version() != before.version() || ctime(&after) != ctime(&before) {
         return Err(CopyError::Changed(relative.to_owned()));
     }
-    give_metadata(source.as_fd(), copy.as_fd(), &before).map_err(io_at)?;
-    fsops::sync_written(copy.as_fd()).map_err(io_at)?;
+    give_metadata(source.as_dir(), copy.as_dir(), &before).map_err(io_at)?;
+    fsops::sync_written(copy.as_dir()).map_err(io_at)?;
     Ok(before)
 }
 
 /// The copied directory gets the source's metadata last: filling it changed its mtime, and a
 /// read-only mode would have stopped the filling.
 fn finish_directory(frame: &CopyFrame) -> io::Result<()> {
-    give_metadata(frame.source.as_fd(), frame.copy.as_fd(), &frame.stat)?;
-    fsops::sync_written(frame.copy.as_fd())
+    give_metadata(frame.source.as_dir(), frame.copy.as_dir(), &frame.stat)?;
+    fsops::sync_written(frame.copy.as_dir())
 }

@@ -2,20 +2,17 @@
 //! permission bits (set-ID bits only where they stay safe) and times.
 
 use std::io;
-use std::os::fd::BorrowedFd;
-
-use rustix::fs::{Timespec, Timestamps};
 
 use crate::paths::fsops::{self, Snapshot};
-use crate::paths::{platform, xattrs, Stat};
+use crate::paths::{platform, xattrs, BorrowedDir, Stat};
 
 /// Gives `copy` the metadata of `source` (whose stat is `stat`): its owner (where we may, see
 /// [`fsops::give_owner`]), then its extended attributes (a change of owner clears file
 /// capabilities), then its mode (after any ACL, which sets the group bits; see
 /// [`mode_of_copy`]) and times.
 pub(super) fn give_metadata(
-    source: BorrowedFd<'_>,
-    copy: BorrowedFd<'_>,
+    source: BorrowedDir<'_>,
+    copy: BorrowedDir<'_>,
     stat: &Stat,
 ) -> io::Result<()> {
     fsops::give_owner(copy, stat.uid, stat.gid)?;
@@ -28,7 +25,7 @@ pub(super) fn give_metadata(
         (owned.uid, owned.gid),
     );
     fsops::set_mode_fd(copy, mode)?;
-    rustix::fs::futimens(copy, &timestamps(stat))?;
+    fsops::set_times_fd(copy, stat.atime, stat.mtime)?;
     Ok(())
 }
 
@@ -48,17 +45,4 @@ pub(super) fn mode_of_copy(
         mode |= source_mode & 0o2000;
     }
     mode
-}
-
-pub(super) fn timestamps(stat: &Stat) -> Timestamps {
-    Timestamps {
-        last_access: Timespec {
-            tv_sec: stat.atime.0,
-            tv_nsec: stat.atime.1 as _,
-        },
-        last_modification: Timespec {
-            tv_sec: stat.mtime.0,
-            tv_nsec: stat.mtime.1 as _,
-        },
-    }
 }

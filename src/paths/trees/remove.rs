@@ -4,14 +4,11 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::Mode;
-
 use crate::paths::fsops;
-use crate::paths::os_error::libc_codes;
-use crate::paths::{EntryKind, Stat};
+use crate::paths::os_error::{self, Cause};
+use crate::paths::{AsDir, BorrowedDir, Dir, EntryKind, Stat};
 
 /// How [`remove_tree_at`] treats what it finds.
 #[derive(Clone, Copy)]
@@ -39,7 +36,7 @@ impl Removal<'_> {
 
 /// One directory being emptied or filled: its descriptor and the names still to visit.
 struct Frame {
-    fd: OwnedFd,
+    fd: Dir,
     name: OsString,
     pending: std::vec::IntoIter<OsString>,
     kept: bool,
@@ -73,7 +70,7 @@ impl MountPointInside {
 /// directories stay) and then returns the first such error. Unlike `rm -r`, it never crosses into
 /// another mount ([`fsops::is_mount_point`]): a mount point stays, with what is mounted there, as
 /// an entry it cannot remove ([`MountPointInside`]). `NotFound` if `name` is not there.
-pub fn remove_tree_at(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io::Result<u64> {
+pub fn remove_tree_at(dir: BorrowedDir<'_>, name: &OsStr, how: Removal<'_>) -> io::Result<u64> {
     remove_checked(dir, name, how, None).map(|kept| kept.unwrap_or(0))
 }
 
@@ -83,7 +80,7 @@ pub fn remove_tree_at(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io
 /// renamed aside to a fresh temp name ([`fsops::remove_exact`]; a kill right then leaves it
 /// under that hidden name). `Ok(None)`: not the expected entry, left where it was.
 pub fn remove_tree_if(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     name: &OsStr,
     how: Removal<'_>,
     expected: &dyn Fn(&Stat) -> bool,
@@ -92,7 +89,7 @@ pub fn remove_tree_if(
 }
 
 fn remove_checked(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     name: &OsStr,
     how: Removal<'_>,
     expected: Option<&dyn Fn(&Stat) -> bool>,
@@ -127,7 +124,7 @@ fn remove_checked(
     let mut stack = vec![top];
     while let Some(top) = stack.last_mut() {
         if let Some(child) = top.pending.next() {
-            let parent = top.fd.as_fd();
+            let parent = top.fd.as_dir();
             let found = fsops::lstat_at(parent, &child);
             let mounted = match &found {
                 Ok(Some(stat)) => {
@@ -179,12 +176,12 @@ fn remove_checked(
             continue;
         }
         let done = stack.pop().expect("loop checked non-empty");
-        let parent = stack.last().map_or(dir, |f| f.fd.as_fd());
+        let parent = stack.last().map_or(dir, |f| f.fd.as_dir());
         let left_in_place = done.kept
             || match fsops::rmdir_at(parent, &done.name) {
                 Ok(()) => false,
                 Err(e) => {
-                    if how.keep.is_some() && e.raw_os_error() == Some(libc_codes::ENOTEMPTY) {
+                    if how.keep.is_some() && os_error::cause(&e) == Cause::NotEmpty {
                         kept += 1;
                     } else {
                         first_error.get_or_insert(e);
@@ -209,7 +206,7 @@ fn mount_point_inside(open: &[Frame], name: &OsStr) -> io::Error {
 /// Removes the file or symlink `name` of `dir`; returns whether it was kept instead. With a
 /// `keep` rule, the entry is checked again once renamed aside (`fsops::remove_exact`): one
 /// swapped in under the name after the caller's check is kept, never removed.
-fn remove_leaf(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io::Result<bool> {
+fn remove_leaf(dir: BorrowedDir<'_>, name: &OsStr, how: Removal<'_>) -> io::Result<bool> {
     let Some(keep) = how.keep else {
         return fsops::unlink_at(dir, name).map(|()| false);
     };
@@ -223,7 +220,7 @@ fn remove_leaf(dir: BorrowedFd<'_>, name: &OsStr, how: Removal<'_>) -> io::Resul
 /// The directory `name` of `dir`, opened to be emptied; `None` if `expected` does not accept
 /// what was opened.
 fn open_for_removal(
-    dir: BorrowedFd<'_>,
+    dir: BorrowedDir<'_>,
     name: &OsStr,
     how: Removal<'_>,
     expected: Option<&dyn Fn(&Stat) -> bool>,
@@ -235,11 +232,11 @@ fn open_for_removal(
         }
     }
     if how.make_writable {
-        rustix::fs::fchmod(&fd, Mode::from_raw_mode(0o700))?;
+        fsops::set_mode_fd(&fd, 0o700)?;
     }
-    let names = fsops::list_names(fd.as_fd())?;
+    let names = fsops::list_names(fd.as_dir())?;
     Ok(Some(Frame {
-        mount: fsops::DirMount::of(fd.as_fd())?,
+        mount: fsops::DirMount::of(fd.as_dir())?,
         fd,
         name: name.to_owned(),
         pending: names.into_iter(),

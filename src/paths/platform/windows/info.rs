@@ -78,8 +78,9 @@ pub fn id(handle: BorrowedHandle<'_>) -> io::Result<FileId> {
 }
 
 /// What `handle` is open on, in the crate's units (docs/windows.md#identity-volume-serial--file-id):
-/// a synthesised mode (kind bits; `0o666`/`0o777`, without the write bits when read-only), no
-/// owner (0), times from 100-ns ticks since 1601, blocks of 512 bytes.
+/// a synthesised mode (kind bits; `0o644`/`0o755`, without the write bit when read-only: the
+/// modes of a private checkout, since who else may write is the DACL's to say, which the mode
+/// does not read), no owner (0), times from 100-ns ticks since 1601, blocks of 512 bytes.
 pub fn stat(handle: BorrowedHandle<'_>) -> io::Result<Stat> {
     let id = id(handle)?;
     let tag = attribute_tag(handle)?;
@@ -91,11 +92,11 @@ pub fn stat(handle: BorrowedHandle<'_>) -> io::Result<Stat> {
     } else if tag.is_directory() {
         // The read-only attribute of a directory means nothing to Windows (Explorer uses it
         // to mark customised folders): a directory's mode says so.
-        S_IFDIR | 0o777
+        S_IFDIR | 0o755
     } else if read_only {
         S_IFREG | 0o444
     } else {
-        S_IFREG | 0o666
+        S_IFREG | 0o644
     };
     Ok(Stat {
         dev: id.dev,

@@ -29,6 +29,7 @@ use windows_sys::Win32::Storage::FileSystem::{
 
 use crate::paths::{EntryKind, Stat};
 
+mod acl;
 pub mod dispose;
 pub mod info;
 pub mod names;
@@ -37,6 +38,8 @@ pub mod reparse;
 
 /// The environment variable that switches Linux's fast paths off; read on Linux only.
 pub const PORTABLE_ENV: &str = "AGENT_FS_TOOLS_PORTABLE";
+
+pub use acl::{copy_acl, owned_by_user};
 
 /// Whether Linux's fast paths are in use: never on Windows.
 pub fn linux_fast_paths() -> bool {
@@ -88,6 +91,37 @@ pub fn open_dir_at(
         nt::Disposition::Existing,
         FILE_DIRECTORY_FILE,
     )
+}
+
+/// `lstat` of a whole path (the entry itself, a link described, not followed), for
+/// [`canonical`](crate::paths::canonical), which walks paths before any tree is open: opened by
+/// path with `FILE_FLAG_OPEN_REPARSE_POINT` and only to read its attributes.
+pub fn lstat_path(path: &Path) -> io::Result<Stat> {
+    use windows_sys::Win32::Storage::FileSystem::{
+        CreateFileW, FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT,
+        FILE_READ_ATTRIBUTES, OPEN_EXISTING,
+    };
+    let mut wide: Vec<u16> =
+        std::os::windows::ffi::OsStrExt::encode_wide(path.as_os_str()).collect();
+    if wide.contains(&0) {
+        return Err(crate::paths::os_error::error(
+            crate::paths::os_error::Cause::Invalid,
+        ));
+    }
+    wide.push(0);
+    // SAFETY: a NUL-terminated path that lives across the call; the result is checked.
+    let raw = unsafe {
+        CreateFileW(
+            wide.as_ptr(),
+            FILE_READ_ATTRIBUTES,
+            nt::SHARE_ALL,
+            std::ptr::null(),
+            OPEN_EXISTING,
+            FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT,
+            std::ptr::null_mut(),
+        )
+    };
+    info::stat(nt::owned(raw)?.as_handle())
 }
 
 /// `lstat`: the entry `name` of `dir` as itself (a link is described, not followed); `None` if

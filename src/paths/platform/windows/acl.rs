@@ -1,0 +1,177 @@
+//! Access control lists: what a rewrite or a copy gives the new file so that it is exactly as
+//! open or as private as the one it replaces (the Windows twin of copying POSIX ACLs with the
+//! extended attributes, or macOS's `copy_acl`), and owners: whether an entry is this user's.
+
+use std::io;
+use std::os::windows::io::{AsHandle, AsRawHandle, BorrowedHandle, FromRawHandle, OwnedHandle};
+use std::ptr;
+
+use windows_sys::Win32::Foundation::{LocalFree, ERROR_SUCCESS, HANDLE};
+use windows_sys::Win32::Security::Authorization::{
+    GetSecurityInfo, SetSecurityInfo, SE_FILE_OBJECT,
+};
+use windows_sys::Win32::Security::{
+    EqualSid, GetLengthSid, GetTokenInformation, TokenOwner, TokenUser, ACL,
+    DACL_SECURITY_INFORMATION, OWNER_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID, TOKEN_QUERY,
+};
+use windows_sys::Win32::Storage::FileSystem::{READ_CONTROL, WRITE_DAC};
+use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
+
+use super::nt;
+
+/// Gives `copy` the discretionary access control list of `source` (its inherited entries are
+/// recomputed from `copy`'s own parent, as Windows does for any DACL set), as far as we may: a
+/// list we may not read or set, or a file system without them, leaves `copy` with the list its
+/// directory passes on, as an extended attribute we may not set is left out on Unix.
+pub fn copy_acl(source: BorrowedHandle<'_>, copy: BorrowedHandle<'_>) -> io::Result<()> {
+    match copy_dacl(source, copy) {
+        Err(e) if not_ours_to_set(&e) => Ok(()),
+        other => other,
+    }
+}
+
+/// Whether an access control list could not be read or set because we may not, or because the
+/// file system has none.
+fn not_ours_to_set(e: &io::Error) -> bool {
+    use windows_sys::Win32::Foundation::{
+        ERROR_ACCESS_DENIED, ERROR_INVALID_FUNCTION, ERROR_NOT_SUPPORTED, ERROR_PRIVILEGE_NOT_HELD,
+    };
+    matches!(
+        e.raw_os_error().map(|code| code as u32),
+        Some(
+            ERROR_ACCESS_DENIED
+                | ERROR_PRIVILEGE_NOT_HELD
+                | ERROR_NOT_SUPPORTED
+                | ERROR_INVALID_FUNCTION
+        )
+    )
+}
+
+fn copy_dacl(source: BorrowedHandle<'_>, copy: BorrowedHandle<'_>) -> io::Result<()> {
+    let readable = nt::reopen(source, READ_CONTROL)?;
+    let mut dacl: *mut ACL = ptr::null_mut();
+    let mut descriptor: PSECURITY_DESCRIPTOR = ptr::null_mut();
+    // SAFETY: a valid handle; the out-pointers are live locals; the descriptor the call
+    // allocates (which `dacl` points into) is freed below with `LocalFree`, as documented.
+    let status = unsafe {
+        GetSecurityInfo(
+            readable.as_raw_handle() as HANDLE,
+            SE_FILE_OBJECT,
+            DACL_SECURITY_INFORMATION,
+            ptr::null_mut(),
+            ptr::null_mut(),
+            &mut dacl,
+            ptr::null_mut(),
+            &mut descriptor,
+        )
+    };
+    if status != ERROR_SUCCESS {
+        return Err(io::Error::from_raw_os_error(status as i32));
+    }
+    let result = nt::reopen(copy, WRITE_DAC).and_then(|writable| {
+        // SAFETY: a valid handle and the DACL read above, alive until `LocalFree` below.
+        let status = unsafe {
+            SetSecurityInfo(
+                writable.as_handle().as_raw_handle() as HANDLE,
+                SE_FILE_OBJECT,
+                DACL_SECURITY_INFORMATION,
+                ptr::null_mut(),
+                ptr::null_mut(),
+                dacl,
+                ptr::null(),
+            )
+        };
+        if status == ERROR_SUCCESS {
+            Ok(())
+        } else {
+            Err(io::Error::from_raw_os_error(status as i32))
+        }
+    });
+    // SAFETY: allocated by `GetSecurityInfo` for us to free, and not used after this.
+    unsafe { LocalFree(descriptor) };
+    result
+}
+
+/// Whether the entry open as `handle` is owned by the user this process runs as: its owner SID
+/// is the process token's user, or the token's default owner (an elevated process makes its
+/// files owned by the Administrators group). The Windows form of "owned by the effective uid".
+pub fn owned_by_user(handle: BorrowedHandle<'_>) -> io::Result<bool> {
+    let readable = nt::reopen(handle, READ_CONTROL)?;
+    let mut owner: PSID = ptr::null_mut();
+    let mut descriptor: PSECURITY_DESCRIPTOR = ptr::null_mut();
+    // SAFETY: as in `copy_acl`; `owner` points into the descriptor, freed below.
+    let status = unsafe {
+        GetSecurityInfo(
+            readable.as_raw_handle() as HANDLE,
+            SE_FILE_OBJECT,
+            OWNER_SECURITY_INFORMATION,
+            &mut owner,
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+            &mut descriptor,
+        )
+    };
+    if status != ERROR_SUCCESS {
+        return Err(io::Error::from_raw_os_error(status as i32));
+    }
+    let result = token_sids().map(|sids| {
+        sids.iter().any(|sid| {
+            // SAFETY: both are valid SIDs, alive for the call.
+            unsafe { EqualSid(owner, sid.as_ptr() as PSID) != 0 }
+        })
+    });
+    // SAFETY: allocated by `GetSecurityInfo` for us to free, and not used after this.
+    unsafe { LocalFree(descriptor) };
+    result
+}
+
+/// The process token's user SID and default owner SID, each copied into a buffer of its own.
+fn token_sids() -> io::Result<Vec<Vec<u64>>> {
+    let mut raw: HANDLE = ptr::null_mut();
+    // SAFETY: the pseudo-handle of this process and a live out-pointer; the result is checked.
+    if unsafe { OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut raw) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a token handle just opened, owned here alone (closed when dropped).
+    let token = unsafe { OwnedHandle::from_raw_handle(raw as _) };
+    let mut sids = Vec::new();
+    for class in [TokenUser, TokenOwner] {
+        let mut needed = 0u32;
+        // SAFETY: a size query: no buffer, a live out-pointer for the size.
+        unsafe {
+            GetTokenInformation(
+                token.as_raw_handle() as HANDLE,
+                class,
+                ptr::null_mut(),
+                0,
+                &mut needed,
+            )
+        };
+        // u64 words: aligned for the structures, which begin with a pointer.
+        let mut buffer = vec![0u64; (needed as usize).div_ceil(8).max(1)];
+        // SAFETY: a writable buffer of at least `needed` bytes for the duration of the call.
+        let ok = unsafe {
+            GetTokenInformation(
+                token.as_raw_handle() as HANDLE,
+                class,
+                buffer.as_mut_ptr().cast(),
+                (buffer.len() * 8) as u32,
+                &mut needed,
+            )
+        };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // Both TOKEN_USER (a SID_AND_ATTRIBUTES) and TOKEN_OWNER begin with the SID's pointer,
+        // which points into `buffer` itself: the buffer is kept, and the SID read through it.
+        let sid = buffer[0] as PSID;
+        // SAFETY: a valid SID inside `buffer`, which is alive here.
+        let len = unsafe { GetLengthSid(sid) } as usize;
+        let mut copy = vec![0u64; len.div_ceil(8)];
+        // SAFETY: `copy` has room for `len` bytes; the SID is `len` bytes long.
+        unsafe { ptr::copy_nonoverlapping(sid as *const u8, copy.as_mut_ptr().cast::<u8>(), len) };
+        sids.push(copy);
+    }
+    Ok(sids)
+}
