@@ -24,7 +24,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { SIZES, chunkDataSet, editDataSet, listDataSet, logFile, parallelReadDataSet, patchDataSet, rewriteDataSet, searchDataSet, smallFile, treeDataSet } from './data.mjs'
-import { available } from './baselines/search-cli.mjs'
+import { available, expectedCounts } from './baselines/search-cli.mjs'
 import { measurementsTable, targetsTable } from './report.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -205,6 +205,12 @@ if (!manifest.patch) throw new Error('the reused data sets have no patch files: 
 if (!manifest.parallel) throw new Error('the reused data sets have no files for parallel reads: generate them afresh')
 const searchSet = haveSearch ? manifest.search : undefined
 if (haveSearch && !searchSet) throw new Error('the reused data sets have no search tree')
+if (searchSet && !searchSet.expected) {
+  // What glob and grep must find, counted once by the baseline: ours is checked against it, so
+  // a truncated or wrong result fails its job instead of looking fast.
+  searchSet.expected = await expectedCounts(searchSet.dir, searchSet.glob, searchSet.regex, haveRg)
+  writeFileSync(manifestPath, JSON.stringify(manifest))
+}
 
 // ── cases ────────────────────────────────────────────────────────────────────────────────────────
 const human = (bytes) =>
@@ -375,7 +381,7 @@ if (haveSearch) {
       ],
       targets: [
         { text: '≥ git grep (time ≤ git grep)', value: (r) => r['grep/ours'] / r['grep/git-grep'], ok: (v) => v <= 1, fmt: (v) => `${v.toFixed(2)}× git grep's time` },
-        { text: 'within 1.5× of rg', value: (r) => r['grep/ours'] / r['grep/rg'], ok: (v) => v <= 1.5, fmt: (v) => `${v.toFixed(2)}×` },
+        { text: '≥ 1.3× the speed of rg (issue 33)', value: (r) => r['grep/rg'] / r['grep/ours'], ok: (v) => v >= 1.3, fmt: (v) => `${v.toFixed(2)}×` },
       ],
     },
   )

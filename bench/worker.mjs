@@ -419,20 +419,24 @@ const jobs = {
   },
 
   // ── glob and grep (when the tools exist) ─────────────────────────────────────────────────────
+  // Checked against the counts the baseline found in the data set-up (`search.expected`).
   'glob/ours': async () => {
     const ws = await workspace({ limits: WHOLE_OUTPUT })
-    const op = async () => {
-      const r = await call(ws, 'glob', { pattern: m.search.glob, path: m.search.dir })
-      return r
-    }
-    return { main: await series(op, it.search) }
+    const want = m.search.expected.globFiles
+    const op = () => call(ws, 'glob', { pattern: m.search.glob, path: m.search.dir })
+    const checked = (_, r) =>
+      check(r.data.files === want && !r.data.truncated, `found ${r.data.files} files (truncated: ${r.data.truncated}), ${m.search.expected.countedBy} found ${want}`)
+    return { main: await series(op, { ...it.search, teardown: checked }) }
   },
   'glob/rg': async () => ({ main: await series(() => search.rgFiles(m.search.dir, m.search.glob), it.search) }),
   'glob/git': async () => ({ main: await series(() => search.gitLsFiles(m.search.dir, m.search.glob), it.search) }),
   'grep/ours': async () => {
     const ws = await workspace({ limits: WHOLE_OUTPUT })
+    const want = m.search.expected.grepLines
     const op = () => call(ws, 'grep', { pattern: m.search.regex, path: m.search.dir, maxMatches: 1_000_000 })
-    return { main: await series(op, it.search) }
+    const checked = (_, r) =>
+      check(r.data.matches === want && !r.data.truncated, `found ${r.data.matches} matching lines (truncated: ${r.data.truncated}), ${m.search.expected.countedBy} found ${want}`)
+    return { main: await series(op, { ...it.search, teardown: checked }) }
   },
   'grep/rg': async () => ({ main: await series(() => search.rg(m.search.dir, m.search.regex), it.search) }),
   'grep/git-grep': async () => ({ main: await series(() => search.gitGrep(m.search.dir, m.search.regex), it.search) }),

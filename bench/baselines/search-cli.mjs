@@ -31,6 +31,21 @@ export const rg = (dir, regex) => run('rg', ['-n', '--no-heading', '-e', regex, 
 export const gitGrep = (dir, regex) => run('git', ['grep', '-n', '-E', '-e', regex], dir)
 export const grepRn = (dir, regex) => run('grep', ['-rnE', '-e', regex, '.'], dir)
 
+/** The number of non-empty lines of an output. */
+const lineCount = (text) => text.split('\n').filter((line) => line.length > 0).length
+
+/**
+ * What a correct glob and grep find in the search tree: the number of files matching `glob` and
+ * of lines matching `regex`, counted once from ripgrep's output (from git's when rg is missing:
+ * the tree is all tracked and holds nothing ignored, so both see the same files).
+ */
+export async function expectedCounts(dir, glob, regex, haveRg) {
+  const [files, lines] = haveRg
+    ? await Promise.all([rgFiles(dir, glob), rg(dir, regex)])
+    : await Promise.all([gitLsFiles(dir, glob), gitGrep(dir, regex)])
+  return { globFiles: lineCount(files), grepLines: lineCount(lines), countedBy: haveRg ? 'rg' : 'git' }
+}
+
 /** Is `command` runnable? */
 export async function available(command) {
   try {

@@ -149,7 +149,15 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         let collected = call
             .reading(move || match scope {
                 Scope::File(opened) => {
-                    search_single_file(opened.file, &searched.path, &matcher, &limits, &cancel)
+                    let size = opened.stat.size;
+                    search_single_file(
+                        opened.file,
+                        size,
+                        &searched.path,
+                        &matcher,
+                        &limits,
+                        &cancel,
+                    )
                 }
                 Scope::Dir(dir) => {
                     let tree = Tree {

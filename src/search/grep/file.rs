@@ -1,9 +1,10 @@
 //! The search of one file: the sinks `grep-searcher` feeds (one keeps the lines to show within
 //! the bounds, one only notes a first match), and how a matched or context line is shown.
 //!
-//! A file is read through [`AbortRead`] so that an aborted call stops mid-file, not at its end,
-//! and a line far longer than a screen is shown as a window around its first match, so one
-//! minified file cannot take the whole output.
+//! A small file is read whole ([`super::whole`]) and searched as one slice; a large one is
+//! streamed through [`AbortRead`], so that an aborted call stops mid-file, not at its end. A
+//! line far longer than a screen is shown as a window around its first match, so one minified
+//! file cannot take the whole output.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -14,30 +15,36 @@ use grep_searcher::{Searcher, Sink, SinkContext, SinkMatch};
 
 use super::collected::{FileHits, Line};
 use super::render::rendered_len;
+use super::whole::{read_whole, Contents};
 use super::Bounds;
 use crate::cancel::CancelToken;
 
 /// Longer lines are shortened around their first match.
 const LINE_CAP: usize = 500;
 
-/// Searches one file labelled `label` in the output; `None` if it is binary.
+/// Files up to this size are read whole into the worker's buffer and searched as one slice;
+/// larger ones are streamed.
+const WHOLE_READ_MAX: usize = 1024 * 1024;
+
+/// A regular file to search: open, with the size `fstat` gave it.
+pub(super) struct OpenFile {
+    pub(super) file: File,
+    pub(super) size: u64,
+}
+
+/// Searches one file labelled `label` in the output; `None` if it is binary. `buffer` is the
+/// worker's, reused from file to file.
 pub(super) fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
-    file: File,
+    file: OpenFile,
+    buffer: &mut Vec<u8>,
     label: &str,
     bounds: &Bounds,
     cancel: &CancelToken,
 ) -> io::Result<Option<FileHits>> {
     let mut sink = Collect::new(matcher, bounds, label.len());
-    searcher.search_reader(
-        matcher,
-        AbortRead {
-            inner: file,
-            cancel,
-        },
-        &mut sink,
-    )?;
+    search(searcher, matcher, file, buffer, cancel, &mut sink)?;
     Ok(sink.into_hits())
 }
 
@@ -45,19 +52,46 @@ pub(super) fn search_file(
 pub(super) fn has_match(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
-    file: File,
+    file: OpenFile,
+    buffer: &mut Vec<u8>,
     cancel: &CancelToken,
 ) -> bool {
     let mut sink = First::default();
-    let searched = searcher.search_reader(
-        matcher,
-        AbortRead {
+    let searched = search(searcher, matcher, file, buffer, cancel, &mut sink);
+    searched.is_ok() && sink.found && !sink.binary
+}
+
+/// Feeds `sink` the file's lines: a small file read whole and searched as a slice, a large one
+/// (or one that grew large while read) streamed through [`AbortRead`].
+fn search(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    file: OpenFile,
+    buffer: &mut Vec<u8>,
+    cancel: &CancelToken,
+    sink: &mut impl Sink<Error = io::Error>,
+) -> io::Result<()> {
+    if cancel.is_aborted() {
+        return Err(io::Error::other("aborted"));
+    }
+    let OpenFile { mut file, size } = file;
+    if size > WHOLE_READ_MAX as u64 {
+        let inner = AbortRead {
             inner: file,
             cancel,
-        },
-        &mut sink,
-    );
-    searched.is_ok() && sink.found && !sink.binary
+        };
+        return searcher.search_reader(matcher, inner, sink);
+    }
+    match read_whole(&mut file, size, WHOLE_READ_MAX, buffer)? {
+        Contents::Whole(n) => searcher.search_slice(matcher, &buffer[..n], sink),
+        Contents::Begun(n) => {
+            let inner = AbortRead {
+                inner: (&buffer[..n]).chain(file),
+                cancel,
+            };
+            searcher.search_reader(matcher, inner, sink)
+        }
+    }
 }
 
 /// A reader that fails once the call is aborted, so a long search stops promptly.
@@ -203,6 +237,64 @@ mod tests {
         let b = bounds(100, 65536, 0);
         assert!(hits("hit\0\n", "hit", &b).is_none());
         assert!(hits("hit\n", "hit", &b).is_some());
+    }
+
+    /// Searches a real file of `text`, as if `fstat` had said it was `size` bytes long: the
+    /// line numbers of its matches of `NEEDLE`, or `None` if it is binary.
+    fn search_on_disk(text: &[u8], size: u64) -> Option<Vec<u64>> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        std::fs::write(&path, text).unwrap();
+        let b = bounds(100, 1 << 20, 0);
+        let matcher = build_matcher("NEEDLE", false, "grep").unwrap();
+        let file = OpenFile {
+            file: File::open(&path).unwrap(),
+            size,
+        };
+        let mut buffer = Vec::new();
+        let hits = search_file(
+            &mut b.searcher(),
+            &matcher,
+            file,
+            &mut buffer,
+            "f.txt",
+            &b,
+            &CancelToken::new(),
+        )
+        .unwrap()?;
+        let lines = hits.lines.iter().map(|line| match line {
+            Line::Match(n, _) => *n,
+            other => panic!("not a match: {other:?}"),
+        });
+        Some(lines.collect())
+    }
+
+    /// Lines of filler text, then `NEEDLE` on the last one, in more than `bytes` bytes.
+    fn needle_after(bytes: usize) -> (Vec<u8>, u64) {
+        let mut text = b"filler line\n".repeat(bytes / 12 + 1);
+        let lines = text.len() as u64 / 12;
+        text.extend_from_slice(b"the NEEDLE\n");
+        (text, lines + 1)
+    }
+
+    #[test]
+    fn small_large_and_grown_files_are_searched_to_their_end() {
+        let (small, last) = needle_after(1000);
+        let size = small.len() as u64;
+        assert_eq!(search_on_disk(&small, size), Some(vec![last]));
+        // Larger than what is read whole: streamed.
+        let (large, last) = needle_after(WHOLE_READ_MAX + 5000);
+        let size = large.len() as u64;
+        assert_eq!(search_on_disk(&large, size), Some(vec![last]));
+        // Grown past what is read whole since `fstat`: read whole as far as it goes, the rest
+        // streamed after it.
+        assert_eq!(search_on_disk(&large, 10), Some(vec![last]));
+        // Grown, but still small.
+        assert_eq!(search_on_disk(&small, 10), Some(vec![needle_after(1000).1]));
+        let mut binary = large.clone();
+        binary[WHOLE_READ_MAX + 100] = 0;
+        assert_eq!(search_on_disk(&binary, 10), None);
+        assert_eq!(search_on_disk(b"NEEDLE\0", 7), None);
     }
 
     #[test]

@@ -10,14 +10,15 @@
 //!
 //! - this file: the matcher, the bounds, and the search of a tree or of one file;
 //! - `file`: the search of one file, the sinks that keep its lines, and how a line is shown;
+//! - `whole`: a small file read whole, in one system call where it can be;
 //! - `collected`: what the files contributed, trimmed to what can be shown;
 //! - `render`: the `path:line: text` output and its notes.
 
 mod collected;
 mod file;
 mod render;
+mod whole;
 
-use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -37,7 +38,7 @@ use crate::paths::{Sandbox, Target};
 use crate::progress::Meter;
 use crate::walk::{self, WalkOptions};
 pub use collected::Collected;
-use file::{has_match, search_file};
+use file::{has_match, search_file, OpenFile};
 pub use render::{output, Cut, Rendered, Searched};
 
 /// A line longer than this makes the file unsearchable (it is skipped).
@@ -127,10 +128,12 @@ pub struct Tree<'a> {
     pub include_ignored: bool,
 }
 
-/// A searcher and its matcher, used by one thread at a time (the walk's threads share a pool).
+/// A searcher, its matcher and the buffer files are read into, used by one thread at a time
+/// (the walk's threads share a pool).
 struct Worker {
     searcher: Searcher,
     matcher: RegexMatcher,
+    buffer: Vec<u8>,
 }
 
 /// Searches the text files below `dir` (open, at `tree.target`). Files that cannot be read or
@@ -173,21 +176,25 @@ pub fn search_tree(
         let mut worker = pooled.unwrap_or_else(|| Worker {
             searcher: bounds.searcher(),
             matcher: matcher.clone(),
+            buffer: Vec::new(),
         });
         if past_the_end {
-            if has_match(&mut worker.searcher, &worker.matcher, file, cancel) {
+            let Worker {
+                searcher,
+                matcher,
+                buffer,
+            } = &mut worker;
+            if has_match(searcher, matcher, file, buffer, cancel) {
                 lock().more = true;
             }
         } else {
             let label = rel.shown();
-            let hits = search_file(
-                &mut worker.searcher,
-                &worker.matcher,
-                file,
-                &label,
-                bounds,
-                cancel,
-            );
+            let Worker {
+                searcher,
+                matcher,
+                buffer,
+            } = &mut worker;
+            let hits = search_file(searcher, matcher, file, buffer, &label, bounds, cancel);
             if let Ok(Some(hits)) = hits {
                 if hits.matches > 0 {
                     lock().add(rel.to_path_buf(), hits, bounds);
@@ -200,9 +207,11 @@ pub fn search_tree(
     Ok(collected.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
 
-/// Searches the one file `file`, open at `path`; its lines are labelled with its name.
+/// Searches the one file `file` (a regular file `size` bytes long when it was `fstat`ed), open
+/// at `path`; its lines are labelled with its name.
 pub fn search_single_file(
-    file: File,
+    file: std::fs::File,
+    size: u64,
     path: &Path,
     matcher: &RegexMatcher,
     bounds: &Bounds,
@@ -212,7 +221,8 @@ pub fn search_single_file(
     let label = name.shown();
     let mut searcher = bounds.searcher();
     let mut collected = Collected::default();
-    match search_file(&mut searcher, matcher, file, &label, bounds, cancel) {
+    let file = OpenFile { file, size };
+    match search_file(&mut searcher, matcher, file, &mut Vec::new(), &label, bounds, cancel) {
         _ if cancel.is_aborted() => Err(ToolError::aborted()),
         Ok(Some(hits)) => {
             if hits.matches > 0 {
@@ -233,12 +243,16 @@ pub fn search_single_file(
 
 /// Opens the entry if it is (still) a regular file, through its directory's descriptor and
 /// without following a symlink; never blocks on a FIFO.
-fn open_regular(entry: &walk::WalkEntry<'_>) -> io::Result<File> {
+fn open_regular(entry: &walk::WalkEntry<'_>) -> io::Result<OpenFile> {
     let file = fsops::open_for_read(entry.dir, entry.name)?;
-    if EntryKind::of(&fsops::fstat(&file)?) != EntryKind::File {
+    let stat = fsops::fstat(&file)?;
+    if EntryKind::of(&stat) != EntryKind::File {
         return Err(io::Error::other("not a regular file"));
     }
-    Ok(file)
+    Ok(OpenFile {
+        file,
+        size: stat.size,
+    })
 }
 
 /// Shared by the tests of the engine's parts: searching strings as files.
