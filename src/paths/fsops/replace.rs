@@ -116,6 +116,23 @@ pub fn stage(
     data: &[u8],
     metadata_of: Option<&Stat>,
 ) -> io::Result<()> {
+    stage_unsynced(dir, name, temp, data, metadata_of).and_then(|file| {
+        file.sync_all().inspect_err(|_| {
+            let _ = unlink_at(dir, temp);
+        })
+    })
+}
+
+/// [`stage`], but not yet durable: the file is returned, open for writing, for the caller to
+/// sync (`sync_all`) before anything depends on it — for a change of many files, all of them at
+/// once. On failure `temp` is gone.
+pub fn stage_unsynced(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    temp: &OsStr,
+    data: &[u8],
+    metadata_of: Option<&Stat>,
+) -> io::Result<File> {
     let staged = write_temp(dir, name, temp, data, metadata_of);
     if staged.is_err() {
         let _ = unlink_at(dir, temp);
@@ -163,7 +180,7 @@ fn write_atomic_with(
         Replacing::Nothing => None,
         Replacing::File { stat, .. } => Some(stat),
     };
-    if let Err(e) = write_temp(dir, name, temp, data, planned) {
+    if let Err(e) = write_temp(dir, name, temp, data, planned).and_then(|file| file.sync_all()) {
         let _ = unlink_at(dir, temp);
         return Err(e.into());
     }
@@ -188,14 +205,15 @@ struct Planned<'a> {
     same_content: &'a dyn Fn(&mut File) -> io::Result<bool>,
 }
 
-/// Creates `temp` with `data`, given what the `planned` file has, and makes it durable.
+/// Creates `temp` with `data`, given what the `planned` file has; returns it open for writing
+/// (not synced yet).
 fn write_temp(
     dir: BorrowedFd<'_>,
     name: &OsStr,
     temp: &OsStr,
     data: &[u8],
     planned: Option<&Stat>,
-) -> io::Result<()> {
+) -> io::Result<File> {
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(dir, temp, flags, Mode::from_raw_mode(0o666)).map_err(errno)?;
     let mut file = File::from(fd);
@@ -203,7 +221,7 @@ fn write_temp(
     if let Some(old) = planned {
         keep_metadata_of(dir, name, old, &file)?;
     }
-    file.sync_all()
+    Ok(file)
 }
 
 /// `temp` takes `name` if nothing is there.
@@ -309,7 +327,9 @@ fn let_go(
         return Err(e.into());
     }
     // `temp` is free again: the late bytes take it, then the name (if it still holds our file).
-    if let Err(e) = write_temp(dir, name, temp, &late, Some(planned.stat)) {
+    if let Err(e) =
+        write_temp(dir, name, temp, &late, Some(planned.stat)).and_then(|file| file.sync_all())
+    {
         let _ = unlink_at(dir, temp);
         return Err(e.into());
     }
