@@ -1,7 +1,7 @@
 //! What a patch may read and write in all (`patchMaxTotalBytes`), and how much new content its
 //! plan keeps for the commit.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{ErrorCode, ToolError};
 use crate::options::Limits;
@@ -12,6 +12,9 @@ use crate::paths::shown::Shown;
 pub(super) struct Budget {
     limit: u64,
     used: u64,
+    /// For a file planned alongside others: what it spends, in order, counted against the
+    /// patch's budget once the files before it are ([`Budget::settle`]).
+    spent: Option<Vec<(u64, PathBuf)>>,
 }
 
 impl Budget {
@@ -19,11 +22,33 @@ impl Budget {
         Budget {
             limit: limits.patch_max_total_bytes,
             used: 0,
+            spent: None,
         }
+    }
+
+    /// A budget that only notes what one file spends (never refuses), for [`Budget::settle`].
+    pub fn noting(limits: &Limits) -> Self {
+        Budget {
+            spent: Some(Vec::new()),
+            ..Budget::new(limits)
+        }
+    }
+
+    /// Counts what the file `noted` spent against this budget, in the order it spent it: the
+    /// refusal it would have met, at the same point, had it been planned on this budget.
+    pub(super) fn settle(&mut self, noted: Budget) -> Result<(), ToolError> {
+        for (bytes, path) in noted.spent.unwrap_or_default() {
+            self.spend(bytes, &path)?;
+        }
+        Ok(())
     }
 
     /// Counts `bytes` read or written at `path`; `TOO_LARGE` once the total is over the limit.
     pub(super) fn spend(&mut self, bytes: u64, path: &Path) -> Result<(), ToolError> {
+        if let Some(spent) = &mut self.spent {
+            spent.push((bytes, path.to_owned()));
+            return Ok(());
+        }
         self.used = self.used.saturating_add(bytes);
         if self.used <= self.limit {
             return Ok(());
