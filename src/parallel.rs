@@ -3,9 +3,15 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// How many files of one change are archived or synced at once: more than the cores, since
-/// much of each job is a wait for the disk (an fsync), which several threads overlap.
+/// How many files of one change are synced at once (more than the cores: each job is a wait
+/// for the disk, which several threads overlap), or planned in one window.
 pub const FILES_AT_ONCE: usize = 8;
+
+/// How many threads jobs that mostly compute (planning, compressing) get: the cores, at most
+/// [`FILES_AT_ONCE`] — more would only take turns on them, and starve the host's event loop.
+pub fn computing_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(FILES_AT_ONCE))
+}
 
 /// `job` run on every item, on up to `threads` threads (the caller's among them), the results
 /// in the items' order. A thread the system will not start leaves its share to the others; a

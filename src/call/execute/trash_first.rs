@@ -12,7 +12,7 @@ use super::failure::Failure;
 use crate::call::plan::{Act, Expect, Found, Keep, Place, Step};
 use crate::cancel::CancelToken;
 use crate::journal::commit::Commit;
-use crate::parallel::{self, FILES_AT_ONCE};
+use crate::parallel;
 use crate::paths::fsops::Snapshot;
 use crate::paths::{BorrowedDir, EntryKind};
 use crate::trash::{archive_relative_path, Archived, Bucket, Observed, TrashItem};
@@ -20,7 +20,8 @@ use crate::workspace::Workspace;
 
 /// What each step keeps, in the plan's order: nothing, an archive ([`archive`]; its name not
 /// yet durable: the caller syncs the bucket), or a tree's archive and what archiving saw of it
-/// ([`archive_tree`]). The steps are archived up to [`FILES_AT_ONCE`] at a time; each result
+/// ([`archive_tree`]). The steps are archived as many at a time as there are cores (gzip
+/// computes; the fsyncs of the archives overlap with it); each result
 /// stands alone (a failure stops no other step: the caller discards what the others made).
 pub(super) fn keep_first(
     ws: &Workspace,
@@ -30,7 +31,11 @@ pub(super) fn keep_first(
 ) -> Vec<Result<Kept, Failure>> {
     let items: Vec<(&Step, &Opened)> = steps.iter().zip(opened).collect();
     let archives = steps.iter().filter(|s| s.keep == Keep::Archive).count();
-    let threads = if archives > 1 { FILES_AT_ONCE } else { 1 };
+    let threads = if archives > 1 {
+        parallel::computing_threads()
+    } else {
+        1
+    };
     parallel::map(&items, threads, |(step, dirs)| match step.keep {
         Keep::Nothing => Ok((None, None)),
         Keep::Archive if removes_tree(step) => archive_tree(ws, step, dirs, cancel)

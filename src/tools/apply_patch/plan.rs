@@ -34,8 +34,8 @@ pub(super) use super::planned::{Existing, FilePlan};
 /// it); a patch that is already applied is said so (a retry never applies twice). An abort
 /// stops the planning (before each file, and between the chunks of one).
 ///
-/// Files are planned [`FILES_AT_ONCE`] at a time, each on its own thread, then taken in the
-/// patch's order: what each read and wrote is counted against the budget, its diff added and
+/// Files are planned in windows of [`FILES_AT_ONCE`], on as many threads as there are cores,
+/// then taken in the patch's order: what each read and wrote is counted against the budget, its diff added and
 /// its new content kept (within `patchMaxBytes`), as if they had been planned one by one — the
 /// same refusal at the same file. At most that many files' contents are held at once beyond
 /// what the plan keeps.
@@ -49,13 +49,14 @@ pub(super) fn plan_all(
     let mut kept = Keeping::new(cx.limits.patch_max_bytes);
     let mut plans = Vec::with_capacity(files.len());
     let mut failure = None;
+    let threads = parallel::computing_threads();
     let numbered: Vec<(usize, (&FilePatch, &Resolved))> =
         files.iter().zip(resolved).enumerate().collect();
     'windows: for window in numbered.chunks(FILES_AT_ONCE) {
         if cx.cancel.is_aborted() {
             return Err(ToolError::aborted());
         }
-        let planned = parallel::map(window, FILES_AT_ONCE, |&(index, (file, at))| {
+        let planned = parallel::map(window, threads, |&(index, (file, at))| {
             if cx.cancel.is_aborted() {
                 return (Err(ToolError::aborted()), Budget::noting(&cx.limits), None);
             }
