@@ -86,3 +86,36 @@ impl Keeping {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(total: u64) -> Limits {
+        Limits {
+            patch_max_total_bytes: total,
+            ..Limits::default()
+        }
+    }
+
+    #[test]
+    fn a_file_planned_alongside_others_is_refused_where_it_would_have_been() {
+        let limits = limits(100);
+        let mut budget = Budget::new(&limits);
+        let mut first = Budget::noting(&limits);
+        first.spend(60, Path::new("a.ts")).unwrap();
+        // Noting never refuses, however much is noted.
+        let mut second = Budget::noting(&limits);
+        second.spend(30, Path::new("b.ts")).unwrap();
+        second.spend(30, Path::new("c.ts")).unwrap();
+        second.spend(500, Path::new("d.ts")).unwrap();
+        budget.settle(first).unwrap();
+        let refused = budget.settle(second).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::TooLarge);
+        assert!(
+            refused.message.contains("reached at c.ts"),
+            "{}",
+            refused.message
+        );
+    }
+}
