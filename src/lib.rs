@@ -17,6 +17,7 @@ pub mod journal;
 pub mod listing;
 pub mod locks;
 pub mod options;
+pub mod parallel;
 pub mod paths;
 pub mod permissions;
 pub mod progress;

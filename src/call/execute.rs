@@ -14,7 +14,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use super::plan::{Act, ChangePlan, Keep, Place, Source};
+use super::plan::{Act, ChangePlan, Place, Source};
 use super::{commit_consuming, stage, Recorded};
 use crate::cancel::CancelToken;
 use crate::change::FileChange;
@@ -110,23 +110,38 @@ fn make<F: FnOnce(&Done) -> Vec<FileChange>>(
         ExecuteError { step, failure }
     };
     let mut trees = Vec::with_capacity(steps.len());
-    for (index, (step, dirs)) in steps.iter().zip(&opened).enumerate() {
-        let (archived, tree) = match step.keep {
-            Keep::Nothing => (None, None),
-            Keep::Archive if removes_tree(step) => match archive_tree(ws, step, dirs, cancel) {
-                Ok((archived, tree)) => (Some(archived), Some(tree)),
-                Err(failure) => return Err(failed(&mut done, index, failure)),
-            },
-            Keep::Archive => match archive(ws, step, dirs, cancel) {
-                Ok(archived) => (Some(archived), None),
-                Err(failure) => return Err(failed(&mut done, index, failure)),
-            },
+    // The first step (in the plan's order) whose entry could not be kept; the archives made
+    // for the others are discarded with the rest.
+    let mut refused = None;
+    for (index, kept) in keep_first(ws, &steps, &opened, cancel)
+        .into_iter()
+        .enumerate()
+    {
+        let (archived, tree) = match kept {
+            Ok(kept) => kept,
+            Err(failure) => {
+                refused.get_or_insert((index, failure));
+                (None, None)
+            }
         };
         if let Some(name) = archived.as_ref().and_then(|a| a.archive_path.file_name()) {
             commit.archived(name);
         }
         done.archives.push(archived);
         trees.push(tree);
+    }
+    if let Some((index, failure)) = refused {
+        return Err(failed(&mut done, index, failure));
+    }
+    // The archives' names, made durable at once (each archive's bytes are already).
+    let unsynced = steps
+        .iter()
+        .zip(&done.archives)
+        .position(|(step, archived)| archived.is_some() && !removes_tree(step));
+    if let Some(index) = unsynced {
+        if let Err(e) = ws.bucket().sync() {
+            return Err(failed(&mut done, index, Failure::Trash(e.into())));
+        }
     }
     process::crash_point("archived");
     let journal = ws.journal();
@@ -328,7 +343,7 @@ pub use copying::add_copied_move;
 use copying::{add_by_copy, same_mount};
 use dirs::{Dirs, Opened};
 pub use failure::{ExecuteError, Failure};
-use trash_first::{add_tree_removal, archive, archive_tree, removes_tree};
+use trash_first::{add_tree_removal, keep_first, removes_tree};
 use verify::open_and_verify;
 
 #[cfg(test)]

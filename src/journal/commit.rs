@@ -1,8 +1,9 @@
 //! A change of many entries, all or nothing — also when the process is killed at any point
 //! (../../docs/tools.md#apply_patch for `apply_patch`; undo uses it too).
 //!
-//! 1. **Stage** (nothing visible changes): each new file is written and fsynced under a temp name
-//!    beside its target ([`fsops::stage`], journaled like any temp file). What the change destroys
+//! 1. **Stage** (nothing visible changes): each new file is written under a temp name beside its
+//!    target ([`fsops::stage_unsynced`], journaled like any temp file), and all of them are
+//!    fsynced, several at once, before the record is written. What the change destroys
 //!    was put in the trash by the caller before. An append in place ([`Commit::append`]) is the
 //!    one step not staged: its bytes go through the caller's checked handle when it is applied,
 //!    and a copy of them is kept beside the record (written and fsynced before it), so that an
@@ -126,6 +127,9 @@ struct Staged {
     /// For an append: the file, opened and checked by the caller, and the bytes that go at its
     /// end (a copy of them is kept beside the record).
     append: Option<(File, Vec<u8>)>,
+    /// For a put: the staged file, written but not yet synced; the commit syncs every one (at
+    /// once) before its record is written.
+    unsynced: Option<File>,
 }
 
 /// A check of an entry set aside as `aside` in `dir`: `true` if it may be removed.
@@ -180,12 +184,15 @@ impl Commit<'_> {
         let temp_entry =
             self.journal
                 .begin_temp_in_made_dirs(dir_path, dir.as_dir(), &aside, made_above);
-        if let Err(e) = fsops::stage(dir.as_dir(), name, &aside, &data, metadata_of) {
-            if let Some(entry) = temp_entry {
-                entry.finish();
+        let unsynced = match fsops::stage_unsynced(dir.as_dir(), name, &aside, &data, metadata_of) {
+            Ok(file) => file,
+            Err(e) => {
+                if let Some(entry) = temp_entry {
+                    entry.finish();
+                }
+                return Err(e);
             }
-            return Err(e);
-        }
+        };
         let staged = fsops::lstat_at(dir.as_dir(), &aside)?
             .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
         let record = StepRecord::in_dir(
@@ -208,6 +215,7 @@ impl Commit<'_> {
             temp_entry,
             append: None,
             check_aside: None,
+            unsynced: Some(unsynced),
         });
         Ok(())
     }
@@ -365,6 +373,7 @@ impl Commit<'_> {
             temp_entry: None,
             append: None,
             check_aside: None,
+            unsynced: None,
         });
     }
 
@@ -462,6 +471,7 @@ impl Commit<'_> {
             temp_entry: None,
             append: None,
             check_aside,
+            unsynced: None,
         });
         Ok(())
     }

@@ -37,7 +37,7 @@ pub fn unified_diff(
     new_label: &str,
     timeout: Duration,
 ) -> UnifiedDiff {
-    diff_with_delta(old, new, old_label, new_label, timeout, 0).0
+    diff_and_maybe_delta(old, new, old_label, new_label, timeout, None).0
 }
 
 /// [`unified_diff`], and the [`Delta`] that turns `new` back into `old`, from the same line
@@ -51,14 +51,28 @@ pub fn diff_with_delta(
     timeout: Duration,
     offset: usize,
 ) -> (UnifiedDiff, Delta) {
+    let (diff, delta) = diff_and_maybe_delta(old, new, old_label, new_label, timeout, Some(offset));
+    (diff, delta.unwrap_or_default())
+}
+
+/// The diff, and with a delta `offset` the delta too (see [`diff_with_delta`]); a diff alone
+/// copies nothing of `old` for a delta it would drop.
+fn diff_and_maybe_delta(
+    old: &str,
+    new: &str,
+    old_label: &str,
+    new_label: &str,
+    timeout: Duration,
+    delta_offset: Option<usize>,
+) -> (UnifiedDiff, Option<Delta>) {
     if old == new {
-        return (UnifiedDiff::default(), Delta::default());
+        return (UnifiedDiff::default(), None);
     }
     let deadline = Instant::now().checked_add(timeout);
     let old_lines = split_lines(old);
     let new_lines = split_lines(new);
     let ops = capture_diff_slices_deadline(Algorithm::Myers, &old_lines, &new_lines, deadline);
-    let delta = delta_of(old, &old_lines, &new_lines, &ops, offset);
+    let delta = delta_offset.map(|offset| delta_of(old, &old_lines, &new_lines, &ops, offset));
     let mut out = DiffWriter::new(old_label, new_label);
     for hunk in group_diff_ops(ops, CONTEXT_LINES) {
         if hunk.is_empty() {

@@ -173,7 +173,14 @@ impl Bucket {
             bucket,
             identity: &self.identity,
             level: self.compression_level,
+            sync_bucket: true,
         }
+    }
+
+    /// Makes the names of the archives made since the bucket was last synced durable (see
+    /// [`Bucket::archive_expected_unsynced`]).
+    pub fn sync(&self) -> io::Result<()> {
+        self.open(false)?.sync()
     }
 }
 

@@ -6,7 +6,8 @@
 //! 2. Build the metadata from what was archived and write its member into the room.
 //! 3. `fsync` it, run the caller's last check (the trash re-verifies the original here), lock it
 //!    (see `hold.rs`: from here on `clear` skips it until the caller lets go), then rename it to
-//!    its final name without replacing anything, `fsync` the bucket.
+//!    its final name without replacing anything, `fsync` the bucket (or leave that to the
+//!    caller, who syncs it once for the many archives of one change).
 //!
 //! The content is written once: no temp file of its own, no copy. Temp files are removed on
 //! every error path (by [`TempFile`]'s drop), and they are never listed or cleared: their names
@@ -45,6 +46,9 @@ pub(crate) struct ArchiveDestination<'a> {
     pub bucket: &'a BucketDir,
     pub identity: &'a Identity,
     pub level: u32,
+    /// Whether the bucket is fsynced once the archive has its name (else the caller syncs it,
+    /// once for many archives, before anything depends on them: [`super::Bucket::sync`]).
+    pub sync_bucket: bool,
 }
 
 /// A finished archive, still locked, and what was archived.
@@ -160,7 +164,7 @@ fn commit(
         match fsops::rename_noreplace(bucket.fd(), temp.name.as_ref(), bucket.fd(), name.as_ref()) {
             Ok(()) => {
                 temp.disarm();
-                mark_committed(hold.file(), bucket)?;
+                mark_committed(hold.file(), bucket, target.sync_bucket)?;
                 return Ok((bucket.path().join(name), hold));
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -174,10 +178,13 @@ fn commit(
 }
 
 /// After the rename: bump the archive's ctime (so a `clear` that began earlier can tell it is
-/// new, whatever the filesystem does on rename) and `fsync` the bucket directory.
-fn mark_committed(archive: &File, bucket: &BucketDir) -> io::Result<()> {
+/// new, whatever the filesystem does on rename) and, with `sync`, `fsync` the bucket directory.
+fn mark_committed(archive: &File, bucket: &BucketDir, sync: bool) -> io::Result<()> {
     fsops::set_mode_fd(archive, 0o600)?;
-    bucket.sync()
+    if sync {
+        bucket.sync()?;
+    }
+    Ok(())
 }
 
 /// `level` as a flate2 compression level (0–9).

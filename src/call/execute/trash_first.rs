@@ -1,5 +1,7 @@
 //! Trash first: what a step keeps archived (kept in place) before anything is staged, the
-//! archive checked against what the step expects; a tree removed only as archived.
+//! archive checked against what the step expects; a tree removed only as archived. The steps
+//! of one change are archived a few at once, and the bucket synced once for the files among
+//! them (by the executor).
 
 use std::ffi::OsStr;
 use std::io;
@@ -7,18 +9,49 @@ use std::path::PathBuf;
 
 use super::dirs::{Dirs, Opened};
 use super::failure::Failure;
-use crate::call::plan::{Act, Expect, Found, Place, Step};
+use crate::call::plan::{Act, Expect, Found, Keep, Place, Step};
 use crate::cancel::CancelToken;
 use crate::journal::commit::Commit;
+use crate::parallel;
 use crate::paths::fsops::Snapshot;
 use crate::paths::{BorrowedDir, EntryKind};
 use crate::trash::{archive_relative_path, Archived, Bucket, Observed, TrashItem};
 use crate::workspace::Workspace;
 
+/// What each step keeps, in the plan's order: nothing, an archive ([`archive`]; its name not
+/// yet durable: the caller syncs the bucket), or a tree's archive and what archiving saw of it
+/// ([`archive_tree`]). The steps are archived as many at a time as there are cores (gzip
+/// computes; the fsyncs of the archives overlap with it); each result
+/// stands alone (a failure stops no other step: the caller discards what the others made).
+pub(super) fn keep_first(
+    ws: &Workspace,
+    steps: &[Step],
+    opened: &[Opened],
+    cancel: &CancelToken,
+) -> Vec<Result<Kept, Failure>> {
+    let items: Vec<(&Step, &Opened)> = steps.iter().zip(opened).collect();
+    let archives = steps.iter().filter(|s| s.keep == Keep::Archive).count();
+    let threads = if archives > 1 {
+        parallel::computing_threads()
+    } else {
+        1
+    };
+    parallel::map(&items, threads, |(step, dirs)| match step.keep {
+        Keep::Nothing => Ok((None, None)),
+        Keep::Archive if removes_tree(step) => archive_tree(ws, step, dirs, cancel)
+            .map(|(archived, tree)| (Some(archived), Some(tree))),
+        Keep::Archive => archive(ws, step, dirs, cancel).map(|archived| (Some(archived), None)),
+    })
+}
+
+/// What a step keeps first: its archive, and for a tree what archiving saw of it.
+pub(super) type Kept = (Option<Archived>, Option<ArchivedTree>);
+
 /// Archives what the step finds (kept in place) if it is the entry the step expects (its
 /// identity, size and times), and checks the archive holds what the step expects: the bytes
-/// read (by SHA-256) or an entry of the kind planned on.
-pub(super) fn archive(
+/// read (by SHA-256) or an entry of the kind planned on. The archive's name is durable only
+/// once the bucket is synced.
+fn archive(
     ws: &Workspace,
     step: &Step,
     dirs: &Opened,
@@ -36,7 +69,7 @@ pub(super) fn archive(
     };
     let archived = with_item(ws, step, dirs, |item| {
         ws.bucket()
-            .archive_expected(item, &expected, &|| cancel.is_aborted())
+            .archive_expected_unsynced(item, &expected, &|| cancel.is_aborted())
             .map_err(Failure::Trash)
     })?;
     let differs = match &step.expect {
@@ -105,7 +138,7 @@ pub(super) struct ArchivedTree {
 /// [`archive`] for a tree a step removes: archived whole, kept in place,
 /// and checked that every entry of it may be removed (refused, nothing is archived or
 /// removed: the trash's words, naming the entry that could not be).
-pub(super) fn archive_tree(
+fn archive_tree(
     ws: &Workspace,
     step: &Step,
     dirs: &Opened,

@@ -14,6 +14,7 @@ use super::undo::{move_checked, remove_aside, remove_staged, undo_step};
 use super::{holds, made_dirs, Commit, CommitRecord, LeftInPlace, Sequel, Staged, StepAction};
 use crate::journal::Record;
 use crate::journal::WrittenRecord;
+use crate::parallel::{self, FILES_AT_ONCE};
 use crate::paths::fsops::{self, Replacing, Snapshot};
 use crate::paths::AsDir;
 use crate::paths::{process, trees};
@@ -46,6 +47,10 @@ impl Commit<'_> {
         perform: impl FnOnce(&Value) -> io::Result<()>,
     ) -> Result<(Sequel, Vec<LeftInPlace>), CommitError> {
         let failed = |step, reason| CommitError { step, reason };
+        if let Err((step, e)) = self.sync_staged() {
+            self.discard();
+            return Err(failed(step, StepFailure::Io(e)));
+        }
         let mut record = CommitRecord {
             applied: false,
             steps: self.steps.iter().map(|s| s.record.clone()).collect(),
@@ -137,6 +142,23 @@ impl Commit<'_> {
         };
         entry.finish();
         Ok((outcome, left))
+    }
+
+    /// Makes every staged file durable, [`FILES_AT_ONCE`] at a time (their waits for the disk
+    /// overlap), before the record that names them is written; the first step that could not
+    /// be, and why.
+    fn sync_staged(&mut self) -> Result<(), (usize, io::Error)> {
+        let unsynced: Vec<(usize, File)> = self
+            .steps
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(step, staged)| Some((step, staged.unsynced.take()?)))
+            .collect();
+        parallel::map(&unsynced, FILES_AT_ONCE, |(step, file)| {
+            file.sync_all().map_err(|e| (*step, e))
+        })
+        .into_iter()
+        .collect()
     }
 
     /// Takes back the first `done` steps, newest first; whether every one is settled (see

@@ -113,6 +113,23 @@ pub fn stage(
     data: &[u8],
     metadata_of: Option<&Stat>,
 ) -> io::Result<()> {
+    stage_unsynced(dir, name, temp, data, metadata_of).and_then(|file| {
+        file.sync_all().inspect_err(|_| {
+            let _ = unlink_at(dir, temp);
+        })
+    })
+}
+
+/// [`stage`], but not yet durable: the file is returned, open for writing, for the caller to
+/// sync (`sync_all`) before anything depends on it — for a change of many files, all of them at
+/// once. On failure `temp` is gone.
+pub fn stage_unsynced(
+    dir: BorrowedDir<'_>,
+    name: &OsStr,
+    temp: &OsStr,
+    data: &[u8],
+    metadata_of: Option<&Stat>,
+) -> io::Result<File> {
     let staged = write_temp(dir, name, temp, data, metadata_of);
     if staged.is_err() {
         let _ = unlink_at(dir, temp);
@@ -160,7 +177,7 @@ fn write_atomic_with(
         Replacing::Nothing => None,
         Replacing::File { stat, .. } => Some(stat),
     };
-    if let Err(e) = write_temp(dir, name, temp, data, planned) {
+    if let Err(e) = write_temp(dir, name, temp, data, planned).and_then(|file| file.sync_all()) {
         let _ = unlink_at(dir, temp);
         return Err(e.into());
     }
@@ -185,20 +202,21 @@ struct Planned<'a> {
     same_content: &'a dyn Fn(&mut File) -> io::Result<bool>,
 }
 
-/// Creates `temp` with `data`, given what the `planned` file has, and makes it durable.
+/// Creates `temp` with `data`, given what the `planned` file has; returns it open for writing
+/// (not synced yet).
 fn write_temp(
     dir: BorrowedDir<'_>,
     name: &OsStr,
     temp: &OsStr,
     data: &[u8],
     planned: Option<&Stat>,
-) -> io::Result<()> {
+) -> io::Result<File> {
     let mut file = create_file_umasked_at(dir, temp)?;
     file.write_all(data)?;
     if let Some(old) = planned {
         keep_metadata_of(dir, name, old, &file)?;
     }
-    file.sync_all()
+    Ok(file)
 }
 
 /// `temp` takes `name` if nothing is there.
@@ -304,7 +322,9 @@ fn let_go(
         return Err(e.into());
     }
     // `temp` is free again: the late bytes take it, then the name (if it still holds our file).
-    if let Err(e) = write_temp(dir, name, temp, &late, Some(planned.stat)) {
+    if let Err(e) =
+        write_temp(dir, name, temp, &late, Some(planned.stat)).and_then(|file| file.sync_all())
+    {
         let _ = unlink_at(dir, temp);
         return Err(e.into());
     }

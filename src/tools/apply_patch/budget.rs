@@ -1,7 +1,7 @@
 //! What a patch may read and write in all (`patchMaxTotalBytes`), and how much new content its
 //! plan keeps for the commit.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{ErrorCode, ToolError};
 use crate::options::Limits;
@@ -12,6 +12,9 @@ use crate::paths::shown::Shown;
 pub(super) struct Budget {
     limit: u64,
     used: u64,
+    /// For a file planned alongside others: what it spends, in order, counted against the
+    /// patch's budget once the files before it are ([`Budget::settle`]).
+    spent: Option<Vec<(u64, PathBuf)>>,
 }
 
 impl Budget {
@@ -19,11 +22,33 @@ impl Budget {
         Budget {
             limit: limits.patch_max_total_bytes,
             used: 0,
+            spent: None,
         }
+    }
+
+    /// A budget that only notes what one file spends (never refuses), for [`Budget::settle`].
+    pub fn noting(limits: &Limits) -> Self {
+        Budget {
+            spent: Some(Vec::new()),
+            ..Budget::new(limits)
+        }
+    }
+
+    /// Counts what the file `noted` spent against this budget, in the order it spent it: the
+    /// refusal it would have met, at the same point, had it been planned on this budget.
+    pub(super) fn settle(&mut self, noted: Budget) -> Result<(), ToolError> {
+        for (bytes, path) in noted.spent.unwrap_or_default() {
+            self.spend(bytes, &path)?;
+        }
+        Ok(())
     }
 
     /// Counts `bytes` read or written at `path`; `TOO_LARGE` once the total is over the limit.
     pub(super) fn spend(&mut self, bytes: u64, path: &Path) -> Result<(), ToolError> {
+        if let Some(spent) = &mut self.spent {
+            spent.push((bytes, path.to_owned()));
+            return Ok(());
+        }
         self.used = self.used.saturating_add(bytes);
         if self.used <= self.limit {
             return Ok(());
@@ -59,5 +84,38 @@ impl Keeping {
             self.left -= len;
             new
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(total: u64) -> Limits {
+        Limits {
+            patch_max_total_bytes: total,
+            ..Limits::default()
+        }
+    }
+
+    #[test]
+    fn a_file_planned_alongside_others_is_refused_where_it_would_have_been() {
+        let limits = limits(100);
+        let mut budget = Budget::new(&limits);
+        let mut first = Budget::noting(&limits);
+        first.spend(60, Path::new("a.ts")).unwrap();
+        // Noting never refuses, however much is noted.
+        let mut second = Budget::noting(&limits);
+        second.spend(30, Path::new("b.ts")).unwrap();
+        second.spend(30, Path::new("c.ts")).unwrap();
+        second.spend(500, Path::new("d.ts")).unwrap();
+        budget.settle(first).unwrap();
+        let refused = budget.settle(second).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::TooLarge);
+        assert!(
+            refused.message.contains("reached at c.ts"),
+            "{}",
+            refused.message
+        );
     }
 }

@@ -82,7 +82,8 @@ pub(super) fn commit(
         pending.push(plan_file(plan, files, cx, &mut steps, &mut made_dirs)?);
         progress.advance(1);
     }
-    for step in steps.iter().filter(|s| s.keep == Keep::Archive) {
+    // One bucket for every archive: checked once, named by the first file kept.
+    if let Some(step) = steps.iter().find(|s| s.keep == Keep::Archive) {
         ensure_bucket_writable(ws, &step.at.path())?;
     }
     if cx.cancel.is_aborted() {
@@ -180,15 +181,20 @@ fn plan_file(
     }
     let mut put_archived = None;
     if let Some(write) = plan.write {
+        // The bytes the plan hashed (an added file's text, an update's new content kept), or
+        // derived again, which must give the planned content.
         let data = match (&files[plan.file].change, plan.new, &source) {
             (PatchChange::Add { text, .. }, _, _) => text.clone().into_bytes(),
             (_, Some(kept), _) => kept,
-            (_, None, Some(bytes)) => plan::patched(&files[plan.file], &write.target, bytes, cx)?.0,
+            (_, None, Some(bytes)) => {
+                let data = plan::patched(&files[plan.file], &write.target, bytes, cx)?.0;
+                if sha256_hex(&data) != write.sha256 {
+                    return Err(changed_since_planned(&write.target.path));
+                }
+                data
+            }
             _ => unreachable!("a written file is added, or updated and read again"),
         };
-        if sha256_hex(&data) != write.sha256 {
-            return Err(changed_since_planned(&write.target.path));
-        }
         let target = &write.target;
         let missing = files::missing_parents(target);
         change.undo.created_dirs = missing

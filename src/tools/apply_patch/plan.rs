@@ -3,10 +3,11 @@
 //! content dropped. What a file's plan keeps is what the commit checks and records (stats and
 //! SHA-256s, line counts, notes) and, while the new contents kept stay within `patchMaxBytes`
 //! in all, its new content; past that, the commit derives each new content again, one file at a
-//! time, and checks it is the planned one. So memory does not grow with the number or size of
-//! the files while the patch is planned and asked about; the change handed to the executor
-//! holds every new content (at most `patchMaxTotalBytes` in all). What a patch reads and writes
-//! in all is bounded up front ([`Budget`]).
+//! time, and checks it is the planned one. Files are planned a few at once (on as many
+//! threads), so memory does not grow with the number or size of the files while the patch is
+//! planned and asked about beyond those few; the change handed to the executor holds every new
+//! content (at most `patchMaxTotalBytes` in all). What a patch reads and writes in all is
+//! bounded up front ([`Budget`]).
 
 use super::already_applied::already_applied;
 use super::budget::{Budget, Keeping};
@@ -18,6 +19,7 @@ use super::resolve::Resolved;
 use crate::change::Action;
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::sha256_hex;
+use crate::parallel::{self, FILES_AT_ONCE};
 use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::text::decode::{decode_for_edit, TextFile};
@@ -31,6 +33,12 @@ pub(super) use super::planned::{Existing, FilePlan};
 /// Plans every file, adding each one's diff to the combined diff (at most `patchMaxBytes` of
 /// it); a patch that is already applied is said so (a retry never applies twice). An abort
 /// stops the planning (before each file, and between the chunks of one).
+///
+/// Files are planned in windows of [`FILES_AT_ONCE`], on as many threads as there are cores,
+/// then taken in the patch's order: what each read and wrote is counted against the budget, its diff added and
+/// its new content kept (within `patchMaxBytes`), as if they had been planned one by one — the
+/// same refusal at the same file. At most that many files' contents are held at once beyond
+/// what the plan keeps.
 pub(super) fn plan_all(
     files: &[FilePatch],
     resolved: &[Resolved],
@@ -41,15 +49,36 @@ pub(super) fn plan_all(
     let mut kept = Keeping::new(cx.limits.patch_max_bytes);
     let mut plans = Vec::with_capacity(files.len());
     let mut failure = None;
-    for (index, (file, at)) in files.iter().zip(resolved).enumerate() {
+    let threads = parallel::computing_threads();
+    let numbered: Vec<(usize, (&FilePatch, &Resolved))> =
+        files.iter().zip(resolved).enumerate().collect();
+    'windows: for window in numbered.chunks(FILES_AT_ONCE) {
         if cx.cancel.is_aborted() {
             return Err(ToolError::aborted());
         }
-        match plan_file(index, file, at, cx, &mut budget, &mut diff, &mut kept) {
-            Ok(plan) => plans.push(plan),
-            Err(e) => {
-                failure = Some(e);
-                break;
+        let planned = parallel::map(window, threads, |&(index, (file, at))| {
+            if cx.cancel.is_aborted() {
+                return (Err(ToolError::aborted()), Budget::noting(&cx.limits), None);
+            }
+            let mut noted = Budget::noting(&cx.limits);
+            let mut file_diff = None;
+            let plan = plan_file(index, file, at, cx, &mut noted, &mut file_diff);
+            (plan, noted, file_diff)
+        });
+        for (plan, noted, file_diff) in planned {
+            let taken = budget.settle(noted).and(plan);
+            match taken {
+                Ok(mut plan) => {
+                    if let Some((given, text)) = file_diff {
+                        diff.push(&given, &text);
+                    }
+                    plan.new = plan.new.take().and_then(|new| kept.keep(new));
+                    plans.push(plan);
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    break 'windows;
+                }
             }
         }
     }
@@ -71,14 +100,16 @@ pub(super) fn plan_all(
     }
 }
 
+/// A file's diff for the combined one: the path as the patch gave it, and the diff.
+type FileDiff = Option<(String, String)>;
+
 fn plan_file(
     index: usize,
     file: &FilePatch,
     at: &Resolved,
     cx: &Context,
     budget: &mut Budget,
-    diff: &mut CombinedDiff,
-    kept: &mut Keeping,
+    diff: &mut FileDiff,
 ) -> Result<FilePlan, ToolError> {
     let label = |t: &Target| files::diff_label(&t.path, &cx.root);
     let timeout = std::time::Duration::from_millis(cx.limits.diff_timeout_ms);
@@ -209,7 +240,8 @@ fn plan_file(
             };
             plan.notes = notes;
             if !plan.unchanged {
-                plan.new = kept.keep(new);
+                // Kept if it fits what the plan may keep, once the files before it are taken.
+                plan.new = Some(new);
             }
             plan
         }
@@ -220,12 +252,12 @@ fn plan_file(
     Ok(plan)
 }
 
-/// `plan` with its line counts, its diff added to the combined one (unless it changes nothing).
-fn with_diff(mut plan: FilePlan, file_diff: UnifiedDiff, diff: &mut CombinedDiff) -> FilePlan {
+/// `plan` with its line counts, its diff for the combined one (unless it changes nothing).
+fn with_diff(mut plan: FilePlan, file_diff: UnifiedDiff, diff: &mut FileDiff) -> FilePlan {
     plan.added = file_diff.added;
     plan.removed = file_diff.removed;
     if !plan.unchanged {
-        diff.push(&plan.given, &file_diff.text);
+        *diff = Some((plan.given.clone(), file_diff.text));
     }
     plan
 }

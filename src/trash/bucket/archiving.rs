@@ -13,6 +13,7 @@ use crate::paths::EntryKind;
 use crate::trash::error::{changed, PartlyRemoved, TrashError};
 use crate::trash::item::TrashItem;
 use crate::trash::observed::Observed;
+use crate::trash::write::ArchiveDestination;
 use crate::trash::{put_back, remove, write};
 
 impl Bucket {
@@ -42,6 +43,28 @@ impl Bucket {
         expected: &Snapshot,
         cancel: &dyn Fn() -> bool,
     ) -> Result<Archived, TrashError> {
+        self.archive_expected_syncing(item, expected, cancel, true)
+    }
+
+    /// [`Bucket::archive_expected`] for one of many archives of a change: the archive is
+    /// durable, but its name only once the caller has called [`Bucket::sync`] (one fsync of the
+    /// bucket for them all), which it must do before anything depends on the archive.
+    pub fn archive_expected_unsynced(
+        &self,
+        item: &TrashItem<'_>,
+        expected: &Snapshot,
+        cancel: &dyn Fn() -> bool,
+    ) -> Result<Archived, TrashError> {
+        self.archive_expected_syncing(item, expected, cancel, false)
+    }
+
+    fn archive_expected_syncing(
+        &self,
+        item: &TrashItem<'_>,
+        expected: &Snapshot,
+        cancel: &dyn Fn() -> bool,
+        sync_bucket: bool,
+    ) -> Result<Archived, TrashError> {
         let bucket = self.open(true)?;
         let check = |observed: &[Observed]| match observed.first() {
             Some(root) if is_expected(&root.snapshot, expected) => Ok(()),
@@ -50,7 +73,11 @@ impl Bucket {
                 "was replaced while it was being archived",
             )),
         };
-        let written = write::write_archive(&self.target(&bucket), item, cancel, &check)?;
+        let target = ArchiveDestination {
+            sync_bucket,
+            ..self.target(&bucket)
+        };
+        let written = write::write_archive(&target, item, cancel, &check)?;
         Ok(Archived {
             archive_path: written.path,
             metadata: written.metadata,
