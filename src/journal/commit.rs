@@ -3,7 +3,8 @@
 //!
 //! 1. **Stage** (nothing visible changes): each new file is written under a temp name beside its
 //!    target ([`fsops::stage_unsynced`], journaled like any temp file), and all of them are
-//!    fsynced, several at once, before the record is written. What the change destroys
+//!    fsynced, several at once, before the record is written (and whenever 64 wait, so that a
+//!    change of thousands of files does not hold a descriptor open for each). What the change destroys
 //!    was put in the trash by the caller before. An append in place ([`Commit::append`]) is the
 //!    one step not staged: its bytes go through the caller's checked handle when it is applied,
 //!    and a copy of them is kept beside the record (written and fsynced before it), so that an
@@ -146,7 +147,13 @@ pub struct Commit<'a> {
     /// [`made_dirs::make_dirs`]).
     made_record: Option<WrittenRecord>,
     archives: Vec<ArchiveName>,
+    /// How many staged files are written but not synced yet (each holds a descriptor open).
+    unsynced: usize,
 }
+
+/// How many staged files may wait for their sync at once: a change of thousands of files must
+/// not hold a descriptor open for each until its commit point.
+const UNSYNCED_AT_MOST: usize = 64;
 
 impl Journal {
     /// A new change of many entries (see the module docs).
@@ -157,6 +164,7 @@ impl Journal {
             made: Vec::new(),
             made_record: None,
             archives: Vec::new(),
+            unsynced: 0,
         }
     }
 }
@@ -217,6 +225,10 @@ impl Commit<'_> {
             check_aside: None,
             unsynced: Some(unsynced),
         });
+        self.unsynced += 1;
+        if self.unsynced >= UNSYNCED_AT_MOST {
+            self.sync_staged().map_err(|(_, e)| e)?;
+        }
         Ok(())
     }
 

@@ -144,16 +144,18 @@ impl Commit<'_> {
         Ok((outcome, left))
     }
 
-    /// Makes every staged file durable, [`FILES_AT_ONCE`] at a time (their waits for the disk
-    /// overlap), before the record that names them is written; the first step that could not
-    /// be, and why.
-    fn sync_staged(&mut self) -> Result<(), (usize, io::Error)> {
+    /// Makes every staged file not synced yet durable, [`FILES_AT_ONCE`] at a time (their waits
+    /// for the disk overlap): before the record that names them is written, and whenever
+    /// [`UNSYNCED_AT_MOST`](super::UNSYNCED_AT_MOST) wait; the first step that could not be, and
+    /// why.
+    pub(super) fn sync_staged(&mut self) -> Result<(), (usize, io::Error)> {
         let unsynced: Vec<(usize, File)> = self
             .steps
             .iter_mut()
             .enumerate()
             .filter_map(|(step, staged)| Some((step, staged.unsynced.take()?)))
             .collect();
+        self.unsynced = 0;
         parallel::map(&unsynced, FILES_AT_ONCE, |(step, file)| {
             file.sync_all().map_err(|e| (*step, e))
         })

@@ -127,6 +127,41 @@ fn every_step_is_made_and_nothing_is_left_behind() {
 }
 
 #[test]
+fn a_change_of_many_files_keeps_few_of_them_waiting_for_their_sync() {
+    let s = setup();
+    let mut commit = s.journal.commit();
+    let names: Vec<String> = (0..2 * UNSYNCED_AT_MOST + 10)
+        .map(|i| format!("n{i}.txt"))
+        .collect();
+    for name in &names {
+        commit
+            .put(
+                dir(&s.root),
+                &s.root,
+                OsStr::new(name),
+                name.clone().into_bytes(),
+                None,
+                None,
+            )
+            .unwrap();
+        let waiting = commit
+            .steps
+            .iter()
+            .filter(|step| step.unsynced.is_some())
+            .count();
+        assert!(
+            waiting < UNSYNCED_AT_MOST,
+            "{waiting} staged files hold a descriptor open"
+        );
+    }
+    commit.apply().unwrap();
+    for name in &names {
+        assert_eq!(fs::read_to_string(s.root.join(name)).unwrap(), *name);
+    }
+    assert_eq!(s.journal.store.names().unwrap(), Vec::<OsString>::new());
+}
+
+#[test]
 fn a_file_written_in_place_after_planning_stops_the_whole_change() {
     let s = setup();
     let commit = stage_all(&s);
