@@ -15,8 +15,8 @@
  *      this harness, never to the package.
  *   4. The addon cross-built for `x86_64-pc-windows-gnu` (debug) into `target/windows/`, with
  *      `LIBNODE_PATH` naming an empty `libnode.dll` (`napi-build` wants the name; napi's
- *      `dyn-symbols` finds N-API in `node.exe` at load time). **Until the crate compiles for
- *      Windows this is where the run stops**, with the compiler's error count.
+ *      `dyn-symbols` finds N-API in `node.exe` at load time). A build that fails stops the run
+ *      here, with the compiler's error count.
  *   5. The session of every tool (`__test__/runtimes/session.mjs`) run by `node.exe` under Wine
  *      from a host project holding the built package with the Windows addon beside the loader.
  *      Wine's `node.exe` cannot write to a pipe (`EBADF`), so its output goes to files.
