@@ -8,7 +8,8 @@
  *
  * Options: `--build` (release addon + dist first; `npm run bench` passes it; ignored with
  * `--smoke`), `--out FILE` (default `bench/results.json`; with `--smoke`, a temp file),
- * `--only PREFIX` (run only the jobs whose id starts with PREFIX, e.g. `tree/`), `--keep` (keep
+ * `--only PREFIX[,PREFIX…]` (run only the jobs whose id starts with one of the prefixes, e.g.
+ * `tree/` or `grep/ours,grep/rg`), `--keep` (keep
  * the data sets; their directory is printed), `--data DIR` (reuse the data sets kept by an earlier
  * run of the same mode). `NAPI_RS_NATIVE_LIBRARY_PATH=…/x.node` benchmarks another build of the
  * addon (the napi-rs loader honours it).
@@ -39,7 +40,7 @@ const option = (name) => {
 }
 const smoke = flag('--smoke')
 const keep = flag('--keep')
-const only = option('--only')
+const only = option('--only')?.split(',').filter(Boolean)
 const out = option('--out') ?? (smoke ? join(tmpdir(), `agent-fs-tools-bench-smoke-${process.pid}.json`) : join(here, 'results.json'))
 const sizes = SIZES[smoke ? 'smoke' : 'full']
 /** The worst-case diff baseline is stopped after this long (the issue's cap). */
@@ -424,7 +425,7 @@ function runJob(job, capMs) {
   })
 }
 
-const jobs = [...new Map(CASES.flatMap((c) => c.rows.map((r) => [r.job, r]))).entries()].filter(([job]) => !only || job.startsWith(only))
+const jobs = [...new Map(CASES.flatMap((c) => c.rows.map((r) => [r.job, r]))).entries()].filter(([job]) => !only || only.some((prefix) => job.startsWith(prefix)))
 const results = {}
 const t0 = performance.now()
 for (const [job, { cap, needs }] of jobs) {

@@ -229,3 +229,26 @@ mod tests {
         assert_eq!(xattr(&b, "user.none"), None);
     }
 }
+
+/// Runs `work` on a thread of its own whose file-system identity is the user `uid` (Linux's
+/// `setfsuid`, which changes the calling thread only; threads it starts inherit it): its opens
+/// are checked as that user's, and a process running as root loses, on that thread, the
+/// privileges of using others' files as its own (`CAP_FOWNER`, `CAP_DAC_OVERRIDE`). `None` if
+/// the identity could not be taken (only root may take any).
+#[cfg(target_os = "linux")]
+pub fn as_file_system_user<T: Send>(uid: u32, work: impl FnOnce() -> T + Send) -> Option<T> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                // SAFETY: `setfsuid` takes integers and changes this thread's credentials only;
+                // `-1` (invalid) changes nothing and returns the identity in force.
+                let now = unsafe {
+                    libc::syscall(libc::SYS_setfsuid, uid);
+                    libc::syscall(libc::SYS_setfsuid, -1)
+                };
+                (now == i64::from(uid)).then(work)
+            })
+            .join()
+            .expect("the work does not panic")
+    })
+}

@@ -83,6 +83,24 @@ where
     T: Send,
     V: Fn(&WalkEntry<'_>) -> Option<T> + Sync,
 {
+    walk_with(dir, target, options, || (), |_, entry| visit(entry))
+}
+
+/// [`walk`], with a state of each thread's own (made by `new_state` on each thread that reads
+/// directories) that `visit` is given with every entry the thread visits: for what a visitor
+/// reuses from entry to entry, without sharing it between threads.
+pub fn walk_with<T, S, N, V>(
+    dir: Dir,
+    target: &Target,
+    options: &WalkOptions<'_>,
+    new_state: N,
+    visit: V,
+) -> Result<Walked<T>, ToolError>
+where
+    T: Send,
+    N: Fn() -> S + Sync,
+    V: Fn(&mut S, &WalkEntry<'_>) -> Option<T> + Sync,
+{
     let rules = if options.include_ignored {
         IgnoreRules::default()
     } else {
@@ -102,6 +120,7 @@ where
         - 1;
     let walker = Walker {
         options,
+        new_state: &new_state,
         visit: &visit,
         state: Mutex::new(State {
             queue: BinaryHeap::from([root]),
@@ -199,8 +218,9 @@ struct State<T> {
     done: bool,
 }
 
-struct Walker<'a, T, V> {
+struct Walker<'a, T, N, V> {
     options: &'a WalkOptions<'a>,
+    new_state: &'a N,
     visit: &'a V,
     state: Mutex<State<T>>,
     wake: Condvar,
@@ -214,15 +234,17 @@ struct Walker<'a, T, V> {
     hidden_names: Vec<OsString>,
 }
 
-impl<T, V> Walker<'_, T, V>
+impl<T, S, N, V> Walker<'_, T, N, V>
 where
     T: Send,
-    V: Fn(&WalkEntry<'_>) -> Option<T> + Sync,
+    N: Fn() -> S + Sync,
+    V: Fn(&mut S, &WalkEntry<'_>) -> Option<T> + Sync,
 {
     /// Reads directories until none is left or the walk stops. `more_help` starts another
     /// thread running this (it says whether it did), asked when directories are waiting.
     fn work(&self, more_help: &mut dyn FnMut() -> bool) {
         let mut buffer: Vec<u8> = Vec::with_capacity(DIRENT_BUFFER_BYTES);
+        let mut visitor_state = (self.new_state)();
         let mut helping = true;
         let mut state = self.lock();
         loop {
@@ -250,7 +272,7 @@ where
             drop(state);
             let node = task.node;
             let panic_guard = EndOnPanic(self);
-            let (found, children) = self.read_directory(task, &mut buffer);
+            let (found, children) = self.read_directory(task, &mut buffer, &mut visitor_state);
             std::mem::forget(panic_guard);
             state = self.lock();
             state.busy -= 1;
@@ -282,7 +304,12 @@ where
     }
 
     /// Reads one directory: its findings, and the subdirectories to read next.
-    fn read_directory(&self, task: Task, buffer: &mut Vec<u8>) -> (Found<T>, Vec<Task>) {
+    fn read_directory(
+        &self,
+        task: Task,
+        buffer: &mut Vec<u8>,
+        visitor_state: &mut S,
+    ) -> (Found<T>, Vec<Task>) {
         let nothing = || (Vec::new(), Vec::new());
         let dir = match task.source {
             Source::Root(fd) => fd,
@@ -333,12 +360,15 @@ where
             let skipped = (may_hide && options.sandbox.is_hidden(abs.path()))
                 || rules.is_ignored(abs.path(), is_dir);
             if !skipped {
-                let item = (self.visit)(&WalkEntry {
-                    dir: dir.as_dir(),
-                    name,
-                    rel: rel.path(),
-                    kind,
-                });
+                let item = (self.visit)(
+                    visitor_state,
+                    &WalkEntry {
+                        dir: dir.as_dir(),
+                        name,
+                        rel: rel.path(),
+                        kind,
+                    },
+                );
                 let child = is_dir.then(|| {
                     let node = self.next_node.fetch_add(1, Ordering::Relaxed);
                     let mut key = Vec::with_capacity(task.key.len() + 1);
@@ -407,9 +437,9 @@ impl PathBuffer {
 
 /// Ends the walk for every thread if the visitor panics, so that no thread waits forever for
 /// the directory it was reading (the panic then surfaces from `walk`).
-struct EndOnPanic<'w, 'a, T, V>(&'w Walker<'a, T, V>);
+struct EndOnPanic<'w, 'a, T, N, V>(&'w Walker<'a, T, N, V>);
 
-impl<T, V> Drop for EndOnPanic<'_, '_, T, V> {
+impl<T, N, V> Drop for EndOnPanic<'_, '_, T, N, V> {
     fn drop(&mut self) {
         self.0.stop.store(true, Ordering::Relaxed);
         let mut state = self.0.state.lock().unwrap_or_else(|e| e.into_inner());

@@ -8,6 +8,7 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::{Mode, OFlags};
 
@@ -115,9 +116,40 @@ pub fn reopen_readable(dir: BorrowedFd<'_>) -> io::Result<OwnedFd> {
 /// Opens `name` in `dir` for reading without following a symlink and without blocking on a FIFO;
 /// the caller checks the type with `fstat` before reading.
 pub fn open_for_read(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
-    let flags =
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    file_at(dir, name, flags, 0)
+    file_at(dir, name, READ_FLAGS, 0)
+}
+
+/// The flags of [`open_for_read`].
+const READ_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::NONBLOCK)
+    .union(OFlags::NOCTTY)
+    .union(OFlags::CLOEXEC);
+
+/// Opens the many files a search reads, as [`open_for_read`] does, and where the system allows
+/// it without their reads updating the access times (`O_NOATIME` on Linux, allowed on the
+/// caller's own files). Once that is refused (someone else's file), the files that follow are
+/// opened without it: a tree of others' files costs one refused open per search, not one per
+/// file. Shared by the search's threads.
+#[derive(Debug, Default)]
+pub struct SearchOpener {
+    no_access_time_refused: AtomicBool,
+}
+
+impl SearchOpener {
+    /// Opens `name` in `dir` for reading (see [`open_for_read`]).
+    pub fn open(&self, dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
+        let quiet = platform::no_access_time();
+        if !quiet.is_empty() && !self.no_access_time_refused.load(Ordering::Relaxed) {
+            match rustix::fs::openat(dir, name, READ_FLAGS | quiet, Mode::empty()) {
+                Err(e) if e == rustix::io::Errno::PERM => {
+                    self.no_access_time_refused.store(true, Ordering::Relaxed)
+                }
+                opened => return opened.map(File::from).map_err(errno),
+            }
+        }
+        open_for_read(dir, name)
+    }
 }
 
 /// Opens the existing `name` in `dir` for reading and appending through one descriptor, without

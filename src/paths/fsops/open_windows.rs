@@ -134,6 +134,18 @@ pub fn open_for_read(dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<File> {
     file_at(dir, name, FILE_GENERIC_READ, Disposition::Existing, 0)
 }
 
+/// Opens the many files a search reads, as [`open_for_read`] does (the Unix one also keeps
+/// their access times where it can).
+#[derive(Debug, Default)]
+pub struct SearchOpener;
+
+impl SearchOpener {
+    /// Opens `name` in `dir` for reading (see [`open_for_read`]).
+    pub fn open(&self, dir: BorrowedDir<'_>, name: &OsStr) -> io::Result<File> {
+        open_for_read(dir, name)
+    }
+}
+
 /// Opens the existing file `name` in `dir` for reading and appending through one handle (no
 /// write access but `FILE_APPEND_DATA`, so every write lands at the end), without following a
 /// link: the caller checks the file on this very handle before it appends.

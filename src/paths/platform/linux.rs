@@ -17,6 +17,10 @@ pub(super) fn handle_access() -> OFlags {
     OFlags::PATH
 }
 
+pub(super) fn no_access_time() -> OFlags {
+    OFlags::NOATIME
+}
+
 /// One `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`; the component walk on kernels before
 /// 5.6, which lack it.
 pub(super) fn open_beneath(start: OwnedFd, rel: &Path, flags: OFlags) -> io::Result<OwnedFd> {

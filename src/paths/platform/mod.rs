@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | open beneath an allowed tree, no link followed | `openat2(RESOLVE_BENEATH \| RESOLVE_NO_SYMLINKS)` | one `openat(O_NOFOLLOW \| O_DIRECTORY)` per component, each through the descriptor of the one before |
 //! | a directory handle for `*at` calls | `O_PATH` (no read permission needed) | `O_RDONLY \| O_DIRECTORY` |
+//! | a search's reads leave access times alone | `O_NOATIME` (the owner's files only) | they do not |
 //! | a directory's entries | `getdents64` into a reused buffer (`RawDir`) | `readdir` (`Dir`) |
 //! | a copied or restored tree made durable | one `syncfs` of its file system | `fsync` of every file and directory written, then one flush of the drive's cache (`F_FULLFSYNC` on macOS) |
 //! | is a file open for writing elsewhere? | a read lease is refused (`F_SETLEASE`) | cannot tell (`None`) |
@@ -86,6 +87,12 @@ macro_rules! choose {
 /// place to walk from: `O_PATH` on Linux (which needs no read permission), else `O_RDONLY`.
 pub fn handle_access() -> OFlags {
     choose!(linux::handle_access(), OFlags::RDONLY)
+}
+
+/// The open flag that keeps reads from updating the file's access time: `O_NOATIME` on Linux
+/// (refused with `EPERM` unless the caller owns the file or has `CAP_FOWNER`), else none.
+pub fn no_access_time() -> OFlags {
+    choose!(linux::no_access_time(), OFlags::empty())
 }
 
 /// Opens the directory `rel` (plain components only; empty for `start` itself) beneath `start`

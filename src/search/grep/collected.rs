@@ -41,7 +41,8 @@ pub struct Collected {
 }
 
 impl Collected {
-    fn is_full(&self, bounds: &Bounds) -> bool {
+    /// Whether the bounds are reached (a full result stays full: see [`Self::add`]).
+    pub(super) fn is_full(&self, bounds: &Bounds) -> bool {
         self.matches >= bounds.max_matches || self.bytes >= bounds.max_bytes
     }
 
@@ -54,7 +55,8 @@ impl Collected {
                 .is_some_and(|(last, _)| rel > last.as_path())
     }
 
-    /// Adds a file with matches, then drops the files at the end that can no longer be shown.
+    /// Adds a file with matches, then drops the files at the end that can no longer be shown
+    /// (only while the rest still reach the bounds: a full result stays full).
     pub(super) fn add(&mut self, rel: PathBuf, hits: FileHits, bounds: &Bounds) {
         self.matches += hits.matches;
         self.bytes += hits.bytes;

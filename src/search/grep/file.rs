@@ -8,6 +8,7 @@
 
 use std::fs::File;
 use std::io::{self, Read};
+use std::path::Path;
 
 use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
@@ -18,6 +19,7 @@ use super::render::rendered_len;
 use super::whole::{read_whole, Contents};
 use super::Bounds;
 use crate::cancel::CancelToken;
+use crate::paths::shown::Shown;
 
 /// Longer lines are shortened around their first match.
 const LINE_CAP: usize = 500;
@@ -32,18 +34,18 @@ pub(super) struct OpenFile {
     pub(super) size: u64,
 }
 
-/// Searches one file labelled `label` in the output; `None` if it is binary. `buffer` is the
-/// worker's, reused from file to file.
+/// Searches one file labelled in the output with the shown form of `label`; `None` if it is
+/// binary. `buffer` is the worker's, reused from file to file.
 pub(super) fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
     file: OpenFile,
     buffer: &mut Vec<u8>,
-    label: &str,
+    label: &Path,
     bounds: &Bounds,
     cancel: &CancelToken,
 ) -> io::Result<Option<FileHits>> {
-    let mut sink = Collect::new(matcher, bounds, label.len());
+    let mut sink = Collect::new(matcher, bounds, label);
     search(searcher, matcher, file, buffer, cancel, &mut sink)?;
     Ok(sink.into_hits())
 }
@@ -113,18 +115,22 @@ impl<R: Read> Read for AbortRead<'_, R> {
 pub(super) struct Collect<'a> {
     matcher: &'a RegexMatcher,
     bounds: &'a Bounds,
-    label_len: usize,
+    label: &'a Path,
+    /// The length of the label's shown form, measured at the first line kept: most files
+    /// searched have no match, and need no label.
+    label_len: Option<usize>,
     hits: FileHits,
     binary: bool,
 }
 
 impl<'a> Collect<'a> {
-    /// A sink for a file whose label in the output is `label_len` bytes long.
-    pub(super) fn new(matcher: &'a RegexMatcher, bounds: &'a Bounds, label_len: usize) -> Self {
+    /// A sink for a file labelled in the output with the shown form of `label`.
+    pub(super) fn new(matcher: &'a RegexMatcher, bounds: &'a Bounds, label: &'a Path) -> Self {
         Self {
             matcher,
             bounds,
-            label_len,
+            label,
+            label_len: None,
             hits: FileHits::default(),
             binary: false,
         }
@@ -136,7 +142,9 @@ impl<'a> Collect<'a> {
     }
 
     fn push(&mut self, line: Line) {
-        self.hits.bytes += rendered_len(self.label_len, &line);
+        let label = self.label;
+        let label_len = *self.label_len.get_or_insert_with(|| label.shown().len());
+        self.hits.bytes += rendered_len(label_len, &line);
         self.hits.lines.push(line);
     }
 }
@@ -257,7 +265,7 @@ mod tests {
             &matcher,
             file,
             &mut buffer,
-            "f.txt",
+            Path::new("f.txt"),
             &b,
             &CancelToken::new(),
         )

@@ -21,6 +21,7 @@ mod whole;
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use grep_matcher::LineTerminator;
@@ -128,8 +129,8 @@ pub struct Tree<'a> {
     pub include_ignored: bool,
 }
 
-/// A searcher, its matcher and the buffer files are read into, used by one thread at a time
-/// (the walk's threads share a pool).
+/// A searcher, its matcher and the buffer files are read into: each of the walk's threads has
+/// its own.
 struct Worker {
     searcher: Searcher,
     matcher: RegexMatcher,
@@ -149,59 +150,60 @@ pub fn search_tree(
 ) -> Result<Collected, ToolError> {
     let collected = Mutex::new(Collected::default());
     let lock = || collected.lock().unwrap_or_else(|e| e.into_inner());
-    let idle: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
+    // Set once the output is full (it then stays full): until then no file is past the end, and
+    // the threads need not take the lock to know it.
+    let full = AtomicBool::new(false);
     let options = WalkOptions {
         sandbox,
         include_ignored: tree.include_ignored,
         limit: None, // the first files in path order are kept as they are found
         cancel,
     };
-    walk::walk(dir, tree.target, &options, |entry| {
+    let opener = fsops::SearchOpener::default();
+    let new_worker = || Worker {
+        searcher: bounds.searcher(),
+        matcher: matcher.clone(),
+        buffer: Vec::new(),
+    };
+    walk::walk_with(dir, tree.target, &options, new_worker, |worker, entry| {
         let rel = entry.rel;
         if entry.kind != EntryKind::File || tree.include.is_some_and(|g| !g.is_match(rel)) {
             return None::<()>;
         }
-        let (past_the_end, more_known) = {
+        let (past_the_end, more_known) = if full.load(Ordering::Relaxed) {
             let c = lock();
             (c.is_past_the_end(rel, bounds), c.more)
+        } else {
+            (false, false)
         };
         if past_the_end && more_known {
             return None;
         }
-        let Ok(file) = open_regular(entry) else {
+        let Ok(file) = open_regular(&opener, entry) else {
             return None; // unreadable or changed since the walk saw it: skipped, like rg
         };
         progress.advance(1);
-        let pooled = idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let mut worker = pooled.unwrap_or_else(|| Worker {
-            searcher: bounds.searcher(),
-            matcher: matcher.clone(),
-            buffer: Vec::new(),
-        });
+        let Worker {
+            searcher,
+            matcher,
+            buffer,
+        } = worker;
         if past_the_end {
-            let Worker {
-                searcher,
-                matcher,
-                buffer,
-            } = &mut worker;
             if has_match(searcher, matcher, file, buffer, cancel) {
                 lock().more = true;
             }
         } else {
-            let label = rel.shown();
-            let Worker {
-                searcher,
-                matcher,
-                buffer,
-            } = &mut worker;
-            let hits = search_file(searcher, matcher, file, buffer, &label, bounds, cancel);
+            let hits = search_file(searcher, matcher, file, buffer, rel, bounds, cancel);
             if let Ok(Some(hits)) = hits {
                 if hits.matches > 0 {
-                    lock().add(rel.to_path_buf(), hits, bounds);
+                    let mut c = lock();
+                    c.add(rel.to_path_buf(), hits, bounds);
+                    if c.is_full(bounds) {
+                        full.store(true, Ordering::Relaxed);
+                    }
                 }
             }
         }
-        idle.lock().unwrap_or_else(|e| e.into_inner()).push(worker);
         None
     })?;
     Ok(collected.into_inner().unwrap_or_else(|e| e.into_inner()))
@@ -217,12 +219,11 @@ pub fn search_single_file(
     bounds: &Bounds,
     cancel: &CancelToken,
 ) -> Result<Collected, ToolError> {
-    let name = path.file_name().unwrap_or_default();
-    let label = name.shown();
+    let name = Path::new(path.file_name().unwrap_or_default());
     let mut searcher = bounds.searcher();
     let mut collected = Collected::default();
     let file = OpenFile { file, size };
-    match search_file(&mut searcher, matcher, file, &mut Vec::new(), &label, bounds, cancel) {
+    match search_file(&mut searcher, matcher, file, &mut Vec::new(), name, bounds, cancel) {
         _ if cancel.is_aborted() => Err(ToolError::aborted()),
         Ok(Some(hits)) => {
             if hits.matches > 0 {
@@ -243,8 +244,8 @@ pub fn search_single_file(
 
 /// Opens the entry if it is (still) a regular file, through its directory's descriptor and
 /// without following a symlink; never blocks on a FIFO.
-fn open_regular(entry: &walk::WalkEntry<'_>) -> io::Result<OpenFile> {
-    let file = fsops::open_for_read(entry.dir, entry.name)?;
+fn open_regular(opener: &fsops::SearchOpener, entry: &walk::WalkEntry<'_>) -> io::Result<OpenFile> {
+    let file = opener.open(entry.dir, entry.name)?;
     let stat = fsops::fstat(&file)?;
     if EntryKind::of(&stat) != EntryKind::File {
         return Err(io::Error::other("not a regular file"));
@@ -258,7 +259,7 @@ fn open_regular(entry: &walk::WalkEntry<'_>) -> io::Result<OpenFile> {
 /// Shared by the tests of the engine's parts: searching strings as files.
 #[cfg(test)]
 mod testing {
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
 
     use super::collected::{Collected, FileHits};
     use super::file::Collect;
@@ -276,7 +277,7 @@ mod testing {
     pub fn hits(text: &str, pattern: &str, b: &Bounds) -> Option<FileHits> {
         let matcher = build_matcher(pattern, false, "grep").unwrap();
         let mut searcher = b.searcher();
-        let mut sink = Collect::new(&matcher, b, 1);
+        let mut sink = Collect::new(&matcher, b, Path::new("x"));
         searcher
             .search_reader(&matcher, text.as_bytes(), &mut sink)
             .unwrap();
@@ -317,5 +318,106 @@ mod tests {
             escape_regex(r"x.y*(z)|[a]{1}^$\"),
             r"x\.y\*\(z\)\|\[a\]\{1\}\^\$\\"
         );
+    }
+
+    mod on_disk {
+        use super::super::*;
+        use crate::paths::testing;
+        use std::fs;
+
+        /// A tree of `(name, text)` files under a temporary directory, every one world-readable.
+        fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+            let dir = tempfile::tempdir().unwrap();
+            let root = fs::canonicalize(dir.path()).unwrap();
+            for (name, text) in files {
+                fs::write(root.join(name), text).unwrap();
+            }
+            fs::set_permissions(&root, testing::Modes::from_mode(0o755)).unwrap();
+            (dir, root)
+        }
+
+        /// The files below `root` with a match of `NEEDLE`, in path order.
+        fn files_with_needle(root: &Path) -> Vec<PathBuf> {
+            let sandbox = Sandbox::new(root.to_path_buf(), Some(vec![root.to_path_buf()]), vec![]);
+            let target = Target {
+                path: root.to_path_buf(),
+                anchor: root.to_path_buf(),
+                inside_root: true,
+                exists: true,
+            };
+            let tree = Tree {
+                target: &target,
+                include: None,
+                include_ignored: false,
+            };
+            let dir = fsops::open_dir(root, root, true).unwrap();
+            let matcher = build_matcher("NEEDLE", false, "grep").unwrap();
+            let bounds = Bounds {
+                max_matches: 100,
+                max_bytes: 1 << 20,
+                context: 0,
+            };
+            let collected = search_tree(
+                dir,
+                &tree,
+                &sandbox,
+                &matcher,
+                &bounds,
+                &CancelToken::new(),
+                &Meter::none(),
+            )
+            .unwrap();
+            collected.files.keys().cloned().collect()
+        }
+
+        /// A search does not update the access times of the files it reads where the system
+        /// lets it (`O_NOATIME` on Linux, on the caller's own files).
+        #[cfg(target_os = "linux")]
+        #[test]
+        fn a_search_leaves_the_access_times_of_its_own_files_alone() {
+            let (_dir, root) = tree(&[("a.txt", "one NEEDLE\n"), ("b.txt", "none\n")]);
+            // An access time no later than the modification time: any read updates it, even
+            // under `relatime`.
+            for name in ["a.txt", "b.txt"] {
+                testing::set_times(&root.join(name), 1_000_000_000, 0);
+            }
+            assert_eq!(files_with_needle(&root), [PathBuf::from("a.txt")]);
+            for name in ["a.txt", "b.txt"] {
+                let stat = testing::lstat(&root.join(name)).unwrap();
+                assert_eq!(stat.atime, (1_000_000_000, 0), "{name}");
+            }
+        }
+
+        /// Files the caller does not own (where `O_NOATIME` is refused) are searched all the
+        /// same, and so are its own that come after them. Run as root, whose file-system
+        /// identity can be another user's.
+        #[cfg(target_os = "linux")]
+        #[test]
+        fn a_search_reads_files_it_does_not_own() {
+            const NOBODY: u32 = 65534;
+            let (_dir, root) = tree(&[
+                ("a.txt", "NEEDLE\n"),
+                ("b.txt", "NEEDLE\n"),
+                ("c.txt", "NEEDLE\n"),
+            ]);
+            if !made_by_root(&root) {
+                eprintln!("skipped: only root can search as another user");
+                return;
+            }
+            // As NOBODY: a.txt and c.txt are its own, b.txt is root's.
+            for name in ["a.txt", "c.txt"] {
+                testing::chown(root.join(name), Some(NOBODY), None).unwrap();
+            }
+            let found = testing::as_file_system_user(NOBODY, || files_with_needle(&root));
+            let all = ["a.txt", "b.txt", "c.txt"].map(PathBuf::from);
+            assert_eq!(found.expect("root takes any identity"), all);
+            // The root-owned directory was walked and read as NOBODY (world-readable).
+            assert_eq!(files_with_needle(&root), all);
+        }
+
+        /// Whether the files just made (by this process) belong to root.
+        fn made_by_root(root: &Path) -> bool {
+            testing::lstat(&root.join("a.txt")).unwrap().uid == 0
+        }
     }
 }
