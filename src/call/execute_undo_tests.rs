@@ -533,3 +533,89 @@ fn what_moved_into_a_tree_built_goes_back_when_a_later_step_fails() {
     assert_eq!(s.names(), before, "nothing is left of the plan");
     assert_eq!(s.read("loose.txt").as_deref(), Some("loose\n"));
 }
+
+/// A tree built from `archive` (of `dir`, [`trashed_tree`]) whose `g` is set aside under a temp
+/// name at its top as it is staged, new bytes built at `g`'s place; and the move of `g` out of
+/// the placed tree, from beside it, to `g-out`.
+fn set_aside_and_moved_out(
+    s: &super::tests::Setup,
+    archive: std::path::PathBuf,
+) -> [crate::call::plan::Step; 2] {
+    let temp = fsops::temp_name(OsStr::new("g"));
+    let built = Source::Tree {
+        root: Box::new(Source::Archive { archive }),
+        moves: vec![("g".into(), (&temp).into())],
+        drops: Vec::new(),
+        inside: vec![(
+            "g".into(),
+            Source::Bytes {
+                data: b"g two\n".to_vec(),
+                mode: 0o600,
+            },
+        )],
+    };
+    let from = Place {
+        dir: s.root.join("dir"),
+        name: temp,
+        ..s.place("g-out")
+    };
+    [
+        step(s.place("dir"), Expect::Nothing, Act::Build(built)),
+        step(
+            from,
+            Expect::Built,
+            Act::Move {
+                to: s.place("g-out"),
+            },
+        ),
+    ]
+}
+
+#[test]
+fn an_entry_set_aside_in_a_tree_built_moves_out_once_placed_and_its_place_is_refilled() {
+    let s = setup();
+    let archive = trashed_tree(&s);
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: set_aside_and_moved_out(&s, archive).into(),
+    };
+    super::tests::run(&s, plan).unwrap();
+    let mut names = s.names();
+    names.retain(|n| n.starts_with("dir") || n.ends_with("-out"));
+    assert_eq!(
+        names,
+        [
+            "dir",
+            "dir/d",
+            "dir/d/e",
+            "dir/d/e/h",
+            "dir/d/f",
+            "dir/g",
+            "g-out"
+        ],
+        "no temp name is left"
+    );
+    assert_eq!(s.read("g-out").as_deref(), Some("g\n"));
+    assert_eq!(s.read("dir/g").as_deref(), Some("g two\n"));
+
+    // A later step that fails takes the move out back, then the tree away: nothing is left.
+    let s = setup();
+    let archive = trashed_tree(&s);
+    fs::write(s.root.join("other.txt"), "other\n").unwrap();
+    let before = s.names();
+    let stale = Expect::File {
+        stat: s.stat("other.txt"),
+        sha256: "0".repeat(64),
+    };
+    let put = Act::Put {
+        data: b"new\n".to_vec(),
+        like: None,
+    };
+    let [build, move_out] = set_aside_and_moved_out(&s, archive);
+    let plan = ChangePlan {
+        consume: Vec::new(),
+        steps: vec![build, move_out, step(s.place("other.txt"), stale, put)],
+    };
+    super::tests::run(&s, plan).err().expect("refused");
+    assert_eq!(s.names(), before, "nothing is left of the plan");
+}

@@ -8,7 +8,7 @@ use super::plan::Plan;
 use super::slot::{location, parent_of, physical, physical_path, Location, Slot};
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::shown::Shown;
-use crate::paths::EntryKind;
+use crate::paths::{fsops, EntryKind};
 
 impl Effects {
     /// Works out the effects of `plan`. Paths are followed to where their entries physically
@@ -34,7 +34,12 @@ impl Effects {
         let mut drops: Vec<(PathBuf, PathBuf)> = Vec::new();
         for (path, slot) in &finals {
             let path = *path;
-            let parent = location(&plan.slots, parent_of(path));
+            // (A path beneath one an entry moves out to comes before it: the paths are sorted.)
+            let parent = set_aside_at(
+                &effects.moves_out,
+                path,
+                location(&plan.slots, parent_of(path)),
+            );
             let here = physical(&parent, path);
             // Inside a tree that comes back from an archive: the entry the archive keeps here
             // (once the moves inside the tree are made) stays, or makes room for what comes
@@ -96,12 +101,21 @@ impl Effects {
                 Slot::Absent => {}
                 // An entry a tree that comes back from the trash keeps, wanted at a place on
                 // disk: moved out of the tree while it is staged, before the tree is placed.
+                // Set aside in the tree first when its own place there is taken, or a directory
+                // above it there goes (see `movable_out`).
                 Slot::InArchive { archive, member } => {
-                    let top = movable_out(plan, path, archive, member, &parent)
+                    let (top, set_aside) = movable_out(plan, path, archive, member, &parent)
                         .ok_or_else(|| one_at_a_time(path))?;
+                    let aside = set_aside.then(|| {
+                        let temp = fsops::temp_name(member.file_name().unwrap_or_default());
+                        let to = PathBuf::from(&temp);
+                        effects.moves_inside.push((top.clone(), member.clone(), to));
+                        temp
+                    });
                     effects.moves_out.push(MoveOut {
                         top,
                         member: member.clone(),
+                        aside,
                         to: path.clone(),
                         parent,
                     });
@@ -277,14 +291,18 @@ fn movable_inside(
 /// directory `parent`) can be moved out of it to there once the tree is placed: an entry of it
 /// (a file, a link, or a directory with what is in it), wanted nowhere else, into a directory
 /// on disk or in another tree that comes back beside it (placed before), its own place in the
-/// tree left empty and every directory above it there kept as the archive keeps it.
+/// tree left empty or given an entry that comes back there from the trash or from bytes, or an
+/// empty directory. With whether it is set aside in the tree first (to a temp name at its top,
+/// as the tree is staged, before anything is dropped or built in it): when its own place there
+/// is not left empty or a directory above it there is not kept as the archive keeps it (one
+/// the changes made, dropped).
 fn movable_out(
     plan: &Plan,
     path: &Path,
     archive: &Path,
     member: &Path,
     parent: &Location,
-) -> Option<PathBuf> {
+) -> Option<(PathBuf, bool)> {
     if member.as_os_str().is_empty() {
         return None;
     }
@@ -308,7 +326,14 @@ fn movable_out(
     }
     let held = plan.members.get(archive)?;
     let own = top.join(member);
-    let own_left_empty = matches!(plan.slots.get(&own), Some(Slot::Absent));
+    // What comes back at its place is recorded on its own, after the move out (see `to_plan`):
+    // an entry from the trash or from bytes, or an empty directory. (What moves there is not:
+    // a redo would find the place taken when it moves the entry back.)
+    let own_left_empty = match plan.slots.get(&own)? {
+        Slot::Absent => true,
+        Slot::Archive { .. } | Slot::Bytes { .. } | Slot::NewDir { .. } => false,
+        Slot::Disk(_) | Slot::InArchive { .. } => return None,
+    };
     let above_kept = member.ancestors().skip(1).all(|rel| {
         rel.as_os_str().is_empty()
             || match plan.slots.get(&top.join(rel)) {
@@ -320,12 +345,30 @@ fn movable_out(
                 Some(_) => false,
             }
     });
-    (is_held(held, member)
-        && wanted_once(plan, archive, member)
-        && own_left_empty
-        && above_kept
-        && own != path)
-        .then_some(top)
+    (is_held(held, member) && wanted_once(plan, archive, member) && own != path)
+        .then_some((top, !(own_left_empty && above_kept)))
+}
+
+/// `parent`, the location of `path`'s directory, where an entry moves out of a tree (`moves_out`,
+/// to a path above `path`) that is set aside in it first: its directory inside the tree is then
+/// beneath the temp name.
+fn set_aside_at(moves_out: &[MoveOut], path: &Path, parent: Location) -> Location {
+    let Location::Staged { top, rel } = &parent else {
+        return parent;
+    };
+    let aside = moves_out.iter().find_map(|out| {
+        let temp = out.aside.as_ref()?;
+        let beneath = path != out.to && path.starts_with(&out.to) && &out.top == top;
+        let rest = rel.strip_prefix(&out.member).ok().filter(|_| beneath)?;
+        Some(Path::new(temp).join(rest))
+    });
+    match aside {
+        Some(rel) => Location::Staged {
+            top: top.clone(),
+            rel,
+        },
+        None => parent,
+    }
 }
 
 /// Whether the directory `path` is in, inside the tree that comes back at `top`, is there once

@@ -514,3 +514,67 @@ async fn a_session_undo_moves_entries_back_into_a_removed_tree_they_came_from() 
         .await;
     undo_redo_undo(&s, &start).await;
 }
+
+#[tokio::test]
+async fn a_session_undo_moves_an_entry_out_of_a_removed_tree_whose_place_in_it_comes_back_too() {
+    // A file moved over another inside a directory (the one it replaced archived), then the
+    // directory removed: the tree comes back from the trash with the replaced file at its place,
+    // and the moved file comes out of it to its place before, all in one step (seed 198975).
+    let s = Session::new();
+    write(&s.path("a/x"), "x\n");
+    write(&s.path("a/y"), "y\n");
+    write(&s.path("b.txt"), "b\n");
+    let start = s.tree();
+    s.call(
+        "move_file",
+        json!({ "source": "b.txt", "destination": "a/y", "overwrite": true }),
+    )
+    .await;
+    s.call("remove_dir", json!({ "path": "a", "recursive": true }))
+        .await;
+    undo_redo_undo(&s, &start).await;
+}
+
+#[tokio::test]
+async fn a_session_undo_moves_an_entry_out_of_a_directory_made_in_a_removed_tree() {
+    // A file moved into a directory made inside another, then that other removed: the tree
+    // comes back from the trash without the directory made, and the file comes out of it to
+    // its place before, all in one step (seed 610763).
+    let s = Session::new();
+    write(&s.path("a/x"), "x\n");
+    write(&s.path("b.txt"), "b\n");
+    let start = s.tree();
+    s.call("create_directory", json!({ "path": "a/c" })).await;
+    s.call(
+        "move_file",
+        json!({ "source": "b.txt", "destination": "a/c/n.txt" }),
+    )
+    .await;
+    s.call("remove_dir", json!({ "path": "a", "recursive": true }))
+        .await;
+    undo_redo_undo(&s, &start).await;
+}
+
+#[tokio::test]
+async fn a_session_undo_moves_a_directory_out_of_a_removed_tree_with_its_place_taken() {
+    // A directory moved over a file inside another (the file archived), a file written in it,
+    // then the other removed: the moved directory comes out of the tree with its file's older
+    // bytes, and the replaced file comes back at its place in the tree.
+    let s = Session::new();
+    write(&s.path("a/x"), "x\n");
+    write(&s.path("d/f"), "f\n");
+    let start = s.tree();
+    s.call(
+        "move_file",
+        json!({ "source": "d", "destination": "a/x", "overwrite": true }),
+    )
+    .await;
+    s.call(
+        "write_file",
+        json!({ "path": "a/x/f", "content": "f two\n" }),
+    )
+    .await;
+    s.call("remove_dir", json!({ "path": "a", "recursive": true }))
+        .await;
+    undo_redo_undo(&s, &start).await;
+}

@@ -160,16 +160,28 @@ pub fn to_plan(
     // What comes back takes its place (a tree with what comes back inside it), shallow first.
     let beneath_moved = |path: &Path| into_built.iter().any(|(moved, _)| path.starts_with(moved));
     let mut after_moved: Vec<(PathBuf, FileChange)> = Vec::new();
+    // What is built inside a tree at the place of an entry set aside to move out of it: recorded
+    // after that move (a redo takes it away before it moves the entry back there).
+    let mut at_places_left: Vec<(PathBuf, FileChange)> = Vec::new();
     for placement in &effects.placements {
         let path = &placement.path;
         let change = if placement.exchange {
             exchange(plan, placement, now, &place_of, &mut out)?
         } else {
             let Location::Real(dir) = &placement.parent else {
-                continue; // Built inside the tree of the placement above it.
+                // Built inside the tree of the placement above it.
+                let left = effects
+                    .moves_out
+                    .iter()
+                    .any(|moved| moved.aside.is_some() && moved.top.join(&moved.member) == *path);
+                if left {
+                    let change = FileChange::new(path.clone(), Action::Added);
+                    at_places_left.push((path.clone(), put(change, &placement.slot)));
+                }
+                continue;
             };
             let at = place(dir, path.file_name().unwrap_or_default())?;
-            let mut change = take_over(&mut out.changes, path, Action::Added);
+            let change = take_over(&mut out.changes, path, Action::Added);
             let (act, trash) = match built(plan, effects, placement) {
                 Source::Archive { archive } => (Act::Restore { archive }, "restore"),
                 Source::EmptyDir { mode } => {
@@ -184,16 +196,7 @@ pub fn to_plan(
                 }
                 tree => (Act::Build(tree), "restore"),
             };
-            match &placement.slot {
-                Slot::Bytes { data, .. } => change.sha256_after = Some(sha256_hex(data)),
-                Slot::Archive { meta, .. } if meta.kind != EntryKind::Directory => {
-                    change.sha256_after = Some(meta.original_sha256.clone())
-                }
-                Slot::NewDir { .. } if change.action == Action::Added => {
-                    change.action = Action::Created
-                }
-                _ => {}
-            }
+            let change = put(change, &placement.slot);
             out.step(at, Expect::Nothing, Keep::Nothing, act);
             out.told(path, path, trash, false);
             change
@@ -223,13 +226,18 @@ pub fn to_plan(
                 Place { anchor, dir, name }
             }
         };
+        // Where it is in the tree as placed (set aside at its top, or at its own place), and
+        // where the record says it comes from (its own place: a redo moves it back there).
+        let now = moved
+            .top
+            .join(moved.aside.as_deref().unwrap_or(moved.member.as_os_str()));
         let source = moved.top.join(&moved.member);
         let built = top_placement(effects, &moved.top).ok_or_else(|| changed(&moved.to))?;
         let anchor = place_of(built)?.anchor;
         let at = Place {
             anchor,
-            dir: parent_of(&source).to_owned(),
-            name: source.file_name().unwrap_or_default().to_owned(),
+            dir: parent_of(&now).to_owned(),
+            name: now.file_name().unwrap_or_default().to_owned(),
         };
         // The entry is built by this plan: the executor knows it by the tree it stages.
         out.step(
@@ -248,6 +256,7 @@ pub fn to_plan(
         .into_iter()
         .chain(after_moved)
         .chain(out_of_built)
+        .chain(at_places_left)
     {
         out.changes.insert(path, change);
     }
@@ -305,6 +314,19 @@ fn removed(plan: &Plan, path: &Path) -> Result<Action, ToolError> {
         EntryKind::Directory => Action::Removed,
         _ => Action::Deleted,
     })
+}
+
+/// `change`, of a path `slot` is put at: what the history knows of what is there then.
+fn put(mut change: FileChange, slot: &Slot) -> FileChange {
+    match slot {
+        Slot::Bytes { data, .. } => change.sha256_after = Some(sha256_hex(data)),
+        Slot::Archive { meta, .. } if meta.kind != EntryKind::Directory => {
+            change.sha256_after = Some(meta.original_sha256.clone())
+        }
+        Slot::NewDir { .. } if change.action == Action::Added => change.action = Action::Created,
+        _ => {}
+    }
+    change
 }
 
 /// Adds the step that gives the file physically at `placement`'s place (beneath a directory

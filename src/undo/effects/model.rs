@@ -121,8 +121,13 @@ pub struct Effects {
 pub struct MoveOut {
     /// The path the tree comes back at.
     pub top: PathBuf,
-    /// The entry's path inside the tree (in its archive, and as the tree is staged).
+    /// The entry's path inside the tree (in its archive, and as the tree is staged unless it is
+    /// set aside).
     pub member: PathBuf,
+    /// The temp name at the top of the tree it is set aside to as the tree is staged (one of
+    /// `moves_inside`), when its own place there is taken or a directory above it goes: moved
+    /// out from there.
+    pub aside: Option<OsString>,
     /// The path it goes back to.
     pub to: PathBuf,
     /// The directory `to` is in (on disk) when the steps run.

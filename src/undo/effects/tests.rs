@@ -298,6 +298,7 @@ fn a_directory_moved_into_a_tree_from_the_trash_moves_out_once_the_tree_is_place
         [MoveOut {
             top: "/w/a".into(),
             member: "d-in".into(),
+            aside: None,
             to: "/w/d".into(),
             parent: Location::Real("/w".into()),
         }]
@@ -396,6 +397,7 @@ fn an_entry_moves_out_of_a_tree_from_the_trash_into_another_that_comes_back_besi
         [MoveOut {
             top: "/w/a".into(),
             member: "f".into(),
+            aside: None,
             to: "/w/d/f".into(),
             parent: Location::Staged {
                 top: "/w/d".into(),
@@ -427,4 +429,85 @@ fn an_entry_moves_out_of_a_tree_from_the_trash_into_another_that_comes_back_besi
         },
     );
     assert_eq!(Effects::of(&p).unwrap_err().code, ErrorCode::Conflict);
+}
+
+#[test]
+fn an_entry_whose_place_in_a_tree_from_the_trash_comes_back_is_set_aside_to_move_out() {
+    // b moved over a/y (y archived), then a removed (seed 198975): y comes back at its place in
+    // the tree, so b is set aside at the tree's top as it is staged, and moves out from there.
+    let p = from_the_trash(&["x", "y"], &[("/w/a/y", "=old y"), ("/w/b", "y")]);
+    let effects = Effects::of(&p).unwrap();
+    let [out] = &effects.moves_out[..] else {
+        panic!("one move out: {:?}", effects.moves_out)
+    };
+    let aside = out.aside.clone().expect("set aside");
+    assert_eq!(
+        (out.member.to_str(), out.to.to_str()),
+        (Some("y"), Some("/w/b"))
+    );
+    assert_eq!(
+        effects.moves_inside,
+        [("/w/a".into(), "y".into(), PathBuf::from(&aside))]
+    );
+    // What the archive keeps at y moves away by itself: nothing is dropped there.
+    assert!(effects.drops.is_empty(), "{:?}", effects.drops);
+    let placed: Vec<_> = effects
+        .placements
+        .iter()
+        .map(|p| p.path.to_str().unwrap())
+        .collect();
+    assert_eq!(placed, ["/w/a", "/w/a/y"]);
+    // With its place left empty it moves out from there, as before.
+    let p = from_the_trash(&["x", "y"], &[("/w/a/y", "-"), ("/w/b", "y")]);
+    let effects = Effects::of(&p).unwrap();
+    assert_eq!(effects.moves_out[0].aside, None);
+    assert!(effects.moves_inside.is_empty());
+}
+
+#[test]
+fn an_entry_in_a_directory_made_in_a_tree_from_the_trash_is_set_aside_to_move_out() {
+    // c made in a, b moved into it as c/n, then a removed (seed 610763): c is dropped, n set
+    // aside before.
+    let p = from_the_trash(
+        &["x", "c/", "c/n"],
+        &[("/w/a/c", "-"), ("/w/a/c/n", "-"), ("/w/b", "c/n")],
+    );
+    let effects = Effects::of(&p).unwrap();
+    let aside = effects.moves_out[0].aside.clone().expect("set aside");
+    assert_eq!(
+        effects.moves_inside,
+        [("/w/a".into(), "c/n".into(), PathBuf::from(&aside))]
+    );
+    assert_eq!(paths(&effects.drops), [("/w/a", "c")]);
+}
+
+#[test]
+fn what_is_built_in_a_directory_set_aside_to_move_out_is_built_where_it_is_then() {
+    // d moved over a/x, its file f written there, then a removed: x comes back at its place,
+    // d (set aside) gets f's older bytes beneath its temp name.
+    let p = from_the_trash(
+        &["x/", "x/f"],
+        &[("/w/a/x", "=old x"), ("/w/d", "x"), ("/w/d/f", "=f one")],
+    );
+    let effects = Effects::of(&p).unwrap();
+    let aside = effects.moves_out[0].aside.clone().expect("set aside");
+    let placed: Vec<_> = effects
+        .placements
+        .iter()
+        .map(|p| (p.path.to_str().unwrap(), p.parent.clone()))
+        .collect();
+    let staged = |rel: PathBuf| Location::Staged {
+        top: "/w/a".into(),
+        rel,
+    };
+    assert_eq!(
+        placed,
+        [
+            ("/w/a", Location::Real("/w".into())),
+            ("/w/a/x", staged(PathBuf::new())),
+            ("/w/d/f", staged(PathBuf::from(&aside))),
+        ]
+    );
+    // The archive's f is dropped where the directory is once set aside.
+    assert_eq!(paths(&effects.drops), [("/w/a", "x/f")]);
 }
