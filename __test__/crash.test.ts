@@ -49,6 +49,10 @@
  *   it, the new file with its record, and one undo of that record takes it back;
  * - edit_file, killed at each of those phases: the old file and no record before the commit
  *   point; the edited file with its record after it, and one undo (by its delta) takes it back;
+ * - apply_patch of two files put by renames, as on Windows (`AGENT_FS_TOOLS_PUT_BY_RENAMES=1`),
+ *   killed between the renames (`put-held`, `put-aside`) and at each of those phases: both old
+ *   files and no record before the commit point, no temp or held name left; both patched with
+ *   the record after it, and one undo takes them back;
  * - append_file (in place, and a new file in new directories), killed at each of those phases:
  *   the old bytes (no new directory left) and no record before the commit point — an append
  *   already made in place is taken back by recovery —; after it, the appended bytes with their
@@ -1202,6 +1206,36 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
     }
   })
 
+  // Windows cannot exchange two names: there a file replaced is put in place by three renames
+  // through a hold name the record names (`put-held`: ours moved to it; `put-aside`: the old file
+  // moved to the temp name, the name free). A debug build takes that way here when told to.
+  it('apply_patch put by renames (as on Windows), killed between the renames and at each phase: as before, or patched with its record', async () => {
+    const byRenames = { AGENT_FS_TOOLS_PUT_BY_RENAMES: '1' }
+    const phases: [string, boolean][] = [['put-held', false], ['put-aside', false], ...COMMIT_PHASES]
+    const dirs = tempWorkspaceDirs()
+    const text = (tag: string): string => 'line\n'.repeat(50) + `${tag}\n`
+    const input = '*** Begin Patch\n*** Update File: a.txt\n@@\n-OLD-A\n+NEW-A\n*** Update File: b.txt\n@@\n-OLD-B\n+NEW-B\n*** End Patch\n'
+    const files = (): string[] => ['a.txt', 'b.txt'].map((name) => readFileSync(join(dirs.root, name), 'utf8'))
+    const records = async (ws: Workspace) => (await ws.history()).filter((c) => c.tool === 'apply_patch' && !c.undoneBy)
+    for (const [point, stands] of phases) {
+      writeFileSync(join(dirs.root, 'a.txt'), text('OLD-A'))
+      writeFileSync(join(dirs.root, 'b.txt'), text('OLD-B'))
+      const recorded = (await records(new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }))).length
+      const killed = await runChildCrashingAt(dirs, [['apply_patch', { input }]], point, byRenames)
+      expect(killed, `the child reached ${point}`).toBe(true)
+      const { ws } = await nextWorkspace(dirs)
+      expect(readdirSync(dirs.root).sort(), `killed at ${point}: a temp or held name left`).toEqual(['a.txt', 'b.txt'])
+      expect(files(), `killed at ${point}`).toEqual(stands ? [text('NEW-A'), text('NEW-B')] : [text('OLD-A'), text('OLD-B')])
+      const now = await records(ws)
+      expect(now.length, `killed at ${point}: recorded exactly when it stands`).toBe(recorded + (stands ? 1 : 0))
+      if (stands) {
+        const undone = await ws.undo({ id: now[0]!.id })
+        expect(undone.status, `killed at ${point}: ${undone.output}`).toBe('ok')
+        expect(files(), `killed at ${point}: undone`).toEqual([text('OLD-A'), text('OLD-B')])
+      }
+    }
+  })
+
   it('append_file, killed at each phase of its commit: the old bytes, or the appended ones with their record', async () => {
     const dirs = tempWorkspaceDirs()
     const file = join(dirs.root, 'log.txt')
@@ -1602,11 +1636,11 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
   }
 })
 
-/** Runs the child on `calls` in a debug build told to kill itself at the crash point `point`. */
-function runChildCrashingAt(dirs: { root: string; dataDir: string }, calls: Call[], point: string): Promise<boolean> {
+/** Runs the child on `calls` in a debug build told to kill itself at the crash point `point` (with `extraEnv`). */
+function runChildCrashingAt(dirs: { root: string; dataDir: string }, calls: Call[], point: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<boolean> {
   const configFile = join(dirs.dataDir, `..`, `crash-config-${process.pid}-${configCount++}.json`)
   writeFileSync(configFile, JSON.stringify({ root: dirs.root, dataDir: dirs.dataDir, calls }))
-  const env = { ...process.env, AGENT_FS_TOOLS_CRASH_AT: point }
+  const env = { ...process.env, ...extraEnv, AGENT_FS_TOOLS_CRASH_AT: point }
   const child = spawn(process.execPath, [CHILD, configFile], { stdio: 'ignore', env })
   return new Promise((resolve) =>
     child.on('exit', (_code, signal) => {

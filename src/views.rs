@@ -190,7 +190,7 @@ mod tests {
     use super::*;
 
     fn stat_of(path: &Path) -> Stat {
-        Stat::from(&std::fs::metadata(path).unwrap())
+        crate::paths::testing::stat(path).unwrap()
     }
 
     /// `path` as it is now, looked at now.

@@ -13,6 +13,9 @@
 //!
 //! Every racer is bounded in iterations and time, and every test stops it before asserting.
 
+// Unix only: the racers swap names with `RENAME_EXCHANGE` and make Unix links.
+#![cfg(unix)]
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Read;

@@ -25,6 +25,9 @@
 //!
 //! Each test prints its counts (`cargo test --test writer_races -- --nocapture`).
 
+// Unix only: the racers swap names with `RENAME_EXCHANGE` and make Unix links.
+#![cfg(unix)]
+
 use std::collections::HashSet;
 use std::fs;
 use std::io::{Read, Write};

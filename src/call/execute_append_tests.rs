@@ -10,7 +10,6 @@ use super::*;
 use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
 use crate::change::Action;
 use crate::hashing::sha256_hex;
-use crate::paths::Stat;
 
 const OLD: &str = "old line\n";
 const NEW: &str = "new line\n";
@@ -54,7 +53,7 @@ impl Setup {
     fn file(&self, rel: &str) -> Expect {
         let path = self.root.join(rel);
         Expect::File {
-            stat: Stat::from(&fs::symlink_metadata(&path).unwrap()),
+            stat: crate::paths::testing::lstat(&path).unwrap(),
             sha256: sha256_hex(&fs::read(&path).unwrap()),
         }
     }
@@ -177,7 +176,7 @@ fn an_append_is_taken_back_when_a_later_step_fails() {
     let other = Step {
         at: s.place("other.txt"),
         expect: Expect::Entry {
-            stat: Stat::from(&fs::symlink_metadata(s.root.join("other.txt")).unwrap()),
+            stat: crate::paths::testing::lstat(&s.root.join("other.txt")).unwrap(),
         },
         keep: Keep::Nothing,
         act: Act::Remove,

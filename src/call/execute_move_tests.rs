@@ -53,7 +53,7 @@ fn setup() -> Setup {
 /// A fresh directory on another file system than `root`, or `None`.
 fn other_file_system(root: &Path) -> Option<tempfile::TempDir> {
     let dir = tempfile::tempdir_in("/dev/shm").ok()?;
-    let dev = |p: &Path| crate::paths::Stat::from(&fs::metadata(p).unwrap()).dev;
+    let dev = |p: &Path| crate::paths::testing::stat(p).unwrap().dev;
     (dev(dir.path()) != dev(root)).then_some(dir)
 }
 
@@ -68,7 +68,7 @@ fn place(anchor: &Path, rel: &str) -> Place {
 }
 
 fn stat(path: &Path) -> Stat {
-    Stat::from(&fs::symlink_metadata(path).unwrap())
+    crate::paths::testing::lstat(path).unwrap()
 }
 
 /// Every entry beneath `dir`: its path, kind, mode and content or link target.

@@ -57,7 +57,7 @@ impl Setup {
     }
 
     pub(super) fn stat(&self, rel: &str) -> Stat {
-        Stat::from(&fs::symlink_metadata(self.root.join(rel)).unwrap())
+        crate::paths::testing::lstat(&self.root.join(rel)).unwrap()
     }
 
     /// The file `rel` as read now.

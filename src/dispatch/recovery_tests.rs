@@ -22,7 +22,7 @@ async fn the_first_call_waits_for_the_recovery_begun_in_the_background() {
             fs::write(temp.join(format!("d{d}/f{f}")), "copied").unwrap();
         }
     }
-    let meta = crate::paths::Stat::from(&fs::metadata(&root).unwrap());
+    let meta = crate::paths::testing::stat(&root).unwrap();
     let dead_pid = u32::MAX - 1;
     let record = Record::Temp(TempRecord {
         dir: root.clone(),

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use super::test_support::*;
 use super::*;
-use crate::paths::Stat;
 
 #[test]
 fn record_fields() {
@@ -21,7 +20,7 @@ fn record_fields() {
         .unwrap()
         .contains(r#""kind":"append""#));
     assert_eq!(record.path, file);
-    assert_eq!(record.ino, Stat::from(&f.metadata().unwrap()).ino);
+    assert_eq!(record.ino, crate::paths::fsops::fstat(&f).unwrap().ino);
     assert_eq!((record.old_size, record.append_len), (3, 3));
     assert_eq!(record.append_sha256, crate::hashing::sha256_hex(b"new"));
     assert_eq!(record.pid, std::process::id());

@@ -17,7 +17,10 @@
 //!    step replaces or removes. From here on the record answers for the temp names.
 //! 3. **Apply**, step by step: a staged file takes a free name (`RENAME_NOREPLACE`) or is
 //!    exchanged with the planned file (`RENAME_EXCHANGE`, then checked, [`fsops::swap_in`]), which
-//!    stays under the temp name; an entry to remove is renamed aside and checked
+//!    stays under the temp name — where names cannot be exchanged (Windows), three no-replace
+//!    renames end in the same state, through a hold name the record names
+//!    ([`fsops::put_by_renames`]; for an instant the name is free); an entry to remove is renamed
+//!    aside and checked
 //!    ([`fsops::set_aside`]). A step that finds anything but what was planned undoes the steps
 //!    before it (exchanged back, renamed back), and the change fails with nothing changed.
 //! 4. **Applied**: every directory touched is fsynced and the record becomes `applied` (a sealed
@@ -51,7 +54,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-pub use super::commit_record::{ArchiveName, CommitRecord, StepAction, StepRecord};
+pub use super::commit_record::{ArchiveName, CommitRecord, HoldName, StepAction, StepRecord};
 use super::made_dirs::{self, MadeDirRecord};
 use super::{Journal, WrittenRecord};
 use crate::hashing::{sha256_hex, sha256_reader};
@@ -149,6 +152,9 @@ pub struct Commit<'a> {
     archives: Vec<ArchiveName>,
     /// How many staged files are written but not synced yet (each holds a descriptor open).
     unsynced: usize,
+    /// Whether a staged file takes the planned file's name by three renames rather than an
+    /// exchange ([`fsops::put_by_renames`]: where names cannot be exchanged).
+    by_renames: bool,
 }
 
 /// How many staged files may wait for their sync at once: a change of thousands of files must
@@ -165,11 +171,20 @@ impl Journal {
             made_record: None,
             archives: Vec::new(),
             unsynced: 0,
+            by_renames: !fsops::exchanges_names(),
         }
     }
 }
 
 impl Commit<'_> {
+    /// The same change, its files put in place by renames as where names cannot be exchanged
+    /// (Windows), whatever this system can do: tests of that way.
+    #[cfg(test)]
+    pub fn by_renames(mut self) -> Self {
+        self.by_renames = true;
+        self
+    }
+
     /// Stages `data` as the new content of `name` in `dir` (canonical path `dir_path`), with the
     /// metadata of `metadata_of` (the file it replaces, or the one it moves); `replaces` is the
     /// file there now, as planned (`None`: the name must be free).
@@ -212,6 +227,8 @@ impl Commit<'_> {
                 staged: Stat::version(&staged),
                 sha256: sha256_hex(&data),
                 replaces: replaces.as_ref().map(|p| Stat::version(&p.stat)),
+                hold: (self.by_renames && replaces.is_some())
+                    .then(|| HoldName(PathBuf::from(fsops::hold_name(&aside)))),
             },
         )?;
         self.steps.push(Staged {
@@ -494,3 +511,6 @@ mod append_tests;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod by_renames_tests;

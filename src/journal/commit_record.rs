@@ -64,6 +64,11 @@ pub enum StepAction {
         staged: Version,
         sha256: String,
         replaces: Option<Version>,
+        /// Where names cannot be exchanged (Windows): the name the staged file waits under while
+        /// the file it replaces moves to the temp name ([`fsops::put_by_renames`]); a kill can
+        /// leave it there.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hold: Option<HoldName>,
     },
     /// The entry `removes` leaves the name.
     #[serde(rename_all = "camelCase")]
@@ -123,6 +128,10 @@ pub struct CommitRecord {
     pub archives: Vec<ArchiveName>,
 }
 
+/// The hold name of a put by renames (see [`StepAction::Put`]), one of our temp names.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct HoldName(#[serde(with = "path_bytes")] pub PathBuf);
+
 /// The name of a trash archive in the workspace's trash, as a commit record keeps it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ArchiveName(#[serde(with = "path_bytes")] pub PathBuf);
@@ -139,6 +148,13 @@ impl CommitRecord {
             check_dir(&step.dir)?;
             check_name(&step.name)?;
             check_ours(&step.aside)?;
+            if let StepAction::Put {
+                hold: Some(HoldName(hold)),
+                ..
+            } = &step.action
+            {
+                check_ours(hold)?;
+            }
             if let StepAction::Rename {
                 to_dir, to_name, ..
             } = &step.action

@@ -9,7 +9,7 @@ use super::test_support::*;
 use super::*;
 use crate::datadir::DataDir;
 use crate::paths::testing::{symlink, Modes};
-use crate::paths::{AsDir, Stat};
+use crate::paths::AsDir;
 
 #[test]
 fn temp_record_fields() {
@@ -21,7 +21,7 @@ fn temp_record_fields() {
     let Record::Temp(record) = Record::parse(&bytes).unwrap() else {
         panic!("not a temp record")
     };
-    let meta = Stat::from(&fs::metadata(&dir).unwrap());
+    let meta = crate::paths::testing::stat(&dir).unwrap();
     assert_eq!(record.dir, dir);
     assert_eq!((record.dir_dev, record.dir_ino), (meta.dev, meta.ino));
     assert_eq!(record.name.as_os_str(), temp);

@@ -62,6 +62,28 @@ pub fn lstat(path: &Path) -> io::Result<crate::paths::Stat> {
     }
 }
 
+/// The entry at `path`, a link followed, as the crate's `Stat` describes it.
+pub fn stat(path: &Path) -> io::Result<crate::paths::Stat> {
+    #[cfg(unix)]
+    {
+        fs::metadata(path).map(|meta| crate::paths::Stat::from(&meta))
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        use windows_sys::Win32::Storage::FileSystem::{
+            FILE_FLAG_BACKUP_SEMANTICS, FILE_READ_ATTRIBUTES,
+        };
+        // Opened only to read its attributes (a directory too: backup semantics).
+        let file = fs::OpenOptions::new()
+            .access_mode(FILE_READ_ATTRIBUTES)
+            .share_mode(crate::paths::platform::nt::SHARE_ALL)
+            .custom_flags(FILE_FLAG_BACKUP_SEMANTICS)
+            .open(path)?;
+        crate::paths::fsops::fstat(&file)
+    }
+}
+
 /// Makes `link` a symbolic link to `target`.
 #[cfg(unix)]
 pub fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {

@@ -265,7 +265,7 @@ mod tests {
         let file = &history[0].record.files[0];
         assert_eq!(file.path, c);
         assert_eq!(file.created_dirs, [ws.root.join("a"), ws.root.join("a/b")]);
-        let made = crate::paths::Stat::from(&std::fs::symlink_metadata(&c).unwrap());
+        let made = crate::paths::testing::lstat(&c).unwrap();
         let facts = file.entry.unwrap();
         assert_eq!(facts.id, made.id());
     }

@@ -11,7 +11,8 @@ use super::failure::{changed, taken};
 use super::failure::{CommitError, LeftAtEnd, StepFailure};
 use super::splice::ForeignCopies;
 use super::undo::{move_checked, remove_aside, remove_staged, undo_step};
-use super::{holds, made_dirs, Commit, CommitRecord, LeftInPlace, Sequel, Staged, StepAction};
+use super::StepAction;
+use super::{holds, made_dirs, Commit, CommitRecord, HoldName, LeftInPlace, Sequel, Staged};
 use crate::journal::Record;
 use crate::journal::WrittenRecord;
 use crate::parallel::{self, FILES_AT_ONCE};
@@ -226,19 +227,28 @@ pub(super) fn apply_step(step: &Staged) -> Result<(), StepFailure> {
             let ours = |file: &mut File| holds(file, staged.size, sha256);
             fsops::swap_in(dir, aside, name, &ours, Replacing::Nothing)?
         }
-        (StepAction::Put { staged, sha256, .. }, Some(planned), _) => {
+        (
+            StepAction::Put {
+                staged,
+                sha256,
+                hold,
+                ..
+            },
+            Some(planned),
+            _,
+        ) => {
             let ours = |file: &mut File| holds(file, staged.size, sha256);
             let same_content = |file: &mut File| holds(file, planned.stat.size, &planned.sha256);
-            fsops::swap_in(
-                dir,
-                aside,
-                name,
-                &ours,
-                Replacing::File {
-                    stat: &planned.stat,
-                    same_content: &same_content,
-                },
-            )?
+            let replacing = Replacing::File {
+                stat: &planned.stat,
+                same_content: &same_content,
+            };
+            match hold {
+                Some(HoldName(hold)) => {
+                    fsops::put_by_renames(dir, aside, hold.as_os_str(), name, replacing)?
+                }
+                None => fsops::swap_in(dir, aside, name, &ours, replacing)?,
+            }
         }
         (
             StepAction::Remove { removes } | StepAction::RemoveEmptyDir { removes },

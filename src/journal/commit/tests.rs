@@ -12,17 +12,17 @@ use std::fs;
 use std::sync::Arc;
 
 /// No copies of someone else's bytes: the records recovered here have none.
-fn no_copies(s: &Setup) -> super::splice::ForeignCopies<'_> {
+pub(super) fn no_copies(s: &Setup) -> super::splice::ForeignCopies<'_> {
     super::splice::ForeignCopies::new(&s.journal.store, OsStr::new("none.json"))
 }
 
-struct Setup {
+pub(super) struct Setup {
     _tmp: tempfile::TempDir,
-    root: PathBuf,
-    journal: Journal,
+    pub(super) root: PathBuf,
+    pub(super) journal: Journal,
 }
 
-fn setup() -> Setup {
+pub(super) fn setup() -> Setup {
     let tmp = tempfile::tempdir().unwrap();
     let base = fs::canonicalize(tmp.path()).unwrap();
     let root = base.join("root");
@@ -38,15 +38,15 @@ fn setup() -> Setup {
     }
 }
 
-fn no_sequel(_: &Value) -> io::Result<()> {
+pub(super) fn no_sequel(_: &Value) -> io::Result<()> {
     unreachable!("these records carry no sequel")
 }
 
-fn dir(root: &Path) -> Dir {
+pub(super) fn dir(root: &Path) -> Dir {
     fsops::open_dir(root, root, false).unwrap()
 }
 
-fn planned(root: &Path, name: &str) -> PlannedFile {
+pub(super) fn planned(root: &Path, name: &str) -> PlannedFile {
     let stat = fsops::lstat_at(dir(root).as_dir(), OsStr::new(name))
         .unwrap()
         .unwrap();
@@ -55,8 +55,12 @@ fn planned(root: &Path, name: &str) -> PlannedFile {
 
 /// a.txt and b.txt rewritten, c.txt added, gone.txt removed.
 fn stage_all<'a>(s: &'a Setup) -> Commit<'a> {
+    stage_all_in(s, s.journal.commit())
+}
+
+/// [`stage_all`] in `commit`.
+pub(super) fn stage_all_in<'a>(s: &'a Setup, mut commit: Commit<'a>) -> Commit<'a> {
     let root = &s.root;
-    let mut commit = s.journal.commit();
     for (name, data) in [("a.txt", "a new\n"), ("b.txt", "b new\n")] {
         let plan = planned(root, name);
         let stat = plan.stat;
@@ -88,7 +92,7 @@ fn stage_all<'a>(s: &'a Setup) -> Commit<'a> {
     commit
 }
 
-fn tree(root: &Path) -> Vec<(String, String)> {
+pub(super) fn tree(root: &Path) -> Vec<(String, String)> {
     let mut entries: Vec<_> = fs::read_dir(root)
         .unwrap()
         .map(|e| {
@@ -101,7 +105,7 @@ fn tree(root: &Path) -> Vec<(String, String)> {
     entries
 }
 
-fn before() -> Vec<(String, String)> {
+pub(super) fn before() -> Vec<(String, String)> {
     vec![
         ("a.txt".into(), "a old\n".into()),
         ("b.txt".into(), "b old\n".into()),
@@ -109,7 +113,7 @@ fn before() -> Vec<(String, String)> {
     ]
 }
 
-fn after() -> Vec<(String, String)> {
+pub(super) fn after() -> Vec<(String, String)> {
     vec![
         ("a.txt".into(), "a new\n".into()),
         ("b.txt".into(), "b new\n".into()),

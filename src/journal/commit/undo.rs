@@ -5,7 +5,7 @@ use std::ffi::OsStr;
 use std::io::{self, Read};
 
 use super::splice::{splice_out, ForeignCopies, Splice, MAX_OURS};
-use super::{StepAction, StepRecord};
+use super::{HoldName, StepAction, StepRecord};
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, Snapshot};
 use crate::paths::BorrowedDir;
@@ -99,6 +99,7 @@ pub(super) fn undo_step(
             staged,
             sha256,
             replaces: None,
+            ..
         } => {
             // Ours took the free name: it leaves it (aside, then removed).
             if is_staged(dir, name, staged, sha256) && at(aside).is_none() {
@@ -110,12 +111,20 @@ pub(super) fn undo_step(
             staged,
             sha256,
             replaces: Some(old),
+            hold,
         } => {
             let swapped =
                 is_staged(dir, name, staged, sha256) && at(aside).is_some_and(|s| old.is(&s));
-            if swapped {
-                race_point::reached(RacePoint::BeforeReplace, name);
-                exchange_checked(dir, aside, name, staged, old);
+            match hold {
+                None => {
+                    if swapped {
+                        race_point::reached(RacePoint::BeforeReplace, name);
+                        exchange_checked(dir, aside, name, staged, old);
+                    }
+                }
+                Some(HoldName(hold)) => {
+                    undo_put_by_renames(dir, name, aside, hold.as_os_str(), swapped, staged, old)
+                }
             }
             remove_staged(dir, aside, staged);
         }
@@ -140,6 +149,38 @@ pub(super) fn undo_step(
         StepAction::Append { .. } => return undo_append(dir, step, appended, foreign),
     }
     true
+}
+
+/// Takes back a put by three renames (`fsops::put_by_renames`), as far as it went: the staged
+/// file `staged` is under `aside` (not begun), `hold` (moved out of the way), or `name` (done,
+/// `swapped`); the planned file `old` under `name` or, once moved, `aside`. Without an exchange,
+/// the way back is renames too: ours from `name` to `hold`, then the planned file from `aside`
+/// to the name now free — a kill between them leaves a state this starts from again. Should
+/// the name be taken by something else while it was free, the planned file is kept under a
+/// visible name rather than under our temp name. The staged file is removed from `hold` last
+/// (the caller removes it from `aside`).
+fn undo_put_by_renames(
+    dir: BorrowedDir<'_>,
+    name: &OsStr,
+    aside: &OsStr,
+    hold: &OsStr,
+    swapped: bool,
+    staged: &Version,
+    old: &Version,
+) {
+    let at = |n: &OsStr| fsops::lstat_at(dir, n).ok().flatten();
+    if swapped && at(hold).is_none() {
+        race_point::reached(RacePoint::BeforeReplace, name);
+        move_checked(dir, name, dir, hold, staged);
+    }
+    if at(aside).is_some_and(|s| old.is(&s)) {
+        if at(name).is_none() {
+            move_checked(dir, aside, dir, name, old);
+        } else if !at(name).is_some_and(|s| staged.is(&s)) {
+            let _ = fsops::keep_visible(dir, aside, name);
+        }
+    }
+    remove_staged(dir, hold, staged);
 }
 
 /// Moves `from` to the free name `to`; should what arrived not be `ident` (the name was swapped

@@ -11,6 +11,8 @@
 //! - [`entry`](self::entry): what an entry is (`lstat`, [`Snapshot`]) and a directory's names;
 //! - [`change`](self::change): renames and swaps, unlinks, new entries, temp and kept names;
 //! - [`replace`](self::replace): atomic replacement of a file, only of the file planned on;
+//! - [`put_by_renames`](self::put_by_renames): the same for a change of many files where names
+//!   cannot be exchanged (Windows);
 //! - [`remove`](self::remove): removal of an entry, only of the entry expected;
 //! - [`meta`](self::meta): owner, mode, times, fsync and advisory locks;
 //! - [`race_point`](self::race_point): where a concurrent change would race with a commit (tests
@@ -24,6 +26,7 @@ mod make_dirs;
 mod meta;
 #[cfg_attr(windows, path = "open_windows.rs")]
 mod open;
+mod put_by_renames;
 pub mod race_point;
 mod remove;
 mod replace;
@@ -37,6 +40,7 @@ pub use entry::*;
 pub use make_dirs::*;
 pub use meta::*;
 pub use open::*;
+pub use put_by_renames::*;
 pub use remove::*;
 pub use replace::*;
 pub use temp_names::*;

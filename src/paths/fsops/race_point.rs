@@ -19,6 +19,9 @@ pub enum RacePoint {
     ReplacedUnlinked,
     /// An entry of a tree being copied was looked at (its kind known); it is about to be read.
     CopyLooked,
+    /// A put by renames moved the planned file aside: the name is free until the staged file
+    /// takes it (see [`put_by_renames`](super::put_by_renames)).
+    NameFree,
 }
 
 /// A commit on the entry `name` reached `point`: runs the closure a test set for it, once.

@@ -197,9 +197,9 @@ fn write_atomic_with(
 }
 
 /// The file to be replaced, as planned.
-struct Planned<'a> {
-    stat: &'a Stat,
-    same_content: &'a dyn Fn(&mut File) -> io::Result<bool>,
+pub(super) struct Planned<'a> {
+    pub(super) stat: &'a Stat,
+    pub(super) same_content: &'a dyn Fn(&mut File) -> io::Result<bool>,
 }
 
 /// Creates `temp` with `data`, given what the `planned` file has; returns it open for writing
@@ -220,7 +220,11 @@ fn write_temp(
 }
 
 /// `temp` takes `name` if nothing is there.
-fn take_free_name(dir: BorrowedDir<'_>, temp: &OsStr, name: &OsStr) -> Result<(), ReplaceError> {
+pub(super) fn take_free_name(
+    dir: BorrowedDir<'_>,
+    temp: &OsStr,
+    name: &OsStr,
+) -> Result<(), ReplaceError> {
     rename_noreplace(dir, temp, dir, name).map_err(|e| {
         let _ = unlink_at(dir, temp);
         if e.kind() == io::ErrorKind::AlreadyExists {
@@ -333,7 +337,7 @@ fn let_go(
 
 /// What is under a name, compared with the plan.
 #[derive(Debug)]
-enum Found {
+pub(super) enum Found {
     /// The planned file with the planned content, and nobody has it open for writing; open.
     Planned(File),
     /// Something else, or the planned file with other content.
@@ -344,7 +348,11 @@ enum Found {
 }
 
 /// What the entry `name` of `dir` is, compared with `planned`.
-fn compare(dir: BorrowedDir<'_>, name: &OsStr, planned: &Planned<'_>) -> io::Result<Found> {
+pub(super) fn compare(
+    dir: BorrowedDir<'_>,
+    name: &OsStr,
+    planned: &Planned<'_>,
+) -> io::Result<Found> {
     // Compared before opening it, so that nothing else (a device, a FIFO) is ever opened.
     match lstat_at(dir, name)? {
         Some(now) if same_file(&now, planned.stat) => {}

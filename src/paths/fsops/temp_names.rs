@@ -47,6 +47,16 @@ pub fn doomed_name(temp: &OsStr) -> OsString {
     fitted(".gone", temp, marker, Keep::End)
 }
 
+/// The name a staged file waits under while the file it replaces is moved aside, where a put
+/// takes three renames instead of an exchange (see [`put_by_renames`](super::put_by_renames)):
+/// `.held` and as much of the end of `temp` (the staged file's temp name) as fits in one name,
+/// ending in [`TEMP_MARKER`]. Derived, as [`doomed_name`] is, and recorded by the change's
+/// journal record, so recovery finds what a kill left there.
+pub fn hold_name(temp: &OsStr) -> OsString {
+    let marker = if is_temp_name(temp) { "" } else { TEMP_MARKER };
+    fitted(".held", temp, marker, Keep::End)
+}
+
 /// Marker in the names of entries a commit moved aside and could not put back (see
 /// [`keep_visible`]).
 pub const KEPT_MARKER: &str = ".kept-by-agent-fs-tools";

@@ -65,6 +65,29 @@ pub fn linux_fast_paths() -> bool {
     }
 }
 
+/// The environment variable a debug build reads (once) to put a planned file in place by three
+/// renames, as Windows must (it cannot exchange two names: `fsops::put_by_renames`), so that
+/// that way is tested here (any value but empty or `0`).
+#[cfg(debug_assertions)]
+pub const PUT_BY_RENAMES_ENV: &str = "AGENT_FS_TOOLS_PUT_BY_RENAMES";
+
+/// Whether a change of many files puts each staged file in place of the planned one by
+/// exchanging their names (`RENAME_EXCHANGE`, macOS's `RENAME_SWAP`): always on Unix, unless a
+/// debug build is told otherwise ([`PUT_BY_RENAMES_ENV`]).
+pub fn exchanges_names() -> bool {
+    #[cfg(debug_assertions)]
+    {
+        static EXCHANGES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *EXCHANGES.get_or_init(|| {
+            std::env::var_os(PUT_BY_RENAMES_ENV).is_none_or(|v| v.is_empty() || v == "0")
+        })
+    }
+    #[cfg(not(debug_assertions))]
+    {
+        true
+    }
+}
+
 /// Runs the Linux fast path `linux` where it is in use, else `portable`.
 macro_rules! choose {
     ($linux:expr, $portable:expr) => {{

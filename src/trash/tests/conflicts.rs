@@ -9,7 +9,6 @@ use std::process::Command;
 
 use super::support::*;
 use crate::paths::testing::Modes;
-use crate::paths::Stat;
 use crate::trash::TrashError;
 
 /// A cancel callback that runs `act` on poll number `at` (1-based) and never cancels.
@@ -141,6 +140,7 @@ fn cancel_aborts_with_the_original_untouched() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn fifo_inside_a_tree_refuses_the_whole_trash() {
     let env = Env::new();
@@ -352,8 +352,8 @@ fn a_removed_name_of_a_file_that_kept_a_name_goes_back_as_its_link() {
     assert!(matches!(report, TrashError::Stopped { .. }), "{report:?}");
     assert_eq!(snapshot(&tree), before);
     drop(guard);
-    let x = Stat::from(&fs::metadata(tree.join("a/x")).unwrap());
-    let z = Stat::from(&fs::metadata(tree.join("z")).unwrap());
+    let x = crate::paths::testing::stat(&tree.join("a/x")).unwrap();
+    let z = crate::paths::testing::stat(&tree.join("z")).unwrap();
     assert_eq!(x.ino, z.ino);
     assert_eq!(x.nlink, 2);
     assert_bucket_clean(&env);

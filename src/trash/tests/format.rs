@@ -8,7 +8,6 @@ use flate2::read::{GzDecoder, MultiGzDecoder};
 
 use super::support::*;
 use crate::paths::testing::{set_xattr, xattr};
-use crate::paths::Stat;
 
 #[test]
 fn metadata_is_the_first_entry_and_alone_in_the_first_gzip_member() {
@@ -139,11 +138,17 @@ fn gnu_tar_extracts_hard_links_as_links() {
         .unwrap();
     assert!(extract.status.success(), "{extract:?}");
     assert_eq!(String::from_utf8_lossy(&extract.stderr), "");
-    let ino = |rel: &str| Stat::from(&fs::metadata(out.join("linked").join(rel)).unwrap()).ino;
+    let ino = |rel: &str| {
+        crate::paths::testing::stat(&out.join("linked").join(rel))
+            .unwrap()
+            .ino
+    };
     assert_eq!(ino("b/y"), ino("a/x"));
     assert_eq!(ino(&long), ino("a/x"));
     assert_eq!(
-        Stat::from(&fs::metadata(out.join("linked/a/x")).unwrap()).nlink,
+        crate::paths::testing::stat(&out.join("linked/a/x"))
+            .unwrap()
+            .nlink,
         3
     );
     assert_eq!(fs::read(out.join("linked/b/y")).unwrap(), b"shared");

@@ -311,8 +311,7 @@ fn hard_links_may_only_name_a_file_extracted_before_them() {
         }
         fs::remove_file(env.bucket.dir().join(NAME)).unwrap();
     }
-    let victim_meta = fs::metadata(&victim).unwrap();
-    assert_eq!(crate::paths::Stat::from(&victim_meta).nlink, 1);
+    assert_eq!(crate::paths::testing::stat(&victim).unwrap().nlink, 1);
     assert_eq!(fs::read(&victim).unwrap(), b"secret");
 
     let root_link = raw_archive(&[

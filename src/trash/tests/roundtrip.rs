@@ -4,7 +4,7 @@ use std::fs;
 
 use super::support::*;
 use crate::paths::testing::{lchown, set_xattr, symlink, xattr, Modes};
-use crate::paths::{EntryKind, Stat};
+use crate::paths::EntryKind;
 use crate::trash::TrashError;
 
 #[test]
@@ -175,7 +175,7 @@ fn build_linked_tree(env: &Env) -> std::path::PathBuf {
 
 /// (device, inode, link count) of `path`.
 fn inode(path: &std::path::Path) -> (u64, u64, u64) {
-    let meta = Stat::from(&fs::symlink_metadata(path).unwrap());
+    let meta = crate::paths::testing::lstat(path).unwrap();
     (meta.dev, meta.ino, meta.nlink)
 }
 
@@ -365,7 +365,7 @@ fn a_sparse_file_comes_back_sparse_and_byte_identical() {
     assert!(fs::metadata(&archived.archive_path).unwrap().len() < 1 << 20);
     env.restore_to(&archived.archive_path, &path).unwrap();
 
-    let meta = Stat::from(&fs::metadata(&path).unwrap());
+    let meta = crate::paths::testing::stat(&path).unwrap();
     assert_eq!(meta.size, 128 << 20);
     assert!(meta.blocks * 512 < 4 << 20, "{} blocks", meta.blocks);
     assert_eq!(streamed_sha(&path), sha);

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use tar::{EntryType, Header};
 
 use crate::paths::testing::{symlink, Modes};
-use crate::paths::{AsDir, Dir, EntryKind, Stat};
+use crate::paths::{AsDir, Dir, EntryKind};
 use crate::trash::{
     archive_relative_path, Archived, Bucket, Identity, Metadata, TrashError, TrashItem,
 };
@@ -222,7 +222,7 @@ pub fn snapshot(path: &Path) -> BTreeMap<PathBuf, Node> {
 }
 
 fn collect(path: &Path, rel: &Path, out: &mut BTreeMap<PathBuf, Node>) {
-    let meta = Stat::from(&fs::symlink_metadata(path).unwrap());
+    let meta = crate::paths::testing::lstat(path).unwrap();
     let mtime = (meta.mtime.0, i64::from(meta.mtime.1));
     let mode = meta.permissions();
     let owner = (meta.uid, meta.gid);

@@ -46,6 +46,13 @@ pub fn linux_fast_paths() -> bool {
     false
 }
 
+/// Whether a change of many files puts each staged file in place of the planned one by
+/// exchanging their names: never on Windows, which has no such rename (`fsops::put_by_renames`
+/// takes three).
+pub fn exchanges_names() -> bool {
+    false
+}
+
 /// What a directory handle may do: traverse (a directory we may pass through but not list can
 /// be on the way, as Linux's `O_PATH`), and list when `readable`.
 pub fn dir_access(readable: bool) -> FILE_ACCESS_RIGHTS {
