@@ -25,7 +25,9 @@
  *   directories it made for new files exist exactly when it landed;
  * - ws.undo({ sessionId }) of six changes (files, a tree restored from the trash, a directory moved
  *   back), and of ten where four changed files inside the tree before it was removed (taken back
- *   inside the tree staged from its archive): once the next Workspace recovered, the tree is exactly as before the undo or exactly as
+ *   inside the tree staged from its archive), and of eight where two files were moved into the tree
+ *   before it was removed (one over a file there: set aside in the staged tree, moved out once it
+ *   is placed): once the next Workspace recovered, the tree is exactly as before the undo or exactly as
  *   after it, never a mix; every archive the session made is still in the trash, byte for byte;
  *   what the undo replaced is in the trash; the history agrees with the tree (undone: one undo
  *   record, every change of the session `undoneBy` it; not undone: no undo record, and the
@@ -831,9 +833,15 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
   })
 
   // The second variant also changes files inside the tree before removing it: the undo stages
-  // that tree from its archive and takes those changes back inside it, in the same commit.
-  for (const inside of [false, true]) {
-    it(`undo of a session${inside ? ' with changes inside the tree it removed' : ''}: the tree is exactly as before the undo or exactly as after it; no archive is lost`, { timeout: 900_000 }, async () => {
+  // that tree from its archive and takes those changes back inside it, in the same commit. The
+  // third moves files into the tree before removing it (one over a file there, one into a
+  // directory the move makes): the undo sets them aside in the staged tree and moves them out
+  // once it is placed, the replaced file back at its place (property seeds 198975 and 610763).
+  for (const variant of ['plain', 'inside', 'aside'] as const) {
+    const inside = variant === 'inside'
+    const aside = variant === 'aside'
+    const described = { plain: '', inside: ' with changes inside the tree it removed', aside: ' with files moved into the tree it removed' }[variant]
+    it(`undo of a session${described}: the tree is exactly as before the undo or exactly as after it; no archive is lost`, { timeout: 900_000 }, async () => {
       // A session that changes files (an overwrite, an edit, a new file, a delete), removes a tree
       // (restored from its archive by the undo) and moves a directory (moved back): the undo is one
       // journaled commit, killed at random moments. Each round starts afresh (the history knows
@@ -856,6 +864,10 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
         writeFileSync(join(root, 'over.txt'), texts.over)
         writeFileSync(join(root, 'edit.txt'), texts.edit)
         writeFileSync(join(root, 'gone.txt'), texts.gone)
+        if (aside) {
+          writeFileSync(join(root, 'loose.txt'), bigText('loose', 256 << 10))
+          writeFileSync(join(root, 'stray.txt'), bigText('stray', 256 << 10))
+        }
         for (let d = 0; d < 6; d++) {
           mkdirSync(join(root, 'tree', `d${d}`), { recursive: true })
           for (let f = 0; f < 10; f++) writeFileSync(join(root, 'tree', `d${d}`, `f${f}.txt`), bigText(`t${d}/${f}`, 12 << 10))
@@ -879,6 +891,12 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
                 ['edit_file', { path: 'tree/big.bin', edits: [{ oldString: 'tree-big 0 ', newString: 'TREE-BIG 0 ' }] }],
                 ['write_file', { path: 'tree/new/inner.txt', content: texts.overNew }],
                 ['delete_file', { path: 'tree/d1/f1.txt' }],
+              ] as Call[])
+            : []),
+          ...(aside
+            ? ([
+                ['move_file', { source: 'loose.txt', destination: 'tree/d2/f2.txt', overwrite: true }],
+                ['move_file', { source: 'stray.txt', destination: 'tree/made/here/stray.txt' }],
               ] as Call[])
             : []),
           ['remove_dir', { path: 'tree', recursive: true }],
@@ -930,7 +948,7 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
           const undos = history.filter((c) => c.tool === 'undo')
           expect(undos.length, `the undo is not in the history once (${what})`).toBe(1)
           const taken = history.filter((c) => c.sessionId === session && c.tool !== 'undo')
-          expect(taken.length).toBe(inside ? 10 : 6)
+          expect(taken.length).toBe(inside ? 10 : aside ? 8 : 6)
           for (const change of taken) expect(change.undoneBy, `${change.tool} not undone in the history (${what})`).toBe(undos[0]!.id)
         } else {
           // Nothing was undone: the history says so, and the next Workspace can undo the session,
@@ -962,6 +980,7 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       const aims: [string, (root: string) => boolean][] = [
         ['a tree staged', (root) => leftovers(root).length > 0],
         ['pkg moved back', (root) => existsSync(join(root, 'pkg'))],
+        ...(aside ? ([['a file moved out of the placed tree', (root) => existsSync(join(root, 'loose.txt'))]] as [string, (root: string) => boolean][]) : []),
       ]
       let aimedUndone = 0
       for (const [what, when] of aims) {
@@ -974,11 +993,11 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
       }
       expect(t.kills).toBeGreaterThanOrEqual(KILLS)
       report(
-        `undo of a session (${inside ? '10 changes, 4 inside the removed tree' : '6 changes'})`,
+        `undo of a session (${{ plain: '6 changes', inside: '10 changes, 4 inside the removed tree', aside: '8 changes, 2 moves into the removed tree' }[variant]})`,
         seed,
         window,
         t,
-        ` + 8 aimed at the commit (${aimedUndone} of them left it undone); ${undone} kills left the session undone (each with the undo in the history), the rest left it as it was`,
+        ` + ${aims.length * 4} aimed at the commit (${aimedUndone} of them left it undone); ${undone} kills left the session undone (each with the undo in the history), the rest left it as it was`,
       )
     })
   }
