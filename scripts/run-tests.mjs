@@ -8,6 +8,9 @@
  *   2. The same tests again with `AGENT_FS_TOOLS_PORTABLE=1`: the portable ways macOS takes
  *      instead of Linux's fast paths (`src/paths/platform/`). Nothing is rebuilt: the switch is
  *      read at run time.
+ *   2b. The library's tests of the change engine, its journal, undo and the tools once more with
+ *      `AGENT_FS_TOOLS_PUT_BY_RENAMES=1`: how Windows, which cannot exchange two names, puts a
+ *      changed file in place (three renames; read at run time by debug builds).
  *   3. `npm run check:targets -- aarch64-apple-darwin` (skipped with `--no-cargo` or
  *      `--no-targets`): the crate must keep compiling for macOS. One passed or failed test.
  *   4. vitest, with its default reporter for people and its JSON reporter for the counts.
@@ -44,6 +47,10 @@ const skipRuntimes = process.argv.includes('--no-runtimes')
 
 /** Switches the addon and the Rust tests to the portable ways (see `src/paths/platform/`). */
 const PORTABLE = { AGENT_FS_TOOLS_PORTABLE: '1' }
+/** Windows' way of putting a changed file in place (no exchange of names), taken by a debug build on Linux. */
+const PUT_BY_RENAMES = { AGENT_FS_TOOLS_PUT_BY_RENAMES: '1' }
+/** The library's tests of what puts changed files in place: the change engine, its journal, undo and the tools that edit. */
+const PUT_BY_RENAMES_TESTS = ['--lib', '--', 'journal::', 'call::', 'undo::', 'tools::', 'paths::fsops::']
 
 /** The first source of Linux's mount ids in place of `statx` (`src/paths/platform/linux_mount_id.rs`), one run each. */
 const MOUNT_ID_FALLBACKS = ['handle', 'fdinfo']
@@ -103,8 +110,8 @@ function hostTriple() {
 }
 
 /** Sums cargo's `test result: … N passed; M failed; …` lines (one per test binary and doc tests). */
-async function cargoTests(name = 'cargo test', env = {}) {
-  const { code, stdout } = await run('cargo', ['test', '--locked', '--target', hostTriple()], env)
+async function cargoTests(name = 'cargo test', env = {}, args = []) {
+  const { code, stdout } = await run('cargo', ['test', '--locked', '--target', hostTriple(), ...args], env)
   let passed = 0
   let failed = 0
   for (const match of stdout.matchAll(/^test result: \w+\. (\d+) passed; (\d+) failed;/gm)) {
@@ -183,6 +190,7 @@ async function timed(suite) {
 if (!skipCargo) {
   await timed(() => cargoTests())
   if (!skipPortable) await timed(() => cargoTests('cargo test (portable)', PORTABLE))
+  await timed(() => cargoTests('cargo test (put by renames)', PUT_BY_RENAMES, PUT_BY_RENAMES_TESTS))
 }
 if (!skipTargets) await timed(targetCheck)
 await timed(() => vitestTests())
