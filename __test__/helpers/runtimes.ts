@@ -1,35 +1,26 @@
 /**
  * Runtime binaries and host trees the host tests need, downloaded once from the npm registry
  * (through `npm pack`, so the registry npm is configured with is used) and cached under
- * `~/.cache/agent-fs-tools/` (see {@link cacheRoot}), never in the repository:
+ * `~/.cache/agent-fs-tools/` (`cacheDir` of `scripts/lib/runtimes.mjs`), never in the repository:
  *
- * - `runtimePath('node', '22.23.3')`: `node-<platform>-<arch>@<version>`'s `bin/node`;
- * - `runtimePath('opencode', '1.18.33')`: `opencode-<platform>-<arch>@<version>`'s `bin/opencode`
- *   (what `npm i opencode-ai` installs for this machine);
+ * - `runtimePath('node', '22.23.3')`: `node-<platform>-<arch>@<version>`'s `bin/node`, and
+ *   `runtimePath('opencode', '1.18.33')`, what `npm i opencode-ai` installs for this machine
+ *   (both from `scripts/lib/runtimes.mjs`, which pins the versions);
  * - `cachedTree(key, build)`: a directory built once (Tomo's `node_modules`).
  *
  * Each entry is built in a temporary directory beside its final place and renamed there, so a
  * crash or a concurrent run never leaves a half-written entry under the final name.
  */
-import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs'
-import { homedir } from 'node:os'
-import { dirname, isAbsolute, join } from 'node:path'
-
-/** `$AGENT_FS_TOOLS_CACHE_DIR`, else `~/.cache/agent-fs-tools` (or under `$XDG_CACHE_HOME`). */
-export function cacheRoot(): string {
-  const own = process.env.AGENT_FS_TOOLS_CACHE_DIR
-  if (own && isAbsolute(own)) return own
-  const xdg = process.env.XDG_CACHE_HOME
-  return join(xdg && isAbsolute(xdg) ? xdg : join(homedir(), '.cache'), 'agent-fs-tools')
-}
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { cacheDir } from '../../scripts/lib/runtimes.mjs'
 
 /**
  * The directory `key` in the cache, made by `build(dir)` the first time (into a fresh empty
  * directory); later calls return it at once.
  */
 export function cachedTree(key: string, build: (dir: string) => void): string {
-  const root = cacheRoot()
+  const root = cacheDir()
   const final = join(root, key)
   if (existsSync(final)) return final
   mkdirSync(dirname(final), { recursive: true })
@@ -48,27 +39,10 @@ export function cachedTree(key: string, build: (dir: string) => void): string {
   return final
 }
 
-/** Each runtime's npm package for this machine, and where its binary is in the package. */
-const RUNTIMES = {
-  node: { pkg: (platform: string) => `node-${platform}`, file: 'package/bin/node' },
-  opencode: { pkg: (platform: string) => `opencode-${platform}`, file: 'package/bin/opencode' },
-} as const
-
 /**
- * The path of the `version` of `name`'s binary for this machine, fetched once. The cache layout
- * (`runtimes/<name>-<version>-<platform>-<arch>/package/…`) and the signature are those of the
- * shared `scripts/lib/runtimes.mjs`'s `runtimePath`, which can replace this function as it is.
+ * The path of the pinned `version` of `name`'s binary for this machine, fetched once: the one
+ * shared fetcher (`scripts/lib/runtimes.mjs`), so that the host tests and the runtime matrix fill
+ * the same cache entries the same way (a second fetcher without the entries' completion marker
+ * left directories the other took for leftovers it could not replace).
  */
-export async function runtimePath(name: keyof typeof RUNTIMES, version: string): Promise<string> {
-  const runtime = RUNTIMES[name]
-  const platform = `${process.platform}-${process.arch}`
-  const spec = `${runtime.pkg(platform)}@${version}`
-  const dir = cachedTree(`runtimes/${name}-${version}-${platform}`, (dir) => {
-    execFileSync('npm', ['pack', spec, '--pack-destination', dir, '--silent'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] })
-    const tarball = readdirSync(dir).find((file) => file.endsWith('.tgz'))
-    if (tarball === undefined) throw new Error(`npm pack ${spec} wrote no tarball`)
-    execFileSync('tar', ['xzf', tarball, runtime.file], { cwd: dir })
-    rmSync(join(dir, tarball))
-  })
-  return join(dir, runtime.file)
-}
+export { runtimePath } from '../../scripts/lib/runtimes.mjs'

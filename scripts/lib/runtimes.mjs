@@ -189,12 +189,26 @@ async function unpackOnce(dir, label, fill) {
     try {
       renameSync(unpacked, dir)
     } catch (error) {
-      if (!existsSync(join(dir, COMPLETE))) {
-        throw new Error(`cannot put ${label} in place at ${dir} (${error.message}); remove that directory and run again`)
-      }
+      if (!existsSync(join(dir, COMPLETE))) replaceLeftover(dir, unpacked, work, label, error)
     }
   } finally {
     rmSync(work, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Puts `unpacked` at `dir`, where a directory without the completion marker is in the way (left by
+ * a killed run or an older layout): that one is moved into `work` (removed with it) first. Should
+ * another process complete `dir` meanwhile, its copy is used.
+ */
+function replaceLeftover(dir, unpacked, work, label, error) {
+  try {
+    renameSync(dir, join(work, 'leftover'))
+    renameSync(unpacked, dir)
+  } catch (again) {
+    if (!existsSync(join(dir, COMPLETE))) {
+      throw new Error(`cannot put ${label} in place at ${dir} (${error.message}, then ${again.message}); remove that directory and run again`)
+    }
   }
 }
 
