@@ -7,7 +7,8 @@
  *   node bench/run.mjs --smoke     tiny sizes, a few seconds (CI runs it; it asserts no timing)
  *
  * Options: `--build` (release addon + dist first; `npm run bench` passes it; ignored with
- * `--smoke`), `--out FILE` (default `bench/results.json`; with `--smoke`, a temp file),
+ * `--smoke`), `--out FILE` (default `bench/results.json`, which only a full run replaces; with `--smoke`
+ * or `--only`, a temp file),
  * `--only PREFIX[,PREFIX…]` (run only the jobs whose id starts with one of the prefixes, e.g.
  * `tree/` or `grep/ours,grep/rg`), `--keep` (keep
  * the data sets; their directory is printed), `--data DIR` (reuse the data sets kept by an earlier
@@ -41,7 +42,7 @@ const option = (name) => {
 const smoke = flag('--smoke')
 const keep = flag('--keep')
 const only = option('--only')?.split(',').filter(Boolean)
-const out = option('--out') ?? (smoke ? join(tmpdir(), `agent-fs-tools-bench-smoke-${process.pid}.json`) : join(here, 'results.json'))
+const out = option('--out') ?? (smoke || only ? join(tmpdir(), `agent-fs-tools-bench-${smoke ? 'smoke' : 'part'}-${process.pid}.json`) : join(here, 'results.json'))
 const sizes = SIZES[smoke ? 'smoke' : 'full']
 /** The worst-case diff baseline is stopped after this long (the issue's cap). */
 const DIFF_CAP_MS = smoke ? 20_000 : 60_000
