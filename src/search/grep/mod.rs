@@ -320,6 +320,8 @@ mod tests {
         );
     }
 
+    /// Searches of real trees about how files are opened (Linux's `O_NOATIME`, `setfsuid`).
+    #[cfg(target_os = "linux")]
     mod on_disk {
         use super::super::*;
         use crate::paths::testing;
@@ -372,7 +374,6 @@ mod tests {
 
         /// A search does not update the access times of the files it reads where the system
         /// lets it (`O_NOATIME` on Linux, on the caller's own files).
-        #[cfg(target_os = "linux")]
         #[test]
         fn a_search_leaves_the_access_times_of_its_own_files_alone() {
             if crate::paths::platform::no_access_time().is_empty() {
@@ -395,7 +396,6 @@ mod tests {
         /// Files the caller does not own (where `O_NOATIME` is refused) are searched all the
         /// same, and so are its own that come after them. Run as root, whose file-system
         /// identity can be another user's.
-        #[cfg(target_os = "linux")]
         #[test]
         fn a_search_reads_files_it_does_not_own() {
             const NOBODY: u32 = 65534;
