@@ -16,9 +16,10 @@
  *   4. vitest, with its default reporter for people and its JSON reporter for the counts.
  *   5. vitest again with `AGENT_FS_TOOLS_PORTABLE=1`, for the test files that reach the file
  *      system layer (all but `NOT_THROUGH_THE_FILE_SYSTEM`).
- *   6. On Linux, `mounts.test.ts` twice more, the mount ids taken (by the debug build) first from
- *      `name_to_handle_at`, then only from `/proc/self/fdinfo`, instead of `statx`
- *      (`AGENT_FS_TOOLS_MOUNT_ID_FROM`): how an older kernel or qemu-user tells a bind mount.
+ *   6. On Linux, `mounts.test.ts` three times more, the mount ids taken (by the debug build) first
+ *      from `name_to_handle_at`, then only from `/proc/self/fdinfo`, instead of `statx`, then from
+ *      no source (`AGENT_FS_TOOLS_MOUNT_ID_FROM`): how an older kernel or qemu-user tells a bind
+ *      mount, and what happens where nothing tells it.
  *   7. vitest with `vitest.hosts.config.mts` (skipped with `--no-hosts`): the package inside real
  *      hosts (Tomo's TUI and single executable, opencode, the AI SDK with a provider, an MCP
  *      client launching `npx`), against a scripted model. Runtimes are fetched once into
@@ -52,8 +53,8 @@ const PUT_BY_RENAMES = { AGENT_FS_TOOLS_PUT_BY_RENAMES: '1' }
 /** The library's tests of what puts changed files in place: the change engine, its journal, undo and the tools that edit. */
 const PUT_BY_RENAMES_TESTS = ['--lib', '--', 'journal::', 'call::', 'undo::', 'tools::', 'paths::fsops::']
 
-/** The first source of Linux's mount ids in place of `statx` (`src/paths/platform/linux_mount_id.rs`), one run each. */
-const MOUNT_ID_FALLBACKS = ['handle', 'fdinfo']
+/** The first source of Linux's mount ids in place of `statx` (`src/paths/platform/linux_mount_id.rs`), one run each; `none`: no source answers. */
+const MOUNT_ID_FALLBACKS = ['handle', 'fdinfo', 'none']
 
 /** The macOS target CI type-checks (Apple silicon; x86-64 differs only in widths already covered). */
 const CHECKED_TARGET = 'aarch64-apple-darwin'

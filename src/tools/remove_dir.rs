@@ -346,12 +346,16 @@ impl Removal {
         };
         if let Some((_, e)) = executed.left.pop() {
             // Removed and recorded, but for what the system would not remove: it stays.
+            let archive = executed.done.archives.first().and_then(Option::as_ref);
             return Err(match MountPointInside::of(&e) {
                 // By its path from the set-aside name, which the rest went back from.
                 Some(rel) => {
                     let rel: PathBuf =
                         Path::new(&name).join(rel.components().skip(1).collect::<PathBuf>());
-                    mount_point_kept(path, &rel)
+                    match archive {
+                        Some(archived) => mount_point_trashed(path, &rel, &archived.archive_path),
+                        None => mount_point_kept(path, &rel),
+                    }
                 }
                 None => ToolError::io(&e, "remove", path),
             });
@@ -426,6 +430,28 @@ fn mount_point_kept(path: &Path, rel: &Path) -> ToolError {
         )
     };
     ToolError::new(ErrorCode::DangerousPath, message)
+}
+
+/// A removal to the trash met the mount point `rel` (from `path`'s directory) only once the
+/// tree was archived and recorded (the system refused to remove it as busy: where no mount id
+/// tells a bind mount, or one mounted meanwhile). What the mount showed was archived and removed
+/// with the rest; the mount point stays, with the emptied directories that hold it.
+fn mount_point_trashed(path: &Path, rel: &Path, archive: &Path) -> ToolError {
+    let mount = path.parent().unwrap_or(path).join(rel);
+    ToolError::new(
+        ErrorCode::DangerousPath,
+        format!(
+            "{path} was moved to the trash, but {mount} is a mount point (another file system, \
+             or a bind mount, is mounted there) that could not be told before: what it showed \
+             went to the trash with the rest, and it stays, empty, with the directories that \
+             hold it. Nothing is lost: all of {path} is in {archive}. Unmount {mount} and remove \
+             what is left of {path}, then restore_file or undo brings the tree back if it was \
+             not meant to go",
+            path = path.shown(),
+            mount = mount.shown(),
+            archive = archive.shown(),
+        ),
+    )
 }
 
 fn not_empty(path: &Path) -> ToolError {

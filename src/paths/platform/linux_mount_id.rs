@@ -21,8 +21,8 @@ use std::os::unix::ffi::OsStrExt;
 use rustix::fs::{AtFlags, Mode, OFlags, StatxFlags};
 
 /// The environment variable a debug build reads (once) to skip the sources before one:
-/// `handle` (no `statx`) or `fdinfo` (neither `statx` nor `name_to_handle_at`), so the test
-/// suites run the ways an older kernel or qemu-user takes on any machine.
+/// `handle` (no `statx`), `fdinfo` (neither `statx` nor `name_to_handle_at`) or `none` (no source
+/// answers), so the test suites run the ways an older kernel or qemu-user takes on any machine.
 #[cfg(debug_assertions)]
 pub const MOUNT_ID_FROM_ENV: &str = "AGENT_FS_TOOLS_MOUNT_ID_FROM";
 
@@ -33,6 +33,9 @@ enum Source {
     Statx,
     Handle,
     Fdinfo,
+    /// No source answers: a kernel before 5.8 or qemu-user, without `/proc`, on a file system
+    /// without file handles.
+    Nothing,
 }
 
 /// The first source asked: `statx`, unless a debug build is told otherwise ([`MOUNT_ID_FROM_ENV`]).
@@ -43,6 +46,7 @@ fn first_source() -> Source {
         *FIRST.get_or_init(|| match std::env::var_os(MOUNT_ID_FROM_ENV) {
             Some(v) if v == "handle" => Source::Handle,
             Some(v) if v == "fdinfo" => Source::Fdinfo,
+            Some(v) if v == "none" => Source::Nothing,
             _ => Source::Statx,
         })
     }
@@ -68,7 +72,10 @@ pub(super) fn mount_id(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Option<u
             return Ok(Some(id));
         }
     }
-    from_fdinfo(dir, name)
+    if first <= Source::Fdinfo {
+        return from_fdinfo(dir, name);
+    }
+    Ok(None)
 }
 
 fn from_statx(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Option<u64>> {

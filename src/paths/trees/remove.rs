@@ -183,6 +183,10 @@ fn remove_checked(
                 Err(e) => {
                     if how.keep.is_some() && os_error::cause(&e) == Cause::NotEmpty {
                         kept += 1;
+                    } else if e.kind() == io::ErrorKind::ResourceBusy {
+                        // `rmdir` refuses a mount point as busy: one that could not be told
+                        // before (where no mount id is known), or mounted meanwhile.
+                        first_error.get_or_insert_with(|| mount_point_inside(&stack, &done.name));
                     } else {
                         first_error.get_or_insert(e);
                     }
