@@ -15,7 +15,8 @@
  *      `--no-targets`): the crate must keep compiling for macOS. One passed or failed test.
  *   4. vitest, with its default reporter for people and its JSON reporter for the counts.
  *   5. vitest again with `AGENT_FS_TOOLS_PORTABLE=1`, for the test files that reach the file
- *      system layer (all but `NOT_THROUGH_THE_FILE_SYSTEM`).
+ *      system layer (all but `NOT_THROUGH_THE_FILE_SYSTEM`), the crash harness with 20 random kills
+ *      a case instead of 50 (every aimed kill as in the main pass).
  *   6. On Linux, `mounts.test.ts` three times more, the mount ids taken (by the debug build) first
  *      from `name_to_handle_at`, then only from `/proc/self/fdinfo`, instead of `statx`, then from
  *      no source (`AGENT_FS_TOOLS_MOUNT_ID_FROM`): how an older kernel or qemu-user tells a bind
@@ -48,6 +49,12 @@ const skipRuntimes = process.argv.includes('--no-runtimes')
 
 /** Switches the addon and the Rust tests to the portable ways (see `src/paths/platform/`). */
 const PORTABLE = { AGENT_FS_TOOLS_PORTABLE: '1' }
+/**
+ * Random kills per case of the crash harness (`__test__/crash.test.ts`) in the portable pass, where
+ * the aimed kills (at each phase of every commit) run in full: the main pass makes 50, and three
+ * passes of 50 did not fit CI's budget.
+ */
+const PORTABLE_CRASH_KILLS = { CRASH_KILLS: '20' }
 /** Windows' way of putting a changed file in place (no exchange of names), taken by a debug build on Linux. */
 const PUT_BY_RENAMES = { AGENT_FS_TOOLS_PUT_BY_RENAMES: '1' }
 /** The library's tests of what puts changed files in place: the change engine, its journal, undo and the tools that edit. */
@@ -195,7 +202,7 @@ if (!skipCargo) {
 }
 if (!skipTargets) await timed(targetCheck)
 await timed(() => vitestTests())
-if (!skipPortable) await timed(() => vitestTests('vitest (portable)', fileSystemTestFiles(), PORTABLE))
+if (!skipPortable) await timed(() => vitestTests('vitest (portable)', fileSystemTestFiles(), { ...PORTABLE, ...PORTABLE_CRASH_KILLS }))
 for (const from of process.platform === 'linux' ? MOUNT_ID_FALLBACKS : []) {
   await timed(() => vitestTests(`vitest (mount ids from ${from})`, ['__test__/mounts.test.ts'], { AGENT_FS_TOOLS_MOUNT_ID_FROM: from }))
 }
