@@ -22,7 +22,8 @@
  *      executable into it. A copy in `target/arm64/` runs it, since tests start `process.execPath`
  *      as `nobody` and the download cache is under the (private) home directory.
  *   5. The session and lifecycle scripts of the runtime matrix, then the whole vitest suite (with
- *      longer timeouts: emulation is 5–10× slower), run by that Node.
+ *      longer timeouts: emulation is 5–10× slower; the crash harness with 10 random kills a case,
+ *      `CRASH_KILLS` to change it), run by that Node.
  *
  *   node scripts/test-arm64.mjs [--no-vitest] [--files=a,b]   (`npm run test:arm64` builds the JS first)
  *
@@ -49,6 +50,12 @@ const EMULATED_TEST_TIMEOUT_MS = 240_000
 /** …and the limits tests set themselves (`__test__/helpers/time.ts`). */
 const EMULATION_SLOWDOWN = 8
 const EMULATED_SCRIPT_TIMEOUT_MS = 900_000
+/**
+ * Random kills per case of the crash harness under emulation (every aimed kill, at each phase of
+ * every commit, runs in full): each is an emulated Node starting with the addon, and 50 a case
+ * would take hours. `CRASH_KILLS` set in the environment wins.
+ */
+const EMULATED_CRASH_KILLS = process.env.CRASH_KILLS ?? '10'
 
 /** Runs a command with inherited output; throws when it fails. */
 function sh(command, args, options = {}) {
@@ -210,7 +217,7 @@ try {
     const vitestStarted = Date.now()
     const counts = await vitest(node, files, 'arm64', {
       cwd: checkout,
-      env: { AGENT_FS_TOOLS_TEST_TIME_SCALE: String(EMULATION_SLOWDOWN) },
+      env: { AGENT_FS_TOOLS_TEST_TIME_SCALE: String(EMULATION_SLOWDOWN), CRASH_KILLS: EMULATED_CRASH_KILLS },
       extraArgs: [`--testTimeout=${EMULATED_TEST_TIMEOUT_MS}`, `--hookTimeout=${EMULATED_TEST_TIMEOUT_MS}`],
       timeoutMs: 4 * 60 * 60_000,
       reporter: 'default', // a line per test file as it ends: progress over a long run
