@@ -46,7 +46,7 @@ const noLinkOut = makeLink(join(outside, 'secret.txt'), join(root, 'link-out'))
 
 /**
  * Makes the symbolic link `link` to `target`; returns why not where the platform cannot: Windows
- * refuses without the privilege or Developer Mode, and Wine's `CreateSymbolicLinkW` reports
+ * refuses without the privilege or Developer Mode, and under Wine 8 `symlinkSync` reports
  * success and makes nothing.
  */
 function makeLink(target, link) {
