@@ -237,13 +237,14 @@ function loaderPastWin32(source) {
 
 /**
  * The session with its final clean-up counted as one more check instead of ending the run: under
- * Wine a directory holding a file the live workspace has open (the audit log) cannot be removed
- * yet, which would hide every count (`--past-the-loader` only).
+ * Wine a directory holding a file something still has open cannot be removed (a removed name
+ * stays until its last handle closes), and a throw there would hide every count
+ * (`--past-the-loader` only).
  */
 function cleanupCounted(source) {
   const cleanup = '  rmSync(base, { recursive: true, force: true })\n'
   if (!source.includes(cleanup)) throw new Error('session.mjs changed: --past-the-loader no longer knows its clean-up')
-  return source.replace(cleanup, '  try {\n  ' + cleanup + '  } catch (error) {\n    failures.push(`clean-up: ${error.message}`)\n  }\n')
+  return source.replace(cleanup, '  try {\n  ' + cleanup + '    passed += 1\n  } catch (error) {\n    failures.push(`clean-up: ${error.message}`)\n  }\n')
 }
 
 function hostWithWindowsAddon(addon, standIn) {
@@ -294,8 +295,13 @@ try {
         cwd: host,
         env: { NAPI_RS_NATIVE_LIBRARY_PATH: windowsPath(join(host, 'node_modules', 'agent-fs-tools', 'agent-fs-tools.win32-x64-gnu.node')) },
       })
-      const last = result.stdout.trim().split('\n').at(-1) ?? ''
-      if (/^session on .*: \d+ passed, 0 failed$/.test(last)) passed += 1
+      const lines = result.stdout.trim().split('\n')
+      const last = lines.at(-1) ?? ''
+      // A check Wine cannot set up (a symbolic link: it makes none) is skipped with its reason,
+      // shown here; it is neither a failure nor a pass.
+      for (const line of lines) if (line.startsWith('SKIPPED ')) console.log(line)
+      console.log(last)
+      if (/^session on .*: \d+ passed, 0 failed(, \d+ skipped)?$/.test(last)) passed += 1
       else {
         failed += 1
         console.log(`FAILED session (exit ${result.status})\n--- stdout\n${result.stdout}--- stderr\n${result.stderr}---`)

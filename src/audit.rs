@@ -5,7 +5,7 @@ use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -38,20 +38,18 @@ pub struct AuditRecord {
     pub agent_name: String,
 }
 
-/// The append-only log file of one workspace, `<dataDir>/audit/<name>`.
+/// The append-only log file of one workspace, `<dataDir>/audit/<name>`, opened for each record
+/// and closed after it: no descriptor of it stays open between calls, so a host can remove the
+/// data directory while a workspace lives, also where a removed file's name stays until its last
+/// handle closes (Windows without POSIX delete semantics, ../docs/windows.md).
 pub struct AuditLog {
     data: Arc<DataDir>,
     name: String,
-    file: Mutex<Option<File>>,
 }
 
 impl AuditLog {
     pub fn new(data: Arc<DataDir>, name: String) -> Self {
-        Self {
-            data,
-            name,
-            file: Mutex::new(None),
-        }
+        Self { data, name }
     }
 
     /// Where the log is.
@@ -59,19 +57,17 @@ impl AuditLog {
         self.data.path().join("audit").join(&self.name)
     }
 
-    /// Appends one record as a single `write` of a whole line, so concurrent writers (other
-    /// workspaces on the same root) never interleave within a line. Best effort: the change the
-    /// record describes has already happened, so a failure to log does not fail the call.
+    /// Appends one record as a single `write` of a whole line to the end of the file (opened
+    /// for appending only), so concurrent writers (calls of this workspace, other workspaces on
+    /// the same root) never interleave within a line; the file is closed when it returns. Best
+    /// effort: the change the record describes has already happened, so a failure to log does
+    /// not fail the call.
     pub fn append(&self, record: &AuditRecord) {
         let Ok(mut line) = serde_json::to_vec(record) else {
             return;
         };
         line.push(b'\n');
-        let mut slot = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        if slot.is_none() {
-            *slot = self.open().ok();
-        }
-        if let Some(file) = slot.as_mut() {
+        if let Ok(mut file) = self.open() {
             let _ = file.write_all(&line);
         }
     }
@@ -87,5 +83,58 @@ impl AuditLog {
         crate::datadir::check_file(&file, &path)?;
         let _ = fsops::set_mode_fd(&file, 0o600);
         Ok(file)
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    fn record(tool: &str) -> AuditRecord {
+        AuditRecord {
+            time: "2026-11-27T00:00:00.000Z".into(),
+            tool: tool.into(),
+            path: "/w/a.txt".into(),
+            status: "ok",
+            code: None,
+            trashed_to: None,
+            sha256_before: None,
+            sha256_after: None,
+            files: Vec::new(),
+            session_id: "s".into(),
+            run_id: "r".into(),
+            agent_name: "a".into(),
+        }
+    }
+
+    /// How many of this process's descriptors are open on `path` (`/proc/self/fd`).
+    fn descriptors_of(path: &Path) -> usize {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+            .filter(|target| target == path)
+            .count()
+    }
+
+    /// Issue 31: the log is open only while a record is written, so nothing of the data
+    /// directory stays held between calls (Windows cannot remove a directory holding an open
+    /// file where deletes lack POSIX semantics); each record is still appended, whole.
+    #[test]
+    fn no_descriptor_of_the_log_stays_open_between_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = std::fs::canonicalize(dir.path()).unwrap().join("data");
+        let log = AuditLog::new(Arc::new(DataDir::new(data)), "x.jsonl".into());
+        for tool in ["write_file", "delete_file"] {
+            log.append(&record(tool));
+            assert_eq!(descriptors_of(&log.path()), 0, "after {tool}");
+        }
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        let tools: Vec<String> = text
+            .lines()
+            .map(|line| {
+                serde_json::from_str::<serde_json::Value>(line).unwrap()["tool"].to_string()
+            })
+            .collect();
+        assert_eq!(tools, ["\"write_file\"", "\"delete_file\""]);
     }
 }

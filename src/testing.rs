@@ -124,7 +124,8 @@ pub fn save_in_place(path: &std::path::Path, content: &str) {
     file.write_all(content.as_bytes()).unwrap();
 }
 
-/// Swaps the entries `a` and `b` atomically (`RENAME_EXCHANGE`).
+/// Swaps the entries `a` and `b`: atomically (`RENAME_EXCHANGE`) on Unix, by three renames on
+/// Windows (`paths::testing::exchange`).
 pub fn exchange(a: &std::path::Path, b: &std::path::Path) {
     crate::paths::testing::exchange(a, b)
 }

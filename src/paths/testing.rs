@@ -3,8 +3,8 @@
 //! `paths/` names no platform type either. Test builds only.
 //!
 //! On Windows: modes are the read-only bit, owners are not set (there are none to give, as
-//! `fsops::give_owner` says), extended attributes do not exist, and there is no atomic exchange
-//! (a test that needs one is a Unix test).
+//! `fsops::give_owner` says), extended attributes do not exist, and entries are swapped by
+//! three renames, not atomically (a test that needs an atomic exchange is a Unix test).
 
 use std::fs;
 use std::io;
@@ -142,6 +142,19 @@ pub fn exchange(a: &Path, b: &Path) {
         rustix::fs::RenameFlags::EXCHANGE,
     )
     .unwrap();
+}
+
+/// Swaps the entries `a` and `b` by three renames through a free name beside `a`: Windows has
+/// no atomic exchange, and a test's swap needs none, since it runs at a race point while the
+/// code under test waits (a racer that needs atomicity is a Unix test).
+#[cfg(windows)]
+pub fn exchange(a: &Path, b: &Path) {
+    let mut aside = a.file_name().expect("a names an entry").to_owned();
+    aside.push(".exchanging");
+    let aside = a.with_file_name(aside);
+    fs::rename(a, &aside).unwrap();
+    fs::rename(b, a).unwrap();
+    fs::rename(&aside, b).unwrap();
 }
 
 /// Sets the access and modification times of `path` itself (a link is not followed).

@@ -197,6 +197,7 @@ fn a_mount_point_refuses_the_whole_trash() {
     drop(tmpfs);
 }
 
+#[cfg(unix)]
 fn snapshot_without_fifo(tree: &Path) -> Vec<PathBuf> {
     let mut paths = Vec::new();
     let mut stack = vec![tree.to_path_buf()];
