@@ -10,6 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import { join, resolve } from 'node:path'
 import { expect, it } from 'vitest'
 import { tempWorkspaceDirs } from './helpers/temp.js'
+import { scaled } from './helpers/time.js'
 
 const repo = resolve(__dirname, '..')
 
@@ -74,7 +75,7 @@ console.log(JSON.stringify({
 it('AI SDK 7: generateText runs the tools, and approval "sdk" asks through the SDK, then runs the approved call', () => {
   const project = projectWithAi7()
   writeFileSync(join(project, 'run.mjs'), SCRIPT)
-  const run = spawnSync(process.execPath, ['--preserve-symlinks', '--preserve-symlinks-main', 'run.mjs'], { cwd: project, encoding: 'utf8', timeout: 60_000, env: { ...process.env, TMPDIR: project } })
+  const run = spawnSync(process.execPath, ['--preserve-symlinks', '--preserve-symlinks-main', 'run.mjs'], { cwd: project, encoding: 'utf8', timeout: scaled(60_000), env: { ...process.env, TMPDIR: project } })
   expect(run.stderr).not.toMatch(/Error/)
   expect(run.status).toBe(0)
   const seen = JSON.parse(run.stdout.trim().split('\n').pop()!) as Record<string, unknown>

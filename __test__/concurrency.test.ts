@@ -7,6 +7,7 @@ import { describe, expect, it, vi } from 'vitest'
 import type { ConfirmHandler, ToolResult } from 'agent-fs-tools'
 import { tempWorkspace } from './helpers/temp.js'
 import { deferred, read, sleep, writeTree } from './helpers/files.js'
+import { scaled } from './helpers/time.js'
 
 const writable = { permissions: { cwdWriteFile: true } } as const
 
@@ -112,7 +113,7 @@ describe('concurrency', () => {
     const child = join(dirname(fileURLToPath(import.meta.url)), 'helpers', 'parallel-reads-child.mjs')
     const run = spawnSync('prlimit', ['--nofile=2048', process.execPath, child, root, dataDir], {
       encoding: 'utf8',
-      timeout: 120_000,
+      timeout: scaled(120_000),
     })
     expect(run.status, run.stderr).toBe(0)
     expect(JSON.parse(run.stdout)).toEqual({ calls: n, failed: 0 })

@@ -18,6 +18,7 @@ import { wrapWords } from '../ts/cli/demo/wrap.js'
 import { staleParts } from '../scripts/stale.mjs'
 import { siblingDir } from './helpers/files.js'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
+import { scaled } from './helpers/time.js'
 
 const root = resolve(__dirname, '..')
 const bin = join(root, 'dist/esm/cli/main.js')
@@ -28,7 +29,7 @@ function demo(args: string[], env: NodeJS.ProcessEnv = {}) {
     encoding: 'utf8',
     input: '',
     env: { ...process.env, ...env },
-    timeout: 60_000,
+    timeout: scaled(60_000),
   })
 }
 
@@ -237,7 +238,7 @@ describe('issue 21 playground fixes', () => {
     const run = spawnSync('sh', ['-c', `"${process.execPath}" "${bin}" demo | head -1`], {
       encoding: 'utf8',
       env: { ...process.env, TMPDIR: tmp },
-      timeout: 60_000,
+      timeout: scaled(60_000),
     })
     expect(run.stdout).toMatch(/^agent-fs-tools demo — workspace /)
     expect(run.stderr).not.toContain('EPIPE')

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest'
 import type { ToolResult } from 'agent-fs-tools'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { read } from './helpers/files.js'
+import { scaled } from './helpers/time.js'
 
 const asRoot = process.getuid?.() === 0
 
@@ -30,7 +31,7 @@ function callsAsUnprivileged(root: string, calls: Array<[string, unknown]>, appr
   const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
     cwd: process.cwd(),
     encoding: 'utf8',
-    timeout: 20_000,
+    timeout: scaled(20_000),
     ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
   })
   expect(result.status, result.stderr).toBe(0)

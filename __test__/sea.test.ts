@@ -17,6 +17,7 @@ import { join, resolve } from 'node:path'
 import { buildSync } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pinnedVersion, runtimeAvailable, runtimePath } from '../scripts/lib/runtimes.mjs'
+import { scaled } from './helpers/time.js'
 
 const root = resolve(__dirname, '..')
 const addon = join(root, readdirSync(root).find((name) => /^agent-fs-tools\.[\w-]+\.node$/.test(name)) ?? 'missing.node')
@@ -101,7 +102,7 @@ function run(command: string, args: string[], env: Record<string, string> = {}) 
     cwd: work,
     encoding: 'utf8',
     env: { ...base, ...env },
-    timeout: 60_000,
+    timeout: scaled(60_000),
   })
   return { ...child, root: join(dirs, 'root') }
 }

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest'
 import { Workspace, type ToolResult } from 'agent-fs-tools'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { ALL, recorder, snapshot, type Node } from './helpers/trash.js'
+import { scaled } from './helpers/time.js'
 
 /** A tree as undo must give it back: kind, mode, content, link target (times are not compared). */
 function tree(root: string): Record<string, Omit<Node, 'mtimeNs'>> {
@@ -627,7 +628,7 @@ describe('session undo as a user the modes apply to', () => {
   const unprivileged = {
     cwd: process.cwd(),
     encoding: 'utf8' as const,
-    timeout: 20_000,
+    timeout: scaled(20_000),
     ...(process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}),
   }
   /** Whether this node binary runs as that user (one in root's cache may not be reachable). */
