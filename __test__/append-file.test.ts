@@ -7,6 +7,7 @@ import type { ConfirmHandler } from 'agent-fs-tools'
 import { describe, expect, it, vi } from 'vitest'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { mkfifo, names, read, siblingDir, writeTree } from './helpers/files.js'
+import { scaled } from './helpers/time.js'
 
 const writable = { permissions: { cwdWriteFile: true } } as const
 /** Runs tool calls in a child process (see the crash harness). */
@@ -111,7 +112,7 @@ describe('append_file errors', () => {
     mkfifo(join(root, 'pipe'))
     const result = await ws.call('append_file', { path: 'pipe', content: 'x' })
     expect(result).toMatchObject({ status: 'error', code: 'NOT_A_REGULAR_FILE' })
-  }, 5000)
+  }, scaled(5000))
 
   it('a file where a parent directory should be is NOT_A_DIRECTORY', async () => {
     const { ws, root } = tempWorkspace(writable)

@@ -117,5 +117,5 @@ describe('concurrency', () => {
     })
     expect(run.status, run.stderr).toBe(0)
     expect(JSON.parse(run.stdout)).toEqual({ calls: n, failed: 0 })
-  }, 130_000)
+  }, scaled(130_000))
 })

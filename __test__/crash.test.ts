@@ -110,6 +110,7 @@ import { Workspace, type TrashEntry } from 'agent-fs-tools'
 import { tempWorkspaceDirs } from './helpers/temp.js'
 import { ALL, bucketDir, snapshot, type Node } from './helpers/trash.js'
 import { prng } from './helpers/random.js'
+import { scaled } from './helpers/time.js'
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'helpers', 'crash-child.mjs')
 const KILLS = Number(process.env.CRASH_KILLS ?? 50)
@@ -370,7 +371,7 @@ const COMMIT_PHASES: [string, boolean][] = [
   ['sequel', true],
 ]
 
-describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
+describe('crash harness (SIGKILL mid-operation)', { timeout: scaled(240_000) }, () => {
   it('write_file: the file is always one whole version; overwritten versions are in the trash', async () => {
     const dirs = tempWorkspaceDirs()
     // Versions that differ in one line: planning (read + diff) is quick, so the kills land in
@@ -841,7 +842,7 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: 240_000 }, () => {
     const inside = variant === 'inside'
     const aside = variant === 'aside'
     const described = { plain: '', inside: ' with changes inside the tree it removed', aside: ' with files moved into the tree it removed' }[variant]
-    it(`undo of a session${described}: the tree is exactly as before the undo or exactly as after it; no archive is lost`, { timeout: 900_000 }, async () => {
+    it(`undo of a session${described}: the tree is exactly as before the undo or exactly as after it; no archive is lost`, { timeout: scaled(900_000) }, async () => {
       // A session that changes files (an overwrite, an edit, a new file, a delete), removes a tree
       // (restored from its archive by the undo) and moves a directory (moved back): the undo is one
       // journaled commit, killed at random moments. Each round starts afresh (the history knows

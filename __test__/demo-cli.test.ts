@@ -55,7 +55,7 @@ describe('agent-fs-tools demo without a terminal', () => {
     // The tree removed at the end, and the old content of the file the patch updated.
     expect(out).toMatch(/^host API: trashList\(\) → 2 archive\(s\)$/m)
     expect(existsSync(workspace!)).toBe(false)
-  }, 60_000)
+  }, scaled(60_000))
 
   it('--keep leaves the temporary directory in place', () => {
     const run = demo(['--keep'])
@@ -64,7 +64,7 @@ describe('agent-fs-tools demo without a terminal', () => {
     expect(kept).toBeDefined()
     expect(readFileSync(join(kept!, 'sample-project', 'README.md'), 'utf8')).toBe(SAMPLE_FILES['README.md'])
     spawnSync('rm', ['-rf', kept!])
-  }, 60_000)
+  }, scaled(60_000))
 
   it('--script FILE --root DIR runs the listed calls on that directory, approving; $lastTrashed restores', () => {
     const { root: project, dataDir } = tempWorkspaceDirs()
@@ -88,7 +88,7 @@ describe('agent-fs-tools demo without a terminal', () => {
     expect(run.stdout).toContain('The user denied this write.')
     expect(readFileSync(join(project, 'out/hello.txt'), 'utf8')).toBe('hello\n')
     expect(readFileSync(join(project, 'README.md'), 'utf8')).toBe(SAMPLE_FILES['README.md'])
-  }, 60_000)
+  }, scaled(60_000))
 
   it('refuses --root without a script (the built-in session would change the files): exit 2', () => {
     const { root: project } = tempWorkspaceDirs()

@@ -12,6 +12,7 @@ import { dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ERROR_CODES } from 'agent-fs-tools'
 import { anchors, codeBlocks, links, slug } from './helpers/markdown.js'
+import { scaled } from './helpers/time.js'
 
 const root = resolve(__dirname, '..')
 
@@ -108,7 +109,7 @@ describe('code blocks marked `check`', () => {
     }
     expect(errors.filter((line) => line.startsWith('must-fail.ts')).length).toBeGreaterThan(0)
     expect(errors.filter((line) => !line.startsWith('must-fail.ts')).map(where)).toEqual([])
-  }, 180_000)
+  }, scaled(180_000))
 })
 
 describe('error codes', () => {

@@ -5,6 +5,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { Workspace, type ConfirmHandler } from 'agent-fs-tools'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { mkfifo, siblingDir, writeTree } from './helpers/files.js'
+import { scaled } from './helpers/time.js'
 
 /** 2023-11-14T22:13:20Z */
 const WHEN = new Date(1_700_000_000_000)
@@ -98,7 +99,7 @@ describe('list_directory entries', () => {
     const result = await ws.call('list_directory', {})
     expect(result.status).toBe('ok')
     expect(result.output).toMatch(/^pipe\b/)
-  }, 5000)
+  }, scaled(5000))
 })
 
 describe('list_directory recursive', () => {

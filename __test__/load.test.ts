@@ -20,6 +20,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ToolResult } from 'agent-fs-tools'
 import { tempWorkspace } from './helpers/temp.js'
 import { ALL, bucketDir } from './helpers/trash.js'
+import { scaled } from './helpers/time.js'
 
 const LOGS = 40
 const WHOLES = 10
@@ -93,7 +94,7 @@ function wholeContent(file: number, k: number): string {
 }
 
 describe('load', () => {
-  it('1,000 concurrent calls over 50 files: every update applied once, a serial order, no deadlock', { timeout: 120_000 }, async () => {
+  it('1,000 concurrent calls over 50 files: every update applied once, a serial order, no deadlock', { timeout: scaled(120_000) }, async () => {
     const { ws, root } = tempWorkspace({ permissions: ALL })
     for (let f = 0; f < LOGS; f++) writeFileSync(join(root, `log-${f}.txt`), 'head\nSLOT\n')
     for (let f = 0; f < WHOLES; f++) writeFileSync(join(root, `whole-${f}.txt`), wholeContent(f, -1))
@@ -172,7 +173,7 @@ describe('load', () => {
     console.log(`1,000 concurrent calls in ${elapsed} ms`)
   })
 
-  it('trashing during trashClear never loses an archive written after the clear began', { timeout: 120_000 }, async () => {
+  it('trashing during trashClear never loses an archive written after the clear began', { timeout: scaled(120_000) }, async () => {
     const { ws, root, dataDir } = tempWorkspace({ permissions: ALL })
     const bucket = bucketDir(dataDir, root)
     let made = 0

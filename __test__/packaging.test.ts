@@ -9,6 +9,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join, posix, relative, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { scaled } from './helpers/time.js'
 
 const root = resolve(__dirname, '..')
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
@@ -184,7 +185,7 @@ describe('npm pack', () => {
     mkdirSync(project)
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
     install(packed.tarball, project)
-  }, 120_000)
+  }, scaled(120_000))
 
   afterAll(() => {
     rmSync(work, { recursive: true, force: true })

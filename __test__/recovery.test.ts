@@ -25,6 +25,7 @@ import { describe, expect, it } from 'vitest'
 import { Workspace, type WorkspaceOptions } from 'agent-fs-tools'
 import { tempWorkspaceDirs, type TempWorkspaceDirs } from './helpers/temp.js'
 import { ALL, sha256 } from './helpers/trash.js'
+import { scaled } from './helpers/time.js'
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'helpers', 'crash-child.mjs')
 const MAIN = resolve(__dirname, '..', 'dist', 'esm', 'cli', 'main.js')
@@ -210,7 +211,7 @@ async function expectAllOrNothing(dirs: TempWorkspaceDirs, patch: Scenario): Pro
   return stands ? 'after' : 'before'
 }
 
-describe('recovery of a killed apply_patch (issue 26)', { timeout: 300_000 }, () => {
+describe('recovery of a killed apply_patch (issue 26)', { timeout: scaled(300_000) }, () => {
   for (const keepOverwrites of [true, false]) {
     it(`three Workspaces and two processes recovering it at once leave all or nothing (keepOverwrites: ${keepOverwrites})`, async () => {
       // Files large enough that checking one (its digest) takes a while: two recoveries at once

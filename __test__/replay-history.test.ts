@@ -21,6 +21,7 @@ import { describe, expect, it } from 'vitest'
 import { Workspace } from 'agent-fs-tools'
 import { tempWorkspaceDirs } from './helpers/temp.js'
 import { ALL } from './helpers/trash.js'
+import { scaled } from './helpers/time.js'
 
 const REPO = process.env.AFS_REPLAY_REPO ?? resolve(__dirname, '..')
 const MAX_COMMITS = Number(process.env.AFS_REPLAY_COMMITS ?? 60)
@@ -282,7 +283,7 @@ async function replay(format: 'unified' | 'codex', lineEndings: 'lf' | 'crlf'): 
 const enough = existsSync(join(REPO, '.git')) || existsSync(join(REPO, 'HEAD'))
 const history = enough ? commits() : []
 
-describe.skipIf(history.length < 10)(`replaying ${REPO}'s history through apply_patch`, { timeout: 600_000 }, () => {
+describe.skipIf(history.length < 10)(`replaying ${REPO}'s history through apply_patch`, { timeout: scaled(600_000) }, () => {
   for (const format of ['unified', 'codex'] as const) {
     for (const lineEndings of ['lf', 'crlf'] as const) {
       it(`${format} patches on the ${lineEndings.toUpperCase()} copy: byte-exact after every commit`, async () => {

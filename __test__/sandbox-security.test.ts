@@ -20,6 +20,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { Workspace, type ToolResult, type ConfirmHandler } from 'agent-fs-tools'
 import { tempWorkspaceDirs } from './helpers/temp.js'
 import { mkfifo, names, numbered, read, siblingDir, writeTree } from './helpers/files.js'
+import { scaled } from './helpers/time.js'
 
 /** A sandboxed workspace over R = root, with every permission granted (so only the sandbox decides). */
 function sandboxed(extra: Partial<ConstructorParameters<typeof Workspace>[0]> = {}) {
@@ -292,7 +293,7 @@ describe('symlinks leaving the sandbox', () => {
       const result = await ws.call(tool, args)
       expect(result.status, tool).toBe('error')
     }
-  }, 10_000)
+  }, scaled(10_000))
 })
 
 describe('hard links', () => {
@@ -331,7 +332,7 @@ describe('special files', () => {
     }
     expect(Date.now() - started).toBeLessThan(4000)
     expect(lstatSync(join(root, 'pipe')).isFIFO()).toBe(true)
-  }, 8000)
+  }, scaled(8000))
 
   it('a Unix socket is NOT_A_REGULAR_FILE', async () => {
     const { ws, root } = sandboxed()
@@ -353,7 +354,7 @@ describe('special files', () => {
       expect(await ws.call('read_file', { path }), path).toMatchObject({ status: 'error', code: 'NOT_A_REGULAR_FILE' })
     }
     expect(await ws.call('append_file', { path: '/dev/null', content: 'x' })).toMatchObject({ code: 'NOT_A_REGULAR_FILE' })
-  }, 10_000)
+  }, scaled(10_000))
 
   it('a link to a FIFO is refused the same way', async () => {
     const { ws, root } = sandboxed()
@@ -361,7 +362,7 @@ describe('special files', () => {
     symlinkSync('pipe', join(root, 'to-pipe'))
     const result = await ws.call('read_file', { path: 'to-pipe' })
     expect(result).toMatchObject({ status: 'error', code: 'NOT_A_REGULAR_FILE' })
-  }, 8000)
+  }, scaled(8000))
 
   it('a link to /dev/zero: outside the sandbox PATH_NOT_ALLOWED; without a sandbox NOT_A_REGULAR_FILE, no hang', async () => {
     const sb = sandboxed()
@@ -387,7 +388,7 @@ describe('special files', () => {
       expect(result, tool).toMatchObject({ status: 'error', code: 'NOT_A_REGULAR_FILE' })
     }
     expect(lstatSync(join(root, 'zero')).isSymbolicLink()).toBe(true)
-  }, 10_000)
+  }, scaled(10_000))
 })
 
 describe('literal bytes', () => {

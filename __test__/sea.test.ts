@@ -193,7 +193,7 @@ describe.skipIf(!hasFuse)(`a single executable application${hasFuse ? '' : ' (sk
     if (process.platform === 'darwin') execFileSync('codesign', ['--remove-signature', app])
     execFileSync(process.execPath, [postject, app, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', FUSE, ...macho], { stdio: 'pipe' })
     if (process.platform === 'darwin') execFileSync('codesign', ['--sign', '-', app])
-  }, 120_000)
+  }, scaled(120_000))
 
   it('extracts the addon asset to a private file named by its hash, loads it and makes tool calls', () => {
     const addonDir = join(work, 'cache-1', 'agent-fs-tools')
@@ -332,7 +332,7 @@ describe.skipIf(node26 === undefined)(
         }),
       )
       execFileSync(node, ['--build-sea', config], { cwd: work, stdio: 'pipe' })
-    }, 300_000)
+    }, scaled(300_000))
 
     it('extracts the addon asset, loads it and makes tool calls', () => {
       const addonDir = join(work, 'cache-26', 'agent-fs-tools')

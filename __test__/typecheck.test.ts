@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { join, resolve } from 'node:path'
 import { expect, it } from 'vitest'
+import { scaled } from './helpers/time.js'
 
 const root = resolve(__dirname, '..')
 
@@ -14,4 +15,4 @@ it('tsc --noEmit over ts/, __test__/ and examples/ reports no errors', () => {
   })
   expect(run.stdout.split('\n').filter((line) => line.includes('error TS'))).toEqual([])
   expect(run.status).toBe(0)
-}, 120_000)
+}, scaled(120_000))

@@ -18,6 +18,7 @@ import { Workspace, type ToolResult } from 'agent-fs-tools'
 import { tempWorkspace } from './helpers/temp.js'
 import { ALL, snapshot, type Node } from './helpers/trash.js'
 import { prng } from './helpers/random.js'
+import { scaled } from './helpers/time.js'
 
 type Tree = Record<string, Omit<Node, 'mtimeNs'>>
 
@@ -460,7 +461,7 @@ describe('undo regressions found by the property: an entry out of a tree that co
   })
 })
 
-describe('undo property: any sequence of changes can be taken back exactly', { timeout: 120_000 }, () => {
+describe('undo property: any sequence of changes can be taken back exactly', { timeout: scaled(120_000) }, () => {
   for (const { seed, full } of SEEDS) {
     it(`seed ${seed}${full && !FULL ? ' (full)' : ''}`, async () => {
       const steps = 5 + (seed % 11)

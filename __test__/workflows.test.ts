@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runtimeAvailable, runtimePath } from '../scripts/lib/runtimes.mjs'
+import { scaled } from './helpers/time.js'
 
 const root = resolve(__dirname, '..')
 const workflows = join(root, '.github', 'workflows')
@@ -21,7 +22,7 @@ describe.skipIf(!runtimeAvailable('actionlint'))('GitHub workflows', () => {
   beforeAll(async () => {
     actionlint = await runtimePath('actionlint')
     scratch = mkdtempSync(join(tmpdir(), 'afs-actionlint-'))
-  }, 120_000)
+  }, scaled(120_000))
 
   afterAll(() => {
     rmSync(scratch, { recursive: true, force: true })

@@ -5,6 +5,7 @@ import type { ConfirmHandler } from 'agent-fs-tools'
 import { describe, expect, it, vi } from 'vitest'
 import { tempWorkspace } from './helpers/temp.js'
 import { mkfifo, names, read, siblingDir, writeTree } from './helpers/files.js'
+import { scaled } from './helpers/time.js'
 
 const writable = { permissions: { cwdWriteFile: true } } as const
 
@@ -171,7 +172,7 @@ describe('write_file limits', () => {
     expect(result.diff).toMatch(/^@@ /m)
     expect(result.diff).toMatch(/^-line /m)
     expect(result.diff).toMatch(/^\+line /m)
-  }, 30_000)
+  }, scaled(30_000))
 
   it('TOO_LARGE is decided before asking', async () => {
     const confirm = vi.fn<ConfirmHandler>(() => true)
