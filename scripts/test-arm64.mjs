@@ -174,6 +174,11 @@ async function arm64Checkout(addon) {
     mkdirSync(dirname(join(checkout, file)), { recursive: true })
     copyFileSync(join(root, file), join(checkout, file))
   }
+  // A repository of its own, every copied file in its index, so tests that list the sources
+  // with `git ls-files` (docs.test.ts) see them; the history replayed (replay-history.test.ts)
+  // is this checkout's (`AFS_REPLAY_REPO`).
+  execFileSync('git', ['init', '-q'], { cwd: checkout })
+  execFileSync('git', ['add', '-A'], { cwd: checkout })
   cpSync(join(root, 'dist'), join(checkout, 'dist'), { recursive: true })
   await arm64NodeModules(checkout)
   // Tests that look for ../shared/ (the host snapshots kept beside the repository) find it beside the copy too.
@@ -217,7 +222,7 @@ try {
     const vitestStarted = Date.now()
     const counts = await vitest(node, files, 'arm64', {
       cwd: checkout,
-      env: { AGENT_FS_TOOLS_TEST_TIME_SCALE: String(EMULATION_SLOWDOWN), CRASH_KILLS: EMULATED_CRASH_KILLS },
+      env: { AGENT_FS_TOOLS_TEST_TIME_SCALE: String(EMULATION_SLOWDOWN), CRASH_KILLS: EMULATED_CRASH_KILLS, AFS_REPLAY_REPO: root },
       extraArgs: [`--testTimeout=${EMULATED_TEST_TIMEOUT_MS}`, `--hookTimeout=${EMULATED_TEST_TIMEOUT_MS}`],
       timeoutMs: 4 * 60 * 60_000,
       reporter: 'default', // a line per test file as it ends: progress over a long run
