@@ -10,7 +10,8 @@
  *   2. The addon built for `aarch64-unknown-linux-gnu` (debug) into `target/cross/`: a real
  *      cross-linked `.node`. The first build takes ~30 minutes on two loaded cores; later ones
  *      are incremental.
- *   3. A copy of the checkout in `target/arm64/checkout/` (its files as they are now, `dist/`,
+ *   3. A copy of the checkout in `target/arm64/checkout/`, a git repository of its own (its files
+ *      as they are now, `dist/`,
  *      `node_modules` hard-linked with the arm64 twins of its native packages: esbuild, vitest's
  *      bundler) with the arm64 addon as `agent-fs-tools.linux-arm64-gnu.node`, so the package's
  *      own loader picks it; the checkout itself never holds a foreign binary.
@@ -27,7 +28,7 @@
  *
  *   node scripts/test-arm64.mjs [--no-vitest] [--files=a,b]   (`npm run test:arm64` builds the JS first)
  *
- * Ends with `arm64: N passed, M failed`. Not part of `npm test` (one to two hours cold on two cores).
+ * Ends with `arm64: N passed, M failed`. Not part of `npm test` (over two hours on two cores: the build ~25 min, the emulated suite the rest).
  */
 import { execFileSync, spawnSync } from 'node:child_process'
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
