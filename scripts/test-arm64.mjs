@@ -11,9 +11,8 @@
  *      cross-linked `.node`. The first build takes ~30 minutes on two loaded cores; later ones
  *      are incremental.
  *   3. A copy of the checkout in `target/arm64/checkout/`, a git repository of its own (its files
- *      as they are now, `dist/`,
- *      `node_modules` hard-linked with the arm64 twins of its native packages: esbuild, vitest's
- *      bundler) with the arm64 addon as `agent-fs-tools.linux-arm64-gnu.node`, so the package's
+ *      as they are now, `dist/`, `node_modules` hard-linked with the arm64 twins of its native
+ *      packages: esbuild, vitest's bundler) with the arm64 addon as `agent-fs-tools.linux-arm64-gnu.node`, so the package's
  *      own loader picks it; the checkout itself never holds a foreign binary.
  *   4. Node (the pinned 20 line for arm64, from the npm registry, cached), run under qemu-user
  *      through binfmt_misc (registered for aarch64, so that the processes it starts, vitest's
