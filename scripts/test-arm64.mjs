@@ -222,7 +222,13 @@ try {
     const vitestStarted = Date.now()
     const counts = await vitest(node, files, 'arm64', {
       cwd: checkout,
-      env: { AGENT_FS_TOOLS_TEST_TIME_SCALE: String(EMULATION_SLOWDOWN), CRASH_KILLS: EMULATED_CRASH_KILLS, AFS_REPLAY_REPO: root },
+      env: {
+        AGENT_FS_TOOLS_TEST_TIME_SCALE: String(EMULATION_SLOWDOWN),
+        CRASH_KILLS: EMULATED_CRASH_KILLS,
+        AFS_REPLAY_REPO: root,
+        // What the tests start by name (`npm pack` and its prepack script) runs on the arm64 Node too.
+        PATH: `${dirname(node)}:${process.env.PATH}`,
+      },
       extraArgs: [`--testTimeout=${EMULATED_TEST_TIMEOUT_MS}`, `--hookTimeout=${EMULATED_TEST_TIMEOUT_MS}`],
       timeoutMs: 4 * 60 * 60_000,
       reporter: 'default', // a line per test file as it ends: progress over a long run

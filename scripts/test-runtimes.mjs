@@ -179,8 +179,13 @@ export async function vitest(node, files, label, { cwd = root, env = {}, extraAr
   const result = await runProcess(args, { cwd, env, echo: true, timeoutMs })
   try {
     const json = JSON.parse(readFileSync(report, 'utf8'))
-    const loadFailures = json.testResults.filter((file) => file.status === 'failed' && file.assertionResults.length === 0).length
-    const failed = json.numFailedTests + loadFailures
+    // A file that failed with no failed test (it did not load, or a hook of it failed, so its
+    // tests were skipped) counts once; so does a file that never ran (its worker did not start).
+    const suiteFailures = json.testResults.filter((file) => file.status === 'failed' && !file.assertionResults.some((test) => test.status === 'failed')).length
+    const expected = files.length > 0 ? files.length : readdirSync(join(cwd, '__test__')).filter((name) => /\.test\.tsx?$/.test(name)).length
+    const notRun = Math.max(0, expected - json.testResults.length)
+    if (suiteFailures + notRun > 0) console.log(`${label}: ${suiteFailures} test files failed outside their tests, ${notRun} never ran`)
+    const failed = json.numFailedTests + suiteFailures + notRun
     return { passed: json.numPassedTests, failed: failed === 0 && result.status !== 0 ? 1 : failed }
   } catch (error) {
     console.log(`${label}: could not read vitest's report (${error.message}); exit status ${result.status}`)
