@@ -39,6 +39,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { filesFailedOutsideTests } from './lib/vitest-report.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const skipCargo = process.argv.includes('--no-cargo')
@@ -154,8 +155,8 @@ async function vitestTests(name = 'vitest', files = [], env = {}, config = undef
       const json = JSON.parse(readFileSync(report, 'utf8'))
       passed = json.numPassedTests
       failed = json.numFailedTests
-      // A test file that fails to load has no test results of its own.
-      failed += json.testResults.filter((file) => file.status === 'failed' && file.assertionResults.length === 0).length
+      // A test file that fails to load, or whose hook fails, has no failed test of its own.
+      failed += filesFailedOutsideTests(json)
     } catch (error) {
       console.error(`could not read vitest's JSON report: ${error.message}`)
     }

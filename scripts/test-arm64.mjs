@@ -12,8 +12,9 @@
  *      are incremental.
  *   3. A copy of the checkout in `target/arm64/checkout/`, a git repository of its own (its files
  *      as they are now, `dist/`, `node_modules` hard-linked with the arm64 twins of its native
- *      packages: esbuild, vitest's bundler) with the arm64 addon as `agent-fs-tools.linux-arm64-gnu.node`, so the package's
- *      own loader picks it; the checkout itself never holds a foreign binary.
+ *      packages: esbuild, vitest's bundler) with the arm64 addon as
+ *      `agent-fs-tools.linux-arm64-gnu.node`, so the package's own loader picks it; the checkout
+ *      itself never holds a foreign binary.
  *   4. Node (the pinned 20 line for arm64, from the npm registry, cached), run under qemu-user
  *      through binfmt_misc (registered for aarch64, so that the processes it starts, vitest's
  *      workers, run too), never with `qemu -L`/`QEMU_LD_PREFIX` (they redirect
@@ -27,7 +28,8 @@
  *
  *   node scripts/test-arm64.mjs [--no-vitest] [--files=a,b]   (`npm run test:arm64` builds the JS first)
  *
- * Ends with `arm64: N passed, M failed`. Not part of `npm test` (over two hours on two cores: the build ~25 min, the emulated suite the rest).
+ * Ends with `arm64: N passed, M failed`. Not part of `npm test` (over two hours on two cores:
+ * the build ~25 min, the emulated suite the rest).
  */
 import { execFileSync, spawnSync } from 'node:child_process'
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
@@ -175,8 +177,8 @@ async function arm64Checkout(addon) {
     copyFileSync(join(root, file), join(checkout, file))
   }
   // A repository of its own, every copied file in its index, so tests that list the sources
-  // with `git ls-files` (docs.test.ts) see them; the history replayed (replay-history.test.ts)
-  // is this checkout's (`AFS_REPLAY_REPO`).
+  // with `git ls-files` (docs.test.ts) see them. It has no history: replay-history.test.ts
+  // replays the real repository's (`AFS_REPLAY_REPO` below).
   execFileSync('git', ['init', '-q'], { cwd: checkout })
   execFileSync('git', ['add', '-A'], { cwd: checkout })
   cpSync(join(root, 'dist'), join(checkout, 'dist'), { recursive: true })

@@ -26,6 +26,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pinnedVersion, runtimeAvailable, runtimePath } from './lib/runtimes.mjs'
+import { filesFailedOutsideTests } from './lib/vitest-report.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const full = process.argv.includes('--full')
@@ -181,7 +182,7 @@ export async function vitest(node, files, label, { cwd = root, env = {}, extraAr
     const json = JSON.parse(readFileSync(report, 'utf8'))
     // A file that failed with no failed test (it did not load, or a hook of it failed, so its
     // tests were skipped) counts once; so does a file that never ran (its worker did not start).
-    const suiteFailures = json.testResults.filter((file) => file.status === 'failed' && !file.assertionResults.some((test) => test.status === 'failed')).length
+    const suiteFailures = filesFailedOutsideTests(json)
     const expected = files.length > 0 ? files.length : readdirSync(join(cwd, '__test__')).filter((name) => /\.test\.tsx?$/.test(name)).length
     const notRun = Math.max(0, expected - json.testResults.length)
     if (suiteFailures + notRun > 0) console.log(`${label}: ${suiteFailures} test files failed outside their tests, ${notRun} never ran`)
