@@ -4,10 +4,14 @@
 //! CRLF ending or a stray one) is part of the line's content and is kept.
 
 use std::fmt::Write as _;
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use similar::udiff::UnifiedHunkHeader;
-use similar::{capture_diff_slices_deadline, group_diff_ops, Algorithm, ChangeTag, DiffOp};
+use similar::{
+    capture_diff_deadline, capture_diff_slices_deadline, group_diff_ops, Algorithm, ChangeTag,
+    DiffOp,
+};
 
 use super::delta::Delta;
 
@@ -73,6 +77,101 @@ fn diff_and_maybe_delta(
     let new_lines = split_lines(new);
     let ops = capture_diff_slices_deadline(Algorithm::Myers, &old_lines, &new_lines, deadline);
     let delta = delta_offset.map(|offset| delta_of(old, &old_lines, &new_lines, &ops, offset));
+    let diff = render(&old_lines, &new_lines, ops, old_label, new_label);
+    (diff, delta)
+}
+
+/// A run of lines that may differ between two texts: the `old` lines of the old text stand
+/// where the `new` lines of the new one are. Lines count from 0, split after each `\n`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineSpan {
+    /// The lines of the old text.
+    pub old: Range<usize>,
+    /// The lines of the new text.
+    pub new: Range<usize>,
+}
+
+/// [`unified_diff`] of two texts that differ only within `spans` (in order, apart): each span
+/// is diffed alone and the lines between spans, once checked equal, are context, so a file of
+/// many small changes costs what its changes do rather than a diff of the whole file (how
+/// `apply_patch` diffs what its chunks changed). Where the texts do not agree outside the spans
+/// (a last line that lost or gained its newline outside them), the whole texts are diffed.
+pub fn unified_diff_within(
+    old: &str,
+    new: &str,
+    spans: &[LineSpan],
+    old_label: &str,
+    new_label: &str,
+    timeout: Duration,
+) -> UnifiedDiff {
+    if old == new {
+        return UnifiedDiff::default();
+    }
+    let deadline = Instant::now().checked_add(timeout);
+    let old_lines = split_lines(old);
+    let new_lines = split_lines(new);
+    let ops = ops_within(&old_lines, &new_lines, spans, deadline).unwrap_or_else(|| {
+        capture_diff_slices_deadline(Algorithm::Myers, &old_lines, &new_lines, deadline)
+    });
+    render(&old_lines, &new_lines, ops, old_label, new_label)
+}
+
+/// The line ops of two texts that differ only within `spans`, or `None` when they do not
+/// (a line outside the spans differs, or the spans do not fit the texts).
+fn ops_within(
+    old_lines: &[&str],
+    new_lines: &[&str],
+    spans: &[LineSpan],
+    deadline: Option<Instant>,
+) -> Option<Vec<DiffOp>> {
+    let ends = LineSpan {
+        old: old_lines.len()..old_lines.len(),
+        new: new_lines.len()..new_lines.len(),
+    };
+    let mut ops: Vec<DiffOp> = Vec::with_capacity(4 * spans.len() + 1);
+    let mut push = |op: DiffOp| match (ops.last_mut(), op) {
+        (Some(DiffOp::Equal { len, .. }), DiffOp::Equal { len: more, .. }) => *len += more,
+        (_, DiffOp::Equal { len: 0, .. }) => {}
+        (_, op) => ops.push(op),
+    };
+    let (mut old_at, mut new_at) = (0, 0);
+    for span in spans.iter().chain([&ends]) {
+        let fits = old_at <= span.old.start
+            && span.old.start <= span.old.end
+            && span.old.end <= old_lines.len()
+            && new_at <= span.new.start
+            && span.new.start <= span.new.end
+            && span.new.end <= new_lines.len()
+            && span.old.start - old_at == span.new.start - new_at;
+        if !fits || old_lines[old_at..span.old.start] != new_lines[new_at..span.new.start] {
+            return None;
+        }
+        push(DiffOp::Equal {
+            old_index: old_at,
+            new_index: new_at,
+            len: span.old.start - old_at,
+        });
+        if !(span.old.is_empty() && span.new.is_empty()) {
+            let (old, new) = (span.old.clone(), span.new.clone());
+            for op in
+                capture_diff_deadline(Algorithm::Myers, old_lines, old, new_lines, new, deadline)
+            {
+                push(op);
+            }
+        }
+        (old_at, new_at) = (span.old.end, span.new.end);
+    }
+    Some(ops)
+}
+
+/// The unified diff of line `ops`, three lines of context around each change.
+fn render(
+    old_lines: &[&str],
+    new_lines: &[&str],
+    ops: Vec<DiffOp>,
+    old_label: &str,
+    new_label: &str,
+) -> UnifiedDiff {
     let mut out = DiffWriter::new(old_label, new_label);
     for hunk in group_diff_ops(ops, CONTEXT_LINES) {
         if hunk.is_empty() {
@@ -80,12 +179,12 @@ fn diff_and_maybe_delta(
         }
         out.hunk_header(&hunk);
         for op in &hunk {
-            for (tag, lines) in op.iter_slices(&old_lines, &new_lines) {
+            for (tag, lines) in op.iter_slices(old_lines, new_lines) {
                 out.lines(tag, lines);
             }
         }
     }
-    (out.finish(), delta)
+    out.finish()
 }
 
 /// The reverse delta of line ops: every op that is not `Equal` becomes a replacement of its new
@@ -416,6 +515,54 @@ mod tests {
         let new: String = (0..2_000).map(|i| format!("{}\n", i % 13)).collect();
         let diff = unified_diff(&old, &new, "a", "b", Duration::ZERO);
         assert_eq!(apply_patch(&old, &diff.text), new);
+    }
+
+    fn span(old: Range<usize>, new: Range<usize>) -> LineSpan {
+        LineSpan { old, new }
+    }
+
+    #[test]
+    fn a_diff_within_spans_compares_only_them() {
+        let old: String = (0..30).map(|i| format!("{i}\n")).collect();
+        let new = old
+            .replacen("\n3\n", "\nthree\n", 1)
+            .replacen("\n25\n", "\nx\ny\n", 1);
+        let spans = [span(2..5, 2..5), span(25..26, 25..27)];
+        let (old_lines, new_lines) = (split_lines(&old), split_lines(&new));
+        let ops = ops_within(&old_lines, &new_lines, &spans, None)
+            .expect("the texts agree outside the spans");
+        // Equal runs around the spans are merged with the spans' own equal lines.
+        assert!(ops
+            .windows(2)
+            .all(|w| !(w[0].tag() == similar::DiffTag::Equal
+                && w[1].tag() == similar::DiffTag::Equal)));
+        let within = unified_diff_within(&old, &new, &spans, "a/f", "b/f", TIMEOUT);
+        assert_eq!(within, unified_diff(&old, &new, "a/f", "b/f", TIMEOUT));
+        assert_eq!(apply_patch(&old, &within.text), new);
+    }
+
+    #[test]
+    fn spans_that_do_not_hold_fall_back_to_the_whole_texts() {
+        let old = "a\nb\nc\nd\n";
+        let new = "a\nB\nc\nD\n";
+        for spans in [
+            vec![span(1..2, 1..2)],                   // `d` changed outside the span
+            vec![span(1..2, 1..3)],                   // a different number of lines after it
+            vec![span(3..4, 3..4), span(1..2, 1..2)], // out of order
+            vec![span(1..9, 1..9)],                   // past the end
+        ] {
+            assert_eq!(
+                ops_within(&split_lines(old), &split_lines(new), &spans, None),
+                None,
+                "{spans:?}"
+            );
+            let diff = unified_diff_within(old, new, &spans, "a/f", "b/f", TIMEOUT);
+            assert_eq!(diff, unified_diff(old, new, "a/f", "b/f", TIMEOUT));
+        }
+        // A change of the final newline reaches the last line, wherever the span is.
+        let diff =
+            unified_diff_within("a\nb", "A\nb\n", &[span(0..1, 0..1)], "a/f", "b/f", TIMEOUT);
+        assert_eq!(apply_patch("a\nb", &diff.text), "A\nb\n");
     }
 
     proptest! {

@@ -13,6 +13,7 @@ use super::place::anchors_of;
 use super::place::{place_all, Place};
 use super::seek::{Haystack, MatchLevel};
 use crate::cancel::CancelToken;
+use crate::text::diff::LineSpan;
 // The reference tests (tests/reference.rs) reach the placing through this module.
 #[cfg(test)]
 pub(super) use super::place::{enclosing_anchor, place_all, Miss, Place, Unplaced};
@@ -24,6 +25,10 @@ pub struct Applied {
     pub text: String,
     /// Every chunk that matched at a level other than exact, in chunk order.
     pub fuzzy: Vec<FuzzyMatch>,
+    /// The lines each chunk replaced and the lines that replaced them, in order: the text is
+    /// unchanged around them, so a diff needs to compare only these
+    /// ([`crate::text::diff::unified_diff_within`]).
+    pub spans: Vec<LineSpan>,
 }
 
 /// A chunk matched at a level other than [`MatchLevel::Exact`].
@@ -84,19 +89,19 @@ pub fn apply(
             level: place.level,
         })
         .collect();
-    Ok(Applied {
-        text: rebuild(&file, chunks, &placed),
-        fuzzy,
-    })
+    let (text, spans) = rebuild(&file, chunks, &placed);
+    Ok(Applied { text, fuzzy, spans })
 }
 
 /// The new text: the file's lines outside the chunks, and for each chunk its context lines as
 /// the file has them and its added lines with the file's usual ending; then the final newline
-/// as the file had it (or as a unified diff's `\ No newline at end of file` says).
-fn rebuild(file: &FileLines, chunks: &[Chunk], placed: &[Place]) -> String {
+/// as the file had it (or as a unified diff's `\ No newline at end of file` says). With it, the
+/// lines each chunk replaced and the lines that replaced them.
+fn rebuild(file: &FileLines, chunks: &[Chunk], placed: &[Place]) -> (String, Vec<LineSpan>) {
     let ending = file.usual_ending();
     let mut lines: Vec<(&str, &str)> = Vec::with_capacity(file.len());
     let mut missing_final_newline = file.missing_final_newline();
+    let mut spans = Vec::with_capacity(chunks.len());
     let mut next = 0;
     for (chunk, place) in chunks.iter().zip(placed) {
         lines.extend(
@@ -104,6 +109,7 @@ fn rebuild(file: &FileLines, chunks: &[Chunk], placed: &[Place]) -> String {
                 .iter()
                 .map(|l| (l.text, l.ending)),
         );
+        let new_start = lines.len();
         let mut at = place.start;
         for line in &chunk.lines {
             match line {
@@ -117,6 +123,10 @@ fn rebuild(file: &FileLines, chunks: &[Chunk], placed: &[Place]) -> String {
                 ChunkLine::Add(text) => lines.push((text, ending)),
             }
         }
+        spans.push(LineSpan {
+            old: place.start..at,
+            new: new_start..lines.len(),
+        });
         next = at;
         let reaches_end = place.start + place.len == file.len();
         if reaches_end && (chunk.old_missing_newline || chunk.new_missing_newline) {
@@ -136,5 +146,5 @@ fn rebuild(file: &FileLines, chunks: &[Chunk], placed: &[Place]) -> String {
             });
         }
     }
-    out
+    (out, spans)
 }

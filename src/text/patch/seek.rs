@@ -10,6 +10,7 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 
 use aho_corasick::AhoCorasick;
+use foldhash::fast::RandomState;
 
 use super::candidates::Candidates;
 
@@ -122,7 +123,7 @@ pub(super) struct Haystack<'t> {
 /// The lines of a file at one level, as numbers: equal numbers, equal normalized lines.
 struct LevelIndex<'t> {
     ids: Vec<u32>,
-    table: HashMap<Cow<'t, str>, u32>,
+    table: HashMap<Cow<'t, str>, u32, RandomState>,
     /// The lines of number `id` are `lines_of[starts[id]..starts[id + 1]]`, in order.
     starts: Vec<u32>,
     lines_of: Vec<u32>,
@@ -130,7 +131,8 @@ struct LevelIndex<'t> {
 
 impl<'t> LevelIndex<'t> {
     fn build(lines: &[&'t str], level: MatchLevel) -> Self {
-        let mut table: HashMap<Cow<'t, str>, u32> = HashMap::new();
+        let mut table: HashMap<Cow<'t, str>, u32, RandomState> =
+            HashMap::with_capacity_and_hasher(lines.len(), RandomState::default());
         let ids: Vec<u32> = lines
             .iter()
             .map(|line| {

@@ -187,7 +187,7 @@ fn plan_file(
             (PatchChange::Add { text, .. }, _, _) => text.clone().into_bytes(),
             (_, Some(kept), _) => kept,
             (_, None, Some(bytes)) => {
-                let data = plan::patched(&files[plan.file], &write.target, bytes, cx)?.0;
+                let data = plan::patched(&files[plan.file], &write.target, bytes, cx)?.bytes;
                 if sha256_hex(&data) != write.sha256 {
                     return Err(changed_since_planned(&write.target.path));
                 }

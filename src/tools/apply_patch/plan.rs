@@ -23,7 +23,7 @@ use crate::parallel::{self, FILES_AT_ONCE};
 use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::text::decode::{decode_for_edit, TextFile};
-use crate::text::diff::{all_added, unified_diff, UnifiedDiff};
+use crate::text::diff::{all_added, unified_diff, unified_diff_within, LineSpan, UnifiedDiff};
 use crate::text::patch::{self, FilePatch, PatchChange};
 use crate::tools::files;
 // The commit reaches these through this module.
@@ -134,9 +134,13 @@ fn plan_file(
             budget.spend(text.len() as u64, &at.target.path)?;
             let sha256 = sha256_hex(text.as_bytes());
             let file_diff = match &replaced {
-                Some((_, old)) => {
-                    file_diff(old, text, &label(&at.target), &label(&at.target), timeout)
-                }
+                Some((_, old)) => unified_diff(
+                    &String::from_utf8_lossy(old),
+                    text,
+                    &format!("a/{}", label(&at.target)),
+                    &format!("b/{}", label(&at.target)),
+                    timeout,
+                ),
                 None => all_added(text, &format!("b/{}", label(&at.target))),
             };
             let mut plan = planned('A', path, Action::Added);
@@ -186,7 +190,11 @@ fn plan_file(
                     ),
                 )
             })?;
-            let (new, notes) = patched(file, &at.target, &bytes, cx)?;
+            let Patched {
+                bytes: new,
+                notes,
+                spans,
+            } = patched(file, &at.target, &bytes, cx)?;
             budget.spend(new.len() as u64, &at.target.path)?;
             let sha256 = sha256_hex(&new);
             let changed = sha256 != old.sha256;
@@ -197,6 +205,7 @@ fn plan_file(
                     let mut file_diff = file_diff(
                         &bytes,
                         &new_text,
+                        &spans,
                         &label(&at.target),
                         &label(destination),
                         timeout,
@@ -223,6 +232,7 @@ fn plan_file(
                     let file_diff = file_diff(
                         &bytes,
                         &new_text,
+                        &spans,
                         &label(&at.target),
                         &label(&at.target),
                         timeout,
@@ -262,14 +272,23 @@ fn with_diff(mut plan: FilePlan, file_diff: UnifiedDiff, diff: &mut FileDiff) ->
     plan
 }
 
-/// An updated file's new bytes (its BOM kept) and the notes on chunks matched loosely: `bytes`
-/// (the file as read) with the chunks of `file` applied.
+/// An updated file: `bytes` (the file as read) with the chunks of a [`FilePatch`] applied.
+pub(super) struct Patched {
+    /// The new content (its BOM kept).
+    pub bytes: Vec<u8>,
+    /// The notes on chunks matched loosely.
+    pub notes: Vec<String>,
+    /// The lines each chunk replaced and the lines that replaced them, for the diff.
+    pub spans: Vec<LineSpan>,
+}
+
+/// `bytes` (the file as read) with the chunks of `file` applied.
 pub(super) fn patched(
     file: &FilePatch,
     target: &Target,
     bytes: &[u8],
     cx: &Context,
-) -> Result<(Vec<u8>, Vec<String>), ToolError> {
+) -> Result<Patched, ToolError> {
     let PatchChange::Update { path, chunks, .. } = &file.change else {
         unreachable!("only an update is patched");
     };
@@ -283,21 +302,28 @@ pub(super) fn patched(
         text: applied.text,
     }
     .to_bytes();
-    Ok((new, notes))
+    Ok(Patched {
+        bytes: new,
+        notes,
+        spans: applied.spans,
+    })
 }
 
-/// The diff of one file, `--- a/<old>` / `+++ b/<new>` as git prints it.
+/// The diff of an updated file, `--- a/<old>` / `+++ b/<new>` as git prints it: only the lines
+/// its chunks changed (`spans`) are compared.
 fn file_diff(
     old: &[u8],
     new: &str,
+    spans: &[LineSpan],
     old_label: &str,
     new_label: &str,
     timeout: std::time::Duration,
 ) -> UnifiedDiff {
     let old = String::from_utf8_lossy(old);
-    unified_diff(
+    unified_diff_within(
         &old,
         new,
+        spans,
         &format!("a/{old_label}"),
         &format!("b/{new_label}"),
         timeout,

@@ -9,7 +9,7 @@ use similar::{capture_diff_slices, group_diff_ops, Algorithm, ChangeTag};
 use super::super::*;
 use crate::cancel::CancelToken;
 use crate::text::decode::TextFile;
-use crate::text::diff::unified_diff;
+use crate::text::diff::{unified_diff, unified_diff_within, LineSpan};
 
 /// A text as lines plus whether its last line ends with a newline.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +92,28 @@ fn apply_patch_text(patch: &str, text: &str) -> Result<(String, Vec<Chunk>), Pat
         panic!("not an update: {parsed:?}")
     };
     apply(path, text, chunks, &CancelToken::new()).map(|applied| (applied.text, chunks.clone()))
+}
+
+/// True when `old` and `new` have the same lines outside `spans` (lines split after `\n`), and
+/// as many of them: what [`unified_diff_within`] takes as given.
+fn equal_outside(old: &str, new: &str, spans: &[LineSpan]) -> bool {
+    let old: Vec<&str> = old.split_inclusive('\n').collect();
+    let new: Vec<&str> = new.split_inclusive('\n').collect();
+    let (mut o, mut n) = (0, 0);
+    for span in spans {
+        if span.old.start < o
+            || span.new.start < n
+            || span.old.end > old.len()
+            || span.new.end > new.len()
+        {
+            return false;
+        }
+        if old[o..span.old.start] != new[n..span.new.start] {
+            return false;
+        }
+        (o, n) = (span.old.end, span.new.end);
+    }
+    old[o..] == new[n..]
 }
 
 /// Lines from a tiny alphabet: repeats everywhere, so ambiguity is common.
@@ -261,6 +283,47 @@ proptest! {
             is_applied(&once, &chunks, &CancelToken::new()) || again.is_err() || again == Ok(once.clone()),
             "applied twice:\n{}\nonce: {:?}\nagain: {:?}", patch, once, again
         );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// The diff `apply_patch` shows, made from the lines its chunks changed (each span diffed
+    /// alone), is a true diff of a → the result: parsed and applied to a, it gives the result.
+    /// The spans are exact (the texts agree outside them) when both texts end with a newline;
+    /// where a last line without one is involved they may not be, and the whole texts are
+    /// diffed.
+    #[test]
+    fn the_diff_of_what_the_chunks_changed_gives_the_result(
+        (a, b) in prop_oneof![unique_pair(), repetitive_pair()],
+        unified in any::<bool>(),
+        crlf in any::<bool>(),
+    ) {
+        prop_assume!(!crlf || a.has_ending());
+        prop_assume!(unified || a.lines != b.lines);
+        let ending = if crlf { "\r\n" } else { "\n" };
+        let (a_text, b_text) = (a.render(ending), b.render(ending));
+        prop_assume!(a_text != b_text);
+        let patch = if unified { unified_patch(&a_text, &b_text) } else { codex_patch(&a, &b) };
+        let parsed = parse(&patch).map_err(|e| TestCaseError::fail(e.message()))?;
+        let PatchChange::Update { chunks, .. } = &parsed.files[0].change else {
+            panic!("not an update: {parsed:?}")
+        };
+        let Ok(applied) = apply("f.txt", &a_text, chunks, &CancelToken::new()) else {
+            return Ok(()); // ambiguous on repetitive text: nothing was applied
+        };
+        let out = applied.text;
+        if a_text.ends_with('\n') && out.ends_with('\n') {
+            prop_assert!(equal_outside(&a_text, &out, &applied.spans), "spans {:?}\npatch:\n{}", applied.spans, patch);
+        }
+        let shown = unified_diff_within(&a_text, &out, &applied.spans, "a/f.txt", "b/f.txt", std::time::Duration::from_secs(5));
+        if out == a_text {
+            prop_assert!(shown.text.is_empty());
+        } else {
+            let (again, _) = apply_patch_text(&shown.text, &a_text).map_err(|e| TestCaseError::fail(format!("{}\nshown:\n{}", e.message(), shown.text)))?;
+            prop_assert_eq!(again, out, "shown:\n{}\npatch:\n{}", shown.text, patch);
+        }
     }
 }
 
