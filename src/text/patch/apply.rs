@@ -25,9 +25,9 @@ pub struct Applied {
     pub text: String,
     /// Every chunk that matched at a level other than exact, in chunk order.
     pub fuzzy: Vec<FuzzyMatch>,
-    /// The lines each chunk replaced and the lines that replaced them, in order: the text is
-    /// unchanged around them, so a diff needs to compare only these
-    /// ([`crate::text::diff::unified_diff_within`]).
+    /// The lines each chunk replaced and the lines that replaced them, in order: around them
+    /// the text is unchanged (but for a last line that lost or gained its newline), so a diff
+    /// needs to compare only these ([`crate::text::diff::unified_diff_within`]).
     pub spans: Vec<LineSpan>,
 }
 
