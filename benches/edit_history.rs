@@ -8,11 +8,14 @@
 
 use std::hint::black_box;
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use agent_fs_tools::hashing::sha256_hex;
 use agent_fs_tools::text::delta::Delta;
 use agent_fs_tools::text::diff::diff_with_delta;
+
+mod timing;
+use timing::time;
 
 /// About `bytes` of code-like lines with `markers` unique lines to edit and `shared` lines that
 /// a replaceAll changes; returns (old, new).
@@ -46,24 +49,6 @@ fn texts(bytes: usize, markers: usize, shared: usize) -> (String, String) {
         .replace("'alpha'", "'beta', options")
         .replace("legacyHandler", "modernHandler");
     (old, new)
-}
-
-fn median(mut runs: Vec<Duration>) -> Duration {
-    runs.sort();
-    runs[runs.len() / 2]
-}
-
-fn time(runs: usize, mut f: impl FnMut()) -> Duration {
-    f();
-    median(
-        (0..runs)
-            .map(|_| {
-                let t = Instant::now();
-                f();
-                t.elapsed()
-            })
-            .collect(),
-    )
 }
 
 fn main() {

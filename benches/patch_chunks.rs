@@ -10,11 +10,14 @@
 //! result is the expected text.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use agent_fs_tools::cancel::CancelToken;
 use agent_fs_tools::text::diff::{unified_diff, unified_diff_within};
 use agent_fs_tools::text::patch::{self, PatchChange};
+
+mod timing;
+use timing::time;
 
 /// Code-like lines with `changes` one-line changes spread evenly; returns (old, new, patch).
 fn data(lines: usize, changes: usize) -> (String, String, String) {
@@ -48,24 +51,6 @@ fn data(lines: usize, changes: usize) -> (String, String, String) {
     }
     let patch = format!("*** Begin Patch\n*** Update File: big.ts\n{chunks}*** End Patch\n");
     (old.join("\n") + "\n", new.join("\n") + "\n", patch)
-}
-
-fn median(mut runs: Vec<Duration>) -> Duration {
-    runs.sort();
-    runs[runs.len() / 2]
-}
-
-fn time(runs: usize, mut f: impl FnMut()) -> Duration {
-    f();
-    median(
-        (0..runs)
-            .map(|_| {
-                let t = Instant::now();
-                f();
-                t.elapsed()
-            })
-            .collect(),
-    )
 }
 
 fn main() {
