@@ -89,6 +89,7 @@ impl AuditLog {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+    use crate::paths::testing::descriptors_on;
 
     fn record(tool: &str) -> AuditRecord {
         AuditRecord {
@@ -107,15 +108,6 @@ mod tests {
         }
     }
 
-    /// How many of this process's descriptors are open on `path` (`/proc/self/fd`).
-    fn descriptors_of(path: &Path) -> usize {
-        std::fs::read_dir("/proc/self/fd")
-            .unwrap()
-            .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
-            .filter(|target| target == path)
-            .count()
-    }
-
     /// Issue 31: the log is open only while a record is written, so nothing of the data
     /// directory stays held between calls (Windows cannot remove a directory holding an open
     /// file where deletes lack POSIX semantics); each record is still appended, whole.
@@ -126,7 +118,7 @@ mod tests {
         let log = AuditLog::new(Arc::new(DataDir::new(data)), "x.jsonl".into());
         for tool in ["write_file", "delete_file"] {
             log.append(&record(tool));
-            assert_eq!(descriptors_of(&log.path()), 0, "after {tool}");
+            assert_eq!(descriptors_on(&log.path()), 0, "after {tool}");
         }
         let text = std::fs::read_to_string(log.path()).unwrap();
         let tools: Vec<String> = text

@@ -4,7 +4,9 @@
 //!
 //! - its path is canonical (symlinks the user set up are resolved once, when the options are
 //!   read), and it is opened — and created where missing, private (0700) — one component at a
-//!   time from `/` without following a symlink, then held by descriptor;
+//!   time from `/` without following a symlink, then held by descriptor — for the workspace's
+//!   life on Unix; on Windows only while a call needs it, reopened for the next and refused if
+//!   it is no longer the directory first checked (see [`DataDir`]);
 //! - it, and every directory in it, is used only if it is owned by this process's effective user
 //!   and neither its group nor others may write to it (see [`Untrusted`]); root is no exception:
 //!   its directories are owned by uid 0. The check is made on the descriptor that is then used,
@@ -28,12 +30,12 @@
 use std::fmt;
 use std::io;
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use crate::paths::shown::Shown;
-use crate::paths::EntryKind;
 use crate::paths::{canonical, fsops};
 use crate::paths::{AsDir, BorrowedDir, Dir};
+use crate::paths::{EntryKind, FileId};
 
 /// Mode of the directories we create in the data directory (and of the data directory itself).
 const PRIVATE_DIR: u32 = 0o700;
@@ -41,19 +43,56 @@ const PRIVATE_DIR: u32 = 0o700;
 /// Group and other write bits: a directory or file with any of them is not private.
 const WRITABLE_BY_OTHERS: u32 = 0o022;
 
-/// One data directory, opened lazily and then held.
+/// One data directory, opened lazily, then held as its platform allows ([`Holding`]).
 #[derive(Debug)]
 pub struct DataDir {
     path: PathBuf,
-    fd: Mutex<Option<Arc<Dir>>>,
+    holding: Holding,
+    held: Mutex<Held>,
+}
+
+/// How long the data directory's descriptor is held once opened and checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Holding {
+    /// For the workspace's life: a directory moved or swapped in at its path later is never
+    /// the one used (Unix).
+    ForLife,
+    /// While a use needs it (the uses in flight share one), then closed: a host can remove the
+    /// data directory while a workspace lives also where a directory held open cannot go
+    /// (`fsops::open_handles_block_removal`: Windows). The next use reopens it by path, checks
+    /// it again, and refuses it unless it is the directory first checked, so a directory moved
+    /// or swapped in is never the one used here either: refused where Unix keeps the old one.
+    WhileInUse,
+}
+
+/// The descriptor held, and what was checked.
+#[derive(Debug, Default)]
+struct Held {
+    /// [`Holding::ForLife`]: the descriptor, from the first use on.
+    for_life: Option<Arc<Dir>>,
+    /// [`Holding::WhileInUse`]: the descriptor the uses in flight share.
+    in_use: Weak<Dir>,
+    /// The directory first opened and checked (with every directory in it).
+    checked: Option<FileId>,
 }
 
 impl DataDir {
-    /// The data directory at the canonical `path` (not opened yet).
+    /// The data directory at the canonical `path` (not opened yet), held as this platform
+    /// allows.
     pub fn new(path: PathBuf) -> Self {
+        let holding = if fsops::open_handles_block_removal() {
+            Holding::WhileInUse
+        } else {
+            Holding::ForLife
+        };
+        Self::holding(path, holding)
+    }
+
+    fn holding(path: PathBuf, holding: Holding) -> Self {
         Self {
             path,
-            fd: Mutex::new(None),
+            holding,
+            held: Mutex::new(Held::default()),
         }
     }
 
@@ -62,26 +101,55 @@ impl DataDir {
         &self.path
     }
 
-    /// The held descriptor of the data directory, opened (and, with `create`, created) and
-    /// checked on first use. `NotFound` when it does not exist and `create` is false; an
-    /// [`Untrusted`] error when it is not private to this user (not held then: checked again on
-    /// the next use, so fixing it needs no restart).
+    /// The descriptor of the data directory: the one held ([`Holding`]), else opened (and, with
+    /// `create`, created on first use) and checked — the first time, every directory in it too.
+    /// `NotFound` when it does not exist and `create` is false; an [`Untrusted`] error when it
+    /// is not private to this user (checked again on the next use, so fixing it needs no
+    /// restart), or when it is no longer the directory first checked.
     fn root(&self, create: bool) -> io::Result<Arc<Dir>> {
-        let mut slot = self.fd.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(fd) = slot.as_ref() {
-            return Ok(fd.clone());
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(fd) = held.for_life.clone().or_else(|| held.in_use.upgrade()) {
+            return Ok(fd);
         }
         let anchor = canonical::root_of(&self.path);
-        let fd = if create {
-            fsops::ensure_dir_mode(&anchor, &self.path, PRIVATE_DIR)?.0
-        } else {
-            fsops::open_dir(&anchor, &self.path, false)?
+        let fd = match held.checked {
+            None if create => fsops::ensure_dir_mode(&anchor, &self.path, PRIVATE_DIR)?.0,
+            None => fsops::open_dir(&anchor, &self.path, false)?,
+            // Not made again: one made now would not be the directory checked.
+            Some(_) => fsops::open_dir(&anchor, &self.path, false).map_err(|e| {
+                if e.kind() == io::ErrorKind::NotFound {
+                    self.untrusted(Place::DataDir, Why::Replaced)
+                } else {
+                    e
+                }
+            })?,
         };
-        check_dir(fd.as_dir(), &self.path, Place::DataDir)?;
-        check_dirs_in(fd.as_dir(), &self.path, &mut Vec::new())?;
+        let stat = fsops::snapshot_fd(fd.as_dir())?;
+        check(stat, Some(fd.as_dir()), &self.path, Place::DataDir)?;
+        let identity = FileId {
+            dev: stat.dev,
+            ino: stat.ino,
+        };
+        match held.checked {
+            None => {
+                check_dirs_in(fd.as_dir(), &self.path, &mut Vec::new())?;
+                held.checked = Some(identity);
+            }
+            Some(checked) if checked != identity => {
+                return Err(self.untrusted(Place::DataDir, Why::Replaced));
+            }
+            Some(_) => {}
+        }
         let fd = Arc::new(fd);
-        *slot = Some(fd.clone());
+        match self.holding {
+            Holding::ForLife => held.for_life = Some(fd.clone()),
+            Holding::WhileInUse => held.in_use = Arc::downgrade(&fd),
+        }
         Ok(fd)
+    }
+
+    fn untrusted(&self, place: Place, why: Why) -> io::Error {
+        untrusted(&self.path, place, why)
     }
 
     /// A descriptor (`O_PATH` on Linux) of `<data dir>/<sub>`, `sub` being plain relative
@@ -187,19 +255,25 @@ fn check(
     } else {
         return Ok(());
     };
-    Err(io::Error::new(
+    Err(untrusted(path, place, why))
+}
+
+fn untrusted(path: &Path, place: Place, why: Why) -> io::Error {
+    io::Error::new(
         io::ErrorKind::PermissionDenied,
         Untrusted {
             path: path.to_owned(),
             place,
             why,
         },
-    ))
+    )
 }
 
 /// A directory or file of the data directory that someone other than this user could have
 /// written: it, or what it holds, may have been planted (a history entry whose undo writes a git
-/// hook; an archive swapped for another), so nothing in it is used. Its text names the fix.
+/// hook; an archive swapped for another), so nothing in it is used; or, where the data directory
+/// is not held between calls (Windows), a data directory that is no longer the one first checked.
+/// Its text names the fix.
 #[derive(Debug)]
 pub struct Untrusted {
     path: PathBuf,
@@ -223,6 +297,9 @@ enum Why {
     Writable {
         mode: u32,
     },
+    /// Not the directory first checked at its path ([`Holding::WhileInUse`]): moved, or
+    /// removed (and maybe made again), while the workspace lived.
+    Replaced,
 }
 
 impl fmt::Display for Untrusted {
@@ -247,6 +324,13 @@ impl fmt::Display for Untrusted {
                  {path} once you have checked what it holds, or choose another data directory \
                  (trash.dataDir, or AGENT_FS_TOOLS_DATA_DIR)"
             ),
+            Why::Replaced => write!(
+                f,
+                "{what} {path} is not the directory this workspace checked when it first used \
+                 it: it was moved or removed while the workspace was open, so nothing was read \
+                 from or written to it. Open the workspace again (restart the host) to use what \
+                 is at {path} now"
+            ),
         }
     }
 }
@@ -263,7 +347,7 @@ mod tests {
     fn it_is_created_private_and_held_by_descriptor() {
         let tmp = tempfile::tempdir().unwrap();
         let base = fs::canonicalize(tmp.path()).unwrap();
-        let data = DataDir::new(base.join("data"));
+        let data = DataDir::holding(base.join("data"), Holding::ForLife);
         assert_eq!(
             data.open(Path::new("trash/abc"), false).unwrap_err().kind(),
             io::ErrorKind::NotFound,
@@ -286,6 +370,94 @@ mod tests {
             .unwrap()
             .next()
             .is_none());
+    }
+
+    /// Unix holds the data directory for the workspace's life; Windows cannot (a directory held
+    /// open cannot be removed there) and lets go between uses.
+    #[test]
+    fn each_platform_holds_it_as_it_can() {
+        let data = DataDir::new(PathBuf::from("/nowhere"));
+        let expected = if cfg!(windows) {
+            Holding::WhileInUse
+        } else {
+            Holding::ForLife
+        };
+        assert_eq!(data.holding, expected);
+    }
+
+    /// Issue 31: held only while a use needs it, nothing of the data directory stays open
+    /// between calls, so a host can remove it while a workspace lives; uses in flight share one
+    /// descriptor.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn while_in_use_nothing_of_it_stays_open_between_uses() {
+        use crate::paths::testing::descriptors_on;
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        let data = DataDir::holding(base.join("data"), Holding::WhileInUse);
+        let audit = data.open(Path::new("audit"), true).unwrap();
+        assert_eq!(descriptors_on(&base.join("data")), 0);
+        drop(audit);
+        let (first, second) = (data.root(false).unwrap(), data.root(false).unwrap());
+        assert!(Arc::ptr_eq(&first, &second), "one descriptor in flight");
+        assert_eq!(descriptors_on(&base.join("data")), 1);
+        drop((first, second));
+        assert_eq!(descriptors_on(&base.join("data")), 0);
+        fs::remove_dir_all(base.join("data")).unwrap();
+    }
+
+    /// Reopened by path, the data directory is used only if it is still the one first checked:
+    /// one moved away, swapped for another (even this user's own, private one) or replaced by a
+    /// link is refused, naming the fix; one removed is not made again; the one checked, back in
+    /// its place, is used again.
+    #[test]
+    fn while_in_use_only_the_directory_first_checked_is_used() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        let data = DataDir::holding(base.join("data"), Holding::WhileInUse);
+        data.open(Path::new("trash"), true).unwrap();
+        fs::rename(base.join("data"), base.join("moved")).unwrap();
+        for create in [false, true] {
+            let text = refusal(data.open(Path::new("audit"), create).unwrap_err());
+            assert!(
+                text.contains("is not the directory this workspace checked"),
+                "{text}"
+            );
+            assert!(text.contains("restart the host"), "{text}");
+            assert!(
+                !base.join("data").exists(),
+                "a removed one is not made again"
+            );
+        }
+        DataDir::new(base.join("data"))
+            .open(Path::new(""), true)
+            .unwrap();
+        let text = refusal(data.open(Path::new("audit"), true).unwrap_err());
+        assert!(text.contains("is not the directory"), "{text}");
+        fs::remove_dir(base.join("data")).unwrap();
+        symlink(base.join("moved"), base.join("data")).unwrap();
+        assert!(data.open(Path::new("audit"), true).is_err());
+        fs::remove_file(base.join("data")).unwrap();
+        assert!(!base.join("moved/audit").exists());
+        fs::rename(base.join("moved"), base.join("data")).unwrap();
+        data.open(Path::new("audit"), true).unwrap();
+        assert!(base.join("data/audit").is_dir());
+    }
+
+    /// Reopened for each use, the data directory itself is checked each time: made writable by
+    /// others after its first use, it is refused from the next one on.
+    #[test]
+    fn while_in_use_it_is_checked_on_every_use() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        let data = DataDir::holding(base.join("data"), Holding::WhileInUse);
+        data.open(Path::new("trash"), true).unwrap();
+        fs::set_permissions(base.join("data"), fs::Permissions::from_mode(0o777)).unwrap();
+        let text = refusal(data.open(Path::new("trash"), false).unwrap_err());
+        assert!(text.contains("the data directory"), "{text}");
+        assert!(text.contains("can be written by others"), "{text}");
+        fs::set_permissions(base.join("data"), fs::Permissions::from_mode(0o700)).unwrap();
+        data.open(Path::new("trash"), false).unwrap();
     }
 
     #[test]

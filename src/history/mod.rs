@@ -86,7 +86,9 @@ impl Heading {
 pub struct History {
     data: Arc<DataDir>,
     rel: PathBuf,
-    log: Mutex<Option<File>>,
+    /// Held while a record is written; true once this process checked the log for a line a
+    /// kill left unfinished (the log itself is opened for each record and closed after it).
+    torn_line_checked: Mutex<bool>,
     parsed: Mutex<Parsed>,
 }
 
@@ -119,7 +121,7 @@ impl History {
         Self {
             data,
             rel: rel.into(),
-            log: Mutex::new(None),
+            torn_line_checked: Mutex::new(false),
             parsed: Mutex::new(Parsed::default()),
         }
     }
@@ -187,24 +189,28 @@ impl History {
         self.write_line(record, false)
     }
 
-    /// Writes `record` as one line. A line a kill or a power cut left unfinished is ended first,
-    /// so that the record starts a line of its own: checked when the log is opened (once per
-    /// process) and, for recovery, whenever `end_torn_line`.
+    /// Writes `record` as one line, through the log opened for it and closed after it: no
+    /// descriptor of the data directory's files stays open between calls, so a host can remove
+    /// it while a workspace lives (Windows without POSIX delete semantics keeps a removed name
+    /// while a handle of it is open: ../../docs/windows.md). A line a kill or a power cut left
+    /// unfinished is ended first, so that the record starts a line of its own: checked on this
+    /// process's first record and, for recovery, whenever `end_torn_line`.
     fn write_line(&self, record: &ChangeRecord, end_torn_line: bool) -> io::Result<()> {
         let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
         line.push(b'\n');
-        let mut slot = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        if slot.is_none() || end_torn_line {
-            let dir = self.data.open(&self.rel, true)?;
-            if slot.is_none() {
-                let file = fsops::open_for_log(dir.as_dir(), OsStr::new(LOG))?;
-                datadir::check_file(&file, &self.path().join(LOG))?;
-                let _ = fsops::set_mode_fd(&file, 0o600);
-                *slot = Some(file);
-            }
-            end_last_line(dir.as_dir(), slot.as_mut().expect("opened above"))?;
+        let mut torn_line_checked = self
+            .torn_line_checked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let dir = self.data.open(&self.rel, true)?;
+        let mut log = fsops::open_for_log(dir.as_dir(), OsStr::new(LOG))?;
+        datadir::check_file(&log, &self.path().join(LOG))?;
+        let _ = fsops::set_mode_fd(&log, 0o600);
+        if !*torn_line_checked || end_torn_line {
+            end_last_line(dir.as_dir(), &mut log)?;
+            *torn_line_checked = true;
         }
-        slot.as_mut().expect("opened above").write_all(&line)
+        log.write_all(&line)
     }
 
     fn write_delta(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
@@ -579,6 +585,32 @@ mod tests {
         history
             .record(&heading("write_file", path, Vec::new()), &files)
             .unwrap()
+    }
+
+    /// Issue 31: the log is open only while a record is written or read, so nothing of the
+    /// data directory stays held between calls; a torn last line is still ended by the next
+    /// process's first record.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn no_descriptor_of_the_log_stays_open_between_records() {
+        use crate::paths::testing::descriptors_on;
+        let base = tempfile::tempdir().unwrap();
+        let data = std::fs::canonicalize(base.path()).unwrap().join("data");
+        let data = Arc::new(DataDir::new(data));
+        let history = History::new(data.clone(), "h");
+        let log = data.path().join("h").join(LOG);
+        let first = write(&history, "/w/a");
+        assert_eq!(descriptors_on(&log), 0, "after the first record");
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| f.write_all(b"{\"torn"))
+            .unwrap();
+        let next_process = History::new(data, "h");
+        let second = write(&next_process, "/w/b");
+        assert_eq!(descriptors_on(&log), 0, "after the second record");
+        assert_eq!(ids(&history), [first, second]);
+        assert_eq!(descriptors_on(&log), 0, "after a read");
     }
 
     #[test]

@@ -230,6 +230,17 @@ pub fn xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
     Some(buf)
 }
 
+/// How many of this process's descriptors are open on `path` (`/proc/self/fd`): what proves that
+/// nothing of the data directory stays held between calls.
+#[cfg(target_os = "linux")]
+pub fn descriptors_on(path: &Path) -> usize {
+    fs::read_dir("/proc/self/fd")
+        .expect("/proc is mounted")
+        .filter_map(|entry| fs::read_link(entry.ok()?.path()).ok())
+        .filter(|target| target == path)
+        .count()
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;

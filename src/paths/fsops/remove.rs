@@ -16,7 +16,13 @@ use std::io;
 
 use super::race_point::{self, RacePoint};
 use super::{keep_visible, lstat_at, rename_noreplace, rmdir_at, temp_name, unlink_at};
-use crate::paths::{BorrowedDir, EntryKind, Stat};
+use crate::paths::{platform, BorrowedDir, EntryKind, Stat};
+
+/// Whether a directory (or a file in it) held open keeps it from being removed (Windows without
+/// POSIX delete semantics): what holds the data directory must then let go between calls.
+pub fn open_handles_block_removal() -> bool {
+    platform::open_handles_block_removal()
+}
 
 /// Why [`remove_exact`] removed nothing.
 #[derive(Debug)]

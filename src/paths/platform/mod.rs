@@ -88,6 +88,12 @@ pub fn exchanges_names() -> bool {
     }
 }
 
+/// Whether a directory (or a file in it) held open keeps it from being removed: never on Unix,
+/// where a removed name goes at once whatever holds it.
+pub fn open_handles_block_removal() -> bool {
+    false
+}
+
 /// Runs the Linux fast path `linux` where it is in use, else `portable`.
 macro_rules! choose {
     ($linux:expr, $portable:expr) => {{

@@ -53,6 +53,14 @@ pub fn exchanges_names() -> bool {
     false
 }
 
+/// Whether a directory (or a file in it) held open keeps it from being removed: yes where
+/// deletes lack POSIX semantics (Wine, FAT, exFAT, some shares), where a removed name stays
+/// until its last handle closes and its parent cannot go meanwhile. Which a volume does is not
+/// known before a removal, so it is assumed of every one.
+pub fn open_handles_block_removal() -> bool {
+    true
+}
+
 /// What a directory handle may do: traverse (a directory we may pass through but not list can
 /// be on the way, as Linux's `O_PATH`), and list when `readable`.
 pub fn dir_access(readable: bool) -> FILE_ACCESS_RIGHTS {
