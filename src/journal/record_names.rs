@@ -3,7 +3,7 @@
 
 use std::ffi::OsStr;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use crate::paths::fsops;
 
@@ -36,24 +36,27 @@ pub mod path_bytes {
     }
 }
 
-/// Whether `name` is one plain path component: not empty, not `.` or `..`, no `/`, no NUL.
+/// Whether `name` is one plain path component: not empty, not `.` or `..`, no separator, no NUL.
 pub fn is_plain_name(name: &OsStr) -> bool {
-    let bytes = name.as_encoded_bytes();
-    !bytes.is_empty()
-        && bytes != b"."
-        && bytes != b".."
-        && !bytes.contains(&b'/')
-        && !bytes.contains(&0)
+    fsops::is_single_component(name)
 }
 
-/// Whether `dir` is an absolute path of plain components (as canonical paths are).
+/// Whether `dir` is an absolute path of plain components in its normal form, as canonical paths
+/// are: `/a/b`; on Windows `C:\a\b` or `\\server\share\a` (a `/` there is not normal).
 pub fn is_plain_dir(dir: &Path) -> bool {
-    let bytes = dir.as_os_str().as_encoded_bytes();
-    bytes == b"/"
-        || (bytes.starts_with(b"/")
-            && bytes[1..]
-                .split(|&b| b == b'/')
-                .all(|part| is_plain_name(crate::paths::names::from_bytes(part))))
+    let mut components = dir.components();
+    let anchored = match components.next() {
+        Some(Component::RootDir) => cfg!(unix),
+        Some(Component::Prefix(_)) => {
+            cfg!(windows) && components.next() == Some(Component::RootDir)
+        }
+        _ => false,
+    };
+    // `components` passes over a `.` inside and repeated separators: the path must be what its
+    // components make again.
+    anchored
+        && components.all(|c| matches!(c, Component::Normal(part) if is_plain_name(part)))
+        && dir.components().collect::<PathBuf>().as_os_str() == dir.as_os_str()
 }
 
 /// A path or name in a record that recovery must never act on (see `record.rs`); its text says
@@ -113,9 +116,9 @@ pub fn check_ours(name: &Path) -> Result<(), RefusedName> {
     }
 }
 
-/// `Ok` if `path` is a file's absolute path of plain components (not `/` itself).
+/// `Ok` if `path` is a file's absolute path of plain components (not a root itself).
 pub fn check_file_path(path: &Path) -> Result<(), RefusedName> {
-    if is_plain_dir(path) && path.as_os_str() != "/" {
+    if is_plain_dir(path) && path.parent().is_some() {
         Ok(())
     } else {
         Err(RefusedName::FilePath(path.to_owned()))
@@ -127,6 +130,7 @@ mod tests {
     use super::*;
 
     /// The texts say which name and why, as they did when they were plain strings.
+    #[cfg(unix)]
     #[test]
     fn a_refused_name_says_which_and_why() {
         let refusals = [
@@ -168,5 +172,31 @@ mod tests {
             Ok(())
         );
         assert_eq!(check_file_path(Path::new("/a/f.txt")), Ok(()));
+        for not_normal in ["/a/./b", "/a//b", "/a/b/", "//a"] {
+            assert!(check_dir(Path::new(not_normal)).is_err(), "{not_normal}");
+        }
+    }
+
+    /// Windows: a drive or share, then plain components, `\` only.
+    #[cfg(windows)]
+    #[test]
+    fn windows_paths_are_plain_from_their_drive_or_share() {
+        for plain in [r"C:\", r"C:\a\b", r"\\server\share\a"] {
+            assert_eq!(check_dir(Path::new(plain)), Ok(()), "{plain}");
+        }
+        for not_plain in [
+            r"a\b",
+            r"\a\b",
+            r"C:a",
+            "C:/a",
+            r"C:\a\..\b",
+            r"C:\a\.\b",
+            "/a/b",
+        ] {
+            assert!(check_dir(Path::new(not_plain)).is_err(), "{not_plain}");
+        }
+        assert_eq!(check_file_path(Path::new(r"C:\a\f.txt")), Ok(()));
+        assert!(check_file_path(Path::new(r"C:\")).is_err());
+        assert!(check_name(Path::new(r"a\b")).is_err());
     }
 }
