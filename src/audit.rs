@@ -114,7 +114,9 @@ mod tests {
     #[test]
     fn no_descriptor_of_the_log_stays_open_between_records() {
         let dir = tempfile::tempdir().unwrap();
-        let data = std::fs::canonicalize(dir.path()).unwrap().join("data");
+        let data = crate::paths::canonical::canonicalize_existing(dir.path())
+            .unwrap()
+            .join("data");
         let log = AuditLog::new(Arc::new(DataDir::new(data)), "x.jsonl".into());
         for tool in ["write_file", "delete_file"] {
             log.append(&record(tool));

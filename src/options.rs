@@ -510,7 +510,10 @@ mod tests {
         std::fs::write(&file, "x").unwrap();
         assert!(message(json!({ "root": file })).contains("not a directory"));
         let o = parse(json!({ "root": dir.path() })).unwrap();
-        assert_eq!(o.root, std::fs::canonicalize(dir.path()).unwrap());
+        assert_eq!(
+            o.root,
+            crate::paths::canonical::canonicalize_existing(dir.path()).unwrap()
+        );
     }
 
     #[test]

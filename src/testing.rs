@@ -57,7 +57,7 @@ impl TestWorkspace {
     /// A workspace with these options too (e.g. `tools`, `readOnly`, `limits`).
     pub fn with(options: Value) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(dir.path()).unwrap();
         let (root, data) = (base.join("root"), base.join("data"));
         std::fs::create_dir(&root).unwrap();
         let mut all = json!({

@@ -24,7 +24,7 @@ struct Setup {
 /// A root holding `log.txt` (`OLD`) and `other.txt`.
 fn setup() -> Setup {
     let tmp = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(tmp.path()).unwrap();
+    let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
     let root = base.join("root");
     fs::create_dir(&root).unwrap();
     fs::write(root.join("log.txt"), OLD).unwrap();

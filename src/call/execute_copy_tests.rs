@@ -28,7 +28,7 @@ struct Setup {
 /// 0600, `t/a/up -> ../../outside`, `t/empty/`), beside a file outside the root.
 fn setup() -> Setup {
     let tmp = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(tmp.path()).unwrap();
+    let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
     let root = base.join("root");
     fs::create_dir_all(root.join("t/a")).unwrap();
     fs::create_dir(root.join("t/empty")).unwrap();

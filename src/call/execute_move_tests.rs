@@ -28,7 +28,7 @@ struct Setup {
 /// A root holding the tree `tree/` (`a.txt`, `sub/b.txt` mode 0600, `sub/link -> ../a.txt`).
 fn setup() -> Setup {
     let tmp = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(tmp.path()).unwrap();
+    let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
     let root = base.join("root");
     fs::create_dir_all(root.join("tree/sub")).unwrap();
     fs::write(root.join("tree/a.txt"), "a\n").unwrap();
@@ -137,7 +137,7 @@ fn a_move_between_file_systems_copies_then_removes_the_source_with_its_record() 
         eprintln!("skipped: no second file system in /dev/shm");
         return;
     };
-    let other = fs::canonicalize(other.path()).unwrap();
+    let other = crate::paths::canonical::canonicalize_existing(other.path()).unwrap();
     let before = tree(&s.root.join("tree"));
     let to = other.join("new/deep/tree");
     let executed = s
@@ -167,7 +167,7 @@ fn a_source_changed_once_copied_stops_the_move_and_nothing_is_moved() {
         eprintln!("skipped: no second file system in /dev/shm");
         return;
     };
-    let other = fs::canonicalize(other.path()).unwrap();
+    let other = crate::paths::canonical::canonicalize_existing(other.path()).unwrap();
     // A name no other test moves or removes: the race point is the process's.
     let name = "tree-written-once-copied";
     fs::rename(s.root.join("tree"), s.root.join(name)).unwrap();

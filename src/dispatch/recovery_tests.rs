@@ -12,7 +12,7 @@ use std::sync::Arc;
 #[tokio::test]
 async fn the_first_call_waits_for_the_recovery_begun_in_the_background() {
     let tmp = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(tmp.path()).unwrap();
+    let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
     let (root, data) = (base.join("root"), base.join("data"));
     let temp_name = ".moved.4294967294.0.agent-fs-tools.tmp";
     let temp = root.join(temp_name);

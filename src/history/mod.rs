@@ -595,7 +595,9 @@ mod tests {
     fn no_descriptor_of_the_log_stays_open_between_records() {
         use crate::paths::testing::descriptors_on;
         let base = tempfile::tempdir().unwrap();
-        let data = std::fs::canonicalize(base.path()).unwrap().join("data");
+        let data = crate::paths::canonical::canonicalize_existing(base.path())
+            .unwrap()
+            .join("data");
         let data = Arc::new(DataDir::new(data));
         let history = History::new(data.clone(), "h");
         let log = data.path().join("h").join(LOG);

@@ -296,7 +296,9 @@ fn a_record_outside_the_allowed_trees_stays_for_a_workspace_that_reaches_it() {
     let (tmp, journal, file) = setup();
     let rec = begin(&journal, &file, b"new");
     append(&file, b"ne");
-    let elsewhere = fs::canonicalize(tmp.path()).unwrap().join("elsewhere");
+    let elsewhere = crate::paths::canonical::canonicalize_existing(tmp.path())
+        .unwrap()
+        .join("elsewhere");
     fs::create_dir(&elsewhere).unwrap();
     let bounded = Sandbox::new(elsewhere.clone(), Some(vec![elsewhere]), vec![]);
     let recovery = journal.recover_all(&bounded, &no_sequel);

@@ -212,7 +212,7 @@ mod tests {
     /// A canonical `root` to make directories in, and a journal beside it.
     fn setup() -> (tempfile::TempDir, std::path::PathBuf, Journal) {
         let tmp = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(tmp.path()).unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
         let root = base.join("root");
         fs::create_dir(&root).unwrap();
         let journal = Journal::new(Arc::new(DataDir::new(base.join("data"))), "journal/x");
@@ -298,7 +298,7 @@ mod tests {
     #[test]
     fn only_the_directory_that_was_made_and_is_empty_goes() {
         let tmp = tempfile::tempdir().unwrap();
-        let root = fs::canonicalize(tmp.path()).unwrap();
+        let root = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
         let (_, made) = fsops::ensure_dir_made(&root, &root.join("a")).unwrap();
         let record = MadeDirRecord::of(&made[0]);
         // Replaced by another directory of the same name (the one made still exists, so the

@@ -34,7 +34,7 @@ struct Dirs {
 
 fn dirs() -> Dirs {
     let tmp = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(tmp.path()).unwrap();
+    let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
     let root = base.join("root");
     fs::create_dir(&root).unwrap();
     Dirs {

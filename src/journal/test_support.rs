@@ -12,7 +12,7 @@ use crate::paths::AsDir;
 
 /// A journal at `<base>/journal/x` in the data directory `base`.
 pub(super) fn journal_in(base: &Path) -> Journal {
-    let base = fs::canonicalize(base).unwrap();
+    let base = crate::paths::canonical::canonicalize_existing(base).unwrap();
     Journal::new(Arc::new(DataDir::new(base)), "journal/x")
 }
 
@@ -60,7 +60,7 @@ pub(super) fn begin(journal: &Journal, file: &Path, content: &[u8]) -> PathBuf {
 /// A journal and a canonical directory `d` for temp files.
 pub(super) fn temp_setup() -> (tempfile::TempDir, Journal, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(tmp.path()).unwrap();
+    let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
     let journal = journal_in(&base);
     let dir = base.join("d");
     fs::create_dir(&dir).unwrap();

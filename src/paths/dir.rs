@@ -51,7 +51,7 @@ mod tests {
     #[test]
     fn a_lent_handle_acts_on_its_directory() {
         let dir = tempfile::tempdir().unwrap();
-        let owned: Dir = Dir::from(std::fs::File::open(dir.path()).unwrap());
+        let owned: Dir = crate::paths::testing::open_dir(dir.path());
         crate::paths::fsops::mkdir_at(owned.as_dir(), "made".as_ref()).unwrap();
         let copy = owned.try_clone().unwrap();
         let seen = crate::paths::fsops::lstat_at(copy.as_dir(), "made".as_ref()).unwrap();

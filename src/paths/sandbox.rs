@@ -277,7 +277,7 @@ mod tests {
 
     fn fixture() -> Fixture {
         let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(dir.path()).unwrap();
         for d in [
             "R",
             "R_evil",

@@ -230,6 +230,18 @@ pub fn xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
     Some(buf)
 }
 
+/// A handle of the directory at `path` (Windows opens a directory only with backup semantics).
+pub fn open_dir(path: &Path) -> crate::paths::Dir {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(windows)]
+    std::os::windows::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        windows_sys::Win32::Storage::FileSystem::FILE_FLAG_BACKUP_SEMANTICS,
+    );
+    crate::paths::Dir::from(options.open(path).expect("the directory opens"))
+}
+
 /// How many of this process's descriptors are open on `path` (`/proc/self/fd`): what proves that
 /// nothing of the data directory stays held between calls.
 #[cfg(target_os = "linux")]

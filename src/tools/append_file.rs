@@ -457,7 +457,7 @@ mod tests {
         meanwhile: impl Fn(&Path) + Send + Sync + 'static,
     ) -> (TestWorkspace, ToolResult) {
         // A sandbox (allowed trees set) around the test's root.
-        let tmp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
+        let tmp = crate::paths::canonical::canonicalize_existing(&std::env::temp_dir()).unwrap();
         let ws = TestWorkspace::with(json!({ "allowedPaths": [tmp], "permissions": {} }));
         let path = ws.root.join("log.txt");
         std::fs::write(&path, "old\n").unwrap();

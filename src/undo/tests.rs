@@ -44,7 +44,7 @@ type Tree = BTreeMap<String, (char, u32, Vec<u8>)>;
 impl Session {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(dir.path()).unwrap();
         let root = base.join("root");
         std::fs::create_dir(&root).unwrap();
         let permission = |name: &str| (name.to_owned(), json!(true));

@@ -570,7 +570,7 @@ mod tests {
 
         fn tree() -> Tree {
             let dir = tempfile::tempdir().unwrap();
-            let base = fs::canonicalize(dir.path()).unwrap();
+            let base = crate::paths::canonical::canonicalize_existing(dir.path()).unwrap();
             let root = base.join("root");
             for d in [
                 "root/.git/info",

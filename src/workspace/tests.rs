@@ -47,7 +47,7 @@ async fn call(toolset: &Toolset, tool: &str, args: Value) -> ToolResult {
 #[tokio::test]
 async fn a_change_its_sandbox_cannot_finish_is_refused_on_its_paths_until_it_is_finished() {
     let tmp = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(tmp.path()).unwrap();
+    let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
     let (root, data) = (base.join("root"), base.join("data"));
     let (a, b) = (root.join("a"), root.join("b"));
     fs::create_dir_all(&a).unwrap();
@@ -140,7 +140,7 @@ fn recovery_performs_both_forms_of_a_sequel_once() {
     use crate::trash::{archive_relative_path, TrashItem};
 
     let dir = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(dir.path()).unwrap();
+    let base = crate::paths::canonical::canonicalize_existing(dir.path()).unwrap();
     let root = base.join("root");
     fs::create_dir(&root).unwrap();
     fs::write(root.join("f.txt"), "kept\n").unwrap();

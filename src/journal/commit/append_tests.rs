@@ -23,7 +23,7 @@ const NEW: &str = "new line\n";
 
 fn setup() -> Setup {
     let tmp = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(tmp.path()).unwrap();
+    let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
     let root = base.join("root");
     fs::create_dir(&root).unwrap();
     fs::write(root.join("log.txt"), OLD).unwrap();

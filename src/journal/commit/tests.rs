@@ -24,7 +24,7 @@ pub(super) struct Setup {
 
 pub(super) fn setup() -> Setup {
     let tmp = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(tmp.path()).unwrap();
+    let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
     let root = base.join("root");
     fs::create_dir(&root).unwrap();
     fs::write(root.join("a.txt"), "a old\n").unwrap();

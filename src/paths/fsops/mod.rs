@@ -70,7 +70,7 @@ mod tests {
 
     fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
         let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(dir.path()).unwrap();
         std::fs::create_dir_all(base.join("R/a")).unwrap();
         std::fs::create_dir_all(base.join("outside")).unwrap();
         (dir, base)

@@ -133,7 +133,7 @@ mod tests {
     impl Staged {
         fn new(tag: &str) -> Self {
             let tmp = tempfile::tempdir().unwrap();
-            let path = std::fs::canonicalize(tmp.path()).unwrap();
+            let path = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
             let name = OsString::from(format!("{tag}.txt"));
             std::fs::write(path.join(&name), "old").unwrap();
             let temp = temp_name(&name);

@@ -132,7 +132,7 @@ mod tests {
 
     fn setup(tag: &str) -> (tempfile::TempDir, PathBuf, OwnedFd, String) {
         let tmp = tempfile::tempdir().unwrap();
-        let path = std::fs::canonicalize(tmp.path()).unwrap();
+        let path = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
         let name = format!("{tag}.txt");
         std::fs::write(path.join(&name), "expected").unwrap();
         let fd = open_dir(&path, &path, false).unwrap();

@@ -521,7 +521,7 @@ mod tests {
     impl Dir {
         fn new(tag: &str, with_file: bool) -> Self {
             let tmp = tempfile::tempdir().unwrap();
-            let path = std::fs::canonicalize(tmp.path()).unwrap();
+            let path = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
             let name = format!("{tag}.txt");
             if with_file {
                 std::fs::write(path.join(&name), "old").unwrap();

@@ -176,7 +176,7 @@ mod tests {
     #[test]
     fn every_source_tells_a_bind_mount_of_the_same_file_system() {
         let tmp = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
         std::fs::create_dir_all(base.join("R/plain")).unwrap();
         std::fs::create_dir_all(base.join("outside")).unwrap();
         std::fs::write(base.join("R/file"), "x").unwrap();

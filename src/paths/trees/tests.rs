@@ -20,7 +20,7 @@ fn open(path: &Path) -> OwnedFd {
 /// A fresh temp dir (kept alive by the guard) holding [`sample_tree`].
 fn with_sample_tree() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(dir.path()).unwrap();
+    let base = crate::paths::canonical::canonicalize_existing(dir.path()).unwrap();
     sample_tree(&base);
     (dir, base)
 }
@@ -60,7 +60,7 @@ fn removal_never_follows_links() {
 #[test]
 fn removal_of_a_file_or_a_missing_name() {
     let dir = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(dir.path()).unwrap();
+    let base = crate::paths::canonical::canonicalize_existing(dir.path()).unwrap();
     fs::write(base.join("f"), "x").unwrap();
     remove_tree_at(open(&base).as_fd(), OsStr::new("f"), Removal::EVERYTHING).unwrap();
     assert!(!base.join("f").exists());
@@ -71,7 +71,7 @@ fn removal_of_a_file_or_a_missing_name() {
 #[test]
 fn own_temp_trees_go_even_when_read_only() {
     let dir = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(dir.path()).unwrap();
+    let base = crate::paths::canonical::canonicalize_existing(dir.path()).unwrap();
     fs::create_dir_all(base.join("t/ro/inner")).unwrap();
     fs::write(base.join("t/ro/inner/f"), "y").unwrap();
     fs::set_permissions(base.join("t/ro/inner"), fs::Permissions::from_mode(0o555)).unwrap();
@@ -103,7 +103,7 @@ fn kept_entries_stay_with_their_directories() {
 fn an_entry_swapped_in_after_its_check_is_kept() {
     use crate::paths::fsops::race_point::{self, RacePoint};
     let dir = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(dir.path()).unwrap();
+    let base = crate::paths::canonical::canonicalize_existing(dir.path()).unwrap();
     fs::create_dir_all(base.join("t")).unwrap();
     fs::write(base.join("t/tr-copied"), "copied").unwrap();
     fs::write(base.join("elsewhere"), "not copied").unwrap();

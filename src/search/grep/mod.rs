@@ -330,7 +330,7 @@ mod tests {
         /// A tree of `(name, text)` files under a temporary directory, every one world-readable.
         fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
             let dir = tempfile::tempdir().unwrap();
-            let root = fs::canonicalize(dir.path()).unwrap();
+            let root = crate::paths::canonical::canonicalize_existing(dir.path()).unwrap();
             for (name, text) in files {
                 fs::write(root.join(name), text).unwrap();
             }

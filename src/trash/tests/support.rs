@@ -65,7 +65,7 @@ impl Env {
 
     pub fn with_level(level: u32) -> Env {
         let tmp = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(tmp.path()).unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
         let root = base.join("ws");
         let data = base.join("data");
         let outside = base.join("outside");
@@ -176,7 +176,7 @@ pub fn names_in(dir: &Path) -> Vec<String> {
 
 /// An fd for a directory.
 pub fn open_dir(path: &Path) -> Dir {
-    Dir::from(File::open(path).unwrap())
+    crate::paths::testing::open_dir(path)
 }
 
 /// Write `content` to `path` with `mode`.
