@@ -20,6 +20,9 @@
  *   5. The session of every tool (`__test__/runtimes/session.mjs`) run by `node.exe` under Wine
  *      from a host project holding the built package with the Windows addon beside the loader.
  *      Wine's `node.exe` cannot write to a pipe (`EBADF`), so its output goes to files.
+ *   6. A data directory others may write is refused (`scripts/windows/data-dir-acl.mjs`): a
+ *      delete into its trash, then the same once the directory's Unix mode gives others write
+ *      (Wine shows that as an `Everyone` entry of its access list), then again once it does not.
  *
  *   node scripts/test-windows.mjs            the steps above
  *   node scripts/test-windows.mjs --past-the-loader
@@ -27,6 +30,13 @@
  *                                            made to accept win32 (the package's own loader
  *                                            refuses it until the port ships, SPEC §14): how far
  *                                            a session gets on the Windows addon today
+ *   node scripts/test-windows.mjs --cargo-tests
+ *                                            steps 1–3, then the library's Rust tests
+ *                                            (`cargo test --lib`) cross-built for Windows and
+ *                                            run under Wine, counted as the test harness
+ *                                            counts them (each test one pass or failure; the
+ *                                            failures listed); extra arguments after `--` go to
+ *                                            the test binary (a filter, `--exact`)
  *   node scripts/test-windows.mjs --probe    steps 1–3, then a throwaway napi-rs addon (an
  *                                            exported function and an async one) built in a
  *                                            temporary directory outside the repository and
@@ -36,7 +46,7 @@
  * Not part of `npm test` or CI.
  */
 import { spawnSync } from 'node:child_process'
-import { closeSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -141,11 +151,12 @@ function emptyLibnodeDir() {
 }
 
 /**
- * `cargo build` of the crate in `cwd` for Windows (debug, std from source) into `targetDir`;
- * returns `{ ok, errors, first }`: whether it built, the compiler's error count and the first few.
+ * `cargo build` of the crate in `cwd` for Windows (debug, std from source) into `targetDir`, or
+ * `command` instead of `build`; returns `{ ok, errors, first, executable }`: whether it built,
+ * the compiler's error count and the first few, and the last executable built (a test binary).
  */
-function crossBuild(cwd, targetDir, extraArgs = []) {
-  const args = ['build', '-Zbuild-std=std,panic_abort', '--target', TARGET, '--lib', '--message-format=json-diagnostic-rendered-ansi', ...extraArgs]
+function crossBuild(cwd, targetDir, extraArgs = [], command = ['build', '-Zbuild-std=std,panic_abort']) {
+  const args = [...command, '--target', TARGET, '--lib', '--message-format=json-diagnostic-rendered-ansi', ...extraArgs]
   const env = {
     ...process.env,
     RUSTC: '/usr/bin/rustc',
@@ -156,15 +167,17 @@ function crossBuild(cwd, targetDir, extraArgs = []) {
   }
   const { status, stdout } = spawnSync('/usr/bin/cargo', args, { cwd, env, encoding: 'utf8', maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'inherit'] })
   const errors = []
+  let executable
   for (const line of stdout.split('\n')) {
     if (!line.startsWith('{')) continue
     const event = JSON.parse(line)
+    if (event.reason === 'compiler-artifact' && event.executable) executable = event.executable
     const message = event.reason === 'compiler-message' ? event.message : undefined
     if (message?.level !== 'error' || /^aborting due to/.test(message.message)) continue
     const span = message.spans?.find((s) => s.is_primary)
     errors.push(`${span?.file_name}:${span?.line_start}: ${message.message}`)
   }
-  return { ok: status === 0, errors: errors.length, first: errors.slice(0, 10) }
+  return { ok: status === 0, errors: errors.length, first: errors.slice(0, 10), executable }
 }
 
 /** `path` as Wine's `node.exe` sees it (Wine maps `/` to drive `Z:`). */
@@ -184,6 +197,111 @@ function runWindowsNode(node, args, { cwd, env = {} }) {
   } finally {
     closeSync(out)
     closeSync(err)
+    rmSync(logs, { recursive: true, force: true })
+  }
+}
+
+/** The environment naming the Windows addon of the host project `host` for its loader. */
+const addonEnv = (host) => ({ NAPI_RS_NATIVE_LIBRARY_PATH: windowsPath(join(host, 'node_modules', 'agent-fs-tools', 'agent-fs-tools.win32-x64-gnu.node')) })
+
+/**
+ * Step 6: a data directory whose access list lets others write it is refused, naming the
+ * account and the fix, and nothing is deleted; fixed, it is used again. Returns the checks'
+ * `{ passed, failed }`, each failure printed.
+ */
+function dataDirOthersMayWrite(node, host) {
+  copyFileSync(join(root, 'scripts', 'windows', 'data-dir-acl.mjs'), join(host, 'data-dir-acl.mjs'))
+  const base = mkdtempSync(join(tmpdir(), 'afs-windows-acl-'))
+  const project = join(base, 'project')
+  const data = join(base, 'data')
+  mkdirSync(project)
+  const counts = { passed: 0, failed: 0 }
+  const deleting = (name) => {
+    const { status, stdout, stderr } = runWindowsNode(node, [windowsPath(join(host, 'data-dir-acl.mjs')), name, windowsPath(project), windowsPath(data)], {
+      cwd: host,
+      env: addonEnv(host),
+    })
+    const last = stdout.trim().split('\n').at(-1) ?? ''
+    try {
+      return JSON.parse(last)
+    } catch {
+      return { status: `no result (exit ${status})`, output: `${stdout}${stderr}` }
+    }
+  }
+  const check = (name, ok, seen) => {
+    if (ok) counts.passed += 1
+    else {
+      counts.failed += 1
+      console.log(`FAILED data directory ACL: ${name}: ${JSON.stringify(seen)}`)
+    }
+  }
+  try {
+    const first = deleting('private.txt')
+    check('a private data directory is used', first.status === 'ok' && !first.kept, first)
+    chmodSync(data, 0o777)
+    const refused = deleting('open.txt')
+    check(
+      'one others may write is refused, naming who and the fix, and nothing is deleted',
+      refused.status === 'error' &&
+        refused.code === 'OS_PERMISSION' &&
+        refused.output.includes('can be written by others (its access list lets S-1-1-0 write it)') &&
+        refused.output.includes('/remove:g *S-1-1-0') &&
+        refused.kept,
+      refused,
+    )
+    chmodSync(data, 0o700)
+    const fixed = deleting('fixed.txt')
+    check('fixed, it is used again', fixed.status === 'ok' && !fixed.kept, fixed)
+  } finally {
+    rmSync(base, { recursive: true, force: true })
+  }
+  console.log(`data directory ACL: ${counts.passed} passed, ${counts.failed} failed`)
+  return counts
+}
+
+/**
+ * Tests that never end under Wine, each with what was seen: not run, and counted as failures.
+ */
+const HANGS_UNDER_WINE = {
+  // The commit's clean-up loops: the staged tree's directory `to` stays listed after its delete
+  // (no POSIX delete semantics under Wine) while a handle of it is still open (not found yet).
+  'journal::commit::tests::a_staged_tree_and_a_move_go_in_together_or_not_at_all':
+    'the directory `to` stays listed after its delete while a handle of it is open, and removal is tried again without end',
+}
+
+/**
+ * `--cargo-tests`: the library's tests built for Windows (std and the test harness from source)
+ * and run under Wine, the stand-in DLL beside them; returns `{ passed, failed }` as the harness
+ * counted, each failing test printed.
+ */
+function cargoTests(standIn, testArgs) {
+  const started = Date.now()
+  console.log(`building the library's tests for ${TARGET} (debug) in target/windows …`)
+  const built = crossBuild(root, work, ['--locked', '--no-run'], ['test', '-Zbuild-std=std,panic_abort,test'])
+  if (!built.ok || !built.executable) {
+    console.log(built.first.join('\n'))
+    throw new Error(`stopped at the build of the tests (${built.errors} compiler errors)`)
+  }
+  console.log(`built in ${Math.round((Date.now() - started) / 1000)} s; running them under Wine …`)
+  copyFileSync(standIn, join(dirname(built.executable), 'bcryptprimitives.dll'))
+  const logs = mkdtempSync(join(tmpdir(), 'afs-windows-tests-'))
+  const out = openSync(join(logs, 'stdout'), 'w')
+  try {
+    const skipped = Object.keys(HANGS_UNDER_WINE).flatMap((name) => ['--skip', name])
+    spawnSync(WINE, [built.executable, '--test-threads=2', ...skipped, ...testArgs], { cwd: logs, env: wineEnv, stdio: ['ignore', out, out], timeout: 3 * SCRIPT_TIMEOUT_MS })
+    const output = readFileSync(join(logs, 'stdout'), 'utf8')
+    const failures = [...output.matchAll(/^test (\S+) \.\.\. FAILED$/gm)].map((m) => m[1])
+    const summary = /^test result: \w+\. (\d+) passed; (\d+) failed/m.exec(output)
+    if (!summary) throw new Error(`the tests ended without a summary:\n${output.slice(-2000)}`)
+    for (const name of failures) console.log(`FAILED ${name}`)
+    // With a filter, the tests not run are not counted.
+    const hangs = testArgs.length === 0 ? Object.entries(HANGS_UNDER_WINE) : []
+    for (const [name, why] of hangs) console.log(`FAILED ${name} (not run: it hangs under Wine: ${why})`)
+    const failed = Number(summary[2]) + hangs.length
+    console.log(`cargo tests under Wine: ${summary[1]} passed, ${failed} failed`)
+    return { passed: Number(summary[1]), failed }
+  } finally {
+    closeSync(out)
     rmSync(logs, { recursive: true, force: true })
   }
 }
@@ -264,6 +382,7 @@ function hostWithWindowsAddon(addon, standIn) {
 }
 
 const probing = process.argv.includes('--probe')
+const cargoTesting = process.argv.includes('--cargo-tests')
 const pastTheLoader = process.argv.includes('--past-the-loader')
 let passed = 0
 let failed = 0
@@ -272,8 +391,9 @@ try {
   const node = await windowsNode()
   ensureWinePrefix()
   const standIn = bcryptStandIn()
-  if (probing) {
-    const result = probe(node, standIn)
+  if (probing || cargoTesting) {
+    const dashes = process.argv.indexOf('--')
+    const result = probing ? probe(node, standIn) : cargoTests(standIn, dashes < 0 ? [] : process.argv.slice(dashes + 1))
     passed += result.passed
     failed += result.failed
   } else {
@@ -293,7 +413,7 @@ try {
     try {
       const result = runWindowsNode(node, [windowsPath(join(host, 'session.mjs'))], {
         cwd: host,
-        env: { NAPI_RS_NATIVE_LIBRARY_PATH: windowsPath(join(host, 'node_modules', 'agent-fs-tools', 'agent-fs-tools.win32-x64-gnu.node')) },
+        env: addonEnv(host),
       })
       const lines = result.stdout.trim().split('\n')
       const last = lines.at(-1) ?? ''
@@ -306,6 +426,9 @@ try {
         failed += 1
         console.log(`FAILED session (exit ${result.status})\n--- stdout\n${result.stdout}--- stderr\n${result.stderr}---`)
       }
+      const acl = dataDirOthersMayWrite(node, host)
+      passed += acl.passed
+      failed += acl.failed
     } finally {
       rmSync(host, { recursive: true, force: true })
     }

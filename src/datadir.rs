@@ -40,9 +40,6 @@ use crate::paths::{EntryKind, FileId};
 /// Mode of the directories we create in the data directory (and of the data directory itself).
 const PRIVATE_DIR: u32 = 0o700;
 
-/// Group and other write bits: a directory or file with any of them is not private.
-const WRITABLE_BY_OTHERS: u32 = 0o022;
-
 /// One data directory, opened lazily, then held as its platform allows ([`Holding`]).
 #[derive(Debug)]
 pub struct DataDir {
@@ -248,10 +245,9 @@ fn check(
         Why::Owner {
             owner: fsops::other_owner(stat.uid),
         }
-    } else if stat.permissions() & WRITABLE_BY_OTHERS != 0 {
-        Why::Writable {
-            mode: stat.permissions(),
-        }
+    } else if let Some(others) = fsops::others_may_write(stat.permissions(), handle, &path.shown())?
+    {
+        Why::Writable { others }
     } else {
         return Ok(());
     };
@@ -295,7 +291,7 @@ enum Why {
         owner: String,
     },
     Writable {
-        mode: u32,
+        others: fsops::OthersMayWrite,
     },
     /// Not the directory first checked at its path ([`Holding::WhileInUse`]): moved, or
     /// removed (and maybe made again), while the workspace lived.
@@ -317,12 +313,14 @@ impl fmt::Display for Untrusted {
                  from it. Choose another data directory (trash.dataDir, or \
                  AGENT_FS_TOOLS_DATA_DIR), or move {path} out of the way"
             ),
-            Why::Writable { mode } => write!(
+            Why::Writable { others } => write!(
                 f,
-                "{what} {path} can be written by others (mode {mode:04o}), so nothing in the \
-                 data directory can be trusted and nothing was read from it. Run chmod go-w \
-                 {path} once you have checked what it holds, or choose another data directory \
-                 (trash.dataDir, or AGENT_FS_TOOLS_DATA_DIR)"
+                "{what} {path} can be written by others ({how}), so nothing in the \
+                 data directory can be trusted and nothing was read from it. Run {fix} once \
+                 you have checked what it holds, or choose another data directory \
+                 (trash.dataDir, or AGENT_FS_TOOLS_DATA_DIR)",
+                how = others.how,
+                fix = others.fix,
             ),
             Why::Replaced => write!(
                 f,
@@ -346,7 +344,7 @@ mod tests {
     #[test]
     fn it_is_created_private_and_held_by_descriptor() {
         let tmp = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(tmp.path()).unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
         let data = DataDir::holding(base.join("data"), Holding::ForLife);
         assert_eq!(
             data.open(Path::new("trash/abc"), false).unwrap_err().kind(),
@@ -393,7 +391,7 @@ mod tests {
     fn while_in_use_nothing_of_it_stays_open_between_uses() {
         use crate::paths::testing::descriptors_on;
         let tmp = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(tmp.path()).unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
         let data = DataDir::holding(base.join("data"), Holding::WhileInUse);
         let audit = data.open(Path::new("audit"), true).unwrap();
         assert_eq!(descriptors_on(&base.join("data")), 0);
@@ -413,7 +411,7 @@ mod tests {
     #[test]
     fn while_in_use_only_the_directory_first_checked_is_used() {
         let tmp = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(tmp.path()).unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
         let data = DataDir::holding(base.join("data"), Holding::WhileInUse);
         data.open(Path::new("trash"), true).unwrap();
         fs::rename(base.join("data"), base.join("moved")).unwrap();
@@ -449,7 +447,7 @@ mod tests {
     #[test]
     fn while_in_use_it_is_checked_on_every_use() {
         let tmp = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(tmp.path()).unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
         let data = DataDir::holding(base.join("data"), Holding::WhileInUse);
         data.open(Path::new("trash"), true).unwrap();
         fs::set_permissions(base.join("data"), fs::Permissions::from_mode(0o777)).unwrap();
@@ -463,7 +461,7 @@ mod tests {
     #[test]
     fn a_symlink_in_its_place_is_never_followed() {
         let tmp = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(tmp.path()).unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
         fs::create_dir(base.join("outside")).unwrap();
         // Planted before the data directory was ever created.
         symlink(base.join("outside"), base.join("data")).unwrap();
@@ -496,7 +494,7 @@ mod tests {
             return;
         };
         let tmp = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(tmp.path()).unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
         // Made first by another user: private to them, but not ours.
         fs::create_dir(base.join("data")).unwrap();
         fs::set_permissions(base.join("data"), fs::Permissions::from_mode(0o700)).unwrap();
@@ -516,7 +514,7 @@ mod tests {
     #[test]
     fn a_data_dir_others_can_write_is_refused_naming_the_fix() {
         let tmp = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(tmp.path()).unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
         for mode in [0o777, 0o770, 0o1777, 0o702] {
             fs::create_dir_all(base.join("data")).unwrap();
             fs::set_permissions(base.join("data"), fs::Permissions::from_mode(mode)).unwrap();
@@ -541,7 +539,7 @@ mod tests {
     #[test]
     fn every_directory_in_it_is_checked_on_every_open() {
         let tmp = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(tmp.path()).unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
         let data = DataDir::new(base.join("data"));
         data.open(Path::new("history/abc/deltas"), true).unwrap();
         for (dir, shown) in [
@@ -571,7 +569,7 @@ mod tests {
     #[test]
     fn a_directory_others_can_write_anywhere_in_it_refuses_all_of_it() {
         let tmp = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(tmp.path()).unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
         DataDir::new(base.join("data"))
             .open(Path::new("trash/other-root"), true)
             .unwrap();

@@ -168,6 +168,30 @@ pub fn owned_by_user(uid: u32, handle: Option<BorrowedFd<'_>>) -> io::Result<boo
     Ok(uid == effective_uid())
 }
 
+/// How someone other than this user may write an entry, and what stops it, for a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OthersMayWrite {
+    /// How: `mode 0777`.
+    pub how: String,
+    /// The command that stops it: `chmod go-w <path>`.
+    pub fix: String,
+}
+
+/// Whether anyone but this user may write the entry whose permission bits are `mode` (open as
+/// `handle`, where it is open; `path` as shown, for the fix): a group or other write bit.
+/// (Windows reads the handle's access list instead.)
+pub fn others_may_write(
+    mode: u32,
+    handle: Option<BorrowedFd<'_>>,
+    path: &str,
+) -> io::Result<Option<OthersMayWrite>> {
+    let _ = handle;
+    Ok((mode & 0o022 != 0).then(|| OthersMayWrite {
+        how: format!("mode {:04o}", mode & 0o7777),
+        fix: format!("chmod go-w {path}"),
+    }))
+}
+
 /// How an owner that is not this process's user is named in a message: `uid 1000; this
 /// process runs as uid 501`.
 pub fn other_owner(uid: u32) -> String {

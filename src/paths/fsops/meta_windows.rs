@@ -60,6 +60,41 @@ pub fn owned_by_user(uid: u32, handle: Option<BorrowedDir<'_>>) -> io::Result<bo
     handle.map_or(Ok(true), platform::owned_by_user)
 }
 
+/// How someone other than this user may write an entry, and what stops it, for a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OthersMayWrite {
+    /// How: `its access list lets S-1-1-0 write it`.
+    pub how: String,
+    /// The command that stops it (`icacls`).
+    pub fix: String,
+}
+
+/// Whether an account other than this process's user (nor the system or the Administrators)
+/// may write the entry open as `handle`, by its access list; `path` as shown, for the fix. The
+/// synthesised `mode` never has group or other bits, so it says nothing here; an entry not open
+/// (`handle` is `None`) is checked once it is.
+pub fn others_may_write(
+    mode: u32,
+    handle: Option<BorrowedDir<'_>>,
+    path: &str,
+) -> io::Result<Option<OthersMayWrite>> {
+    let _ = mode;
+    let Some(handle) = handle else {
+        return Ok(None);
+    };
+    Ok(platform::others_may_write(handle)?.map(|who| {
+        let fix = if who.starts_with("S-") {
+            format!("icacls \"{path}\" /remove:g *{who}")
+        } else {
+            format!("icacls \"{path}\" /reset")
+        };
+        OthersMayWrite {
+            how: format!("its access list lets {who} write it"),
+            fix,
+        }
+    }))
+}
+
 /// How an owner that is not this process's user is named in a message.
 pub fn other_owner(uid: u32) -> String {
     let _ = uid;

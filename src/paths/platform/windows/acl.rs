@@ -1,20 +1,28 @@
 //! Access control lists: what a rewrite or a copy gives the new file so that it is exactly as
 //! open or as private as the one it replaces (the Windows twin of copying POSIX ACLs with the
-//! extended attributes, or macOS's `copy_acl`), and owners: whether an entry is this user's.
+//! extended attributes, or macOS's `copy_acl`), owners: whether an entry is this user's, and
+//! whether anyone else may write it (the Windows form of a group or other write bit).
 
 use std::io;
 use std::os::windows::io::{AsHandle, AsRawHandle, BorrowedHandle, FromRawHandle, OwnedHandle};
 use std::ptr;
 
-use windows_sys::Win32::Foundation::{LocalFree, ERROR_SUCCESS, HANDLE};
+use windows_sys::core::PWSTR;
+use windows_sys::Win32::Foundation::{
+    LocalFree, ERROR_SUCCESS, GENERIC_ALL, GENERIC_WRITE, HANDLE,
+};
 use windows_sys::Win32::Security::Authorization::{
-    GetSecurityInfo, SetSecurityInfo, SE_FILE_OBJECT,
+    ConvertSidToStringSidW, GetSecurityInfo, SetSecurityInfo, SE_FILE_OBJECT,
 };
 use windows_sys::Win32::Security::{
-    EqualSid, GetLengthSid, GetTokenInformation, TokenOwner, TokenUser, ACL,
-    DACL_SECURITY_INFORMATION, OWNER_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID, TOKEN_QUERY,
+    EqualSid, GetAce, GetLengthSid, GetTokenInformation, IsWellKnownSid, TokenOwner, TokenUser,
+    WinBuiltinAdministratorsSid, WinCreatorOwnerSid, WinLocalSystemSid, ACCESS_ALLOWED_ACE, ACL,
+    DACL_SECURITY_INFORMATION, INHERIT_ONLY_ACE, OWNER_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR,
+    PSID, TOKEN_QUERY,
 };
-use windows_sys::Win32::Storage::FileSystem::{READ_CONTROL, WRITE_DAC};
+use windows_sys::Win32::Storage::FileSystem::{
+    FILE_APPEND_DATA, FILE_DELETE_CHILD, FILE_WRITE_DATA, READ_CONTROL, WRITE_DAC, WRITE_OWNER,
+};
 use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
 
 use super::nt;
@@ -124,6 +132,129 @@ pub fn owned_by_user(handle: BorrowedHandle<'_>) -> io::Result<bool> {
     // SAFETY: allocated by `GetSecurityInfo` for us to free, and not used after this.
     unsafe { LocalFree(descriptor) };
     result
+}
+
+/// `ACCESS_ALLOWED_ACE_TYPE` and `ACCESS_ALLOWED_CALLBACK_ACE_TYPE` (winnt.h): the entries that
+/// grant, both laid out as `ACCESS_ALLOWED_ACE` up to the SID.
+const GRANTING_ACE_TYPES: [u8; 2] = [0, 9];
+
+/// The rights that let an account put something in a directory or change a file (a file's or
+/// subdirectory's creation, data, removal of what it holds, or its access list and owner): what
+/// a group or other write bit gives on Unix.
+const WRITE_RIGHTS: u32 = FILE_WRITE_DATA
+    | FILE_APPEND_DATA
+    | FILE_DELETE_CHILD
+    | WRITE_DAC
+    | WRITE_OWNER
+    | GENERIC_WRITE
+    | GENERIC_ALL;
+
+/// Whether an account other than this process's user may write the entry open as `handle`:
+/// the SID (`S-1-1-0`, say) its access list grants write rights to, or `Everyone` for an entry
+/// without any list (which grants all to all). The system (`S-1-5-18`) and the Administrators
+/// group are not others (they can do anything anyway, as root on Unix), nor is `CREATOR OWNER`;
+/// entries that apply only to what is created inside are not the entry's own. Denying entries
+/// are not weighed against granting ones: a grant is reported even if a deny before it takes it
+/// back (safe: a refusal, with the SID to look at).
+pub fn others_may_write(handle: BorrowedHandle<'_>) -> io::Result<Option<String>> {
+    let readable = nt::reopen(handle, READ_CONTROL)?;
+    let mut dacl: *mut ACL = ptr::null_mut();
+    let mut descriptor: PSECURITY_DESCRIPTOR = ptr::null_mut();
+    // SAFETY: as in `copy_acl`; `dacl` points into the descriptor, freed below.
+    let status = unsafe {
+        GetSecurityInfo(
+            readable.as_raw_handle() as HANDLE,
+            SE_FILE_OBJECT,
+            DACL_SECURITY_INFORMATION,
+            ptr::null_mut(),
+            ptr::null_mut(),
+            &mut dacl,
+            ptr::null_mut(),
+            &mut descriptor,
+        )
+    };
+    if status != ERROR_SUCCESS {
+        return Err(io::Error::from_raw_os_error(status as i32));
+    }
+    let result = if dacl.is_null() {
+        Ok(Some("Everyone".to_owned()))
+    } else {
+        // SAFETY: a valid DACL inside the descriptor, alive until `LocalFree` below.
+        token_sids().map(|ours| unsafe { writer_other_than(dacl, &ours) })
+    };
+    // SAFETY: allocated by `GetSecurityInfo` for us to free, and not used after this.
+    unsafe { LocalFree(descriptor) };
+    result
+}
+
+/// The first SID `dacl` grants write rights to that is not one of `ours` nor the system's, as
+/// text.
+///
+/// # Safety
+/// `dacl` is a valid access control list, alive for the call.
+unsafe fn writer_other_than(dacl: *const ACL, ours: &[Vec<u64>]) -> Option<String> {
+    // SAFETY: the caller's promise.
+    let count = unsafe { (*dacl).AceCount };
+    for index in 0..u32::from(count) {
+        let mut ace: *mut core::ffi::c_void = ptr::null_mut();
+        // SAFETY: an index below the list's count and a live out-pointer.
+        if unsafe { GetAce(dacl, index, &mut ace) } == 0 {
+            continue;
+        }
+        let ace = ace as *const ACCESS_ALLOWED_ACE;
+        // SAFETY: every entry starts with its header; a granting one is an ACCESS_ALLOWED_ACE
+        // up to its SID, which starts at `SidStart` and lies within the entry.
+        let (kind, flags, mask, sid) = unsafe {
+            (
+                (*ace).Header.AceType,
+                u32::from((*ace).Header.AceFlags),
+                (*ace).Mask,
+                ptr::addr_of!((*ace).SidStart) as PSID,
+            )
+        };
+        if !GRANTING_ACE_TYPES.contains(&kind)
+            || flags & INHERIT_ONLY_ACE != 0
+            || mask & WRITE_RIGHTS == 0
+        {
+            continue;
+        }
+        // SAFETY: `sid` is a valid SID inside the entry; ours are valid SIDs in their buffers.
+        let trusted = unsafe {
+            ours.iter()
+                .any(|own| EqualSid(sid, own.as_ptr() as PSID) != 0)
+                || [
+                    WinLocalSystemSid,
+                    WinBuiltinAdministratorsSid,
+                    WinCreatorOwnerSid,
+                ]
+                .into_iter()
+                .any(|known| IsWellKnownSid(sid, known) != 0)
+        };
+        if !trusted {
+            // SAFETY: a valid SID.
+            return Some(unsafe { sid_text(sid) });
+        }
+    }
+    None
+}
+
+/// `sid` as text (`S-1-5-21-…`), or `an unknown account` if it cannot be written.
+///
+/// # Safety
+/// `sid` is a valid SID, alive for the call.
+unsafe fn sid_text(sid: PSID) -> String {
+    let mut text: PWSTR = ptr::null_mut();
+    // SAFETY: the caller's promise; a live out-pointer; the string is freed below.
+    if unsafe { ConvertSidToStringSidW(sid, &mut text) } == 0 {
+        return "an unknown account".to_owned();
+    }
+    // SAFETY: a NUL-terminated UTF-16 string allocated by the call.
+    let len = (0..).take_while(|&i| unsafe { *text.add(i) } != 0).count();
+    // SAFETY: `len` code units, read before the string is freed.
+    let shown = String::from_utf16_lossy(unsafe { std::slice::from_raw_parts(text, len) });
+    // SAFETY: allocated by `ConvertSidToStringSidW` for us to free, not used after this.
+    unsafe { LocalFree(text.cast()) };
+    shown
 }
 
 /// The process token's user SID and default owner SID, each copied into a buffer of its own.

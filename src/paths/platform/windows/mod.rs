@@ -39,7 +39,7 @@ pub mod reparse;
 /// The environment variable that switches Linux's fast paths off; read on Linux only.
 pub const PORTABLE_ENV: &str = "AGENT_FS_TOOLS_PORTABLE";
 
-pub use acl::{copy_acl, owned_by_user};
+pub use acl::{copy_acl, others_may_write, owned_by_user};
 
 /// Whether Linux's fast paths are in use: never on Windows.
 pub fn linux_fast_paths() -> bool {
