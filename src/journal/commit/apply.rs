@@ -209,6 +209,18 @@ impl Commit<'_> {
     }
 }
 
+#[cfg(test)]
+impl Commit<'_> {
+    /// What a kill leaves of a change being applied: nothing staged is discarded and no record
+    /// finished, but every handle it held is closed, as the system closes a dead process's (a
+    /// handle left open keeps a directory from going where deletes lack POSIX semantics).
+    pub(crate) fn abandon(mut self) {
+        self.steps.clear();
+        self.made.clear();
+        self.made_record = None;
+    }
+}
+
 impl Drop for Commit<'_> {
     /// A change dropped before it was applied leaves nothing staged behind.
     fn drop(&mut self) {

@@ -114,7 +114,7 @@ fn a_kill_between_any_two_renames_is_undone_by_recovery() {
             for staged in &mut commit.steps {
                 staged.temp_entry = None;
             }
-            std::mem::forget(commit);
+            commit.abandon();
             let when = format!("killed after {renames} renames of step {step}");
             assert_eq!(recover_in(&s, &record), Recovered::CommitUndone, "{when}");
             assert_eq!(tree(&s.root), before(), "{when}");
@@ -137,7 +137,7 @@ fn a_kill_after_the_commit_point_is_finished_by_recovery() {
     for staged in &mut commit.steps {
         staged.temp_entry = None;
     }
-    std::mem::forget(commit);
+    commit.abandon();
     assert_eq!(recover_in(&s, &record), Recovered::CommitFinished);
     assert_eq!(tree(&s.root), after());
 }
@@ -156,7 +156,7 @@ fn a_name_taken_after_the_kill_keeps_the_planned_file_visible() {
     for staged in &mut commit.steps {
         staged.temp_entry = None;
     }
-    std::mem::forget(commit);
+    commit.abandon();
     fs::write(s.root.join("a.txt"), "user\n").unwrap();
     assert_eq!(recover_in(&s, &record), Recovered::CommitUndone);
     let found = tree(&s.root);

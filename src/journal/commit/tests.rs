@@ -232,7 +232,7 @@ fn a_crash_at_any_step_is_undone_or_finished_by_recovery() {
         for step in &mut commit.steps {
             step.temp_entry = None;
         }
-        std::mem::forget(commit);
+        commit.abandon();
         let outcome = recover(
             &record,
             None,
@@ -307,7 +307,7 @@ fn a_staged_tree_and_a_move_go_in_together_or_not_at_all() {
         for step in &commit.steps {
             apply_step(step).unwrap();
         }
-        std::mem::forget(commit);
+        commit.abandon();
         recover(
             &record,
             None,
@@ -488,7 +488,7 @@ fn recovery_leaves_what_is_neither_ours_nor_planned() {
         archives: Vec::new(),
     };
     apply_step(&commit.steps[0]).unwrap();
-    std::mem::forget(commit);
+    commit.abandon();
     // After the crash, the user replaces a.txt (which holds ours) with a new file.
     fs::remove_file(s.root.join("a.txt")).unwrap();
     fs::write(s.root.join("a.txt"), "user\n").unwrap();
@@ -564,7 +564,7 @@ fn directories_made_and_archives_go_when_the_change_does_not_happen() {
     for step in &mut commit.steps {
         step.temp_entry = None;
     }
-    std::mem::forget(commit);
+    commit.abandon();
     let discards = Discards(Default::default());
     let sandbox = Sandbox::new(s.root.clone(), None, vec![]);
     assert_eq!(
