@@ -2,19 +2,18 @@
 
 use std::ffi::OsStr;
 use std::fs;
-use std::path::Path;
 use std::sync::Arc;
 
 use super::test_support::*;
 use super::*;
 use crate::datadir::DataDir;
-use crate::paths::testing::{symlink, Modes};
+use crate::paths::testing::{open_dir_from_root, symlink, Modes};
 use crate::paths::AsDir;
 
 #[test]
 fn temp_record_fields() {
     let (_tmp, journal, dir) = temp_setup();
-    let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
+    let fd = open_dir_from_root(&dir);
     let temp = fsops::temp_name(OsStr::new("f.txt"));
     let entry = journal.begin_temp(&dir, fd.as_dir(), &temp).unwrap();
     let bytes = journal.read(&entry.path()).unwrap();
@@ -59,7 +58,7 @@ fn a_removal_cut_short_leaves_no_temp_of_its_process_and_nothing_else_goes() {
     fs::create_dir(dir.join(&root_aside)).unwrap();
     let own_aside = format!(".tree.{DEAD_PID}.3.agent-fs-tools.tmp");
     fs::write(dir.join(&own_aside), b"set aside").unwrap();
-    let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
+    let fd = open_dir_from_root(&dir);
     let mut entry = None;
     journal.with_removal(&dir, fd.as_dir(), OsStr::new("tree"), || {
         // The record exists while the removal runs; keep a copy of it as a kill would.
@@ -129,7 +128,7 @@ fn paths_that_are_not_utf8_are_journaled_as_bytes() {
     // A temp file of a name that is not UTF-8 is recorded and swept.
     let temp = fsops::temp_name(crate::paths::names::from_bytes(b"\xfe.txt"));
     fs::write(odd.join(&temp), b"a whole copy").unwrap();
-    let fd = fsops::open_dir(Path::new("/"), &odd, false).unwrap();
+    let fd = open_dir_from_root(&odd);
     let entry = journal.begin_temp(&odd, fd.as_dir(), &temp).unwrap();
     kill_writer(&journal, &entry.path());
     assert_eq!(
@@ -153,7 +152,7 @@ fn a_dead_restores_temp_tree_is_removed_without_following_links() {
     // The restore may already have given a directory its archived read-only mode (this
     // bites only when not running as root, which ignores modes).
     fs::set_permissions(root.join("sub"), fs::Permissions::from_mode(0o555)).unwrap();
-    let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
+    let fd = open_dir_from_root(&dir);
     let entry = journal.begin_temp(&dir, fd.as_dir(), &temp).unwrap();
     kill_writer(&journal, &entry.path());
     assert_eq!(
@@ -183,7 +182,7 @@ fn a_live_young_writers_temp_is_left_alone() {
     let (_tmp, journal, dir) = temp_setup();
     let name = ".f.txt.1234.0.agent-fs-tools.tmp";
     fs::write(dir.join(name), b"in flight").unwrap();
-    let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
+    let fd = open_dir_from_root(&dir);
     let entry = journal
         .begin_temp(&dir, fd.as_dir(), OsStr::new(name))
         .unwrap();
@@ -281,7 +280,7 @@ fn a_temp_reached_through_a_symlink_or_in_another_directory_is_kept() {
 #[test]
 fn with_temp_keeps_the_record_only_while_the_temp_is_there() {
     let (_tmp, journal, dir) = temp_setup();
-    let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
+    let fd = open_dir_from_root(&dir);
     let temp = OsStr::new(".f.1.2.agent-fs-tools.tmp");
     let during = journal.with_temp(&dir, fd.as_dir(), temp, || Ok::<_, ()>(records(&journal)));
     assert_eq!((during, records(&journal)), (Ok(1), 0));
@@ -301,7 +300,7 @@ fn with_temp_goes_on_when_the_journal_cannot_be_written() {
     // The journal directory cannot be created: its parent is a file.
     fs::write(dir.join("file"), b"").unwrap();
     let journal = Journal::new(Arc::new(DataDir::new(dir.join("file"))), "journal");
-    let fd = fsops::open_dir(Path::new("/"), &dir, false).unwrap();
+    let fd = open_dir_from_root(&dir);
     let temp = OsStr::new(".f.1.2.agent-fs-tools.tmp");
     assert_eq!(
         journal.with_temp(&dir, fd.as_dir(), temp, || Ok::<_, ()>(7)),

@@ -73,7 +73,7 @@ pub(super) fn crashed_temp(journal: &Journal, dir: &Path, name: &str, create: bo
     if create {
         fs::write(dir.join(name), b"a whole copy").unwrap();
     }
-    let fd = fsops::open_dir(Path::new("/"), dir, false).unwrap();
+    let fd = crate::paths::testing::open_dir_from_root(dir);
     let entry = journal
         .begin_temp(dir, fd.as_dir(), OsStr::new(name))
         .unwrap();

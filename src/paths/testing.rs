@@ -242,6 +242,13 @@ pub fn open_dir(path: &Path) -> crate::paths::Dir {
     crate::paths::Dir::from(options.open(path).expect("the directory opens"))
 }
 
+/// The crate's own handle of the directory at the canonical `path`, opened one component at a
+/// time from its root (`/`, or its drive or share on Windows) without following a link.
+pub fn open_dir_from_root(path: &Path) -> crate::paths::Dir {
+    let root = crate::paths::canonical::root_of(path);
+    crate::paths::fsops::open_dir(&root, path, false).expect("the directory opens")
+}
+
 /// How many of this process's descriptors are open on `path` (`/proc/self/fd`): what proves that
 /// nothing of the data directory stays held between calls.
 #[cfg(target_os = "linux")]

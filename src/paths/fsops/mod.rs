@@ -113,7 +113,7 @@ mod tests {
         let r = base.join("R");
         let mut asked = Vec::new();
         let (_fd, made) = ensure_dir_made_with(
-            std::path::Path::new("/"),
+            &crate::paths::canonical::root_of(&r),
             &r.join("a/x/y"),
             |dir, path, name| {
                 asked.push(path.to_owned());

@@ -151,7 +151,7 @@ impl Env {
     /// a path handle (`O_PATH`), as the tools hold it.
     pub fn put_back_removed(&self, partly: crate::trash::PartlyRemoved) -> TrashError {
         let holder = partly.original().parent().unwrap();
-        let parent = crate::paths::fsops::open_dir(Path::new("/"), holder, false).unwrap();
+        let parent = crate::paths::testing::open_dir_from_root(holder);
         let temp = crate::trash::restore_temp_name();
         self.bucket.put_back_removed(partly, parent.as_dir(), &temp)
     }
