@@ -50,6 +50,51 @@ fn errno(e: rustix::io::Errno) -> io::Error {
     io::Error::from(e)
 }
 
+/// What every platform must do alike (Windows' run: `npm run test:windows -- --cargo-tests`).
+#[cfg(test)]
+mod portable_tests {
+    use super::*;
+    use crate::paths::testing::open_dir_from_root;
+    use crate::paths::AsDir;
+    use std::ffi::OsStr;
+    use std::fs;
+    use std::io;
+
+    /// A directory, with what it holds, takes a free name beside it or in another directory, and
+    /// never one that is taken: how a tree built under a temp name is put in place.
+    #[test]
+    fn a_directory_takes_a_free_name_never_a_taken_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
+        fs::create_dir_all(base.join(".staged/sub")).unwrap();
+        fs::write(base.join(".staged/sub/f.txt"), "tree\n").unwrap();
+        fs::create_dir_all(base.join("taken")).unwrap();
+        fs::create_dir_all(base.join("other")).unwrap();
+        let here = open_dir_from_root(&base);
+        let other = open_dir_from_root(&base.join("other"));
+        let name = OsStr::new;
+        let taken = rename_noreplace(here.as_dir(), name(".staged"), here.as_dir(), name("taken"));
+        assert_eq!(taken.unwrap_err().kind(), io::ErrorKind::AlreadyExists);
+        rename_noreplace(
+            here.as_dir(),
+            name(".staged"),
+            here.as_dir(),
+            name("placed"),
+        )
+        .unwrap();
+        assert_eq!(
+            fs::read_to_string(base.join("placed/sub/f.txt")).unwrap(),
+            "tree\n"
+        );
+        rename_noreplace(here.as_dir(), name("placed"), other.as_dir(), name("moved")).unwrap();
+        assert_eq!(
+            fs::read_to_string(base.join("other/moved/sub/f.txt")).unwrap(),
+            "tree\n"
+        );
+        assert!(!base.join("placed").exists() && !base.join(".staged").exists());
+    }
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
