@@ -183,8 +183,12 @@ fn set_name_info(
     const ROOT: usize = 8;
     const LENGTH: usize = 16;
     const NAME: usize = 20;
+    // The structure's own size (its one-character name array and the padding after it): the
+    // least length the system takes. A one-character name would make 22 bytes, refused with
+    // STATUS_INVALID_PARAMETER (Wine checks it; so may Windows).
+    const WHOLE: usize = 24;
     let name_bytes = name.len() * mem::size_of::<u16>();
-    let size = NAME + name_bytes;
+    let size = (NAME + name_bytes).max(WHOLE);
     // u64s: the structure holds a handle, so it is 8-byte aligned.
     let mut buffer = vec![0u64; size.div_ceil(8)];
     // SAFETY: the writes stay inside `buffer` (`size` bytes, rounded up to whole u64s).
