@@ -28,6 +28,16 @@ pub struct Snapshot {
     pub ctime: (i64, u32),
 }
 
+/// How someone other than this user may write an entry, and what stops it, for a message
+/// (`others_may_write`: the mode's bits on Unix, the access list on Windows).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OthersMayWrite {
+    /// How: `mode 0777`, `its access list lets S-1-1-0 write it`.
+    pub how: String,
+    /// The command that stops it: `chmod go-w <path>`, `icacls …`.
+    pub fix: String,
+}
+
 impl Snapshot {
     /// The snapshot of a `stat` result.
     pub fn of(stat: &Stat) -> Self {

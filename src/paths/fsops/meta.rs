@@ -10,7 +10,7 @@ use rustix::fs::{AtFlags, Gid, Mode, OFlags, Timespec, Timestamps, Uid};
 
 use crate::paths::Stat;
 
-use super::{errno, fstat, open_for_read};
+use super::{errno, fstat, open_for_read, OthersMayWrite};
 use crate::paths::{platform, xattrs};
 
 /// Gives `new` (the next version of `name` in `dir`, whose stat was `old`) what a rewrite must
@@ -166,15 +166,6 @@ pub fn effective_uid() -> u32 {
 pub fn owned_by_user(uid: u32, handle: Option<BorrowedFd<'_>>) -> io::Result<bool> {
     let _ = handle;
     Ok(uid == effective_uid())
-}
-
-/// How someone other than this user may write an entry, and what stops it, for a message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OthersMayWrite {
-    /// How: `mode 0777`.
-    pub how: String,
-    /// The command that stops it: `chmod go-w <path>`.
-    pub fix: String,
 }
 
 /// Whether anyone but this user may write the entry whose permission bits are `mode` (open as

@@ -24,6 +24,7 @@ use windows_sys::Win32::Storage::FileSystem::{
 };
 use windows_sys::Win32::System::IO::{IO_STATUS_BLOCK, OVERLAPPED};
 
+use super::OthersMayWrite;
 use crate::paths::platform::{self, info, nt, nt::Disposition};
 use crate::paths::{AsDir, BorrowedDir};
 
@@ -58,15 +59,6 @@ pub fn effective_uid() -> u32 {
 pub fn owned_by_user(uid: u32, handle: Option<BorrowedDir<'_>>) -> io::Result<bool> {
     let _ = uid;
     handle.map_or(Ok(true), platform::owned_by_user)
-}
-
-/// How someone other than this user may write an entry, and what stops it, for a message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OthersMayWrite {
-    /// How: `its access list lets S-1-1-0 write it`.
-    pub how: String,
-    /// The command that stops it (`icacls`).
-    pub fix: String,
 }
 
 /// Whether an account other than this process's user (nor the system or the Administrators)

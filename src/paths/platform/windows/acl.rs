@@ -17,8 +17,8 @@ use windows_sys::Win32::Security::Authorization::{
 use windows_sys::Win32::Security::{
     EqualSid, GetAce, GetLengthSid, GetTokenInformation, IsWellKnownSid, TokenOwner, TokenUser,
     WinBuiltinAdministratorsSid, WinCreatorOwnerSid, WinLocalSystemSid, ACCESS_ALLOWED_ACE, ACL,
-    DACL_SECURITY_INFORMATION, INHERIT_ONLY_ACE, OWNER_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR,
-    PSID, TOKEN_QUERY,
+    DACL_SECURITY_INFORMATION, INHERIT_ONLY_ACE, OBJECT_SECURITY_INFORMATION,
+    OWNER_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID, TOKEN_QUERY,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     FILE_APPEND_DATA, FILE_DELETE_CHILD, FILE_WRITE_DATA, READ_CONTROL, WRITE_DAC, WRITE_OWNER,
@@ -56,82 +56,85 @@ fn not_ours_to_set(e: &io::Error) -> bool {
 }
 
 fn copy_dacl(source: BorrowedHandle<'_>, copy: BorrowedHandle<'_>) -> io::Result<()> {
-    let readable = nt::reopen(source, READ_CONTROL)?;
-    let mut dacl: *mut ACL = ptr::null_mut();
-    let mut descriptor: PSECURITY_DESCRIPTOR = ptr::null_mut();
-    // SAFETY: a valid handle; the out-pointers are live locals; the descriptor the call
-    // allocates (which `dacl` points into) is freed below with `LocalFree`, as documented.
+    let read = Security::of(source, DACL_SECURITY_INFORMATION)?;
+    let writable = nt::reopen(copy, WRITE_DAC)?;
+    // SAFETY: a valid handle and the DACL read above, alive while `read` is.
     let status = unsafe {
-        GetSecurityInfo(
-            readable.as_raw_handle() as HANDLE,
+        SetSecurityInfo(
+            writable.as_handle().as_raw_handle() as HANDLE,
             SE_FILE_OBJECT,
             DACL_SECURITY_INFORMATION,
             ptr::null_mut(),
             ptr::null_mut(),
-            &mut dacl,
-            ptr::null_mut(),
-            &mut descriptor,
+            read.dacl,
+            ptr::null(),
         )
     };
-    if status != ERROR_SUCCESS {
-        return Err(io::Error::from_raw_os_error(status as i32));
+    if status == ERROR_SUCCESS {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(status as i32))
     }
-    let result = nt::reopen(copy, WRITE_DAC).and_then(|writable| {
-        // SAFETY: a valid handle and the DACL read above, alive until `LocalFree` below.
+}
+
+/// What `GetSecurityInfo` read of an entry: its owner and DACL (each null unless asked for, the
+/// DACL also when the entry has none), pointing into the descriptor it allocated, which is freed
+/// when this is dropped.
+struct Security {
+    owner: PSID,
+    dacl: *mut ACL,
+    descriptor: PSECURITY_DESCRIPTOR,
+}
+
+impl Security {
+    /// The parts `what` (`OWNER_SECURITY_INFORMATION`, `DACL_SECURITY_INFORMATION`) of the
+    /// security descriptor of the entry open as `handle`, read through a handle reopened with
+    /// `READ_CONTROL`.
+    fn of(handle: BorrowedHandle<'_>, what: OBJECT_SECURITY_INFORMATION) -> io::Result<Self> {
+        let readable = nt::reopen(handle, READ_CONTROL)?;
+        let mut read = Security {
+            owner: ptr::null_mut(),
+            dacl: ptr::null_mut(),
+            descriptor: ptr::null_mut(),
+        };
+        // SAFETY: a valid handle; the out-pointers are live fields; the descriptor the call
+        // allocates (which `owner` and `dacl` point into) is freed in `drop`, as documented.
         let status = unsafe {
-            SetSecurityInfo(
-                writable.as_handle().as_raw_handle() as HANDLE,
+            GetSecurityInfo(
+                readable.as_raw_handle() as HANDLE,
                 SE_FILE_OBJECT,
-                DACL_SECURITY_INFORMATION,
+                what,
+                &mut read.owner,
                 ptr::null_mut(),
+                &mut read.dacl,
                 ptr::null_mut(),
-                dacl,
-                ptr::null(),
+                &mut read.descriptor,
             )
         };
-        if status == ERROR_SUCCESS {
-            Ok(())
-        } else {
-            Err(io::Error::from_raw_os_error(status as i32))
+        if status != ERROR_SUCCESS {
+            return Err(io::Error::from_raw_os_error(status as i32));
         }
-    });
-    // SAFETY: allocated by `GetSecurityInfo` for us to free, and not used after this.
-    unsafe { LocalFree(descriptor) };
-    result
+        Ok(read)
+    }
+}
+
+impl Drop for Security {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `GetSecurityInfo` for us to free (or null), not used after this.
+        unsafe { LocalFree(self.descriptor) };
+    }
 }
 
 /// Whether the entry open as `handle` is owned by the user this process runs as: its owner SID
 /// is the process token's user, or the token's default owner (an elevated process makes its
 /// files owned by the Administrators group). The Windows form of "owned by the effective uid".
 pub fn owned_by_user(handle: BorrowedHandle<'_>) -> io::Result<bool> {
-    let readable = nt::reopen(handle, READ_CONTROL)?;
-    let mut owner: PSID = ptr::null_mut();
-    let mut descriptor: PSECURITY_DESCRIPTOR = ptr::null_mut();
-    // SAFETY: as in `copy_acl`; `owner` points into the descriptor, freed below.
-    let status = unsafe {
-        GetSecurityInfo(
-            readable.as_raw_handle() as HANDLE,
-            SE_FILE_OBJECT,
-            OWNER_SECURITY_INFORMATION,
-            &mut owner,
-            ptr::null_mut(),
-            ptr::null_mut(),
-            ptr::null_mut(),
-            &mut descriptor,
-        )
-    };
-    if status != ERROR_SUCCESS {
-        return Err(io::Error::from_raw_os_error(status as i32));
-    }
-    let result = token_sids().map(|sids| {
-        sids.iter().any(|sid| {
-            // SAFETY: both are valid SIDs, alive for the call.
-            unsafe { EqualSid(owner, sid.as_ptr() as PSID) != 0 }
-        })
-    });
-    // SAFETY: allocated by `GetSecurityInfo` for us to free, and not used after this.
-    unsafe { LocalFree(descriptor) };
-    result
+    let read = Security::of(handle, OWNER_SECURITY_INFORMATION)?;
+    let sids = token_sids()?;
+    Ok(sids.iter().any(|sid| {
+        // SAFETY: both are valid SIDs, alive for the call (`read` holds the owner's).
+        unsafe { EqualSid(read.owner, sid.as_ptr() as PSID) != 0 }
+    }))
 }
 
 /// `ACCESS_ALLOWED_ACE_TYPE` and `ACCESS_ALLOWED_CALLBACK_ACE_TYPE` (winnt.h): the entries that
@@ -157,34 +160,13 @@ const WRITE_RIGHTS: u32 = FILE_WRITE_DATA
 /// are not weighed against granting ones: a grant is reported even if a deny before it takes it
 /// back (safe: a refusal, with the SID to look at).
 pub fn others_may_write(handle: BorrowedHandle<'_>) -> io::Result<Option<String>> {
-    let readable = nt::reopen(handle, READ_CONTROL)?;
-    let mut dacl: *mut ACL = ptr::null_mut();
-    let mut descriptor: PSECURITY_DESCRIPTOR = ptr::null_mut();
-    // SAFETY: as in `copy_acl`; `dacl` points into the descriptor, freed below.
-    let status = unsafe {
-        GetSecurityInfo(
-            readable.as_raw_handle() as HANDLE,
-            SE_FILE_OBJECT,
-            DACL_SECURITY_INFORMATION,
-            ptr::null_mut(),
-            ptr::null_mut(),
-            &mut dacl,
-            ptr::null_mut(),
-            &mut descriptor,
-        )
-    };
-    if status != ERROR_SUCCESS {
-        return Err(io::Error::from_raw_os_error(status as i32));
+    let read = Security::of(handle, DACL_SECURITY_INFORMATION)?;
+    if read.dacl.is_null() {
+        return Ok(Some("Everyone".to_owned()));
     }
-    let result = if dacl.is_null() {
-        Ok(Some("Everyone".to_owned()))
-    } else {
-        // SAFETY: a valid DACL inside the descriptor, alive until `LocalFree` below.
-        token_sids().map(|ours| unsafe { writer_other_than(dacl, &ours) })
-    };
-    // SAFETY: allocated by `GetSecurityInfo` for us to free, and not used after this.
-    unsafe { LocalFree(descriptor) };
-    result
+    let ours = token_sids()?;
+    // SAFETY: a valid DACL inside the descriptor `read` holds.
+    Ok(unsafe { writer_other_than(read.dacl, &ours) })
 }
 
 /// The first SID `dacl` grants write rights to that is not one of `ours` nor the system's, as
