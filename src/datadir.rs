@@ -115,7 +115,7 @@ impl DataDir {
             // Not made again: one made now would not be the directory checked.
             Some(_) => fsops::open_dir(&anchor, &self.path, false).map_err(|e| {
                 if e.kind() == io::ErrorKind::NotFound {
-                    self.untrusted(Place::DataDir, Why::Replaced)
+                    untrusted(&self.path, Place::DataDir, Why::Replaced)
                 } else {
                     e
                 }
@@ -133,7 +133,7 @@ impl DataDir {
                 held.checked = Some(identity);
             }
             Some(checked) if checked != identity => {
-                return Err(self.untrusted(Place::DataDir, Why::Replaced));
+                return Err(untrusted(&self.path, Place::DataDir, Why::Replaced));
             }
             Some(_) => {}
         }
@@ -143,10 +143,6 @@ impl DataDir {
             Holding::WhileInUse => held.in_use = Arc::downgrade(&fd),
         }
         Ok(fd)
-    }
-
-    fn untrusted(&self, place: Place, why: Why) -> io::Error {
-        untrusted(&self.path, place, why)
     }
 
     /// A descriptor (`O_PATH` on Linux) of `<data dir>/<sub>`, `sub` being plain relative

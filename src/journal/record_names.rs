@@ -1,7 +1,6 @@
 //! The names a journal record holds: how paths are stored (bytes when they are not UTF-8),
 //! and the checks every name passes before recovery acts on it (see `record.rs`).
 
-use std::ffi::OsStr;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
@@ -36,11 +35,6 @@ pub mod path_bytes {
     }
 }
 
-/// Whether `name` is one plain path component: not empty, not `.` or `..`, no separator, no NUL.
-pub fn is_plain_name(name: &OsStr) -> bool {
-    fsops::is_single_component(name)
-}
-
 /// Whether `dir` is an absolute path of plain components in its normal form, as canonical paths
 /// are: `/a/b`; on Windows `C:\a\b` or `\\server\share\a` (a `/` there is not normal).
 pub fn is_plain_dir(dir: &Path) -> bool {
@@ -55,7 +49,8 @@ pub fn is_plain_dir(dir: &Path) -> bool {
     // `components` passes over a `.` inside and repeated separators: the path must be what its
     // components make again.
     anchored
-        && components.all(|c| matches!(c, Component::Normal(part) if is_plain_name(part)))
+        && components
+            .all(|c| matches!(c, Component::Normal(part) if fsops::is_single_component(part)))
         && dir.components().collect::<PathBuf>().as_os_str() == dir.as_os_str()
 }
 
@@ -97,7 +92,7 @@ pub fn check_dir(dir: &Path) -> Result<(), RefusedName> {
 
 /// `Ok` if `name` is one plain component.
 pub fn check_name(name: &Path) -> Result<(), RefusedName> {
-    if is_plain_name(name.as_os_str()) {
+    if fsops::is_single_component(name.as_os_str()) {
         Ok(())
     } else {
         Err(RefusedName::Name(name.to_owned()))
