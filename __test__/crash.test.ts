@@ -23,15 +23,6 @@
  * - apply_patch (six files): all files as before or all as the patch says; the history agrees
  *   with the tree: one record of the patch exactly when it landed, none when it did not; the
  *   directories it made for new files exist exactly when it landed;
- * - ws.undo({ sessionId }) of six changes (files, a tree restored from the trash, a directory moved
- *   back), and of ten where four changed files inside the tree before it was removed (taken back
- *   inside the tree staged from its archive), and of eight where two files were moved into the tree
- *   before it was removed (one over a file there: set aside in the staged tree, moved out once it
- *   is placed): once the next Workspace recovered, the tree is exactly as before the undo or exactly as
- *   after it, never a mix; every archive the session made is still in the trash, byte for byte;
- *   what the undo replaced is in the trash; the history agrees with the tree (undone: one undo
- *   record, every change of the session `undoneBy` it; not undone: no undo record, and the
- *   session can still be undone);
  * - create_directory (`a/b/c`), killed at each named phase of its commit (a debug build dies at
  *   `AGENT_FS_TOOLS_CRASH_AT=<point>`: staged, recorded, made, applied, cleaned, sequel — a
  *   window random kills cannot hit): none of its directories before the commit point, all of
@@ -82,9 +73,11 @@
  *   under the root and the journal is empty. Kills aimed at the moment a temp file exists
  *   (write_file, append_file creating a file) make sure there was one to clean up; for restores,
  *   the kills that left one are counted.
+ *
+ * The random kills of `ws.undo({ sessionId })` are in `crash-undo.test.ts` (they take about as
+ * long as all of this file; the kills aimed at each phase of its commit are here), so that vitest's
+ * two workers run the two files in parallel. Both use the helpers in `helpers/crash.ts`.
  */
-import { spawn } from 'node:child_process'
-import { createHash } from 'node:crypto'
 import {
   appendFileSync,
   chmodSync,
@@ -103,273 +96,36 @@ import {
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { isDeepStrictEqual } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { Workspace, type TrashEntry } from 'agent-fs-tools'
+import { Workspace } from 'agent-fs-tools'
 import { tempWorkspaceDirs } from './helpers/temp.js'
-import { ALL, bucketDir, snapshot, type Node } from './helpers/trash.js'
-import { prng } from './helpers/random.js'
+import { ALL, snapshot, type Node } from './helpers/trash.js'
 import { scaled } from './helpers/time.js'
-
-const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'helpers', 'crash-child.mjs')
-const KILLS = Number(process.env.CRASH_KILLS ?? 50)
-
-const ATOMIC_TEMP = /^\..*\.\d+\.\d+\.agent-fs-tools\.tmp$/
-const TEMP_SUFFIX = '.agent-fs-tools.tmp'
-const RESTORE_TEMP = /^\.restore-[0-9a-f]+\.partial$/
-const BUCKET_TEMP = /^\.[a-z]+-[0-9a-f]+\.partial$/
-
-type Call = [string, Record<string, unknown>]
-
-
-/** Text of about `bytes` bytes, distinct for each `tag` (not compressible to nothing). */
-function bigText(tag: string, bytes: number): string {
-  const lines: string[] = []
-  let size = 0
-  for (let i = 0; size < bytes; i++) {
-    const line = `${tag} ${i} ${createHash('sha1').update(`${tag}/${i}`).digest('hex')}`
-    lines.push(line)
-    size += line.length + 1
-  }
-  return lines.join('\n') + '\n'
-}
-
-interface ChildRun {
-  killed: boolean
-  lines: string[]
-  ms?: number
-}
-
-let configCount = 0
-
-/** Runs the child on `calls`; SIGKILLs it `killAfterMs` after it is ready (never, if null). */
-function runChild(dirs: { root: string; dataDir: string }, calls: Call[], killAfterMs: number | null): Promise<ChildRun> {
-  const configFile = join(dirs.dataDir, `..`, `crash-config-${process.pid}-${configCount++}.json`)
-  writeFileSync(configFile, JSON.stringify({ root: dirs.root, dataDir: dirs.dataDir, calls }))
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD, configFile], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    let timer: NodeJS.Timeout | undefined
-    child.stdout.on('data', (chunk: Buffer) => {
-      const before = out
-      out += chunk.toString()
-      if (killAfterMs !== null && !before.includes('ready\n') && out.includes('ready\n')) {
-        timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs)
-      }
-    })
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString()
-    })
-    child.on('error', reject)
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer)
-      rmSync(configFile, { force: true })
-      const lines = out.split('\n').filter(Boolean)
-      if (signal === 'SIGKILL') return resolve({ killed: true, lines })
-      if (code !== 0) return reject(new Error(`child exited with ${code}: ${out}\n${err}`))
-      const finished = lines.find((l) => l.startsWith('finished '))
-      resolve({ killed: false, lines, ms: Number(finished?.slice('finished '.length)) })
-    })
-  })
-}
-
-/** Runs the child on `calls` and SIGKILLs it as soon as `when()` is true (polled). */
-function runChildUntil(
-  dirs: { root: string; dataDir: string },
-  calls: Call[],
-  when: () => boolean,
-): Promise<{ killed: boolean }> {
-  const configFile = join(dirs.dataDir, `..`, `crash-config-${process.pid}-${configCount++}.json`)
-  writeFileSync(configFile, JSON.stringify({ root: dirs.root, dataDir: dirs.dataDir, calls }))
-  const child = spawn(process.execPath, [CHILD, configFile], { stdio: 'ignore' })
-  let exited = false
-  const exit = new Promise<{ killed: boolean }>((resolve) =>
-    child.on('exit', (_code, signal) => {
-      exited = true
-      rmSync(configFile, { force: true })
-      resolve({ killed: signal === 'SIGKILL' })
-    }),
-  )
-  const deadline = Date.now() + 30_000
-  const poll = (): void => {
-    if (exited) return
-    if (when() || Date.now() > deadline) child.kill('SIGKILL')
-    else setImmediate(poll)
-  }
-  poll()
-  return exit
-}
-
-/**
- * How long the calls take without a kill (the window the kills are spread over): the fastest of
- * three runs, since a first, cold run can take twice as long, and kills timed past the end of the
- * later runs would not count.
- */
-async function calibrate(dirs: { root: string; dataDir: string }, calls: Call[], reset: () => void): Promise<number> {
-  let fastest = Infinity
-  for (let i = 0; i < 3; i++) {
-    reset()
-    const run = await runChild(dirs, calls, null)
-    expect(run.killed).toBe(false)
-    fastest = Math.min(fastest, run.ms ?? 0)
-  }
-  return Math.max(fastest, 5)
-}
-
-/**
- * What the next Workspace on the same root and data dir must manage: list, list the trash, and
- * only recognisable leftovers. Returns it (for restores) and the trash entries.
- */
-async function nextWorkspace(dirs: { root: string; dataDir: string }): Promise<{ ws: Workspace; trash: TrashEntry[] }> {
-  const ws = new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir }, permissions: ALL, confirm: () => true })
-  // Recovery runs in the background; the first call (here trashList) waits for it.
-  const trash = await ws.trashList()
-  expect(leftovers(dirs.root), 'temp files of atomic writes or restores left after the next Workspace').toEqual([])
-  expect(journalRecords(dirs), 'journal records left after recovery').toEqual([])
-  const listing = await ws.call('list_directory', { path: '.', recursive: true, includeIgnored: true })
-  expect(listing.status, listing.output).toBe('ok')
-  const trashTool = await ws.call('trash_list', {})
-  expect(trashTool.status, trashTool.output).toBe('ok')
-  const bucket = bucketDir(dirs.dataDir, dirs.root)
-  if (existsSync(bucket)) {
-    for (const name of readdirSync(bucket)) {
-      const recognised = (name.endsWith('.tar.gz') && !name.startsWith('.')) || BUCKET_TEMP.test(name)
-      expect(recognised, `unrecognisable file in the bucket: ${name}`).toBe(true)
-    }
-    // Every finished archive is listed (a torn archive would be skipped: none may exist).
-    const archives = readdirSync(bucket).filter((n) => n.endsWith('.tar.gz') && !n.startsWith('.'))
-    expect(trash.length, 'an archive in the bucket cannot be read').toBe(archives.length)
-  }
-  return { ws, trash }
-}
-
-/** Append-journal records left in the data dir (any workspace). */
-function journalRecords(dirs: { dataDir: string }): string[] {
-  const journal = join(dirs.dataDir, 'journal')
-  if (!existsSync(journal)) return []
-  // (`key` beside the journals is the key records are sealed with.)
-  return readdirSync(journal, { withFileTypes: true })
-    .filter((d) => d.isDirectory())
-    .flatMap((d) => readdirSync(join(journal, d.name)).map((n) => join(d.name, n)))
-}
-
-/** Names in `dir` (recursively) that are leftovers of an interrupted write or restore. */
-function leftovers(dir: string): string[] {
-  const out: string[] = []
-  const walk = (d: string): void => {
-    for (const name of readdirSync(d, { withFileTypes: true })) {
-      if (ATOMIC_TEMP.test(name.name) || RESTORE_TEMP.test(name.name)) out.push(join(d, name.name))
-      else if (name.isDirectory()) walk(join(d, name.name))
-    }
-  }
-  walk(dir)
-  return out
-}
-
-/** Every `*.agent-fs-tools.tmp` file under `dir`, at any depth (symlinks are not followed). */
-function atomicTemps(dir: string): string[] {
-  const out: string[] = []
-  const walk = (d: string): void => {
-    for (const entry of readdirSync(d, { withFileTypes: true })) {
-      if (entry.name.endsWith(TEMP_SUFFIX)) out.push(join(d, entry.name))
-      else if (entry.isDirectory()) walk(join(d, entry.name))
-    }
-  }
-  walk(dir)
-  return out
-}
-
-/** Removes finished archives (kept: temp files, for the sweep check). */
-function emptyBucket(dirs: { root: string; dataDir: string }): void {
-  const bucket = bucketDir(dirs.dataDir, dirs.root)
-  if (!existsSync(bucket)) return
-  for (const name of readdirSync(bucket)) if (!name.startsWith('.')) rmSync(join(bucket, name))
-}
-
-/** Stale partials (an hour old) are swept by the next Workspace; fresh ones are kept. */
-async function checkSweep(dirs: { root: string; dataDir: string }): Promise<number> {
-  const bucket = bucketDir(dirs.dataDir, dirs.root)
-  mkdirSync(bucket, { recursive: true })
-  const fresh = join(bucket, '.content-0123456789ab.partial')
-  writeFileSync(fresh, 'in flight')
-  const stale = readdirSync(bucket).filter((n) => BUCKET_TEMP.test(n) && join(bucket, n) !== fresh)
-  const hourAgo = Date.now() / 1000 - 3700
-  for (const name of stale) utimesSync(join(bucket, name), hourAgo, hourAgo)
-  await new Workspace({ root: dirs.root, trash: { dataDir: dirs.dataDir } }).trashList()
-  const left = readdirSync(bucket).filter((n) => BUCKET_TEMP.test(n))
-  expect(left, 'stale partials are swept, fresh ones kept').toEqual(['.content-0123456789ab.partial'])
-  rmSync(fresh)
-  return stale.length
-}
-
-/** How many temp files are in the bucket (to tell whether a kill interrupted a trash). */
-function partials(dirs: { root: string; dataDir: string }): number {
-  const bucket = bucketDir(dirs.dataDir, dirs.root)
-  return existsSync(bucket) ? readdirSync(bucket).filter((n) => BUCKET_TEMP.test(n)).length : 0
-}
-
-type Tree = Record<string, Omit<Node, 'mtimeNs'>>
-
-/** A tree as undo must give it back: kind, mode, content, link target (times are not compared). */
-function treeOf(root: string): Tree {
-  const out: Tree = {}
-  for (const [path, { mtimeNs: _, ...rest }] of Object.entries(snapshot(root))) out[path] = rest
-  return out
-}
-
-function sha(data: string | Buffer): string {
-  return createHash('sha256').update(data).digest('hex')
-}
-
-/**
- * Kill delays, uniform over the calibrated window, until `t.kills` reaches `KILLS` (a run that
- * finished before its kill does not count; at most 3 × `KILLS` runs).
- */
-function* delays(window: number, seed: number, t: Tally): Generator<number> {
-  const random = prng(seed)
-  for (let i = 0; t.kills < KILLS && i < KILLS * 3; i++) yield Math.floor(random() * window * 0.95)
-}
-
-interface Tally {
-  kills: number
-  midway: number
-  leftovers: number
-}
-
-/**
- * One kill: runs `calls`, SIGKILLed `delay` ms after it is ready; checks that what it left under
- * the root are temps named like `temp`, tallies them, and opens the next Workspace.
- */
-async function killOnce(dirs: { root: string; dataDir: string }, calls: Call[], delay: number, t: Tally, temp: RegExp): Promise<void> {
-  const run = await runChild(dirs, calls, delay)
-  t.kills += run.killed ? 1 : 0
-  const left = leftovers(dirs.root)
-  for (const p of left) expect(temp.test(p.split('/').pop()!), p).toBe(true)
-  if (left.length > 0) t.midway++
-  t.leftovers += left.length
-  await nextWorkspace(dirs)
-}
-
-function report(op: string, seed: number, window: number, t: Tally, extra = ''): void {
-  console.log(
-    `crash ${op}: ${t.kills} kills (seed ${seed}) over ${window} ms, ${t.midway} caught mid-way, ${t.leftovers} temp files left by the kills${extra}`,
-  )
-}
-
-/**
- * The crash points of a journaled commit (`AGENT_FS_TOOLS_CRASH_AT`), each with whether the
- * change stands after a kill there: before the commit point it is undone, after it it stands.
- */
-const COMMIT_PHASES: [string, boolean][] = [
-  ['staged', false],
-  ['recorded', false],
-  ['made', false],
-  ['applied', true],
-  ['cleaned', true],
-  ['sequel', true],
-]
+import {
+  ATOMIC_TEMP,
+  atomicTemps,
+  bigText,
+  calibrate,
+  checkSweep,
+  COMMIT_PHASES,
+  delays,
+  emptyBucket,
+  KILLS,
+  killOnce,
+  nextWorkspace,
+  partials,
+  report,
+  RESTORE_TEMP,
+  runChild,
+  runChildCrashingAt,
+  runChildUntil,
+  sha,
+  TEMP_SUFFIX,
+  treeOf,
+  type Call,
+  type Tally,
+} from './helpers/crash.js'
 
 describe('crash harness (SIGKILL mid-operation)', { timeout: scaled(240_000) }, () => {
   it('write_file: the file is always one whole version; overwritten versions are in the trash', async () => {
@@ -832,176 +588,6 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: scaled(240_000) }, 
     expect(t.kills).toBe(KILLS)
     report('apply_patch (6 files)', seed, window, t, `, ${applied} left the patch applied, ${t.kills - applied} left it undone`)
   })
-
-  // The second variant also changes files inside the tree before removing it: the undo stages
-  // that tree from its archive and takes those changes back inside it, in the same commit. The
-  // third moves files into the tree before removing it (one over a file there, one into a
-  // directory the move makes): the undo sets them aside in the staged tree and moves them out
-  // once it is placed, the replaced file back at its place (property seeds 198975 and 610763).
-  for (const variant of ['plain', 'inside', 'aside'] as const) {
-    const inside = variant === 'inside'
-    const aside = variant === 'aside'
-    const described = { plain: '', inside: ' with changes inside the tree it removed', aside: ' with files moved into the tree it removed' }[variant]
-    it(`undo of a session${described}: the tree is exactly as before the undo or exactly as after it; no archive is lost`, { timeout: scaled(900_000) }, async () => {
-      // A session that changes files (an overwrite, an edit, a new file, a delete), removes a tree
-      // (restored from its archive by the undo) and moves a directory (moved back): the undo is one
-      // journaled commit, killed at random moments. Each round starts afresh (the history knows
-      // directories by inode, so a copied tree would not do).
-      const session = 'crash-undo'
-      const stamp = (dir: string): void => {
-        for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) stamp(join(dir, e.name))
-        for (const e of readdirSync(dir)) utimesSync(join(dir, e), 1_700_000_000, 1_700_000_000)
-      }
-      const texts = {
-        over: bigText('over', 1 << 20),
-        overNew: bigText('over-new', 1 << 20),
-        edit: `${bigText('edit-a', 1 << 20)}MARK-OLD\n${bigText('edit-b', 1 << 20)}`,
-        added: bigText('added', 512 << 10),
-        gone: bigText('gone', 1 << 20),
-      }
-      const setup = async (): Promise<{ dirs: { root: string; dataDir: string }; start: Tree; after: Tree; archives: Map<string, string> }> => {
-        const dirs = tempWorkspaceDirs()
-        const { root } = dirs
-        writeFileSync(join(root, 'over.txt'), texts.over)
-        writeFileSync(join(root, 'edit.txt'), texts.edit)
-        writeFileSync(join(root, 'gone.txt'), texts.gone)
-        if (aside) {
-          writeFileSync(join(root, 'loose.txt'), bigText('loose', 256 << 10))
-          writeFileSync(join(root, 'stray.txt'), bigText('stray', 256 << 10))
-        }
-        for (let d = 0; d < 6; d++) {
-          mkdirSync(join(root, 'tree', `d${d}`), { recursive: true })
-          for (let f = 0; f < 10; f++) writeFileSync(join(root, 'tree', `d${d}`, `f${f}.txt`), bigText(`t${d}/${f}`, 12 << 10))
-        }
-        writeFileSync(join(root, 'tree', 'big.bin'), bigText('tree-big', 1 << 20))
-        mkdirSync(join(root, 'pkg', 'inner'), { recursive: true })
-        for (let f = 0; f < 8; f++) writeFileSync(join(root, 'pkg', 'inner', `m${f}.txt`), bigText(`m${f}`, 16 << 10))
-        stamp(root)
-        const start = treeOf(root)
-        const limits = { writeMaxBytes: 64 << 20, editMaxFileBytes: 64 << 20 }
-        // The session rewrites files it has not read: this tests undo under kills, not stale views (../docs/tools.md#stale-views).
-        const ws = new Workspace({ root, trash: { dataDir: dirs.dataDir, sessionId: session }, permissions: ALL, limits, confirm: () => true, staleWrites: 'allow' })
-        const calls: Call[] = [
-          ['write_file', { path: 'over.txt', content: texts.overNew }],
-          ['edit_file', { path: 'edit.txt', edits: [{ oldString: 'MARK-OLD', newString: 'MARK-NEW' }] }],
-          ['write_file', { path: 'added.txt', content: texts.added }],
-          ['delete_file', { path: 'gone.txt' }],
-          ...(inside
-            ? ([
-                ['write_file', { path: 'tree/d0/f0.txt', content: texts.added }],
-                ['edit_file', { path: 'tree/big.bin', edits: [{ oldString: 'tree-big 0 ', newString: 'TREE-BIG 0 ' }] }],
-                ['write_file', { path: 'tree/new/inner.txt', content: texts.overNew }],
-                ['delete_file', { path: 'tree/d1/f1.txt' }],
-              ] as Call[])
-            : []),
-          ...(aside
-            ? ([
-                ['move_file', { source: 'loose.txt', destination: 'tree/d2/f2.txt', overwrite: true }],
-                ['move_file', { source: 'stray.txt', destination: 'tree/made/here/stray.txt' }],
-              ] as Call[])
-            : []),
-          ['remove_dir', { path: 'tree', recursive: true }],
-          ['move_file', { source: 'pkg', destination: 'moved-pkg' }],
-        ]
-        for (const [tool, args] of calls) {
-          const r = await ws.call(tool, args)
-          expect(r.status, r.output).toBe('ok')
-        }
-        const bucket = bucketDir(dirs.dataDir, root)
-        const archives = new Map(readdirSync(bucket).filter((n) => n.endsWith('.tar.gz')).map((n) => [n, sha(readFileSync(join(bucket, n)))]))
-        return { dirs, start, after: treeOf(root), archives }
-      }
-      const undo: Call[] = [['ws.undo', { sessionId: session }]]
-      const drop = (dirs: { root: string }): void => rmSync(dirname(dirs.root), { recursive: true, force: true })
-
-      let window = Infinity
-      for (let i = 0; i < 3; i++) {
-        const { dirs, start } = await setup()
-        const run = await runChild(dirs, undo, null)
-        expect(run.killed).toBe(false)
-        expect(treeOf(dirs.root)).toEqual(start)
-        window = Math.min(window, Math.max(run.ms ?? 0, 5))
-        drop(dirs)
-      }
-      let undone = 0
-      /** After a kill: all or nothing, no archive lost; returns whether the session ended undone. */
-      const check = async (dirs: { root: string; dataDir: string }, start: Tree, after: Tree, archives: Map<string, string>, what: string): Promise<boolean> => {
-        const { ws, trash } = await nextWorkspace(dirs)
-        const now = treeOf(dirs.root)
-        const isUndone = isDeepStrictEqual(now, start)
-        expect(isUndone || isDeepStrictEqual(now, after), `a mix of before and after the undo (${what})`).toBe(true)
-        // Every archive the session made is still there, byte for byte.
-        const bucket = bucketDir(dirs.dataDir, dirs.root)
-        for (const [name, digest] of archives) {
-          expect(existsSync(join(bucket, name)), `${name} left the trash (${what})`).toBe(true)
-          expect(sha(readFileSync(join(bucket, name))), `${name} changed (${what})`).toBe(digest)
-        }
-        if (isUndone) {
-          undone++
-          // What the undo replaced is in the trash (the edit's bytes are kept as a delta, in the
-          // undo's own record).
-          for (const name of ['over.txt', 'added.txt']) {
-            expect(trash.some((e) => e.originalPath === join(dirs.root, name)), `${name} as the session left it is not in the trash (${what})`).toBe(true)
-          }
-          // The history agrees with the tree: the undo is recorded, once, and every change of the
-          // session is undone by it (so it can be redone).
-          const history = await ws.history()
-          const undos = history.filter((c) => c.tool === 'undo')
-          expect(undos.length, `the undo is not in the history once (${what})`).toBe(1)
-          const taken = history.filter((c) => c.sessionId === session && c.tool !== 'undo')
-          expect(taken.length).toBe(inside ? 10 : aside ? 8 : 6)
-          for (const change of taken) expect(change.undoneBy, `${change.tool} not undone in the history (${what})`).toBe(undos[0]!.id)
-        } else {
-          // Nothing was undone: the history says so, and the next Workspace can undo the session,
-          // exactly.
-          const history = await ws.history()
-          expect(history.filter((c) => c.tool === 'undo'), `an undo recorded that did not happen (${what})`).toEqual([])
-          const again = await ws.undo({ sessionId: session })
-          expect(again.status, `${what}: ${again.output}`).toBe('ok')
-          expect(treeOf(dirs.root)).toEqual(start)
-        }
-        drop(dirs)
-        return isUndone
-      }
-      const seed = Date.now() % 100_000
-      const t: Tally = { kills: 0, midway: 0, leftovers: 0 }
-      // The commit is the end of the call, and a loaded machine runs slower than the fastest
-      // calibration run: the kills are spread over 1.5 × the window (those too late do not count).
-      for (const delay of delays(window * 1.5, seed, t)) {
-        const { dirs, start, after, archives } = await setup()
-        const run = await runChild(dirs, undo, delay)
-        t.kills += run.killed ? 1 : 0
-        const left = leftovers(dirs.root).length
-        t.leftovers += left
-        if (run.killed && left > 0) t.midway++
-        await check(dirs, start, after, archives, `kill at ${delay} ms, seed ${seed}`)
-      }
-      // Kills aimed at the commit: while a restored tree is staged beside its place, and once the
-      // moved directory is back (the commit's renames are under way).
-      const aims: [string, (root: string) => boolean][] = [
-        ['a tree staged', (root) => leftovers(root).length > 0],
-        ['pkg moved back', (root) => existsSync(join(root, 'pkg'))],
-        ...(aside ? ([['a file moved out of the placed tree', (root) => existsSync(join(root, 'loose.txt'))]] as [string, (root: string) => boolean][]) : []),
-      ]
-      let aimedUndone = 0
-      for (const [what, when] of aims) {
-        for (let round = 0; round < 4; round++) {
-          const { dirs, start, after, archives } = await setup()
-          const { killed } = await runChildUntil(dirs, undo, () => when(dirs.root))
-          if (killed) t.kills++
-          if (await check(dirs, start, after, archives, `kill aimed at: ${what}, round ${round}`)) aimedUndone++
-        }
-      }
-      expect(t.kills).toBeGreaterThanOrEqual(KILLS)
-      report(
-        `undo of a session (${{ plain: '6 changes', inside: '10 changes, 4 inside the removed tree', aside: '8 changes, 2 moves into the removed tree' }[variant]})`,
-        seed,
-        window,
-        t,
-        ` + ${aims.length * 4} aimed at the commit (${aimedUndone} of them left it undone); ${undone} kills left the session undone (each with the undo in the history), the rest left it as it was`,
-      )
-    })
-  }
 
   it('move_file across file systems: the source whole or the destination complete; never a partial copy', async (ctx) => {
     const dirs = tempWorkspaceDirs()
@@ -1655,17 +1241,3 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: scaled(240_000) }, 
     })
   }
 })
-
-/** Runs the child on `calls` in a debug build told to kill itself at the crash point `point` (with `extraEnv`). */
-function runChildCrashingAt(dirs: { root: string; dataDir: string }, calls: Call[], point: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<boolean> {
-  const configFile = join(dirs.dataDir, `..`, `crash-config-${process.pid}-${configCount++}.json`)
-  writeFileSync(configFile, JSON.stringify({ root: dirs.root, dataDir: dirs.dataDir, calls }))
-  const env = { ...process.env, ...extraEnv, AGENT_FS_TOOLS_CRASH_AT: point }
-  const child = spawn(process.execPath, [CHILD, configFile], { stdio: 'ignore', env })
-  return new Promise((resolve) =>
-    child.on('exit', (_code, signal) => {
-      rmSync(configFile, { force: true })
-      resolve(signal === 'SIGKILL')
-    }),
-  )
-}

@@ -51,9 +51,9 @@ const skipRuntimes = process.argv.includes('--no-runtimes')
 /** Switches the addon and the Rust tests to the portable ways (see `src/paths/platform/`). */
 const PORTABLE = { AGENT_FS_TOOLS_PORTABLE: '1' }
 /**
- * Random kills per case of the crash harness (`__test__/crash.test.ts`) in the portable pass, where
- * the aimed kills (at each phase of every commit) run in full: the main pass makes 50, and three
- * passes of 50 did not fit CI's budget.
+ * Random kills per case of the crash harness (`__test__/crash.test.ts`, `crash-undo.test.ts`) in
+ * the portable pass, where the aimed kills (at each phase of every commit) run in full: the main
+ * pass makes 50, and three passes of 50 did not fit CI's budget.
  */
 const PORTABLE_CRASH_KILLS = { CRASH_KILLS: '20' }
 /** Windows' way of putting a changed file in place (no exchange of names), taken by a debug build on Linux. */

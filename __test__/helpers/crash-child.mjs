@@ -1,6 +1,7 @@
 /**
- * The child of the crash harness (`__test__/crash.test.ts`): opens a Workspace on the given root
- * and data dir and runs a list of tool calls, one after the other, until it is SIGKILLed.
+ * The child of the crash harness (`__test__/crash.test.ts`, `crash-undo.test.ts`): opens a
+ * Workspace on the given root and data dir and runs a list of tool calls, one after the other,
+ * until it is SIGKILLed.
  *
  *   node crash-child.mjs <config.json>
  *
