@@ -8,6 +8,7 @@
 //! `tar --xattrs` restores too). GNU tar and the `tar` crate both honour these records.
 
 use std::io::{self, Write};
+use std::path::Path;
 
 use tar::{EntryType, Header};
 
@@ -31,6 +32,21 @@ pub(crate) fn content_header(entry_type: EntryType, snap: &Snapshot) -> Header {
     header.set_mtime(u64::try_from(snap.mtime.0).unwrap_or(0));
     header.set_size(0);
     header
+}
+
+/// A member's path as tar stores it, for a hard link's target: `/` between its components on
+/// every platform, as the `tar` crate writes member names (on Windows `\` only ever separates
+/// components, so the bytes are otherwise the path's own).
+pub(crate) fn member_path_bytes(path: &Path) -> Vec<u8> {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    if cfg!(windows) {
+        bytes
+            .iter()
+            .map(|&b| if b == b'\\' { b'/' } else { b })
+            .collect()
+    } else {
+        bytes.to_vec()
+    }
 }
 
 /// Put a symlink target into a header when it fits verbatim (the PAX `linkpath` record is

@@ -262,7 +262,7 @@ impl<W: Write> Walker<'_, '_, W> {
         self.files += 1;
         if fsops::link_count(&stat) > 1 {
             let first = FirstName {
-                tar_path: tar_path.as_os_str().as_encoded_bytes().to_vec(),
+                tar_path: tarx::member_path_bytes(tar_path),
                 digest_path: digest_path.to_vec(),
                 snapshot: opened,
             };
