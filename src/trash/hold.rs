@@ -79,9 +79,9 @@ impl ArchiveHold {
 impl Drop for ArchiveHold {
     fn drop(&mut self) {
         if self.mark_release {
-            // Setting the same mode changes nothing but the ctime (best effort: should it fail,
-            // a clear that began earlier may remove the archive now, as it could before locks).
-            let _ = fsops::set_mode_fd(&self.file, 0o600);
+            // Best effort: should it fail, a clear that began earlier may remove the archive
+            // now, as it could before locks.
+            let _ = fsops::mark_changed(&self.file);
         }
     }
 }

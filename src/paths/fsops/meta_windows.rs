@@ -180,22 +180,32 @@ pub fn free_space(dir: BorrowedDir<'_>) -> io::Result<u64> {
 }
 
 /// Sets what `FILE_BASIC_INFO` carries of an open entry (a zero time or attribute is left as
-/// it is), through a handle reopened to write attributes.
+/// it is): through the handle itself when it may write attributes (a file opened to write),
+/// else through one reopened to. (Wine reopens a handle by the name it was opened by, so a
+/// file renamed since, an archive put in place, could only be reached the first way.)
 fn set_basic(handle: BorrowedDir<'_>, basic: &FILE_BASIC_INFO) -> io::Result<()> {
-    let writable = nt::reopen(handle, FILE_WRITE_ATTRIBUTES)?;
-    // SAFETY: `basic` is a readable value of the class's type for the duration of the call.
-    let ok = unsafe {
-        SetFileInformationByHandle(
-            writable.as_raw_handle() as HANDLE,
-            FileBasicInfo,
-            (basic as *const FILE_BASIC_INFO).cast(),
-            mem::size_of::<FILE_BASIC_INFO>() as u32,
-        )
+    let set = |handle: HANDLE| {
+        // SAFETY: `basic` is a readable value of the class's type for the duration of the call.
+        let ok = unsafe {
+            SetFileInformationByHandle(
+                handle,
+                FileBasicInfo,
+                (basic as *const FILE_BASIC_INFO).cast(),
+                mem::size_of::<FILE_BASIC_INFO>() as u32,
+            )
+        };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
     };
-    if ok == 0 {
-        return Err(io::Error::last_os_error());
+    match set(handle.as_raw_handle() as HANDLE) {
+        Err(e) if e.raw_os_error() == Some(ERROR_ACCESS_DENIED as i32) => {
+            let writable = nt::reopen(handle, FILE_WRITE_ATTRIBUTES)?;
+            set(writable.as_raw_handle() as HANDLE)
+        }
+        done => done,
     }
-    Ok(())
 }
 
 /// The modification time `mtime` only (100-ns precision), every other field left alone.
@@ -281,6 +291,26 @@ pub fn set_mode_fd(handle: impl AsDir, mode: u32) -> io::Result<()> {
             } else {
                 wanted
             },
+        },
+    )
+}
+
+/// Moves an open entry's change time to now, nothing else that matters: its `ChangeTime` and
+/// its access time are set to now (Wine, which cannot set a change time, moves it when a time
+/// is set; Windows sets it as told).
+pub fn mark_changed(handle: impl AsDir) -> io::Result<()> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(io::Error::other)?;
+    let now = info::windows_time((now.as_secs() as i64, now.subsec_nanos()));
+    set_basic(
+        handle.as_dir(),
+        &FILE_BASIC_INFO {
+            CreationTime: 0,
+            LastAccessTime: now,
+            LastWriteTime: 0,
+            ChangeTime: now,
+            FileAttributes: 0,
         },
     )
 }

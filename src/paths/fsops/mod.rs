@@ -92,6 +92,55 @@ mod portable_tests {
         );
         assert!(!base.join("p").exists() && !base.join(".staged").exists());
     }
+
+    /// Marking an open file changed moves its change time forward and leaves its bytes, its
+    /// mode and its modification time as they were: how an archive's hold tells a clear that
+    /// began before it let go to leave the archive. Through a handle opened to read, and through
+    /// one opened to write a file renamed since (an archive written under a temp name).
+    #[test]
+    fn a_file_marked_changed_has_a_later_change_time_and_nothing_else_changed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("a.tar.gz");
+        fs::write(&path, "archive").unwrap();
+        let marks_changed = |file: &fs::File| {
+            let before = snapshot_fd(file).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            mark_changed(file).unwrap();
+            let after = snapshot_fd(file).unwrap();
+            assert!(
+                after.ctime > before.ctime,
+                "{:?} → {:?}",
+                before.ctime,
+                after.ctime
+            );
+            let kept = |s: &Snapshot| (s.mtime, s.mode, s.size);
+            assert_eq!(kept(&after), kept(&before));
+        };
+        marks_changed(&fs::File::open(&path).unwrap());
+        let written = fs::OpenOptions::new().write(true).open(&path).unwrap();
+        let renamed = tmp.path().join("b.tar.gz");
+        fs::rename(&path, &renamed).unwrap();
+        marks_changed(&written);
+        assert_eq!(fs::read_to_string(&renamed).unwrap(), "archive");
+    }
+
+    /// A handle of a directory reaches its entries after the directory, or one above it, has
+    /// moved: how a change moves an entry out of a tree it built, once the tree is in place.
+    #[test]
+    fn a_directory_handle_follows_its_directory_when_a_parent_moves() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = crate::paths::canonical::canonicalize_existing(tmp.path()).unwrap();
+        fs::create_dir_all(base.join(".staged/sub")).unwrap();
+        fs::write(base.join(".staged/sub/f.txt"), "tree\n").unwrap();
+        let here = open_dir_from_root(&base);
+        let sub = open_dir_from_root(&base.join(".staged/sub"));
+        let name = OsStr::new;
+        rename_noreplace(here.as_dir(), name(".staged"), here.as_dir(), name("built")).unwrap();
+        let seen = lstat_at(sub.as_dir(), name("f.txt")).unwrap();
+        assert!(seen.is_some(), "the entry is not seen through the handle");
+        rename_noreplace(sub.as_dir(), name("f.txt"), here.as_dir(), name("out.txt")).unwrap();
+        assert_eq!(fs::read_to_string(base.join("out.txt")).unwrap(), "tree\n");
+    }
 }
 
 #[cfg(all(test, unix))]
