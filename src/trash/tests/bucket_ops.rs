@@ -405,9 +405,11 @@ fn bucket_is_private_and_named_by_the_root_hash() {
     let dir = env.bucket.dir();
     let expected = sha_hex(env.root.to_str().unwrap().as_bytes());
     assert_eq!(dir, env.data.join("trash").join(expected));
-    use crate::paths::testing::Modes;
-    assert_eq!(
-        fs::metadata(dir).unwrap().permissions().mode() & 0o777,
-        0o700
-    );
+    // Nobody else may write it: its mode's bits on Unix, its access list on Windows.
+    let opened = crate::paths::testing::open_dir(dir);
+    let mode = crate::paths::fsops::fstat(&opened).unwrap().mode;
+    let others = crate::paths::fsops::others_may_write(mode, Some(opened.as_dir()), "bucket");
+    assert_eq!(others.unwrap(), None);
+    #[cfg(unix)]
+    assert_eq!(mode & 0o777, 0o700);
 }
