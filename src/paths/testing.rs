@@ -50,6 +50,21 @@ impl Modes for fs::Permissions {
     }
 }
 
+/// The permission bits of a file set to `mode`, as [`Modes::mode`] reads them back on this
+/// platform: all of them on Unix; on Windows, which keeps only whether it may be written,
+/// `0o666` or `0o444`.
+pub fn kept_mode(mode: u32) -> u32 {
+    if cfg!(windows) {
+        if mode & 0o222 == 0 {
+            0o444
+        } else {
+            0o666
+        }
+    } else {
+        mode & 0o7777
+    }
+}
+
 /// The entry at `path` itself (a link is not followed), as the crate's `Stat` describes it.
 pub fn lstat(path: &Path) -> io::Result<crate::paths::Stat> {
     #[cfg(unix)]

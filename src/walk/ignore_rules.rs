@@ -198,7 +198,7 @@ mod tests {
     fn the_nearest_file_wins_and_whitelists_keep() {
         let top = rules(Path::new("/r"), "*.log\nbuild/\n");
         let tmp = tempfile::tempdir().unwrap();
-        let fd = std::fs::File::open(tmp.path()).unwrap();
+        let fd = crate::paths::testing::open_dir(tmp.path());
         // A directory without ignore files shares its parent's rules.
         let same = top.enter(fd.as_dir(), Path::new("/r/src"), false, false);
         assert!(same.is_ignored(Path::new("/r/src/a.log"), false));
