@@ -197,8 +197,8 @@ pub fn set_mode_fd(fd: impl AsFd, mode: u32) -> io::Result<()> {
 /// Moves an open entry's change time (ctime) to now and changes nothing else: its mode set
 /// again as it is.
 pub fn mark_changed(fd: impl AsFd) -> io::Result<()> {
-    let mode = rustix::fs::fstat(&fd).map_err(errno)?.st_mode;
-    rustix::fs::fchmod(fd, Mode::from_raw_mode((mode & 0o7777) as _)).map_err(errno)
+    let mode = fstat(&fd)?.mode;
+    set_mode_fd(fd, mode)
 }
 
 /// Takes an exclusive advisory lock on `fd` without waiting; `WouldBlock` if someone holds it.
