@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 pub use record::{ChangeRecord, FileRecord};
-pub use view::changes_json;
+pub use view::{changes_json, ChangeJson};
 
 use crate::change::{Action, FileChange};
 use crate::datadir::{self, DataDir};
@@ -101,12 +101,16 @@ struct Parsed {
     /// How many bytes of the log were parsed: whole lines only.
     consumed: u64,
     records: Vec<Arc<ChangeRecord>>,
+    /// Each record's JSON as the host sees it, but for its state.
+    json: Vec<Arc<ChangeJson>>,
 }
 
 /// A change as the history shows it: its record and its state.
 #[derive(Debug, Clone)]
 pub struct HistoryEntry {
     pub record: Arc<ChangeRecord>,
+    /// The record's JSON as the host sees it, but for the state below.
+    pub json: Arc<ChangeJson>,
     /// The change that took this one back, while it stands.
     pub undone_by: Option<String>,
     /// Why it cannot be taken back, if it cannot.
@@ -177,7 +181,7 @@ impl History {
     /// Appends `record` unless the log holds its id already (crash recovery: the process may
     /// have been killed after appending it). Whether it was appended.
     pub fn append_once(&self, record: &ChangeRecord) -> io::Result<bool> {
-        if self.read_all()?.iter().any(|r| r.id == record.id) {
+        if self.read_all()?.0.iter().any(|r| r.id == record.id) {
             return Ok(false);
         }
         self.write_line(record, true)?;
@@ -283,12 +287,15 @@ impl History {
     /// took back as undone by it; an undo taken back (a redo) unmarks what it had taken back.
     /// `archive_exists` tells whether an archive a change needs is still in the trash.
     pub fn entries(&self, archive_exists: &dyn Fn(&Path) -> bool) -> io::Result<Vec<HistoryEntry>> {
-        let records = self.read_all()?;
+        let (records, json) = self.read_all()?;
         let deltas = self.delta_names();
         let mut undone_by: HashMap<String, String> = HashMap::new();
-        let by_id: HashMap<&str, &ChangeRecord> =
-            records.iter().map(|r| (r.id.as_str(), &**r)).collect();
-        for record in &records {
+        let undos = records.iter().filter(|r| !r.undoes.is_empty());
+        let by_id: HashMap<&str, &ChangeRecord> = match undos.clone().next() {
+            Some(_) => records.iter().map(|r| (r.id.as_str(), &**r)).collect(),
+            None => HashMap::new(),
+        };
+        for record in undos {
             for taken in &record.undoes {
                 undone_by.insert(taken.clone(), record.id.clone());
                 // Taking back an undo brings back what it had taken back.
@@ -304,7 +311,8 @@ impl History {
         let records = stand_ins(records, &undone_by, archive_exists);
         Ok(records
             .into_iter()
-            .map(|record| {
+            .zip(json)
+            .map(|(record, json)| {
                 let undone_by = undone_by.get(&record.id).cloned();
                 let not_undoable = match &undone_by {
                     Some(by) => Some(format!("it was undone by {by}")),
@@ -315,6 +323,7 @@ impl History {
                     && why_not_undoable(&record, &|_| true, &deltas).is_none();
                 HistoryEntry {
                     record,
+                    json,
                     undone_by,
                     not_undoable,
                     only_archives_missing,
@@ -323,17 +332,19 @@ impl History {
             .collect())
     }
 
-    /// Every record, oldest first (a line that cannot be read is skipped). Parses only what was
-    /// appended since the last read; a line not yet ended waits for its newline.
-    fn read_all(&self) -> io::Result<Vec<Arc<ChangeRecord>>> {
+    /// Every record, oldest first (a line that cannot be read is skipped), and the JSON of each.
+    /// Parses only what was appended since the last read; a line not yet ended waits for its
+    /// newline.
+    #[allow(clippy::type_complexity)]
+    fn read_all(&self) -> io::Result<(Vec<Arc<ChangeRecord>>, Vec<Arc<ChangeJson>>)> {
         let dir = match self.data.open(&self.rel, false) {
             Ok(dir) => dir,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Default::default()),
             Err(e) => return Err(e),
         };
         let mut file = match fsops::open_for_read(dir.as_dir(), OsStr::new(LOG)) {
             Ok(file) => file,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Default::default()),
             Err(e) => return Err(e),
         };
         datadir::check_file(&file, &self.path().join(LOG))?;
@@ -356,11 +367,13 @@ impl History {
         let new = bytes[..whole]
             .split(|&b| b == b'\n')
             .filter(|line| !line.is_empty())
-            .filter_map(|line| serde_json::from_slice(line).ok())
-            .map(Arc::new);
-        parsed.records.extend(new);
+            .filter_map(|line| serde_json::from_slice::<ChangeRecord>(line).ok());
+        for record in new {
+            parsed.json.push(Arc::new(ChangeJson::of(&record)));
+            parsed.records.push(Arc::new(record));
+        }
         parsed.consumed += whole as u64;
-        Ok(parsed.records.clone())
+        Ok((parsed.records.clone(), parsed.json.clone()))
     }
 }
 
@@ -437,6 +450,9 @@ fn stand_ins(
     undone_by: &HashMap<String, String>,
     archive_exists: &dyn Fn(&Path) -> bool,
 ) -> Vec<Arc<ChangeRecord>> {
+    if undone_by.is_empty() {
+        return records;
+    }
     let by_id: HashMap<&str, &ChangeRecord> =
         records.iter().map(|r| (r.id.as_str(), &**r)).collect();
     let mut stand_in: HashMap<OsString, PathBuf> = HashMap::new();

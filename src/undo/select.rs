@@ -212,40 +212,42 @@ mod tests {
     use crate::history::FileRecord;
 
     fn entry(id: &str, session: &str, paths: &[&str], undoes: &[&str]) -> HistoryEntry {
+        let record = ChangeRecord {
+            id: id.into(),
+            time: String::new(),
+            tool: if undoes.is_empty() {
+                "write_file"
+            } else {
+                "undo"
+            }
+            .into(),
+            summary: id.into(),
+            files: paths
+                .iter()
+                .map(|p| FileRecord {
+                    path: p.into(),
+                    action: Action::Modified,
+                    from: None,
+                    sha256_before: None,
+                    sha256_after: None,
+                    trashed_to: None,
+                    from_trashed_to: None,
+                    delta: None,
+                    entry: None,
+                    permanent: false,
+                    dir_mode: None,
+                    restored_from: None,
+                    created_dirs: Vec::new(),
+                })
+                .collect(),
+            session_id: session.into(),
+            run_id: String::new(),
+            agent_name: String::new(),
+            undoes: undoes.iter().map(|u| u.to_string()).collect(),
+        };
         HistoryEntry {
-            record: std::sync::Arc::new(ChangeRecord {
-                id: id.into(),
-                time: String::new(),
-                tool: if undoes.is_empty() {
-                    "write_file"
-                } else {
-                    "undo"
-                }
-                .into(),
-                summary: id.into(),
-                files: paths
-                    .iter()
-                    .map(|p| FileRecord {
-                        path: p.into(),
-                        action: Action::Modified,
-                        from: None,
-                        sha256_before: None,
-                        sha256_after: None,
-                        trashed_to: None,
-                        from_trashed_to: None,
-                        delta: None,
-                        entry: None,
-                        permanent: false,
-                        dir_mode: None,
-                        restored_from: None,
-                        created_dirs: Vec::new(),
-                    })
-                    .collect(),
-                session_id: session.into(),
-                run_id: String::new(),
-                agent_name: String::new(),
-                undoes: undoes.iter().map(|u| u.to_string()).collect(),
-            }),
+            json: std::sync::Arc::new(crate::history::ChangeJson::of(&record)),
+            record: std::sync::Arc::new(record),
             undone_by: None,
             not_undoable: None,
             only_archives_missing: false,
