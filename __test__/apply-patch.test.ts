@@ -1,6 +1,6 @@
 /** `apply_patch` (../docs/tools.md#apply_patch): both formats, matching, all-or-nothing, trash, prompt, result, audit. */
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, statSync, chmodSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, chmodSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Workspace, type ToolResult } from 'agent-fs-tools'
@@ -66,8 +66,10 @@ describe('apply_patch: Codex format', () => {
       ['deleted', join(root, 'gone.txt'), undefined],
       ['moved', join(root, 'moved.txt'), join(root, 'mv.txt')],
     ])
-    // The deleted file, the updated file's old content and the moved file's old content are in the trash.
-    expect(archiveNames(dataDir, root)).toHaveLength(3)
+    // The deleted file and the moved file's old content are in the trash; the updated file's old
+    // content is the delta in its history record that takes it back, as edit_file keeps it.
+    expect(archiveNames(dataDir, root)).toHaveLength(2)
+    expect(files[0]!.trashedTo).toBeUndefined()
     const deleted = files[2]!.trashedTo!
     expect(result.output).toContain(`\nIn the trash at ${dirname(deleted)} (restore one with restore_file { "trashedPath": `)
     expect(result.output).toContain(`\n  gone.txt: ${basename(deleted)}`)
@@ -198,6 +200,33 @@ describe('apply_patch: files', () => {
     expect(result.status, result.output).toBe('ok')
     expect(readFileSync(join(root, 'w.txt'), 'utf8')).toBe('\uFEFFa\r\nB\r\nextra\r\nc')
     expect(read(join(root, 'u.txt'))).toBe('ONE\ntwo')
+  })
+
+  it('an update keeps its old bytes as a delta of the changed lines, not in the trash; undo gives them back byte for byte', async () => {
+    // Changes near both ends of a long CRLF file with a BOM: a delta around the common start and
+    // end would hold nearly the whole file; one of the changed lines holds a few lines.
+    const long = '\uFEFF' + Array.from({ length: 2000 }, (_, i) => `line ${i}\r\n`).join('')
+    const { ws, root, dataDir } = setup({ 'long.txt': long, 'short.txt': 'one\ntwo' })
+    const before = { long: readFileSync(join(root, 'long.txt')), short: readFileSync(join(root, 'short.txt')) }
+    const result = await applyPatch(
+      ws,
+      patch(
+        '*** Update File: long.txt\n@@\n line 1\n-line 2\n+LINE 2\n line 3\n@@\n line 1997\n-line 1998\n+LINE 1998\n line 1999\n' +
+          '*** Update File: short.txt\n@@\n-one\n+ONE\n two\n',
+      ),
+    )
+    expect(result.status, result.output).toBe('ok')
+    expect(read(join(root, 'long.txt'))).toBe(long.replace('line 2\r\n', 'LINE 2\r\n').replace('line 1998\r\n', 'LINE 1998\r\n'))
+    expect(archiveNames(dataDir, root)).toEqual([])
+    expect((result.data!.files as Array<Record<string, string>>).map((f) => f.trashedTo)).toEqual([undefined, undefined])
+    const deltas = join(dataDir, 'history', sha256(root), 'deltas')
+    const sizes = readdirSync(deltas).map((name) => statSync(join(deltas, name)).size)
+    expect(sizes).toHaveLength(2)
+    expect(Math.max(...sizes), `delta sizes ${sizes}`).toBeLessThan(200)
+    const undone = await ws.undo()
+    expect(undone.status, undone.output).toBe('ok')
+    expect(readFileSync(join(root, 'long.txt')).equals(before.long)).toBe(true)
+    expect(readFileSync(join(root, 'short.txt')).equals(before.short)).toBe(true)
   })
 
   it('keeps the mode of an updated file, and a moved file keeps its own', async () => {

@@ -104,8 +104,35 @@ pub fn unified_diff_within(
     new_label: &str,
     timeout: Duration,
 ) -> UnifiedDiff {
+    diff_within_and_maybe_delta(old, new, spans, old_label, new_label, timeout, false).0
+}
+
+/// [`unified_diff_within`], and the [`Delta`] that turns `new` back into `old`, from the same
+/// line matching (for undo of a patched file, as [`diff_with_delta`] for an edit).
+pub fn diff_within_with_delta(
+    old: &str,
+    new: &str,
+    spans: &[LineSpan],
+    old_label: &str,
+    new_label: &str,
+    timeout: Duration,
+) -> (UnifiedDiff, Delta) {
+    let (diff, delta) =
+        diff_within_and_maybe_delta(old, new, spans, old_label, new_label, timeout, true);
+    (diff, delta.unwrap_or_default())
+}
+
+fn diff_within_and_maybe_delta(
+    old: &str,
+    new: &str,
+    spans: &[LineSpan],
+    old_label: &str,
+    new_label: &str,
+    timeout: Duration,
+    with_delta: bool,
+) -> (UnifiedDiff, Option<Delta>) {
     if old == new {
-        return UnifiedDiff::default();
+        return (UnifiedDiff::default(), None);
     }
     let deadline = Instant::now().checked_add(timeout);
     let old_lines = split_lines(old);
@@ -113,7 +140,11 @@ pub fn unified_diff_within(
     let ops = ops_within(&old_lines, &new_lines, spans, deadline).unwrap_or_else(|| {
         capture_diff_slices_deadline(Algorithm::Myers, &old_lines, &new_lines, deadline)
     });
-    render(&old_lines, &new_lines, ops, old_label, new_label)
+    let delta = with_delta.then(|| delta_of(old, &old_lines, &new_lines, &ops, 0));
+    (
+        render(&old_lines, &new_lines, ops, old_label, new_label),
+        delta,
+    )
 }
 
 /// The line ops of two texts that differ only within `spans`, or `None` when they do not
@@ -539,6 +570,15 @@ mod tests {
         let within = unified_diff_within(&old, &new, &spans, "a/f", "b/f", TIMEOUT);
         assert_eq!(within, unified_diff(&old, &new, "a/f", "b/f", TIMEOUT));
         assert_eq!(apply_patch(&old, &within.text), new);
+        // The delta from the same matching takes the new text back, storing only changed lines.
+        let (with_delta, delta) = diff_within_with_delta(&old, &new, &spans, "a/f", "b/f", TIMEOUT);
+        assert_eq!(with_delta, within);
+        assert_eq!(delta.apply(new.as_bytes()).unwrap(), old.as_bytes());
+        assert!(delta.encode().len() < 64, "{} bytes", delta.encode().len());
+        // Where the spans do not hold, the delta still takes the whole texts back.
+        let (old, new) = ("a\nb\nc\nd", "a\nB\nc\nd\n");
+        let (_, delta) = diff_within_with_delta(old, new, &[span(1..2, 1..2)], "a", "b", TIMEOUT);
+        assert_eq!(delta.apply(new.as_bytes()).unwrap(), old.as_bytes());
     }
 
     #[test]

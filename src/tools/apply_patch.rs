@@ -2,8 +2,9 @@
 //! (../../docs/tools.md#apply_patch). Every file is planned before anything is asked — paths resolved through the
 //! sandbox, chunks matched, new contents and the combined diff built — then one permission
 //! decision and at most one prompt cover the whole patch, and the change is all or nothing, also
-//! under a kill (one plan for the executor, `call::execute`). Deleted, replaced and (with `keepOverwrites`) updated files
-//! go to the trash first. The parser and matcher are `crate::text::patch`. Here: the paths
+//! under a kill (one plan for the executor, `call::execute`). Deleted and replaced files go to
+//! the trash first; an updated file keeps its old bytes as the delta that takes it back, in its
+//! history record, as `edit_file` does. The parser and matcher are `crate::text::patch`. Here: the paths
 //! resolved (`resolve`); planning, file by file, within `patchMaxTotalBytes` (`plan`: its data
 //! `planned`, what it needs `context`, its bounds `budget`, reading `read`, two names of one
 //! file `hard_links`, a retry `already_applied`), the combined diff within `patchMaxBytes`
@@ -59,14 +60,9 @@ pub static SPEC: ToolSpec = ToolSpec {
 };
 
 /// What the model reads: when to use it, both formats, context and anchors, what failure means.
-fn description(_names: &ToolNames, options: &WorkspaceOptions) -> String {
-    let trash = if options.trash.keep_overwrites {
-        "Deleted, replaced and updated files go to the recoverable trash."
-    } else {
-        "Deleted and replaced files go to the recoverable trash."
-    };
+fn description(_names: &ToolNames, _options: &WorkspaceOptions) -> String {
     format!(
-        "{} {trash}",
+        "{} Deleted and replaced files go to the recoverable trash.",
         "Apply one patch that adds, updates, deletes and moves any number of text files, all or nothing. \
 Use it for changes across several files, or many changes in one file: put every change of a step in one call. \
 Write either Codex's format:\n\

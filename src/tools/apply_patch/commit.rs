@@ -2,7 +2,7 @@
 //! updated file (its bytes derived again from the file as read now where the plan did not keep
 //! them, which must still be the planned file and give the planned content), a removal for a
 //! deleted file or a moved one's source, then the put at its destination — with what each
-//! destroys kept in the trash first, or, for an update that is not, the delta that takes it
+//! destroys kept in the trash first, or, for an update, the delta that takes it
 //! back in its history record. The executor makes them all or none, with the record.
 
 use std::collections::HashSet;
@@ -128,7 +128,7 @@ fn plan_file(
     // An updated file's bytes as read again (the planned ones), for its new content if the
     // plan did not keep it, and for what takes it back if the trash will not have it.
     let delta_needed = match plan.action {
-        Action::Modified => !plan.archive_replaced,
+        Action::Modified => !plan.archive_replaced && plan.reverse.is_none(),
         Action::Moved => !plan.archive_removed,
         _ => false,
     };
@@ -209,9 +209,14 @@ fn plan_file(
                     keep = Keep::Archive;
                     put_archived = Some(steps.len());
                 } else if plan.action == Action::Modified {
-                    // No copy in the trash: the history keeps what takes it back.
-                    let old_bytes = source.as_deref().unwrap_or_default();
-                    let reverse = Delta::around_common_ends(old_bytes, &data);
+                    // No copy in the trash: the history keeps what takes it back, the plan's
+                    // delta or (where the plan did not keep it) one from the file read again.
+                    let reverse = match plan.reverse {
+                        Some(planned) => planned,
+                        None => {
+                            Delta::around_common_ends(source.as_deref().unwrap_or_default(), &data)
+                        }
+                    };
                     change.undo.reverse = Some(Arc::new(reverse.encode()));
                 } else if plan.action == Action::Moved {
                     // The file the move replaced was not kept.

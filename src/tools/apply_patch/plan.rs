@@ -23,7 +23,9 @@ use crate::parallel::{self, FILES_AT_ONCE};
 use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::text::decode::{decode_for_edit, TextFile};
-use crate::text::diff::{all_added, unified_diff, unified_diff_within, LineSpan, UnifiedDiff};
+use crate::text::diff::{
+    all_added, diff_within_with_delta, unified_diff, unified_diff_within, LineSpan, UnifiedDiff,
+};
 use crate::text::patch::{self, FilePatch, PatchChange};
 use crate::tools::files;
 // The commit reaches these through this module.
@@ -73,6 +75,9 @@ pub(super) fn plan_all(
                         diff.push(&given, &text);
                     }
                     plan.new = plan.new.take().and_then(|new| kept.keep(new));
+                    if plan.new.is_none() {
+                        plan.reverse = None;
+                    }
                     plans.push(plan);
                 }
                 Err(e) => {
@@ -116,6 +121,7 @@ fn plan_file(
     let planned = |letter, given: &str, action| FilePlan {
         file: index,
         new: None,
+        reverse: None,
         letter,
         given: given.to_owned(),
         action,
@@ -229,17 +235,18 @@ fn plan_file(
                     with_diff(plan, file_diff, diff)
                 }
                 _ => {
-                    let file_diff = file_diff(
-                        &bytes,
+                    // The diff's line matching also gives the delta that takes the update back.
+                    let (file_diff, reverse) = diff_within_with_delta(
+                        &String::from_utf8_lossy(&bytes),
                         &new_text,
                         &spans,
-                        &label(&at.target),
-                        &label(&at.target),
+                        &format!("a/{}", label(&at.target)),
+                        &format!("b/{}", label(&at.target)),
                         timeout,
                     );
                     let mut plan = planned('M', path, Action::Modified);
                     plan.unchanged = !changed;
-                    plan.archive_replaced = cx.keep_overwrites;
+                    plan.reverse = changed.then_some(reverse);
                     plan.write = Some(Write {
                         target: at.target.clone(),
                         sha256,

@@ -4,6 +4,7 @@
 use super::combined_diff::CombinedDiff;
 use crate::change::Action;
 use crate::paths::Target;
+use crate::text::delta::Delta;
 
 /// What is at a path now, as planned on.
 pub(super) struct Existing {
@@ -27,6 +28,9 @@ pub(super) struct FilePlan {
     /// The new content of an updated file, if the plan keeps it (else the commit derives it
     /// again).
     pub new: Option<Vec<u8>>,
+    /// What takes an update back (its changed lines' old bytes, from the diff's matching), kept
+    /// while its new content is; else the commit derives it from the file read again.
+    pub reverse: Option<Delta>,
     /// `A`, `M` or `D` and the path as the patch wrote it (a move: its new path).
     pub letter: char,
     pub given: String,
@@ -37,8 +41,8 @@ pub(super) struct FilePlan {
     /// Keep the removed entry's content in the trash (deletes always; a moved source when its
     /// content changes and overwrites are kept).
     pub archive_removed: bool,
-    /// Keep the replaced content in the trash (an update when overwrites are kept; whatever an
-    /// added or moved file lands on, always).
+    /// Keep the replaced content in the trash (whatever an added or moved file lands on; an
+    /// update keeps a delta instead, as `edit_file` does).
     pub archive_replaced: bool,
     /// How many lines its diff adds and removes.
     pub added: usize,
