@@ -118,12 +118,20 @@ pub fn decode_for_edit(bytes: &[u8]) -> Result<TextFile, DecodeError> {
 /// matches what `edit_file` searches. Returns the text and whether the bytes
 /// were valid UTF-8.
 pub fn decode_lossy(bytes: &[u8]) -> (String, bool) {
-    let (decoded, valid) = match std::str::from_utf8(bytes) {
-        Ok(text) => (std::borrow::Cow::Borrowed(text), true),
-        Err(_) => (String::from_utf8_lossy(bytes), false),
-    };
+    let decoded = lossy(bytes);
+    let valid = matches!(decoded, std::borrow::Cow::Borrowed(_));
     let (_, text) = split_bom(&decoded);
     (text.to_owned(), valid)
+}
+
+/// `String::from_utf8_lossy`, borrowed when the bytes are valid UTF-8. Checked with
+/// `str::from_utf8` first: the usual text is valid, and that check runs words at a time
+/// where the lossy one goes byte by byte.
+pub fn lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 /// True when the text contains at least one CRLF line ending.

@@ -145,7 +145,9 @@ pub fn read_at_most(
     doing: &str,
     path: &Path,
 ) -> Result<Option<Vec<u8>>, ToolError> {
-    let mut bytes = Vec::new();
+    // Room for the whole file at once (`take` hides the size from `read_to_end`).
+    let size = file.metadata().map_or(0, |m| m.len());
+    let mut bytes = Vec::with_capacity(size.min(max).saturating_add(1) as usize);
     file.take(max + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| ToolError::io(&e, doing, path))?;

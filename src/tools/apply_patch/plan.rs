@@ -22,7 +22,7 @@ use crate::hashing::sha256_hex;
 use crate::parallel::{self, FILES_AT_ONCE};
 use crate::paths::shown::Shown;
 use crate::paths::Target;
-use crate::text::decode::{decode_for_edit, TextFile};
+use crate::text::decode::{decode_for_edit, lossy, TextFile};
 use crate::text::diff::{
     all_added, diff_within_with_delta, unified_diff, unified_diff_within, LineSpan, UnifiedDiff,
 };
@@ -141,7 +141,7 @@ fn plan_file(
             let sha256 = sha256_hex(text.as_bytes());
             let file_diff = match &replaced {
                 Some((_, old)) => unified_diff(
-                    &String::from_utf8_lossy(old),
+                    &lossy(old),
                     text,
                     &format!("a/{}", label(&at.target)),
                     &format!("b/{}", label(&at.target)),
@@ -171,7 +171,7 @@ fn plan_file(
                     ),
                 )
             })?;
-            let text = String::from_utf8_lossy(&bytes);
+            let text = lossy(&bytes);
             let file_diff = unified_diff(
                 &text,
                 "",
@@ -204,7 +204,7 @@ fn plan_file(
             budget.spend(new.len() as u64, &at.target.path)?;
             let sha256 = sha256_hex(&new);
             let changed = sha256 != old.sha256;
-            let new_text = String::from_utf8_lossy(&new);
+            let new_text = lossy(&new);
             let mut plan = match (&at.destination, move_to) {
                 (Some(destination), Some(to)) => {
                     let replaced = read(destination, &cx.limits, false, budget)?;
@@ -237,7 +237,7 @@ fn plan_file(
                 _ => {
                     // The diff's line matching also gives the delta that takes the update back.
                     let (file_diff, reverse) = diff_within_with_delta(
-                        &String::from_utf8_lossy(&bytes),
+                        &lossy(&bytes),
                         &new_text,
                         &spans,
                         &format!("a/{}", label(&at.target)),
@@ -326,7 +326,7 @@ fn file_diff(
     new_label: &str,
     timeout: std::time::Duration,
 ) -> UnifiedDiff {
-    let old = String::from_utf8_lossy(old);
+    let old = lossy(old);
     unified_diff_within(
         &old,
         new,
