@@ -52,8 +52,9 @@ describe('agent-fs-tools demo without a terminal', () => {
     expect(out).toContain('── a denial: the same kind of call with a handler that says no')
     expect(out).toContain('   │ The user denied this write.')
     expect(out).toMatch(/── \d+\. apply_patch[\s\S]*?→ ok\n   │ Success\. Updated the following files:\n   │ M src\/index\.ts\n   │ A src\/farewell\.ts/)
-    // The tree removed at the end, and the old content of the file the patch updated.
-    expect(out).toMatch(/^host API: trashList\(\) → 2 archive\(s\)$/m)
+    // The tree removed at the end (the deleted file was restored; the file the patch updated
+    // keeps its old content as a delta in the history, not in the trash).
+    expect(out).toMatch(/^host API: trashList\(\) → 1 archive\(s\)$/m)
     expect(existsSync(workspace!)).toBe(false)
   }, scaled(60_000))
 
