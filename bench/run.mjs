@@ -291,7 +291,7 @@ const CASES = [
     id: 'patch-many',
     title: `apply_patch: ${sizes.patchFiles} files × ${n(sizes.patchFileLines)} lines, ${sizes.patchHunksPerFile} hunks each, one unified diff`,
     rows: [
-      { job: 'patch/ours', label: "ours: apply_patch (plans every file, one journaled commit, old content to the trash, history)", ref: true },
+      { job: 'patch/ours', label: "ours: apply_patch (plans every file, one journaled commit, history with the deltas that take it back)", ref: true },
       { job: 'patch/jsdiff', label: 'jsdiff parsePatch + applyPatch + writeFileSync per file (keeps nothing, not atomic)' },
     ],
     targets: [{ text: '≥ 1× the jsdiff path (safety for free)', value: (r) => r['patch/jsdiff'] / r['patch/ours'], ok: (v) => v >= 1, fmt: (v) => `${v.toFixed(2)}×` }],
