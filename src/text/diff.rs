@@ -238,8 +238,14 @@ fn delta_of(
         out
     };
     let (old_at, new_at) = (starts(old_lines), starts(new_lines));
-    let mut padded = vec![0u8; offset];
-    padded.extend_from_slice(old.as_bytes());
+    // Positions past a prefix index the old text as if the prefix were before it.
+    let padded: std::borrow::Cow<[u8]> = if offset == 0 {
+        old.as_bytes().into()
+    } else {
+        [vec![0u8; offset].as_slice(), old.as_bytes()]
+            .concat()
+            .into()
+    };
     let ranges = ops
         .iter()
         .filter(|op| op.tag() != similar::DiffTag::Equal)
