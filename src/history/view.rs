@@ -124,11 +124,13 @@ fn json(value: &(impl Serialize + ?Sized)) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
     use std::sync::Arc;
 
     use serde_json::{json, Value};
 
     use super::*;
+    use crate::change::FileChange;
     use crate::history::FileRecord;
 
     /// A change whose every field is shown: names that must be escaped, a move, an undo's
@@ -137,19 +139,8 @@ mod tests {
     #[test]
     fn a_change_is_written_whole_around_its_state() {
         let file = |path: &str, action, from: Option<&str>| FileRecord {
-            path: path.into(),
-            action,
             from: from.map(Into::into),
-            sha256_before: None,
-            sha256_after: None,
-            trashed_to: None,
-            from_trashed_to: None,
-            delta: None,
-            entry: None,
-            permanent: false,
-            dir_mode: None,
-            restored_from: None,
-            created_dirs: Vec::new(),
+            ..FileRecord::of(&FileChange::new(PathBuf::from(path), action), None)
         };
         let record = ChangeRecord {
             id: "c2".into(),
