@@ -4,12 +4,12 @@
  * failed or refused patch leaves (nothing: no directories, no archives), paths that name a
  * directory, hard links and symlinks.
  */
-import { existsSync, linkSync, lstatSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, linkSync, lstatSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ToolResult, Workspace } from 'agent-fs-tools'
 import { tempWorkspace } from './helpers/temp.js'
-import { read, writeTree } from './helpers/files.js'
+import { read, sha256, writeTree } from './helpers/files.js'
 import { ALL, archiveNames, recorder } from './helpers/trash.js'
 
 function setup(files: Record<string, string> = {}, options = {}) {
@@ -89,16 +89,23 @@ describe('apply_patch: the combined diff is bounded by patchMaxBytes', () => {
 })
 
 describe('apply_patch: new contents past patchMaxBytes are derived again at the commit', () => {
-  const files = { 'a.txt': text('a', 1_000), 'b.txt': text('b', 1_000) }
-  const input = patch('*** Update File: a.txt\n@@\n-a 3 ' + 'x'.repeat(60) + '\n+A3\n*** Update File: b.txt\n@@\n-b 5 ' + 'x'.repeat(60) + '\n+B5\n')
+  const files = { 'a.txt': text('a', 20_000), 'b.txt': text('b', 1_000) }
+  const x = 'x'.repeat(60)
+  const input = patch(`*** Update File: a.txt\n@@\n-a 3 ${x}\n+A3\n@@\n-a 290 ${x}\n+A290\n*** Update File: b.txt\n@@\n-b 5 ${x}\n+B5\n`)
 
-  it('with the same result', async () => {
-    const { ws, root } = setup(files, { limits: { patchMaxBytes: 300 }, trash: { keepOverwrites: false } })
+  it('with the same result, and deltas of the changed lines only', async () => {
+    const { ws, root, dataDir } = setup(files, { limits: { patchMaxBytes: 300 } })
     const result = await applyPatch(ws, input, { confirm: () => true })
     expect(result.status, result.output).toBe('ok')
-    expect(read(join(root, 'a.txt'))).toBe(files['a.txt'].replace(`a 3 ${'x'.repeat(60)}\n`, 'A3\n'))
-    expect(read(join(root, 'b.txt'))).toBe(files['b.txt'].replace(`b 5 ${'x'.repeat(60)}\n`, 'B5\n'))
-    // What takes them back was recorded from the bytes read again.
+    expect(read(join(root, 'a.txt'))).toBe(files['a.txt'].replace(`a 3 ${x}\n`, 'A3\n').replace(`a 290 ${x}\n`, 'A290\n'))
+    expect(read(join(root, 'b.txt'))).toBe(files['b.txt'].replace(`b 5 ${x}\n`, 'B5\n'))
+    // What takes them back was recorded from the bytes read again: the changed lines, not
+    // everything between a.txt's first and last change (~19 KB).
+    expect(archiveNames(dataDir, root)).toEqual([])
+    const deltas = join(dataDir, 'history', sha256(root), 'deltas')
+    const sizes = readdirSync(deltas).map((name) => statSync(join(deltas, name)).size)
+    expect(sizes).toHaveLength(2)
+    expect(Math.max(...sizes), `delta sizes ${sizes}`).toBeLessThan(300)
     expect((await ws.undo()).status).toBe('ok')
     expect(read(join(root, 'a.txt'))).toBe(files['a.txt'])
     expect(read(join(root, 'b.txt'))).toBe(files['b.txt'])

@@ -134,17 +134,38 @@ fn diff_within_and_maybe_delta(
     if old == new {
         return (UnifiedDiff::default(), None);
     }
-    let deadline = Instant::now().checked_add(timeout);
-    let old_lines = split_lines(old);
-    let new_lines = split_lines(new);
-    let ops = ops_within(&old_lines, &new_lines, spans, deadline).unwrap_or_else(|| {
-        capture_diff_slices_deadline(Algorithm::Myers, &old_lines, &new_lines, deadline)
-    });
+    let (old_lines, new_lines) = (split_lines(old), split_lines(new));
+    let ops = line_ops_within(&old_lines, &new_lines, spans, timeout);
     let delta = with_delta.then(|| delta_of(old, &old_lines, &new_lines, &ops, 0));
     (
         render(&old_lines, &new_lines, ops, old_label, new_label),
         delta,
     )
+}
+
+/// The [`Delta`] of [`diff_within_with_delta`] alone, without rendering a diff (for a patched
+/// file whose new content is derived again at the commit).
+pub fn delta_within(old: &str, new: &str, spans: &[LineSpan], timeout: Duration) -> Delta {
+    if old == new {
+        return Delta::default();
+    }
+    let (old_lines, new_lines) = (split_lines(old), split_lines(new));
+    let ops = line_ops_within(&old_lines, &new_lines, spans, timeout);
+    delta_of(old, &old_lines, &new_lines, &ops, 0)
+}
+
+/// The line ops of two texts that differ only within `spans`, or of the whole texts where they
+/// do not.
+fn line_ops_within(
+    old_lines: &[&str],
+    new_lines: &[&str],
+    spans: &[LineSpan],
+    timeout: Duration,
+) -> Vec<DiffOp> {
+    let deadline = Instant::now().checked_add(timeout);
+    ops_within(old_lines, new_lines, spans, deadline).unwrap_or_else(|| {
+        capture_diff_slices_deadline(Algorithm::Myers, old_lines, new_lines, deadline)
+    })
 }
 
 /// The line ops of two texts that differ only within `spans`, or `None` when they do not
@@ -579,6 +600,7 @@ mod tests {
         // The delta from the same matching takes the new text back, storing only changed lines.
         let (with_delta, delta) = diff_within_with_delta(&old, &new, &spans, "a/f", "b/f", TIMEOUT);
         assert_eq!(with_delta, within);
+        assert_eq!(delta_within(&old, &new, &spans, TIMEOUT), delta);
         assert_eq!(delta.apply(new.as_bytes()).unwrap(), old.as_bytes());
         assert!(delta.encode().len() < 64, "{} bytes", delta.encode().len());
         // Where the spans do not hold, the delta still takes the whole texts back.

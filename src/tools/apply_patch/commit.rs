@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::plan::{self, Context, Existing, FilePlan};
 use crate::call::execute::{execute, Done, ExecuteError, Failure};
@@ -23,7 +24,9 @@ use crate::paths::fsops;
 use crate::paths::shown::Shown;
 use crate::paths::{EntryKind, Target};
 use crate::progress::Meter;
+use crate::text::decode::lossy;
 use crate::text::delta::Delta;
+use crate::text::diff::delta_within;
 use crate::text::patch::{FilePatch, PatchChange};
 use crate::tools::files;
 use crate::workspace::Workspace;
@@ -182,16 +185,23 @@ fn plan_file(
     let mut put_archived = None;
     if let Some(write) = plan.write {
         // The bytes the plan hashed (an added file's text, an update's new content kept), or
-        // derived again, which must give the planned content.
+        // derived again, which must give the planned content (and, for an update, the delta
+        // of its changed lines the plan did not keep).
+        let mut reverse = plan.reverse;
         let data = match (&files[plan.file].change, plan.new, &source) {
             (PatchChange::Add { text, .. }, _, _) => text.clone().into_bytes(),
             (_, Some(kept), _) => kept,
             (_, None, Some(bytes)) => {
-                let data = plan::patched(&files[plan.file], &write.target, bytes, cx)?.bytes;
-                if sha256_hex(&data) != write.sha256 {
+                let patched = plan::patched(&files[plan.file], &write.target, bytes, cx)?;
+                if sha256_hex(&patched.bytes) != write.sha256 {
                     return Err(changed_since_planned(&write.target.path));
                 }
-                data
+                if plan.action == Action::Modified && reverse.is_none() {
+                    let timeout = Duration::from_millis(cx.limits.diff_timeout_ms);
+                    let (old, new) = (lossy(bytes), lossy(&patched.bytes));
+                    reverse = Some(delta_within(&old, &new, &patched.spans, timeout));
+                }
+                patched.bytes
             }
             _ => unreachable!("a written file is added, or updated and read again"),
         };
@@ -209,14 +219,10 @@ fn plan_file(
                     keep = Keep::Archive;
                     put_archived = Some(steps.len());
                 } else if plan.action == Action::Modified {
-                    // No copy in the trash: the history keeps what takes it back, the plan's
-                    // delta or (where the plan did not keep it) one from the file read again.
-                    let reverse = match plan.reverse {
-                        Some(planned) => planned,
-                        None => {
-                            Delta::around_common_ends(source.as_deref().unwrap_or_default(), &data)
-                        }
-                    };
+                    // No copy in the trash: the history keeps the delta that takes it back.
+                    let reverse = reverse.take().unwrap_or_else(|| {
+                        Delta::around_common_ends(source.as_deref().unwrap_or_default(), &data)
+                    });
                     change.undo.reverse = Some(Arc::new(reverse.encode()));
                 } else if plan.action == Action::Moved {
                     // The file the move replaced was not kept.
