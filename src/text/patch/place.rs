@@ -59,6 +59,12 @@ pub(super) fn place_all(
             .hint
             .map(|h| shifted(hint_index(h.old_start, h.old_len), drift));
         let place = find_place(hay, chunk, &old, hinted, cursor).map_err(unplaced)?;
+        let away_from_the_end = !old.is_empty() && place.start + place.len < hay.len();
+        if chunk.end_of_file && away_from_the_end && new_text_ends(hay, chunk) {
+            // Its old text is only away from the end, and its new text already ends the file:
+            // the chunk was applied there, and placing it higher up would apply it twice.
+            return Err(unplaced(Miss::NotFound));
+        }
         if let (Some(h), false) = (chunk.hint, old.is_empty()) {
             drift = place.start as isize - hint_index(h.old_start, h.old_len) as isize;
         }
@@ -66,6 +72,16 @@ pub(super) fn place_all(
         placed.push(place);
     }
     Ok(placed)
+}
+
+/// Whether `chunk`'s new lines (some) are exactly the last lines of `hay`.
+fn new_text_ends(hay: &Haystack, chunk: &Chunk) -> bool {
+    let new = chunk.new_lines();
+    !new.is_empty()
+        && hay
+            .len()
+            .checked_sub(new.len())
+            .is_some_and(|at| hay.matches_at(&new, MatchLevel::Exact, at))
 }
 
 /// Where a chunk's lines were found (or, with no old lines, where its new lines go).

@@ -1054,6 +1054,26 @@ fn already_applied_unified_diff_uses_new_side_hints() {
     assert!(is_applied("anything", &[], &CancelToken::new()));
 }
 
+/// An end-of-file chunk of blank lines, sent again: its old text is only at the top now (its
+/// whitespace-only lines are matched exactly) and its new text ends the file, so it is not
+/// found, never applied a second time at the top (proptest seed 05753c77…).
+#[test]
+fn an_end_of_file_chunk_already_at_the_end_is_not_applied_higher_up() {
+    let patch = parse("*** Begin Patch\n*** Update File: f.txt\n@@\n \n \n \n-\n+ \n*** End of File\n*** End Patch\n").unwrap();
+    let PatchChange::Update { path, chunks, .. } = &patch.files[0].change else {
+        panic!("an update")
+    };
+    let once = apply(path, "\n\n\n\n\n", chunks, &CancelToken::new())
+        .unwrap()
+        .text;
+    assert_eq!(once, "\n\n\n\n \n");
+    let again = apply(path, &once, chunks, &CancelToken::new());
+    assert!(
+        matches!(again, Err(PatchError::NoMatch { .. })),
+        "{again:?}"
+    );
+}
+
 #[test]
 fn old_lines_found_elsewhere_mean_not_applied() {
     // ../../../docs/tools.md#apply_patch: applied only if none of the old text is found.

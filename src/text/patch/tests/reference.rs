@@ -57,11 +57,21 @@ fn reference_place_all(hay: &Plain, chunks: &[Chunk]) -> Result<Vec<Place>, Unpl
         let hinted = chunk
             .hint
             .map(|h| shifted(hint_index(h.old_start, h.old_len), drift));
-        let place = find_place(hay, chunk, &old, hinted, cursor).map_err(|miss| Unplaced {
+        let unplaced = |miss| Unplaced {
             index,
             miss,
             cursor,
-        })?;
+        };
+        let place = find_place(hay, chunk, &old, hinted, cursor).map_err(unplaced)?;
+        // An end-of-file chunk found away from the end whose new lines end the file is applied.
+        let new = chunk.new_lines();
+        let new_at_end = !new.is_empty()
+            && new.len() <= hay.len()
+            && hay.matches_at(&new, MatchLevel::Exact, hay.len() - new.len());
+        if chunk.end_of_file && !old.is_empty() && place.start + place.len < hay.len() && new_at_end
+        {
+            return Err(unplaced(Miss::NotFound));
+        }
         if let (Some(h), false) = (chunk.hint, old.is_empty()) {
             drift = place.start as isize - hint_index(h.old_start, h.old_len) as isize;
         }
