@@ -16,13 +16,13 @@ const { readFileSync } = require('node:fs')
 const { createRequire } = require('node:module')
 const { dirname, join, resolve } = require('node:path')
 
-const SUPPORTED = 'Linux x64 and arm64 (glibc and musl), macOS arm64 and x64'
+const SUPPORTED = 'Linux x64 and arm64 (glibc and musl), macOS arm64 and x64, Windows x64 and arm64'
 
 /** This file; undefined in an ES module bundle, whose `require` comes from its own `createRequire`. */
 const here = typeof __filename === 'string' ? __filename : undefined
 
 /** The supported platforms, by napi-rs name: one per `napi.targets` entry and `npm/` package. */
-const PLATFORMS = ['linux-x64-gnu', 'linux-x64-musl', 'linux-arm64-gnu', 'linux-arm64-musl', 'darwin-x64', 'darwin-arm64']
+const PLATFORMS = ['linux-x64-gnu', 'linux-x64-musl', 'linux-arm64-gnu', 'linux-arm64-musl', 'darwin-x64', 'darwin-arm64', 'win32-x64-msvc', 'win32-arm64-msvc']
 
 /** Whether this Linux runs on musl libc (Alpine) rather than glibc. */
 function isMusl() {
@@ -50,10 +50,12 @@ function platformName() {
   let name = null
   if (platform === 'linux') name = `linux-${arch}-${isMusl() ? 'musl' : 'gnu'}`
   else if (platform === 'darwin') name = `darwin-${arch}`
+  // Node for Windows is built with MSVC, and so are the published binaries; a binary built with
+  // mingw (x86_64-pc-windows-gnu, how this repository tests Windows under Wine) loads in its place.
+  else if (platform === 'win32') name = `win32-${arch}-msvc`
   if (name !== null && PLATFORMS.includes(name)) return name
   throw new Error(
-    `agent-fs-tools does not run on ${platform} ${arch} yet. Supported: ${SUPPORTED}.` +
-      (platform === 'win32' ? ' On Windows, run it under WSL.' : ''),
+    `agent-fs-tools does not run on ${platform} ${arch} yet. Supported: ${SUPPORTED}.`,
   )
 }
 

@@ -69,21 +69,19 @@ describe('exports', () => {
 
 describe('unsupported platforms', () => {
   it.each([
-    ['win32', 'x64'],
-    ['win32', 'arm64'],
+    ['win32', 'ia32'],
     ['freebsd', 'x64'],
     ['linux', 'ia32'],
     ['darwin', 'ppc64'],
   ])('%s %s: one Error naming the platform and the supported list', (platform, arch) => {
     const message = thrown(pretend(platform, arch))
     expect(message).toBe(
-      `agent-fs-tools does not run on ${platform} ${arch} yet. Supported: Linux x64 and arm64 (glibc and musl), macOS arm64 and x64.` +
-        (platform === 'win32' ? ' On Windows, run it under WSL.' : ''),
+      `agent-fs-tools does not run on ${platform} ${arch} yet. Supported: Linux x64 and arm64 (glibc and musl), macOS arm64 and x64, Windows x64 and arm64.`,
     )
   })
 
   it('is refused even with NAPI_RS_NATIVE_LIBRARY_PATH set', () => {
-    expect(thrown(pretend('win32', 'x64'), { NAPI_RS_NATIVE_LIBRARY_PATH: addon })).toMatch(/^agent-fs-tools does not run on win32 x64 yet\./)
+    expect(thrown(pretend('freebsd', 'x64'), { NAPI_RS_NATIVE_LIBRARY_PATH: addon })).toMatch(/^agent-fs-tools does not run on freebsd x64 yet\./)
   })
 })
 
@@ -91,7 +89,7 @@ describe('the installed binary, named at run time', () => {
   /** This machine's platform, by napi-rs name (the binary built here). */
   const host = /^agent-fs-tools\.([\w-]+)\.node$/.exec(addon.slice(addon.lastIndexOf('/') + 1))?.[1]
 
-  it.each(['linux-x64-gnu', 'linux-arm64-gnu', 'darwin-x64', 'darwin-arm64'])(
+  it.each(['linux-x64-gnu', 'linux-arm64-gnu', 'darwin-x64', 'darwin-arm64', 'win32-x64-msvc', 'win32-arm64-msvc'])(
     '%s: the binary beside the loader, then the per-platform package',
     (platform) => {
       const [os, arch] = platform.split('-') as [string, string]

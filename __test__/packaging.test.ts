@@ -311,7 +311,7 @@ describe('per-platform packages (npm/)', () => {
   const platformOf = (triple: string): string => {
     const [cpu, , os, abi] = triple.split('-') as [string, string, string, string | undefined]
     const arch = cpu === 'x86_64' ? 'x64' : cpu === 'aarch64' ? 'arm64' : cpu
-    return os === 'darwin' ? `darwin-${arch}` : `${os}-${arch}-${abi}`
+    return os === 'darwin' ? `darwin-${arch}` : os === 'windows' ? `win32-${arch}-${abi}` : `${os}-${arch}-${abi}`
   }
 
   it('napi.targets names every supported target; npm/ has one package per target, and the loader lists each (loader.test.ts: the names it loads)', () => {
@@ -323,6 +323,8 @@ describe('per-platform packages (npm/)', () => {
         'x86_64-apple-darwin',
         'x86_64-unknown-linux-gnu',
         'x86_64-unknown-linux-musl',
+        'x86_64-pc-windows-msvc',
+        'aarch64-pc-windows-msvc',
       ].sort(),
     )
     const platforms = targets.map(platformOf)

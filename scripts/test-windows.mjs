@@ -18,18 +18,15 @@
  *      `dyn-symbols` finds N-API in `node.exe` at load time). A build that fails stops the run
  *      here, with the compiler's error count.
  *   5. The session of every tool (`__test__/runtimes/session.mjs`) run by `node.exe` under Wine
- *      from a host project holding the built package with the Windows addon beside the loader.
+ *      from a host project holding the built package with the Windows addon beside the loader
+ *      (under the MSVC build's name, `agent-fs-tools.win32-x64-msvc.node`, which the package's
+ *      own loader finds), its final clean-up counted as one more check.
  *      Wine's `node.exe` cannot write to a pipe (`EBADF`), so its output goes to files.
  *   6. A data directory others may write is refused (`scripts/windows/data-dir-acl.mjs`): a
  *      delete into its trash, then the same once the directory's Unix mode gives others write
  *      (Wine shows that as an `Everyone` entry of its access list), then again once it does not.
  *
  *   node scripts/test-windows.mjs            the steps above
- *   node scripts/test-windows.mjs --past-the-loader
- *                                            the steps above, with the host's copy of index.js
- *                                            made to accept win32 (the package's own loader
- *                                            refuses it until the port ships, SPEC §14): how far
- *                                            a session gets on the Windows addon today
  *   node scripts/test-windows.mjs --cargo-tests
  *                                            steps 1–3, then the library's Rust tests
  *                                            (`cargo test --lib`) cross-built for Windows and
@@ -202,9 +199,6 @@ function runWindowsNode(node, args, { cwd, env = {} }) {
   }
 }
 
-/** The environment naming the Windows addon of the host project `host` for its loader. */
-const addonEnv = (host) => ({ NAPI_RS_NATIVE_LIBRARY_PATH: windowsPath(join(host, 'node_modules', 'agent-fs-tools', 'agent-fs-tools.win32-x64-gnu.node')) })
-
 /**
  * Step 6: a data directory whose access list lets others write it is refused, naming the
  * account and the fix, and nothing is deleted; fixed, it is used again. Returns the checks'
@@ -220,7 +214,6 @@ function dataDirOthersMayWrite(node, host) {
   const deleting = (name) => {
     const { status, stdout, stderr } = runWindowsNode(node, [windowsPath(join(host, 'data-dir-acl.mjs')), name, windowsPath(project), windowsPath(data)], {
       cwd: host,
-      env: addonEnv(host),
     })
     const last = stdout.trim().split('\n').at(-1) ?? ''
     try {
@@ -355,24 +348,13 @@ function probe(node, standIn) {
 
 /** A host project with the built package and the Windows addon beside its loader; returns its path. */
 /**
- * The loader as it would be once it accepts win32: `index.js` with one line that names the
- * platform `win32-<arch>-gnu`, for `--past-the-loader` only (the package's own stays refusing).
- */
-function loaderPastWin32(source) {
-  const refusal = '  if (name !== null && PLATFORMS.includes(name)) return name\n'
-  if (!source.includes(refusal)) throw new Error('index.js changed: --past-the-loader no longer knows where to let win32 in')
-  return source.replace(refusal, "  if (platform === 'win32') return `win32-${arch}-gnu`\n" + refusal)
-}
-
-/**
  * The session with its final clean-up counted as one more check instead of ending the run: under
  * Wine a directory holding a file something still has open cannot be removed (a removed name
- * stays until its last handle closes), and a throw there would hide every count
- * (`--past-the-loader` only).
+ * stays until its last handle closes), and a throw there would hide every count.
  */
 function cleanupCounted(source) {
   const cleanup = '  rmSync(base, { recursive: true, force: true })\n'
-  if (!source.includes(cleanup)) throw new Error('session.mjs changed: --past-the-loader no longer knows its clean-up')
+  if (!source.includes(cleanup)) throw new Error('session.mjs changed: this harness no longer knows its clean-up')
   return source.replace(cleanup, '  try {\n  ' + cleanup + '    passed += 1\n  } catch (error) {\n    failures.push(`clean-up: ${error.message}`)\n  }\n')
 }
 
@@ -382,19 +364,18 @@ function hostWithWindowsAddon(addon, standIn) {
   mkdirSync(pkg, { recursive: true })
   writeFileSync(join(host, 'package.json'), JSON.stringify({ name: 'windows-host', private: true, type: 'module' }))
   for (const file of ['package.json', 'index.js', 'index.d.ts']) copyFileSync(join(root, file), join(pkg, file))
-  if (pastTheLoader) writeFileSync(join(pkg, 'index.js'), loaderPastWin32(readFileSync(join(root, 'index.js'), 'utf8')))
   if (!existsSync(join(root, 'dist'))) throw new Error('no dist/: run `npm run build:ts` first')
   cpSync(join(root, 'dist'), join(pkg, 'dist'), { recursive: true })
-  copyFileSync(addon, join(pkg, 'agent-fs-tools.win32-x64-gnu.node'))
+  // Under the name the loader looks for beside itself: the mingw build stands in for the MSVC one.
+  copyFileSync(addon, join(pkg, 'agent-fs-tools.win32-x64-msvc.node'))
   copyFileSync(standIn, join(pkg, 'bcryptprimitives.dll'))
   const session = readFileSync(join(root, '__test__', 'runtimes', 'session.mjs'), 'utf8')
-  writeFileSync(join(host, 'session.mjs'), pastTheLoader ? cleanupCounted(session) : session)
+  writeFileSync(join(host, 'session.mjs'), cleanupCounted(session))
   return host
 }
 
 const probing = process.argv.includes('--probe')
 const cargoTesting = process.argv.includes('--cargo-tests')
-const pastTheLoader = process.argv.includes('--past-the-loader')
 let passed = 0
 let failed = 0
 try {
@@ -424,7 +405,6 @@ try {
     try {
       const result = runWindowsNode(node, [windowsPath(join(host, 'session.mjs'))], {
         cwd: host,
-        env: addonEnv(host),
       })
       const lines = result.stdout.trim().split('\n')
       const last = lines.at(-1) ?? ''

@@ -5,7 +5,7 @@
 //! Symlinks' attributes are not handled: there is no descriptor-based call for them. (macOS's
 //! ACLs are not extended attributes: see `platform::copy_acl`.)
 //!
-//! Windows: no attribute is read or written (../../docs/windows.md#what-windows-cannot-keep-to-be-named-in-the-readme).
+//! Windows: no attribute is read or written (../../docs/windows.md#what-windows-cannot-keep).
 //! NTFS extended attributes and alternate data streams (`Zone.Identifier` among them) are not
 //! kept by a move between volumes, a rewrite or the trash; the access control list is, through
 //! `platform::copy_acl`.
