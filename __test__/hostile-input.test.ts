@@ -339,7 +339,7 @@ describe('hostile input', () => {
         }
       }
     }
-    const w = await hostile('write_file', { path: 'nul.bin', content: 'a\u0000b' }, 'NUL content')
+    const w = await hostile('write_file', { path: 'zero-byte.bin', content: 'a\u0000b' }, 'NUL content')
     expect(w.status).toBe('ok')
     const a = await hostile('append_file', { path: 'a.txt', content: '\u0000\u0000' }, 'NUL append')
     expect(a.status).toBe('ok')

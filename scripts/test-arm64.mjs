@@ -32,11 +32,12 @@
  * the build ~25 min, the emulated suite the rest).
  */
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { npmPackageDir, pinnedVersion, runtimePath } from './lib/runtimes.mjs'
+import { foreignCheckout } from './lib/checkout.mjs'
+import { pinnedVersion, runtimePath } from './lib/runtimes.mjs'
 import { hostProject, runProcess, runScripts, vitest } from './test-runtimes.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -130,67 +131,6 @@ function ensureBinfmt() {
   writeFileSync(join(dir, 'register'), line)
 }
 
-/** The installed packages of x64 native code (esbuild's, rolldown's binding, …): `{ name, version }`. */
-function x64NativePackages(nodeModules) {
-  const dirs = readdirSync(nodeModules).flatMap((entry) =>
-    entry.startsWith('@') ? readdirSync(join(nodeModules, entry)).map((name) => `${entry}/${name}`) : [entry],
-  )
-  return dirs.flatMap((name) => {
-    try {
-      const pkg = JSON.parse(readFileSync(join(nodeModules, name, 'package.json'), 'utf8'))
-      return pkg.cpu?.includes('x64') && pkg.os?.includes('linux') ? [{ name: pkg.name, version: pkg.version }] : []
-    } catch {
-      return []
-    }
-  })
-}
-
-/**
- * `node_modules` for the arm64 run: the installed tree hard-linked (`cp -al`: instant, no space),
- * plus the arm64 twin of each x64 native package (same version, from the npm registry, cached),
- * which vitest's bundler and esbuild load.
- */
-async function arm64NodeModules(checkout) {
-  const nodeModules = join(checkout, 'node_modules')
-  execFileSync('cp', ['-al', join(root, 'node_modules'), nodeModules])
-  for (const { name, version } of x64NativePackages(nodeModules)) {
-    const twin = name.replace('x64', 'arm64')
-    const dir = await npmPackageDir(twin, version)
-    mkdirSync(dirname(join(nodeModules, twin)), { recursive: true })
-    rmSync(join(nodeModules, twin), { recursive: true, force: true })
-    execFileSync('cp', ['-al', dir, join(nodeModules, twin)])
-  }
-}
-
-/**
- * A copy of the checkout as it is now (tracked and new files, `dist/`, `node_modules` with arm64
- * native packages), with `addon` as the arm64 binary; returns its path.
- */
-async function arm64Checkout(addon) {
-  const checkout = join(root, 'target', 'arm64', 'checkout')
-  rmSync(checkout, { recursive: true, force: true })
-  mkdirSync(checkout, { recursive: true })
-  const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8' })
-  for (const file of listed.split('\0').filter(Boolean)) {
-    if (!existsSync(join(root, file))) continue // deleted, not yet committed
-    mkdirSync(dirname(join(checkout, file)), { recursive: true })
-    copyFileSync(join(root, file), join(checkout, file))
-  }
-  // A repository of its own, every copied file in its index, so tests that list the sources
-  // with `git ls-files` (docs.test.ts) see them. It has no history: replay-history.test.ts
-  // replays the real repository's (`AFS_REPLAY_REPO` below).
-  execFileSync('git', ['init', '-q'], { cwd: checkout })
-  execFileSync('git', ['add', '-A'], { cwd: checkout })
-  cpSync(join(root, 'dist'), join(checkout, 'dist'), { recursive: true })
-  await arm64NodeModules(checkout)
-  // Tests that look for ../shared/ (the host snapshots kept beside the repository) find it beside the copy too.
-  rmSync(join(checkout, '..', 'shared'), { force: true })
-  if (existsSync(join(root, '..', 'shared'))) symlinkSync(join(root, '..', 'shared'), join(checkout, '..', 'shared'), 'dir')
-  // Last, so that it is newer than every source (the demo's staleness check).
-  copyFileSync(addon, join(checkout, 'agent-fs-tools.linux-arm64-gnu.node'))
-  return checkout
-}
-
 const started = Date.now()
 let passed = 0
 let failed = 0
@@ -202,7 +142,12 @@ try {
   lines.push(`build: ${Math.round((Date.now() - buildStarted) / 1000)} s`)
   const node = await arm64Node()
   ensureBinfmt()
-  const checkout = await arm64Checkout(addon)
+  const checkout = await foreignCheckout({
+    dir: join(root, 'target', 'arm64', 'checkout'),
+    addon,
+    platform: 'linux-arm64-gnu',
+    twinOf: (name) => name.replace('x64', 'arm64'),
+  })
 
   const probe = await runProcess([node, '-p', 'process.arch + " " + process.version'], { cwd: checkout, timeoutMs: EMULATED_SCRIPT_TIMEOUT_MS })
   if (probe.stdout.trim() !== `arm64 v${pinnedVersion('node', NODE_LINE)}`) throw new Error(`the arm64 Node does not run: ${probe.stdout}${probe.stderr}`)

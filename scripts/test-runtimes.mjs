@@ -23,7 +23,7 @@ import { spawn } from 'node:child_process'
 import { chmodSync, copyFileSync, cpSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pinnedVersion, runtimeAvailable, runtimePath } from './lib/runtimes.mjs'
 import { filesFailedOutsideTests } from './lib/vitest-report.mjs'
@@ -170,14 +170,16 @@ function scriptFailure({ status, signal, stdout, stderr, hung }, last, timeoutMs
 
 /**
  * vitest over `files` (all when empty) in the checkout `cwd`, run by `node` with `extraArgs` and
- * `reporter` for people; resolves to its counts.
+ * `reporter` for people; resolves to its counts. `run(args)`, when given, runs the command line
+ * instead of `runProcess` (Wine's `node.exe`, whose output must go to files) and resolves to
+ * `{ status }`; `report` is the JSON report's path as that Node names it.
  */
-export async function vitest(node, files, label, { cwd = root, env = {}, extraArgs = [], timeoutMs = 60 * 60_000, reporter = 'dot' } = {}) {
+export async function vitest(node, files, label, { cwd = root, env = {}, extraArgs = [], timeoutMs = 60 * 60_000, reporter = 'dot', run, reportName = (path) => path } = {}) {
   const report = join(mkdtempSync(join(tmpdir(), 'afs-runtime-vitest-')), 'report.json')
-  // The checkout's own vitest (and so its own native packages).
-  const vitestBin = join(dirname(createRequire(join(cwd, 'package.json')).resolve('vitest/package.json')), 'vitest.mjs')
-  const args = [node, vitestBin, 'run', `--reporter=${reporter}`, '--reporter=json', `--outputFile.json=${report}`, ...extraArgs, ...files.map((f) => `__test__/${f}.test.ts`)]
-  const result = await runProcess(args, { cwd, env, echo: true, timeoutMs })
+  // The checkout's own vitest (and so its own native packages), relative to it: Wine's Node names paths its own way.
+  const vitestBin = relative(cwd, join(dirname(createRequire(join(cwd, 'package.json')).resolve('vitest/package.json')), 'vitest.mjs'))
+  const args = [vitestBin, 'run', `--reporter=${reporter}`, '--reporter=json', `--outputFile.json=${reportName(report)}`, ...extraArgs, ...files.map((f) => `__test__/${f}.test.ts`)]
+  const result = run ? await run(args) : await runProcess([node, ...args], { cwd, env, echo: true, timeoutMs })
   try {
     const json = JSON.parse(readFileSync(report, 'utf8'))
     // A file that failed with no failed test (it did not load, or a hook of it failed, so its
@@ -187,7 +189,7 @@ export async function vitest(node, files, label, { cwd = root, env = {}, extraAr
     const notRun = Math.max(0, expected - json.testResults.length)
     if (suiteFailures + notRun > 0) console.log(`${label}: ${suiteFailures} test files failed outside their tests, ${notRun} never ran`)
     const failed = json.numFailedTests + suiteFailures + notRun
-    return { passed: json.numPassedTests, failed: failed === 0 && result.status !== 0 ? 1 : failed }
+    return { passed: json.numPassedTests, failed: failed === 0 && result.status !== 0 ? 1 : failed, report: json }
   } catch (error) {
     console.log(`${label}: could not read vitest's report (${error.message}); exit status ${result.status}`)
     return { passed: 0, failed: 1 }

@@ -26,7 +26,15 @@
  *      delete into its trash, then the same once the directory's Unix mode gives others write
  *      (Wine shows that as an `Everyone` entry of its access list), then again once it does not.
  *
+ *   7. The vitest suite run by that `node.exe` under Wine, in a copy of the checkout
+ *      (`target/windows/checkout/`, `scripts/lib/checkout.mjs`) whose `node_modules` has Windows'
+ *      native packages (esbuild, vitest's bundler) and the addon under the MSVC build's name; each
+ *      failed test printed.
+ *
  *   node scripts/test-windows.mjs            the steps above
+ *   node scripts/test-windows.mjs --no-vitest   steps 1–6
+ *   node scripts/test-windows.mjs --files=edit-file,apply-patch
+ *                                            step 7 over those test files only
  *   node scripts/test-windows.mjs --cargo-tests
  *                                            steps 1–3, then the library's Rust tests
  *                                            (`cargo test --lib`) cross-built for Windows and
@@ -48,7 +56,9 @@ import { chmodSync, closeSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdt
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { foreignCheckout } from './lib/checkout.mjs'
 import { cacheDir, npmPackageDir, pinnedVersion } from './lib/runtimes.mjs'
+import { vitest } from './test-runtimes.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const TARGET = 'x86_64-pc-windows-gnu'
@@ -58,6 +68,13 @@ const MINGW_GCC = 'x86_64-w64-mingw32-gcc'
 const NODE_LINE = '22'
 const work = join(root, 'target', 'windows')
 const SCRIPT_TIMEOUT_MS = 600_000
+/** The whole vitest suite under Wine. */
+const VITEST_TIMEOUT_MS = 90 * 60_000
+/**
+ * Random kills per case of the crash harness under Wine (every aimed kill runs in full): each
+ * starts a Windows `node.exe`, ~1 s under Wine, and 50 a case took 3 minutes a case.
+ */
+const WINE_CRASH_KILLS = '10'
 
 /** What Wine needs in the environment: its own prefix, no Mono/Gecko install prompts, quiet. */
 const wineEnv = {
@@ -185,12 +202,12 @@ const windowsPath = (path) => `Z:${path.replaceAll('/', '\\')}`
  * Runs `node.exe` under Wine with `args` in `cwd`; its output goes to files (a pipe gives
  * `EBADF`). Resolves to `{ status, stdout, stderr }`.
  */
-function runWindowsNode(node, args, { cwd, env = {} }) {
+function runWindowsNode(node, args, { cwd, env = {}, timeoutMs = SCRIPT_TIMEOUT_MS }) {
   const logs = mkdtempSync(join(tmpdir(), 'afs-windows-out-'))
   const out = openSync(join(logs, 'stdout'), 'w')
   const err = openSync(join(logs, 'stderr'), 'w')
   try {
-    const { status, signal } = spawnSync(WINE, [node, ...args], { cwd, env: { ...wineEnv, ...env }, stdio: ['ignore', out, err], timeout: SCRIPT_TIMEOUT_MS })
+    const { status, signal } = spawnSync(WINE, [node, ...args], { cwd, env: { ...wineEnv, ...env }, stdio: ['ignore', out, err], timeout: timeoutMs })
     return { status: signal ? `killed by ${signal}` : status, stdout: readFileSync(join(logs, 'stdout'), 'utf8'), stderr: readFileSync(join(logs, 'stderr'), 'utf8') }
   } finally {
     closeSync(out)
@@ -374,7 +391,46 @@ function hostWithWindowsAddon(addon, standIn) {
   return host
 }
 
+/**
+ * Step 7: the vitest suite (or `--files=a,b`) run by Wine's `node.exe` in a copy of the checkout
+ * with Windows' native packages and the addon under the MSVC build's name (`foreignCheckout`).
+ * Prints each failed test; returns `{ passed, failed }`.
+ */
+async function windowsVitest(node, addon, standIn) {
+  const started = Date.now()
+  const checkout = await foreignCheckout({
+    dir: join(work, 'checkout'),
+    addon,
+    platform: 'win32-x64-msvc',
+    twinOf: (name) => name.replace('linux-x64-gnu', 'win32-x64-msvc').replace('linux-x64', 'win32-x64'),
+    besideAddon: [standIn],
+  })
+  let output = ''
+  const counts = await vitest(node, files, 'windows vitest', {
+    cwd: checkout,
+    reportName: windowsPath,
+    reporter: 'default', // a line per test file as it ends
+    run: (args) => {
+      const env = { AFS_REPLAY_REPO: windowsPath(root), CRASH_KILLS: process.env.CRASH_KILLS ?? WINE_CRASH_KILLS }
+      const result = runWindowsNode(node, args, { cwd: checkout, env, timeoutMs: VITEST_TIMEOUT_MS })
+      output = result.stdout + result.stderr
+      return result
+    },
+  })
+  if (!counts.report) console.log(output)
+  for (const file of counts.report?.testResults ?? []) {
+    const name = file.name.slice(file.name.indexOf('__test__'))
+    const failedTests = file.assertionResults.filter((test) => test.status === 'failed')
+    if (file.status === 'failed' && failedTests.length === 0) console.log(`FAILED ${name}: ${(file.message ?? '').split('\n')[0]}`)
+    for (const test of failedTests) console.log(`FAILED ${name} > ${test.fullName}: ${(test.failureMessages[0] ?? '').split('\n')[0]}`)
+  }
+  console.log(`windows vitest: ${counts.passed} passed, ${counts.failed} failed (${Math.round((Date.now() - started) / 1000)} s)`)
+  return counts
+}
+
 const probing = process.argv.includes('--probe')
+const withVitest = !process.argv.includes('--no-vitest')
+const files = process.argv.find((a) => a.startsWith('--files='))?.slice('--files='.length).split(',') ?? []
 const cargoTesting = process.argv.includes('--cargo-tests')
 let passed = 0
 let failed = 0
@@ -422,6 +478,11 @@ try {
       failed += acl.failed
     } finally {
       rmSync(host, { recursive: true, force: true })
+    }
+    if (withVitest) {
+      const counts = await windowsVitest(node, addon, standIn)
+      passed += counts.passed
+      failed += counts.failed
     }
   }
 } catch (error) {
