@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
-import { join, relative, resolve } from 'node:path'
+import { basename, join, relative, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 const root = resolve(__dirname, '..')
@@ -87,7 +87,7 @@ describe('unsupported platforms', () => {
 
 describe('the installed binary, named at run time', () => {
   /** This machine's platform, by napi-rs name (the binary built here). */
-  const host = /^agent-fs-tools\.([\w-]+)\.node$/.exec(addon.slice(addon.lastIndexOf('/') + 1))?.[1]
+  const host = /^agent-fs-tools\.([\w-]+)\.node$/.exec(basename(addon))?.[1]
 
   it.each(['linux-x64-gnu', 'linux-arm64-gnu', 'darwin-x64', 'darwin-arm64', 'win32-x64-msvc', 'win32-arm64-msvc'])(
     '%s: the binary beside the loader, then the per-platform package',
@@ -120,7 +120,7 @@ describe('NAPI_RS_NATIVE_LIBRARY_PATH', () => {
   it('a file that does not load is an error naming it, with no fallback to the installed addon', () => {
     const missing = join(root, 'no-such-addon.node')
     expect(thrown(`require(${JSON.stringify(loader)})`, { NAPI_RS_NATIVE_LIBRARY_PATH: missing })).toMatch(
-      new RegExp(`^agent-fs-tools: cannot load NAPI_RS_NATIVE_LIBRARY_PATH=${missing.replace(/[.]/g, '\\.')}: Cannot find module`),
+      new RegExp(`^agent-fs-tools: cannot load NAPI_RS_NATIVE_LIBRARY_PATH=${missing.replace(/[.\\]/g, '\\$&')}: Cannot find module`),
     )
   })
 })
