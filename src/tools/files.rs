@@ -154,13 +154,20 @@ pub fn read_at_most(
     Ok((bytes.len() as u64 <= max).then_some(bytes))
 }
 
-/// The label of a file in diff headers: relative to the workspace root when inside it.
+/// The label of a file in diff headers: relative to the workspace root when inside it, its
+/// components joined by `/` on every system (as git writes them on Windows too, and as a
+/// unified diff is read back); the shown absolute path otherwise.
 pub fn diff_label(path: &Path, root: &Path) -> String {
-    path.strip_prefix(root)
-        .ok()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map(|p| p.shown().into_owned())
-        .unwrap_or_else(|| path.shown().into_owned())
+    match path.strip_prefix(root) {
+        Ok(relative) if !relative.as_os_str().is_empty() => {
+            let components: Vec<_> = relative
+                .components()
+                .map(|c| c.as_os_str().shown().into_owned())
+                .collect();
+            components.join("/")
+        }
+        _ => path.shown().into_owned(),
+    }
 }
 
 /// `summary` followed by the diff for the model, the two within `max_bytes` (the output limit):
@@ -296,4 +303,31 @@ pub enum WhenPlanned {
     Absent,
     /// It existed with this stat and (when small enough to keep) these bytes.
     Present { stat: Stat, bytes: Option<Vec<u8>> },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::diff_label;
+    use std::path::Path;
+
+    #[test]
+    fn a_diff_label_is_relative_to_the_root_with_slashes_and_each_name_shown() {
+        let root = Path::new("/r");
+        assert_eq!(diff_label(Path::new("/r/new/b.txt"), root), "new/b.txt");
+        assert_eq!(
+            diff_label(Path::new("/r/a\u{1b}b/c"), root),
+            "a\\x1bb/c",
+            "a name with a control character is shown escaped"
+        );
+        assert_eq!(diff_label(Path::new("/elsewhere/x"), root), "/elsewhere/x");
+        assert_eq!(diff_label(root, root), "/r", "the root itself by its path");
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn a_windows_diff_label_uses_slashes_as_git_does() {
+        let root = Path::new(r"C:\r");
+        assert_eq!(diff_label(Path::new(r"C:\r\new\b.txt"), root), "new/b.txt");
+        assert_eq!(diff_label(Path::new(r"D:\x\y.txt"), root), r"D:\x\y.txt");
+    }
 }
