@@ -133,7 +133,7 @@ describe('copy_file over an existing destination', () => {
     expect(requests).toHaveLength(1)
     expect(requests[0]).toMatchObject({ label: 'Copy file?', recursive: true })
     expect(requests[0]!.detail).toBe(
-      `${join(root, 'new')} → ${join(root, 'old')} (replaces the directory ${join(root, 'old')} and everything in it, which goes to the trash first: 2 files and 1 directory, 4 bytes (largest: b.txt 3 bytes, deep/c.txt 1 byte))`,
+      `${join(root, 'new')} → ${join(root, 'old')} (replaces the directory ${join(root, 'old')} and everything in it, which goes to the trash first: 2 files and 1 directory, 4 bytes (largest: b.txt 3 bytes, ${join('deep', 'c.txt')} 1 byte))`,
     )
     expect(requests[0]!.summary).toMatchObject({ kind: 'tree', files: 2, dirs: 1 })
     expect(allNames(join(root, 'old'))).toEqual(['a.txt'])

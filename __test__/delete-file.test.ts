@@ -1,7 +1,7 @@
 /** `delete_file` (../docs/permissions-and-prompts.md, ../docs/tools.md#delete_file, ../docs/trash.md): files and symlinks into the trash, or permanently; errors; permissions. */
 import { createServer } from 'node:net'
 import { chmodSync, existsSync, lstatSync, mkdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, sep } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { Workspace } from 'agent-fs-tools'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
@@ -20,7 +20,7 @@ describe('delete_file success', () => {
     expect(existsSync(abs)).toBe(false)
     const trashedTo = result.data?.trashedTo as string
     expect(typeof trashedTo).toBe('string')
-    expect(trashedTo.startsWith(bucketDir(dataDir, root) + '/')).toBe(true)
+    expect(trashedTo.startsWith(bucketDir(dataDir, root) + sep)).toBe(true)
     expect(existsSync(trashedTo)).toBe(true)
     expect(archiveNames(dataDir, root)).toHaveLength(1)
     expect(result.output.startsWith(`Removed ${abs}`)).toBe(true)

@@ -22,7 +22,7 @@ describe('move_file replacing a directory tree (issue 15.5)', () => {
     expect(requests).toHaveLength(1)
     expect(requests[0]).toMatchObject({ label: 'Move file?', recursive: true })
     expect(requests[0]!.detail).toBe(
-      `${join(root, 'new')} → ${join(root, 'old')} (replaces the directory ${join(root, 'old')} and everything in it, which goes to the trash first: 2 files and 1 directory, 4 bytes (largest: b.txt 3 bytes, deep/c.txt 1 byte))`,
+      `${join(root, 'new')} → ${join(root, 'old')} (replaces the directory ${join(root, 'old')} and everything in it, which goes to the trash first: 2 files and 1 directory, 4 bytes (largest: b.txt 3 bytes, ${join('deep', 'c.txt')} 1 byte))`,
     )
     expect(read(join(root, 'old/a.txt'))).toBe('new')
   })
