@@ -25,7 +25,6 @@
  *   6. A data directory others may write is refused (`scripts/windows/data-dir-acl.mjs`): a
  *      delete into its trash, then the same once the directory's Unix mode gives others write
  *      (Wine shows that as an `Everyone` entry of its access list), then again once it does not.
- *
  *   7. The vitest suite run by that `node.exe` under Wine, in a copy of the checkout
  *      (`target/windows/checkout/`, `scripts/lib/checkout.mjs`) whose `node_modules` has Windows'
  *      native packages (esbuild, vitest's bundler) and the addon under the MSVC build's name; each
@@ -363,7 +362,6 @@ function probe(node, standIn) {
   }
 }
 
-/** A host project with the built package and the Windows addon beside its loader; returns its path. */
 /**
  * The session with its final clean-up counted as one more check instead of ending the run: under
  * Wine a directory holding a file something still has open cannot be removed (a removed name
@@ -375,6 +373,7 @@ function cleanupCounted(source) {
   return source.replace(cleanup, '  try {\n  ' + cleanup + '    passed += 1\n  } catch (error) {\n    failures.push(`clean-up: ${error.message}`)\n  }\n')
 }
 
+/** A host project with the built package and the Windows addon beside its loader; returns its path. */
 function hostWithWindowsAddon(addon, standIn) {
   const host = mkdtempSync(join(tmpdir(), 'afs-windows-host-'))
   const pkg = join(host, 'node_modules', 'agent-fs-tools')
