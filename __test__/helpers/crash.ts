@@ -105,6 +105,12 @@ export function runChildUntil(
   return exit
 }
 
+/**
+ * How a debug build ends itself at a crash point on Windows (`paths::process::crash_point`:
+ * `TerminateProcess` with this code), where no signal exists; elsewhere it is a SIGKILL.
+ */
+const CRASH_POINT_EXIT_CODE_ON_WINDOWS = 137
+
 /** Runs the child on `calls` in a debug build told to kill itself at the crash point `point` (with `extraEnv`). */
 export function runChildCrashingAt(dirs: { root: string; dataDir: string }, calls: Call[], point: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<boolean> {
   const configFile = join(dirs.dataDir, `..`, `crash-config-${process.pid}-${configCount++}.json`)
@@ -112,9 +118,9 @@ export function runChildCrashingAt(dirs: { root: string; dataDir: string }, call
   const env = { ...process.env, ...extraEnv, AGENT_FS_TOOLS_CRASH_AT: point }
   const child = spawn(process.execPath, [CHILD, configFile], { stdio: 'ignore', env })
   return new Promise((resolve) =>
-    child.on('exit', (_code, signal) => {
+    child.on('exit', (code, signal) => {
       rmSync(configFile, { force: true })
-      resolve(signal === 'SIGKILL')
+      resolve(signal === 'SIGKILL' || (process.platform === 'win32' && code === CRASH_POINT_EXIT_CODE_ON_WINDOWS))
     }),
   )
 }
