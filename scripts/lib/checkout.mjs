@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { npmPackageDir } from './runtimes.mjs'
 
@@ -69,7 +69,7 @@ export async function foreignCheckout({ dir, addon, platform, twinOf, besideAddo
   // Tests that look for ../shared/ (the host snapshots kept beside the repository) find it beside the copy too.
   rmSync(join(dir, '..', 'shared'), { force: true })
   if (existsSync(join(root, '..', 'shared'))) symlinkSync(join(root, '..', 'shared'), join(dir, '..', 'shared'), 'dir')
-  for (const file of besideAddon) copyFileSync(file, join(dir, file.slice(file.lastIndexOf('/') + 1)))
+  for (const file of besideAddon) copyFileSync(file, join(dir, basename(file)))
   copyFileSync(addon, join(dir, `agent-fs-tools.${platform}.node`))
   return dir
 }
