@@ -88,13 +88,18 @@ describe('apply_patch: the combined diff is bounded by patchMaxBytes', () => {
   })
 })
 
-describe('apply_patch: new contents past patchMaxBytes are derived again at the commit', () => {
+describe('apply_patch: new contents past what the plan keeps are derived again at the commit', () => {
   const files = { 'a.txt': text('a', 20_000), 'b.txt': text('b', 1_000) }
   const x = 'x'.repeat(60)
-  const input = patch(`*** Update File: a.txt\n@@\n-a 3 ${x}\n+A3\n@@\n-a 290 ${x}\n+A290\n*** Update File: b.txt\n@@\n-b 5 ${x}\n+B5\n`)
+  // The plan keeps new contents up to the larger of patchMaxBytes and editMaxFileBytes: b.txt's
+  // (~1 KB) fits, a.txt's (~20 KB, just under the edit limit) no longer does after it.
+  const limits = { patchMaxBytes: 300, editMaxFileBytes: 20_100 }
+  const input = patch(`*** Update File: b.txt\n@@\n-b 5 ${x}\n+B5\n*** Update File: a.txt\n@@\n-a 3 ${x}\n+A3\n@@\n-a 290 ${x}\n+A290\n`)
 
   it('with the same result, and deltas of the changed lines only', async () => {
-    const { ws, root, dataDir } = setup(files, { limits: { patchMaxBytes: 300 } })
+    expect(files['a.txt'].length).toBeLessThanOrEqual(limits.editMaxFileBytes)
+    expect(files['a.txt'].length + files['b.txt'].length).toBeGreaterThan(limits.editMaxFileBytes)
+    const { ws, root, dataDir } = setup(files, { limits })
     const result = await applyPatch(ws, input, { confirm: () => true })
     expect(result.status, result.output).toBe('ok')
     expect(read(join(root, 'a.txt'))).toBe(files['a.txt'].replace(`a 3 ${x}\n`, 'A3\n').replace(`a 290 ${x}\n`, 'A290\n'))
@@ -112,16 +117,17 @@ describe('apply_patch: new contents past patchMaxBytes are derived again at the 
   })
 
   it('a file changed since it was planned is a CONFLICT, and nothing changes', async () => {
-    const { ws, root } = setup(files, { permissions: { cwdReadFile: true }, limits: { patchMaxBytes: 300 } })
+    const { ws, root } = setup(files, { permissions: { cwdReadFile: true }, limits })
     const result = await applyPatch(ws, input, {
       confirm: () => {
-        writeFileSync(join(root, 'b.txt'), files['b.txt'] + 'appended\n')
+        writeFileSync(join(root, 'a.txt'), files['a.txt'] + 'appended\n')
         return true
       },
     })
     expect(result.code, result.output).toBe('CONFLICT')
-    expect(result.output).toContain(`${join(root, 'b.txt')} changed since the patch was planned; read it again and redo the patch`)
-    expect(read(join(root, 'a.txt'))).toBe(files['a.txt'])
+    expect(result.output).toContain(`${join(root, 'a.txt')} changed since the patch was planned; read it again and redo the patch`)
+    expect(read(join(root, 'b.txt'))).toBe(files['b.txt'])
+    expect(read(join(root, 'a.txt'))).toBe(files['a.txt'] + 'appended\n')
   })
 })
 

@@ -64,16 +64,21 @@ impl Budget {
     }
 }
 
-/// How much new content the plan keeps for the commit: up to `patchMaxBytes` in all (the size
-/// of a patch, so a usual patch is never derived twice), never more than 256 MiB.
+/// How much new content the plan keeps for the commit, so that the commit does not derive it
+/// again: up to the larger of `patchMaxBytes` (the size of a patch: a usual patch of many files)
+/// and `editMaxFileBytes` (the largest file a patch may change: a patch of one file is never
+/// derived twice), never more than 256 MiB.
 pub(super) struct Keeping {
     left: u64,
 }
 
 impl Keeping {
-    pub(super) fn new(max_bytes: u64) -> Self {
+    pub(super) fn new(limits: &Limits) -> Self {
         Keeping {
-            left: max_bytes.min(256 << 20),
+            left: limits
+                .patch_max_bytes
+                .max(limits.edit_max_file_bytes)
+                .min(256 << 20),
         }
     }
 
@@ -117,5 +122,30 @@ mod tests {
             "{}",
             refused.message
         );
+    }
+
+    #[test]
+    fn a_file_at_the_edit_limit_is_kept_even_past_patch_max_bytes() {
+        let limits = Limits {
+            patch_max_bytes: 100,
+            edit_max_file_bytes: 1_000,
+            ..Limits::default()
+        };
+        let mut kept = Keeping::new(&limits);
+        assert!(kept.keep(vec![b'a'; 1_000]).is_some());
+        assert!(
+            kept.keep(vec![b'b']).is_none(),
+            "past the budget: derived again"
+        );
+        // The larger of the two, whichever it is.
+        let limits = Limits {
+            patch_max_bytes: 1_000,
+            edit_max_file_bytes: 100,
+            ..Limits::default()
+        };
+        let mut kept = Keeping::new(&limits);
+        assert!(kept.keep(vec![b'a'; 600]).is_some());
+        assert!(kept.keep(vec![b'b'; 400]).is_some());
+        assert!(kept.keep(vec![b'c']).is_none());
     }
 }

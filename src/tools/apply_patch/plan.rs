@@ -1,8 +1,9 @@
 //! Planning a patch, file by file, before anything is asked or written: each file read, its
 //! chunks placed, its new content hashed, its diff added to the combined diff — then its old
 //! content dropped. What a file's plan keeps is what the commit checks and records (stats and
-//! SHA-256s, line counts, notes) and, while the new contents kept stay within `patchMaxBytes`
-//! in all, its new content; past that, the commit derives each new content again, one file at a
+//! SHA-256s, line counts, notes) and, while the new contents kept stay within the larger of
+//! `patchMaxBytes` and `editMaxFileBytes` in all ([`Keeping`]: a patch of one file is never
+//! planned twice), its new content; past that, the commit derives each new content again, one file at a
 //! time, and checks it is the planned one. Files are planned a few at once (on as many
 //! threads), so memory does not grow with the number or size of the files while the patch is
 //! planned and asked about beyond those few; the change handed to the executor holds every new
@@ -38,7 +39,7 @@ pub(super) use super::planned::{Existing, FilePlan};
 ///
 /// Files are planned in windows of [`FILES_AT_ONCE`], on as many threads as there are cores,
 /// then taken in the patch's order: what each read and wrote is counted against the budget, its diff added and
-/// its new content kept (within `patchMaxBytes`), as if they had been planned one by one — the
+/// its new content kept (see [`Keeping`]), as if they had been planned one by one — the
 /// same refusal at the same file. At most that many files' contents are held at once beyond
 /// what the plan keeps.
 pub(super) fn plan_all(
@@ -48,7 +49,7 @@ pub(super) fn plan_all(
 ) -> Result<Planning, ToolError> {
     let mut budget = Budget::new(&cx.limits);
     let mut diff = CombinedDiff::new(cx.limits.patch_max_bytes);
-    let mut kept = Keeping::new(cx.limits.patch_max_bytes);
+    let mut kept = Keeping::new(&cx.limits);
     let mut plans = Vec::with_capacity(files.len());
     let mut failure = None;
     let threads = parallel::computing_threads();
