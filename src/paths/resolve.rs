@@ -7,7 +7,7 @@
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
-use super::shown::{echo, unescape_component, Shown};
+use super::shown::{echo, unescape_component, windows_escaped, Shown};
 use crate::error::ToolError;
 
 /// `~/rest` expands to the home directory (../../docs/paths-and-sandbox.md#resolving-a-path); anything else is returned as it is, a
@@ -139,7 +139,14 @@ pub fn check_name_lengths(path: &Path, field: &str) -> Result<(), ToolError> {
 /// Only directories for which `may_look_in` (given their canonical path) is true are looked
 /// into, so that what lies outside the allowed trees decides nothing. The chosen path is checked
 /// like any other afterwards.
-pub fn prefer_shown_names(absolute: &Path, may_look_in: impl Fn(&Path) -> bool) -> Option<PathBuf> {
+pub fn prefer_shown_names(
+    absolute: &Path,
+    raw: &str,
+    may_look_in: impl Fn(&Path) -> bool,
+) -> Option<PathBuf> {
+    if cfg!(windows) {
+        return prefer_shown_windows_names(absolute, raw, may_look_in);
+    }
     let decoded = |name: &OsStr| {
         unescape_component(name.to_str()?)
             .filter(|bytes| bytes.as_slice() != name.as_encoded_bytes())
@@ -169,6 +176,51 @@ pub fn prefer_shown_names(absolute: &Path, may_look_in: impl Fn(&Path) -> bool) 
         out.push(component);
     }
     replaced.then_some(out)
+}
+
+/// [`prefer_shown_names`] where `\` separates components too (Windows): `Path` would split a
+/// shown name such as `\u202eevil.txt` at its escape, so what the model gave (`raw`, the end of
+/// `absolute` after the directory it was joined to) is read as a shown Windows path is written,
+/// in pieces between `/`s, a piece that is the escaped form of a name ([`windows_escaped`])
+/// standing for that one name, every other piece literal.
+fn prefer_shown_windows_names(
+    absolute: &Path,
+    raw: &str,
+    may_look_in: impl Fn(&Path) -> bool,
+) -> Option<PathBuf> {
+    let text = absolute.to_str()?;
+    let raw = match raw.strip_prefix("~/") {
+        Some(rest) if !text.ends_with(raw) => rest,
+        _ => raw,
+    };
+    let (base, given) = text.split_at(text.strip_suffix(raw).map_or(0, str::len));
+    if !given
+        .split('/')
+        .any(|piece| windows_escaped(piece).is_some())
+    {
+        return None;
+    }
+    let path = |bytes: &[u8]| PathBuf::from(super::names::from_vec(bytes.to_vec()));
+    let exists = |bytes: &[u8]| std::fs::symlink_metadata(path(bytes)).is_ok();
+    let joined = |dir: &[u8], name: &[u8]| [dir, name].concat();
+    let mut out = base.as_bytes().to_vec();
+    let mut replaced = false;
+    for (i, piece) in given.split('/').enumerate() {
+        if i > 0 {
+            out.push(b'\\');
+        }
+        if let Some(name) = windows_escaped(piece) {
+            let look =
+                || super::canonical::resolve(&path(&out)).is_ok_and(|dir| may_look_in(&dir.path));
+            if look() && !exists(&joined(&out, piece.as_bytes())) && exists(&joined(&out, &name)) {
+                out.extend_from_slice(&name);
+                replaced = true;
+                continue;
+            }
+        }
+        out.extend_from_slice(piece.as_bytes());
+    }
+    replaced.then(|| path(&out))
 }
 
 /// Whether `raw` names a directory by its form: it ends with `/` or `/.` (`src/`, `src/.`).
@@ -302,7 +354,7 @@ mod tests {
             std::fs::write(d.join(OsStr::from_bytes(name)), "").unwrap();
         }
         std::fs::create_dir(d.join("dir\n")).unwrap();
-        let pick = |raw: &str| prefer_shown_names(&d.join(raw), |_| true);
+        let pick = |raw: &str| prefer_shown_names(&d.join(raw), raw, |_| true);
         assert_eq!(pick("a\\nb"), Some(d.join("a\nb")));
         assert_eq!(
             pick("bad\\xff"),
@@ -318,7 +370,10 @@ mod tests {
         assert_eq!(pick("new\\n"), None);
         assert_eq!(pick("plain"), None);
         // Not allowed to look: literal.
-        assert_eq!(prefer_shown_names(&d.join("a\\nb"), |_| false), None);
+        assert_eq!(
+            prefer_shown_names(&d.join("a\\nb"), "a\\nb", |_| false),
+            None
+        );
     }
 
     #[test]

@@ -175,7 +175,7 @@ impl Sandbox {
         final_link: FinalLink,
     ) -> Result<Canonical, ToolError> {
         let mut absolute = absolute_input(raw, field, cwd, home)?;
-        if let Some(named) = prefer_shown_names(&absolute, |dir| {
+        if let Some(named) = prefer_shown_names(&absolute, raw, |dir| {
             self.anchor_of(dir).is_some() && !self.is_hidden(dir)
         }) {
             absolute = named;

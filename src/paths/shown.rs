@@ -64,17 +64,49 @@ fn is_plain(text: &str) -> bool {
     !text.chars().any(is_unsafe) && !escaped()
 }
 
-/// The shown form of a name or path (components shown one by one, `/` kept): borrowed, and equal
-/// to the name, whenever every component is plain.
+/// What separates a path's components in the text of a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Separators {
+    /// `/` (Unix): `\` is part of a name.
+    Slash,
+    /// `/` and `\` (Windows, where no name holds a `\`). A path whose components are all plain
+    /// is shown as it is, `\`s included; one with an escaped component is shown with `/`
+    /// between its components, so that every `\` in it starts an escape (`C:/work/\u202eevil.txt`).
+    SlashAndBackslash,
+}
+
+impl Separators {
+    /// This system's.
+    const HOST: Separators = if cfg!(windows) {
+        Separators::SlashAndBackslash
+    } else {
+        Separators::Slash
+    };
+
+    fn split(self, c: char) -> bool {
+        c == '/' || (self == Separators::SlashAndBackslash && c == '\\')
+    }
+}
+
+/// The shown form of a name or path (components shown one by one, separators kept; on Windows
+/// see [`Separators::SlashAndBackslash`]): borrowed, and equal to the name, whenever every
+/// component is plain.
 pub fn shown(name: &OsStr) -> Cow<'_, str> {
+    shown_with(name, Separators::HOST)
+}
+
+fn shown_with(name: &OsStr, separators: Separators) -> Cow<'_, str> {
     let bytes = name.as_encoded_bytes();
     if let Ok(text) = std::str::from_utf8(bytes) {
-        if text.split('/').all(is_plain) {
+        if text.split(|c| separators.split(c)).all(is_plain) {
             return Cow::Borrowed(text);
         }
     }
     let mut out = String::with_capacity(bytes.len() + 16);
-    for (i, part) in bytes.split(|b| *b == b'/').enumerate() {
+    for (i, part) in bytes
+        .split(|b| separators.split(char::from(*b)))
+        .enumerate()
+    {
         if i > 0 {
             out.push('/');
         }
@@ -116,14 +148,48 @@ fn push_shown_component(out: &mut String, part: &[u8]) {
 /// name it is the escaped form of otherwise; `None` if `text` holds an unsafe character (no
 /// shown form does). `unescape(&shown(n)) == Some(n)` for every name or path `n`.
 pub fn unescape(text: &str) -> Option<OsString> {
+    unescape_with(text, Separators::HOST)
+}
+
+fn unescape_with(text: &str, separators: Separators) -> Option<OsString> {
+    if separators == Separators::SlashAndBackslash && !text.contains('/') {
+        // Shown as it is: an escaped Windows path has `/` between its components.
+        return (!text.chars().any(is_unsafe)).then(|| OsString::from(text));
+    }
     let mut out = Vec::with_capacity(text.len());
     for (i, part) in text.split('/').enumerate() {
         if i > 0 {
             out.push(b'/');
         }
-        out.extend_from_slice(&unescape_component(part)?);
+        match separators {
+            Separators::Slash => out.extend_from_slice(&unescape_component(part)?),
+            Separators::SlashAndBackslash => {
+                out.extend_from_slice(&unescape_windows_component(part)?)
+            }
+        }
     }
     Some(super::names::from_vec(out))
+}
+
+/// [`unescape_component`] for a component of a Windows path shown with `/`: the name it is the
+/// escaped form of ([`windows_escaped`]), else itself, as plain text whose `\`s are separators.
+fn unescape_windows_component(text: &str) -> Option<Vec<u8>> {
+    if text.chars().any(is_unsafe) {
+        return None;
+    }
+    Some(windows_escaped(text).unwrap_or_else(|| text.as_bytes().to_vec()))
+}
+
+/// The name `text` (a piece of a Windows path between `/`s) is the escaped form of, if it is one
+/// and Windows can hold that name (no `\`, no C0 control): `C:\tmp` is `C:` then the folder
+/// `tmp`, never `C:` + tab + `mp`; `\u202eevil.txt` is U+202E + `evil.txt`.
+pub fn windows_escaped(text: &str) -> Option<Vec<u8>> {
+    let holdable = |name: &Vec<u8>| !name.iter().any(|&b| b == b'\\' || b < 0x20);
+    if text.contains('\\') {
+        escaped_name(text).filter(holdable)
+    } else {
+        None
+    }
 }
 
 /// [`unescape`] for one component (no `/`).
@@ -350,6 +416,101 @@ mod tests {
         fn what_reads_back_is_what_is_shown(text in "[\\\\a-z0-9xuntr/\\x1b]{0,16}") {
             if let Some(name) = unescape(&text) {
                 prop_assert_eq!(shown(&name), text);
+            }
+        }
+    }
+}
+
+/// The Windows reading of shown paths, tested on every system.
+#[cfg(test)]
+mod windows_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const WINDOWS: Separators = Separators::SlashAndBackslash;
+
+    fn show(path: &str) -> String {
+        shown_with(OsStr::new(path), WINDOWS).into_owned()
+    }
+
+    #[test]
+    fn plain_windows_paths_are_shown_as_they_are() {
+        // Each of these once read as the escaped form of one name (`\t`, `\n`, `\r`, `\x1b`):
+        // its `\`s were all doubled.
+        for path in [
+            r"C:\Users\me\repo",
+            r"C:\tmp\new.txt",
+            r"C:\repo\tests\x1b.txt",
+            r"\\server\share\tmp",
+            r"C:\a\u202e.txt",
+            r"C:/mixed\tmp/new.txt",
+        ] {
+            assert!(
+                matches!(shown_with(OsStr::new(path), WINDOWS), Cow::Borrowed(s) if s == path),
+                "{path}"
+            );
+            assert_eq!(unescape_with(path, WINDOWS), Some(OsString::from(path)));
+        }
+    }
+
+    #[test]
+    fn a_windows_path_with_an_escaped_name_is_shown_with_slashes() {
+        for (path, text) in [
+            (
+                "C:\\work\\bidi\u{202e}txt.exe",
+                r"C:/work/bidi\u202etxt.exe",
+            ),
+            (
+                "\\\\server\\share\\sep\u{2028}.txt",
+                r"//server/share/sep\u2028.txt",
+            ),
+            ("C:\\tmp\\new\u{85}\\x.txt", r"C:/tmp/new\u0085/x.txt"),
+            ("C:/a\\b\u{202e}", r"C:/a/b\u202e"),
+        ] {
+            assert_eq!(show(path), text);
+            let back = unescape_with(text, WINDOWS).unwrap();
+            // The same path, every separator a `/`.
+            assert_eq!(back, OsString::from(path.replace('\\', "/")), "{text}");
+        }
+        assert_eq!(unescape_with("C:\\raw\u{202e}", WINDOWS), None);
+        assert_eq!(unescape_with("C:/raw\u{202e}", WINDOWS), None);
+    }
+
+    #[test]
+    fn a_piece_is_a_shown_name_only_if_windows_can_hold_that_name() {
+        let escaped = |text| windows_escaped(text).map(String::from_utf8);
+        assert_eq!(
+            escaped(r"\u202eevil.txt"),
+            Some(Ok("\u{202e}evil.txt".into()))
+        );
+        assert_eq!(escaped(r"del\x7f"), Some(Ok("del\x7f".into())));
+        // A tab, a newline, a backslash: no Windows name holds them.
+        assert_eq!(escaped(r"C:\tmp"), None);
+        assert_eq!(escaped(r"a\nb"), None);
+        assert_eq!(escaped(r"a\\b"), None);
+        assert_eq!(escaped("plain"), None);
+        assert_eq!(escaped(r"\users"), None);
+    }
+
+    fn windows_path() -> impl Strategy<Value = String> {
+        let component = "[a-z0-9tnrxu\\x7f\u{85}\u{202e}\u{2028} .]{1,8}";
+        ("[A-Z]:", proptest::collection::vec(component, 1..5))
+            .prop_map(|(drive, parts)| format!("{drive}\\{}", parts.join("\\")))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn every_windows_path_reads_back_and_shows_no_control(path in windows_path()) {
+            let text = show(&path);
+            prop_assert!(!text.chars().any(is_unsafe), "{text:?}");
+            let back = unescape_with(&text, WINDOWS).unwrap();
+            if text.contains('/') {
+                prop_assert_eq!(back, OsString::from(path.replace('\\', "/")));
+            } else {
+                prop_assert_eq!(&text, &path);
+                prop_assert_eq!(back, OsString::from(path));
             }
         }
     }

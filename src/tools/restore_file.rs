@@ -108,8 +108,10 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         };
         // An archive name is shown like any name (a basename may hold a bidi control).
         let bucket = crate::paths::canonical::canonicalize_existing(call.ws.bucket().dir()).ok();
-        let archive =
-            prefer_shown_names(&archive, |dir| Some(dir) == bucket.as_deref()).unwrap_or(archive);
+        let archive = prefer_shown_names(&archive, &args.trashed_path, |dir| {
+            Some(dir) == bucket.as_deref()
+        })
+        .unwrap_or(archive);
         let (ws, inspected) = (call.ws.clone(), archive.clone());
         let list = call.names.hint("trash_list", |list| {
             format!("; use {list} to see what can be restored")
