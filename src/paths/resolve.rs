@@ -134,7 +134,9 @@ pub fn check_name_lengths(path: &Path, field: &str) -> Result<(), ToolError> {
 /// `absolute` with each component that does not exist, but is the shown form of an entry that
 /// does, replaced by that entry's name; `None` when no component was replaced (the path means
 /// itself). A component that exists literally always means itself, and one that exists under
-/// neither name stays literal, so a new file gets the name the model wrote.
+/// neither name stays literal, so a new file gets the name the model wrote. `raw` is the text the
+/// model gave, which `absolute` ends with (joined to the directory it is relative to): on
+/// Windows only it is read for shown names.
 ///
 /// Only directories for which `may_look_in` (given their canonical path) is true are looked
 /// into, so that what lies outside the allowed trees decides nothing. The chosen path is checked
