@@ -25,6 +25,10 @@
 //! `a\nb`, which is how `a`⏎`b` is shown, is shown `a\\nb`), since two names must never look
 //! alike: [`unescape`] of any shown form gives back exactly the name's bytes.
 //!
+//! On Windows, where `\` separates components too and no name holds one, a path with an escaped
+//! component is shown with `/` between its components (`C:/work/\u202eevil.txt`), so that every
+//! `\` in it starts an escape; see [`Separators`].
+//!
 //! **Reading a name back.** Paths are taken literally (../../docs/paths-and-sandbox.md#resolving-a-path); the shown form is accepted only
 //! as a fallback, in [`super::resolve::prefer_shown_names`], which every tool's path goes
 //! through: a component that exists literally always means itself; one that does not, and is
@@ -83,7 +87,8 @@ impl Separators {
         Separators::Slash
     };
 
-    fn split(self, c: char) -> bool {
+    /// Whether `c` separates two components.
+    fn separates(self, c: char) -> bool {
         c == '/' || (self == Separators::SlashAndBackslash && c == '\\')
     }
 }
@@ -98,13 +103,13 @@ pub fn shown(name: &OsStr) -> Cow<'_, str> {
 fn shown_with(name: &OsStr, separators: Separators) -> Cow<'_, str> {
     let bytes = name.as_encoded_bytes();
     if let Ok(text) = std::str::from_utf8(bytes) {
-        if text.split(|c| separators.split(c)).all(is_plain) {
+        if text.split(|c| separators.separates(c)).all(is_plain) {
             return Cow::Borrowed(text);
         }
     }
     let mut out = String::with_capacity(bytes.len() + 16);
     for (i, part) in bytes
-        .split(|b| separators.split(char::from(*b)))
+        .split(|b| separators.separates(char::from(*b)))
         .enumerate()
     {
         if i > 0 {
