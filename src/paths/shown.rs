@@ -151,7 +151,8 @@ fn push_shown_component(out: &mut String, part: &[u8]) {
 
 /// The name or path whose shown form is `text`: `text` itself where a component is plain, the
 /// name it is the escaped form of otherwise; `None` if `text` holds an unsafe character (no
-/// shown form does). `unescape(&shown(n)) == Some(n)` for every name or path `n`.
+/// shown form does). `unescape(&shown(n)) == Some(n)` for every name or path `n` (on Windows a
+/// path with an escaped name comes back with `/` between its components: the same path).
 pub fn unescape(text: &str) -> Option<OsString> {
     unescape_with(text, Separators::HOST)
 }
