@@ -126,24 +126,21 @@ mod tests {
 
     #[test]
     fn a_file_at_the_edit_limit_is_kept_even_past_patch_max_bytes() {
-        let limits = Limits {
-            patch_max_bytes: 100,
-            edit_max_file_bytes: 1_000,
-            ..Limits::default()
+        let keeping = |patch_max_bytes, edit_max_file_bytes| {
+            Keeping::new(&Limits {
+                patch_max_bytes,
+                edit_max_file_bytes,
+                ..Limits::default()
+            })
         };
-        let mut kept = Keeping::new(&limits);
+        let mut kept = keeping(100, 1_000);
         assert!(kept.keep(vec![b'a'; 1_000]).is_some());
         assert!(
             kept.keep(vec![b'b']).is_none(),
             "past the budget: derived again"
         );
         // The larger of the two, whichever it is.
-        let limits = Limits {
-            patch_max_bytes: 1_000,
-            edit_max_file_bytes: 100,
-            ..Limits::default()
-        };
-        let mut kept = Keeping::new(&limits);
+        let mut kept = keeping(1_000, 100);
         assert!(kept.keep(vec![b'a'; 600]).is_some());
         assert!(kept.keep(vec![b'b'; 400]).is_some());
         assert!(kept.keep(vec![b'c']).is_none());
