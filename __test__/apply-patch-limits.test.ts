@@ -4,13 +4,13 @@
  * failed or refused patch leaves (nothing: no directories, no archives), paths that name a
  * directory, hard links and symlinks.
  */
-import { existsSync, linkSync, lstatSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, linkSync, lstatSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ToolResult, Workspace } from 'agent-fs-tools'
 import { tempWorkspace } from './helpers/temp.js'
-import { read, sha256, writeTree } from './helpers/files.js'
-import { ALL, archiveNames, recorder } from './helpers/trash.js'
+import { read, writeTree } from './helpers/files.js'
+import { ALL, archiveNames, newestDeltaSizes, recorder } from './helpers/trash.js'
 
 function setup(files: Record<string, string> = {}, options = {}) {
   const dirs = tempWorkspace({ permissions: ALL, ...options })
@@ -107,8 +107,7 @@ describe('apply_patch: new contents past what the plan keeps are derived again a
     // What takes them back was recorded from the bytes read again: the changed lines, not
     // everything between a.txt's first and last change (~19 KB).
     expect(archiveNames(dataDir, root)).toEqual([])
-    const deltas = join(dataDir, 'history', sha256(root), 'deltas')
-    const sizes = readdirSync(deltas).map((name) => statSync(join(deltas, name)).size)
+    const sizes = newestDeltaSizes(dataDir, root)
     expect(sizes).toHaveLength(2)
     expect(Math.max(...sizes), `delta sizes ${sizes}`).toBeLessThan(300)
     expect((await ws.undo()).status).toBe('ok')

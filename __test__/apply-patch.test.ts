@@ -1,12 +1,12 @@
 /** `apply_patch` (../docs/tools.md#apply_patch): both formats, matching, all-or-nothing, trash, prompt, result, audit. */
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, chmodSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, statSync, chmodSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Workspace, type ToolResult } from 'agent-fs-tools'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { auditLines, read, sha256, siblingDir, writeTree } from './helpers/files.js'
-import { ALL, archiveNames, recorder } from './helpers/trash.js'
+import { ALL, archiveNames, newestDeltaSizes, recorder } from './helpers/trash.js'
 
 const granted = { permissions: ALL } as const
 
@@ -219,8 +219,7 @@ describe('apply_patch: files', () => {
     expect(read(join(root, 'long.txt'))).toBe(long.replace('line 2\r\n', 'LINE 2\r\n').replace('line 1998\r\n', 'LINE 1998\r\n'))
     expect(archiveNames(dataDir, root)).toEqual([])
     expect((result.data!.files as Array<Record<string, string>>).map((f) => f.trashedTo)).toEqual([undefined, undefined])
-    const deltas = join(dataDir, 'history', sha256(root), 'deltas')
-    const sizes = readdirSync(deltas).map((name) => statSync(join(deltas, name)).size)
+    const sizes = newestDeltaSizes(dataDir, root)
     expect(sizes).toHaveLength(2)
     expect(Math.max(...sizes), `delta sizes ${sizes}`).toBeLessThan(200)
     const undone = await ws.undo()

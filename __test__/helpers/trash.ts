@@ -45,6 +45,30 @@ export function bucketNames(dataDir: string, root: string): string[] {
   return existsSync(dir) ? readdirSync(dir).sort() : []
 }
 
+/**
+ * The sizes of the deltas the newest change in the history keeps, one per file that has one
+ * (../../docs/history-and-undo.md): a change's deltas are one file in the history's `deltas/`,
+ * each file's record placing its own in it (`deltaRange`) when there are several. Checks that the
+ * change has one delta file and that the ranges cover it exactly, one after the other.
+ */
+export function newestDeltaSizes(dataDir: string, root: string): number[] {
+  const history = join(dataDir, 'history', sha256(root))
+  const newest = readFileSync(join(history, 'changes.jsonl'), 'utf8').trim().split('\n').pop() ?? '{}'
+  const files: Array<{ delta?: string; deltaRange?: [number, number] }> = JSON.parse(newest).files
+  const kept = files.filter((f) => f.delta !== undefined)
+  const [name, ...others] = new Set(kept.map((f) => f.delta))
+  if (name === undefined || others.length > 0) throw new Error(`one delta file expected for the change, found ${[name, ...others]}`)
+  const size = lstatSync(join(history, 'deltas', name)).size
+  if (kept.length === 1 && kept[0]?.deltaRange === undefined) return [size]
+  let offset = 0
+  return kept.map(({ deltaRange }) => {
+    if (deltaRange === undefined || deltaRange[0] !== offset) throw new Error(`delta ranges not one after the other: ${JSON.stringify(kept)}`)
+    offset += deltaRange[1]
+    if (offset > size) throw new Error(`a delta range past the end of the ${size}-byte delta file`)
+    return deltaRange[1]
+  })
+}
+
 /** A confirm handler recording its requests and answering `answer`. */
 export function recorder(answer = true): { confirm: ConfirmHandler; requests: ConfirmRequest[] } {
   const requests: ConfirmRequest[] = []

@@ -152,19 +152,33 @@ impl History {
 
     /// The record of a change about to be made, its deltas stored (what a change journaled as
     /// one commit carries in its journal record, to be appended once it stands).
+    ///
+    /// The deltas of a change are one file, `<id>.delta`, whatever the number of files they take
+    /// back (a file made per delta made a patch of many files pay for as many new files); each
+    /// record says where its delta lies in it when there are several.
     pub fn prepare(&self, heading: &Heading, files: &[FileChange]) -> io::Result<ChangeRecord> {
-        let mut records = Vec::with_capacity(files.len());
-        for (index, file) in files.iter().enumerate() {
-            let delta = match &file.undo.reverse {
-                Some(reverse) => {
-                    let name = format!("{}-{index}.delta", heading.id);
-                    self.write_delta(&name, reverse)?;
-                    Some(name)
-                }
-                None => None,
-            };
-            records.push(FileRecord::of(file, delta));
+        let reverses: Vec<&[u8]> = files
+            .iter()
+            .filter_map(|file| file.undo.reverse.as_deref().map(Vec::as_slice))
+            .collect();
+        let name = format!("{}.delta", heading.id);
+        if !reverses.is_empty() {
+            self.write_deltas(&name, &reverses)?;
         }
+        let several = reverses.len() > 1;
+        let mut offset = 0;
+        let records = files
+            .iter()
+            .map(|file| match &file.undo.reverse {
+                Some(reverse) => {
+                    let len = reverse.len() as u64;
+                    let range = several.then_some([offset, len]);
+                    offset += len;
+                    FileRecord::of(file, Some(name.clone()), range)
+                }
+                None => FileRecord::of(file, None, None),
+            })
+            .collect();
         Ok(ChangeRecord {
             id: heading.id.clone(),
             time: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
@@ -217,10 +231,11 @@ impl History {
         log.write_all(&line)
     }
 
-    fn write_delta(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+    /// Stores `deltas` one after the other as the new file `name` in `deltas/`.
+    fn write_deltas(&self, name: &str, deltas: &[&[u8]]) -> io::Result<()> {
         let dir = self.data.open(&self.rel.join(DELTAS), true)?;
         let mut file = fsops::create_file_at(dir.as_dir(), OsStr::new(name))?;
-        file.write_all(bytes)
+        deltas.iter().try_for_each(|delta| file.write_all(delta))
     }
 
     /// Removes the stored deltas (those written at least `older_than` ago, if given): what
@@ -251,10 +266,11 @@ impl History {
         Ok(removed)
     }
 
-    /// The stored delta `name`: a file directly in `deltas/`, of this user (see
-    /// [`datadir::check_file`]). A name that is not one plain component is `InvalidData`, never
-    /// looked up.
-    pub fn read_delta(&self, name: &str) -> io::Result<Vec<u8>> {
+    /// The stored delta `name` (the bytes at `range`, `[offset, length]`, of it when given): a
+    /// file directly in `deltas/`, of this user (see [`datadir::check_file`]). A name that is
+    /// not one plain component is `InvalidData`, never looked up; so is a range the file does
+    /// not hold whole.
+    pub fn read_delta(&self, name: &str, range: Option<[u64; 2]>) -> io::Result<Vec<u8>> {
         if !fsops::is_single_component(OsStr::new(name)) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -265,7 +281,18 @@ impl History {
         let mut file = fsops::open_for_read(dir.as_dir(), OsStr::new(name))?;
         datadir::check_file(&file, &self.path().join(DELTAS).join(name))?;
         let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
+        let Some([offset, len]) = range else {
+            file.read_to_end(&mut bytes)?;
+            return Ok(bytes);
+        };
+        file.seek(SeekFrom::Start(offset))?;
+        file.take(len).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 != len {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("the history places a delta at bytes {offset}..{} of {name:?}, which is shorter (the history was altered)", offset.saturating_add(len)),
+            ));
+        }
         Ok(bytes)
     }
 
@@ -535,7 +562,7 @@ mod tests {
         assert_eq!(entries[0].undone_by.as_deref(), Some(undo.as_str()));
         assert_eq!(
             history
-                .read_delta(entries[0].record.files[0].delta.as_ref().unwrap())
+                .read_delta(entries[0].record.files[0].delta.as_ref().unwrap(), None)
                 .unwrap(),
             b"delta"
         );
@@ -554,6 +581,76 @@ mod tests {
         assert!(reason.contains("trashClear"), "{reason}");
     }
 
+    /// The deltas of a change of several files are one file, each record placing its own in it;
+    /// a change of one file keeps the whole file as its delta (as every change did before), and
+    /// a record placing its delta past the file's end is refused as altered.
+    #[test]
+    fn the_deltas_of_a_change_are_one_file_each_record_placing_its_own() {
+        let base = tempfile::tempdir().unwrap();
+        let history = History::new(Arc::new(DataDir::new(base.path().join("data"))), "h");
+        let edit = |path: &str, delta: &[u8]| {
+            let mut file = FileChange::new(path, Action::Modified);
+            file.undo.reverse = Some(Arc::new(delta.to_vec()));
+            file
+        };
+        let files = [
+            edit("/w/a", b"first"),
+            FileChange::new("/w/b", Action::Added),
+            edit("/w/c", b""),
+            edit("/w/d", b"the last one"),
+        ];
+        let patch = history
+            .record(
+                &heading("apply_patch", "a, b (+2 more)", Vec::new()),
+                &files,
+            )
+            .unwrap();
+        let single = history
+            .record(
+                &heading("edit_file", "e", Vec::new()),
+                &[edit("/w/e", b"alone")],
+            )
+            .unwrap();
+        let names = fsops::list_names(
+            history
+                .data
+                .open(&history.rel.join(DELTAS), false)
+                .unwrap()
+                .as_dir(),
+        )
+        .unwrap();
+        assert_eq!(names.len(), 2, "one delta file a change: {names:?}");
+        let entries = history.entries(&|_| true).unwrap();
+        let read = |file: &FileRecord| {
+            history
+                .read_delta(file.delta.as_deref().unwrap(), file.delta_range)
+                .unwrap()
+        };
+        let kept = &entries[0].record.files;
+        assert_eq!(entries[0].record.id, patch);
+        assert_eq!(read(&kept[0]), b"first");
+        assert_eq!(kept[1].delta, None);
+        assert_eq!(read(&kept[2]), b"");
+        assert_eq!(read(&kept[3]), b"the last one");
+        assert_eq!(kept[3].delta_range, Some([5, 12]));
+        assert_eq!(entries[1].record.id, single);
+        assert_eq!(entries[1].record.files[0].delta_range, None);
+        assert_eq!(read(&entries[1].record.files[0]), b"alone");
+        assert!(entries.iter().all(|e| e.not_undoable.is_none()));
+        let past_the_end = history
+            .read_delta(kept[3].delta.as_deref().unwrap(), Some([5, 13]))
+            .unwrap_err();
+        assert_eq!(
+            past_the_end.kind(),
+            io::ErrorKind::InvalidData,
+            "{past_the_end}"
+        );
+        assert!(
+            past_the_end.to_string().contains("altered"),
+            "{past_the_end}"
+        );
+    }
+
     /// Issue 26: a record naming its delta `../x` read `x` from beside the deltas folder (or, with
     /// more `..`, from anywhere).
     #[test]
@@ -568,7 +665,7 @@ mod tests {
         std::fs::write(base.path().join("data/h/outside.delta"), "planted").unwrap();
         std::fs::write(base.path().join("outside.delta"), "planted").unwrap();
         for name in ["../outside.delta", "../../outside.delta", "..", ".", ""] {
-            let e = history.read_delta(name).unwrap_err();
+            let e = history.read_delta(name, None).unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{name}: {e}");
         }
         // A record that names one is not undoable, and says why.

@@ -45,6 +45,10 @@ pub struct FileRecord {
     /// The delta (in the history's `deltas/`) that takes the content back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta: Option<String>,
+    /// Where that delta lies in the file `delta`, `[offset, length]` in bytes, when the file
+    /// holds the deltas of several files of the change; the whole file when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_range: Option<[u64; 2]>,
     /// The entry at `path` after the change (trees and links are known by it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entry: Option<EntryFacts>,
@@ -63,8 +67,8 @@ pub struct FileRecord {
 }
 
 impl FileRecord {
-    /// The record of `file`, its delta stored as `delta`.
-    pub fn of(file: &FileChange, delta: Option<String>) -> Self {
+    /// The record of `file`, its delta stored as `delta` (at `delta_range` in it, if given).
+    pub fn of(file: &FileChange, delta: Option<String>, delta_range: Option<[u64; 2]>) -> Self {
         Self {
             path: file.path.clone(),
             action: file.action,
@@ -74,6 +78,7 @@ impl FileRecord {
             trashed_to: file.trashed_to.clone(),
             from_trashed_to: file.from_trashed_to.clone(),
             delta,
+            delta_range,
             entry: file.undo.entry,
             permanent: file.undo.permanent,
             dir_mode: file.undo.dir_mode,

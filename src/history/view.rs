@@ -140,7 +140,7 @@ mod tests {
     fn a_change_is_written_whole_around_its_state() {
         let file = |path: &str, action, from: Option<&str>| FileRecord {
             from: from.map(Into::into),
-            ..FileRecord::of(&FileChange::new(PathBuf::from(path), action), None)
+            ..FileRecord::of(&FileChange::new(PathBuf::from(path), action), None, None)
         };
         let record = ChangeRecord {
             id: "c2".into(),

@@ -233,6 +233,7 @@ mod tests {
                     trashed_to: None,
                     from_trashed_to: None,
                     delta: None,
+                    delta_range: None,
                     entry: None,
                     permanent: false,
                     dir_mode: None,

@@ -433,7 +433,7 @@ fn the_record_a_commit_carries_is_in_the_history_once_exactly_when_the_change_st
             assert_eq!(logged(&history, &heading.id), 1, "{kill:?}");
             let entries = history.entries(&|_| true).unwrap();
             let delta = entries[0].record.files[0].delta.as_ref().unwrap();
-            assert_eq!(history.read_delta(delta).unwrap(), b"delta");
+            assert_eq!(history.read_delta(delta, None).unwrap(), b"delta");
         }
         assert!(s.journal.store.names().unwrap().is_empty(), "{kill:?}");
         // A second recovery finds nothing more to do.

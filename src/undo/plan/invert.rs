@@ -197,7 +197,7 @@ impl Planner<'_> {
         delta: &str,
         history: &History,
     ) -> Result<Vec<u8>, ToolError> {
-        let stored = history.read_delta(delta).map_err(|e| {
+        let stored = history.read_delta(delta, file.delta_range).map_err(|e| {
             if datadir::is_untrusted(&e) {
                 return ToolError::io(&e, "read the history in", self.ws.data_dir().path());
             }
