@@ -136,6 +136,7 @@ fn put(data: &str) -> Act {
     Act::Put {
         data: data.as_bytes().to_vec(),
         like: None,
+        sha256: None,
     }
 }
 
@@ -640,6 +641,7 @@ fn a_put_like_another_entry_takes_its_mode() {
     let like = |data: &str| Act::Put {
         data: data.as_bytes().to_vec(),
         like: Some(source),
+        sha256: None,
     };
     let plan = ChangePlan {
         consume: Vec::new(),

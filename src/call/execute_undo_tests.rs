@@ -342,6 +342,7 @@ fn an_entry_moved_out_of_a_tree_built_goes_back_in_when_a_later_step_fails() {
     let put = Act::Put {
         data: b"new\n".to_vec(),
         like: None,
+        sha256: None,
     };
     let plan = ChangePlan {
         consume: Vec::new(),
@@ -485,6 +486,7 @@ fn an_entry_moves_out_of_a_tree_built_into_another_placed_before_it() {
     let put = Act::Put {
         data: b"new\n".to_vec(),
         like: None,
+        sha256: None,
     };
     let plan = ChangePlan {
         consume: Vec::new(),
@@ -516,6 +518,7 @@ fn what_moved_into_a_tree_built_goes_back_when_a_later_step_fails() {
     let put = Act::Put {
         data: b"new\n".to_vec(),
         like: None,
+        sha256: None,
     };
     let plan = ChangePlan {
         consume: Vec::new(),
@@ -610,6 +613,7 @@ fn an_entry_set_aside_in_a_tree_built_moves_out_once_placed_and_its_place_is_ref
     let put = Act::Put {
         data: b"new\n".to_vec(),
         like: None,
+        sha256: None,
     };
     let [build, move_out] = set_aside_and_moved_out(&s, archive);
     let plan = ChangePlan {

@@ -161,8 +161,13 @@ pub enum Act {
     /// New bytes at the name: exchanged with the expected file (keeping its mode, owner,
     /// extended attributes), or taking the free name (mode 0644 less the umask, as a new file).
     /// With `like`, the new file takes that entry's mode and owner instead (a file moved with
-    /// new content keeps its source's).
-    Put { data: Vec<u8>, like: Option<Stat> },
+    /// new content keeps its source's). `sha256`: that of `data`, when the plan hashed it
+    /// already (the executor hashes it otherwise: a pass over the bytes saved).
+    Put {
+        data: Vec<u8>,
+        like: Option<Stat>,
+        sha256: Option<String>,
+    },
     /// `data` added at the end of the expected file, in place, so that its other links see
     /// them too: the one step not staged (the journal keeps a copy of the bytes, and takes back
     /// an append cut short). The file must still be the one read ([`Expect::File`]: its

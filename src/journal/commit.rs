@@ -197,6 +197,27 @@ impl Commit<'_> {
         metadata_of: Option<&Stat>,
         replaces: Option<PlannedFile>,
     ) -> io::Result<()> {
+        let data = (data, None);
+        self.put_hashed(dir, dir_path, name, data, metadata_of, replaces)
+    }
+
+    /// [`Commit::put`] of `data` with its SHA-256, when the caller has it already (a pass over
+    /// the bytes saved); hashed here otherwise.
+    pub fn put_hashed(
+        &mut self,
+        dir: Dir,
+        dir_path: &Path,
+        name: &OsStr,
+        (data, sha256): (Vec<u8>, Option<String>),
+        metadata_of: Option<&Stat>,
+        replaces: Option<PlannedFile>,
+    ) -> io::Result<()> {
+        debug_assert!(
+            sha256
+                .as_ref()
+                .is_none_or(|given| *given == sha256_hex(&data)),
+            "the SHA-256 given with a put is that of its bytes"
+        );
         let aside = fsops::temp_name(name);
         let made_above = self
             .made
@@ -225,7 +246,7 @@ impl Commit<'_> {
             &aside,
             StepAction::Put {
                 staged: Stat::version(&staged),
-                sha256: sha256_hex(&data),
+                sha256: sha256.unwrap_or_else(|| sha256_hex(&data)),
                 replaces: replaces.as_ref().map(|p| Stat::version(&p.stat)),
                 hold: (self.by_renames && replaces.is_some())
                     .then(|| HoldName(PathBuf::from(fsops::hold_name(&aside)))),

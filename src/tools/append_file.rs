@@ -249,7 +249,11 @@ impl Append {
                     at,
                     expect: Expect::Nothing,
                     keep: Keep::Nothing,
-                    act: Act::Put { data, like: None },
+                    act: Act::Put {
+                        data,
+                        like: None,
+                        sha256: None,
+                    },
                 },
                 None,
             ),

@@ -233,6 +233,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                         act: Act::Put {
                             data: new,
                             like: None,
+                            sha256: Some(sha_after.clone()),
                         },
                     }],
                 };

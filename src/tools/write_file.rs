@@ -381,7 +381,11 @@ impl Write<'_> {
                 at,
                 expect,
                 keep,
-                act: Act::Put { data, like: None },
+                act: Act::Put {
+                    data,
+                    like: None,
+                    sha256: Some(self.sha_after.clone()),
+                },
             }],
         };
         let files = |done: &Done| {

@@ -349,15 +349,17 @@ fn exchange(
         stat: stat_of(&real.stat),
         sha256: sha256_hex(old),
     };
+    let sha256_after = sha256_hex(data);
     let act = Act::Put {
         data: data.clone(),
         like: None,
+        sha256: Some(sha256_after.clone()),
     };
     out.step(place_of(here)?, expect, Keep::Nothing, act);
     out.told(here, path, "trash", false);
     let mut change = FileChange::new(path.clone(), Action::Modified);
     change.sha256_before = Some(sha256_hex(old));
-    change.sha256_after = Some(sha256_hex(data));
+    change.sha256_after = Some(sha256_after);
     let reverse = Delta::around_common_ends(old, data);
     change.undo.reverse = Some(Arc::new(reverse.encode()));
     Ok(change)

@@ -28,12 +28,23 @@ pub(super) fn add(
     } = step;
     let Place { dir, name, .. } = &at;
     match (act, expect) {
-        (Act::Put { data, like }, Expect::File { stat, sha256 }) => {
+        (
+            Act::Put {
+                data,
+                like,
+                sha256: hashed,
+            },
+            Expect::File { stat, sha256 },
+        ) => {
             let planned = PlannedFile { stat, sha256 };
             let metadata_of = like.unwrap_or(stat);
-            commit.put(dirs.at, dir, name, data, Some(&metadata_of), Some(planned))
+            let data = (data, hashed);
+            commit.put_hashed(dirs.at, dir, name, data, Some(&metadata_of), Some(planned))
         }
-        (Act::Put { data, like }, _) => commit.put(dirs.at, dir, name, data, like.as_ref(), None),
+        (Act::Put { data, like, sha256 }, _) => {
+            let data = (data, sha256);
+            commit.put_hashed(dirs.at, dir, name, data, like.as_ref(), None)
+        }
         (Act::Remove, Expect::File { stat, .. } | Expect::Entry { stat }) => {
             commit.remove(dirs.at, dir, name, Snapshot::of(&stat))
         }

@@ -261,7 +261,11 @@ fn plan_file(
             at: place(target)?,
             expect,
             keep,
-            act: Act::Put { data, like },
+            act: Act::Put {
+                data,
+                like,
+                sha256: Some(write.sha256.clone()),
+            },
         });
     }
     Ok(Pending {
