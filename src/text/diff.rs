@@ -295,7 +295,7 @@ pub fn all_added(new: &str, label: &str) -> UnifiedDiff {
 
 /// Splits after each `\n`; the last line may lack one.
 fn split_lines(text: &str) -> Vec<&str> {
-    text.split_inclusive('\n').collect()
+    super::line_split::lines_inclusive(text).collect()
 }
 
 /// Renders a hunk range as in `@@ -start,len`, where a single line omits `,1`.

@@ -6,6 +6,7 @@
 //!   (for `edit_file`), lossy decoding (for `read_file`).
 //! - [`edit`]: `edit_file`'s batched exact-string replacement, its error
 //!   messages and the closest-match hint for an `oldString` that was not found.
+//! - [`line_split`]: a text's lines, each with its `\n`.
 //! - [`diff`]: time-bounded unified diffs for write, edit and append; [`diff_cut`]: one cut to a
 //!   size, still a valid diff.
 //! - [`page`]: `read_file`'s pages: numbered lines of a range, bounded, streamed.
@@ -19,6 +20,7 @@ pub mod delta;
 pub mod diff;
 pub mod diff_cut;
 pub mod edit;
+pub mod line_split;
 mod occurrences;
 pub mod page;
 pub mod patch;

@@ -16,8 +16,7 @@ pub(super) struct FileLines<'t> {
 
 impl<'t> FileLines<'t> {
     pub fn new(text: &'t str) -> Self {
-        let lines = text
-            .split_inclusive('\n')
+        let lines = crate::text::line_split::lines_inclusive(text)
             .map(|line| {
                 if let Some(body) = line.strip_suffix("\r\n") {
                     FileLine {
