@@ -25,7 +25,13 @@
 //!   or the temp root of a restore (`.restore-<unique>.partial`: a file, symlink or whole tree),
 //!   garbage a later run collects. Before the temp file is created, the
 //!   record names its directory (canonical `dir`, `dirDev`, `dirIno`) and its `name`; it is
-//!   removed once the temp file is renamed into place or removed. It is written without fsync
+//!   removed once the temp file is renamed into place or removed. The files a change stages in
+//!   one directory share one record (`countersBelow`): their names are numbered from a block of
+//!   counters reserved for them (`fsops::numbered_temp_name`), the record names the first and
+//!   the end of the block, and replay removes every entry of the directory named with the
+//!   record's process and a counter in the block (and the doomed and hold names derived from
+//!   them, which keep the counter) — one record a directory rather than one a file (a patch of
+//!   50 files wrote 50, each a new inode). It is written without fsync
 //!   (a SIGKILL keeps the page cache; a power cut may lose it, and the temp stays) and best
 //!   effort: a write goes on without it when the journal cannot be written. Replay: the temp is
 //!   removed if it is still there, reached from `/` without following a symlink, in the same

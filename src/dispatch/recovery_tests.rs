@@ -31,6 +31,7 @@ async fn the_first_call_waits_for_the_recovery_begun_in_the_background() {
         name: temp_name.into(),
         pid: dead_pid,
         made_dirs: Vec::new(),
+        counters_below: None,
     });
     let root_hash = sha256_hex(root.as_os_str().as_encoded_bytes());
     fs::create_dir_all(&data).unwrap();

@@ -49,7 +49,7 @@
 //! to the doomed name derived from it ([`fsops::doomed_name`]), where a removal a kill cut short
 //! is found and finished.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -149,6 +149,8 @@ pub struct Commit<'a> {
     /// The record naming the directories made until the commit record does (see
     /// [`made_dirs::make_dirs`]).
     made_record: Option<WrittenRecord>,
+    /// The blocks of temp names of the files staged, a directory each.
+    temp_blocks: Vec<TempBlock>,
     archives: Vec<ArchiveName>,
     /// How many staged files are written but not synced yet (each holds a descriptor open).
     unsynced: usize,
@@ -161,6 +163,24 @@ pub struct Commit<'a> {
 /// not hold a descriptor open for each until its commit point.
 const UNSYNCED_AT_MOST: usize = 64;
 
+/// How many files a change stages in one directory under one temp record.
+const TEMPS_A_RECORD: u64 = 256;
+
+/// The counters of temp names reserved for the files a change stages in one directory, and the
+/// one temp record that answers for them ([`Journal::begin_temps`]) until the commit record
+/// does: a change of many files writes a record per directory, not per file.
+struct TempBlock {
+    /// The directory's canonical path and identity (dev, ino).
+    path: PathBuf,
+    identity: (u64, u64),
+    /// The next counter to take, and the end of the block.
+    next: u64,
+    below: u64,
+    /// `None` when it could not be written (a read-only data directory: the change goes on
+    /// without one), or once what it answers for is left to recovery.
+    record: Option<WrittenRecord>,
+}
+
 impl Journal {
     /// A new change of many entries (see the module docs).
     pub fn commit(&self) -> Commit<'_> {
@@ -169,6 +189,7 @@ impl Journal {
             steps: Vec::new(),
             made: Vec::new(),
             made_record: None,
+            temp_blocks: Vec::new(),
             archives: Vec::new(),
             unsynced: 0,
             by_renames: !fsops::exchanges_names(),
@@ -218,27 +239,15 @@ impl Commit<'_> {
                 .is_none_or(|given| *given == sha256_hex(&data)),
             "the SHA-256 given with a put is that of its bytes"
         );
-        let aside = fsops::temp_name(name);
-        let made_above = self
-            .made
-            .iter()
-            .filter(|(made, _)| made.holds(dir_path))
-            .map(|(made, _)| made.clone())
-            .collect();
-        let temp_entry =
-            self.journal
-                .begin_temp_in_made_dirs(dir_path, dir.as_dir(), &aside, made_above);
-        let unsynced = match fsops::stage_unsynced(dir.as_dir(), name, &aside, &data, metadata_of) {
-            Ok(file) => file,
-            Err(e) => {
-                if let Some(entry) = temp_entry {
-                    entry.finish();
-                }
-                return Err(e);
-            }
-        };
-        let staged = fsops::lstat_at(dir.as_dir(), &aside)?
-            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        let (block, aside) = self.staging_name(&dir, dir_path, name)?;
+        // A failed stage leaves nothing under `aside`.
+        let unsynced = fsops::stage_unsynced(dir.as_dir(), name, &aside, &data, metadata_of)?;
+        let staged = fsops::lstat_at(dir.as_dir(), &aside)
+            .and_then(|found| found.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound)))
+            .inspect_err(|_| {
+                // What was staged stays answered for by its block's record (recovery).
+                self.temp_blocks[block].record.take();
+            })?;
         let record = StepRecord::in_dir(
             &dir,
             dir_path,
@@ -258,7 +267,7 @@ impl Commit<'_> {
             replaces,
             removes: None,
             to_dir: None,
-            temp_entry,
+            temp_entry: None,
             append: None,
             check_aside: None,
             unsynced: Some(unsynced),
@@ -268,6 +277,50 @@ impl Commit<'_> {
             self.sync_staged().map_err(|(_, e)| e)?;
         }
         Ok(())
+    }
+
+    /// A temp name to stage `name` under in `dir` (canonical path `dir_path`), answered for in
+    /// the journal before anything has it: numbered from the block of counters reserved for the
+    /// directory, whose one record answers for them all, or from a new block and its record (see
+    /// [`TempBlock`]). Also the block's index.
+    fn staging_name(
+        &mut self,
+        dir: &Dir,
+        dir_path: &Path,
+        name: &OsStr,
+    ) -> io::Result<(usize, OsString)> {
+        let identity = fsops::identity(&fsops::fstat(dir)?);
+        let open = self.temp_blocks.iter().position(|block| {
+            block.identity == identity && block.path == dir_path && block.next < block.below
+        });
+        let index = match open {
+            Some(index) => index,
+            None => {
+                let first = fsops::reserve_temp_counters(TEMPS_A_RECORD);
+                let below = first + TEMPS_A_RECORD;
+                let first_name = fsops::numbered_temp_name(name, first);
+                let made_above = self.made_above(dir_path);
+                let record = self.journal.begin_temps(
+                    dir_path,
+                    dir.as_dir(),
+                    &first_name,
+                    Some(below),
+                    made_above,
+                );
+                self.temp_blocks.push(TempBlock {
+                    path: dir_path.to_owned(),
+                    identity,
+                    next: first,
+                    below,
+                    record,
+                });
+                self.temp_blocks.len() - 1
+            }
+        };
+        let block = &mut self.temp_blocks[index];
+        let aside = fsops::numbered_temp_name(name, block.next);
+        block.next += 1;
+        Ok((index, aside))
     }
 
     /// Opens the directory `dir` (canonical, beneath `anchor`) for the change's files, making

@@ -5,6 +5,7 @@
 //! one plain component (not empty, not `.` or `..`, no `/`, no NUL), and a temp name is one of
 //! ours. A record that fails the check is never acted on, whoever sealed it.
 
+use std::ffi::OsStr;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,7 @@ use super::commit_record::CommitRecord;
 use super::made_dirs::{check_made_dirs, MadeDirRecord};
 pub use super::record_names::RefusedName;
 use super::record_names::{check_dir, check_file_path, check_name, check_ours, path_bytes};
+use crate::paths::fsops;
 
 /// An in-place append in flight (kind `append`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -71,6 +73,28 @@ pub struct TempRecord {
     /// with it, if still empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub made_dirs: Vec<MadeDirRecord>,
+    /// With it, the temp entries `pid` numbered after `name` in `dir`, up to this counter (not
+    /// included; see `fsops::numbered_temp_name`): one record answers for every file a change
+    /// stages in one directory, from a block of counters reserved for them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters_below: Option<u64>,
+}
+
+impl TempRecord {
+    /// Whether the record answers for the entry `name` in the directory `dir` (canonical path).
+    pub fn answers_for(&self, dir: &Path, name: &OsStr) -> bool {
+        if dir != self.dir {
+            return false;
+        }
+        let Some(below) = self.counters_below else {
+            return name == self.name.as_os_str();
+        };
+        let counter = |name: &OsStr| fsops::temp_counter_of(name, self.pid);
+        match (counter(self.name.as_os_str()), counter(name)) {
+            (Some(first), Some(n)) => (first..below).contains(&n),
+            _ => false,
+        }
+    }
 }
 
 /// One journal record, as stored: `{"kind": "append" | "temp" | "commit" | "removal", …fields}`.
@@ -116,7 +140,13 @@ impl Record {
             Record::Temp(r) => {
                 check_dir(&r.dir)?;
                 check_made_dirs(&r.made_dirs)?;
-                check_ours(&r.name)
+                check_ours(&r.name)?;
+                // A block's first name must tell the counter the block starts from.
+                let numbered = fsops::temp_counter_of(r.name.as_os_str(), r.pid).is_some();
+                match r.counters_below {
+                    Some(_) if !numbered => Err(RefusedName::NotOurs(r.name.clone())),
+                    _ => Ok(()),
+                }
             }
             Record::Removal(r) => {
                 check_dir(&r.dir)?;

@@ -88,7 +88,7 @@ impl Journal {
                 continue;
             }
             if let Record::Temp(temp) = &record {
-                if held.contains(&(temp.dir.clone(), temp.name.as_os_str().to_owned())) {
+                if held.iter().any(|(dir, aside)| temp.answers_for(dir, aside)) {
                     recovery.outcomes.push(Recovered::Deferred);
                     continue;
                 }

@@ -35,14 +35,29 @@ impl Journal {
         temp: &OsStr,
         made_dirs: Vec<MadeDirRecord>,
     ) -> Option<WrittenRecord> {
+        self.begin_temps(dir_path, dir, temp, None, made_dirs)
+    }
+
+    /// [`Journal::begin_temp_in_made_dirs`] for the temp entries numbered from `first` (a
+    /// [`fsops::numbered_temp_name`]) up to the counter `counters_below`, when given: one
+    /// record for every file a change stages in one directory.
+    pub fn begin_temps(
+        &self,
+        dir_path: &Path,
+        dir: BorrowedDir<'_>,
+        first: &OsStr,
+        counters_below: Option<u64>,
+        made_dirs: Vec<MadeDirRecord>,
+    ) -> Option<WrittenRecord> {
         let (dir_dev, dir_ino) = fsops::identity(&fsops::fstat(dir).ok()?);
         let record = Record::Temp(TempRecord {
             dir: dir_path.to_owned(),
             dir_dev,
             dir_ino,
-            name: PathBuf::from(temp),
+            name: PathBuf::from(first),
             pid: std::process::id(),
             made_dirs,
+            counters_below,
         });
         self.write(&record, Durability::PageCache).ok()
     }
@@ -84,9 +99,17 @@ pub fn remove_temp(record: &TempRecord, sandbox: &Sandbox) -> io::Result<Recover
     let Some(dir) = open_recorded_dir(sandbox, &record.dir, record.dir_dev, record.dir_ino)? else {
         return Ok(Recovered::LeftAlone);
     };
-    // What a checked removal of it moved to its doomed name is ours too (see `commit.rs`).
+    // What a checked removal of it moved to its doomed name is ours too (see `commit.rs`); a
+    // block's names (and their doomed names, which keep their counters) are found by listing.
+    let names = match record.counters_below {
+        None => vec![name.to_owned(), fsops::doomed_name(name)],
+        Some(_) => fsops::list_names(dir.as_dir())?
+            .into_iter()
+            .filter(|found| record.answers_for(&record.dir, found))
+            .collect(),
+    };
     let mut removed = false;
-    for name in [name.to_owned(), fsops::doomed_name(name)] {
+    for name in names {
         match trees::remove_tree_at(dir.as_dir(), &name, trees::Removal::OWN_TEMP) {
             Ok(_) => removed = true,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}

@@ -307,3 +307,69 @@ fn with_temp_goes_on_when_the_journal_cannot_be_written() {
         Ok(7)
     );
 }
+
+/// A record answering for a block of temp names (the files a change staged in one directory):
+/// recovery removes every entry of that process numbered in the block — the files, what was set
+/// aside under their doomed or hold names, a link as a link — and nothing else: a counter past
+/// the block, another process's, a name of the user's.
+#[test]
+fn a_dead_changes_block_of_temps_goes_whole_and_nothing_else() {
+    let (tmp, journal, dir) = temp_setup();
+    let (first, below) = (40, 44);
+    let named = |name: &str, pid: u32, n: u64| format!(".{name}.{pid}.{n}.agent-fs-tools.tmp");
+    let ours = [
+        named("a.txt", DEAD_PID, first),
+        named("b.txt", DEAD_PID, first + 1),
+        fsops::doomed_name(OsStr::new(&named("c.txt", DEAD_PID, first + 2)))
+            .into_string()
+            .unwrap(),
+        fsops::hold_name(OsStr::new(&named("d.txt", DEAD_PID, below - 1)))
+            .into_string()
+            .unwrap(),
+    ];
+    let kept = [
+        named("e.txt", DEAD_PID, below),
+        named("f.txt", DEAD_PID + 1, first + 1),
+        "g.txt".to_owned(),
+    ];
+    for name in ours.iter().chain(&kept) {
+        fs::write(dir.join(name), b"bytes").unwrap();
+    }
+    let outside = tmp.path().join("outside.txt");
+    fs::write(&outside, b"not ours").unwrap();
+    let link = named("h.txt", DEAD_PID, first + 3);
+    symlink(&outside, dir.join(&link)).unwrap();
+    let meta = crate::paths::testing::stat(&dir).unwrap();
+    let record = TempRecord {
+        dir: dir.clone(),
+        dir_dev: meta.dev,
+        dir_ino: meta.ino,
+        name: ours[0].clone().into(),
+        pid: DEAD_PID,
+        made_dirs: Vec::new(),
+        counters_below: Some(below),
+    };
+    // A block must start from a numbered name of its process.
+    let unnumbered = TempRecord {
+        name: ".a.txt.agent-fs-tools.tmp".into(),
+        ..record.clone()
+    };
+    assert!(Record::Temp(unnumbered).check().is_err());
+    let written = journal
+        .write(&Record::Temp(record), Durability::PageCache)
+        .unwrap();
+    assert_eq!(
+        journal.recover(&anywhere(), &no_sequel),
+        vec![Recovered::TempRemoved]
+    );
+    let mut left: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    let mut expected = kept.to_vec();
+    expected.sort();
+    assert_eq!(left, expected);
+    assert_eq!(fs::read(&outside).unwrap(), b"not ours");
+    assert!(!written.path().exists());
+}

@@ -77,11 +77,7 @@ impl Commit<'_> {
             }
         };
         // The commit record answers for the temp names and the directories made from here on.
-        for step in &mut self.steps {
-            if let Some(temp) = step.temp_entry.take() {
-                temp.finish();
-            }
-        }
+        self.finish_temp_records();
         if let Some(made) = self.made_record.take() {
             made.finish();
         }
@@ -183,6 +179,22 @@ impl Commit<'_> {
         settled
     }
 
+    /// Removes the temp records of the staged entries: what they answered for is answered for
+    /// by the commit record, or gone.
+    fn finish_temp_records(&mut self) {
+        let steps = self
+            .steps
+            .iter_mut()
+            .filter_map(|step| step.temp_entry.take());
+        let blocks = self
+            .temp_blocks
+            .iter_mut()
+            .filter_map(|block| block.record.take());
+        for record in steps.chain(blocks) {
+            record.finish();
+        }
+    }
+
     /// Removes the staged files of steps not applied, then the directories made for them that
     /// are empty.
     fn discard(&mut self) {
@@ -196,10 +208,8 @@ impl Commit<'_> {
                 }
                 _ => {}
             }
-            if let Some(temp) = step.temp_entry.take() {
-                temp.finish();
-            }
         }
+        self.finish_temp_records();
         for (made, parent) in self.made.drain(..).rev() {
             made_dirs::remove_if_empty(parent.as_dir(), &made);
         }
@@ -215,6 +225,7 @@ impl Commit<'_> {
     /// finished, but every handle it held is closed, as the system closes a dead process's (a
     /// handle left open keeps a directory from going where deletes lack POSIX semantics).
     pub(crate) fn abandon(mut self) {
+        self.temp_blocks.clear();
         self.steps.clear();
         self.made.clear();
         self.made_record = None;

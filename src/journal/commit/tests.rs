@@ -533,6 +533,42 @@ fn stage_in_made_dirs(s: &Setup) -> Commit<'_> {
     commit
 }
 
+/// The files a change stages in one directory are answered for by one temp record (a patch of
+/// 50 files wrote 50), which names the directories made above them; none is left once the
+/// change is made.
+#[test]
+fn one_temp_record_answers_for_the_files_staged_in_a_directory() {
+    let s = setup();
+    let commit = stage_in_made_dirs(&s);
+    let records: Vec<crate::journal::TempRecord> = fs::read_dir(s.journal.dir())
+        .unwrap()
+        .filter_map(|entry| {
+            let bytes = s.journal.read(&entry.unwrap().path())?;
+            match Record::parse(&bytes).unwrap() {
+                Record::Temp(temp) if temp.counters_below.is_some() => Some(temp),
+                _ => None,
+            }
+        })
+        .collect();
+    assert_eq!(records.len(), 2, "one a directory: {records:?}");
+    let puts = commit
+        .steps
+        .iter()
+        .filter(|step| matches!(step.record.action, StepAction::Put { .. }));
+    for step in puts {
+        let (dir, aside) = (&step.record.dir, step.record.aside.as_os_str());
+        let answering: Vec<_> = records
+            .iter()
+            .filter(|r| r.answers_for(dir, aside))
+            .collect();
+        assert_eq!(answering.len(), 1, "{aside:?} in {dir:?}");
+        let made_above = !answering[0].made_dirs.is_empty();
+        assert_eq!(made_above, dir.ends_with("new/sub"), "{aside:?}");
+    }
+    commit.apply().unwrap();
+    assert_eq!(s.journal.store.names().unwrap().len(), 0);
+}
+
 /// A change that fails, or that a kill cut short and recovery undoes, leaves none of the
 /// directories made for it, and recovery discards its archives; one that is made keeps them.
 #[test]

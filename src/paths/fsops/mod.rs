@@ -333,4 +333,38 @@ mod tests {
         assert!(t.to_string_lossy().ends_with(TEMP_MARKER));
         assert!(is_temp_name(&t) && !is_temp_name(OsStr::new("notes.tmp")));
     }
+
+    /// A numbered temp name tells its counter, and so do the doomed and hold names derived from
+    /// it, however long the name it stands beside; another process's does not.
+    #[test]
+    fn numbered_temp_names_tell_their_counter() {
+        let pid = std::process::id();
+        let first = reserve_temp_counters(3);
+        assert_eq!(
+            reserve_temp_counters(1),
+            first + 3,
+            "a reserved block is skipped"
+        );
+        for name in ["a.txt".to_owned(), "y".repeat(255)] {
+            let t = numbered_temp_name(OsStr::new(&name), first + 2);
+            assert!(t.len() <= 255 && is_temp_name_of(&t, pid));
+            for derived in [t.clone(), doomed_name(&t), hold_name(&t)] {
+                assert_eq!(
+                    temp_counter_of(&derived, pid),
+                    Some(first + 2),
+                    "{derived:?}"
+                );
+                assert_eq!(temp_counter_of(&derived, pid.wrapping_add(1)), None);
+            }
+        }
+        let plain = temp_name(OsStr::new("b.txt"));
+        assert!(temp_counter_of(&plain, pid).is_some_and(|n| n > first + 2));
+        for other in [
+            "a.txt",
+            ".a.txt.1.x.agent-fs-tools.tmp",
+            ".a.txt.1..agent-fs-tools.tmp",
+        ] {
+            assert_eq!(temp_counter_of(OsStr::new(other), 1), None, "{other}");
+        }
+    }
 }

@@ -21,21 +21,44 @@ pub fn is_temp_name(name: &OsStr) -> bool {
 
 /// Whether `name` is a temp name process `pid` made ([`temp_name`]: `….<pid>.<n>` + marker).
 pub fn is_temp_name_of(name: &OsStr, pid: u32) -> bool {
-    let Some(rest) = name.as_encoded_bytes().strip_suffix(TEMP_MARKER.as_bytes()) else {
-        return false;
-    };
-    let Some(dot) = rest.iter().rposition(|&b| b == b'.') else {
-        return false;
-    };
+    temp_counter_of(name, pid).is_some()
+}
+
+/// The counter `n` of a temp name process `pid` made (`….<pid>.<n>` + marker: [`temp_name`],
+/// [`numbered_temp_name`], and the [`doomed_name`] and [`hold_name`] derived from them, which
+/// keep their ends).
+pub fn temp_counter_of(name: &OsStr, pid: u32) -> Option<u64> {
+    let rest = name
+        .as_encoded_bytes()
+        .strip_suffix(TEMP_MARKER.as_bytes())?;
+    let dot = rest.iter().rposition(|&b| b == b'.')?;
     let (before, n) = (&rest[..dot], &rest[dot + 1..]);
-    !n.is_empty()
-        && n.iter().all(u8::is_ascii_digit)
-        && before.ends_with(format!(".{pid}").as_bytes())
+    if n.is_empty() || !n.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if !before.ends_with(format!(".{pid}").as_bytes()) {
+        return None;
+    }
+    std::str::from_utf8(n).ok()?.parse().ok()
 }
 
 /// A fresh, recognisable temporary name next to `name` (≤ 255 bytes).
 pub fn temp_name(name: &OsStr) -> OsString {
-    sibling_name(".", name, &format!(".{}{TEMP_MARKER}", unique()))
+    numbered_temp_name(name, reserve_temp_counters(1))
+}
+
+/// `count` counters of temp names no other name of this process takes, the first of them
+/// returned: a change numbers the names it stages in one directory from them
+/// ([`numbered_temp_name`]), so that one journal record answers for all of them.
+pub fn reserve_temp_counters(count: u64) -> u64 {
+    TEMP_COUNTER.fetch_add(count, Ordering::Relaxed)
+}
+
+/// The temporary name next to `name` with the counter `n` (one of
+/// [`reserve_temp_counters`]'s): `.<name>.<pid>.<n>` + marker, as [`temp_name`] makes them.
+pub fn numbered_temp_name(name: &OsStr, n: u64) -> OsString {
+    let pid = std::process::id();
+    sibling_name(".", name, &format!(".{pid}.{n}{TEMP_MARKER}"))
 }
 
 /// The name an entry under our temp name `temp` is moved to just before it is removed (see
@@ -84,8 +107,7 @@ pub fn keep_visible(dir: BorrowedDir<'_>, from: &OsStr, name: &OsStr) -> io::Res
 
 /// `<pid>.<n>`, unique in this machine for as long as this process runs.
 fn unique() -> String {
-    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{}.{n}", std::process::id())
+    format!("{}.{}", std::process::id(), reserve_temp_counters(1))
 }
 
 /// `prefix`, as much of `name` as fits in 255 bytes, and `suffix`.
