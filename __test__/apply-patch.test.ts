@@ -1,6 +1,6 @@
 /** `apply_patch` (../docs/tools.md#apply_patch): both formats, matching, all-or-nothing, trash, prompt, result, audit. */
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, statSync, chmodSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, statSync, chmodSync, utimesSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Workspace, type ToolResult } from 'agent-fs-tools'
@@ -361,6 +361,25 @@ describe('apply_patch: permission and prompt', () => {
     expect(existsSync(join(root, 'b.txt'))).toBe(false)
     expect(existsSync(join(root, 'e.txt'))).toBe(false)
     expect(archiveNames(dataDir, root), 'copies made for it are gone').toEqual([])
+  })
+})
+
+describe('apply_patch: a file rewritten in place while the prompt is open', () => {
+  it('the same inode and size (its modification time put back as near as utimes can): still CONFLICT, and the rewrite stays', async () => {
+    const { ws, root } = setup({ 'u.txt': 'one\ntwo\n', 'v.txt': 'v\n' }, { permissions: {} })
+    const before = statSync(join(root, 'u.txt'))
+    const result = await applyPatch(ws, patch('*** Update File: u.txt\n@@\n one\n-two\n+TWO\n*** Update File: v.txt\n@@\n-v\n+V\n'), {
+      confirm: () => {
+        writeFileSync(join(root, 'u.txt'), 'ONE\ntwo\n')
+        utimesSync(join(root, 'u.txt'), before.atime, before.mtime)
+        return true
+      },
+    })
+    const now = statSync(join(root, 'u.txt'))
+    expect([now.ino, now.size]).toEqual([before.ino, before.size])
+    expect(result.code, result.output).toBe('CONFLICT')
+    expect(read(join(root, 'u.txt'))).toBe('ONE\ntwo\n')
+    expect(read(join(root, 'v.txt'))).toBe('v\n')
   })
 })
 

@@ -55,6 +55,7 @@ impl Setup {
         Expect::File {
             stat: crate::paths::testing::lstat(&path).unwrap(),
             sha256: sha256_hex(&fs::read(&path).unwrap()),
+            bytes: None,
         }
     }
 

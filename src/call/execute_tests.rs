@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::*;
-use crate::call::plan::{Act, ChangePlan, Expect, Found, Keep, Place, Step};
+use crate::call::plan::{Act, BytesRead, ChangePlan, Expect, Found, Keep, Place, Step};
 use crate::change::Action;
 use crate::hashing::sha256_hex;
 use crate::paths::fsops::race_point::{self, RacePoint};
@@ -65,6 +65,7 @@ impl Setup {
         Expect::File {
             stat: self.stat(rel),
             sha256: sha256_hex(&fs::read(self.root.join(rel)).unwrap()),
+            bytes: None,
         }
     }
 
@@ -433,6 +434,7 @@ fn an_archive_that_does_not_hold_what_was_read_refuses_the_change() {
     let misread = Expect::File {
         stat: s.stat("a.txt"),
         sha256: sha256_hex(b"not what is there"),
+        bytes: None,
     };
     let plan = ChangePlan {
         consume: Vec::new(),
@@ -459,6 +461,46 @@ fn an_archive_that_does_not_hold_what_was_read_refuses_the_change() {
     };
     let error = run(&s, nothing_to_keep).err().unwrap();
     assert!(matches!(error.failure, Failure::Invalid(_)));
+}
+
+/// The bytes a plan kept are what the exchange checks the displaced file against: kept bytes
+/// other than the file's (its stat and SHA-256 as planned) find it changed, and nothing changes;
+/// the bytes it holds let the change be made.
+#[test]
+fn a_file_is_checked_against_the_bytes_its_plan_kept() {
+    let s = setup();
+    let before = s.names();
+    let plan = |kept: &[u8]| ChangePlan {
+        consume: Vec::new(),
+        steps: vec![step(
+            s.place("a.txt"),
+            Expect::File {
+                stat: s.stat("a.txt"),
+                sha256: sha256_hex(b"a old\n"),
+                bytes: Some(BytesRead(std::sync::Arc::new(kept.to_vec()))),
+            },
+            put("a new\n"),
+        )],
+    };
+    let error = run(&s, plan(b"A OLD\n")).err().unwrap();
+    assert_eq!(error.step, 0);
+    assert!(
+        matches!(
+            error.failure,
+            Failure::Changed {
+                being_written: false,
+                kept: None
+            }
+        ),
+        "{:?}",
+        error.failure
+    );
+    assert_eq!(s.read("a.txt").as_deref(), Some("a old\n"));
+    assert_eq!(s.names(), before, "the staged file is gone");
+    assert!(s.history().is_empty());
+    run(&s, plan(b"a old\n")).unwrap();
+    assert_eq!(s.read("a.txt").as_deref(), Some("a new\n"));
+    assert_eq!(s.records(), 0);
 }
 
 /// A change that fails as it is applied is not recorded, and its archives are discarded.

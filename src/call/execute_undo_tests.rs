@@ -338,6 +338,7 @@ fn an_entry_moved_out_of_a_tree_built_goes_back_in_when_a_later_step_fails() {
     let stale = Expect::File {
         stat: s.stat("other.txt"),
         sha256: "0".repeat(64),
+        bytes: None,
     };
     let put = Act::Put {
         data: b"new\n".to_vec(),
@@ -482,6 +483,7 @@ fn an_entry_moves_out_of_a_tree_built_into_another_placed_before_it() {
     let stale = Expect::File {
         stat: s.stat("other.txt"),
         sha256: "0".repeat(64),
+        bytes: None,
     };
     let put = Act::Put {
         data: b"new\n".to_vec(),
@@ -514,6 +516,7 @@ fn what_moved_into_a_tree_built_goes_back_when_a_later_step_fails() {
     let stale = Expect::File {
         stat: s.stat("other.txt"),
         sha256: "0".repeat(64),
+        bytes: None,
     };
     let put = Act::Put {
         data: b"new\n".to_vec(),
@@ -609,6 +612,7 @@ fn an_entry_set_aside_in_a_tree_built_moves_out_once_placed_and_its_place_is_ref
     let stale = Expect::File {
         stat: s.stat("other.txt"),
         sha256: "0".repeat(64),
+        bytes: None,
     };
     let put = Act::Put {
         data: b"new\n".to_vec(),

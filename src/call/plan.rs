@@ -8,6 +8,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+pub use crate::journal::commit::BytesRead;
 use crate::paths::{EntryKind, Stat, Target};
 
 /// What a call will change, decided before anything is asked or changed.
@@ -76,8 +77,14 @@ impl Place {
 pub enum Expect {
     /// The name is free.
     Nothing,
-    /// A regular file as it was read: its stat and the SHA-256 of its bytes.
-    File { stat: Stat, sha256: String },
+    /// A regular file as it was read: its stat and the SHA-256 of its bytes, and the bytes
+    /// when the plan keeps them (the executor then compares the file with them rather than
+    /// hashing it again).
+    File {
+        stat: Stat,
+        sha256: String,
+        bytes: Option<BytesRead>,
+    },
     /// An entry known by identity (device and inode) and kind: a link, a directory, or a file
     /// whose content does not matter (it goes to the trash first). A directory removed with
     /// [`Keep::Archive`] is a tree: removed only as archived, every entry of it.

@@ -262,7 +262,11 @@ impl Append {
                 let sha256 = sha256_before.clone().unwrap_or_default();
                 let step = Step {
                     at,
-                    expect: Expect::File { stat, sha256 },
+                    expect: Expect::File {
+                        stat,
+                        sha256,
+                        bytes: None,
+                    },
                     keep: Keep::Nothing,
                     act: Act::Append {
                         data,

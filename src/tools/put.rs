@@ -54,7 +54,11 @@ pub fn expect_as_planned(
             sha256_reader(&mut file).map_err(|e| ToolError::io(&e, "check", path))?
         }
     };
-    Ok(Expect::File { stat: now, sha256 })
+    Ok(Expect::File {
+        stat: now,
+        sha256,
+        bytes: None,
+    })
 }
 
 /// A put that failed, as the model reads it (nothing was written): what it found instead is a

@@ -348,6 +348,7 @@ fn exchange(
     let expect = Expect::File {
         stat: stat_of(&real.stat),
         sha256: sha256_hex(old),
+        bytes: None,
     };
     let sha256_after = sha256_hex(data);
     let act = Act::Put {

@@ -34,9 +34,17 @@ pub(super) fn add(
                 like,
                 sha256: hashed,
             },
-            Expect::File { stat, sha256 },
+            Expect::File {
+                stat,
+                sha256,
+                bytes,
+            },
         ) => {
-            let planned = PlannedFile { stat, sha256 };
+            let planned = PlannedFile {
+                stat,
+                sha256,
+                bytes,
+            };
             let metadata_of = like.unwrap_or(stat);
             let data = (data, hashed);
             commit.put_hashed(dirs.at, dir, name, data, Some(&metadata_of), Some(planned))
@@ -118,7 +126,7 @@ pub(super) fn add(
 /// Nothing can be swapped in under the name between the check and the write: the bytes go
 /// through the handle checked.
 pub(super) fn add_append(commit: &mut Commit<'_>, step: Step, dirs: Dirs) -> Result<(), Failure> {
-    let (Act::Append { data, single_link }, Expect::File { stat, sha256 }) =
+    let (Act::Append { data, single_link }, Expect::File { stat, sha256, .. }) =
         (step.act, step.expect)
     else {
         unreachable!("refused by check: an append expects a file read")

@@ -261,7 +261,7 @@ pub(super) fn apply_step(step: &Staged) -> Result<(), StepFailure> {
             _,
         ) => {
             let ours = |file: &mut File| holds(file, staged.size, sha256);
-            let same_content = |file: &mut File| holds(file, planned.stat.size, &planned.sha256);
+            let same_content = |file: &mut File| planned.held_by(file);
             let replacing = Replacing::File {
                 stat: &planned.stat,
                 same_content: &same_content,

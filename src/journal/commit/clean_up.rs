@@ -4,7 +4,7 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 
 use super::undo::{remove_aside, settle_doomed};
-use super::{holds, PlannedFile, StepAction, StepRecord};
+use super::{PlannedFile, StepAction, StepRecord};
 use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::fsops::{self, Snapshot};
 use crate::paths::BorrowedDir;
@@ -95,7 +95,7 @@ fn let_go_displaced(
     fsops::unlink_at(dir, &doomed).ok()?;
     race_point::reached(RacePoint::ReplacedUnlinked, name);
     let unchanged = |file: &mut File| match planned {
-        Some(planned) => holds(file, planned.stat.size, &planned.sha256),
+        Some(planned) => planned.held_by(file),
         None => fsops::fstat(&*file).map(|s| displaced.is(&s)),
     };
     fsops::keep_late_bytes(dir, name, file, &unchanged)

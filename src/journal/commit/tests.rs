@@ -4,6 +4,7 @@ use super::apply::apply_step;
 use super::*;
 use crate::datadir::DataDir;
 use crate::journal::{Record, Recovered};
+use crate::paths::fsops::race_point::{self, RacePoint};
 use crate::paths::Sandbox;
 use serde::Deserialize;
 use serde_json::Value;
@@ -531,6 +532,95 @@ fn stage_in_made_dirs(s: &Setup) -> Commit<'_> {
         .unwrap();
     commit.archived(OsStr::new("x-a.txt.tar.gz"));
     commit
+}
+
+/// A file holds what was planned exactly when it reads as the bytes kept (over blocks, at
+/// their edges too) or, without them, hashes as planned.
+#[test]
+fn a_file_holds_what_was_planned_by_its_bytes_or_its_hash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let block = 64 * 1024;
+    let planned: Vec<u8> = (0..2 * block + 1).map(|i| (i % 251) as u8).collect();
+    let held_by = |on_disk: &[u8], kept: bool| {
+        let path = tmp.path().join("f");
+        fs::write(&path, on_disk).unwrap();
+        let stat = crate::paths::testing::lstat(&path).unwrap();
+        let mut file = PlannedFile::new(stat, &planned);
+        if kept {
+            file.bytes = Some(BytesRead(Arc::new(planned.clone())));
+        }
+        file.held_by(&mut fs::File::open(&path).unwrap()).unwrap()
+    };
+    let mut last_differs = planned.clone();
+    *last_differs.last_mut().unwrap() ^= 1;
+    let mut edge_differs = planned.clone();
+    edge_differs[block] ^= 1;
+    for kept in [false, true] {
+        assert!(held_by(&planned, kept));
+        assert!(!held_by(&planned[..planned.len() - 1], kept));
+        assert!(!held_by(&[&planned[..], b"x"].concat(), kept));
+        assert!(!held_by(&last_differs, kept));
+        assert!(!held_by(&edge_differs, kept));
+    }
+}
+
+/// A writer that had the displaced file open writes into it after the clean-up's last check,
+/// once it has no name: what it wrote is kept beside the file, whether the plan kept the bytes
+/// read (compared) or only their SHA-256 (hashed).
+#[test]
+fn a_late_write_into_the_displaced_file_is_kept_either_way() {
+    for kept_bytes in [false, true] {
+        let s = setup();
+        let name = if kept_bytes {
+            "late-kept.txt"
+        } else {
+            "late-hashed.txt"
+        };
+        fs::write(s.root.join(name), "old\n").unwrap();
+        let mut plan = planned(&s.root, name);
+        if kept_bytes {
+            plan.bytes = Some(BytesRead(Arc::new(b"old\n".to_vec())));
+        }
+        let writer: Arc<std::sync::Mutex<Option<fs::File>>> = Arc::default();
+        let (root, opened) = (s.root.clone(), writer.clone());
+        race_point::at(RacePoint::ReplacedChecked, name, move || {
+            // The displaced file, under its temp name.
+            let aside = fs::read_dir(&root)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| fsops::is_temp_name(p.file_name().unwrap()))
+                .unwrap();
+            let file = fs::OpenOptions::new().write(true).open(aside).unwrap();
+            *opened.lock().unwrap() = Some(file);
+        });
+        race_point::at(RacePoint::ReplacedUnlinked, name, move || {
+            let mut file = writer.lock().unwrap().take().unwrap();
+            std::io::Write::write_all(&mut file, b"saved late\n").unwrap();
+        });
+        let stat = plan.stat;
+        let mut commit = s.journal.commit();
+        let data = b"new\n".to_vec();
+        let dir = dir(&s.root);
+        commit
+            .put(
+                dir,
+                &s.root,
+                OsStr::new(name),
+                data,
+                Some(&stat),
+                Some(plan),
+            )
+            .unwrap();
+        commit.apply().unwrap();
+        let found = tree(&s.root);
+        let kept: Vec<_> = found
+            .iter()
+            .filter(|(n, _)| n.contains(fsops::KEPT_MARKER))
+            .collect();
+        assert_eq!(kept.len(), 1, "{found:?}");
+        assert_eq!(kept[0].1, "saved late\n");
+        assert_eq!(fs::read_to_string(s.root.join(name)).unwrap(), "new\n");
+    }
 }
 
 /// The files a change stages in one directory are answered for by one temp record (a patch of

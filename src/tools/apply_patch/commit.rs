@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use super::plan::{self, Context, Existing, FilePlan};
 use crate::call::execute::{execute, Done, ExecuteError, Failure};
-use crate::call::plan::{Act, ChangePlan, Expect, Keep, Place, Step};
+use crate::call::plan::{Act, BytesRead, ChangePlan, Expect, Keep, Place, Step};
 use crate::call::trashing::{ensure_bucket_writable, trash_error};
 use crate::call::Recorded;
 use crate::change::{Action, FileChange};
@@ -160,6 +160,7 @@ fn plan_file(
             EntryKind::File => Expect::File {
                 stat,
                 sha256: old.sha256.clone(),
+                bytes: None,
             },
             _ => Expect::Entry { stat },
         };
@@ -183,6 +184,7 @@ fn plan_file(
         });
     }
     let mut put_archived = None;
+    let mut old_bytes = plan.old;
     if let Some(write) = plan.write {
         // The bytes the plan hashed (an added file's text, an update's new content kept), or
         // derived again, which must give the planned content (and, for an update, the delta
@@ -231,14 +233,17 @@ fn plan_file(
                 if plan.action != Action::Moved {
                     change.sha256_before = Some(old.sha256.clone());
                 }
-                // An updated file read again is expected as read now.
-                let stat = match (plan.action, source_stat) {
-                    (Action::Modified, Some(now)) => now,
-                    _ => old.stat,
+                // An updated file read again is expected as read now; one whose bytes the
+                // plan kept, as those bytes.
+                let (stat, bytes) = match (plan.action, source_stat) {
+                    (Action::Modified, Some(now)) => (now, None),
+                    (Action::Modified, None) => (old.stat, old_bytes.take()),
+                    _ => (old.stat, None),
                 };
                 Expect::File {
                     stat,
                     sha256: old.sha256.clone(),
+                    bytes: bytes.map(|bytes| BytesRead(Arc::new(bytes))),
                 }
             }
         };

@@ -79,6 +79,10 @@ pub(super) fn plan_all(
                     if plan.new.is_none() {
                         plan.reverse = None;
                     }
+                    // The old bytes only with the new content, after it (a file whose new
+                    // content is derived again is expected as read again).
+                    plan.old = plan.old.take().filter(|_| plan.new.is_some());
+                    plan.old = plan.old.take().and_then(|old| kept.keep(old));
                     plans.push(plan);
                 }
                 Err(e) => {
@@ -122,6 +126,7 @@ fn plan_file(
     let planned = |letter, given: &str, action| FilePlan {
         file: index,
         new: None,
+        old: None,
         reverse: None,
         letter,
         given: given.to_owned(),
@@ -260,6 +265,9 @@ fn plan_file(
             if !plan.unchanged {
                 // Kept if it fits what the plan may keep, once the files before it are taken.
                 plan.new = Some(new);
+                if plan.action == Action::Modified {
+                    plan.old = Some(bytes);
+                }
             }
             plan
         }

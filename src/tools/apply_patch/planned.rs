@@ -28,6 +28,9 @@ pub(super) struct FilePlan {
     /// The new content of an updated file, if the plan keeps it (else the commit derives it
     /// again).
     pub new: Option<Vec<u8>>,
+    /// The bytes an updated file held when it was read, if the plan keeps them (with its new
+    /// content): the commit compares the file with them instead of hashing it again.
+    pub old: Option<Vec<u8>>,
     /// What takes an update back (its changed lines' old bytes, from the diff's matching), kept
     /// while its new content is; else the commit derives it from the file read again.
     pub reverse: Option<Delta>,
