@@ -1,5 +1,5 @@
-//! What a patch may read and write in all (`patchMaxTotalBytes`), and how much new content its
-//! plan keeps for the commit.
+//! What a patch may read and write in all (`patchMaxTotalBytes`), and how much of the files'
+//! contents its plan keeps for the commit.
 
 use std::path::{Path, PathBuf};
 
@@ -67,7 +67,8 @@ impl Budget {
 /// How much new content the plan keeps for the commit, so that the commit does not derive it
 /// again: up to the larger of `patchMaxBytes` (the size of a patch: a usual patch of many files)
 /// and `editMaxFileBytes` (the largest file a patch may change: a patch of one file is never
-/// derived twice), never more than 256 MiB.
+/// derived twice), never more than 256 MiB. What is left of it after a file's new content
+/// keeps the bytes the file held, which the commit then compares with rather than hashing.
 pub(super) struct Keeping {
     left: u64,
 }
