@@ -391,6 +391,18 @@ describe('apply_patch: formatCall and audit', () => {
     expect(ws.formatCall('apply_patch', { input: patch('*** Add File: a.ts\n+x\n*** Delete File: b.ts\n*** Delete File: c.ts\n*** Delete File: d.ts\n') })).toBe('a.ts, b.ts (+2 more)')
   })
 
+  it('the change is in the history with formatCall as its summary', async () => {
+    const { ws, root } = setup({ 'b.ts': 'b\n', 'c.ts': 'c\n' })
+    const input = patch('*** Add File: a.ts\n+x\n*** Delete File: b.ts\n*** Update File: c.ts\n@@\n-c\n+C\n')
+    const result = await applyPatch(ws, input)
+    expect(result.status, result.output).toBe('ok')
+    expect(read(join(root, 'c.ts'))).toBe('C\n')
+    const [change] = await ws.history()
+    expect(change?.tool).toBe('apply_patch')
+    expect(change?.summary).toBe('a.ts, b.ts (+1 more)')
+    expect(change?.summary).toBe(ws.formatCall('apply_patch', { input }))
+  })
+
   it('one audit record lists every file with its digests before and after', async () => {
     const { ws, root, dataDir } = setup({ 'a.txt': 'a\n', 'c.txt': 'c\n' })
     await applyPatch(ws, patch('*** Update File: a.txt\n@@\n-a\n+A\n*** Add File: b.txt\n+b\n*** Delete File: c.txt\n'))

@@ -60,7 +60,7 @@ impl Toolset {
                     permissions,
                     ctx,
                 );
-                if tool.spec.mutates {
+                if tool.spec.mutates && !tool.spec.summarizes_itself {
                     call.heading.summary = (tool.spec.format_call)(&args);
                 }
                 run_until_aborted(call, tool.spec.run, args).await

@@ -21,10 +21,11 @@ use super::files;
 use super::{object_schema, parse_args, ToolSpec};
 use crate::call::{BoxFuture, Call, Failure, Outcome, Success, ToolNames};
 use crate::error::{ErrorCode, ToolError};
+use crate::history::Heading;
 use crate::options::WorkspaceOptions;
 use crate::paths::{AsDir, Target};
 use crate::progress::Unit;
-use crate::text::patch;
+use crate::text::patch::{self, FilePatch};
 
 mod already_applied;
 mod budget;
@@ -55,6 +56,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     idempotent: false,
     asks: true,
     path_argument: None,
+    summarizes_itself: true,
     format_call,
     run,
 };
@@ -94,11 +96,16 @@ struct Args {
 /// `a.ts` for one file, `a.ts, b.ts` for two, `a.ts, b.ts (+N more)` beyond (../../docs/tools.md#apply_patch).
 fn format_call(args: &Value) -> String {
     let input = args.get("input").and_then(Value::as_str).unwrap_or("");
-    let Ok(parsed) = patch::parse(input) else {
-        return String::new();
-    };
-    let paths: Vec<String> = parsed
-        .files
+    match patch::parse(input) {
+        Ok(parsed) => summary(&parsed.files),
+        Err(_) => String::new(),
+    }
+}
+
+/// [`format_call`] of a parsed patch: what its change is recorded with (the dispatcher leaves it
+/// to [`apply`], which has parsed the patch already: `summarizes_itself`).
+fn summary(files: &[FilePatch]) -> String {
+    let paths: Vec<String> = files
         .iter()
         .map(|f| crate::paths::shown::echo(f.path()).into_owned())
         .collect();
@@ -189,7 +196,11 @@ async fn apply(call: &Call, args: Value) -> Outcome {
         .filter_map(|p| p.write.as_ref().map(|write| write.target.clone()))
         .collect();
     let _lock = lock.exclusive().await;
-    let (ws, heading) = (call.ws.clone(), call.heading.clone());
+    let ws = call.ws.clone();
+    let heading = Heading {
+        summary: summary(&files),
+        ..call.heading.clone()
+    };
     let changing = plans.iter().filter(|p| !p.unchanged).count() as u64;
     let meter = call.progress.meter(Unit::Files, Some(changing));
     let (committed, recorded) = call

@@ -37,6 +37,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     idempotent: false,
     asks: true,
     path_argument: Some("source"),
+    summarizes_itself: false,
     format_call,
     run,
 };

@@ -27,6 +27,7 @@ pub static GET: ToolSpec = ToolSpec {
     idempotent: true,
     asks: false,
     path_argument: None,
+    summarizes_itself: false,
     format_call: no_header,
     run: run_get,
 };
@@ -47,6 +48,7 @@ pub static PUSH: ToolSpec = ToolSpec {
     idempotent: false,
     asks: false,
     path_argument: Some("path"),
+    summarizes_itself: false,
     format_call: super::format_path,
     run: run_push,
 };
@@ -70,6 +72,7 @@ pub static POP: ToolSpec = ToolSpec {
     idempotent: false,
     asks: false,
     path_argument: None,
+    summarizes_itself: false,
     format_call: no_header,
     run: run_pop,
 };

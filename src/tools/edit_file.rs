@@ -34,6 +34,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     idempotent: false,
     asks: true,
     path_argument: Some("path"),
+    summarizes_itself: false,
     format_call,
     run,
 };

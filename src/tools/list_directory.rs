@@ -23,6 +23,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     idempotent: true,
     asks: true,
     path_argument: Some("path"),
+    summarizes_itself: false,
     format_call,
     run,
 };

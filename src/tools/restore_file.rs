@@ -44,6 +44,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     idempotent: false,
     asks: true,
     path_argument: Some("trashedPath"),
+    summarizes_itself: false,
     format_call,
     run,
 };

@@ -22,6 +22,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     idempotent: true,
     asks: false,
     path_argument: None,
+    summarizes_itself: false,
     format_call: |_| String::new(),
     run,
 };
