@@ -288,25 +288,25 @@ impl Commit<'_> {
         let (block, aside) = self.staging_name(&dir, dir_path, name)?;
         // A failed stage leaves nothing under `aside`.
         let unsynced = fsops::stage_unsynced(dir.as_dir(), name, &aside, &data, metadata_of)?;
-        let staged = fsops::lstat_at(dir.as_dir(), &aside)
+        let record = fsops::lstat_at(dir.as_dir(), &aside)
             .and_then(|found| found.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound)))
+            .and_then(|staged| {
+                let action = StepAction::Put {
+                    staged: Stat::version(&staged),
+                    sha256: sha256.unwrap_or_else(|| sha256_hex(&data)),
+                    replaces: replaces.as_ref().map(|p| Stat::version(&p.stat)),
+                    hold: (self.by_renames && replaces.is_some())
+                        .then(|| HoldName(PathBuf::from(fsops::hold_name(&aside)))),
+                };
+                StepRecord::in_dir(&dir, dir_path, name, &aside, action)
+            })
             .inspect_err(|_| {
-                // What was staged stays answered for by its block's record (recovery).
-                self.temp_blocks[block].record.take();
+                // What was staged, not a step, stays answered for by its block's record, which
+                // is left to recovery; the directory's next file starts a block of its own.
+                let block = &mut self.temp_blocks[block];
+                block.record.take();
+                block.next = block.below;
             })?;
-        let record = StepRecord::in_dir(
-            &dir,
-            dir_path,
-            name,
-            &aside,
-            StepAction::Put {
-                staged: Stat::version(&staged),
-                sha256: sha256.unwrap_or_else(|| sha256_hex(&data)),
-                replaces: replaces.as_ref().map(|p| Stat::version(&p.stat)),
-                hold: (self.by_renames && replaces.is_some())
-                    .then(|| HoldName(PathBuf::from(fsops::hold_name(&aside)))),
-            },
-        )?;
         self.steps.push(Staged {
             dir,
             record,
