@@ -104,6 +104,19 @@ pub enum Expect {
 }
 
 impl Expect {
+    /// A [`Expect::File`] with the bytes it was read as, kept for the executor's checks (see
+    /// there); any other expectation as it is.
+    pub fn with_bytes_read(self, read: Vec<u8>) -> Self {
+        match self {
+            Expect::File { stat, sha256, .. } => Expect::File {
+                stat,
+                sha256,
+                bytes: Some(BytesRead(std::sync::Arc::new(read))),
+            },
+            other => other,
+        }
+    }
+
     /// What `now` (`None`: nothing) is, if it is not what is expected.
     pub fn mismatch(&self, now: Option<&Stat>) -> Option<Found> {
         match (self, now) {

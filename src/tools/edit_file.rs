@@ -222,7 +222,9 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 let target = committed_target;
                 let (parent, name) = files::open_parent(&target, "edit")?;
                 let read = Some((&old[..], &sha_before[..]));
-                let expect = put::expect_as_planned(&parent, &name, &target, &stat, read)?;
+                // Checked against the bytes read, not hashed again, when it is replaced.
+                let expect = put::expect_as_planned(&parent, &name, &target, &stat, read)?
+                    .with_bytes_read(old);
                 let at = Place::of(&target).ok_or_else(|| files::is_a_directory(&target.path))?;
                 let plan = ChangePlan {
                     consume: Vec::new(),
