@@ -24,7 +24,7 @@ pub fn bounded(text: &str, max: usize, note: impl FnOnce(LeftOut) -> String) -> 
     let kept = text[..cut].trim_end_matches('\n');
     let rest = &text[cut..];
     let left_out = LeftOut {
-        lines: rest.lines().count().max(1),
+        lines: super::line_split::line_count(rest.as_bytes()).max(1),
         bytes: rest.len(),
     };
     if kept.is_empty() {

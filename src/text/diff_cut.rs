@@ -3,6 +3,8 @@
 //! it. The cut keeps whole lines; the hunk it falls in keeps a header that counts only the lines
 //! kept; a file header left without its hunk goes.
 
+use super::line_split::{line_count, lines_inclusive};
+
 /// `diff` whole when it has at most `max` bytes, else its longest valid prefix within `max`
 /// bytes (see the module documentation). `None` as the second value when nothing was cut, else
 /// how many lines were left out.
@@ -10,12 +12,12 @@ pub fn cut_diff(diff: &str, max: usize) -> (String, Option<usize>) {
     if diff.len() <= max {
         return (diff.to_owned(), None);
     }
-    let left_out = |kept: usize| Some(diff[kept..].lines().count());
+    let left_out = |kept: usize| Some(line_count(&diff.as_bytes()[kept..]));
     // The end of the last complete unit (a hunk, or lines before any hunk), and the hunk being read.
     let mut complete = 0;
     let mut hunk: Option<Hunk> = None;
     let mut at = 0;
-    for line in diff.split_inclusive('\n') {
+    for line in lines_inclusive(diff) {
         let end = at + line.len();
         if end > max {
             break;

@@ -26,6 +26,7 @@ use crate::paths::Target;
 use crate::permissions::Operation;
 use crate::text::decode::{decode_for_edit, DecodeError};
 use crate::text::delta::Delta;
+use crate::text::line_split::line_count;
 use crate::views::Seen;
 use crate::workspace::Workspace;
 
@@ -168,11 +169,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
                 "Created {} with {} ({})",
                 target.path.shown(),
                 super::bytes(content.len() as u64),
-                super::quantity(
-                    files::line_count(content.as_bytes()) as u64,
-                    "line",
-                    "lines"
-                )
+                super::quantity(line_count(content.as_bytes()) as u64, "line", "lines")
             )
         } else {
             format!(

@@ -187,12 +187,6 @@ pub fn with_diff(summary: String, diff: &str, max_bytes: u64) -> String {
     format!("{summary}\n\n{diff}")
 }
 
-/// How many lines `bytes` has (a last line without a newline counts).
-pub fn line_count(bytes: &[u8]) -> usize {
-    let newlines = memchr::memchr_iter(b'\n', bytes).count();
-    newlines + usize::from(bytes.last().is_some_and(|b| *b != b'\n'))
-}
-
 /// The `CONFLICT` of a write that found, as it put the new content in place, another file than
 /// the one planned on, or the planned one open for writing elsewhere (`being_written`); `kept`
 /// names (in the same directory) a visible copy of another version that took its place.

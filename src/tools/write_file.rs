@@ -27,6 +27,7 @@ use crate::paths::shown::Shown;
 use crate::paths::Target;
 use crate::permissions::Operation;
 use crate::text::diff::UnifiedDiff;
+use crate::text::line_split::line_count;
 use crate::views::{Moment, Seen};
 use crate::workspace::Workspace;
 
@@ -181,7 +182,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
             WhenPlanned::Absent => OldLines::None,
             WhenPlanned::Present {
                 bytes: Some(old), ..
-            } => OldLines::Counted(files::line_count(old)),
+            } => OldLines::Counted(line_count(old)),
             WhenPlanned::Present { bytes: None, .. } => OldLines::TooLarge,
         };
         let sha_before = match &planned {
@@ -190,7 +191,7 @@ fn run(call: &Call, args: Value) -> BoxFuture<'_, Outcome> {
         };
         let keep_old = call.ws.options().trash.keep_overwrites && !created;
         let sha_after = sha256_hex(content.as_bytes());
-        let new_lines = files::line_count(content.as_bytes());
+        let new_lines = line_count(content.as_bytes());
         let bytes = content.len();
         // The bytes go into the plan; the call keeps only what its result needs.
         let data = std::sync::Arc::try_unwrap(content)

@@ -4,6 +4,8 @@
 //! file's diff does not fit, what fits of it is kept, cut at a line, and a last line says what
 //! was left out.
 
+use crate::text::line_split::line_count;
+
 /// A combined diff is never longer than this, whatever the limits say (far below V8's largest
 /// string, so that the result always reaches the host).
 const CEILING: u64 = 256 * 1024 * 1024;
@@ -48,7 +50,7 @@ impl CombinedDiff {
             }
             let cut = diff[..cut].rfind('\n').map_or(0, |i| i + 1);
             self.text.push_str(&diff[..cut]);
-            self.lines_left_out += diff[cut..].lines().count();
+            self.lines_left_out += line_count(&diff.as_bytes()[cut..]);
             if cut > 0 {
                 self.cut_in = Some(path.to_owned());
             } else {
@@ -56,7 +58,7 @@ impl CombinedDiff {
             }
             return;
         }
-        self.lines_left_out += diff.lines().count();
+        self.lines_left_out += line_count(diff.as_bytes());
         self.files_left_out.push(path.to_owned());
     }
 
