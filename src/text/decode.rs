@@ -100,16 +100,21 @@ impl std::error::Error for DecodeError {}
 /// Decodes a whole file for editing: refuses binary files, then requires strict
 /// UTF-8 (never lossy), then strips a leading UTF-8 BOM.
 pub fn decode_for_edit(bytes: &[u8]) -> Result<TextFile, DecodeError> {
-    if looks_binary(bytes) {
-        return Err(DecodeError::Binary);
-    }
-    let text = std::str::from_utf8(bytes).map_err(|e| DecodeError::Encoding {
-        byte_offset: e.valid_up_to(),
-    })?;
-    let (bom, text) = split_bom(text);
+    let (bom, text) = split_bom(text_for_edit(bytes)?);
     Ok(TextFile {
         bom,
         text: text.to_owned(),
+    })
+}
+
+/// What [`decode_for_edit`] checks, without copying: the whole file as text, its byte order
+/// mark (U+FEFF) kept; [`split_bom`] tells it apart.
+pub fn text_for_edit(bytes: &[u8]) -> Result<&str, DecodeError> {
+    if looks_binary(bytes) {
+        return Err(DecodeError::Binary);
+    }
+    std::str::from_utf8(bytes).map_err(|e| DecodeError::Encoding {
+        byte_offset: e.valid_up_to(),
     })
 }
 
@@ -139,7 +144,8 @@ pub fn has_crlf(text: &str) -> bool {
     memmem::find(text.as_bytes(), b"\r\n").is_some()
 }
 
-fn split_bom(text: &str) -> (bool, &str) {
+/// Whether `text` starts with a byte order mark, and the text after it.
+pub fn split_bom(text: &str) -> (bool, &str) {
     match text.strip_prefix('\u{FEFF}') {
         Some(rest) => (true, rest),
         None => (false, text),

@@ -24,7 +24,6 @@ use crate::paths::fsops;
 use crate::paths::shown::Shown;
 use crate::paths::{EntryKind, Target};
 use crate::progress::Meter;
-use crate::text::decode::lossy;
 use crate::text::delta::Delta;
 use crate::text::diff::delta_within;
 use crate::text::patch::{FilePatch, PatchChange};
@@ -195,15 +194,19 @@ fn plan_file(
             (_, Some(kept), _) => kept,
             (_, None, Some(bytes)) => {
                 let patched = plan::patched(&files[plan.file], &write.target, bytes, cx)?;
-                if sha256_hex(&patched.bytes) != write.sha256 {
+                if sha256_hex(patched.new.as_bytes()) != write.sha256 {
                     return Err(changed_since_planned(&write.target.path));
                 }
                 if plan.action == Action::Modified && reverse.is_none() {
                     let timeout = Duration::from_millis(cx.limits.diff_timeout_ms);
-                    let (old, new) = (lossy(bytes), lossy(&patched.bytes));
-                    reverse = Some(delta_within(&old, &new, &patched.spans, timeout));
+                    reverse = Some(delta_within(
+                        patched.old,
+                        &patched.new,
+                        &patched.spans,
+                        timeout,
+                    ));
                 }
-                patched.bytes
+                patched.new.into_bytes()
             }
             _ => unreachable!("a written file is added, or updated and read again"),
         };

@@ -19,11 +19,11 @@ use super::read::read;
 use super::resolve::Resolved;
 use crate::change::Action;
 use crate::error::{ErrorCode, ToolError};
-use crate::hashing::sha256_hex;
+use crate::hashing::{sha256_hex, sha256_hex_beside};
 use crate::parallel::{self, FILES_AT_ONCE};
 use crate::paths::shown::Shown;
 use crate::paths::Target;
-use crate::text::decode::{decode_for_edit, lossy, TextFile};
+use crate::text::decode::{lossy, split_bom, text_for_edit};
 use crate::text::diff::{
     all_added, diff_within_with_delta, unified_diff, unified_diff_within, LineSpan, UnifiedDiff,
 };
@@ -203,25 +203,48 @@ fn plan_file(
                 )
             })?;
             let Patched {
-                bytes: new,
+                old: old_text,
+                new,
                 notes,
                 spans,
             } = patched(file, &at.target, &bytes, cx)?;
             budget.spend(new.len() as u64, &at.target.path)?;
-            let sha256 = sha256_hex(&new);
+            let moved = match (&at.destination, move_to) {
+                (Some(destination), Some(to)) => Some((destination, to)),
+                _ => None,
+            };
+            // The new content is hashed while it is diffed (on a thread of its own if large).
+            let (sha256, (mut file_diff, reverse)) = sha256_hex_beside(new.as_bytes(), || {
+                match moved {
+                    Some((destination, _)) => {
+                        let diffed = file_diff(
+                            old_text,
+                            &new,
+                            &spans,
+                            &label(&at.target),
+                            &label(destination),
+                            timeout,
+                        );
+                        (diffed, None)
+                    }
+                    // The diff's line matching also gives the delta that takes the update back.
+                    None => {
+                        let (diffed, reverse) = diff_within_with_delta(
+                            old_text,
+                            &new,
+                            &spans,
+                            &format!("a/{}", label(&at.target)),
+                            &format!("b/{}", label(&at.target)),
+                            timeout,
+                        );
+                        (diffed, Some(reverse))
+                    }
+                }
+            });
             let changed = sha256 != old.sha256;
-            let new_text = lossy(&new);
-            let mut plan = match (&at.destination, move_to) {
-                (Some(destination), Some(to)) => {
+            let mut plan = match moved {
+                Some((destination, to)) => {
                     let replaced = read(destination, &cx.limits, false, budget)?;
-                    let mut file_diff = file_diff(
-                        &bytes,
-                        &new_text,
-                        &spans,
-                        &label(&at.target),
-                        &label(destination),
-                        timeout,
-                    );
                     if file_diff.text.is_empty() {
                         file_diff.text = format!(
                             "rename from {}\nrename to {}\n",
@@ -240,19 +263,10 @@ fn plan_file(
                     plan.remove = Some((at.target.clone(), old));
                     with_diff(plan, file_diff, diff)
                 }
-                _ => {
-                    // The diff's line matching also gives the delta that takes the update back.
-                    let (file_diff, reverse) = diff_within_with_delta(
-                        &lossy(&bytes),
-                        &new_text,
-                        &spans,
-                        &format!("a/{}", label(&at.target)),
-                        &format!("b/{}", label(&at.target)),
-                        timeout,
-                    );
+                None => {
                     let mut plan = planned('M', path, Action::Modified);
                     plan.unchanged = !changed;
-                    plan.reverse = changed.then_some(reverse);
+                    plan.reverse = reverse.filter(|_| changed);
                     plan.write = Some(Write {
                         target: at.target.clone(),
                         sha256,
@@ -264,7 +278,7 @@ fn plan_file(
             plan.notes = notes;
             if !plan.unchanged {
                 // Kept if it fits what the plan may keep, once the files before it are taken.
-                plan.new = Some(new);
+                plan.new = Some(new.into_bytes());
                 if plan.action == Action::Modified {
                     plan.old = Some(bytes);
                 }
@@ -289,9 +303,12 @@ fn with_diff(mut plan: FilePlan, file_diff: UnifiedDiff, diff: &mut FileDiff) ->
 }
 
 /// An updated file: `bytes` (the file as read) with the chunks of a [`FilePatch`] applied.
-pub(super) struct Patched {
+pub(super) struct Patched<'a> {
+    /// The file as read, as text (its BOM kept): checked as UTF-8 once, for the patch and the
+    /// diff.
+    pub old: &'a str,
     /// The new content (its BOM kept).
-    pub bytes: Vec<u8>,
+    pub new: String,
     /// The notes on chunks matched loosely.
     pub notes: Vec<String>,
     /// The lines each chunk replaced and the lines that replaced them, for the diff.
@@ -299,27 +316,28 @@ pub(super) struct Patched {
 }
 
 /// `bytes` (the file as read) with the chunks of `file` applied.
-pub(super) fn patched(
+pub(super) fn patched<'a>(
     file: &FilePatch,
     target: &Target,
-    bytes: &[u8],
+    bytes: &'a [u8],
     cx: &Context,
-) -> Result<Patched, ToolError> {
+) -> Result<Patched<'a>, ToolError> {
     let PatchChange::Update { path, chunks, .. } = &file.change else {
         unreachable!("only an update is patched");
     };
-    let decoded = decode_for_edit(bytes).map_err(|e| {
+    let old = text_for_edit(bytes).map_err(|e| {
         e.into_tool_error(&target.path, &cx.names.tool, cx.names.write_file.as_deref())
     })?;
-    let applied = patch::apply(path, &decoded.text, chunks, &cx.cancel).map_err(ToolError::from)?;
+    let (bom, text) = split_bom(old);
+    let applied = patch::apply(path, text, chunks, &cx.cancel).map_err(ToolError::from)?;
     let notes = applied.fuzzy.iter().map(|f| f.describe(path)).collect();
-    let new = TextFile {
-        bom: decoded.bom,
-        text: applied.text,
+    let mut new = applied.text;
+    if bom {
+        new.insert(0, '\u{FEFF}');
     }
-    .to_bytes();
     Ok(Patched {
-        bytes: new,
+        old,
+        new,
         notes,
         spans: applied.spans,
     })
@@ -328,16 +346,15 @@ pub(super) fn patched(
 /// The diff of an updated file, `--- a/<old>` / `+++ b/<new>` as git prints it: only the lines
 /// its chunks changed (`spans`) are compared.
 fn file_diff(
-    old: &[u8],
+    old: &str,
     new: &str,
     spans: &[LineSpan],
     old_label: &str,
     new_label: &str,
     timeout: std::time::Duration,
 ) -> UnifiedDiff {
-    let old = lossy(old);
     unified_diff_within(
-        &old,
+        old,
         new,
         spans,
         &format!("a/{old_label}"),
