@@ -13,11 +13,13 @@ export declare class NativeWorkspace {
   /** JSON of the enabled tools' definitions. */
   definitions(): string
   /**
-   * Runs a tool call; resolves to the JSON of a ToolResult. `answering`: the ids of the calls
+   * Runs a tool call; resolves to the JSON of a ToolResult. `argsStrings`: top-level string
+   * arguments passed beside `argsJson` as themselves (a long patch or content, which JSON
+   * would escape and unescape character by character). `answering`: the ids of the calls
    * whose confirm handlers made this call, outermost first; `progress`: called with the JSON
    * of `{ done, total?, unit }` as long operations go (at most 10 times a second).
    */
-  call(callId: number, name: string, argsJson: string, permissionsJson: string | null, confirm: ((requestJson: string) => Promise<boolean>) | null, answering: number[] | null, progress: ((updateJson: string) => void) | null): Promise<string>
+  call(callId: number, name: string, argsJson: string, argsStrings: Record<string, string> | null, permissionsJson: string | null, confirm: ((requestJson: string) => Promise<boolean>) | null, answering: number[] | null, progress: ((updateJson: string) => void) | null): Promise<string>
   /**
    * What a call would do about asking the user, without doing it: resolves to the JSON of
    * `{ decision: "allow" }`, `{ decision: "ask", request }` or `{ decision: "fail", result }`.

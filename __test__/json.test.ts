@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { JsonValueError, toJson } from '../ts/internal/json.js'
+import { argumentsToNative, JsonValueError, toJson } from '../ts/internal/json.js'
 
 describe('toJson', () => {
   it('serialises plain JSON like JSON.stringify', () => {
@@ -32,5 +32,30 @@ describe('toJson', () => {
     const cyclic: Record<string, unknown> = { a: { b: {} } }
     ;(cyclic.a as { b: Record<string, unknown> }).b.back = cyclic
     expect(() => toJson(cyclic)).toThrow('a.b.back: must not contain a cycle')
+  })
+})
+
+describe('argumentsToNative', () => {
+  const long = 'a "quoted" \\ line\r\n\ttab é 😀 \u0000 end\n'.repeat(1024)
+
+  it('passes long top-level strings as themselves, the rest as JSON', () => {
+    const args = { path: 'a.txt', content: long, startLine: 3, nested: { text: long } }
+    const { json, strings } = argumentsToNative(args)
+    expect(strings).toEqual({ content: long })
+    expect(JSON.parse(json)).toEqual({ path: 'a.txt', startLine: 3, nested: { text: long } })
+    expect({ ...JSON.parse(json), ...strings }).toEqual(args)
+  })
+
+  it('sends short strings, arrays, toJSON objects and non-objects whole as JSON', () => {
+    for (const args of [{ path: 'a', content: 'short' }, [long], 'text', null, { toJSON: () => ({ content: long }) }]) {
+      expect(argumentsToNative(args)).toEqual({ json: toJson(args), strings: null })
+    }
+  })
+
+  it('refuses a long string with a lone surrogate, naming it, as toJson does', () => {
+    expect(() => argumentsToNative({ content: long + '\uD800' })).toThrow(
+      new JsonValueError('content', 'must be valid Unicode text, but contains a lone UTF-16 surrogate'),
+    )
+    expect(() => argumentsToNative({ content: long, other: 1n })).toThrow('other: must be a JSON value, got a bigint')
   })
 })

@@ -10,6 +10,18 @@ import { scaled } from './helpers/time.js'
 const writable = { permissions: { cwdWriteFile: true } } as const
 
 describe('write_file success', () => {
+  it('long content (passed beside the JSON) arrives byte for byte, a lone surrogate in it refused', async () => {
+    const { ws, root } = tempWorkspace(writable)
+    const content = 'line "quoted" \\ back\r\n\ttab é 😀 \u0000 and \u2028\n'.repeat(2000)
+    const result = await ws.call('write_file', { path: 'long.txt', content })
+    expect(result).toMatchObject({ status: 'ok', data: { created: true } })
+    expect(read(join(root, 'long.txt'))).toBe(content)
+    const refused = await ws.call('write_file', { path: 'bad.txt', content: content + '\uDC00' })
+    expect(refused).toMatchObject({ status: 'error', code: 'INVALID_ARGUMENTS' })
+    expect(refused.output).toContain('content: must be valid Unicode text')
+    expect(existsSync(join(root, 'bad.txt'))).toBe(false)
+  })
+
   it('identical content: nothing asked, archived or written, and the result says so', async () => {
     const confirm = vi.fn<ConfirmHandler>(() => true)
     const { ws, root } = tempWorkspace({ confirm })

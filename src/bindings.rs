@@ -120,13 +120,29 @@ impl NativeWorkspace {
         call_id: u32,
         name: &str,
         json: &str,
+        strings: Option<HashMap<String, String>>,
     ) -> std::result::Result<Value, ToolError> {
-        serde_json::from_str::<Value>(json).map_err(|e| {
+        let unreadable = |why: String| {
             self.forget(call_id);
             ToolError::invalid(format!(
-                "{name}: invalid arguments: they cannot be read ({e}); pass a flat JSON object of the tool's arguments"
+                "{name}: invalid arguments: they cannot be read ({why}); pass a flat JSON object of the tool's arguments"
             ))
-        })
+        };
+        let mut args =
+            serde_json::from_str::<Value>(json).map_err(|e| unreadable(e.to_string()))?;
+        if let Some(strings) = strings {
+            let Value::Object(object) = &mut args else {
+                return Err(unreadable(
+                    "strings given beside arguments that are not an object".into(),
+                ));
+            };
+            object.extend(
+                strings
+                    .into_iter()
+                    .map(|(key, text)| (key, Value::String(text))),
+            );
+        }
+        Ok(args)
     }
 }
 
@@ -161,11 +177,13 @@ impl NativeWorkspace {
         self.inner.definitions().to_string()
     }
 
-    /// Runs a tool call; resolves to the JSON of a ToolResult. `answering`: the ids of the calls
+    /// Runs a tool call; resolves to the JSON of a ToolResult. `argsStrings`: top-level string
+    /// arguments passed beside `argsJson` as themselves (a long patch or content, which JSON
+    /// would escape and unescape character by character). `answering`: the ids of the calls
     /// whose confirm handlers made this call, outermost first; `progress`: called with the JSON
     /// of `{ done, total?, unit }` as long operations go (at most 10 times a second).
     #[napi(
-        ts_args_type = "callId: number, name: string, argsJson: string, permissionsJson: string | null, confirm: ((requestJson: string) => Promise<boolean>) | null, answering: number[] | null, progress: ((updateJson: string) => void) | null"
+        ts_args_type = "callId: number, name: string, argsJson: string, argsStrings: Record<string, string> | null, permissionsJson: string | null, confirm: ((requestJson: string) => Promise<boolean>) | null, answering: number[] | null, progress: ((updateJson: string) => void) | null"
     )]
     // The arguments are the JS contract (`NativeWorkspaceContract.call`), one per concern.
     #[allow(clippy::too_many_arguments)]
@@ -174,6 +192,7 @@ impl NativeWorkspace {
         call_id: u32,
         name: String,
         args_json: String,
+        args_strings: Option<HashMap<String, String>>,
         permissions_json: Option<String>,
         confirm: Option<ConfirmFn>,
         answering: Option<Vec<u32>>,
@@ -181,7 +200,7 @@ impl NativeWorkspace {
     ) -> Result<String> {
         let permissions = self.call_permissions(permissions_json.as_deref())?;
         let cancel = self.token(call_id);
-        let args = match self.arguments(call_id, &name, &args_json) {
+        let args = match self.arguments(call_id, &name, &args_json, args_strings) {
             Ok(args) => args,
             Err(unreadable) => return to_json(&ToolResult::error(unreadable)),
         };
@@ -219,7 +238,7 @@ impl NativeWorkspace {
     ) -> Result<String> {
         let permissions = self.call_permissions(permissions_json.as_deref())?;
         let cancel = self.token(call_id);
-        let args = match self.arguments(call_id, &name, &args_json) {
+        let args = match self.arguments(call_id, &name, &args_json, None) {
             Ok(args) => args,
             Err(unreadable) => {
                 return to_json(&Checked::Fail(ToolResult::error(unreadable)).to_json())

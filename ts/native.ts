@@ -19,7 +19,8 @@ export interface NativeWorkspaceContract {
   definitions(): string
   /**
    * Runs one call; resolves to the JSON of a `ToolResult` and never rejects for tool failures.
-   * `confirm` must never reject; Rust applies `confirmTimeoutMs`. `answering`: the ids of the
+   * `argsStrings`: top-level string arguments passed as themselves beside `argsJson`
+   * (`argumentsToNative`). `confirm` must never reject; Rust applies `confirmTimeoutMs`. `answering`: the ids of the
    * calls whose confirm handlers made this call, outermost first (a change of a path such a call
    * holds is refused rather than left waiting for its own answer). `progress` is called with the
    * JSON of a `ToolProgress` update, queued from native threads (never awaited).
@@ -28,6 +29,7 @@ export interface NativeWorkspaceContract {
     callId: number,
     name: string,
     argsJson: string,
+    argsStrings: Record<string, string> | null,
     permissionsJson: string | null,
     confirm: ((requestJson: string) => Promise<boolean>) | null,
     answering: number[] | null,

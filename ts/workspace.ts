@@ -6,7 +6,7 @@
 import { isAbortSignal, onAbort } from './internal/abort.js'
 import { answering, OpenPrompts, toNativeConfirm } from './internal/confirm.js'
 import { callIdSequence } from './internal/ids.js'
-import { JsonValueError, toJson } from './internal/json.js'
+import { argumentsToNative, JsonValueError, toJson } from './internal/json.js'
 import { toStrictSchema } from './internal/strict-schema.js'
 import { NativeWorkspace, type NativeWorkspaceContract } from './native.js'
 import type {
@@ -206,8 +206,9 @@ export class Workspace {
     const permissionsJson = permissionsJsonOf(ctx?.permissions)
 
     let argsJson: string
+    let argsStrings: Record<string, string> | null
     try {
-      argsJson = args === undefined ? '{}' : toJson(args)
+      ;({ json: argsJson, strings: argsStrings } = args === undefined ? { json: '{}', strings: null } : argumentsToNative(args))
     } catch (error) {
       if (error instanceof JsonValueError) return invalidArguments(name, error)
       // JSON.stringify overflows the stack on arguments nested thousands of levels deep.
@@ -240,6 +241,7 @@ export class Workspace {
         id,
         name,
         argsJson,
+        argsStrings,
         permissionsJson,
         confirm === undefined ? null : toNativeConfirm(confirm, [...outer, id], prompts),
         outer.length > 0 ? [...outer] : null,

@@ -67,3 +67,27 @@ export function toJson(value: unknown): string {
   }) as string | undefined
   return json ?? 'null'
 }
+
+/** A top-level string argument of at least this many UTF-16 code units is passed as itself. */
+const PASSED_AS_ITSELF = 16 * 1024
+
+/**
+ * Tool arguments for the core: {@link toJson} of `args`, but for its long top-level strings (a
+ * patch, a file's content), which are passed as themselves beside the JSON. `JSON.stringify`
+ * escapes a string character by character (about 8 ms for a 2 MB patch of short lines, which the
+ * core then unescapes), while a string passed as itself is copied once. Checked as `toJson`
+ * checks them; anything but a plain object of arguments goes whole as JSON.
+ */
+export function argumentsToNative(args: unknown): { json: string; strings: Record<string, string> | null } {
+  if (args === null || typeof args !== 'object' || Array.isArray(args) || typeof (args as { toJSON?: unknown }).toJSON === 'function') {
+    return { json: toJson(args), strings: null }
+  }
+  const entries = Object.entries(args)
+  const long = entries.filter((entry): entry is [string, string] => typeof entry[1] === 'string' && entry[1].length >= PASSED_AS_ITSELF)
+  if (long.length === 0) return { json: toJson(args), strings: null }
+  for (const [key, text] of long) {
+    if (LONE_SURROGATE.test(text)) throw new JsonValueError(key, 'must be valid Unicode text, but contains a lone UTF-16 surrogate')
+  }
+  const strings: Record<string, string> = Object.fromEntries(long)
+  return { json: toJson(Object.fromEntries(entries.filter(([key]) => !Object.hasOwn(strings, key)))), strings }
+}
