@@ -20,6 +20,8 @@ use super::resolve::Resolved;
 use crate::change::Action;
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::{sha256_hex, sha256_hex_beside};
+use std::ops::ControlFlow;
+
 use crate::parallel::{self, FILES_AT_ONCE};
 use crate::paths::shown::Shown;
 use crate::paths::Target;
@@ -37,11 +39,11 @@ pub(super) use super::planned::{Existing, FilePlan};
 /// it); a patch that is already applied is said so (a retry never applies twice). An abort
 /// stops the planning (before each file, and between the chunks of one).
 ///
-/// Files are planned in windows of [`FILES_AT_ONCE`], on as many threads as there are cores,
-/// then taken in the patch's order: what each read and wrote is counted against the budget, its diff added and
-/// its new content kept (see [`Keeping`]), as if they had been planned one by one — the
-/// same refusal at the same file. At most that many files' contents are held at once beyond
-/// what the plan keeps.
+/// Files are planned on as many threads as there are cores, at most [`FILES_AT_ONCE`] past the
+/// last one taken, and taken in the patch's order: what each read and wrote is counted against
+/// the budget, its diff added and its new content kept (see [`Keeping`]), as if they had been
+/// planned one by one — the same refusal at the same file. At most that many files' contents
+/// are held at once beyond what the plan keeps.
 pub(super) fn plan_all(
     files: &[FilePatch],
     resolved: &[Resolved],
@@ -52,46 +54,40 @@ pub(super) fn plan_all(
     let mut kept = Keeping::new(&cx.limits);
     let mut plans = Vec::with_capacity(files.len());
     let mut failure = None;
-    let threads = parallel::computing_threads();
     let numbered: Vec<(usize, (&FilePatch, &Resolved))> =
         files.iter().zip(resolved).enumerate().collect();
-    'windows: for window in numbered.chunks(FILES_AT_ONCE) {
+    let plan_one = |&(index, (file, at)): &(usize, (&FilePatch, &Resolved))| -> Planned {
         if cx.cancel.is_aborted() {
-            return Err(ToolError::aborted());
+            return (Err(ToolError::aborted()), Budget::noting(&cx.limits), None);
         }
-        let planned = parallel::map(window, threads, |&(index, (file, at))| {
-            if cx.cancel.is_aborted() {
-                return (Err(ToolError::aborted()), Budget::noting(&cx.limits), None);
+        let mut noted = Budget::noting(&cx.limits);
+        let mut file_diff = None;
+        let plan = plan_file(index, file, at, cx, &mut noted, &mut file_diff);
+        (plan, noted, file_diff)
+    };
+    let take = |(plan, noted, file_diff): Planned| match budget.settle(noted).and(plan) {
+        Ok(mut plan) => {
+            if let Some((given, text)) = file_diff {
+                diff.push(&given, &text);
             }
-            let mut noted = Budget::noting(&cx.limits);
-            let mut file_diff = None;
-            let plan = plan_file(index, file, at, cx, &mut noted, &mut file_diff);
-            (plan, noted, file_diff)
-        });
-        for (plan, noted, file_diff) in planned {
-            let taken = budget.settle(noted).and(plan);
-            match taken {
-                Ok(mut plan) => {
-                    if let Some((given, text)) = file_diff {
-                        diff.push(&given, &text);
-                    }
-                    plan.new = plan.new.take().and_then(|new| kept.keep(new));
-                    if plan.new.is_none() {
-                        plan.reverse = None;
-                    }
-                    // The old bytes only with the new content, after it (a file whose new
-                    // content is derived again is expected as read again).
-                    plan.old = plan.old.take().filter(|_| plan.new.is_some());
-                    plan.old = plan.old.take().and_then(|old| kept.keep(old));
-                    plans.push(plan);
-                }
-                Err(e) => {
-                    failure = Some(e);
-                    break 'windows;
-                }
+            plan.new = plan.new.take().and_then(|new| kept.keep(new));
+            if plan.new.is_none() {
+                plan.reverse = None;
             }
+            // The old bytes only with the new content, after it (a file whose new content is
+            // derived again is expected as read again).
+            plan.old = plan.old.take().filter(|_| plan.new.is_some());
+            plan.old = plan.old.take().and_then(|old| kept.keep(old));
+            plans.push(plan);
+            ControlFlow::Continue(())
         }
-    }
+        Err(e) => {
+            failure = Some(e);
+            ControlFlow::Break(())
+        }
+    };
+    let threads = parallel::computing_threads();
+    parallel::map_in_order(&numbered, threads, FILES_AT_ONCE, plan_one, take);
     match failure {
         None if plans.iter().all(|p| p.unchanged) => Ok(Planning::AlreadyApplied),
         None => {
@@ -112,6 +108,9 @@ pub(super) fn plan_all(
 
 /// A file's diff for the combined one: the path as the patch gave it, and the diff.
 type FileDiff = Option<(String, String)>;
+
+/// A file planned, what it read and wrote, and its diff: taken in the patch's order.
+type Planned = (Result<FilePlan, ToolError>, Budget, FileDiff);
 
 fn plan_file(
     index: usize,
