@@ -134,11 +134,12 @@ fn diff_within_and_maybe_delta(
     if old == new {
         return (UnifiedDiff::default(), None);
     }
-    let (old_lines, new_lines) = (split_lines(old), split_lines(new));
-    let ops = line_ops_within(&old_lines, &new_lines, spans, timeout);
-    let delta = with_delta.then(|| delta_of(old, &old_lines, &new_lines, &ops, 0));
+    let (old_split, new_split) = (Split::new(old), Split::new(new));
+    let ops = line_ops_within(&old_split, &new_split, spans, timeout);
+    let (old_lines, new_lines) = (&old_split.lines, &new_split.lines);
+    let delta = with_delta.then(|| delta_of(old, old_lines, new_lines, &ops, 0));
     (
-        render(&old_lines, &new_lines, ops, old_label, new_label),
+        render(old_lines, new_lines, ops, old_label, new_label),
         delta,
     )
 }
@@ -149,33 +150,54 @@ pub fn delta_within(old: &str, new: &str, spans: &[LineSpan], timeout: Duration)
     if old == new {
         return Delta::default();
     }
-    let (old_lines, new_lines) = (split_lines(old), split_lines(new));
-    let ops = line_ops_within(&old_lines, &new_lines, spans, timeout);
-    delta_of(old, &old_lines, &new_lines, &ops, 0)
+    let (old_split, new_split) = (Split::new(old), Split::new(new));
+    let ops = line_ops_within(&old_split, &new_split, spans, timeout);
+    delta_of(old, &old_split.lines, &new_split.lines, &ops, 0)
 }
 
 /// The line ops of two texts that differ only within `spans`, or of the whole texts where they
 /// do not.
-fn line_ops_within(
-    old_lines: &[&str],
-    new_lines: &[&str],
-    spans: &[LineSpan],
-    timeout: Duration,
-) -> Vec<DiffOp> {
+fn line_ops_within(old: &Split, new: &Split, spans: &[LineSpan], timeout: Duration) -> Vec<DiffOp> {
     let deadline = Instant::now().checked_add(timeout);
-    ops_within(old_lines, new_lines, spans, deadline).unwrap_or_else(|| {
-        capture_diff_slices_deadline(Algorithm::Myers, old_lines, new_lines, deadline)
+    ops_within(old, new, spans, deadline).unwrap_or_else(|| {
+        capture_diff_slices_deadline(Algorithm::Myers, &old.lines, &new.lines, deadline)
     })
+}
+
+/// A text and its lines, split after each `\n`: slices of it, one after the other.
+struct Split<'t> {
+    text: &'t str,
+    lines: Vec<&'t str>,
+}
+
+impl<'t> Split<'t> {
+    fn new(text: &'t str) -> Self {
+        Split {
+            text,
+            lines: split_lines(text),
+        }
+    }
+
+    /// The bytes of `lines` together: a run of lines compares with one `memcmp` rather than
+    /// one a line.
+    fn bytes(&self, lines: Range<usize>) -> &'t [u8] {
+        let offset = |line: usize| match self.lines.get(line) {
+            Some(start) => start.as_ptr() as usize - self.text.as_ptr() as usize,
+            None => self.text.len(),
+        };
+        &self.text.as_bytes()[offset(lines.start)..offset(lines.end)]
+    }
 }
 
 /// The line ops of two texts that differ only within `spans`, or `None` when they do not
 /// (a line outside the spans differs, or the spans do not fit the texts).
 fn ops_within(
-    old_lines: &[&str],
-    new_lines: &[&str],
+    old: &Split,
+    new: &Split,
     spans: &[LineSpan],
     deadline: Option<Instant>,
 ) -> Option<Vec<DiffOp>> {
+    let (old_lines, new_lines) = (&old.lines, &new.lines);
     let ends = LineSpan {
         old: old_lines.len()..old_lines.len(),
         new: new_lines.len()..new_lines.len(),
@@ -195,7 +217,7 @@ fn ops_within(
             && span.new.start <= span.new.end
             && span.new.end <= new_lines.len()
             && span.old.start - old_at == span.new.start - new_at;
-        if !fits || old_lines[old_at..span.old.start] != new_lines[new_at..span.new.start] {
+        if !fits || old.bytes(old_at..span.old.start) != new.bytes(new_at..span.new.start) {
             return None;
         }
         push(DiffOp::Equal {
@@ -204,10 +226,15 @@ fn ops_within(
             len: span.old.start - old_at,
         });
         if !(span.old.is_empty() && span.new.is_empty()) {
-            let (old, new) = (span.old.clone(), span.new.clone());
-            for op in
-                capture_diff_deadline(Algorithm::Myers, old_lines, old, new_lines, new, deadline)
-            {
+            let (old_range, new_range) = (span.old.clone(), span.new.clone());
+            for op in capture_diff_deadline(
+                Algorithm::Myers,
+                old_lines,
+                old_range,
+                new_lines,
+                new_range,
+                deadline,
+            ) {
                 push(op);
             }
         }
@@ -376,6 +403,58 @@ mod tests {
             let (_, delta) = diff_with_delta(&old, &new, "a", "b", timeout, prefix.len());
             let whole = |text: &str| [prefix, text.as_bytes()].concat();
             prop_assert_eq!(delta.apply(&whole(&new)).unwrap(), whole(&old));
+        }
+
+        /// Runs of lines between the spans compare as bytes exactly as line by line would: two
+        /// texts built to agree outside their spans, then (maybe) one letter of the new one
+        /// flipped, inside a span or not.
+        #[test]
+        fn runs_between_spans_compare_as_their_lines_do(
+            parts in proptest::collection::vec(
+                (
+                    proptest::collection::vec("(a|b|\\r){0,2}\n", 0..3),
+                    proptest::collection::vec("(a|b)\n", 0..2),
+                    proptest::collection::vec("(a|b)\n", 0..2),
+                ),
+                0..4,
+            ),
+            tail in "(a|b){0,2}",
+            flip in proptest::option::of(any::<proptest::sample::Index>()),
+        ) {
+            let (mut old, mut new, mut spans) = (String::new(), String::new(), Vec::new());
+            for (shared, old_only, new_only) in &parts {
+                let (o, n) = (split_lines(&old).len(), split_lines(&new).len());
+                old.extend(shared.iter().map(String::as_str));
+                new.extend(shared.iter().map(String::as_str));
+                let (o, n) = (o + shared.len(), n + shared.len());
+                old.extend(old_only.iter().map(String::as_str));
+                new.extend(new_only.iter().map(String::as_str));
+                spans.push(span(o..o + old_only.len(), n..n + new_only.len()));
+            }
+            old.push_str(&tail);
+            new.push_str(&tail);
+            if let Some(at) = flip.filter(|_| !new.is_empty()).map(|i| i.index(new.len())) {
+                let flipped = match new.as_bytes()[at] {
+                    b'a' => "b",
+                    b'b' => "a",
+                    _ => "",
+                };
+                if !flipped.is_empty() {
+                    new.replace_range(at..at + 1, flipped);
+                }
+            }
+            let (old, new) = (Split::new(&old), Split::new(&new));
+            let lines_agree = {
+                let ends = span(old.lines.len()..old.lines.len(), new.lines.len()..new.lines.len());
+                let (mut o, mut n) = (0, 0);
+                let agree = spans.iter().chain([&ends]).all(|s| {
+                    let agree = old.lines[o..s.old.start] == new.lines[n..s.new.start];
+                    (o, n) = (s.old.end, s.new.end);
+                    agree
+                });
+                agree
+            };
+            prop_assert_eq!(ops_within(&old, &new, &spans, None).is_some(), lines_agree);
         }
     }
 
@@ -586,8 +665,7 @@ mod tests {
             .replacen("\n3\n", "\nthree\n", 1)
             .replacen("\n25\n", "\nx\ny\n", 1);
         let spans = [span(2..5, 2..5), span(25..26, 25..27)];
-        let (old_lines, new_lines) = (split_lines(&old), split_lines(&new));
-        let ops = ops_within(&old_lines, &new_lines, &spans, None)
+        let ops = ops_within(&Split::new(&old), &Split::new(&new), &spans, None)
             .expect("the texts agree outside the spans");
         // Equal runs around the spans are merged with the spans' own equal lines.
         assert!(ops
@@ -620,7 +698,7 @@ mod tests {
             vec![span(1..9, 1..9)],                   // past the end
         ] {
             assert_eq!(
-                ops_within(&split_lines(old), &split_lines(new), &spans, None),
+                ops_within(&Split::new(old), &Split::new(new), &spans, None),
                 None,
                 "{spans:?}"
             );
