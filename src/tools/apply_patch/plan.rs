@@ -15,7 +15,7 @@ use super::budget::{Budget, Keeping};
 use super::combined_diff::CombinedDiff;
 use super::hard_links::{other_links_note, refuse_two_names_of_one_file};
 use super::planned::{Planning, Write};
-use super::read::read;
+use super::read::{read, read_unhashed};
 use super::resolve::Resolved;
 use crate::change::Action;
 use crate::error::{ErrorCode, ToolError};
@@ -190,7 +190,7 @@ fn plan_file(
             with_diff(plan, file_diff, diff)
         }
         PatchChange::Update { path, move_to, .. } => {
-            let (old, bytes) = read(&at.target, &cx.limits, false, budget)?.ok_or_else(|| {
+            let (stat, bytes) = read_unhashed(&at.target, &cx.limits, budget)?.ok_or_else(|| {
                 ToolError::new(
                     ErrorCode::NotFound,
                     format!(
@@ -201,12 +201,16 @@ fn plan_file(
                     ),
                 )
             })?;
+            // The file as read is hashed while it is patched (on a thread of its own if large).
+            let (sha256, patched) =
+                sha256_hex_beside(&bytes, || patched(file, &at.target, &bytes, cx));
+            let old = Existing { stat, sha256 };
             let Patched {
                 old: old_text,
                 new,
                 notes,
                 spans,
-            } = patched(file, &at.target, &bytes, cx)?;
+            } = patched?;
             budget.spend(new.len() as u64, &at.target.path)?;
             let moved = match (&at.destination, move_to) {
                 (Some(destination), Some(to)) => Some((destination, to)),

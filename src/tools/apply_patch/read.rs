@@ -10,7 +10,7 @@ use crate::hashing::sha256_hex;
 use crate::options::Limits;
 use crate::paths::fsops;
 use crate::paths::shown::Shown;
-use crate::paths::{EntryKind, Target};
+use crate::paths::{EntryKind, Stat, Target};
 use crate::text::decode::decode_for_edit;
 use crate::tools::files;
 
@@ -52,6 +52,19 @@ pub(super) fn read(
             _ => {}
         }
     }
+    Ok(read_unhashed(target, limits, budget)?.map(|(stat, bytes)| {
+        let sha256 = sha256_hex(&bytes);
+        (Existing { stat, sha256 }, bytes)
+    }))
+}
+
+/// The file at `target` now, as [`read`] reads one, without hashing its bytes (for a caller
+/// that hashes them beside other work).
+pub(super) fn read_unhashed(
+    target: &Target,
+    limits: &Limits,
+    budget: &mut Budget,
+) -> Result<Option<(Stat, Vec<u8>)>, ToolError> {
     let Some(mut opened) = files::open_existing(target, "read")? else {
         return Ok(None);
     };
@@ -78,11 +91,7 @@ pub(super) fn read(
         &target.path,
     )?
     .ok_or_else(too_large)?;
-    let existing = Existing {
-        stat: opened.stat,
-        sha256: sha256_hex(&bytes),
-    };
-    Ok(Some((existing, bytes)))
+    Ok(Some((opened.stat, bytes)))
 }
 
 /// The text of the file at `t`, if it is one that decodes.
