@@ -114,17 +114,35 @@ impl Commit<'_> {
         // The directories made hold the change's files now: they stay.
         self.made.clear();
         process::crash_point("applied");
-        let mut left = Vec::new();
-        for (step, staged) in self.steps.iter().enumerate() {
-            let error = clean_up(
+        let clean = |staged: &Staged| {
+            clean_up(
                 staged.dir.as_dir(),
                 &staged.record,
                 staged.replaces.as_ref(),
-            );
-            if let Some(error) = error {
-                left.push(LeftInPlace { step, error });
-            }
-        }
+            )
+        };
+        // A put's clean-up lets go of the file it displaced, under a name of its own: a change
+        // of puts only (a patch, a write) lets them go side by side, their waits for the disk
+        // overlapping (an unlink may wait for a discard); any other change in its steps' order.
+        let errors = if self
+            .steps
+            .iter()
+            .all(|staged| matches!(staged.record.action, StepAction::Put { .. }))
+        {
+            parallel::map(&self.steps, FILES_AT_ONCE, clean)
+        } else {
+            self.steps.iter().map(clean).collect()
+        };
+        let left: Vec<LeftInPlace> = errors
+            .into_iter()
+            .enumerate()
+            .filter_map(|(step, error)| {
+                Some(LeftInPlace {
+                    step,
+                    error: error?,
+                })
+            })
+            .collect();
         process::crash_point("cleaned");
         let outcome = match &record.sequel {
             None => Sequel::None,

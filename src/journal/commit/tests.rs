@@ -623,6 +623,70 @@ fn a_late_write_into_the_displaced_file_is_kept_either_way() {
     }
 }
 
+/// A change of several puts lets the files they displaced go side by side: every one goes,
+/// and a late write into one of them is kept, as when it goes alone.
+#[test]
+fn the_puts_of_one_change_let_their_displaced_files_go_side_by_side() {
+    let s = setup();
+    let names = ["side-1.txt", "side-2.txt", "side-3.txt", "side-4.txt"];
+    let late = names[2];
+    let writer: Arc<std::sync::Mutex<Option<fs::File>>> = Arc::default();
+    let (root, opened) = (s.root.clone(), writer.clone());
+    race_point::at(RacePoint::ReplacedChecked, late, move || {
+        // The displaced file, under its temp name (the others' clean-up may be at any point).
+        let aside = fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                fsops::is_temp_name(p.file_name().unwrap()) && name.contains(late)
+            })
+            .unwrap();
+        let file = fs::OpenOptions::new().write(true).open(aside).unwrap();
+        *opened.lock().unwrap() = Some(file);
+    });
+    race_point::at(RacePoint::ReplacedUnlinked, late, move || {
+        let mut file = writer.lock().unwrap().take().unwrap();
+        std::io::Write::write_all(&mut file, b"saved late\n").unwrap();
+    });
+    let mut commit = s.journal.commit();
+    for name in names {
+        fs::write(s.root.join(name), "old\n").unwrap();
+        let plan = planned(&s.root, name);
+        let stat = plan.stat;
+        let data = format!("new {name}\n").into_bytes();
+        commit
+            .put(
+                dir(&s.root),
+                &s.root,
+                OsStr::new(name),
+                data,
+                Some(&stat),
+                Some(plan),
+            )
+            .unwrap();
+    }
+    commit.apply().unwrap();
+    let found = tree(&s.root);
+    let kept: Vec<_> = found
+        .iter()
+        .filter(|(n, _)| n.contains(fsops::KEPT_MARKER))
+        .collect();
+    assert_eq!(kept.len(), 1, "{found:?}");
+    assert!(kept[0].0.contains(late), "{found:?}");
+    assert_eq!(kept[0].1, "saved late\n");
+    for name in names {
+        let now = fs::read_to_string(s.root.join(name)).unwrap();
+        assert_eq!(now, format!("new {name}\n"));
+    }
+    assert!(
+        found
+            .iter()
+            .all(|(n, _)| !fsops::is_temp_name(OsStr::new(n))),
+        "nothing displaced left: {found:?}"
+    );
+}
+
 /// The files a change stages in one directory are answered for by one temp record (a patch of
 /// 50 files wrote 50), which names the directories made above them; none is left once the
 /// change is made.
