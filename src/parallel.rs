@@ -6,8 +6,8 @@ use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex, MutexGuard, PoisonError};
 
-/// How many files of one change are synced at once (more than the cores: each job is a wait
-/// for the disk, which several threads overlap), or planned in one window.
+/// How many files of one change are synced or let go of at once (more than the cores: each job
+/// is a wait for the disk, which several threads overlap), or planned past the one taken.
 pub const FILES_AT_ONCE: usize = 8;
 
 /// How many threads jobs that mostly compute (planning, compressing) get: the cores, at most

@@ -10,6 +10,8 @@
 //! content (at most `patchMaxTotalBytes` in all). What a patch reads and writes in all is
 //! bounded up front ([`Budget`]).
 
+use std::ops::ControlFlow;
+
 use super::already_applied::already_applied;
 use super::budget::{Budget, Keeping};
 use super::combined_diff::CombinedDiff;
@@ -20,8 +22,6 @@ use super::resolve::Resolved;
 use crate::change::Action;
 use crate::error::{ErrorCode, ToolError};
 use crate::hashing::{sha256_hex, sha256_hex_beside};
-use std::ops::ControlFlow;
-
 use crate::parallel::{self, FILES_AT_ONCE};
 use crate::paths::shown::Shown;
 use crate::paths::Target;
