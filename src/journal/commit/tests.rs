@@ -54,6 +54,21 @@ pub(super) fn planned(root: &Path, name: &str) -> PlannedFile {
     PlannedFile::new(stat, &fs::read(root.join(name)).unwrap())
 }
 
+/// `data` put at `name` in `root` over the file `plan` read there.
+fn put_over(commit: &mut Commit<'_>, root: &Path, name: &str, plan: PlannedFile, data: Vec<u8>) {
+    let stat = plan.stat;
+    commit
+        .put(
+            dir(root),
+            root,
+            OsStr::new(name),
+            data,
+            Some(&stat),
+            Some(plan),
+        )
+        .unwrap();
+}
+
 /// a.txt and b.txt rewritten, c.txt added, gone.txt removed.
 fn stage_all<'a>(s: &'a Setup) -> Commit<'a> {
     stage_all_in(s, s.journal.commit())
@@ -63,18 +78,7 @@ fn stage_all<'a>(s: &'a Setup) -> Commit<'a> {
 pub(super) fn stage_all_in<'a>(s: &'a Setup, mut commit: Commit<'a>) -> Commit<'a> {
     let root = &s.root;
     for (name, data) in [("a.txt", "a new\n"), ("b.txt", "b new\n")] {
-        let plan = planned(root, name);
-        let stat = plan.stat;
-        commit
-            .put(
-                dir(root),
-                root,
-                OsStr::new(name),
-                data.into(),
-                Some(&stat),
-                Some(plan),
-            )
-            .unwrap();
+        put_over(&mut commit, root, name, planned(root, name), data.into());
     }
     commit
         .put(
@@ -564,6 +568,40 @@ fn a_file_holds_what_was_planned_by_its_bytes_or_its_hash() {
     }
 }
 
+/// Race hooks on the put of `name`: a writer opens the file it displaced (under its temp name)
+/// once the clean-up checked it, and writes `saved late` into it once it was unlinked.
+fn write_late_into_displaced(root: &Path, name: &str) {
+    let writer: Arc<std::sync::Mutex<Option<fs::File>>> = Arc::default();
+    let (root, opened, wanted) = (root.to_owned(), writer.clone(), name.to_owned());
+    race_point::at(RacePoint::ReplacedChecked, name, move || {
+        let aside = fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                let file_name = p.file_name().unwrap();
+                fsops::is_temp_name(file_name) && file_name.to_string_lossy().contains(&wanted)
+            })
+            .unwrap();
+        let file = fs::OpenOptions::new().write(true).open(aside).unwrap();
+        *opened.lock().unwrap() = Some(file);
+    });
+    race_point::at(RacePoint::ReplacedUnlinked, name, move || {
+        let mut file = writer.lock().unwrap().take().unwrap();
+        std::io::Write::write_all(&mut file, b"saved late\n").unwrap();
+    });
+}
+
+/// The files kept beside another (a late write), as (the name they were kept beside, content).
+fn kept_beside(found: &[(String, String)]) -> Vec<(&str, &str)> {
+    found
+        .iter()
+        .filter_map(|(n, content)| {
+            let (beside, _) = n.split_once(fsops::KEPT_MARKER)?;
+            Some((beside, content.as_str()))
+        })
+        .collect()
+}
+
 /// A writer that had the displaced file open writes into it after the clean-up's last check,
 /// once it has no name: what it wrote is kept beside the file, whether the plan kept the bytes
 /// read (compared) or only their SHA-256 (hashed).
@@ -581,44 +619,12 @@ fn a_late_write_into_the_displaced_file_is_kept_either_way() {
         if kept_bytes {
             plan.bytes = Some(BytesRead(Arc::new(b"old\n".to_vec())));
         }
-        let writer: Arc<std::sync::Mutex<Option<fs::File>>> = Arc::default();
-        let (root, opened) = (s.root.clone(), writer.clone());
-        race_point::at(RacePoint::ReplacedChecked, name, move || {
-            // The displaced file, under its temp name.
-            let aside = fs::read_dir(&root)
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .find(|p| fsops::is_temp_name(p.file_name().unwrap()))
-                .unwrap();
-            let file = fs::OpenOptions::new().write(true).open(aside).unwrap();
-            *opened.lock().unwrap() = Some(file);
-        });
-        race_point::at(RacePoint::ReplacedUnlinked, name, move || {
-            let mut file = writer.lock().unwrap().take().unwrap();
-            std::io::Write::write_all(&mut file, b"saved late\n").unwrap();
-        });
-        let stat = plan.stat;
+        write_late_into_displaced(&s.root, name);
         let mut commit = s.journal.commit();
-        let data = b"new\n".to_vec();
-        let dir = dir(&s.root);
-        commit
-            .put(
-                dir,
-                &s.root,
-                OsStr::new(name),
-                data,
-                Some(&stat),
-                Some(plan),
-            )
-            .unwrap();
+        put_over(&mut commit, &s.root, name, plan, b"new\n".to_vec());
         commit.apply().unwrap();
         let found = tree(&s.root);
-        let kept: Vec<_> = found
-            .iter()
-            .filter(|(n, _)| n.contains(fsops::KEPT_MARKER))
-            .collect();
-        assert_eq!(kept.len(), 1, "{found:?}");
-        assert_eq!(kept[0].1, "saved late\n");
+        assert_eq!(kept_beside(&found), [(name, "saved late\n")], "{found:?}");
         assert_eq!(fs::read_to_string(s.root.join(name)).unwrap(), "new\n");
     }
 }
@@ -630,51 +636,22 @@ fn the_puts_of_one_change_let_their_displaced_files_go_side_by_side() {
     let s = setup();
     let names = ["side-1.txt", "side-2.txt", "side-3.txt", "side-4.txt"];
     let late = names[2];
-    let writer: Arc<std::sync::Mutex<Option<fs::File>>> = Arc::default();
-    let (root, opened) = (s.root.clone(), writer.clone());
-    race_point::at(RacePoint::ReplacedChecked, late, move || {
-        // The displaced file, under its temp name (the others' clean-up may be at any point).
-        let aside = fs::read_dir(&root)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| {
-                let name = p.file_name().unwrap().to_string_lossy().into_owned();
-                fsops::is_temp_name(p.file_name().unwrap()) && name.contains(late)
-            })
-            .unwrap();
-        let file = fs::OpenOptions::new().write(true).open(aside).unwrap();
-        *opened.lock().unwrap() = Some(file);
-    });
-    race_point::at(RacePoint::ReplacedUnlinked, late, move || {
-        let mut file = writer.lock().unwrap().take().unwrap();
-        std::io::Write::write_all(&mut file, b"saved late\n").unwrap();
-    });
+    write_late_into_displaced(&s.root, late);
     let mut commit = s.journal.commit();
     for name in names {
         fs::write(s.root.join(name), "old\n").unwrap();
         let plan = planned(&s.root, name);
-        let stat = plan.stat;
-        let data = format!("new {name}\n").into_bytes();
-        commit
-            .put(
-                dir(&s.root),
-                &s.root,
-                OsStr::new(name),
-                data,
-                Some(&stat),
-                Some(plan),
-            )
-            .unwrap();
+        put_over(
+            &mut commit,
+            &s.root,
+            name,
+            plan,
+            format!("new {name}\n").into_bytes(),
+        );
     }
     commit.apply().unwrap();
     let found = tree(&s.root);
-    let kept: Vec<_> = found
-        .iter()
-        .filter(|(n, _)| n.contains(fsops::KEPT_MARKER))
-        .collect();
-    assert_eq!(kept.len(), 1, "{found:?}");
-    assert!(kept[0].0.contains(late), "{found:?}");
-    assert_eq!(kept[0].1, "saved late\n");
+    assert_eq!(kept_beside(&found), [(late, "saved late\n")], "{found:?}");
     for name in names {
         let now = fs::read_to_string(s.root.join(name)).unwrap();
         assert_eq!(now, format!("new {name}\n"));
