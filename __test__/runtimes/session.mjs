@@ -6,7 +6,7 @@
  *
  * It covers every tool the workspace defines (a tool it does not exercise is a failure, so a new
  * tool must be added here), a prompt answered yes and no (sync and async handlers), an abort before
- * a call and one while its prompt is open, 200 parallel writes and 200 parallel appends to one
+ * a call and one while its prompt is open, a long content (passed beside the JSON), 200 parallel writes and 200 parallel appends to one
  * file, a patch over several files, undo, the sandbox (outside paths and a link out), grep and
  * glob, a recursive trash and restore. Each check is counted; the last line is
  * `session on <runtime>: N passed, M failed`. A check the platform cannot set up (the link out,
@@ -94,6 +94,10 @@ try {
   check('read_file', r.status === 'ok' && r.output.includes('   1 | export const answer = 41'), r)
   r = await call('write_file', { path: 'src/new.ts', content: 'export const fresh = true\n' })
   check('write_file creates', r.status === 'ok' && read('src', 'new.ts') === 'export const fresh = true\n', r)
+  // Long top-level strings go to the addon as themselves, beside the JSON (argumentsToNative).
+  const long = 'quoted "text" \\ é 😀\r\n'.repeat(2000)
+  r = await call('write_file', { path: 'long.txt', content: long })
+  check('write_file of a long content, byte for byte', r.status === 'ok' && read('long.txt') === long, r)
   r = await call('edit_file', {
     path: 'src/main.ts',
     edits: [
