@@ -124,16 +124,12 @@ impl Commit<'_> {
         // A put's clean-up lets go of the file it displaced, under a name of its own: a change
         // of puts only (a patch, a write) lets them go side by side, their waits for the disk
         // overlapping (an unlink may wait for a discard); any other change in its steps' order.
-        let errors = if self
+        let puts_only = self
             .steps
             .iter()
-            .all(|staged| matches!(staged.record.action, StepAction::Put { .. }))
-        {
-            parallel::map(&self.steps, FILES_AT_ONCE, clean)
-        } else {
-            self.steps.iter().map(clean).collect()
-        };
-        let left: Vec<LeftInPlace> = errors
+            .all(|staged| matches!(staged.record.action, StepAction::Put { .. }));
+        let threads = if puts_only { FILES_AT_ONCE } else { 1 };
+        let left: Vec<LeftInPlace> = parallel::map(&self.steps, threads, clean)
             .into_iter()
             .enumerate()
             .filter_map(|(step, error)| {
