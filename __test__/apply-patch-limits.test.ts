@@ -4,13 +4,14 @@
  * failed or refused patch leaves (nothing: no directories, no archives), paths that name a
  * directory, hard links and symlinks.
  */
-import { existsSync, linkSync, lstatSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, linkSync, lstatSync, readlinkSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ToolResult, Workspace } from 'agent-fs-tools'
 import { tempWorkspace } from './helpers/temp.js'
 import { read, writeTree } from './helpers/files.js'
 import { ALL, archiveNames, newestDeltaSizes, recorder } from './helpers/trash.js'
+import { symlinkOrSkip } from './helpers/links.js'
 
 function setup(files: Record<string, string> = {}, options = {}) {
   const dirs = tempWorkspace({ permissions: ALL, ...options })
@@ -204,7 +205,7 @@ describe('apply_patch: paths it refuses', () => {
 
   it('a `*** Move to:` of a symlink: refused (it would move the file it points to); updating it changes that file', async () => {
     const { ws, root } = setup({ 'target.txt': 'one\n' })
-    symlinkSync('target.txt', join(root, 'link.txt'))
+    symlinkOrSkip('target.txt', join(root, 'link.txt'))
     const result = await applyPatch(ws, patch('*** Update File: link.txt\n*** Move to: moved.txt\n@@\n-one\n+two\n'))
     expect(result.code, result.output).toBe('INVALID_ARGUMENTS')
     expect(result.output).toContain(`${join(root, 'link.txt')} is a symlink to ${join(root, 'target.txt')}`)

@@ -5,13 +5,14 @@
  * undo and redo.
  */
 import { spawnSync } from 'node:child_process'
-import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, symlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Workspace, type ToolArgs, type ToolResult } from 'agent-fs-tools'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { mkfifo, read, siblingDir, writeTree } from './helpers/files.js'
 import { ALL, archiveNames, recorder, snapshot, type Node } from './helpers/trash.js'
+import { symlinkOrSkip } from './helpers/links.js'
 
 /** Read inside the root and write there: a copy inside the root asks nothing. */
 const copying = { permissions: { cwdReadFile: true, cwdWriteFile: true } } as const
@@ -54,8 +55,8 @@ describe('copy_file copies', () => {
   it('a symlink as a link, never what it points to (also dangling)', async () => {
     const { ws, root } = tempWorkspace(copying)
     writeTree(root, { 'f.txt': 'f' })
-    symlinkSync('f.txt', join(root, 'link'))
-    symlinkSync('does/not/exist', join(root, 'dangling'))
+    symlinkOrSkip('f.txt', join(root, 'link'))
+    symlinkOrSkip('does/not/exist', join(root, 'dangling'))
     ok(await ws.call('copy_file', { source: 'link', destination: 'link2' }))
     ok(await ws.call('copy_file', { source: 'dangling', destination: 'sub/dangling2' }))
     expect(lstatSync(join(root, 'link2')).isSymbolicLink()).toBe(true)
@@ -69,7 +70,7 @@ describe('copy_file copies', () => {
     mkdirSync(join(root, 't/empty'))
     chmodSync(join(root, 't/d/b.bin'), 0o600)
     chmodSync(join(root, 't/d/e'), 0o700)
-    symlinkSync('../a.txt', join(root, 't/d/up'))
+    symlinkOrSkip('../a.txt', join(root, 't/d/up'))
     const result = ok(await ws.call('copy_file', { source: 't', destination: 'u' }))
     expect(result.output).toBe(`Copied ${join(root, 't')} → ${join(root, 'u')} (3 files, 3 directories, 1 link)`)
     expect(snapshot(join(root, 'u'))).toEqual(snapshot(join(root, 't')))
@@ -81,8 +82,8 @@ describe('copy_file copies', () => {
     const outside = siblingDir(root)
     writeTree(outside, { 'secret.txt': 'SECRET\n' })
     writeTree(root, { 't/a.txt': 'a' })
-    symlinkSync(join(outside, 'secret.txt'), join(root, 't/out'))
-    symlinkSync(outside, join(root, 't/outdir'))
+    symlinkOrSkip(join(outside, 'secret.txt'), join(root, 't/out'))
+    symlinkOrSkip(outside, join(root, 't/outdir'))
     const ws = new Workspace({ root, allowedPaths: [root], trash: { dataDir: dirs.dataDir }, ...copying })
     ok(await ws.call('copy_file', { source: 't', destination: 'u' }))
     expect(readlinkSync(join(root, 'u/out'))).toBe(join(outside, 'secret.txt'))
@@ -251,7 +252,7 @@ describe('copy_file undo and redo', () => {
       files: (r) => {
         writeTree(r, { 't/a.txt': 'a', 't/d/b.sh': 'b' })
         chmodSync(join(r, 't/d/b.sh'), 0o755)
-        symlinkSync('../a.txt', join(r, 't/d/l'))
+        symlinkOrSkip('../a.txt', join(r, 't/d/l'))
       },
       args: { source: 't', destination: 'u' },
     },

@@ -3,12 +3,13 @@
  * truncation line, bad patterns, binary files, the sandbox (symlinks are never followed out of the
  * searched tree, the trash data directory is unreachable), abort, and the `Search files?` prompt.
  */
-import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { mkdirSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { Workspace, type ConfirmHandler } from 'agent-fs-tools'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { deferred, siblingDir, writeTree } from './helpers/files.js'
+import { symlinkOrSkip } from './helpers/links.js'
 
 const lines = (output: string): string[] => output.split('\n')
 
@@ -291,8 +292,8 @@ describe('glob and grep in the sandbox', () => {
     const outside = siblingDir(root)
     writeTree(outside, { 'secret.txt': 'SECRET-BYTES\n' })
     writeTree(root, { 'own.txt': 'SECRET-BYTES are mentioned here\n' })
-    symlinkSync(outside, join(root, 'linked-dir'))
-    symlinkSync(join(outside, 'secret.txt'), join(root, 'linked-file.txt'))
+    symlinkOrSkip(outside, join(root, 'linked-dir'))
+    symlinkOrSkip(join(outside, 'secret.txt'), join(root, 'linked-file.txt'))
     const grep = await ws.call('grep', { pattern: 'SECRET' })
     expect(grep.output).toBe('own.txt:1: SECRET-BYTES are mentioned here')
     const glob = await ws.call('glob', { pattern: '**/*.txt' })
@@ -303,7 +304,7 @@ describe('glob and grep in the sandbox', () => {
     const { root, dataDir } = tempWorkspaceDirs()
     const outside = siblingDir(root)
     writeTree(outside, { 'secret.txt': 'SECRET-BYTES\n' })
-    symlinkSync(outside, join(root, 'out'))
+    symlinkOrSkip(outside, join(root, 'out'))
     const ws = new Workspace({ root, allowedPaths: [root], trash: { dataDir }, permissions: { globalReadFile: true } })
     for (const tool of ['grep', 'glob']) {
       for (const path of ['out', outside, '..']) {

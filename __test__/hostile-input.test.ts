@@ -8,13 +8,14 @@
  * path tools, names them byte for byte: no trimming or Unicode normalisation).
  */
 import { createHash } from 'node:crypto'
-import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { ERROR_CODES, Workspace, type ToolDefinition, type ToolResult } from 'agent-fs-tools'
 import { tempWorkspaceDirs } from './helpers/temp.js'
 import { ALL } from './helpers/trash.js'
 import { scaled } from './helpers/time'
+import { symlinkOrSkip } from './helpers/links.js'
 
 type Args = Record<string, unknown>
 
@@ -42,8 +43,8 @@ function plant(root: string, outside: string): void {
   mkdirSync(join(root, 'dir/sub'), { recursive: true })
   writeFileSync(join(root, 'a.txt'), 'alpha\nbeta\ngamma\n')
   writeFileSync(join(root, 'dir/b.txt'), 'inside b\n')
-  symlinkSync('a.txt', join(root, 'link'))
-  symlinkSync(join(outside, 'secret.txt'), join(root, 'out-link'))
+  symlinkOrSkip('a.txt', join(root, 'link'))
+  symlinkOrSkip(join(outside, 'secret.txt'), join(root, 'out-link'))
 }
 
 beforeEach(() => {

@@ -1,11 +1,12 @@
 /** `list_directory` (../docs/tools.md#list_directory): entry formats, sorting, recursion, .gitignore, limits, errors. */
-import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { mkdirSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { Workspace, type ConfirmHandler } from 'agent-fs-tools'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { mkfifo, siblingDir, writeTree } from './helpers/files.js'
 import { scaled } from './helpers/time.js'
+import { symlinkOrSkip } from './helpers/links.js'
 
 /** 2023-11-14T22:13:20Z */
 const WHEN = new Date(1_700_000_000_000)
@@ -18,7 +19,7 @@ function fixture(root: string): void {
     'src/lib/mod.rs': '',
   })
   for (const f of ['b.txt', 'a.txt', 'src/main.rs', 'src/lib/mod.rs']) utimesSync(join(root, f), WHEN, WHEN)
-  symlinkSync('src/main.rs', join(root, 'link'))
+  symlinkOrSkip('src/main.rs', join(root, 'link'))
 }
 
 describe('list_directory entries', () => {
@@ -79,8 +80,8 @@ describe('list_directory entries', () => {
   it('shows a link to a directory as a link and a dangling link as a link', async () => {
     const { ws, root } = tempWorkspace()
     mkdirSync(join(root, 'dir'))
-    symlinkSync('dir', join(root, 'dirlink'))
-    symlinkSync('missing-target', join(root, 'dangling'))
+    symlinkOrSkip('dir', join(root, 'dirlink'))
+    symlinkOrSkip('missing-target', join(root, 'dangling'))
     const result = await ws.call('list_directory', {})
     expect(result.output.split('\n')).toEqual(['dangling -> missing-target', 'dir/', 'dirlink -> dir'])
   })
@@ -108,7 +109,7 @@ describe('list_directory recursive', () => {
     fixture(root)
     const outside = siblingDir(root)
     writeTree(outside, { 'secret.txt': 's' })
-    symlinkSync(outside, join(root, 'src/out'))
+    symlinkOrSkip(outside, join(root, 'src/out'))
     const result = await ws.call('list_directory', { recursive: true })
     expect(result.status).toBe('ok')
     const lines = result.output.split('\n')

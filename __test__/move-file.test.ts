@@ -1,11 +1,12 @@
 /** `move_file` (../docs/permissions-and-prompts.md, ../docs/tools.md#move_file): files, symlinks, directories; parents; overwrite via the trash; errors; permissions. */
-import { existsSync, linkSync, lstatSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, linkSync, lstatSync, readlinkSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { Workspace } from 'agent-fs-tools'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { read, siblingDir, writeTree } from './helpers/files.js'
 import { ALL, archiveNames, recorder, snapshot, tarMetadata } from './helpers/trash.js'
+import { symlinkOrSkip } from './helpers/links.js'
 
 const movable = { permissions: { cwdWriteFile: true, cwdRemoveFile: true } } as const
 
@@ -64,7 +65,7 @@ describe('move_file success', () => {
   it('moves a directory tree as it is', async () => {
     const { ws, root } = tempWorkspace(movable)
     writeTree(root, { 'd/a.txt': 'a', 'd/sub/b.txt': 'b' })
-    symlinkSync('a.txt', join(root, 'd/link'))
+    symlinkOrSkip('a.txt', join(root, 'd/link'))
     const before = snapshot(join(root, 'd'))
     const result = await ws.call('move_file', { source: 'd', destination: 'moved/d2' })
     expect(result.status).toBe('ok')
@@ -75,8 +76,8 @@ describe('move_file success', () => {
   it('moves a symlink as a link (its target stays, the link text is unchanged)', async () => {
     const { ws, root } = tempWorkspace(movable)
     writeTree(root, { 'target.txt': 't' })
-    symlinkSync('target.txt', join(root, 'link'))
-    symlinkSync('does-not-exist', join(root, 'dangling'))
+    symlinkOrSkip('target.txt', join(root, 'link'))
+    symlinkOrSkip('does-not-exist', join(root, 'dangling'))
     expect((await ws.call('move_file', { source: 'link', destination: 'link2' })).status).toBe('ok')
     expect((await ws.call('move_file', { source: 'dangling', destination: 'dangling2' })).status).toBe('ok')
     expect(readlinkSync(join(root, 'link2'))).toBe('target.txt')
@@ -90,7 +91,7 @@ describe('move_file success', () => {
     const outside = siblingDir(dirs.root)
     writeFileSync(join(outside, 's.txt'), 's')
     const ws = new Workspace({ root: dirs.root, allowedPaths: [dirs.root], trash: { dataDir: dirs.dataDir }, ...movable })
-    symlinkSync(join(outside, 's.txt'), join(dirs.root, 'out'))
+    symlinkOrSkip(join(outside, 's.txt'), join(dirs.root, 'out'))
     expect((await ws.call('move_file', { source: 'out', destination: 'out2' })).status).toBe('ok')
     expect(lstatSync(join(dirs.root, 'out2')).isSymbolicLink()).toBe(true)
     expect(read(join(outside, 's.txt'))).toBe('s')
@@ -166,7 +167,7 @@ describe('move_file errors', () => {
   it('an existing dangling symlink destination counts as existing', async () => {
     const { ws, root } = tempWorkspace(movable)
     writeTree(root, { 'a.txt': 'a' })
-    symlinkSync('nowhere', join(root, 'dl'))
+    symlinkOrSkip('nowhere', join(root, 'dl'))
     expect((await ws.call('move_file', { source: 'a.txt', destination: 'dl' })).code).toBe('ALREADY_EXISTS')
     expect(readlinkSync(join(root, 'dl'))).toBe('nowhere')
   })

@@ -2,12 +2,13 @@
  * Permissions and confirmation (../docs/hosts.md#the-workspace-api, ../docs/permissions-and-prompts.md): granted vs prompted vs denied, cwd vs global scope,
  * per-call overrides, the ConfirmRequest, handlers that fail or never answer, and abort signals.
  */
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { Workspace, type ConfirmHandler, type ConfirmRequest } from 'agent-fs-tools'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { numbered, read, siblingDir, sleep, writeTree } from './helpers/files.js'
+import { symlinkOrSkip } from './helpers/links.js'
 
 describe('granted, prompted, denied', () => {
   it('defaults: reads inside root are granted, writes are not', async () => {
@@ -111,7 +112,7 @@ describe('cwd vs global scope', () => {
     const { ws, root } = tempWorkspace({ permissions: { cwdWriteFile: true }, staleWrites: 'allow' })
     const outside = siblingDir(root)
     writeTree(outside, { 'o.txt': 'o\n' })
-    symlinkSync(join(outside, 'o.txt'), join(root, 'link.txt'))
+    symlinkOrSkip(join(outside, 'o.txt'), join(root, 'link.txt'))
     const confirm = vi.fn<ConfirmHandler>(() => false)
     expect((await ws.call('read_file', { path: 'link.txt' }, { confirm })).status).toBe('denied')
     expect((await ws.call('write_file', { path: 'link.txt', content: 'x' }, { confirm })).status).toBe('denied')
@@ -123,7 +124,7 @@ describe('cwd vs global scope', () => {
   it('a root given through a symlink is canonicalised for the scope', async () => {
     const { root, dataDir } = tempWorkspaceDirs()
     const alias = join(root, '..', 'alias')
-    symlinkSync(root, alias)
+    symlinkOrSkip(root, alias)
     const ws = new Workspace({ root: alias, trash: { dataDir }, permissions: { cwdWriteFile: true } })
     expect(ws.cwd().cwd).toBe(root)
     expect((await ws.call('write_file', { path: join(root, 'a.txt'), content: 'x' })).status).toBe('ok')

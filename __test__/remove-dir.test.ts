@@ -1,5 +1,5 @@
 /** `remove_dir` (../docs/permissions-and-prompts.md, ../docs/tools.md#remove_dir, ../docs/trash.md): empty dirs, recursive into one archive, DANGEROUS_PATH, errors, permissions. */
-import { chmodSync, existsSync, lstatSync, mkdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, lstatSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
@@ -7,6 +7,7 @@ import { Workspace } from 'agent-fs-tools'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { mkfifo, read, siblingDir, writeTree } from './helpers/files.js'
 import { ALL, archiveNames, bucketDir, recorder, snapshot, tarList, tarMetadata } from './helpers/trash.js'
+import { symlinkOrSkip } from './helpers/links.js'
 
 /** A tree with nested dirs, an empty dir, a symlink (and a dangling one) and an executable. */
 function buildTree(dir: string): void {
@@ -20,8 +21,8 @@ function buildTree(dir: string): void {
   chmodSync(join(dir, 'bin/run.sh'), 0o755)
   chmodSync(join(dir, 'src/main.rs'), 0o600)
   chmodSync(join(dir, 'src/deep'), 0o750)
-  symlinkSync('../README.md', join(dir, 'src/readme-link'))
-  symlinkSync('nowhere/at/all', join(dir, 'dangling'))
+  symlinkOrSkip('../README.md', join(dir, 'src/readme-link'))
+  symlinkOrSkip('nowhere/at/all', join(dir, 'dangling'))
   utimesSync(join(dir, 'README.md'), 1_500_000_000, 1_500_000_000.25)
   utimesSync(join(dir, 'src/deep/er'), 1_400_000_000, 1_400_000_000)
 }
@@ -87,7 +88,7 @@ describe('remove_dir non-recursive', () => {
   it('a symlink to a directory is refused; neither the link nor its target is touched', async () => {
     const { ws, root } = tempWorkspace({ permissions: ALL, confirm: () => true })
     writeTree(root, { 'real/a.txt': 'a' })
-    symlinkSync('real', join(root, 'link'))
+    symlinkOrSkip('real', join(root, 'link'))
     for (const recursive of [false, true]) {
       const result = await ws.call('remove_dir', { path: 'link', recursive })
       expect(result.status).toBe('error')
@@ -175,7 +176,7 @@ describe('remove_dir recursive', () => {
     buildTree(join(root, 'proj'))
     const outside = siblingDir(root)
     writeFileSync(join(outside, 'keep.txt'), 'keep')
-    symlinkSync(outside, join(root, 'proj/out-link'))
+    symlinkOrSkip(outside, join(root, 'proj/out-link'))
     const result = await ws.call('remove_dir', { path: 'proj', recursive: true, permanent: true })
     expect(result.status).toBe('ok')
     expect(existsSync(join(root, 'proj'))).toBe(false)
@@ -190,7 +191,7 @@ describe('remove_dir recursive', () => {
     const outside = siblingDir(root)
     writeFileSync(join(outside, 'keep.txt'), 'keep')
     writeTree(root, { 'd/a.txt': 'a' })
-    symlinkSync(outside, join(root, 'd/out'))
+    symlinkOrSkip(outside, join(root, 'd/out'))
     const result = await ws.call('remove_dir', { path: 'd', recursive: true })
     expect(result.status).toBe('ok')
     expect(read(join(outside, 'keep.txt'))).toBe('keep')
@@ -393,7 +394,7 @@ describe('remove_dir DANGEROUS_PATH (decided before any prompt)', () => {
   it('the ancestor of a root given through a symlink (canonical comparison)', async () => {
     const dirs = tempWorkspaceDirs()
     const alias = join(dirname(dirs.root), 'alias')
-    symlinkSync(dirs.root, alias)
+    symlinkOrSkip(dirs.root, alias)
     const confirm = vi.fn(() => false)
     const ws = new Workspace({ root: alias, trash: { dataDir: dirs.dataDir }, permissions: ALL, confirm })
     await expectDangerous(ws, confirm, dirs.root)

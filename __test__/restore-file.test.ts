@@ -18,7 +18,6 @@ import {
   renameSync,
   rmSync,
   statSync,
-  symlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs'
@@ -42,6 +41,7 @@ import {
   snapshot,
   type TarEntry,
 } from './helpers/trash.js'
+import { symlinkOrSkip } from './helpers/links.js'
 
 const restorable = { permissions: { cwdRemoveFile: true, cwdWriteFile: true } } as const
 
@@ -102,7 +102,7 @@ describe('restore_file round trips', () => {
   it('a symlink is restored as the same link', async () => {
     const { ws, root } = tempWorkspace(restorable)
     writeTree(root, { 't.txt': 't' })
-    symlinkSync('t.txt', join(root, 'l'))
+    symlinkOrSkip('t.txt', join(root, 'l'))
     const before = snapshot(join(root, 'l'))
     const archive = await trash(ws, 'l')
     const result = await ws.call('restore_file', { trashedPath: archive })
@@ -182,7 +182,7 @@ describe('restore_file round trips', () => {
     if (process.getuid?.() !== 0) ctx.skip() // only root may give files away
     const { ws, root } = tempWorkspace({ permissions: ALL, confirm: () => true })
     writeTree(root, { 'home/notes.txt': 'n', 'home/src/a.ts': 'a' })
-    symlinkSync('notes.txt', join(root, 'home/link'))
+    symlinkOrSkip('notes.txt', join(root, 'home/link'))
     for (const [rel, id] of [['home', 1201], ['home/notes.txt', 1202], ['home/src', 1203], ['home/src/a.ts', 1204]] as const) {
       chownSync(join(root, rel), id, id + 1000)
     }
@@ -233,7 +233,7 @@ describe('restore_file over an existing target', () => {
     const { ws, root } = tempWorkspace(restorable)
     writeTree(root, { 'a.txt': 'old' })
     const archive = await trash(ws, 'a.txt')
-    symlinkSync('nowhere', join(root, 'a.txt'))
+    symlinkOrSkip('nowhere', join(root, 'a.txt'))
     expect((await ws.call('restore_file', { trashedPath: archive })).code).toBe('ALREADY_EXISTS')
     expect(readlinkSync(join(root, 'a.txt'))).toBe('nowhere')
   })
@@ -306,7 +306,7 @@ describe('restore_file refusals', () => {
     const archive = await trash(ws, 'a.txt')
     const outside = siblingDir(root)
     renameSync(archive, join(outside, basename(archive)))
-    symlinkSync(join(outside, basename(archive)), archive)
+    symlinkOrSkip(join(outside, basename(archive)), archive)
     const result = await ws.call('restore_file', { trashedPath: archive })
     expect(result.code).toBe('PATH_NOT_ALLOWED')
     expect(existsSync(join(root, 'a.txt'))).toBe(false)

@@ -10,7 +10,6 @@ import {
   mkdirSync,
   renameSync,
   readlinkSync,
-  symlinkSync,
   writeFileSync,
 } from 'node:fs'
 import { createServer } from 'node:net'
@@ -21,6 +20,7 @@ import { Workspace, type ToolResult, type ConfirmHandler } from 'agent-fs-tools'
 import { tempWorkspaceDirs } from './helpers/temp.js'
 import { mkfifo, names, numbered, read, siblingDir, writeTree } from './helpers/files.js'
 import { scaled } from './helpers/time.js'
+import { symlinkOrSkip } from './helpers/links.js'
 
 /** A sandboxed workspace over R = root, with every permission granted (so only the sandbox decides). */
 function sandboxed(extra: Partial<ConstructorParameters<typeof Workspace>[0]> = {}) {
@@ -137,8 +137,8 @@ describe('outside paths get one answer that reveals nothing (issue 15.6)', () =>
     const { ws, root } = sandboxed()
     const outside = siblingDir(root)
     writeFileSync(join(outside, 'credentials.json'), 'SECRET-BYTES\n')
-    symlinkSync(join(outside, 'credentials.json'), join(root, 'creds'))
-    symlinkSync(join(outside, 'nothing-here'), join(root, 'dangling'))
+    symlinkOrSkip(join(outside, 'credentials.json'), join(root, 'creds'))
+    symlinkOrSkip(join(outside, 'nothing-here'), join(root, 'dangling'))
     const results = [
       await ws.call('read_file', { path: 'creds' }),
       await ws.call('read_file', { path: 'creds/x' }),
@@ -173,7 +173,7 @@ describe('symlinks leaving the sandbox', () => {
     const { ws, root } = sandboxed()
     const outside = siblingDir(root)
     writeFileSync(join(outside, 'secret.txt'), 'SECRET-BYTES\n')
-    symlinkSync(join(outside, 'secret.txt'), join(root, 'link.txt'))
+    symlinkOrSkip(join(outside, 'secret.txt'), join(root, 'link.txt'))
     for (const [tool, args] of attempts('link.txt')) expectNotAllowed(await ws.call(tool, args), tool)
     expect(read(join(outside, 'secret.txt'))).toBe('SECRET-BYTES\n')
     expect(readlinkSync(join(root, 'link.txt'))).toBe(join(outside, 'secret.txt'))
@@ -183,7 +183,7 @@ describe('symlinks leaving the sandbox', () => {
     const { ws, root } = sandboxed()
     const outside = siblingDir(root)
     writeFileSync(join(outside, 'secret.txt'), 'SECRET-BYTES\n')
-    symlinkSync(outside, join(root, 'out'))
+    symlinkOrSkip(outside, join(root, 'out'))
     for (const [tool, args] of attempts('out/secret.txt')) expectNotAllowed(await ws.call(tool, args), tool)
     expectNotAllowed(await ws.call('write_file', { path: 'out/new.txt', content: 'x' }), 'write new')
     expectNotAllowed(await ws.call('append_file', { path: 'out/new.txt', content: 'x' }), 'append new')
@@ -201,7 +201,7 @@ describe('symlinks leaving the sandbox', () => {
     const { ws, root } = sandboxed()
     const outside = siblingDir(root)
     writeFileSync(join(outside, 'secret.txt'), 'SECRET-BYTES\n')
-    symlinkSync(outside, join(root, 'out'))
+    symlinkOrSkip(outside, join(root, 'out'))
     const flat = await ws.call('list_directory', {})
     expect(flat.output).toBe(`out -> ${outside}`)
     const deep = await ws.call('list_directory', { recursive: true })
@@ -213,13 +213,13 @@ describe('symlinks leaving the sandbox', () => {
     const outside = siblingDir(root)
     writeFileSync(join(outside, 'secret.txt'), 'SECRET-BYTES\n')
     writeTree(root, { 'real.txt': 'inside\n' })
-    symlinkSync(join(outside, 'secret.txt'), join(root, 'c3'))
-    symlinkSync('c3', join(root, 'c2'))
-    symlinkSync(join(root, 'c2'), join(root, 'c1'))
+    symlinkOrSkip(join(outside, 'secret.txt'), join(root, 'c3'))
+    symlinkOrSkip('c3', join(root, 'c2'))
+    symlinkOrSkip(join(root, 'c2'), join(root, 'c1'))
     for (const [tool, args] of attempts('c1')) expectNotAllowed(await ws.call(tool, args), tool)
     expect(read(join(outside, 'secret.txt'))).toBe('SECRET-BYTES\n')
-    symlinkSync('real.txt', join(root, 'i2'))
-    symlinkSync('i2', join(root, 'i1'))
+    symlinkOrSkip('real.txt', join(root, 'i2'))
+    symlinkOrSkip('i2', join(root, 'i1'))
     expect((await ws.call('read_file', { path: 'i1' })).output).toBe(numbered(1, 'inside'))
     expect((await ws.call('append_file', { path: 'i1', content: 'more\n' })).status).toBe('ok')
     expect(read(join(root, 'real.txt'))).toBe('inside\nmore\n')
@@ -230,8 +230,8 @@ describe('symlinks leaving the sandbox', () => {
     const { ws, root } = sandboxed()
     const outside = siblingDir(root)
     writeTree(root, { 'real.txt': 'inside\n' })
-    symlinkSync(join(root, 'real.txt'), join(outside, 'back'))
-    symlinkSync(join(outside, 'back'), join(root, 'via'))
+    symlinkOrSkip(join(root, 'real.txt'), join(outside, 'back'))
+    symlinkOrSkip(join(outside, 'back'), join(root, 'via'))
     expect((await ws.call('read_file', { path: 'via' })).output).toBe(numbered(1, 'inside'))
   })
 
@@ -240,19 +240,19 @@ describe('symlinks leaving the sandbox', () => {
     const outside = siblingDir(root)
     writeFileSync(join(outside, 'secret.txt'), 'SECRET-BYTES\n')
     mkdirSync(join(root, 'd'))
-    symlinkSync('../../outside/secret.txt', join(root, 'd', 'rel'))
+    symlinkOrSkip('../../outside/secret.txt', join(root, 'd', 'rel'))
     for (const [tool, args] of attempts('d/rel')) expectNotAllowed(await ws.call(tool, args), tool)
     expect(read(join(outside, 'secret.txt'))).toBe('SECRET-BYTES\n')
     writeTree(root, { 'e/target.txt': 'ok\n' })
-    symlinkSync('../e/target.txt', join(root, 'd', 'relin'))
+    symlinkOrSkip('../e/target.txt', join(root, 'd', 'relin'))
     expect((await ws.call('read_file', { path: 'd/relin' })).output).toBe(numbered(1, 'ok'))
   })
 
   it('a dangling link to outside: writing or appending through it never creates the outside target', async () => {
     const { ws, root } = sandboxed()
     const outside = siblingDir(root)
-    symlinkSync(join(outside, 'created.txt'), join(root, 'dangling'))
-    symlinkSync(join(outside, 'newdir', 'created.txt'), join(root, 'dangling2'))
+    symlinkOrSkip(join(outside, 'created.txt'), join(root, 'dangling'))
+    symlinkOrSkip(join(outside, 'newdir', 'created.txt'), join(root, 'dangling2'))
     for (const p of ['dangling', 'dangling2']) {
       expectNotAllowed(await ws.call('write_file', { path: p, content: 'x' }), `write ${p}`)
       expectNotAllowed(await ws.call('append_file', { path: p, content: 'x' }), `append ${p}`)
@@ -265,7 +265,7 @@ describe('symlinks leaving the sandbox', () => {
   it('a dangling link to outside without a sandbox is global scope: a cwd grant does not write through it', async () => {
     const { root, dataDir } = tempWorkspaceDirs()
     const outside = siblingDir(root)
-    symlinkSync(join(outside, 'created.txt'), join(root, 'dangling'))
+    symlinkOrSkip(join(outside, 'created.txt'), join(root, 'dangling'))
     const ws = new Workspace({ root, trash: { dataDir }, permissions: { cwdWriteFile: true } })
     expect((await ws.call('write_file', { path: 'dangling', content: 'x' })).status).toBe('denied')
     expect(existsSync(join(outside, 'created.txt'))).toBe(false)
@@ -274,8 +274,8 @@ describe('symlinks leaving the sandbox', () => {
   it('a dangling link inside: writing through it creates the target and keeps the link', async () => {
     const { ws, root } = sandboxed()
     mkdirSync(join(root, 'd'))
-    symlinkSync('d/target.txt', join(root, 'dangling'))
-    symlinkSync(join(root, 'newdir/t.txt'), join(root, 'dangling2'))
+    symlinkOrSkip('d/target.txt', join(root, 'dangling'))
+    symlinkOrSkip(join(root, 'newdir/t.txt'), join(root, 'dangling2'))
     const write = await ws.call('write_file', { path: 'dangling', content: 'made\n' })
     expect(write.status).toBe('ok')
     expect(read(join(root, 'd/target.txt'))).toBe('made\n')
@@ -287,8 +287,8 @@ describe('symlinks leaving the sandbox', () => {
 
   it('a symlink loop is an error, not a hang', async () => {
     const { ws, root } = sandboxed()
-    symlinkSync('loop2', join(root, 'loop1'))
-    symlinkSync('loop1', join(root, 'loop2'))
+    symlinkOrSkip('loop2', join(root, 'loop1'))
+    symlinkOrSkip('loop1', join(root, 'loop2'))
     for (const [tool, args] of attempts('loop1')) {
       const result = await ws.call(tool, args)
       expect(result.status, tool).toBe('error')
@@ -359,19 +359,19 @@ describe('special files', () => {
   it('a link to a FIFO is refused the same way', async () => {
     const { ws, root } = sandboxed()
     mkfifo(join(root, 'pipe'))
-    symlinkSync('pipe', join(root, 'to-pipe'))
+    symlinkOrSkip('pipe', join(root, 'to-pipe'))
     const result = await ws.call('read_file', { path: 'to-pipe' })
     expect(result).toMatchObject({ status: 'error', code: 'NOT_A_REGULAR_FILE' })
   }, scaled(8000))
 
   it('a link to /dev/zero: outside the sandbox PATH_NOT_ALLOWED; without a sandbox NOT_A_REGULAR_FILE, no hang', async () => {
     const sb = sandboxed()
-    symlinkSync('/dev/zero', join(sb.root, 'zero'))
+    symlinkOrSkip('/dev/zero', join(sb.root, 'zero'))
     expectNotAllowed(await sb.ws.call('read_file', { path: 'zero' }), 'sandboxed read')
     expectNotAllowed(await sb.ws.call('append_file', { path: 'zero', content: 'x' }), 'sandboxed append')
 
     const { root, dataDir } = tempWorkspaceDirs()
-    symlinkSync('/dev/zero', join(root, 'zero'))
+    symlinkOrSkip('/dev/zero', join(root, 'zero'))
     const ws = new Workspace({
       root,
       trash: { dataDir },
@@ -484,7 +484,7 @@ describe('the data directory (../docs/paths-and-sandbox.md#the-data-directory)',
 
   it('is unreachable through a symlink, and neither listings nor searches show it', async () => {
     const { ws, root, dataDir } = withDataInsideRoot()
-    symlinkSync(join(dataDir, 'trash'), join(root, 'sneaky'))
+    symlinkOrSkip(join(dataDir, 'trash'), join(root, 'sneaky'))
     expectNotAllowed(await ws.call('read_file', { path: 'sneaky/bucket/archive.tar.gz' }), 'read')
     expectNotAllowed(await ws.call('list_directory', { path: 'sneaky' }), 'list')
     const recursive = await ws.call('list_directory', { recursive: true, includeIgnored: true })
@@ -504,8 +504,8 @@ describe('the data directory (../docs/paths-and-sandbox.md#the-data-directory)',
   it('cannot be replaced by a link before it exists: not at its place, not at a folder that is to hold it', async () => {
     const { root } = tempWorkspaceDirs()
     const outside = siblingDir(root)
-    symlinkSync(outside, join(root, 'link-out'))
-    symlinkSync(join(root, 'inside'), join(root, 'link-in'))
+    symlinkOrSkip(outside, join(root, 'link-out'))
+    symlinkOrSkip(join(root, 'inside'), join(root, 'link-in'))
     mkdirSync(join(root, 'inside'))
     const dataDir = join(root, '.cache', 'agent-data')
     const ws = new Workspace({
@@ -556,7 +556,7 @@ describe('the path checked is the path acted on (../docs/paths-and-sandbox.md#th
   /** Replaces the directory `dir` by a symlink to `target` (the kind of swap a racing process does). */
   function swapForLink(dir: string, target: string): void {
     renameSync(dir, `${dir}.moved`)
-    symlinkSync(target, dir)
+    symlinkOrSkip(target, dir)
   }
 
   it.each([
@@ -608,7 +608,7 @@ describe('the path checked is the path acted on (../docs/paths-and-sandbox.md#th
       {
         confirm: () => {
           renameSync(join(root, 'f.txt'), join(root, 'f.old'))
-          symlinkSync(join(outside, 'secret.txt'), join(root, 'f.txt'))
+          symlinkOrSkip(join(outside, 'secret.txt'), join(root, 'f.txt'))
           return true
         },
       },
