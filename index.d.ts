@@ -13,13 +13,13 @@ export declare class NativeWorkspace {
   /** JSON of the enabled tools' definitions. */
   definitions(): string
   /**
-   * Runs a tool call; resolves to the JSON of a ToolResult. `argsStrings`: top-level string
-   * arguments passed beside `argsJson` as themselves (a long patch or content, which JSON
-   * would escape and unescape character by character). `answering`: the ids of the calls
+   * Runs a tool call; resolves to a ToolResult (see [`NativeResult`]). `argsStrings`:
+   * top-level string arguments passed beside `argsJson` as themselves (a long patch or
+   * content, which JSON would escape and unescape character by character). `answering`: the ids of the calls
    * whose confirm handlers made this call, outermost first; `progress`: called with the JSON
    * of `{ done, total?, unit }` as long operations go (at most 10 times a second).
    */
-  call(callId: number, name: string, argsJson: string, argsStrings: Record<string, string> | null, permissionsJson: string | null, confirm: ((requestJson: string) => Promise<boolean>) | null, answering: number[] | null, progress: ((updateJson: string) => void) | null): Promise<string>
+  call(callId: number, name: string, argsJson: string, argsStrings: Record<string, string> | null, permissionsJson: string | null, confirm: ((requestJson: string) => Promise<boolean>) | null, answering: number[] | null, progress: ((updateJson: string) => void) | null): Promise<NativeResult>
   /**
    * What a call would do about asking the user, without doing it: resolves to the JSON of
    * `{ decision: "allow" }`, `{ decision: "ask", request }` or `{ decision: "fail", result }`.
@@ -36,10 +36,22 @@ export declare class NativeWorkspace {
   /** JSON of the history (`Change[]`, ../docs/history-and-undo.md), newest first. */
   history(limit?: number | undefined | null, sessionId?: string | undefined | null): Promise<string>
   /**
-   * Takes back changes (../docs/history-and-undo.md); resolves to the JSON of a ToolResult. `requestJson`:
+   * Takes back changes (../docs/history-and-undo.md); resolves to a ToolResult (see
+   * [`NativeResult`]). `requestJson`:
    * `{ id?, sessionId?, dryRun? }`.
    */
-  undo(callId: number, requestJson: string, confirm: ((requestJson: string) => Promise<boolean>) | null, progress: ((updateJson: string) => void) | null): Promise<string>
+  undo(callId: number, requestJson: string, confirm: ((requestJson: string) => Promise<boolean>) | null, progress: ((updateJson: string) => void) | null): Promise<NativeResult>
   /** JSON `{ cwd, projectRoot, depth }`. */
   cwd(): string
+}
+
+/**
+ * A tool's result for the JS layer: its JSON, and a long `diff` passed as itself beside it,
+ * the JSON keeping the key, empty, where the package puts it back (so the keys keep their
+ * order). Escaping a diff of short lines into JSON and `JSON.parse` reading it back cost
+ * ~2 ms a MB each; a string passed as itself is copied once.
+ */
+export interface NativeResult {
+  json: string
+  diff?: string
 }

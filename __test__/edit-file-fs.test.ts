@@ -176,6 +176,25 @@ describe('edit_file: confirmation', () => {
     expect(readFileSync(file, 'utf8')).toBe('const a = 10\nconst b = 20\n' + 'x\n'.repeat(20) + 'const c = 30\n')
   })
 
+  it('a long diff (passed beside the result JSON) is the diff the prompt showed, byte for byte, and the keys keep their order', async () => {
+    const requests: ConfirmRequest[] = []
+    const { ws, root } = tempWorkspace({ confirm: (req) => (requests.push(req), true) })
+    // Quotes, backslashes, a tab, an emoji and U+2028: each escaped differently in JSON, or not.
+    const line = (i: number) => `row ${i}: "quoted" \\path\tTAB 🙂 \u2028 end`
+    writeFileSync(join(root, 'long.txt'), Array.from({ length: 1000 }, (_, i) => line(i)).join('\n') + '\n')
+    writeFileSync(join(root, 'short.txt'), 'one\ntwo\n')
+    const long = await ws.call('edit_file', { path: 'long.txt', edits: [{ oldString: 'end', newString: 'END', replaceAll: true }] })
+    const short = await ws.call('edit_file', { path: 'short.txt', edits: [{ oldString: 'two', newString: 'TWO' }] })
+    expect([long.status, short.status]).toEqual(['ok', 'ok'])
+    expect(long.diff!.length).toBeGreaterThan(32 * 1024)
+    expect(long.diff).toBe(requests[0]!.diff)
+    expect(short.diff).toBe(requests[1]!.diff)
+    expect(long.diff).toContain(`\n-${line(999)}\n`)
+    expect(long.diff).toContain(`\n+${line(999).replace('end', 'END')}\n`)
+    expect(Object.keys(long)).toEqual(Object.keys(short))
+    expect(Object.keys(long).indexOf('diff')).toBeGreaterThan(Object.keys(long).indexOf('output'))
+  })
+
   it('a per-call confirm handler overrides the workspace one', async () => {
     const wsConfirm = vi.fn(() => true)
     const callConfirm = vi.fn(() => true)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { argumentsToNative, JsonValueError, toJson } from '../ts/internal/json.js'
+import { argumentsToNative, JsonValueError, resultFromNative, toJson } from '../ts/internal/json.js'
 
 describe('toJson', () => {
   it('serialises plain JSON like JSON.stringify', () => {
@@ -57,5 +57,23 @@ describe('argumentsToNative', () => {
       new JsonValueError('content', 'must be valid Unicode text, but contains a lone UTF-16 surrogate'),
     )
     expect(() => argumentsToNative({ content: long, other: 1n })).toThrow('other: must be a JSON value, got a bigint')
+  })
+})
+
+describe('resultFromNative', () => {
+  it('parses a result whose diff came inside its JSON as it is', () => {
+    const json = JSON.stringify({ status: 'ok', output: 'o', diff: 'd', data: { n: 1 } })
+    expect(resultFromNative({ json })).toEqual({ status: 'ok', output: 'o', diff: 'd', data: { n: 1 } })
+    expect(resultFromNative({ json, diff: null })).toEqual({ status: 'ok', output: 'o', diff: 'd', data: { n: 1 } })
+  })
+
+  it('puts a diff passed beside back in the place of its key, byte for byte', () => {
+    const diff = '--- a\n+++ b\n@@ -1 +1 @@\n-"q" \\ \t\r\u0000 🙂 \u2028\n+x\n'
+    const result = resultFromNative<{ status: string; diff?: string }>({
+      json: JSON.stringify({ status: 'ok', output: 'o', diff: '', data: {} }),
+      diff,
+    })
+    expect(result.diff).toBe(diff)
+    expect(Object.keys(result)).toEqual(['status', 'output', 'diff', 'data'])
   })
 })

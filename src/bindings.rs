@@ -150,6 +150,31 @@ fn to_json(value: &impl serde::Serialize) -> Result<String> {
     serde_json::to_string(value).map_err(|e| Error::from_reason(e.to_string()))
 }
 
+/// A tool's result for the JS layer: its JSON, and a long `diff` passed as itself beside it,
+/// the JSON keeping the key, empty, where the package puts it back (so the keys keep their
+/// order). Escaping a diff of short lines into JSON and `JSON.parse` reading it back cost
+/// ~2 ms a MB each; a string passed as itself is copied once.
+#[napi(object)]
+pub struct NativeResult {
+    pub json: String,
+    pub diff: Option<String>,
+}
+
+/// A diff of at least this many bytes goes beside the JSON.
+const DIFF_BESIDE_FROM: usize = 16 * 1024;
+
+fn to_native(mut result: ToolResult) -> Result<NativeResult> {
+    let diff = result
+        .diff
+        .as_mut()
+        .filter(|diff| diff.len() >= DIFF_BESIDE_FROM)
+        .map(std::mem::take);
+    Ok(NativeResult {
+        json: to_json(&result)?,
+        diff,
+    })
+}
+
 #[napi]
 impl NativeWorkspace {
     /// Throws an `InvalidArg` error whose message names the bad option.
@@ -177,9 +202,9 @@ impl NativeWorkspace {
         self.inner.definitions().to_string()
     }
 
-    /// Runs a tool call; resolves to the JSON of a ToolResult. `argsStrings`: top-level string
-    /// arguments passed beside `argsJson` as themselves (a long patch or content, which JSON
-    /// would escape and unescape character by character). `answering`: the ids of the calls
+    /// Runs a tool call; resolves to a ToolResult (see [`NativeResult`]). `argsStrings`:
+    /// top-level string arguments passed beside `argsJson` as themselves (a long patch or
+    /// content, which JSON would escape and unescape character by character). `answering`: the ids of the calls
     /// whose confirm handlers made this call, outermost first; `progress`: called with the JSON
     /// of `{ done, total?, unit }` as long operations go (at most 10 times a second).
     #[napi(
@@ -197,12 +222,12 @@ impl NativeWorkspace {
         confirm: Option<ConfirmFn>,
         answering: Option<Vec<u32>>,
         progress: Option<ProgressFn>,
-    ) -> Result<String> {
+    ) -> Result<NativeResult> {
         let permissions = self.call_permissions(permissions_json.as_deref())?;
         let cancel = self.token(call_id);
         let args = match self.arguments(call_id, &name, &args_json, args_strings) {
             Ok(args) => args,
-            Err(unreadable) => return to_json(&ToolResult::error(unreadable)),
+            Err(unreadable) => return to_native(ToolResult::error(unreadable)),
         };
         let progress = progress.map(|f| Arc::new(JsProgress(f)));
         let ctx = CallContext {
@@ -221,7 +246,7 @@ impl NativeWorkspace {
             progress.delivered().await;
         }
         self.forget(call_id);
-        to_json(&result)
+        to_native(result)
     }
 
     /// What a call would do about asking the user, without doing it: resolves to the JSON of
@@ -302,7 +327,8 @@ impl NativeWorkspace {
             .map_err(|e| Error::from_reason(e.message))
     }
 
-    /// Takes back changes (../docs/history-and-undo.md); resolves to the JSON of a ToolResult. `requestJson`:
+    /// Takes back changes (../docs/history-and-undo.md); resolves to a ToolResult (see
+    /// [`NativeResult`]). `requestJson`:
     /// `{ id?, sessionId?, dryRun? }`.
     #[napi(
         ts_args_type = "callId: number, requestJson: string, confirm: ((requestJson: string) => Promise<boolean>) | null, progress: ((updateJson: string) => void) | null"
@@ -313,7 +339,7 @@ impl NativeWorkspace {
         request_json: String,
         confirm: Option<ConfirmFn>,
         progress: Option<ProgressFn>,
-    ) -> Result<String> {
+    ) -> Result<NativeResult> {
         let request = parse_json(&request_json, "undo options")?;
         let text = |key: &str| request.get(key).and_then(Value::as_str).map(str::to_owned);
         let request = crate::undo::UndoRequest {
@@ -343,7 +369,7 @@ impl NativeWorkspace {
             progress.delivered().await;
         }
         self.forget(call_id);
-        to_json(&result)
+        to_native(result)
     }
 
     /// JSON `{ cwd, projectRoot, depth }`.

@@ -18,7 +18,8 @@ export interface NativeWorkspaceContract {
   /** JSON of `ToolDefinition[]` (enabled tools, host names). Static per workspace. */
   definitions(): string
   /**
-   * Runs one call; resolves to the JSON of a `ToolResult` and never rejects for tool failures.
+   * Runs one call; resolves to a `ToolResult` (`resultFromNative`) and never rejects for tool
+   * failures.
    * `argsStrings`: top-level string arguments passed as themselves beside `argsJson`
    * (`argumentsToNative`). `confirm` must never reject; Rust applies `confirmTimeoutMs`. `answering`: the ids of the
    * calls whose confirm handlers made this call, outermost first (a change of a path such a call
@@ -34,7 +35,7 @@ export interface NativeWorkspaceContract {
     confirm: ((requestJson: string) => Promise<boolean>) | null,
     answering: number[] | null,
     progress: ((updateJson: string) => void) | null,
-  ): Promise<string>
+  ): Promise<NativeResult>
   /**
    * What call `callId` would do about asking, without doing it: the JSON of a `CallCheck`. Never
    * rejects for tool failures (a call that would fail is `{ decision: "fail", result }`).
@@ -52,13 +53,22 @@ export interface NativeWorkspaceContract {
   trashClear(olderThanMs: number | null): Promise<string>
   /** JSON `Change[]`, newest first. */
   history(limit?: number | undefined | null, sessionId?: string | undefined | null): Promise<string>
-  /** JSON of a ToolResult; `requestJson` is `{ id?, sessionId?, dryRun? }`. */
+  /** A `ToolResult` (`resultFromNative`); `requestJson` is `{ id?, sessionId?, dryRun? }`. */
   undo(
     callId: number,
     requestJson: string,
     confirm: ((requestJson: string) => Promise<boolean>) | null,
     progress: ((updateJson: string) => void) | null,
-  ): Promise<string>
+  ): Promise<NativeResult>
+}
+
+/**
+ * A tool's result from the core: its JSON, and a long `diff` passed as itself beside it (the
+ * JSON then holds the key `diff`, empty, where it goes back).
+ */
+export interface NativeResult {
+  json: string
+  diff?: string | null
 }
 
 /** Constructor of the native class; throws an `InvalidArg` error naming a bad option. */

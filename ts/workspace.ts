@@ -6,7 +6,7 @@
 import { isAbortSignal, onAbort } from './internal/abort.js'
 import { answering, OpenPrompts, toNativeConfirm } from './internal/confirm.js'
 import { callIdSequence } from './internal/ids.js'
-import { argumentsToNative, JsonValueError, toJson } from './internal/json.js'
+import { argumentsToNative, JsonValueError, resultFromNative, toJson } from './internal/json.js'
 import { toStrictSchema } from './internal/strict-schema.js'
 import { NativeWorkspace, type NativeWorkspaceContract } from './native.js'
 import type {
@@ -237,7 +237,7 @@ export class Workspace {
           })
     const progress = onProgress === undefined ? undefined : progressCallback(onProgress)
     try {
-      const resultJson = await this.#native.call(
+      const result = await this.#native.call(
         id,
         name,
         argsJson,
@@ -247,7 +247,7 @@ export class Workspace {
         outer.length > 0 ? [...outer] : null,
         progress?.native ?? null,
       )
-      return JSON.parse(resultJson) as ToolResult
+      return resultFromNative<ToolResult>(result)
     } catch (error) {
       // The core rejects only a host's mistake (a key of ctx.permissions that is not a
       // permission, a value that is not a boolean), naming it.
@@ -376,7 +376,7 @@ export class Workspace {
     const native = confirm === undefined ? null : toNativeConfirm(confirm, [callId], prompts)
     const progress = onProgress === undefined ? undefined : progressCallback(onProgress)
     try {
-      return JSON.parse(await this.#native.undo(callId, requestJson, native, progress?.native ?? null)) as ToolResult
+      return resultFromNative<ToolResult>(await this.#native.undo(callId, requestJson, native, progress?.native ?? null))
     } finally {
       prompts.withdraw()
       progress?.close()
