@@ -98,6 +98,18 @@ try {
   const long = 'quoted "text" \\ é 😀\r\n'.repeat(2000)
   r = await call('write_file', { path: 'long.txt', content: long })
   check('write_file of a long content, byte for byte', r.status === 'ok' && read('long.txt') === long, r)
+  // And a long diff comes back as itself, beside the result's JSON (resultFromNative).
+  r = await call('edit_file', { path: 'long.txt', edits: [{ oldString: 'quoted', newString: 'QUOTED', replaceAll: true }] })
+  const longDiff = typeof r.diff === 'string' ? r.diff : ''
+  check(
+    'edit_file with a long diff, whole and in place',
+    r.status === 'ok' &&
+      read('long.txt') === long.replaceAll('quoted', 'QUOTED') &&
+      longDiff.length > 16 * 1024 &&
+      longDiff.split('\n').filter((line) => line === '+QUOTED "text" \\ é 😀\r').length === 2000 &&
+      Object.keys(r).indexOf('diff') === Object.keys(r).indexOf('output') + 1,
+    { keys: Object.keys(r), diff: longDiff.slice(0, 200) },
+  )
   r = await call('edit_file', {
     path: 'src/main.ts',
     edits: [
