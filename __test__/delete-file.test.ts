@@ -8,6 +8,7 @@ import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { mkfifo, read, siblingDir, writeTree } from './helpers/files.js'
 import { ALL, archiveNames, bucketDir, recorder, sha256, tarMetadata } from './helpers/trash.js'
 import { symlinkOrSkip } from './helpers/links.js'
+import { NO_UNIX_SOCKETS, skipOnWindows } from './helpers/skip.js'
 
 const removable = { permissions: { cwdRemoveFile: true } } as const
 
@@ -145,6 +146,7 @@ describe('delete_file errors', () => {
   })
 
   it('a socket: NOT_A_REGULAR_FILE, left in place', async () => {
+    skipOnWindows(NO_UNIX_SOCKETS)
     const { ws, root } = tempWorkspace({ permissions: ALL })
     const path = join(root, 'sock')
     const server = createServer()

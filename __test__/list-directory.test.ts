@@ -7,6 +7,7 @@ import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { mkfifo, siblingDir, writeTree } from './helpers/files.js'
 import { scaled } from './helpers/time.js'
 import { symlinkOrSkip } from './helpers/links.js'
+import { NAMES_WINDOWS_REFUSES, skipOnWindows } from './helpers/skip.js'
 
 /** 2023-11-14T22:13:20Z */
 const WHEN = new Date(1_700_000_000_000)
@@ -87,6 +88,7 @@ describe('list_directory entries', () => {
   })
 
   it('sorts by name bytes and keeps odd names literally', async () => {
+    skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace()
     writeTree(root, { 'B': '', 'a': '', ' lead': '', 'trail ': '', "q'uote": '', 'é': '' })
     const result = await ws.call('list_directory', {})

@@ -21,7 +21,6 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs'
-import { execFileSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
@@ -39,6 +38,7 @@ import {
   recorder,
   sha256,
   snapshot,
+  systemTar,
   type TarEntry,
 } from './helpers/trash.js'
 import { symlinkOrSkip } from './helpers/links.js'
@@ -533,12 +533,12 @@ describe('restore_file with tampered archives', () => {
     function repack(archive: string, rel: string, edit: (meta: Record<string, unknown>) => void): void {
       const work = mkdtempSync(join(tmpdir(), 'afs-repack-'))
       try {
-        execFileSync('tar', ['-xpzf', archive, '-C', work])
+        systemTar(['-xpzf', archive, '-C', work])
         const metaPath = join(work, 'metadata.json')
         const meta = JSON.parse(readFileSync(metaPath, 'utf8')) as Record<string, unknown>
         edit(meta)
         writeFileSync(metaPath, JSON.stringify(meta))
-        execFileSync('tar', ['-czf', archive, '-C', work, 'metadata.json', rel])
+        systemTar(['-czf', archive, '-C', work, 'metadata.json', rel])
       } finally {
         rmSync(work, { recursive: true, force: true })
       }
@@ -576,9 +576,9 @@ describe('restore_file with tampered archives', () => {
       const archive = (await ws.call('remove_dir', { path: 'd', recursive: true })).data!.trashedTo as string
       const work = mkdtempSync(join(tmpdir(), 'afs-repack-'))
       try {
-        execFileSync('tar', ['-xpzf', archive, '-C', work])
+        systemTar(['-xpzf', archive, '-C', work])
         writeFileSync(join(work, 'd/s/b.txt'), 'B')
-        execFileSync('tar', ['-czf', archive, '-C', work, 'metadata.json', 'd'])
+        systemTar(['-czf', archive, '-C', work, 'metadata.json', 'd'])
       } finally {
         rmSync(work, { recursive: true, force: true })
       }

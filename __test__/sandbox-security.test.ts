@@ -21,6 +21,7 @@ import { tempWorkspaceDirs } from './helpers/temp.js'
 import { mkfifo, names, numbered, read, siblingDir, writeTree } from './helpers/files.js'
 import { scaled } from './helpers/time.js'
 import { symlinkOrSkip } from './helpers/links.js'
+import { NAMES_WINDOWS_REFUSES, NO_UNIX_SOCKETS, skipOnWindows } from './helpers/skip.js'
 
 /** A sandboxed workspace over R = root, with every permission granted (so only the sandbox decides). */
 function sandboxed(extra: Partial<ConstructorParameters<typeof Workspace>[0]> = {}) {
@@ -52,6 +53,7 @@ function expectNotAllowed(result: ToolResult, label: string): void {
 
 describe('allowedPaths: containment by whole components', () => {
   it.each(['_evil', '-2', "'", '"', ' ', '.bak', '2'])('the sibling R%s is not inside R', async (suffix) => {
+    if (suffix === '"' || suffix === ' ') skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root, confirm } = sandboxed()
     const sibling = `${root}${suffix}`
     mkdirSync(sibling)
@@ -335,6 +337,7 @@ describe('special files', () => {
   }, scaled(8000))
 
   it('a Unix socket is NOT_A_REGULAR_FILE', async () => {
+    skipOnWindows(NO_UNIX_SOCKETS)
     const { ws, root } = sandboxed()
     const server = createServer().listen(join(root, 'sock'))
     await new Promise((resolve) => server.once('listening', resolve))
@@ -348,6 +351,7 @@ describe('special files', () => {
   })
 
   it('a device is NOT_A_REGULAR_FILE', async () => {
+    skipOnWindows('Windows has no device files in a directory (its reserved names, NUL or CON, are refused by name)')
     const { root, dataDir } = tempWorkspaceDirs()
     const ws = new Workspace({ root, trash: { dataDir }, permissions: { globalReadFile: true, globalWriteFile: true } })
     for (const path of ['/dev/null', '/dev/zero', '/dev/urandom']) {
@@ -410,6 +414,7 @@ describe('literal bytes', () => {
   })
 
   it('no trimming, unquoting, percent-decoding or Unicode normalisation', async () => {
+    skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = sandboxed()
     const variants = ['a.txt', ' a.txt', 'a.txt ', "'a.txt'", '"a.txt"', '%61.txt', 'caf\u00e9', 'cafe\u0301', 'A.TXT']
     for (const name of variants) {

@@ -11,7 +11,7 @@ import { describe, expect, it, vi } from 'vitest'
 import type { ConfirmHandler } from 'agent-fs-tools'
 import { tempWorkspace } from './helpers/temp.js'
 import { auditLines, read, siblingDir, sleep, writeTree } from './helpers/files.js'
-import { ALL, archiveNames, bucketDir, bucketNames, sha256, snapshot, tarExtract, tarList, tarMetadata } from './helpers/trash.js'
+import { ALL, archiveNames, bucketDir, bucketNames, sha256, snapshot, systemTar, tarExtract, tarList, tarMetadata } from './helpers/trash.js'
 import { symlinkOrSkip } from './helpers/links.js'
 
 const ids = { sessionId: 'sess-abcdefghij', runId: 'run-0123456789', agentName: 'tester' }
@@ -96,7 +96,7 @@ describe('archive format (../docs/trash.md#where, ../docs/trash.md#archive-forma
     symlinkOrSkip('some/where.txt', join(root, 'l'))
     const archive = (await ws.call('delete_file', { path: 'l' })).data!.trashedTo as string
     expect(tarMetadata(archive)).toMatchObject({ kind: 'symlink', size: 'some/where.txt'.length, originalSha256: sha256('some/where.txt') })
-    const verbose = (await import('node:child_process')).execFileSync('tar', ['-tvzf', archive], { encoding: 'utf8' })
+    const verbose = systemTar(['-tvzf', archive])
     expect(verbose).toMatch(/^l.* l -> some\/where\.txt$/m)
   })
 

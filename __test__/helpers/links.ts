@@ -7,7 +7,7 @@
  * Linux and macOS no test is ever skipped for it.
  */
 import { lstatSync, symlinkSync } from 'node:fs'
-import { getCurrentTest } from 'vitest/suite'
+import { skipTest } from './skip.js'
 
 /**
  * `symlinkSync(target, path, type)`, then checked by `lstat`; where the system made no link
@@ -15,11 +15,7 @@ import { getCurrentTest } from 'vitest/suite'
  */
 export function symlinkOrSkip(target: string, path: string, type?: 'dir' | 'file' | 'junction'): void {
   const missing = linkNotMade(target, path, type)
-  if (missing === undefined) return
-  const why = whyNoLink(path, missing, process.platform)
-  const test = getCurrentTest()
-  if (test === undefined) throw new Error(`${why}, outside a test (a beforeAll?): nothing to skip`)
-  test.context.skip(why)
+  if (missing !== undefined) skipTest(whyNoLink(path, missing, process.platform))
 }
 
 /** Makes the link; `undefined` once it is there, else what went wrong. */

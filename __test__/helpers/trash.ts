@@ -8,6 +8,7 @@ import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from '
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import type { ConfirmHandler, ConfirmRequest, Permissions } from 'agent-fs-tools'
+import { skipOnWindows } from './skip.js'
 
 export function sha256(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex')
@@ -113,24 +114,34 @@ export function snapshot(path: string): Record<string, Node> {
   return out
 }
 
+/**
+ * The system's `tar` run with `args` (its output as text): archives read and made by a tar that is
+ * not ours. Windows 10 and later ship one; Wine has none, and there the test is skipped.
+ */
+export function systemTar(args: string[]): string {
+  try {
+    return execFileSync('tar', args, { encoding: 'utf8' })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') skipOnWindows('no tar on PATH (Windows 10 and later have one; Wine has none)')
+    throw error
+  }
+}
+
 /** `tar -tzf`: the entry names, in archive order. */
 export function tarList(archive: string): string[] {
-  return execFileSync('tar', ['-tzf', archive], { encoding: 'utf8' })
+  return systemTar(['-tzf', archive])
     .split('\n')
     .filter((l) => l.length > 0)
 }
 
 /** `metadata.json` of an archive, read with the system tar. */
 export function tarMetadata(archive: string): Record<string, unknown> {
-  return JSON.parse(execFileSync('tar', ['-xzOf', archive, 'metadata.json'], { encoding: 'utf8' })) as Record<
-    string,
-    unknown
-  >
+  return JSON.parse(systemTar(['-xzOf', archive, 'metadata.json'])) as Record<string, unknown>
 }
 
 /** `tar -xzf archive -C dir` (keeping modes). */
 export function tarExtract(archive: string, dir: string): void {
-  execFileSync('tar', ['-xpzf', archive, '-C', dir])
+  systemTar(['-xpzf', archive, '-C', dir])
 }
 
 export interface TarEntry {

@@ -1,0 +1,26 @@
+/**
+ * Skipping a test where the system cannot have what it tests, saying why: only on Windows (no
+ * FIFOs, Unix sockets or device files in a directory, names it refuses or folds by design, and
+ * under Wine no symbolic links and no `tar`). Elsewhere nothing here skips: a Linux or macOS
+ * machine that cannot make a FIFO fails the test.
+ */
+import { getCurrentTest } from 'vitest/suite'
+
+/** Why a test of names Windows cannot hold as they are is skipped there. */
+export const NAMES_WINDOWS_REFUSES =
+  'Windows refuses a name holding ", drops a trailing space or dot and folds case (docs/windows.md, "Names")'
+
+/** Why a test of a Unix socket in a directory is skipped on Windows. */
+export const NO_UNIX_SOCKETS = 'Node listens on a named pipe on Windows, not on a Unix socket in a directory'
+
+/** Skips the current test (called from its body or a `beforeEach`), with `why` as its note. */
+export function skipTest(why: string): never {
+  const test = getCurrentTest()
+  if (test === undefined) throw new Error(`${why}, outside a test (a beforeAll?): nothing to skip`)
+  return test.context.skip(why)
+}
+
+/** On Windows, skips the current test with `why`; elsewhere does nothing. */
+export function skipOnWindows(why: string): void {
+  if (process.platform === 'win32') skipTest(why)
+}
