@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { tempWorkspace } from './helpers/temp.js'
 import { auditLines, sha256, writeTree } from './helpers/files.js'
+import { skipOnWindows } from './helpers/skip.js'
 
 const ids = { sessionId: 'session-1234', runId: 'run-5678', agentName: 'tester' }
 const ALLOWED_KEYS = [
@@ -147,6 +148,7 @@ describe('audit log', () => {
   })
 
   it('the log is for its owner only: 0600 in a private data directory, also when an older version made it readable', async () => {
+    skipOnWindows("a file's privacy on Windows is its access list, not a mode (scripts/windows/data-dir-acl.mjs checks it)")
     const fresh = tempWorkspace({ permissions: { cwdWriteFile: true }, trash: ids })
     await fresh.ws.call('write_file', { path: 'a.txt', content: 'x' })
     const log = join(fresh.dataDir, 'audit', `${sha256(fresh.root)}.jsonl`)

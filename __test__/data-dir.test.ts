@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest'
 import { Workspace, type ToolResult } from 'agent-fs-tools'
 import { tempWorkspaceDirs } from './helpers/temp.js'
 import { ALL } from './helpers/trash.js'
+import { skipOnWindows } from './helpers/skip.js'
 
 const asRoot = process.getuid?.() === 0
 const HOOK = '.git/hooks/pre-commit'
@@ -77,6 +78,7 @@ describe('a data directory someone else could have written is refused', () => {
   })
 
   it('one others may write to (the data directory, or any directory in it): refused until chmod go-w', async () => {
+    skipOnWindows('on Windows who may write a directory is its access list: scripts/windows/data-dir-acl.mjs checks it')
     const { root, dataDir } = tempWorkspaceDirs()
     await plantDeletedHook(root, dataDir)
     for (const dir of dirsIn(dataDir)) {

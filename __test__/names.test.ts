@@ -10,6 +10,7 @@ import type { ConfirmRequest } from 'agent-fs-tools'
 import { tempWorkspace } from './helpers/temp.js'
 import { ALL } from './helpers/trash.js'
 import { symlinkOrSkip } from './helpers/links.js'
+import { NAMES_WINDOWS_REFUSES, skipOnWindows } from './helpers/skip.js'
 
 /** What must never reach a host's terminal in a name: C0, DEL, C1, bidi controls, U+2028/9. */
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/
@@ -56,6 +57,7 @@ function expectClean(text: string) {
 
 describe('names are shown escaped, one line per entry', () => {
   it('list_directory, flat and recursive', async () => {
+    skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace()
     plant(root)
     const flat = await ws.call('list_directory', { path: '.' })
@@ -87,6 +89,8 @@ describe('names are shown escaped, one line per entry', () => {
   })
 
   it('glob', async () => {
+
+    skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace()
     plant(join(root, 'd\x1b[2J'))
     const found = await ws.call('glob', { pattern: '**/*' })
@@ -98,6 +102,8 @@ describe('names are shown escaped, one line per entry', () => {
   })
 
   it('grep: path:line: text', async () => {
+
+    skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace()
     plant(root)
     const found = await ws.call('grep', { pattern: 'needle' })
@@ -112,6 +118,8 @@ describe('names are shown escaped, one line per entry', () => {
   })
 
   it('delete_file output and data, trash_list, and restore_file with the shown archive path', async () => {
+
+    skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace({ permissions: ALL })
     plant(root)
     const before = entries(root)
@@ -144,6 +152,8 @@ describe('names are shown escaped, one line per entry', () => {
   })
 
   it('errors name the path escaped, also when the model sent the control characters', async () => {
+
+    skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace()
     const missing = await ws.call('read_file', { path: 'gone\x1b]0;x\x07' })
     expect(missing.code).toBe('NOT_FOUND')
@@ -155,6 +165,8 @@ describe('names are shown escaped, one line per entry', () => {
   })
 
   it("the host's prompt names the path escaped", async () => {
+
+    skipOnWindows(NAMES_WINDOWS_REFUSES)
     const asked: ConfirmRequest[] = []
     const { ws, root } = tempWorkspace({ confirm: (request) => (asked.push(request), true) })
     plant(root)
@@ -170,6 +182,7 @@ describe('names are shown escaped, one line per entry', () => {
 
 describe('the shown form reaches the entry it shows', () => {
   it('read_file, write_file, move_file and delete_file by the shown name', async () => {
+    skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace({ permissions: ALL })
     plant(root)
     for (const [i, { name, shown }] of NAMES.entries()) {
@@ -201,6 +214,8 @@ describe('the shown form reaches the entry it shows', () => {
   })
 
   it('a directory by its shown name: a new file goes inside it, under its literal name', async () => {
+
+    skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace({ permissions: ALL })
     mkdirSync(join(root, 'd\nsub'))
     const written = await ws.call('write_file', { path: 'd\\nsub/new\\n.txt', content: 'x' })
@@ -214,6 +229,8 @@ describe('the shown form reaches the entry it shows', () => {
   })
 
   it('a name that exists literally means itself', async () => {
+
+    skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace({ permissions: ALL })
     writeFileSync(join(root, 'a\\x41'), 'literal\n')
     writeFileSync(join(root, 'aA'), 'decoded\n')
@@ -234,6 +251,8 @@ describe('the shown form reaches the entry it shows', () => {
   })
 
   it('a name that is not UTF-8 is written, moved and restored exactly', async () => {
+
+    skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace({ permissions: ALL })
     const name = Buffer.from([0x6e, 0xe9, 0xff, 0x2e, 0x74])
     writeFileSync(at(root, name), 'old\n')

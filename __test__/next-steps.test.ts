@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { tempWorkspace } from './helpers/temp.js'
+import { NAMES_WINDOWS_REFUSES, skipOnWindows } from './helpers/skip.js'
 
 const NEXT = 'Do not retry it or work around it (with another tool or path); ask the user what to do instead.'
 
@@ -33,6 +34,7 @@ describe('messages that say what to do next', () => {
   })
 
   it('a missing file: the documented text first, then whitespace and the nearest names', async () => {
+    skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace()
     writeFileSync(join(root, 'notes.md'), 'x\n')
     const result = await ws.call('read_file', { path: 'notes.md ' })

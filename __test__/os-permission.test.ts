@@ -5,11 +5,12 @@
 import { spawnSync } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import type { ToolResult } from 'agent-fs-tools'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { read } from './helpers/files.js'
 import { scaled } from './helpers/time.js'
+import { NO_UNIX_MODES, skipOnWindows } from './helpers/skip.js'
 
 const asRoot = process.getuid?.() === 0
 
@@ -37,6 +38,9 @@ function callsAsUnprivileged(root: string, calls: Array<[string, unknown]>, appr
   expect(result.status, result.stderr).toBe(0)
   return JSON.parse(result.stdout) as ToolResult[]
 }
+
+// Every test here takes access away with chmod.
+beforeEach(() => skipOnWindows(NO_UNIX_MODES))
 
 describe('OS_PERMISSION', () => {
   it('unreadable files and unwritable directories give OS_PERMISSION naming the path, nothing changes', () => {

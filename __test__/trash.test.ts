@@ -484,10 +484,11 @@ describe('nothing lost (../docs/trash.md#nothing-lost)', () => {
 describe('faults: the archive cannot be written', () => {
   /**
    * Makes the bucket impossible to create: chmod 0555 on the data dir, or — as root, where chmod
-   * does not stop writes — a regular file where the `trash` directory should be.
+   * does not stop writes, and on Windows, where it cannot — a regular file where the `trash`
+   * directory should be.
    */
   function breakDataDir(dataDir: string): void {
-    if (process.getuid?.() === 0) {
+    if (process.platform === 'win32' || process.getuid?.() === 0) {
       writeFileSync(join(dataDir, 'trash'), 'not a directory')
     } else {
       chmodSync(dataDir, 0o555)

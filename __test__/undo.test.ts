@@ -7,12 +7,13 @@
 import { spawnSync } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { Workspace, type ToolResult } from 'agent-fs-tools'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { ALL, recorder, snapshot, type Node } from './helpers/trash.js'
 import { scaled } from './helpers/time.js'
 import { symlinkOrSkip } from './helpers/links.js'
+import { NO_UNIX_MODES, skipOnWindows } from './helpers/skip.js'
 
 /** A tree as undo must give it back: kind, mode, content, link target (times are not compared). */
 function tree(root: string): Record<string, Omit<Node, 'mtimeNs'>> {
@@ -609,6 +610,8 @@ describe('session undo through trees the session removed, and moves that trade p
 })
 
 describe('session undo as a user the modes apply to', () => {
+  beforeEach(() => skipOnWindows(NO_UNIX_MODES))
+
   /**
    * Runs `steps` (a tool call, or `undo` with its options) on a Workspace of the session `S` over
    * `root` in a child process, as `nobody` when we are root (root passes every mode check).

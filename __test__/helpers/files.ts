@@ -27,6 +27,15 @@ export function mkfifo(path: string): void {
   execFileSync('mkfifo', [path])
 }
 
+/**
+ * The mode a file given `mode` reads back as: `mode` itself, but on Windows, which keeps only a
+ * read-only bit, 0o666 or (without the owner's write bit) 0o444.
+ */
+export function modeAsKept(mode: number): number {
+  if (process.platform !== 'win32') return mode
+  return mode & 0o200 ? 0o666 : 0o444
+}
+
 export function read(path: string): string {
   return readFileSync(path, 'utf8')
 }

@@ -8,7 +8,11 @@ import { getCurrentTest } from 'vitest/suite'
 
 /** Why a test of names Windows cannot hold as they are is skipped there. */
 export const NAMES_WINDOWS_REFUSES =
-  'Windows refuses a name holding ", drops a trailing space or dot and folds case (docs/windows.md, "Names")'
+  'Windows cannot hold these names as they are: it refuses control characters, `"` and `\\` in a name and bytes that are not UTF-16, drops a trailing space or dot and folds case (docs/windows.md, "Names")'
+
+/** Why a test that takes access away with `chmod` is skipped on Windows. */
+export const NO_UNIX_MODES =
+  "chmod cannot take access away on Windows (it sets a file's read-only bit; access is an access list there)"
 
 /** Why a test of a Unix socket in a directory is skipped on Windows. */
 export const NO_UNIX_SOCKETS = 'Node listens on a named pipe on Windows, not on a Unix socket in a directory'
