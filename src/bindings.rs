@@ -204,9 +204,10 @@ impl NativeWorkspace {
 
     /// Runs a tool call; resolves to a ToolResult (see [`NativeResult`]). `argsStrings`:
     /// top-level string arguments passed beside `argsJson` as themselves (a long patch or
-    /// content, which JSON would escape and unescape character by character). `answering`: the ids of the calls
-    /// whose confirm handlers made this call, outermost first; `progress`: called with the JSON
-    /// of `{ done, total?, unit }` as long operations go (at most 10 times a second).
+    /// content, which JSON would escape and unescape character by character). `answering`: the
+    /// ids of the calls whose confirm handlers made this call, outermost first; `progress`:
+    /// called with the JSON of `{ done, total?, unit }` as long operations go (at most 10 times
+    /// a second).
     #[napi(
         ts_args_type = "callId: number, name: string, argsJson: string, argsStrings: Record<string, string> | null, permissionsJson: string | null, confirm: ((requestJson: string) => Promise<boolean>) | null, answering: number[] | null, progress: ((updateJson: string) => void) | null"
     )]
