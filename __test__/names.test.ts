@@ -89,7 +89,6 @@ describe('names are shown escaped, one line per entry', () => {
   })
 
   it('glob', async () => {
-
     skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace()
     plant(join(root, 'd\x1b[2J'))
@@ -102,7 +101,6 @@ describe('names are shown escaped, one line per entry', () => {
   })
 
   it('grep: path:line: text', async () => {
-
     skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace()
     plant(root)
@@ -118,7 +116,6 @@ describe('names are shown escaped, one line per entry', () => {
   })
 
   it('delete_file output and data, trash_list, and restore_file with the shown archive path', async () => {
-
     skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace({ permissions: ALL })
     plant(root)
@@ -152,7 +149,6 @@ describe('names are shown escaped, one line per entry', () => {
   })
 
   it('errors name the path escaped, also when the model sent the control characters', async () => {
-
     skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace()
     const missing = await ws.call('read_file', { path: 'gone\x1b]0;x\x07' })
@@ -165,7 +161,6 @@ describe('names are shown escaped, one line per entry', () => {
   })
 
   it("the host's prompt names the path escaped", async () => {
-
     skipOnWindows(NAMES_WINDOWS_REFUSES)
     const asked: ConfirmRequest[] = []
     const { ws, root } = tempWorkspace({ confirm: (request) => (asked.push(request), true) })
@@ -214,7 +209,6 @@ describe('the shown form reaches the entry it shows', () => {
   })
 
   it('a directory by its shown name: a new file goes inside it, under its literal name', async () => {
-
     skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace({ permissions: ALL })
     mkdirSync(join(root, 'd\nsub'))
@@ -229,7 +223,6 @@ describe('the shown form reaches the entry it shows', () => {
   })
 
   it('a name that exists literally means itself', async () => {
-
     skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace({ permissions: ALL })
     writeFileSync(join(root, 'a\\x41'), 'literal\n')
@@ -251,7 +244,6 @@ describe('the shown form reaches the entry it shows', () => {
   })
 
   it('a name that is not UTF-8 is written, moved and restored exactly', async () => {
-
     skipOnWindows(NAMES_WINDOWS_REFUSES)
     const { ws, root } = tempWorkspace({ permissions: ALL })
     const name = Buffer.from([0x6e, 0xe9, 0xff, 0x2e, 0x74])
