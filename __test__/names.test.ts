@@ -160,6 +160,18 @@ describe('names are shown escaped, one line per entry', () => {
     expect(ws.formatCall('read_file', { path: 'a\x1b[2J\nb' })).toBe('a\\x1b[2J\\nb')
   })
 
+  // Elsewhere these are names like any other (the tests above make them).
+  it.runIf(process.platform === 'win32')('on Windows, a name with a character it does not allow is refused before anything is opened, named escaped', async () => {
+    const { ws, root } = tempWorkspace({ permissions: ALL })
+    for (const path of ['gone\x1b]0;x\x07', 'a.txt:stream', 'what?.txt', 'd/a|b.txt', 'q"uote']) {
+      const result = await ws.call('write_file', { path, content: 'x' })
+      expect(result.code, path).toBe('INVALID_ARGUMENTS')
+      expect(result.output, path).toContain('holds a character Windows does not allow in a name')
+      expect(result.output, path).not.toMatch(UNSAFE)
+    }
+    expect(readdirSync(root)).toEqual([])
+  })
+
   it("the host's prompt names the path escaped", async () => {
     skipOnWindows(NAMES_WINDOWS_REFUSES)
     const asked: ConfirmRequest[] = []

@@ -82,13 +82,32 @@ pub fn absolute_input(
 }
 
 /// Windows: refuses a path with a component Win32 would take for a device (`CON`, `NUL`,
-/// `aux.txt`: in every directory) or would strip (a trailing `.` or space), before anything is
-/// opened: such an entry, made through a relative NT open, no other program could open or
-/// remove (../../docs/windows.md#names-case-drive-letters-unc-reserved-names).
+/// `aux.txt`: in every directory), would strip (a trailing `.` or space) or does not allow in a
+/// name (a control character, `<>:"|?*`; a `:` names an alternate data stream), before anything
+/// is opened: such an entry, made through a relative NT open, no other program could open or
+/// remove, and the NT layer refuses the rest only as an invalid argument
+/// (../../docs/windows.md#names-case-drive-letters-unc-reserved-names).
 #[cfg(windows)]
 fn refuse_windows_names(raw: &str, field: &str) -> Result<(), ToolError> {
     let plain = |part: &&str| !matches!(*part, "" | "." | ".." | "~");
-    for part in raw.split(['/', '\\']).filter(plain) {
+    // What comes before the first name: a verbatim or device prefix (`\\?\`, `\\.\`), then
+    // a drive (`C:`).
+    let names = [r"\\?\", "//?/", r"\\.\", "//./"]
+        .iter()
+        .find_map(|prefix| raw.strip_prefix(prefix))
+        .unwrap_or(raw);
+    let names = match names.as_bytes() {
+        [letter, b':', ..] if letter.is_ascii_alphabetic() => &names[2..],
+        _ => names,
+    };
+    let not_allowed = |c: char| c < ' ' || matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*');
+    for part in names.split(['/', '\\']).filter(plain) {
+        if part.contains(not_allowed) {
+            return Err(ToolError::invalid(format!(
+                "{field}: `{}` holds a character Windows does not allow in a name (a control character, or one of < > : \" | ? *); choose another name",
+                echo(part)
+            )));
+        }
         if super::platform::names::is_reserved_device(OsStr::new(part)) {
             return Err(ToolError::invalid(format!(
                 "{field}: `{}` is a name Windows reserves for a device (CON, PRN, AUX, NUL, COM1-9, LPT1-9, with any extension); choose another name",
@@ -411,16 +430,35 @@ mod tests {
 mod windows_tests {
     use super::*;
 
-    /// Device names (with any extension, in any case) and names Win32 would strip are refused
-    /// before anything is opened; ordinary names pass.
+    /// Device names (with any extension, in any case), names Win32 would strip and characters it
+    /// does not allow in a name are refused before anything is opened; ordinary names pass, and
+    /// so do a drive's colon and a verbatim prefix's question mark.
     #[test]
     fn reserved_and_stripped_names_are_refused() {
         let cwd = Path::new(r"C:\work");
-        for raw in ["aux.txt", r"src\CON", "src/nul.tar.gz", "notes.", "dir /x"] {
+        for raw in [
+            "aux.txt",
+            r"src\CON",
+            "src/nul.tar.gz",
+            "notes.",
+            "dir /x",
+            "a.txt:stream",
+            r"C:\work\what?.txt",
+            "gone\u{1b}]0;x\u{7}",
+            r"\\?\C:\work\a|b",
+        ] {
             let e = absolute_input(raw, "path", cwd, None).unwrap_err();
             assert!(e.message.starts_with("path: `"), "{raw}: {}", e.message);
         }
-        for raw in ["auxiliary.txt", r"src\main.ts", "..", "a.b"] {
+        for raw in [
+            "auxiliary.txt",
+            r"src\main.ts",
+            "..",
+            "a.b",
+            r"C:\work\a.txt",
+            r"\\?\C:\work\a.txt",
+            r"\\server\share\a.txt",
+        ] {
             assert!(absolute_input(raw, "path", cwd, None).is_ok(), "{raw}");
         }
     }
