@@ -100,9 +100,8 @@ fn refuse_windows_names(raw: &str, field: &str) -> Result<(), ToolError> {
         [letter, b':', ..] if letter.is_ascii_alphabetic() => &names[2..],
         _ => names,
     };
-    let not_allowed = |c: char| c < ' ' || matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*');
     for part in names.split(['/', '\\']).filter(plain) {
-        if part.contains(not_allowed) {
+        if part.contains(super::platform::names::not_allowed_in_a_name) {
             return Err(ToolError::invalid(format!(
                 "{field}: `{}` holds a character Windows does not allow in a name (a control character, or one of < > : \" | ? *); choose another name",
                 echo(part)

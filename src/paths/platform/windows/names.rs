@@ -18,11 +18,8 @@ const NAME_MAX_UNITS: usize = 255;
 pub fn component(name: &OsStr) -> io::Result<Vec<u16>> {
     let wide: Vec<u16> = name.encode_wide().collect();
     let refused = |unit: &u16| {
-        *unit < 0x20
-            || matches!(
-                char::from_u32(u32::from(*unit)),
-                Some('\\' | '/' | ':' | '<' | '>' | '"' | '|' | '?' | '*')
-            )
+        char::from_u32(u32::from(*unit))
+            .is_some_and(|c| matches!(c, '\\' | '/') || not_allowed_in_a_name(c))
     };
     let plain = !wide.is_empty()
         && wide.len() <= NAME_MAX_UNITS
@@ -35,6 +32,12 @@ pub fn component(name: &OsStr) -> io::Result<Vec<u16>> {
     } else {
         Err(io::Error::from_raw_os_error(ERROR_INVALID_NAME as i32))
     }
+}
+
+/// Whether Win32 refuses `c` in a name, separators aside: a control character or one of
+/// `<>:"|?*` (a `:` names an alternate data stream).
+pub fn not_allowed_in_a_name(c: char) -> bool {
+    c < ' ' || matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*')
 }
 
 /// Whether `name` is one Win32 maps to a device in every directory: `CON`, `PRN`, `AUX`, `NUL`,
