@@ -111,6 +111,11 @@ export function runChildUntil(
  */
 const CRASH_POINT_EXIT_CODE_ON_WINDOWS = 137
 
+/** Whether a child that exited with `code` or `signal` was killed (by us, or at a crash point). */
+export function wasKilled(code: number | null, signal: NodeJS.Signals | null): boolean {
+  return signal === 'SIGKILL' || (process.platform === 'win32' && code === CRASH_POINT_EXIT_CODE_ON_WINDOWS)
+}
+
 /** Runs the child on `calls` in a debug build told to kill itself at the crash point `point` (with `extraEnv`). */
 export function runChildCrashingAt(dirs: { root: string; dataDir: string }, calls: Call[], point: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<boolean> {
   const configFile = join(dirs.dataDir, `..`, `crash-config-${process.pid}-${configCount++}.json`)
@@ -120,7 +125,7 @@ export function runChildCrashingAt(dirs: { root: string; dataDir: string }, call
   return new Promise((resolve) =>
     child.on('exit', (code, signal) => {
       rmSync(configFile, { force: true })
-      resolve(signal === 'SIGKILL' || (process.platform === 'win32' && code === CRASH_POINT_EXIT_CODE_ON_WINDOWS))
+      resolve(wasKilled(code, signal))
     }),
   )
 }

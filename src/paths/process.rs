@@ -79,6 +79,18 @@ pub fn crash_point(point: &str) {
     let _ = point;
 }
 
+/// The [`crash_point`] `step <index>`: a commit killed with its steps before `index` applied and
+/// the rest not (the recovery tests aim at the middle of a large patch this way on every system,
+/// where a kill timed from outside lands before or after so short a window under a slow one).
+pub fn crash_point_before_step(index: usize) {
+    #[cfg(debug_assertions)]
+    if std::env::var_os("AGENT_FS_TOOLS_CRASH_AT").is_some() {
+        crash_point(&format!("step {index}"));
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = index;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

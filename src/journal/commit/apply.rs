@@ -83,6 +83,7 @@ impl Commit<'_> {
         }
         process::crash_point("recorded");
         for index in 0..self.steps.len() {
+            process::crash_point_before_step(index);
             if let Err(reason) = apply_step(&self.steps[index]) {
                 // An append that failed while writing may have left part of its bytes: taken
                 // back with the steps before it (a failed check wrote nothing).
