@@ -152,8 +152,14 @@ describe('bin', () => {
 const builtAddon = readdirSync(root).find((name) => /^agent-fs-tools\.[\w-]+\.node$/.test(name))!
 const platform = builtAddon.slice('agent-fs-tools.'.length, -'.node'.length)
 
+/**
+ * npm. On Windows `npm` is a `.cmd`, which Node starts only through a shell: there npm's own
+ * script is run instead, as npm names it to the scripts it runs (`npm test`).
+ */
 function npm(args: string[], cwd: string): string {
-  return execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  const script = process.platform === 'win32' ? process.env.npm_execpath : undefined
+  const [command, first] = script?.endsWith('.js') ? [process.execPath, [script]] : ['npm', []]
+  return execFileSync(command, [...first, ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
 }
 
 /** Installs a tarball into `project`, from the npm cache where it can (npm 11 asks the registry about an optional peer it has not cached). */

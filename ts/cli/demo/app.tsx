@@ -4,7 +4,7 @@
  * `y`/`n`, shows the result, browses and restores the trash, and shows the cwd stack.
  */
 import { existsSync, readdirSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { join, relative, sep } from 'node:path'
 import { Box, Text, useApp, useInput, useStdout } from 'ink'
 import { useCallback, useEffect, useRef, useState, type ReactElement } from 'react'
 import type { Workspace } from '../../workspace.js'
@@ -234,7 +234,8 @@ export function App({ ws, root, dataDir }: AppProps): ReactElement {
 
   const latestArchive = trash.entries?.[0]?.archivePath
   const cwd = cwdStack[cwdStack.length - 1] ?? root
-  const fromRoot = (path: string): string => relative(cwd, join(root, path)) || '.'
+  // `/` on every system (Windows takes both): a `\` would show doubled in the JSON.
+  const fromRoot = (path: string): string => relative(cwd, join(root, path)).split(sep).join('/') || '.'
   const exists = (path: string): boolean => existsSync(join(root, path))
   const example = (tool: ToolDefinition): string => oneLineJson(exampleArgs(tool, { latestArchive, fromRoot, exists, someFile }))
 

@@ -23,7 +23,9 @@ const EXAMPLES: Readonly<Record<string, Record<string, unknown>>> = {
   remove_dir: { path: 'src', recursive: true },
   move_file: { source: 'README.md', destination: 'docs/README.md' },
   copy_file: { source: 'src', destination: 'src-backup' },
-  restore_file: { trashedPath: '<an archive path: see the trash with t>' },
+  // No `<`, `>` or `:`: Windows refuses them in a name, and the placeholder should fail as a
+  // missing archive does, not as a malformed path.
+  restore_file: { trashedPath: 'an archive path (see the trash with t)' },
   trash_list: {},
   cwd_get: {},
   cwd_push: { path: 'src' },
