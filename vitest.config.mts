@@ -1,5 +1,6 @@
 import { configDefaults, defineConfig } from 'vitest/config'
 import { BaseSequencer, type TestSpecification } from 'vitest/node'
+import { scaled } from './__test__/helpers/time.js'
 
 /**
  * Test files that take minutes, longest first. On a clean clone (CI) vitest knows no durations
@@ -36,7 +37,8 @@ export default defineConfig({
     // The machine has two cores shared with cargo: keep the worker pool small.
     maxWorkers: 2,
     sequence: { sequencer: LongestFirst },
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Longer where the suite runs slower (emulated arm64, Wine): `AGENT_FS_TOOLS_TEST_TIME_SCALE`.
+    testTimeout: scaled(30_000),
+    hookTimeout: scaled(30_000),
   },
 })

@@ -6,13 +6,19 @@
  * imports AI SDK 7 too) and every other dependency.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { expect, it } from 'vitest'
 import { tempWorkspaceDirs } from './helpers/temp.js'
 import { scaled } from './helpers/time.js'
+import { symlinkOrSkip } from './helpers/links.js'
 
 const repo = resolve(__dirname, '..')
+
+/** A link at `path` to `target`: a junction for a directory, which Windows makes without a privilege. */
+function link(target: string, path: string): void {
+  symlinkOrSkip(target, path, statSync(target).isDirectory() ? 'junction' : 'file')
+}
 
 /** A project whose `ai` is AI SDK 7 and whose `agent-fs-tools` is this package's build. */
 function projectWithAi7(): string {
@@ -21,14 +27,14 @@ function projectWithAi7(): string {
   mkdirSync(modules)
   for (const name of readdirSync(join(repo, 'node_modules'))) {
     if (name.startsWith('.') || name === 'ai' || name === 'agent-fs-tools') continue
-    symlinkSync(join(repo, 'node_modules', name), join(modules, name))
+    link(join(repo, 'node_modules', name), join(modules, name))
   }
-  symlinkSync(join(repo, 'node_modules/ai-v7'), join(modules, 'ai'))
+  link(join(repo, 'node_modules/ai-v7'), join(modules, 'ai'))
   const self = join(modules, 'agent-fs-tools')
   mkdirSync(self)
   for (const name of readdirSync(repo)) {
     if (name === 'package.json' || name === 'dist' || name === 'index.js' || name === 'index.d.ts' || name.endsWith('.node')) {
-      symlinkSync(join(repo, name), join(self, name))
+      link(join(repo, name), join(self, name))
     }
   }
   return project

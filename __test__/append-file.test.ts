@@ -8,6 +8,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { tempWorkspace, tempWorkspaceDirs } from './helpers/temp.js'
 import { mkfifo, names, read, siblingDir, writeTree } from './helpers/files.js'
 import { scaled } from './helpers/time.js'
+import { NO_UNIX_RESOURCE_LIMITS, skipOnWindows } from './helpers/skip.js'
 
 const writable = { permissions: { cwdWriteFile: true } } as const
 /** Runs tool calls in a child process (see the crash harness). */
@@ -153,6 +154,7 @@ describe('append_file errors', () => {
   })
 
   it('a write that fails part-way (the file size limit) is rolled back; no journal record is left', () => {
+    skipOnWindows(NO_UNIX_RESOURCE_LIMITS)
     const { root, dataDir } = tempWorkspaceDirs()
     const before = 'o'.repeat(48 << 10)
     writeFileSync(join(root, 'log.txt'), before)

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { scaled } from './helpers/time'
+import { skipOnWindows } from './helpers/skip.js'
 
 const root = resolve(__dirname, '..')
 const dir = mkdtempSync(join(tmpdir(), 'afs-bench-smoke-'))
@@ -32,6 +33,7 @@ interface Report {
 }
 
 it('bench/run.mjs --smoke runs every case and baseline and reports numbers', () => {
+  skipOnWindows('the bench runs on Linux and macOS: its baselines are Unix tools (`tar`, `rm`, `cp`, `git`)')
   const out = join(dir, 'results.json')
   const run = spawnSync(process.execPath, [join(root, 'bench/run.mjs'), '--smoke', '--out', out], {
     cwd: root,

@@ -8,6 +8,7 @@ import type { ConfirmHandler, ToolResult } from 'agent-fs-tools'
 import { tempWorkspace } from './helpers/temp.js'
 import { deferred, read, sleep, writeTree } from './helpers/files.js'
 import { scaled } from './helpers/time.js'
+import { NO_UNIX_RESOURCE_LIMITS, skipOnWindows } from './helpers/skip.js'
 
 const writable = { permissions: { cwdWriteFile: true } } as const
 
@@ -105,6 +106,7 @@ describe('concurrency', () => {
   })
 
   it('thousands of reads at once do not run out of file descriptors', () => {
+    skipOnWindows(NO_UNIX_RESOURCE_LIMITS)
     // Each read in flight used to hold its file and parent directory open while it waited for a
     // thread: 3,000 reads needed about 6,000 descriptors. Now only reads on a thread hold any.
     const { root, dataDir } = tempWorkspace()

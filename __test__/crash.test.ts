@@ -94,7 +94,7 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { Workspace } from 'agent-fs-tools'
@@ -593,7 +593,7 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: scaled(240_000) }, 
     const dirs = tempWorkspaceDirs()
     let other: string
     try {
-      other = mkdtempSync('/dev/shm/afs-crash-move-')
+      other = resolve(mkdtempSync('/dev/shm/afs-crash-move-')) // on Windows, on the current drive
     } catch {
       return ctx.skip()
     }
@@ -1056,7 +1056,7 @@ describe('crash harness (SIGKILL mid-operation)', { timeout: scaled(240_000) }, 
     const dirs = tempWorkspaceDirs()
     let other: string
     try {
-      other = mkdtempSync('/dev/shm/afs-crash-across-')
+      other = resolve(mkdtempSync('/dev/shm/afs-crash-across-')) // on Windows, on the current drive
     } catch {
       return ctx.skip()
     }

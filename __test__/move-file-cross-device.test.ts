@@ -20,7 +20,7 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { tempWorkspace } from './helpers/temp.js'
 import { mkfifo, read, writeTree } from './helpers/files.js'
@@ -36,7 +36,8 @@ afterEach(() => {
 function otherFileSystem(root: string): string | undefined {
   let dir: string
   try {
-    dir = mkdtempSync('/dev/shm/afs-move-')
+    // `/dev/shm` on Windows is on the current drive (under Wine a Linux tmpfs): `resolve` names it
+    dir = resolve(mkdtempSync('/dev/shm/afs-move-'))
   } catch {
     return undefined
   }
@@ -82,7 +83,7 @@ describe('move_file across file systems', () => {
     chmodSync(join(root, 'a.txt'), 0o640)
     const before = snapshot(join(root, 'a.txt'))
     const result = await ws.call('move_file', { source: 'a.txt', destination: join(other, 'b.txt') })
-    expect(result.status).toBe('ok')
+    expect(result.status, result.output).toBe('ok')
     expect(result.output).toBe(`Moved ${join(root, 'a.txt')} → ${join(other, 'b.txt')}`)
     expect(snapshot(join(other, 'b.txt'))).toEqual(before)
     expect(existsSync(join(root, 'a.txt'))).toBe(false)
@@ -98,7 +99,7 @@ describe('move_file across file systems', () => {
     writeSync(fd, Buffer.alloc(4096, 1), 0, 4096, 512 << 20)
     closeSync(fd)
     const result = await ws.call('move_file', { source: 'disk.img', destination: join(other, 'disk.img') })
-    expect(result.status).toBe('ok')
+    expect(result.status, result.output).toBe('ok')
     const moved = statSync(join(other, 'disk.img'))
     expect(moved.size).toBe(1 << 30)
     expect(moved.blocks * 512).toBeLessThan(1 << 20)
@@ -116,11 +117,11 @@ describe('move_file across file systems', () => {
     sampleTree(join(root, 'd'))
     const before = snapshot(join(root, 'd'))
     const there = await ws.call('move_file', { source: 'd', destination: join(other, 'x/d') })
-    expect(there.status).toBe('ok')
+    expect(there.status, there.output).toBe('ok')
     expect(snapshot(join(other, 'x/d'))).toEqual(before)
     expect(existsSync(join(root, 'd'))).toBe(false)
     const back = await ws.call('move_file', { source: join(other, 'x/d'), destination: 'd' })
-    expect(back.status).toBe('ok')
+    expect(back.status, back.output).toBe('ok')
     expect(snapshot(join(root, 'd'))).toEqual(before)
     expect(readdirSync(join(other, 'x'))).toEqual([])
     expect(temps(root)).toEqual([])
@@ -152,7 +153,7 @@ describe('move_file across file systems', () => {
     linkSync(join(root, 'd/store/pkg.js'), join(root, 'd/linked.js'))
     linkSync(join(root, 'alone.txt'), join(root, 'd/from-outside.txt'))
     const result = await ws.call('move_file', { source: 'd', destination: join(other, 'd') })
-    expect(result.status).toBe('ok')
+    expect(result.status, result.output).toBe('ok')
     const moved = (rel: string) => statSync(join(other, 'd', rel))
     expect(moved('linked.js').ino).toBe(moved('store/pkg.js').ino)
     expect(moved('linked.js').nlink).toBe(2)
@@ -168,7 +169,7 @@ describe('move_file across file systems', () => {
     writeTree(root, { 'old/inner.txt': 'old\n' })
     // Replacing a directory tree is always asked.
     const result = await ws.call('move_file', { source: join(other, 'new.txt'), destination: 'old', overwrite: true }, { confirm: () => true })
-    expect(result.status).toBe('ok')
+    expect(result.status, result.output).toBe('ok')
     expect(read(join(root, 'old'))).toBe('new\n')
     expect(existsSync(join(other, 'new.txt'))).toBe(false)
     const trashedTo = result.data!.trashedTo as string

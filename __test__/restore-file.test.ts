@@ -472,6 +472,9 @@ describe('restore_file with tampered archives', () => {
   it('an entry through a symlink the archive planted', async () => {
     const { ws, root, dataDir } = tempWorkspace(restorable)
     const outside = siblingDir(root)
+    // The restore makes the link before it meets the entry beneath it: where the system makes
+    // no link (Windows without the privilege, Wine), it stops there instead.
+    symlinkOrSkip(outside, join(siblingDir(root, 'probe'), 'link'), 'dir')
     const archive = plant(dataDir, root, [
       metadataEntry(dirMeta(root, 'd')),
       { name: 'd', type: 'dir' },

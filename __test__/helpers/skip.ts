@@ -4,7 +4,7 @@
  * under Wine no symbolic links and no `tar`). Elsewhere nothing here skips: a Linux or macOS
  * machine that cannot make a FIFO fails the test.
  */
-import { getCurrentTest } from 'vitest/suite'
+import { TestRunner } from 'vitest'
 
 /** Why a test of names Windows cannot hold as they are is skipped there. */
 export const NAMES_WINDOWS_REFUSES =
@@ -17,9 +17,13 @@ export const NO_UNIX_MODES =
 /** Why a test of a Unix socket in a directory is skipped on Windows. */
 export const NO_UNIX_SOCKETS = 'Node listens on a named pipe on Windows, not on a Unix socket in a directory'
 
+/** Why a test that limits a child with `ulimit` or `prlimit` (file size, descriptors) is skipped on Windows. */
+export const NO_UNIX_RESOURCE_LIMITS =
+  'Windows has no per-process file size or descriptor limit to set (`ulimit`, `prlimit` are Unix resource limits)'
+
 /** Skips the current test (called from its body or a `beforeEach`), with `why` as its note. */
 export function skipTest(why: string): never {
-  const test = getCurrentTest()
+  const test = TestRunner.getCurrentTest()
   if (test === undefined) throw new Error(`${why}, outside a test (a beforeAll?): nothing to skip`)
   return test.context.skip(why)
 }
