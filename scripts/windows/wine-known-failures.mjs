@@ -42,8 +42,6 @@ export const WINE_KNOWN_FAILURES = [
   { file: 'crash-undo', test: 'with changes inside the tree it removed', why: HANDLES_FOLLOW_NAMES },
   { file: 'crash-undo', test: 'with files moved into the tree it removed', why: HANDLES_FOLLOW_NAMES },
   { file: 'undo', test: 'removes the parent directories a change made', why: NO_POSIX_DELETE },
-  { file: 'apply-patch', test: 'formatCall: the path for one file', why: NO_POSIX_DELETE },
-  { file: 'trash', test: 'is not a tool', why: NO_POSIX_DELETE },
   { file: 'crash', test: 'temp files of atomic writes', why: RECOVERY_KEEPS },
   { file: 'crash', test: 'restore_file: the target is absent', why: RECOVERY_KEEPS },
   { file: 'crash', test: 'copy_file: the copy is absent or complete', why: RECOVERY_KEEPS },
