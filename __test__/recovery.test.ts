@@ -118,8 +118,6 @@ interface Scenario {
   before: Record<string, string | null>
   after: Record<string, string | null>
   input: string
-  /** A file the commit changes among the first: once it changed, the commit is under way. */
-  watched: string
 }
 
 function scenario(root: string, count: number, subdirs: string[], name: (i: number) => string): Scenario {
@@ -139,7 +137,7 @@ function scenario(root: string, count: number, subdirs: string[], name: (i: numb
   Object.assign(after, { [added]: 'added by the patch\n', [gone]: null })
   parts.push(`*** Add File: ${added}\n+added by the patch\n`, `*** Delete File: ${gone}\n`, '*** End Patch\n')
   for (const [path, text] of Object.entries(before)) if (text !== null) writeFileSync(join(root, path), text)
-  return { before, after, input: parts.join(''), watched: join(root, `${subdirs[0]}${name(0)}`) }
+  return { before, after, input: parts.join('') }
 }
 
 /**
