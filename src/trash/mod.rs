@@ -97,3 +97,4 @@ pub use members::{empty_tree_digest, Member, Members, Override};
 pub use metadata::Metadata;
 pub use naming::{archive_relative_path, is_restore_temp_name, restore_temp_name};
 pub(crate) use observed::Observed;
+pub(crate) use tarx::member_path_bytes;

@@ -9,6 +9,7 @@ use super::slot::{location, parent_of, physical, physical_path, Location, Slot};
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::shown::Shown;
 use crate::paths::{fsops, EntryKind};
+use crate::trash::member_path_bytes;
 
 impl Effects {
     /// Works out the effects of `plan`. Paths are followed to where their entries physically
@@ -253,7 +254,7 @@ fn member_at(plan: &Plan, archive: &Path, path: &Path) -> Option<PathBuf> {
 
 /// Whether the archive's members `held` hold `member`.
 fn is_held(held: &crate::trash::Members, member: &Path) -> bool {
-    held.get(member.as_os_str().as_encoded_bytes()).is_some()
+    held.get(&member_path_bytes(member)).is_some()
 }
 
 /// Whether the member `member` of `archive` (`held`) is wanted at `path` only.
@@ -281,7 +282,7 @@ fn movable_inside(
     let parent_kept = member_at(plan, archive, parent_of(path)).is_some_and(|dir| {
         dir.as_os_str().is_empty()
             || held
-                .get(dir.as_os_str().as_encoded_bytes())
+                .get(&member_path_bytes(&dir))
                 .is_some_and(|m| m.kind == EntryKind::Directory)
     });
     is_held(held, member) && wanted_once(plan, archive, member) && parent_kept

@@ -21,7 +21,7 @@ use crate::error::ToolError;
 use crate::history::History;
 use crate::paths::shown::Shown;
 use crate::paths::EntryKind;
-use crate::trash::{Member, Members};
+use crate::trash::{member_path_bytes, Member, Members};
 use crate::workspace::Workspace;
 
 /// The outcome of planning: the final state of every path involved, and what is known of the
@@ -188,7 +188,7 @@ impl<'a> Planner<'a> {
             let members = self
                 .members_of(&archive)
                 .map_err(|e| conflict(&dir, &change, e))?;
-            for name in members.children(member.as_os_str().as_encoded_bytes()) {
+            for name in members.children(&member_path_bytes(&member)) {
                 let child = dir.join(crate::paths::names::from_bytes(&name));
                 if !matches!(self.slots.get(&child), Some(Slot::Absent)) {
                     return Err(conflict(
@@ -441,14 +441,14 @@ impl<'a> Planner<'a> {
         member: &Path,
     ) -> Result<(), ToolError> {
         let members = self.members_of(archive)?;
-        let sub = member.as_os_str().as_encoded_bytes();
+        let sub = member_path_bytes(member);
         if members
-            .get(sub)
+            .get(&sub)
             .is_none_or(|m| m.kind != EntryKind::Directory)
         {
             return Ok(());
         }
-        let emptied = members.children(sub).iter().all(|name| {
+        let emptied = members.children(&sub).iter().all(|name| {
             matches!(
                 self.slots
                     .get(&dir.join(crate::paths::names::from_bytes(name))),
@@ -499,7 +499,7 @@ impl<'a> Planner<'a> {
         member: &Path,
     ) -> Result<Option<Member>, UnreadableArchive> {
         let members = self.members_of(archive)?;
-        Ok(members.get(member.as_os_str().as_encoded_bytes()).cloned())
+        Ok(members.get(&member_path_bytes(member)).cloned())
     }
 }
 

@@ -15,7 +15,7 @@ use crate::error::ToolError;
 use crate::hashing::sha256_hex;
 use crate::history::FileRecord;
 use crate::paths::EntryKind;
-use crate::trash::Override;
+use crate::trash::{member_path_bytes, Override};
 
 impl Planner<'_> {
     /// Checks that `file`'s path (and a move's source) is as `target` left it.
@@ -213,7 +213,7 @@ impl Planner<'_> {
         for (rest, slot) in beneath {
             let under_a_leaf =
                 rest.ancestors().skip(1).any(|above| {
-                    overrides.get(above.as_os_str().as_encoded_bytes()).is_some_and(|o| {
+                    overrides.get(&member_path_bytes(above)).is_some_and(|o| {
                     matches!(o, Override::Gone)
                         || matches!(o, Override::Entry { kind, .. } if *kind != EntryKind::Directory)
                 })
@@ -246,7 +246,7 @@ impl Planner<'_> {
                 }
                 _ => return Err(one_at_a_time()),
             };
-            overrides.insert(rest.as_os_str().as_encoded_bytes().to_vec(), over);
+            overrides.insert(member_path_bytes(&rest), over);
         }
         let members = self.members_of(archive)?;
         members

@@ -16,7 +16,7 @@ use crate::history::{ChangeRecord, FileRecord, History};
 use crate::paths::shown::Shown;
 use crate::paths::EntryKind;
 use crate::text::delta::Delta;
-use crate::trash::TrashError;
+use crate::trash::{member_path_bytes, TrashError};
 
 /// How much of a file undo reads into memory to apply a delta (edits and appends are bounded
 /// far below this by their own limits).
@@ -236,7 +236,7 @@ impl Planner<'_> {
                 let sub = m
                     .first
                     .clone()
-                    .unwrap_or_else(|| member.as_os_str().as_encoded_bytes().to_vec());
+                    .unwrap_or_else(|| member_path_bytes(&member));
                 match self
                     .ws
                     .bucket()
