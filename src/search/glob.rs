@@ -35,6 +35,20 @@ impl GlobError {
 /// Where a [`GlobError`]'s message names the field it is about.
 const FIELD: &str = "\u{0}field\u{0}";
 
+/// The drive of `glob` and the rest of it, its names between `/`, when it is absolute: from `/`
+/// (drive `""`), or on Windows also from a drive, `C:\…` or `C:/…` (where `\` separates names).
+fn absolute(glob: &str) -> Option<(&str, String)> {
+    if glob.starts_with('/') {
+        return Some(("", glob.to_owned()));
+    }
+    let bytes = glob.as_bytes();
+    let drive = bytes.len() > 2
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1] == b':'
+        && matches!(bytes[2], b'/' | b'\\');
+    (cfg!(windows) && drive).then(|| (&glob[..2], glob[2..].replace('\\', "/")))
+}
+
 /// An absolute glob split into the directory to search and the glob relative to it, with the
 /// same meaning: the directory is the deepest one named before the first wildcard, and one more
 /// name goes into the glob when it would otherwise have no `/` (a glob without one matches names
@@ -73,8 +87,13 @@ impl PathGlob {
         while let Some(rest) = glob.strip_prefix("./") {
             glob = rest;
         }
-        if glob.starts_with('/') {
-            let (dir, rest) = split_absolute(glob);
+        if let Some((drive, glob)) = absolute(glob) {
+            let (dir, rest) = split_absolute(&glob);
+            // A drive's path is shown as Windows writes it.
+            let dir = match drive {
+                "" => dir,
+                drive => format!("{drive}{}", dir.replace('/', "\\")),
+            };
             let quote = |s: &str| serde_json::to_string(&echo(s)).unwrap_or_default();
             return Err(GlobError(format!(
                 "`{}` is absolute, but it is matched against paths relative to the searched directory: give path: {} and {FIELD}: {} instead",
@@ -187,5 +206,23 @@ mod tests {
             "glob: invalid arguments: pattern: `/w/src/*.txt` is absolute, but it is matched against paths relative to the searched directory: give path: \"/w\" and pattern: \"src/*.txt\" instead"
         );
         assert!(PathGlob::new("../*.rs").unwrap_err().0.contains(".."));
+    }
+
+    /// A path from a drive is absolute on Windows, whichever separator it is written with; on
+    /// Unix `C:` is a name like any other.
+    #[test]
+    fn a_glob_from_a_drive_is_absolute_on_windows_only() {
+        for pattern in ["C:\\w\\src/*.txt", "C:/w/src/*.txt"] {
+            let refused = PathGlob::new(pattern);
+            if cfg!(windows) {
+                let message = refused.unwrap_err().for_field("glob", "pattern").message;
+                assert!(
+                    message.ends_with("give path: \"C:\\\\w\" and pattern: \"src/*.txt\" instead"),
+                    "{message}"
+                );
+            } else {
+                assert!(refused.is_ok(), "{pattern}");
+            }
+        }
     }
 }
