@@ -28,6 +28,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { SIZES, chunkDataSet, editDataSet, listDataSet, logFile, parallelReadDataSet, patchDataSet, rewriteDataSet, searchDataSet, smallFile, treeDataSet } from './data.mjs'
 import { available, expectedCounts } from './baselines/search-cli.mjs'
 import { measurementsTable, targetsTable } from './report.mjs'
+import { hostPlatform } from '../scripts/stale.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const repo = join(here, '..')
@@ -81,7 +82,7 @@ const ITERATIONS = smoke
     }
 
 // ── build ────────────────────────────────────────────────────────────────────────────────────────
-const addon = join(repo, `agent-fs-tools.${process.platform}-${process.arch}-gnu.node`)
+const addon = join(repo, `agent-fs-tools.${hostPlatform()}.node`)
 let build = 'as found'
 if (flag('--build') && !smoke) {
   const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx'

@@ -13,20 +13,12 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { hostPlatform } from './stale.mjs'
 
 const args = process.argv.slice(2)
 const publishing = process.env.npm_lifecycle_event === 'prepublishOnly' || args.includes('--publish')
 /** The package to check: this one, or the directory given (for tests). */
 const root = args.find((arg) => !arg.startsWith('--')) ?? join(dirname(fileURLToPath(import.meta.url)), '..')
-
-/** This machine's napi-rs platform name (`linux-x64-gnu`, `darwin-arm64`, …). */
-function hostPlatform() {
-  // As index.js names them: Windows binaries are the MSVC builds.
-  if (process.platform === 'win32') return `win32-${process.arch}-msvc`
-  if (process.platform !== 'linux') return `${process.platform}-${process.arch}`
-  const glibc = process.report?.getReport()?.header?.glibcVersionRuntime
-  return `linux-${process.arch}-${glibc ? 'gnu' : 'musl'}`
-}
 
 const problems = []
 const binaries = readdirSync(root).filter((name) => name.endsWith('.node'))

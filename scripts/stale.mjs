@@ -9,6 +9,8 @@ import { join } from 'node:path'
 
 /** This machine's napi-rs platform name (`linux-x64-gnu`, `darwin-arm64`, …). */
 export function hostPlatform() {
+  // As index.js names them: Windows binaries are the MSVC builds.
+  if (process.platform === 'win32') return `win32-${process.arch}-msvc`
   if (process.platform !== 'linux') return `${process.platform}-${process.arch}`
   const glibc = process.report?.getReport()?.header?.glibcVersionRuntime
   return `linux-${process.arch}-${glibc ? 'gnu' : 'musl'}`
