@@ -497,7 +497,7 @@ mod tests {
         let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** Add File: new.txt\n+new\n*** Delete File: gone.txt\n*** Update File: old.txt\n*** Move to: sub/renamed.txt\n@@\n-moved\n+MOVED\n*** End Patch";
         let asked = ws.asked("apply_patch", json!({ "input": patch })).await;
         assert_eq!(asked.len(), 1);
-        let at = |name: &str| ws.root.join(name).to_string_lossy().into_owned();
+        let at = |name: &str| ws.at(name).to_string_lossy().into_owned();
         assert_eq!(
             asked[0].paths,
             [
@@ -527,7 +527,7 @@ mod tests {
                 json!({ "source": "a.txt", "destination": "b.txt" }),
             )
             .await;
-        let at = |name: &str| ws.root.join(name).to_string_lossy().into_owned();
+        let at = |name: &str| ws.at(name).to_string_lossy().into_owned();
         assert_eq!(asked[0].paths, [at("a.txt"), at("b.txt")]);
         assert_eq!(
             asked[0].detail,

@@ -334,9 +334,13 @@ impl std::error::Error for Untrusted {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::paths::testing::{chown, symlink, Modes};
+    use crate::paths::testing::symlink;
+    #[cfg(unix)]
+    use crate::paths::testing::{chown, Modes};
     use std::fs;
 
+    /// Unix modes and owners (Windows' access lists: `scripts/windows/data-dir-acl.mjs`).
+    #[cfg(unix)]
     #[test]
     fn it_is_created_private_and_held_by_descriptor() {
         let tmp = tempfile::tempdir().unwrap();
@@ -440,6 +444,8 @@ mod tests {
 
     /// Reopened for each use, the data directory itself is checked each time: made writable by
     /// others after its first use, it is refused from the next one on.
+    /// Unix modes and owners (Windows' access lists: `scripts/windows/data-dir-acl.mjs`).
+    #[cfg(unix)]
     #[test]
     fn while_in_use_it_is_checked_on_every_use() {
         let tmp = tempfile::tempdir().unwrap();
@@ -473,6 +479,7 @@ mod tests {
 
     /// Another user's uid to give directories to (tests run as root; as anyone else a
     /// directory cannot be given away and the owner checks are skipped).
+    #[cfg(unix)]
     fn someone_else() -> Option<u32> {
         (crate::paths::process::effective_user() == 0).then_some(65534)
     }
@@ -483,6 +490,8 @@ mod tests {
         e.to_string()
     }
 
+    /// Unix modes and owners (Windows' access lists: `scripts/windows/data-dir-acl.mjs`).
+    #[cfg(unix)]
     #[test]
     fn a_data_dir_someone_else_owns_is_refused_naming_the_fix() {
         let Some(other) = someone_else() else {
@@ -507,6 +516,8 @@ mod tests {
         assert!(!base.join("data/history").exists(), "nothing created in it");
     }
 
+    /// Unix modes and owners (Windows' access lists: `scripts/windows/data-dir-acl.mjs`).
+    #[cfg(unix)]
     #[test]
     fn a_data_dir_others_can_write_is_refused_naming_the_fix() {
         let tmp = tempfile::tempdir().unwrap();
@@ -532,6 +543,8 @@ mod tests {
         }
     }
 
+    /// Unix modes and owners (Windows' access lists: `scripts/windows/data-dir-acl.mjs`).
+    #[cfg(unix)]
     #[test]
     fn every_directory_in_it_is_checked_on_every_open() {
         let tmp = tempfile::tempdir().unwrap();
@@ -562,6 +575,8 @@ mod tests {
         data.open(Path::new("journal"), true).unwrap();
     }
 
+    /// Unix modes and owners (Windows' access lists: `scripts/windows/data-dir-acl.mjs`).
+    #[cfg(unix)]
     #[test]
     fn a_directory_others_can_write_anywhere_in_it_refuses_all_of_it() {
         let tmp = tempfile::tempdir().unwrap();
@@ -597,6 +612,8 @@ mod tests {
         }
     }
 
+    /// Unix modes and owners (Windows' access lists: `scripts/windows/data-dir-acl.mjs`).
+    #[cfg(unix)]
     #[test]
     fn a_file_read_from_it_must_be_ours_and_private() {
         let tmp = tempfile::tempdir().unwrap();

@@ -493,7 +493,7 @@ mod tests {
     const TOOLS: [&str; 3] = ["read_file", "write_file", "delete_file"];
 
     fn parse(v: Value) -> Result<WorkspaceOptions> {
-        WorkspaceOptions::parse(&v, &TOOLS, Some(Path::new("/tmp")))
+        WorkspaceOptions::parse(&v, &TOOLS, Some(&std::env::temp_dir()))
     }
 
     fn message(v: Value) -> String {

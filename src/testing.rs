@@ -107,6 +107,12 @@ impl TestWorkspace {
         names
     }
 
+    /// `rel` (`/` between its names) below `root`, joined as the tools join it, with this
+    /// system's separator: a path in an expected message, on Windows too.
+    pub fn at(&self, rel: &str) -> PathBuf {
+        crate::paths::testing::below(&self.root, rel)
+    }
+
     /// The content of `name` in `root`.
     pub fn read(&self, name: &str) -> String {
         std::fs::read_to_string(self.root.join(name)).unwrap()

@@ -51,7 +51,7 @@ impl Setup {
 
     /// The file `rel` as read now.
     fn file(&self, rel: &str) -> Expect {
-        let path = self.root.join(rel);
+        let path = crate::paths::testing::below(&self.root, rel);
         Expect::File {
             stat: crate::paths::testing::lstat(&path).unwrap(),
             sha256: sha256_hex(&fs::read(&path).unwrap()),

@@ -53,7 +53,7 @@ fn setup() -> Setup {
 
 impl Setup {
     fn place(&self, rel: &str) -> Place {
-        let path = self.root.join(rel);
+        let path = crate::paths::testing::below(&self.root, rel);
         Place {
             anchor: self.root.clone(),
             dir: path.parent().unwrap().to_owned(),
@@ -104,7 +104,7 @@ impl Setup {
         while let Some(dir) = stack.pop() {
             for entry in fs::read_dir(&dir).unwrap() {
                 let path = entry.unwrap().path();
-                names.push(path.strip_prefix(&self.root).unwrap().display().to_string());
+                names.push(crate::paths::testing::slashed_below(&path, &self.root));
                 if path.is_dir() && !path.is_symlink() {
                     stack.push(path);
                 }

@@ -87,7 +87,7 @@ fn tree(dir: &Path) -> Vec<(String, u32, String)> {
             } else {
                 fs::read_to_string(&path).unwrap()
             };
-            let rel = path.strip_prefix(dir).unwrap().display().to_string();
+            let rel = crate::paths::testing::slashed_below(&path, dir);
             out.push((rel, meta.permissions().mode(), what));
         }
     }

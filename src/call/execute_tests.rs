@@ -48,7 +48,7 @@ pub(super) fn run(s: &Setup, plan: ChangePlan) -> Result<Executed, ExecuteError>
 
 impl Setup {
     pub(super) fn place(&self, rel: &str) -> Place {
-        let path = self.root.join(rel);
+        let path = crate::paths::testing::below(&self.root, rel);
         Place {
             anchor: self.root.clone(),
             dir: path.parent().unwrap().to_owned(),
@@ -86,7 +86,7 @@ impl Setup {
         while let Some(dir) = stack.pop() {
             for entry in fs::read_dir(&dir).unwrap() {
                 let path = entry.unwrap().path();
-                names.push(path.strip_prefix(&self.root).unwrap().display().to_string());
+                names.push(crate::paths::testing::slashed_below(&path, &self.root));
                 if path.is_dir() && !path.is_symlink() {
                     stack.push(path);
                 }
@@ -174,7 +174,10 @@ fn every_step_kind_is_made_in_one_commit() {
     assert_eq!(s.read("moved.txt").as_deref(), Some("to move\n"));
     let made = fs::symlink_metadata(s.root.join("made")).unwrap();
     assert!(made.is_dir());
-    assert_eq!(made.permissions().mode() & 0o7777, 0o750);
+    assert_eq!(
+        made.permissions().mode() & 0o7777,
+        crate::paths::testing::kept_mode(0o750)
+    );
     assert_eq!(
         s.names(),
         [

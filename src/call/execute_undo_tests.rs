@@ -147,7 +147,7 @@ fn recovery_puts_back_what_moved_out_of_a_directory_the_change_removed() {
     let dir = |rel: &str| fsops::open_dir(&s.root, &s.root.join(rel), false).unwrap();
     let snapshot = |rel: &str| fsops::Snapshot::of(&s.stat(rel));
     let mut commit = journal.commit();
-    let d = s.root.join("dir/d");
+    let d = s.root.join("dir").join("d");
     commit
         .rename(
             dir("dir/d"),
@@ -191,7 +191,7 @@ fn a_tree_is_built_of_pieces_and_what_moves_into_it_moves_in_before_it_is_placed
         ],
     };
     let into = Place {
-        dir: s.root.join("built/sub"),
+        dir: s.root.join("built").join("sub"),
         ..s.place("loose.txt")
     };
     let plan = ChangePlan {
@@ -299,7 +299,7 @@ fn build_tree_with_a_file(s: &super::tests::Setup) -> crate::call::plan::Step {
 /// A move of `built/sub/f.txt`, an entry of the tree the plan builds, to `out.txt`.
 fn move_out_of_built(s: &super::tests::Setup) -> crate::call::plan::Step {
     let from = Place {
-        dir: s.root.join("built/sub"),
+        dir: s.root.join("built").join("sub"),
         name: "f.txt".into(),
         ..s.place("out.txt")
     };
@@ -510,7 +510,7 @@ fn what_moved_into_a_tree_built_goes_back_when_a_later_step_fails() {
     fs::write(s.root.join("other.txt"), "other\n").unwrap();
     let before = s.names();
     let into = Place {
-        dir: s.root.join("built/sub"),
+        dir: s.root.join("built").join("sub"),
         ..s.place("loose.txt")
     };
     let stale = Expect::File {

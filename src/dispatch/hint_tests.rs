@@ -17,9 +17,10 @@ async fn hints_use_the_host_s_names() {
     );
     let result = ws.call("remove_file", json!({ "path": "d" })).await;
     assert!(
-        result
-            .output
-            .ends_with("/d is a directory, use remove_dir instead"),
+        result.output.ends_with(&format!(
+            "{} is a directory, use remove_dir instead",
+            ws.at("d").display()
+        )),
         "{}",
         result.output
     );

@@ -226,7 +226,7 @@ mod tests {
     fn a_temp_record_takes_the_directories_made_for_it_along() {
         for someone_elses_file in [false, true] {
             let (_tmp, root, journal) = setup();
-            let sub = root.join("new/sub");
+            let sub = root.join("new").join("sub");
             let (dir, made) = fsops::ensure_dir_made(&root, &sub).unwrap();
             assert_eq!(
                 made.iter().map(|m| m.path.clone()).collect::<Vec<_>>(),
@@ -261,7 +261,7 @@ mod tests {
     fn make_dirs_leaves_one_record_naming_every_directory_made() {
         for someone_elses_file in [false, true] {
             let (_tmp, root, journal) = setup();
-            let sub = root.join("new/sub");
+            let sub = root.join("new").join("sub");
             let made = make_dirs(&journal, &root, &sub, Vec::new()).unwrap();
             let entry = made.record.expect("a record for what was made");
             let mut record = Record::parse(&journal.read(&entry.path()).unwrap()).unwrap();

@@ -101,6 +101,8 @@ fn temp_names_tell_their_process() {
     ));
 }
 
+/// Unix only: bytes that are not UTF-8 make no Windows name (`paths::names`' Windows tests).
+#[cfg(unix)]
 #[test]
 fn paths_that_are_not_utf8_are_journaled_as_bytes() {
     let (_tmp, journal, dir) = temp_setup();

@@ -280,6 +280,8 @@ mod tests {
             absolute_input("a.txt", "path", cwd, home).unwrap(),
             Path::new("/w/sub/a.txt")
         );
+        // Windows refuses a name ending in a space (windows_tests).
+        #[cfg(unix)]
         assert_eq!(
             absolute_input(" a.txt ", "path", cwd, home).unwrap(),
             Path::new("/w/sub/ a.txt ")
@@ -396,6 +398,8 @@ mod tests {
         );
     }
 
+    /// Unix only: on Windows `\` separates names.
+    #[cfg(unix)]
     #[test]
     fn shown_forms_of_long_names_are_measured_as_the_names() {
         let cwd = Path::new("/w");

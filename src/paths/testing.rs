@@ -3,12 +3,13 @@
 //! `paths/` names no platform type either. Test builds only.
 //!
 //! On Windows: modes are the read-only bit, owners are not set (there are none to give, as
-//! `fsops::give_owner` says), extended attributes do not exist, and entries are swapped by
+//! `fsops::give_owner` says; tests that give one are Unix tests), extended attributes do not
+//! exist (their tests are Unix tests), and entries are swapped by
 //! three renames, not atomically (a test that needs an atomic exchange is a Unix test).
 
 use std::fs;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A permission set from Unix mode bits, and back: `std`'s `PermissionsExt`, named here.
 pub trait Modes {
@@ -65,6 +66,29 @@ pub fn kept_mode(mode: u32) -> u32 {
     }
 }
 
+/// `rel` (`/` between its names) below `base`, joined as the crate joins paths, with this
+/// system's separator: on Windows a path joined with a `/` in it is not in its normal form.
+pub fn below(base: &Path, rel: &str) -> PathBuf {
+    rel.split('/')
+        .fold(base.to_owned(), |path, name| path.join(name))
+}
+
+/// `path` below `base`, with `/` between its names on every platform: what a test lists.
+pub fn slashed_below(path: &Path, base: &Path) -> String {
+    let rel = path.strip_prefix(base).expect("a path below the base");
+    let names: Vec<_> = rel.iter().map(|name| name.to_string_lossy()).collect();
+    names.join("/")
+}
+
+/// The permission bits of a file set to `mode`, as the crate's `Stat` (and so an archive)
+/// records them: all of them on Unix; on Windows `0o644`, or `0o444` when read-only.
+pub fn recorded_mode(mode: u32) -> u32 {
+    match kept_mode(mode) {
+        0o666 if cfg!(windows) => 0o644,
+        kept => kept,
+    }
+}
+
 /// The entry at `path` itself (a link is not followed), as the crate's `Stat` describes it.
 pub fn lstat(path: &Path) -> io::Result<crate::paths::Stat> {
     #[cfg(unix)]
@@ -118,13 +142,6 @@ pub fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<(
     } else {
         std::os::windows::fs::symlink_file(target, link)
     }
-}
-
-/// Windows: no owner to give (see the module docs).
-#[cfg(windows)]
-pub fn chown(path: impl AsRef<Path>, uid: Option<u32>, gid: Option<u32>) -> io::Result<()> {
-    let _ = (path.as_ref(), uid, gid);
-    Ok(())
 }
 
 /// Windows: no owner to give (see the module docs).
@@ -212,20 +229,6 @@ pub fn set_times(path: &Path, secs: i64, nanos: u32) {
         .unwrap();
     file.set_times(fs::FileTimes::new().set_accessed(at).set_modified(at))
         .unwrap();
-}
-
-/// Windows: there are no extended attributes (`Unsupported`).
-#[cfg(windows)]
-pub fn set_xattr(path: &Path, name: &str, value: &[u8]) -> io::Result<()> {
-    let _ = (path, name, value);
-    Err(io::ErrorKind::Unsupported.into())
-}
-
-/// Windows: there are no extended attributes.
-#[cfg(windows)]
-pub fn xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
-    let _ = (path, name);
-    None
 }
 
 /// Sets the extended attribute `name` of `path` (followed if a link) to `value`.

@@ -150,7 +150,7 @@ fn read_sized(
 
 /// A POSIX access ACL (`system.posix_acl_access`, as the kernel encodes it): the owner rwx,
 /// user 4242 r-x, the group r--, mask r-x, others nothing.
-#[cfg(test)]
+#[cfg(all(test, unix))]
 pub(crate) fn sample_access_acl() -> Vec<u8> {
     let entry = |tag: u16, perm: u16, id: u32| {
         [

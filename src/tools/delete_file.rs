@@ -314,7 +314,10 @@ mod tests {
         let ws = TestWorkspace::new();
         let result = ws.call("delete_file", json!({ "path": "/" })).await;
         assert_eq!(result.code, Some(ErrorCode::NotAFile), "{}", result.output);
-        assert_eq!(result.output, "/ is a directory, use remove_dir instead");
+        // `/` is the root of the workspace's drive on Windows (`C:\`).
+        let top = crate::paths::canonical::root_of(&ws.root);
+        let expected = format!("{} is a directory, use remove_dir instead", top.display());
+        assert_eq!(result.output, expected);
     }
 
     /// A deletion is one change made with its record: the history lists the file with its

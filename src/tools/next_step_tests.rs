@@ -12,19 +12,28 @@ async fn a_missing_file_points_out_whitespace_and_near_names() {
     std::fs::create_dir(ws.root.join("src")).unwrap();
     std::fs::write(ws.root.join("src/config.ts"), "x\n").unwrap();
     std::fs::write(ws.root.join("src/main.ts"), "x\n").unwrap();
-    let abs = |p: &str| ws.root.join(p).display().to_string();
+    let abs = |p: &str| ws.at(p).display().to_string();
     let spaced = ws
         .call("read_file", json!({ "path": "src/config.ts " }))
         .await;
-    assert_eq!(spaced.code, Some(ErrorCode::NotFound), "{}", spaced.output);
-    assert_eq!(
-        spaced.output,
-        format!(
-            "file not found: {}; the path you gave, \"src/config.ts \", ends with whitespace, which is part of the name; similar names in {}: \"config.ts\"",
-            abs("src/config.ts "),
-            abs("src")
-        )
-    );
+    if cfg!(windows) {
+        // Windows strips a trailing space from a name: such a path is refused before any lookup.
+        assert_eq!(spaced.code, Some(ErrorCode::InvalidArguments));
+        assert_eq!(
+            spaced.output,
+            "path: `config.ts ` ends with a dot or a space, which Windows strips from a name; choose a name without it"
+        );
+    } else {
+        assert_eq!(spaced.code, Some(ErrorCode::NotFound), "{}", spaced.output);
+        assert_eq!(
+            spaced.output,
+            format!(
+                "file not found: {}; the path you gave, \"src/config.ts \", ends with whitespace, which is part of the name; similar names in {}: \"config.ts\"",
+                abs("src/config.ts "),
+                abs("src")
+            )
+        );
+    }
     let typo = ws
         .call("read_file", json!({ "path": "src/confg.js" }))
         .await;
@@ -50,6 +59,10 @@ async fn a_missing_file_points_out_whitespace_and_near_names() {
             abs("lib")
         )
     );
+    // Names differing in case only are one name on Windows: there `src/Main.ts` is main.ts.
+    if cfg!(windows) {
+        return;
+    }
     let edit = json!({ "path": "src/Main.ts", "edits": [{ "oldString": "x", "newString": "y" }] });
     let edited = ws.call("edit_file", edit).await;
     assert_eq!(
@@ -190,8 +203,8 @@ async fn an_absolute_glob_is_split_into_path_and_pattern() {
     assert_eq!(
         result.output,
         format!(
-            "glob: invalid arguments: pattern: `{pattern}` is absolute, but it is matched against paths relative to the searched directory: give path: \"{}\" and pattern: \"src/*.ts\" instead",
-            ws.root.display()
+            "glob: invalid arguments: pattern: `{pattern}` is absolute, but it is matched against paths relative to the searched directory: give path: {} and pattern: \"src/*.ts\" instead",
+            json!(ws.root.display().to_string())
         )
     );
 }
@@ -208,7 +221,11 @@ async fn restore_file_given_an_original_path_names_its_archive() {
         .as_str()
         .unwrap()
         .to_owned();
-    let name = newest.rsplit('/').next().unwrap();
+    let name = std::path::Path::new(&newest)
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap();
     for given in ["a.txt", &ws.root.join("a.txt").display().to_string()] {
         let result = ws
             .call("restore_file", json!({ "trashedPath": given }))

@@ -528,7 +528,7 @@ impl Aftermath for Discards {
 /// [`stage_all`], plus `new/sub/n.txt` in directories made for it and an archive.
 fn stage_in_made_dirs(s: &Setup) -> Commit<'_> {
     let mut commit = stage_all(s);
-    let sub = s.root.join("new/sub");
+    let sub = s.root.join("new").join("sub");
     let handle = commit.make_dirs(&s.root, &sub).unwrap();
     let dir = fsops::reopen_readable(handle.as_dir()).unwrap();
     commit
@@ -694,7 +694,11 @@ fn one_temp_record_answers_for_the_files_staged_in_a_directory() {
             .collect();
         assert_eq!(answering.len(), 1, "{aside:?} in {dir:?}");
         let made_above = !answering[0].made_dirs.is_empty();
-        assert_eq!(made_above, dir.ends_with("new/sub"), "{aside:?}");
+        assert_eq!(
+            made_above,
+            dir.ends_with(Path::new("new").join("sub")),
+            "{aside:?}"
+        );
     }
     commit.apply().unwrap();
     assert_eq!(s.journal.store.names().unwrap().len(), 0);

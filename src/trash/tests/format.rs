@@ -7,6 +7,7 @@ use std::process::Command;
 use flate2::read::{GzDecoder, MultiGzDecoder};
 
 use super::support::*;
+#[cfg(unix)]
 use crate::paths::testing::{set_xattr, xattr};
 
 #[test]
@@ -51,6 +52,8 @@ fn metadata_is_the_first_entry_and_alone_in_the_first_gzip_member() {
     assert_eq!(first_member.len(), 512 + json.len().div_ceil(512) * 512);
 }
 
+/// Unix only: GNU tar, and an extended attribute (none on Windows, `paths::xattrs`).
+#[cfg(unix)]
 #[test]
 fn gnu_tar_lists_and_extracts_archives() {
     let env = Env::new();
