@@ -3,10 +3,10 @@
  * (scripts/windows/wine-known-failures.mjs): each entry names a test that exists, so the list
  * cannot go on excusing a failure of a test renamed since, and it excuses only what it names.
  */
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { knownWineFailure, WINE_KNOWN_FAILURES } from '../scripts/windows/wine-known-failures.mjs'
+import { knownWineCargoFailure, knownWineFailure, WINE_KNOWN_CARGO_FAILURES, WINE_KNOWN_FAILURES } from '../scripts/windows/wine-known-failures.mjs'
 
 const tests = join(__dirname)
 
@@ -33,5 +33,23 @@ describe('failures known under Wine', () => {
     expect(knownWineFailure('docs', undefined)?.why).toContain('git')
     expect(knownWineFailure('docs', 'every link in the docs resolves')).toBeUndefined()
     expect(knownWineFailure('undo-property', undefined)).toBeUndefined()
+  })
+
+  it('lists Rust tests by their whole path, each a test function of the crate, once', () => {
+    const sources = readdirSync(join(tests, '..', 'src'), { recursive: true, encoding: 'utf8' })
+      .filter((path) => path.endsWith('.rs'))
+      .map((path) => readFileSync(join(tests, '..', 'src', path), 'utf8'))
+      .join('\n')
+    const names = WINE_KNOWN_CARGO_FAILURES.map(({ test }) => test)
+    expect(new Set(names).size).toBe(names.length)
+    for (const { test, why } of WINE_KNOWN_CARGO_FAILURES) {
+      expect(test).toMatch(/^[a-z_]+(::[a-z_0-9]+)+$/)
+      expect(sources, test).toContain(`fn ${test.split('::').at(-1)}()`)
+      expect(why.length, test).toBeGreaterThan(20)
+    }
+    const first = names.at(0) ?? ''
+    expect(first).not.toBe('')
+    expect(knownWineCargoFailure(first)?.test).toBe(first)
+    expect(knownWineCargoFailure(first.split('::').slice(1).join('::'))).toBeUndefined()
   })
 })

@@ -8,3 +8,11 @@ export interface KnownWineFailure {
 }
 export declare const WINE_KNOWN_FAILURES: KnownWineFailure[]
 export declare function knownWineFailure(file: string, test: string | undefined): KnownWineFailure | undefined
+/** A Rust test of the library (`--cargo-tests`) that fails under Wine for Wine's reason. */
+export interface KnownWineCargoFailure {
+  /** The test's path below the crate (`undo::tests::…`), as the harness prints it. */
+  test: string
+  why: string
+}
+export declare const WINE_KNOWN_CARGO_FAILURES: KnownWineCargoFailure[]
+export declare function knownWineCargoFailure(test: string): KnownWineCargoFailure | undefined
