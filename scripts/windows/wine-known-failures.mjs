@@ -39,7 +39,6 @@ export const WINE_KNOWN_FAILURES = [
   { file: 'scripted-model', test: 'the scripted model', why: NO_FETCH },
   { file: 'undo-property', test: '(seed 198975)', why: HANDLES_FOLLOW_NAMES },
   { file: 'undo-property', test: '(seed 610763)', why: HANDLES_FOLLOW_NAMES },
-  { file: 'crash-undo', test: 'with changes inside the tree it removed', why: HANDLES_FOLLOW_NAMES },
   { file: 'crash-undo', test: 'with files moved into the tree it removed', why: HANDLES_FOLLOW_NAMES },
   { file: 'undo', test: 'removes the parent directories a change made', why: NO_POSIX_DELETE },
   { file: 'crash', test: 'temp files of atomic writes', why: RECOVERY_KEEPS },
