@@ -4,8 +4,8 @@
 //!
 //! On Windows: modes are the read-only bit, owners are not set (there are none to give, as
 //! `fsops::give_owner` says; tests that give one are Unix tests), extended attributes do not
-//! exist (their tests are Unix tests), and entries are swapped by
-//! three renames, not atomically (a test that needs an atomic exchange is a Unix test).
+//! exist (their tests are Unix tests), and entries are swapped by three renames, not atomically
+//! (a test that needs an atomic exchange is a Unix test).
 
 use std::fs;
 use std::io;
