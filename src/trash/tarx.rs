@@ -34,9 +34,9 @@ pub(crate) fn content_header(entry_type: EntryType, snap: &Snapshot) -> Header {
     header
 }
 
-/// A member's path as tar stores it, for a hard link's target: `/` between its components on
-/// every platform, as the `tar` crate writes member names (on Windows `\` only ever separates
-/// components, so the bytes are otherwise the path's own).
+/// A member's path as tar stores it (a hard link's target, a key of [`super::Members`]): `/`
+/// between its components on every platform, as the `tar` crate writes member names (on
+/// Windows `\` only ever separates components, so the bytes are otherwise the path's own).
 pub(crate) fn member_path_bytes(path: &Path) -> Vec<u8> {
     let bytes = path.as_os_str().as_encoded_bytes();
     if cfg!(windows) {
