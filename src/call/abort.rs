@@ -3,9 +3,9 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Whether an aborted call may be given up on at once, shared by the call and the dispatcher
-/// running it: yes until the call starts to change something ([`Call::begin_change`], which
-/// [`Call::blocking`] does), never after. Given up on, a call starts no such work: what it reports (`ABORTED`, nothing changed)
-/// stays true, even though a thread of it may still be stuck in a read ([`Call::reading`]).
+/// running it: yes until the call starts to change something ([`Call::begin_change`](super::Call::begin_change), which
+/// [`Call::blocking`](super::Call::blocking) does), never after. Given up on, a call starts no such work: what it reports (`ABORTED`, nothing changed)
+/// stays true, even though a thread of it may still be stuck in a read ([`Call::reading`](super::Call::reading)).
 #[derive(Debug, Default)]
 pub struct AbortGate(AtomicU8);
 

@@ -35,7 +35,7 @@ pub enum Decision {
     Ask(Box<ConfirmRequest>),
 }
 
-/// Where a checked call leaves its [`Decision`]: [`Call::authorize`] records it there and stops
+/// Where a checked call leaves its [`Decision`]: [`Call::authorize`](super::Call::authorize) records it there and stops
 /// the call as an abort would, before anything is changed.
 #[derive(Debug, Default)]
 pub struct CheckSlot(std::sync::Mutex<Option<Decision>>);

@@ -1,7 +1,7 @@
 //! The one executor: every [`ChangePlan`] is made the same way, all or nothing, on the journal's
 //! commit (`journal::commit`): open each step's directory (one still missing is a free name)
 //! → verify every step's [`Expect`](super::plan::Expect) (the readable refusal: nothing is kept or staged yet) →
-//! trash first (each [`Keep::Archive`] step's entry archived, kept in place, the archive
+//! trash first (each [`Keep::Archive`](crate::call::plan::Keep::Archive) step's entry archived, kept in place, the archive
 //! checked against what was expected) → stage (missing parents of what is put or built made
 //! just before, removed again unless the change is made; new bytes, built entries, under
 //! journaled temp names) → commit (one fsynced record;

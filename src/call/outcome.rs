@@ -126,7 +126,7 @@ pub struct Success {
 }
 
 /// Whether a call's change is in the history: every change is recorded with its journaled
-/// commit ([`commit_recorded`]), an undo too, even when nothing on disk had to move.
+/// commit ([`commit_recorded`](super::commit_recorded)), an undo too, even when nothing on disk had to move.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Recorded {
     /// In the history as `id`.

@@ -167,7 +167,7 @@ impl Bucket {
             .ok_or(TrashError::NotInBucket)
     }
 
-    /// Where and how [`write::write_archive`] writes, in the open `bucket`.
+    /// Where and how [`write::write_archive`](super::write::write_archive) writes, in the open `bucket`.
     fn target<'a>(&'a self, bucket: &'a BucketDir) -> ArchiveDestination<'a> {
         ArchiveDestination {
             bucket,
