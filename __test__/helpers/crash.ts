@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { isDeepStrictEqual } from 'node:util'
 import { expect } from 'vitest'
 import { Workspace, type TrashEntry } from 'agent-fs-tools'
 import { ALL, bucketDir, snapshot, type Node } from './trash.js'
@@ -245,6 +246,12 @@ export function treeOf(root: string): Tree {
   const out: Tree = {}
   for (const [path, { mtimeNs: _, ...rest }] of Object.entries(snapshot(root))) out[path] = rest
   return out
+}
+
+/** The paths where `a` and `b` differ (an entry in one only, or not alike), sorted: what a message shows. */
+export function differsAt(a: Tree, b: Tree): string[] {
+  const paths = new Set([...Object.keys(a), ...Object.keys(b)])
+  return [...paths].filter((path) => !isDeepStrictEqual(a[path], b[path])).sort()
 }
 
 export function sha(data: string | Buffer): string {
