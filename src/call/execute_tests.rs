@@ -81,19 +81,7 @@ impl Setup {
 
     /// Every name in the tree, sorted (temp names included: none may be left).
     pub(super) fn names(&self) -> Vec<String> {
-        let mut names = Vec::new();
-        let mut stack = vec![self.root.clone()];
-        while let Some(dir) = stack.pop() {
-            for entry in fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                names.push(crate::paths::testing::slashed_below(&path, &self.root));
-                if path.is_dir() && !path.is_symlink() {
-                    stack.push(path);
-                }
-            }
-        }
-        names.sort();
-        names
+        crate::paths::testing::names_below(&self.root)
     }
 
     fn records(&self) -> usize {

@@ -80,6 +80,24 @@ pub fn slashed_below(path: &Path, base: &Path) -> String {
     names.join("/")
 }
 
+/// Every name below `root` (a link not followed), `/` between names, sorted: temp names
+/// included, so that a test sees none left.
+pub fn names_below(root: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            names.push(slashed_below(&path, root));
+            if path.is_dir() && !path.is_symlink() {
+                stack.push(path);
+            }
+        }
+    }
+    names.sort();
+    names
+}
+
 /// The permission bits of a file set to `mode`, as the crate's `Stat` (and so an archive)
 /// records them: all of them on Unix; on Windows `0o644`, or `0o444` when read-only.
 pub fn recorded_mode(mode: u32) -> u32 {
