@@ -1,11 +1,10 @@
 //! A change of many entries, all or nothing — also when the process is killed at any point
 //! (../../docs/tools.md#apply_patch for `apply_patch`; undo uses it too).
 //!
-//! 1. **Stage** (nothing visible changes): each new file is written under a temp name beside its
-//!    target ([`fsops::stage_unsynced`], journaled like any temp file), and all of them are
-//!    fsynced, several at once, before the record is written (and whenever 64 wait, so that a
-//!    change of thousands of files does not hold a descriptor open for each). What the change destroys
-//!    was put in the trash by the caller before. An append in place ([`Commit::append`]) is the
+//! 1. **Stage** (nothing visible changes): each new file has a temp name beside its target,
+//!    journaled like any temp file before anything has it; when the change is applied the files
+//!    are written under those names and fsynced, several at once ([`Commit::stage_puts`]), before
+//!    the record is written. What the change destroys was put in the trash by the caller before. An append in place ([`Commit::append`]) is the
 //!    one step not staged: its bytes go through the caller's checked handle when it is applied,
 //!    and a copy of them is kept beside the record (written and fsynced before it), so that an
 //!    append made or cut short is taken back — only what is provably ours ([`super::tail`]);
@@ -63,12 +62,21 @@ use crate::paths::fsops::{self, Snapshot};
 use crate::paths::{AsDir, BorrowedDir, Dir};
 use crate::paths::{Stat, Version};
 
+/// The staged identity in a put's record until its file is staged (no file has it).
+const UNSTAGED: Version = Version {
+    dev: 0,
+    ino: 0,
+    size: 0,
+    mtime: (0, 0),
+};
+
 mod after;
 mod apply;
 mod clean_up;
 mod failure;
 mod recovery;
 mod splice;
+mod staging;
 mod undo;
 
 pub use after::{Aftermath, LeftInPlace, Sequel};
@@ -177,9 +185,21 @@ struct Staged {
     /// For an append: the file, opened and checked by the caller, and the bytes that go at its
     /// end (a copy of them is kept beside the record).
     append: Option<(File, Vec<u8>)>,
-    /// For a put: the staged file, written but not yet synced; the commit syncs every one (at
-    /// once) before its record is written.
-    unsynced: Option<File>,
+    /// For a put not staged yet: its bytes. Until [`Commit::stage_puts`] writes them, nothing
+    /// has the step's temp name, and its record's staged identity (and the SHA-256, when the
+    /// caller gave none) is not known.
+    pending: Option<PendingPut>,
+}
+
+/// A put's new content, written under its temp name when the change is applied.
+struct PendingPut {
+    data: Vec<u8>,
+    /// The SHA-256 the caller gave with the bytes, if any.
+    sha256: Option<String>,
+    /// The file whose metadata the staged file takes.
+    metadata_of: Option<Stat>,
+    /// The block of temp names its name was taken from (see [`TempBlock`]).
+    block: usize,
 }
 
 /// A check of an entry set aside as `aside` in `dir`: `true` if it may be removed.
@@ -198,16 +218,10 @@ pub struct Commit<'a> {
     /// The blocks of temp names of the files staged, a directory each.
     temp_blocks: Vec<TempBlock>,
     archives: Vec<ArchiveName>,
-    /// How many staged files are written but not synced yet (each holds a descriptor open).
-    unsynced: usize,
     /// Whether a staged file takes the planned file's name by three renames rather than an
     /// exchange ([`fsops::put_by_renames`]: where names cannot be exchanged).
     by_renames: bool,
 }
-
-/// How many staged files may wait for their sync at once: a change of thousands of files must
-/// not hold a descriptor open for each until its commit point.
-const UNSYNCED_AT_MOST: usize = 64;
 
 /// How many files a change stages in one directory under one temp record.
 const TEMPS_A_RECORD: u64 = 256;
@@ -237,7 +251,6 @@ impl Journal {
             made_record: None,
             temp_blocks: Vec::new(),
             archives: Vec::new(),
-            unsynced: 0,
             by_renames: !fsops::exchanges_names(),
         }
     }
@@ -252,9 +265,10 @@ impl Commit<'_> {
         self
     }
 
-    /// Stages `data` as the new content of `name` in `dir` (canonical path `dir_path`), with the
+    /// Puts `data` as the new content of `name` in `dir` (canonical path `dir_path`), with the
     /// metadata of `metadata_of` (the file it replaces, or the one it moves); `replaces` is the
-    /// file there now, as planned (`None`: the name must be free).
+    /// file there now, as planned (`None`: the name must be free). Its temp name is taken and
+    /// journaled now; the bytes are written under it when the change is applied.
     pub fn put(
         &mut self,
         dir: Dir,
@@ -269,7 +283,8 @@ impl Commit<'_> {
     }
 
     /// [`Commit::put`] of `data` with its SHA-256, when the caller has it already (a pass over
-    /// the bytes saved); hashed here otherwise.
+    /// the bytes saved); hashed when the change is applied otherwise. The bytes are written then
+    /// too, beside those of the change's other puts ([`Commit::stage_puts`]).
     pub fn put_hashed(
         &mut self,
         dir: Dir,
@@ -286,27 +301,14 @@ impl Commit<'_> {
             "the SHA-256 given with a put is that of its bytes"
         );
         let (block, aside) = self.staging_name(&dir, dir_path, name)?;
-        // A failed stage leaves nothing under `aside`.
-        let unsynced = fsops::stage_unsynced(dir.as_dir(), name, &aside, &data, metadata_of)?;
-        let record = fsops::lstat_at(dir.as_dir(), &aside)
-            .and_then(|found| found.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound)))
-            .and_then(|staged| {
-                let action = StepAction::Put {
-                    staged: Stat::version(&staged),
-                    sha256: sha256.unwrap_or_else(|| sha256_hex(&data)),
-                    replaces: replaces.as_ref().map(|p| Stat::version(&p.stat)),
-                    hold: (self.by_renames && replaces.is_some())
-                        .then(|| HoldName(PathBuf::from(fsops::hold_name(&aside)))),
-                };
-                StepRecord::in_dir(&dir, dir_path, name, &aside, action)
-            })
-            .inspect_err(|_| {
-                // What was staged, not a step, stays answered for by its block's record, which
-                // is left to recovery; the directory's next file starts a block of its own.
-                let block = &mut self.temp_blocks[block];
-                block.record.take();
-                block.next = block.below;
-            })?;
+        let action = StepAction::Put {
+            staged: UNSTAGED,
+            sha256: sha256.clone().unwrap_or_default(),
+            replaces: replaces.as_ref().map(|p| Stat::version(&p.stat)),
+            hold: (self.by_renames && replaces.is_some())
+                .then(|| HoldName(PathBuf::from(fsops::hold_name(&aside)))),
+        };
+        let record = StepRecord::in_dir(&dir, dir_path, name, &aside, action)?;
         self.steps.push(Staged {
             dir,
             record,
@@ -316,12 +318,13 @@ impl Commit<'_> {
             temp_entry: None,
             append: None,
             check_aside: None,
-            unsynced: Some(unsynced),
+            pending: Some(PendingPut {
+                data,
+                sha256,
+                metadata_of: metadata_of.cloned(),
+                block,
+            }),
         });
-        self.unsynced += 1;
-        if self.unsynced >= UNSYNCED_AT_MOST {
-            self.sync_staged().map_err(|(_, e)| e)?;
-        }
         Ok(())
     }
 
@@ -522,7 +525,7 @@ impl Commit<'_> {
             temp_entry: None,
             append: None,
             check_aside: None,
-            unsynced: None,
+            pending: None,
         });
     }
 
@@ -620,7 +623,7 @@ impl Commit<'_> {
             temp_entry: None,
             append: None,
             check_aside,
-            unsynced: None,
+            pending: None,
         });
         Ok(())
     }

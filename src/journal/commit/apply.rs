@@ -48,7 +48,7 @@ impl Commit<'_> {
         perform: impl FnOnce(&Value) -> io::Result<()>,
     ) -> Result<(Sequel, Vec<LeftInPlace>), CommitError> {
         let failed = |step, reason| CommitError { step, reason };
-        if let Err((step, e)) = self.sync_staged() {
+        if let Err((step, e)) = self.stage_puts() {
             self.discard();
             return Err(failed(step, StepFailure::Io(e)));
         }
@@ -156,25 +156,6 @@ impl Commit<'_> {
         Ok((outcome, left))
     }
 
-    /// Makes every staged file not synced yet durable, [`FILES_AT_ONCE`] at a time (their waits
-    /// for the disk overlap): before the record that names them is written, and whenever
-    /// [`UNSYNCED_AT_MOST`](super::UNSYNCED_AT_MOST) wait; the first step that could not be, and
-    /// why.
-    pub(super) fn sync_staged(&mut self) -> Result<(), (usize, io::Error)> {
-        let unsynced: Vec<(usize, File)> = self
-            .steps
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(step, staged)| Some((step, staged.unsynced.take()?)))
-            .collect();
-        self.unsynced = 0;
-        parallel::map(&unsynced, FILES_AT_ONCE, |(step, file)| {
-            file.sync_all().map_err(|e| (*step, e))
-        })
-        .into_iter()
-        .collect()
-    }
-
     /// Takes back the first `done` steps, newest first; whether every one is settled (see
     /// [`undo_step`]).
     /// `entry` is the change's record, beside which a splice keeps its copies.
@@ -213,7 +194,8 @@ impl Commit<'_> {
     /// Removes the staged files of steps not applied, then the directories made for them that
     /// are empty.
     fn discard(&mut self) {
-        for step in &mut self.steps {
+        // A put not staged has nothing under its temp name.
+        for step in self.steps.iter_mut().filter(|step| step.pending.is_none()) {
             let aside = step.record.aside.as_os_str();
             match &step.record.action {
                 StepAction::Put { staged, .. } => remove_staged(step.dir.as_dir(), aside, staged),

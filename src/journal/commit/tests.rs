@@ -94,6 +94,13 @@ pub(super) fn stage_all_in<'a>(s: &'a Setup, mut commit: Commit<'a>) -> Commit<'
     commit
         .remove(dir(root), root, OsStr::new("gone.txt"), gone)
         .unwrap();
+    staged(commit)
+}
+
+/// `commit` with its puts staged, as the apply stages them first: what tests that make its
+/// steps one by one need.
+pub(super) fn staged(mut commit: Commit<'_>) -> Commit<'_> {
+    commit.stage_puts().unwrap();
     commit
 }
 
@@ -136,37 +143,61 @@ fn every_step_is_made_and_nothing_is_left_behind() {
 }
 
 #[test]
-fn a_change_of_many_files_keeps_few_of_them_waiting_for_their_sync() {
+fn a_change_of_many_files_writes_them_when_it_is_applied() {
     let s = setup();
     let mut commit = s.journal.commit();
-    let names: Vec<String> = (0..2 * UNSYNCED_AT_MOST + 10)
+    // More than the files staged at once, so that each of them stages several.
+    let names: Vec<String> = (0..4 * crate::parallel::FILES_AT_ONCE + 3)
         .map(|i| format!("n{i}.txt"))
         .collect();
     for name in &names {
+        let data = name.clone().into_bytes();
+        let root = &s.root;
         commit
-            .put(
-                dir(&s.root),
-                &s.root,
-                OsStr::new(name),
-                name.clone().into_bytes(),
-                None,
-                None,
-            )
+            .put(dir(root), root, OsStr::new(name), data, None, None)
             .unwrap();
-        let waiting = commit
-            .steps
-            .iter()
-            .filter(|step| step.unsynced.is_some())
-            .count();
-        assert!(
-            waiting < UNSYNCED_AT_MOST,
-            "{waiting} staged files hold a descriptor open"
-        );
     }
+    assert_eq!(
+        tree(&s.root),
+        before(),
+        "nothing is written before the apply"
+    );
     commit.apply().unwrap();
     for name in &names {
         assert_eq!(fs::read_to_string(s.root.join(name)).unwrap(), *name);
     }
+    assert_eq!(tree(&s.root).len(), before().len() + names.len());
+    assert_eq!(s.journal.store.names().unwrap(), Vec::<OsString>::new());
+}
+
+#[test]
+fn a_put_that_cannot_be_staged_stops_the_change_and_names_its_step() {
+    let s = setup();
+    let sub = s.root.join("sub");
+    fs::create_dir(&sub).unwrap();
+    let mut commit = s.journal.commit();
+    let put = |commit: &mut Commit<'_>, at: &Path, name: &str| {
+        let data = name.as_bytes().to_vec();
+        commit
+            .put(dir(at), at, OsStr::new(name), data, None, None)
+            .unwrap();
+    };
+    put(&mut commit, &s.root, "first.txt");
+    put(&mut commit, &sub, "lost.txt");
+    put(&mut commit, &s.root, "last.txt");
+    // Nothing can be created in a directory removed since its handle was opened.
+    fs::remove_dir(&sub).unwrap();
+    let error = commit.apply().unwrap_err();
+    assert_eq!(error.step, 1, "{error:?}");
+    assert!(
+        matches!(&error.reason, StepFailure::Io(e) if e.kind() == io::ErrorKind::NotFound),
+        "{error:?}"
+    );
+    assert_eq!(
+        tree(&s.root),
+        before(),
+        "the files staged beside it are gone"
+    );
     assert_eq!(s.journal.store.names().unwrap(), Vec::<OsString>::new());
 }
 
@@ -535,7 +566,7 @@ fn stage_in_made_dirs(s: &Setup) -> Commit<'_> {
         .put(dir, &sub, OsStr::new("n.txt"), b"n\n".to_vec(), None, None)
         .unwrap();
     commit.archived(OsStr::new("x-a.txt.tar.gz"));
-    commit
+    staged(commit)
 }
 
 /// A file holds what was planned exactly when it reads as the bytes kept (over blocks, at
