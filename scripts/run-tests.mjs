@@ -12,7 +12,8 @@
  *      `AGENT_FS_TOOLS_PUT_BY_RENAMES=1`: how Windows, which cannot exchange two names, puts a
  *      changed file in place (three renames; read at run time by debug builds).
  *   3. `npm run check:targets -- aarch64-apple-darwin` (skipped with `--no-cargo` or
- *      `--no-targets`): the crate must keep compiling for macOS. One passed or failed test.
+ *      `--no-targets`): the crate must keep compiling for macOS. One passed or failed test. It
+ *      runs beside the other suites, at a low priority, its output printed when it is done.
  *   4. vitest, with its default reporter for people and its JSON reporter for the counts.
  *   5. vitest again with `AGENT_FS_TOOLS_PORTABLE=1`, for the test files that reach the file
  *      system layer (all but `NOT_THROUGH_THE_FILE_SYSTEM`), the crash harness with 20 random kills
@@ -36,7 +37,7 @@
 import { spawn, execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
+import { setPriority, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { filesFailedOutsideTests } from './lib/vitest-report.mjs'
@@ -92,21 +93,40 @@ const NOT_THROUGH_THE_FILE_SYSTEM = [
 
 /**
  * Runs a command with inherited stdin, echoing its output, and returns its exit code and stdout;
- * `env` is added to this process's environment.
+ * `env` is added to this process's environment. `aside`: run at a low priority, its output (both
+ * streams) held and printed once it is done, so that it can run beside another suite.
  */
-function run(command, args, env = {}) {
+function run(command, args, env = {}, { aside = false } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: root, stdio: ['inherit', 'pipe', 'inherit'], env: { ...process.env, ...env } })
+    const stdio = ['inherit', 'pipe', aside ? 'pipe' : 'inherit']
+    const child = spawn(command, args, { cwd: root, stdio, env: { ...process.env, ...env } })
+    if (aside && child.pid !== undefined) {
+      try {
+        // Inherited by what it starts (cargo, rustc): it takes the cores the other suite leaves.
+        setPriority(child.pid, 10)
+      } catch {
+        // Not allowed here: it runs at the normal priority.
+      }
+    }
     let stdout = ''
+    let held = ''
     child.stdout.on('data', (chunk) => {
       stdout += chunk
-      process.stdout.write(chunk)
+      if (aside) held += chunk
+      else process.stdout.write(chunk)
     })
+    child.stderr?.on('data', (chunk) => {
+      held += chunk
+    })
+    const done = (code) => {
+      process.stdout.write(held)
+      resolve({ code, stdout })
+    }
     child.on('error', (error) => {
       console.error(`could not run ${command}: ${error.message}`)
-      resolve({ code: 1, stdout })
+      done(1)
     })
-    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), stdout }))
+    child.on('close', (code, signal) => done(code ?? (signal ? 1 : 0)))
   })
 }
 
@@ -132,9 +152,14 @@ async function cargoTests(name = 'cargo test', env = {}, args = []) {
   return { name, code, passed, failed }
 }
 
-/** `check:targets` for the macOS target: one test, failed when the crate does not compile. */
+/**
+ * `check:targets` for the macOS target: one test, failed when the crate does not compile. It runs
+ * beside the other suites, at a low priority so that it takes only what they leave of the cores
+ * (the Rust tests leave about a third of two idle, waiting for the disk); its output comes when
+ * it is done.
+ */
 async function targetCheck() {
-  const { code } = await run(process.execPath, [join(root, 'scripts', 'check-targets.mjs'), CHECKED_TARGET])
+  const { code } = await run(process.execPath, [join(root, 'scripts', 'check-targets.mjs'), CHECKED_TARGET], {}, { aside: true })
   return { name: `check:targets ${CHECKED_TARGET}`, code, passed: code === 0 ? 1 : 0, failed: code === 0 ? 0 : 1 }
 }
 
@@ -196,12 +221,12 @@ async function timed(suite) {
   const result = await suite()
   if (result !== undefined) results.push({ ...result, seconds: Math.round((Date.now() - started) / 1000) })
 }
+const targets = skipTargets ? undefined : timed(targetCheck)
 if (!skipCargo) {
   await timed(() => cargoTests())
   if (!skipPortable) await timed(() => cargoTests('cargo test (portable)', PORTABLE))
   await timed(() => cargoTests('cargo test (put by renames)', PUT_BY_RENAMES, PUT_BY_RENAMES_TESTS))
 }
-if (!skipTargets) await timed(targetCheck)
 await timed(() => vitestTests())
 if (!skipPortable) await timed(() => vitestTests('vitest (portable)', fileSystemTestFiles(), { ...PORTABLE, ...PORTABLE_CRASH_KILLS }))
 for (const from of process.platform === 'linux' ? MOUNT_ID_FALLBACKS : []) {
@@ -209,6 +234,7 @@ for (const from of process.platform === 'linux' ? MOUNT_ID_FALLBACKS : []) {
 }
 if (!skipHosts) await timed(() => vitestTests('vitest (hosts)', [], {}, 'vitest.hosts.config.mts'))
 if (!skipRuntimes) await timed(runtimeMatrix)
+await targets
 
 console.log('')
 for (const { name, seconds } of results) console.log(`${name} took ${seconds} s`)
