@@ -3,13 +3,14 @@
 //!
 //! 1. **Stage** (nothing visible changes): each new file has a temp name beside its target,
 //!    journaled like any temp file before anything has it; when the change is applied the files
-//!    are written under those names and fsynced, several at once ([`Commit::stage_puts`]), before
-//!    the record is written. What the change destroys was put in the trash by the caller before. An append in place ([`Commit::append`]) is the
-//!    one step not staged: its bytes go through the caller's checked handle when it is applied,
-//!    and a copy of them is kept beside the record (written and fsynced before it), so that an
-//!    append made or cut short is taken back — only what is provably ours ([`super::tail`]);
-//!    one made whole and followed by someone else's append is cut out from before it
-//!    (`commit/splice.rs`), so our bytes never stand without the record.
+//!    are written under those names and fsynced, several at once (`Commit::stage_puts`), before
+//!    the record is written. What the change destroys was put in the trash by the caller before.
+//!    An append in place ([`Commit::append`]) is the one step not staged: its bytes go through
+//!    the caller's checked handle when it is applied, and a copy of them is kept beside the
+//!    record (written and fsynced before it), so that an append made or cut short is taken back
+//!    — only what is provably ours ([`super::tail`]); one made whole and followed by someone
+//!    else's append is cut out from before it (`commit/splice.rs`), so our bytes never stand
+//!    without the record.
 //! 2. **Record**: one fsynced journal record, state `applying`, lists every step: its directory
 //!    (path, dev, ino), its name, its temp name (`aside`), and the identities that tell ours from
 //!    anything else — the inode of each staged file and its SHA-256, the dev and ino of what each
