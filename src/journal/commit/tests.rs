@@ -173,30 +173,33 @@ fn a_change_of_many_files_writes_them_when_it_is_applied() {
 #[test]
 fn a_put_that_cannot_be_staged_stops_the_change_and_names_its_step() {
     let s = setup();
-    let sub = s.root.join("sub");
-    fs::create_dir(&sub).unwrap();
+    let root = &s.root;
     let mut commit = s.journal.commit();
-    let put = |commit: &mut Commit<'_>, at: &Path, name: &str| {
+    for name in ["first.txt", "second.txt", "third.txt"] {
         let data = name.as_bytes().to_vec();
         commit
-            .put(dir(at), at, OsStr::new(name), data, None, None)
+            .put(dir(root), root, OsStr::new(name), data, None, None)
             .unwrap();
-    };
-    put(&mut commit, &s.root, "first.txt");
-    put(&mut commit, &sub, "lost.txt");
-    put(&mut commit, &s.root, "last.txt");
-    // Nothing can be created in a directory removed since its handle was opened.
-    fs::remove_dir(&sub).unwrap();
+    }
+    // Another program takes the second file's temp name before the change is applied.
+    let taken = commit.steps[1].record.aside.clone();
+    fs::write(root.join(&taken), "someone else's\n").unwrap();
     let error = commit.apply().unwrap_err();
     assert_eq!(error.step, 1, "{error:?}");
     assert!(
-        matches!(&error.reason, StepFailure::Io(e) if e.kind() == io::ErrorKind::NotFound),
+        matches!(&error.reason, StepFailure::Io(e) if e.kind() == io::ErrorKind::AlreadyExists),
         "{error:?}"
     );
+    let mut expected = before();
+    expected.push((
+        taken.to_string_lossy().into_owned(),
+        "someone else's\n".into(),
+    ));
+    expected.sort();
     assert_eq!(
-        tree(&s.root),
-        before(),
-        "the files staged beside it are gone"
+        tree(root),
+        expected,
+        "the files staged beside it are gone, the other program's file is left alone"
     );
     assert_eq!(s.journal.store.names().unwrap(), Vec::<OsString>::new());
 }

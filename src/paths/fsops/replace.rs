@@ -105,7 +105,7 @@ pub fn write_atomic(
 /// Stages `data` as the new file `temp` beside `name`, durable, with what `metadata_of` has (the
 /// file it will replace, or the one it moves; see [`keep_metadata_of`]); for a change of many
 /// files that puts every file in place only once every one is staged ([`swap_in`]). On failure
-/// `temp` is gone.
+/// nothing this made is left under `temp` (see [`stage_unsynced`]).
 pub fn stage(
     dir: BorrowedDir<'_>,
     name: &OsStr,
@@ -122,7 +122,8 @@ pub fn stage(
 
 /// [`stage`], but not yet durable: the file is returned, open for writing, for the caller to
 /// sync (`sync_all`) before anything depends on it — for a change of many files, all of them at
-/// once. On failure `temp` is gone.
+/// once. On failure nothing this made is left under `temp`; a `temp` that is taken already
+/// (another program's file) fails with `AlreadyExists` and is left as it is.
 pub fn stage_unsynced(
     dir: BorrowedDir<'_>,
     name: &OsStr,
@@ -130,11 +131,18 @@ pub fn stage_unsynced(
     data: &[u8],
     metadata_of: Option<&Stat>,
 ) -> io::Result<File> {
-    let staged = write_temp(dir, name, temp, data, metadata_of);
-    if staged.is_err() {
-        let _ = unlink_at(dir, temp);
+    let mut file = create_file_umasked_at(dir, temp)?;
+    let written = file.write_all(data).and_then(|()| match metadata_of {
+        Some(old) => keep_metadata_of(dir, name, old, &file),
+        None => Ok(()),
+    });
+    match written {
+        Ok(()) => Ok(file),
+        Err(e) => {
+            let _ = unlink_at(dir, temp);
+            Err(e)
+        }
     }
-    staged
 }
 
 /// Puts the staged `temp` in place of `name`, only as planned (`replacing`, as for
@@ -177,10 +185,7 @@ fn write_atomic_with(
         Replacing::Nothing => None,
         Replacing::File { stat, .. } => Some(stat),
     };
-    if let Err(e) = write_temp(dir, name, temp, data, planned).and_then(|file| file.sync_all()) {
-        let _ = unlink_at(dir, temp);
-        return Err(e.into());
-    }
+    stage(dir, name, temp, data, planned)?;
     race_point::reached(RacePoint::BeforeReplace, name);
     let result = match replacing {
         Replacing::Nothing => take_free_name(dir, temp, name),
@@ -200,23 +205,6 @@ fn write_atomic_with(
 pub(super) struct Planned<'a> {
     pub(super) stat: &'a Stat,
     pub(super) same_content: &'a dyn Fn(&mut File) -> io::Result<bool>,
-}
-
-/// Creates `temp` with `data`, given what the `planned` file has; returns it open for writing
-/// (not synced yet).
-fn write_temp(
-    dir: BorrowedDir<'_>,
-    name: &OsStr,
-    temp: &OsStr,
-    data: &[u8],
-    planned: Option<&Stat>,
-) -> io::Result<File> {
-    let mut file = create_file_umasked_at(dir, temp)?;
-    file.write_all(data)?;
-    if let Some(old) = planned {
-        keep_metadata_of(dir, name, old, &file)?;
-    }
-    Ok(file)
 }
 
 /// `temp` takes `name` if nothing is there.
@@ -326,12 +314,7 @@ fn let_go(
         return Err(e.into());
     }
     // `temp` is free again: the late bytes take it, then the name (if it still holds our file).
-    if let Err(e) =
-        write_temp(dir, name, temp, &late, Some(planned.stat)).and_then(|file| file.sync_all())
-    {
-        let _ = unlink_at(dir, temp);
-        return Err(e.into());
-    }
+    stage(dir, name, temp, &late, Some(planned.stat))?;
     Err(swap_back(dir, temp, name, ours, swap, Found::BeingWritten))
 }
 
@@ -608,6 +591,16 @@ mod tests {
         Err(io::Error::from_raw_os_error(
             rustix::io::Errno::INVAL.raw_os_error(),
         ))
+    }
+
+    #[test]
+    fn a_temp_name_taken_already_is_left_as_it_is() {
+        let d = Dir::new("rp-temp-taken", false);
+        let temp = OsString::from("taken.tmp");
+        std::fs::write(d.path.join(&temp), "theirs").unwrap();
+        let staged = stage(d.fd.as_fd(), OsStr::new(&d.name), &temp, b"new", None);
+        assert_eq!(staged.unwrap_err().kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(d.contents(), [("taken.tmp".into(), "theirs".into())]);
     }
 
     #[test]
