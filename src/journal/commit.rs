@@ -195,8 +195,8 @@ struct Staged {
 /// A put's new content, written under its temp name when the change is applied.
 struct PendingPut {
     data: Vec<u8>,
-    /// The SHA-256 the caller gave with the bytes, if any.
-    sha256: Option<String>,
+    /// Whether the record's SHA-256 is still to be computed (the caller gave none).
+    unhashed: bool,
     /// The file whose metadata the staged file takes.
     metadata_of: Option<Stat>,
     /// The block of temp names its name was taken from (see [`TempBlock`]).
@@ -302,9 +302,10 @@ impl Commit<'_> {
             "the SHA-256 given with a put is that of its bytes"
         );
         let (block, aside) = self.staging_name(&dir, dir_path, name)?;
+        let unhashed = sha256.is_none();
         let action = StepAction::Put {
             staged: UNSTAGED,
-            sha256: sha256.clone().unwrap_or_default(),
+            sha256: sha256.unwrap_or_default(),
             replaces: replaces.as_ref().map(|p| Stat::version(&p.stat)),
             hold: (self.by_renames && replaces.is_some())
                 .then(|| HoldName(PathBuf::from(fsops::hold_name(&aside)))),
@@ -321,7 +322,7 @@ impl Commit<'_> {
             check_aside: None,
             pending: Some(PendingPut {
                 data,
-                sha256,
+                unhashed,
                 metadata_of: metadata_of.cloned(),
                 block,
             }),

@@ -78,7 +78,7 @@ impl Commit<'_> {
 fn stage_put(step: &Staged) -> Result<(Version, Option<String>), NotStaged> {
     let PendingPut {
         data,
-        sha256,
+        unhashed,
         metadata_of,
         ..
     } = step.pending.as_ref().expect("a put not staged");
@@ -98,6 +98,6 @@ fn stage_put(step: &Staged) -> Result<(Version, Option<String>), NotStaged> {
         remove_staged(dir, aside, &version);
         return Err(not_staged(error));
     }
-    let hashed = sha256.is_none().then(|| sha256_hex(data));
+    let hashed = unhashed.then(|| sha256_hex(data));
     Ok((version, hashed))
 }
