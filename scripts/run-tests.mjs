@@ -118,8 +118,10 @@ function run(command, args, env = {}, { aside = false } = {}) {
     child.stderr?.on('data', (chunk) => {
       held += chunk
     })
+    // 'error' may be followed by 'close': what was held is printed once.
     const done = (code) => {
       process.stdout.write(held)
+      held = ''
       resolve({ code, stdout })
     }
     child.on('error', (error) => {
