@@ -255,6 +255,7 @@ const CASES = [
       { job: 'tree/ours-level6', metric: 'trash', label: 'ours: remove_dir recursive (compressionLevel 6)', fullOnly: true },
       { job: 'tree/tar', metric: 'trash', label: 'tar -czf + rm -rf', child: true },
       { job: 'tree/tar-plain', metric: 'trash', label: 'tar -cf + rm -rf (no compression: the copy limit)', child: true },
+      { job: 'tree/tar-plain-durable', metric: 'trash', label: 'tar -cf + fsync of the archive + rm -rf (the copy limit, on disk before the tree goes, as ours is)', child: true },
       { job: 'tree/tar-stream', metric: 'trash', label: 'tar-stream + zlib.gzipSync per file + fs.rm' },
     ],
     targets: [
@@ -294,6 +295,7 @@ const CASES = [
     rows: [
       { job: 'patch/ours', label: "ours: apply_patch (plans every file, one journaled commit, history with the deltas that take it back)", ref: true },
       { job: 'patch/jsdiff', label: 'jsdiff parsePatch + applyPatch + writeFileSync per file (keeps nothing, not atomic)' },
+      { job: 'patch/jsdiff-durable', label: 'the same, each file written as write-file-atomic does: temp file, fsync, rename (durable; the change still not atomic)' },
     ],
     targets: [{ text: '≥ 1× the jsdiff path (safety for free)', value: (r) => r['patch/jsdiff'] / r['patch/ours'], ok: (v) => v >= 1, fmt: (v) => `${v.toFixed(2)}×` }],
   },

@@ -152,10 +152,10 @@ async function patchOurs(jsonFile, format, iterations) {
   return { main: await series(() => call(ws, 'apply_patch', args), { ...iterations, setup: c.reset, teardown: c.checkPatched }) }
 }
 
-/** The same change as a unified diff, applied with jsdiff file by file. */
-async function patchJsdiff(jsonFile, iterations) {
+/** The same change as a unified diff, applied with jsdiff file by file (`durable`: see `applyUnified`). */
+async function patchJsdiff(jsonFile, iterations, options = {}) {
   const c = patchCase(jsonFile)
-  return { main: await series(() => applyUnified(m.root, c.unified), { ...iterations, setup: c.reset, teardown: c.checkPatched }) }
+  return { main: await series(() => applyUnified(m.root, c.unified, options), { ...iterations, setup: c.reset, teardown: c.checkPatched }) }
 }
 
 /** A file name in the scratch directory (outside the workspace root). */
@@ -269,17 +269,25 @@ const jobs = {
       },
     )
   },
-  'tree/tar-plain': async () => {
-    const archive = scratch('tree.tar')
-    return trashAndRestore(
+  ...Object.fromEntries(
+    [
+      ['tree/tar-plain', false],
+      ['tree/tar-plain-durable', true],
+    ].map(([job, durable]) => [
+      job,
       async () => {
-        await tarCli.trashTreeUncompressed(m.tree.work, archive)
-        return archive
+        const archive = scratch('tree.tar')
+        return trashAndRestore(
+          async () => {
+            await tarCli.trashTreeUncompressed(m.tree.work, archive, { durable })
+            return archive
+          },
+          undefined,
+          (a) => rmSync(a, { force: true }),
+        )
       },
-      undefined,
-      (a) => rmSync(a, { force: true }),
-    )
-  },
+    ]),
+  ),
   'tree/tar-stream': async () => {
     const archive = scratch('tree-stream.tar')
     return trashAndRestore(
@@ -295,6 +303,7 @@ const jobs = {
   // ── apply_patch over many files, and chunk placement at scale ────────────────────────────────
   'patch/ours': () => patchOurs(m.patch, 'unified', it.patch),
   'patch/jsdiff': () => patchJsdiff(m.patch, it.patch),
+  'patch/jsdiff-durable': () => patchJsdiff(m.patch, it.patch, { durable: true }),
   'chunks/ours': () => patchOurs(m.chunks.full, 'codex', it.chunks),
   'chunks/ours-tenth': () => patchOurs(m.chunks.tenth, 'codex', it.chunks),
   'chunks/jsdiff': () => patchJsdiff(m.chunks.full, it.chunks),

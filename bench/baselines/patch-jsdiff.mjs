@@ -3,16 +3,34 @@
  * with jsdiff, then per file read it, `applyPatch` the hunks, write it back. It keeps nothing,
  * asks nothing, records nothing, and a failure halfway leaves the files before it changed.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { applyPatch, parsePatch } from 'diff'
 
-/** Applies the unified diff `patch` (paths `a/…` `b/…` from `root`); throws if a hunk misses. */
-export function applyUnified(root, patch) {
+/**
+ * Applies the unified diff `patch` (paths `a/…` `b/…` from `root`); throws if a hunk misses.
+ * `durable`: each file is written as npm's `write-file-atomic` writes it (a temp file beside it,
+ * fsynced, renamed over it), so each file is whole and on disk, though the change as a whole is
+ * still not atomic. Without it, `writeFileSync` in place.
+ */
+export function applyUnified(root, patch, { durable = false } = {}) {
   for (const index of parsePatch(patch)) {
     const file = join(root, index.newFileName.replace(/^b\//, ''))
     const result = applyPatch(readFileSync(file, 'utf8'), index)
     if (result === false) throw new Error(`a hunk of ${file} did not apply`)
-    writeFileSync(file, result)
+    if (durable) writeDurably(file, result)
+    else writeFileSync(file, result)
   }
+}
+
+function writeDurably(file, text) {
+  const temp = join(dirname(file), `.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`)
+  const fd = openSync(temp, 'wx')
+  try {
+    writeFileSync(fd, text)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  renameSync(temp, file)
 }

@@ -4,6 +4,7 @@
  * loop stays free, the way a Node host would shell out.
  */
 import { execFile } from 'node:child_process'
+import { open } from 'node:fs/promises'
 import { basename, dirname } from 'node:path'
 import { promisify } from 'node:util'
 
@@ -17,10 +18,20 @@ export async function trashTree(dir, archive) {
 
 /**
  * Archives `dir` into `archive` (.tar, not compressed) and removes it: the copy limit of a
- * recoverable delete, which a trash that compresses is measured against.
+ * recoverable delete, which a trash that compresses is measured against. `durable`: the archive
+ * is fsynced before the tree goes, as ours is; without it, the copy may still be only in the
+ * page cache when the tree is gone.
  */
-export async function trashTreeUncompressed(dir, archive) {
+export async function trashTreeUncompressed(dir, archive, { durable = false } = {}) {
   await run('tar', ['-cf', archive, '-C', dirname(dir), basename(dir)])
+  if (durable) {
+    const handle = await open(archive, 'r')
+    try {
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+  }
   await run('rm', ['-rf', '--', dir])
 }
 
