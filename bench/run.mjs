@@ -306,6 +306,7 @@ const CASES = [
       { job: 'chunks/ours', label: "ours: apply_patch, Codex format", ref: true },
       { job: 'chunks/ours-tenth', label: `ours: a tenth of it (${n(sizes.chunkCount / 10)} chunks on ${n(sizes.chunkLines / 10)} lines)` },
       { job: 'chunks/jsdiff', label: 'jsdiff applyPatch, the same change as a unified diff' },
+      { job: 'chunks/jsdiff-durable', label: 'the same, the file written as write-file-atomic does: temp file, fsync, rename (durable)' },
     ],
     targets: [
       { text: 'near-linear: 10× the chunks and lines in ≤ 12× the time', value: (r) => r['chunks/ours'] / r['chunks/ours-tenth'], ok: (v) => v <= 12, fmt: (v) => `${v.toFixed(1)}×` },

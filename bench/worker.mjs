@@ -307,6 +307,7 @@ const jobs = {
   'chunks/ours': () => patchOurs(m.chunks.full, 'codex', it.chunks),
   'chunks/ours-tenth': () => patchOurs(m.chunks.tenth, 'codex', it.chunks),
   'chunks/jsdiff': () => patchJsdiff(m.chunks.full, it.chunks),
+  'chunks/jsdiff-durable': () => patchJsdiff(m.chunks.full, it.chunks, { durable: true }),
 
   // ── read lines 1–N of a huge file ────────────────────────────────────────────────────────────
   ...Object.fromEntries(
