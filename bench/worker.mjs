@@ -161,6 +161,19 @@ async function patchJsdiff(jsonFile, iterations, options = {}) {
 /** A file name in the scratch directory (outside the workspace root). */
 const scratch = (name) => join(m.scratch, name)
 
+/** `tar -cf` + `rm -rf` of the tree, the copy limit (`durable`: see `trashTreeUncompressed`). */
+function tarPlain(options) {
+  const archive = scratch('tree.tar')
+  return trashAndRestore(
+    async () => {
+      await tarCli.trashTreeUncompressed(m.tree.work, archive, options)
+      return archive
+    },
+    undefined,
+    (a) => rmSync(a, { force: true }),
+  )
+}
+
 const jobs = {
   // ── edit_file ────────────────────────────────────────────────────────────────────────────────
   'edit/ours': async () => {
@@ -269,25 +282,8 @@ const jobs = {
       },
     )
   },
-  ...Object.fromEntries(
-    [
-      ['tree/tar-plain', false],
-      ['tree/tar-plain-durable', true],
-    ].map(([job, durable]) => [
-      job,
-      async () => {
-        const archive = scratch('tree.tar')
-        return trashAndRestore(
-          async () => {
-            await tarCli.trashTreeUncompressed(m.tree.work, archive, { durable })
-            return archive
-          },
-          undefined,
-          (a) => rmSync(a, { force: true }),
-        )
-      },
-    ]),
-  ),
+  'tree/tar-plain': () => tarPlain({ durable: false }),
+  'tree/tar-plain-durable': () => tarPlain({ durable: true }),
   'tree/tar-stream': async () => {
     const archive = scratch('tree-stream.tar')
     return trashAndRestore(

@@ -3,8 +3,8 @@
  * with jsdiff, then per file read it, `applyPatch` the hunks, write it back. It keeps nothing,
  * asks nothing, records nothing, and a failure halfway leaves the files before it changed.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
 import { applyPatch, parsePatch } from 'diff'
 
 /**
@@ -23,14 +23,20 @@ export function applyUnified(root, patch, { durable = false } = {}) {
   }
 }
 
+/** `write-file-atomic`'s way, without its ownership and mode copying: nothing left on failure. */
 function writeDurably(file, text) {
-  const temp = join(dirname(file), `.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`)
+  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`)
   const fd = openSync(temp, 'wx')
   try {
-    writeFileSync(fd, text)
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
+    try {
+      writeFileSync(fd, text)
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+    renameSync(temp, file)
+  } catch (error) {
+    rmSync(temp, { force: true })
+    throw error
   }
-  renameSync(temp, file)
 }
