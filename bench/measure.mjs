@@ -122,3 +122,43 @@ export function summarize(runs, error) {
     peakSource: runs.find((r) => r.peakSource)?.peakSource,
   }
 }
+
+/** One summary out of several single-run summaries. */
+export function mergeSeries(list) {
+  const ok = list.filter((s) => s.ok)
+  const values = (key) => ok.map((s) => s[key]).filter((v) => typeof v === 'number')
+  const maxOf = (key) => (values(key).length ? Math.max(...values(key)) : null)
+  const times = values('medianMs')
+  return {
+    ok: ok.length === list.length,
+    error: list.find((s) => !s.ok)?.error,
+    iterations: ok.length,
+    medianMs: median(times),
+    minMs: times.length ? Math.min(...times) : null,
+    maxMs: maxOf('medianMs'),
+    lagP99Ms: maxOf('lagP99Ms'),
+    lagMaxMs: maxOf('lagMaxMs'),
+    rssGrowthBytes: maxOf('rssGrowthBytes'),
+    peakSource: ok[0]?.peakSource,
+  }
+}
+
+/**
+ * Several operations taking turns, one run of each per round, each measured into its own
+ * summary (`{ name: op }` → `{ name: summary }`): interleaved, so that the load of a shared
+ * machine weighs on each alike and their ratio means something. The options are `series`'s,
+ * counted in rounds; the budget is for all of them. A failed run ends the rounds.
+ */
+export async function turns(ops, { warmup = 0, min = 3, max = 10, budgetMs = 20_000 } = {}) {
+  const names = Object.keys(ops)
+  const runs = Object.fromEntries(names.map((name) => [name, []]))
+  const began = performance.now()
+  rounds: for (let i = 0; i < max && (i < min || performance.now() - began < budgetMs); i++) {
+    for (const name of names) {
+      const one = await series(ops[name], { warmup: i === 0 ? warmup : 0, min: 1, max: 1 })
+      runs[name].push(one)
+      if (!one.ok) break rounds
+    }
+  }
+  return Object.fromEntries(names.map((name) => [name, mergeSeries(runs[name])]))
+}

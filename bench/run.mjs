@@ -251,7 +251,7 @@ const CASES = [
     id: 'tree-delete',
     title: `recoverable delete of a ${human(manifest.tree.bytes)} tree (${n(sizes.treeTextFiles)} text files + ${sizes.treeBinaries} binar${sizes.treeBinaries === 1 ? 'y' : 'ies'} of ${human(sizes.treeBinaryBytes)})`,
     rows: [
-      { job: 'tree/ours', metric: 'trash', label: 'ours: remove_dir recursive (level 3, default)', ref: true },
+      { job: 'tree/ours', metric: 'trash', label: 'ours: remove_dir recursive (level 2, default)', ref: true },
       { job: 'tree/ours-level6', metric: 'trash', label: 'ours: remove_dir recursive (compressionLevel 6)', fullOnly: true },
       { job: 'tree/tar', metric: 'trash', label: 'tar -czf + rm -rf', child: true },
       { job: 'tree/tar-plain', metric: 'trash', label: 'tar -cf + rm -rf (no compression: the copy limit)', child: true },
@@ -382,12 +382,14 @@ if (haveSearch) {
       rows: [
         { job: 'grep/ours', label: 'ours: grep', ref: true },
         { job: 'grep/rg', label: 'rg -n', child: true, needs: 'rg' },
+        { job: 'grep/turns', metric: 'ours', key: 'grep/turns:ours', label: 'ours: grep, taking turns with rg in one series', needs: 'rg' },
+        { job: 'grep/turns', metric: 'rg', key: 'grep/turns:rg', label: 'rg -n, taking turns with ours in one series', child: true, needs: 'rg' },
         { job: 'grep/git-grep', label: 'git grep -n', child: true },
         { job: 'grep/grep-rn', label: 'grep -rn', child: true },
       ],
       targets: [
         { text: '≥ git grep (time ≤ git grep)', value: (r) => r['grep/ours'] / r['grep/git-grep'], ok: (v) => v <= 1, fmt: (v) => `${v.toFixed(2)}× git grep's time` },
-        { text: '≥ 1.3× the speed of rg (issue 33)', value: (r) => r['grep/rg'] / r['grep/ours'], ok: (v) => v >= 1.3, fmt: (v) => `${v.toFixed(2)}×` },
+        { text: '≥ 1.3× the speed of rg, taking turns (issue 33)', value: (r) => r['grep/turns:rg'] / r['grep/turns:ours'], ok: (v) => v >= 1.3, fmt: (v) => `${v.toFixed(2)}×` },
       ],
     },
   )

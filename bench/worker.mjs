@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { series } from './measure.mjs'
+import { mergeSeries, series, turns } from './measure.mjs'
 import { editFile, diffTexts } from './baselines/edit-jsdiff.mjs'
 import * as tarCli from './baselines/trash-tar.mjs'
 import * as tarStream from './baselines/trash-tar-stream.mjs'
@@ -57,6 +57,15 @@ async function call(ws, name, args) {
 
 function check(condition, message) {
   if (!condition) throw new Error(`result check failed: ${message}`)
+}
+
+/** Our grep of the search tree, every match shown. */
+const grepAll = (ws) => call(ws, 'grep', { pattern: m.search.regex, path: m.search.dir, maxMatches: 1_000_000 })
+
+/** A grep result must hold every matching line the baseline counted in the set-up. */
+function checkGrep(r) {
+  const want = m.search.expected.grepLines
+  check(r.data.matches === want && !r.data.truncated, `found ${r.data.matches} matching lines (truncated: ${r.data.truncated}), ${m.search.expected.countedBy} found ${want}`)
 }
 
 const resetEditFile = () => writeFileSync(m.edit.file, m.edit.original)
@@ -112,26 +121,6 @@ async function trashAndRestoreEach(trash, ways, discard, iterations) {
     },
   )
   return { trash: trashSummary, restores: Object.fromEntries(names.map((name) => [name, mergeSeries(runs[name])])) }
-}
-
-/** One summary out of several single-run summaries. */
-function mergeSeries(list) {
-  const ok = list.filter((s) => s.ok)
-  const values = (key) => ok.map((s) => s[key]).filter((v) => typeof v === 'number')
-  const sorted = values('medianMs').sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return {
-    ok: ok.length === list.length,
-    error: list.find((s) => !s.ok)?.error,
-    iterations: ok.length,
-    medianMs: sorted.length ? (sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2) : null,
-    minMs: sorted[0] ?? null,
-    maxMs: sorted.at(-1) ?? null,
-    lagP99Ms: values('lagP99Ms').length ? Math.max(...values('lagP99Ms')) : null,
-    lagMaxMs: values('lagMaxMs').length ? Math.max(...values('lagMaxMs')) : null,
-    rssGrowthBytes: values('rssGrowthBytes').length ? Math.max(...values('rssGrowthBytes')) : null,
-    peakSource: ok[0]?.peakSource,
-  }
 }
 
 /** The files a patch case changes, put back as they were before each run (unmeasured). */
@@ -438,13 +427,17 @@ const jobs = {
   'glob/git': async () => ({ main: await series(() => search.gitLsFiles(m.search.dir, m.search.glob), it.search) }),
   'grep/ours': async () => {
     const ws = await workspace({ limits: WHOLE_OUTPUT })
-    const want = m.search.expected.grepLines
-    const op = () => call(ws, 'grep', { pattern: m.search.regex, path: m.search.dir, maxMatches: 1_000_000 })
-    const checked = (_, r) =>
-      check(r.data.matches === want && !r.data.truncated, `found ${r.data.matches} matching lines (truncated: ${r.data.truncated}), ${m.search.expected.countedBy} found ${want}`)
-    return { main: await series(op, { ...it.search, teardown: checked }) }
+    return { main: await series(() => grepAll(ws), { ...it.search, teardown: (_, r) => checkGrep(r) }) }
   },
   'grep/rg': async () => ({ main: await series(() => search.rg(m.search.dir, m.search.regex), it.search) }),
+  // Ours and rg taking turns in one series: their ratio is a target, and runs a minute apart on
+  // a shared machine differ by more than its margin.
+  'grep/turns': async () => {
+    const ws = await workspace({ limits: WHOLE_OUTPUT })
+    const ours = async () => checkGrep(await grepAll(ws))
+    const rg = () => search.rg(m.search.dir, m.search.regex)
+    return turns({ ours, rg }, { ...it.search, budgetMs: 2 * (it.search.budgetMs ?? 10_000) })
+  },
   'grep/git-grep': async () => ({ main: await series(() => search.gitGrep(m.search.dir, m.search.regex), it.search) }),
   'grep/grep-rn': async () => ({ main: await series(() => search.grepRn(m.search.dir, m.search.regex), it.search) }),
 }
