@@ -80,8 +80,8 @@ pub struct TrashOptions {
 }
 
 /// Default gzip level for trash archives: the last level of zlib-rs's fast strategy. Level 3
-/// starts its medium one, which took 16–25 % longer to remove a tree of source code (the bench's
-/// tree, a `node_modules`, the sources of 135 crates) for archives 2–9 % smaller; level 1 made
+/// starts its medium one, which took 8–30 % longer to remove a tree of source code (the bench's
+/// tree, a `node_modules`, the sources of 135 crates) for archives 2–8 % smaller; level 1 made
 /// them a third larger.
 pub const DEFAULT_COMPRESSION_LEVEL: u32 = 2;
 
