@@ -220,6 +220,18 @@ pub(super) fn find_place(
             });
         }
     }
+    // Without anchors, a match exactly at the hinted line wins, whatever else matches. Checked
+    // first, it needs no index of the file's lines: most hunks of a diff made from the file
+    // land here.
+    if let Some(h) = hinted
+        .filter(|&h| anchor.is_none() && h >= from && hay.matches_at(pattern, MatchLevel::Exact, h))
+    {
+        return Ok(Place {
+            start: h,
+            len: m,
+            level: MatchLevel::Exact,
+        });
+    }
     for &level in MatchLevel::ladder_for(pattern) {
         let mut candidates = hay.candidates(pattern, level, from);
         let Some(first) = candidates.next() else {
@@ -232,11 +244,6 @@ pub(super) fn find_place(
         };
         if anchor.is_some() {
             return Ok(place(first));
-        }
-        if let Some(h) = hinted.filter(|&h| {
-            level == MatchLevel::Exact && h >= from && hay.matches_at(pattern, level, h)
-        }) {
-            return Ok(place(h));
         }
         return match candidates.next() {
             None => Ok(place(first)),

@@ -194,6 +194,12 @@ impl<'t> Haystack<'t> {
         self.lines.len()
     }
 
+    /// Whether any level's index has been built.
+    #[cfg(test)]
+    pub fn is_indexed(&self) -> bool {
+        self.levels.iter().any(|level| level.get().is_some())
+    }
+
     fn level(&self, level: MatchLevel) -> &LevelIndex<'t> {
         self.levels[level.index()].get_or_init(|| LevelIndex::build(&self.lines, level))
     }

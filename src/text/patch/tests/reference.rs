@@ -410,6 +410,45 @@ fn anchors_of(chunks: &[Chunk]) -> impl Iterator<Item = &str> {
         .flat_map(|c| c.anchors.iter().map(String::as_str))
 }
 
+/// A hunk that matches exactly at its hinted line is placed without indexing the file's lines
+/// (building that index was most of placing the hunks of a diff made from the file); one that
+/// does not is still found, through the index.
+#[test]
+fn a_hunk_at_its_hinted_line_needs_no_index() {
+    let file = vec!["x", "a", "b", "x", "a", "b"];
+    let hunk = |old_start| Chunk {
+        hint: Some(Hint {
+            old_start,
+            old_len: 2,
+            new_start: old_start,
+            new_len: 2,
+        }),
+        lines: vec![
+            ChunkLine::Context("a".into()),
+            ChunkLine::Remove("b".into()),
+            ChunkLine::Add("c".into()),
+        ],
+        ..Chunk::default()
+    };
+    let exact = Place {
+        start: 4,
+        len: 2,
+        level: MatchLevel::Exact,
+    };
+    let hay = Haystack::new(file.clone(), []);
+    assert_eq!(
+        place_all(&hay, &[hunk(5)], &CancelToken::new()),
+        Ok(vec![exact])
+    );
+    assert!(!hay.is_indexed());
+    let hay = Haystack::new(file, []);
+    let ambiguous = place_all(&hay, &[hunk(4)], &CancelToken::new());
+    assert!(
+        matches!(ambiguous, Err(Unplaced { miss: Miss::Ambiguous(ref at), .. }) if at == &[1, 4])
+    );
+    assert!(hay.is_indexed());
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1000))]
 
