@@ -472,6 +472,8 @@ for (const c of CASES) {
       label: row.label,
       reference: !!row.ref,
       childProcess: !!row.child,
+      // A tool the row needs beyond Node (`rg`): without it, the row says so instead of numbers.
+      needs: row.needs ?? null,
       ratioToReference: s?.medianMs != null && refMs ? s.medianMs / refMs : null,
       ...s,
     })),
